@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Allocation wrappers: every allocation failure aborts here, in one place. */
+#ifndef PROFD_ALLOC_H
+#define PROFD_ALLOC_H
+
+#include <stddef.h>
+
+/* Reports an allocation of n bytes that failed and aborts. */
+void profd_out_of_memory(size_t n) __attribute__((noreturn));
+/* malloc/calloc/realloc/strdup that abort with a message on failure. */
+void *profd_xmalloc(size_t n);
+void *profd_xcalloc(size_t count, size_t size);
+void *profd_xrealloc(void *p, size_t n);
+char *profd_xstrdup(const char *s);
+char *profd_xstrndup(const char *s, size_t n);
+/* printf into a new malloc'd string. */
+char *profd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grows *items (of elem bytes each) so that index `need - 1` fits. */
+void profd_grow(void *items_ptr, size_t *cap, size_t need, size_t elem);
+
+#endif

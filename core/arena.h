@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+/* A bump allocator: many allocations, one free. Not thread-safe. */
+#ifndef PROFD_ARENA_H
+#define PROFD_ARENA_H
+
+#include <stddef.h>
+
+struct profd_arena;
+
+/* Creates an empty arena; first_chunk is a size hint for the first block. */
+struct profd_arena *profd_arena_create(size_t first_chunk);
+/* Frees the arena and everything allocated from it. Accepts NULL. */
+void profd_arena_destroy(struct profd_arena *a);
+/* Returns n bytes aligned to 16, uninitialized. Aborts on exhaustion. */
+void *profd_arena_alloc(struct profd_arena *a, size_t n);
+/* Like profd_arena_alloc, zero-filled. */
+void *profd_arena_zalloc(struct profd_arena *a, size_t n);
+/* Returns a copy of old (old_n bytes) in a new block of new_n bytes. */
+void *profd_arena_realloc(struct profd_arena *a, void *old, size_t old_n, size_t new_n);
+/* Total bytes the arena holds from the system. */
+size_t profd_arena_footprint(const struct profd_arena *a);
+
+#endif

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gzip.h"
+
+#include <libdeflate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+#define GZIP_LEVEL 6
+
+bool profd_is_gzip(const uint8_t *data, size_t len)
+{
+    return len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+}
+
+/* Each thread keeps its own (de)compressor: they are not thread-safe. */
+static _Thread_local struct libdeflate_decompressor *tls_decompressor;
+static _Thread_local struct libdeflate_compressor *tls_compressor;
+
+static struct libdeflate_decompressor *decompressor(void)
+{
+    if (!tls_decompressor && !(tls_decompressor = libdeflate_alloc_decompressor()))
+        profd_out_of_memory(sizeof(void *));
+    return tls_decompressor;
+}
+
+static uint32_t member_isize(const uint8_t *data, size_t len)
+{
+    uint32_t v;
+    memcpy(&v, data + len - 4, 4);
+    return v;   /* little-endian hosts only, as libdeflate's gzip trailer */
+}
+
+int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
+                 char *err, size_t errlen)
+{
+    size_t cap = 0, used = 0, in_off = 0;
+    uint8_t *buf = NULL;
+    /* The last member's ISIZE is a good first guess when there is one member. */
+    size_t guess = len >= 18 ? member_isize(data, len) : 0;
+    cap = guess > 0 && guess <= max_out ? guess : len * 4 + 64;
+    if (cap > max_out)
+        cap = max_out;
+    buf = profd_xmalloc(cap + 1);
+    while (in_off < len) {
+        if (!profd_is_gzip(data + in_off, len - in_off)) {
+            snprintf(err, errlen, "gzip: bad magic at byte %zu", in_off);
+            goto fail;
+        }
+        for (;;) {
+            size_t in_used = 0, produced = 0;
+            enum libdeflate_result r = libdeflate_gzip_decompress_ex(
+                decompressor(), data + in_off, len - in_off, buf + used, cap - used, &in_used,
+                &produced);
+            if (r == LIBDEFLATE_SUCCESS) {
+                used += produced;
+                in_off += in_used;
+                break;
+            }
+            if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
+                snprintf(err, errlen, "gzip: corrupt stream in member at byte %zu", in_off);
+                goto fail;
+            }
+            if (cap >= max_out) {
+                snprintf(err, errlen, "gzip: decompressed size exceeds the limit of %zu bytes",
+                         max_out);
+                goto fail;
+            }
+            cap = cap * 2 > max_out ? max_out : cap * 2;
+            buf = profd_xrealloc(buf, cap + 1);
+        }
+    }
+    *out = buf;
+    *out_len = used;
+    return 0;
+fail:
+    free(buf);
+    return -1;
+}
+
+void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
+{
+    if (!tls_compressor && !(tls_compressor = libdeflate_alloc_compressor(GZIP_LEVEL)))
+        profd_out_of_memory(sizeof(void *));
+    size_t bound = libdeflate_gzip_compress_bound(tls_compressor, len);
+    uint8_t *buf = profd_xmalloc(bound);
+    size_t n = libdeflate_gzip_compress(tls_compressor, data, len, buf, bound);
+    *out = buf;
+    *out_len = n;
+}
+
+void profd_gzip_thread_cleanup(void)
+{
+    libdeflate_free_decompressor(tls_decompressor);
+    libdeflate_free_compressor(tls_compressor);
+    tls_decompressor = NULL;
+    tls_compressor = NULL;
+}

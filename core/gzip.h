@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+/* gzip through libdeflate, with a hard cap on the decompressed size. */
+#ifndef PROFD_GZIP_H
+#define PROFD_GZIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when data starts with the gzip magic 1f 8b. */
+bool profd_is_gzip(const uint8_t *data, size_t len);
+
+/*
+ * Decompresses every gzip member of data into a new malloc'd buffer. Refuses
+ * output above max_out bytes. Returns 0, or -1 with err filled.
+ */
+int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
+                 char *err, size_t errlen);
+
+/* Compresses data into a new malloc'd gzip buffer at the default level (6). */
+void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len);
+
+/* Frees the calling thread's (de)compressor; call before a thread exits. */
+void profd_gzip_thread_cleanup(void);
+
+#endif

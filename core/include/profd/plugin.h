@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * profd plugin ABI: the one header a module includes.
+ *
+ * A module is a shared object exporting one symbol, PROFD_PLUGIN_ENTRY, that
+ * returns a descriptor. The daemon checks abi_version and struct_size, binds
+ * the module's options from YAML into a config struct of config_size bytes
+ * using the options table, and drives the lifecycle:
+ *
+ *   validate(cfg)                  pure, no I/O; report problems with diag()
+ *   create(host, self, cfg, &st)   allocate state; no threads, no sockets yet
+ *   start(st)                      begin work (exporters first, receivers last)
+ *   consume(st, batch)             processors and exporters; see below
+ *   shutdown(st)                   stop and drain; may run twice or unstarted
+ *   destroy(st)                    free everything; never fails
+ *
+ * Modules reach the daemon only through struct profd_host; they are never
+ * linked against daemon symbols.
+ */
+#ifndef PROFD_PLUGIN_H
+#define PROFD_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/model.h"
+#include "profd/options.h"
+
+#define PROFD_ABI_VERSION 1
+#define PROFD_PLUGIN_ENTRY profd_plugin_entry
+#define PROFD_PLUGIN_ENTRY_NAME "profd_plugin_entry"
+
+/* Return codes shared by every lifecycle function. */
+enum {
+    PROFD_OK = 0,
+    PROFD_ERR = -1,       /* permanent failure: the data is not retried */
+    PROFD_ERETRY = -2,    /* retryable failure or backpressure */
+};
+
+enum profd_kind {
+    PROFD_RECEIVER = 1,
+    PROFD_PROCESSOR = 2,
+    PROFD_EXPORTER = 3,
+};
+
+/* Descriptor flags. */
+#define PROFD_PLUGIN_MUTATES 0x1u   /* consume() changes the batch it is given */
+
+enum profd_log_level { PROFD_LOG_ERROR, PROFD_LOG_WARN, PROFD_LOG_INFO, PROFD_LOG_DEBUG };
+
+/* Per-component counters exposed on /metrics. */
+enum profd_counter {
+    PROFD_C_ACCEPTED_RECORDS,
+    PROFD_C_ACCEPTED_BYTES,
+    PROFD_C_REFUSED_RECORDS,
+    PROFD_C_SENT_RECORDS,
+    PROFD_C_SENT_BYTES,
+    PROFD_C_FAILED_RECORDS,
+    PROFD_C_DROPPED_RECORDS,
+    PROFD_C_COUNT_
+};
+
+struct profd_component;   /* opaque: the daemon's handle for one component */
+struct profd_diag;        /* opaque: collects validation errors */
+struct event_base;        /* libevent */
+
+/*
+ * Called once every exporter that received a record has finished with it.
+ * ok is true when all of them accepted it; false when any failed permanently
+ * or dropped it. Runs on an exporter's sender thread or, when nothing took the
+ * record, on the thread that submitted it.
+ */
+typedef void (*profd_ack_fn)(void *arg, bool ok);
+
+/*
+ * Services the daemon offers to a module. Every function is thread-safe
+ * unless its comment says otherwise. Check host_size before using a member
+ * added after the first version.
+ */
+struct profd_host {
+    uint32_t abi_version;
+    uint32_t host_size;
+
+    /* Logging, prefixed with the component id. printf-style. */
+    void (*log)(struct profd_component *self, enum profd_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    /* Adds n to one of the component's counters. */
+    void (*count)(struct profd_component *self, enum profd_counter c, uint64_t n);
+    /* The component id, "type" or "type/name". */
+    const char *(*id)(struct profd_component *self);
+    /* Reports a validation error at the option's location (validate only). */
+    void (*diag)(struct profd_diag *d, const void *cfg_field, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    /* The event loop of the daemon's main thread; receivers add their fds and
+     * timers to it. Callbacks run on the main thread. */
+    struct event_base *(*event_base)(struct profd_component *self);
+
+    /* Batches and records: see model.h for what a record holds. */
+    struct profd_batch *(*batch_new)(void);
+    void (*batch_ref)(struct profd_batch *b);
+    void (*batch_unref)(struct profd_batch *b);
+    /* Creates a record owned by b. Takes ownership of payload (a malloc'd
+     * buffer of len bytes in the given encoding). */
+    struct profd_record *(*record_add)(struct profd_batch *b, void *payload, size_t len,
+                                       enum profd_encoding enc);
+    /* Sets a series label (copies both strings); replaces an existing one. */
+    void (*record_set_label)(struct profd_record *r, const char *name, const char *value);
+    /* The value of a series label, or NULL. */
+    const char *(*record_label)(const struct profd_record *r, const char *name);
+    /* Removes a series label; no-op when absent. */
+    void (*record_del_label)(struct profd_record *r, const char *name);
+    /* Decodes the payload on first call; NULL with errbuf filled when the
+     * payload is malformed. The profile stays owned by the record. */
+    struct profd_profile *(*record_profile)(struct profd_record *r, char *errbuf, size_t errlen);
+    /* Marks the decoded profile changed, so encoders re-encode it. */
+    void (*record_touch)(struct profd_record *r);
+    /* Serializes the record as pprof (gzip when gzip is true) into a malloc'd
+     * buffer. The original bytes are reused whenever the profile is unchanged. */
+    int (*record_pprof)(struct profd_record *r, bool gzip, bool reencode, uint8_t **out,
+                        size_t *len, char *errbuf, size_t errlen);
+    /* Attaches a completion callback to every record of the batch. */
+    void (*batch_set_ack)(struct profd_batch *b, profd_ack_fn fn, void *arg);
+
+    /* Receivers: hands the batch to every pipeline the receiver feeds.
+     * Processors: hands it to the next stage. Borrows b. Returns PROFD_OK, or
+     * PROFD_ERETRY when a queue is full with policy block and the wait ran out. */
+    int (*emit)(struct profd_component *self, struct profd_batch *b);
+    /* One-shot receivers call this once all their input has been emitted. */
+    void (*done)(struct profd_component *self);
+
+    /* Codecs. decode: NULL and errbuf set on malformed input. */
+    struct profd_profile *(*pprof_decode)(const uint8_t *data, size_t len, char *errbuf,
+                                          size_t errlen);
+    int (*pprof_encode)(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len);
+    /* Interns a string into p's table and returns its index. */
+    uint32_t (*profile_intern)(struct profd_profile *p, const char *s, size_t len);
+    void (*profile_free)(struct profd_profile *p);
+};
+
+struct profd_plugin {
+    uint32_t abi_version;     /* PROFD_ABI_VERSION */
+    uint32_t struct_size;     /* sizeof(struct profd_plugin) */
+    enum profd_kind kind;
+    const char *type;         /* e.g. "pprof_file" */
+    const char *description;  /* one line */
+    const struct profd_option *options;   /* terminated by a zeroed entry */
+    size_t config_size;
+    uint32_t flags;           /* PROFD_PLUGIN_* */
+
+    int (*validate)(const struct profd_host *host, struct profd_diag *d, const void *cfg);
+    int (*create)(const struct profd_host *host, struct profd_component *self, const void *cfg,
+                  void **state);
+    int (*start)(void *state);
+    /* Processors: may forward with host->emit. Exporters: runs on the
+     * exporter's sender thread; returns PROFD_ERETRY to have it retried with
+     * backoff. The batch is borrowed for the call. */
+    int (*consume)(void *state, struct profd_batch *b);
+    int (*shutdown)(void *state);
+    void (*destroy)(void *state);
+};
+
+/* The one symbol every module exports. */
+typedef const struct profd_plugin *(*profd_plugin_entry_fn)(void);
+
+#define PROFD_EXPORT __attribute__((visibility("default")))
+
+#endif

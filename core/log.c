@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static enum profd_log_level min_level = PROFD_LOG_INFO;
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+void profd_log_set_level(enum profd_log_level level)
+{
+    min_level = level;
+}
+
+int profd_log_parse_level(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, level_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+void profd_vlog(enum profd_log_level level, const char *component, const char *fmt, va_list ap)
+{
+    if (level > min_level)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char msg[2048];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    /* One fprintf per line: stdio locks the stream, so lines never interleave. */
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s: %s\n", tm.tm_year + 1900,
+            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+            level_names[level], component ? component : "profd", msg);
+}
+
+void profd_log(enum profd_log_level level, const char *component, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    profd_vlog(level, component, fmt, ap);
+    va_end(ap);
+}

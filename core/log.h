@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Structured log lines on stderr: time, level, component id, message. */
+#ifndef PROFD_LOG_H
+#define PROFD_LOG_H
+
+#include <stdarg.h>
+
+#include "profd/plugin.h"
+
+/* Lines below this level are suppressed. Set once at start-up. */
+void profd_log_set_level(enum profd_log_level level);
+/* Parses "error|warn|info|debug"; returns -1 when unknown. */
+int profd_log_parse_level(const char *name);
+/* Writes one line; component may be NULL for the daemon itself. Thread-safe. */
+void profd_log(enum profd_log_level level, const char *component, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void profd_vlog(enum profd_log_level level, const char *component, const char *fmt, va_list ap);
+
+#endif

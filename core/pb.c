@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pb.h"
+
+#include <string.h>
+
+#include "alloc.h"
+
+int pb_next(struct pb_reader *r, struct pb_field *f, const char **err)
+{
+    if (r->p >= r->end)
+        return 0;
+    f->offset = (size_t)(r->p - r->base);
+    uint64_t tag;
+    if (!pb_varint(r, &tag)) {
+        *err = "truncated field tag";
+        return -1;
+    }
+    f->number = (uint32_t)(tag >> 3);
+    f->wire = (uint32_t)(tag & 7);
+    if (f->number == 0 || tag >> 32) {
+        *err = "invalid field number";
+        return -1;
+    }
+    switch (f->wire) {
+    case PB_VARINT:
+        if (!pb_varint(r, &f->value)) {
+            *err = "truncated varint";
+            return -1;
+        }
+        return 1;
+    case PB_I64:
+        if (r->end - r->p < 8) {
+            *err = "truncated fixed64";
+            return -1;
+        }
+        memcpy(&f->value, r->p, 8);
+        r->p += 8;
+        return 1;
+    case PB_I32: {
+        if (r->end - r->p < 4) {
+            *err = "truncated fixed32";
+            return -1;
+        }
+        uint32_t v;
+        memcpy(&v, r->p, 4);
+        f->value = v;
+        r->p += 4;
+        return 1;
+    }
+    case PB_LEN: {
+        uint64_t len;
+        if (!pb_varint(r, &len)) {
+            *err = "truncated length";
+            return -1;
+        }
+        if (len > (uint64_t)(r->end - r->p)) {
+            *err = "length runs past the end of the message";
+            return -1;
+        }
+        f->data = r->p;
+        f->len = (size_t)len;
+        r->p += len;
+        return 1;
+    }
+    default:
+        *err = "unsupported wire type";
+        return -1;
+    }
+}
+
+bool pb_each_varint(const struct pb_field *f, bool (*fn)(void *arg, uint64_t v), void *arg)
+{
+    if (f->wire == PB_VARINT)
+        return fn(arg, f->value);
+    if (f->wire != PB_LEN)
+        return false;
+    struct pb_reader r;
+    pb_reader_init(&r, f->data, f->data, f->len);
+    while (r.p < r.end) {
+        uint64_t v;
+        if (!pb_varint(&r, &v) || !fn(arg, v))
+            return false;
+    }
+    return true;
+}
+
+ptrdiff_t pb_packed_count(const uint8_t *data, size_t len)
+{
+    ptrdiff_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += !(data[i] & 0x80);
+    if (len && (data[len - 1] & 0x80))
+        return -1;
+    return n;
+}
+
+void pb_writer_reserve(struct pb_writer *w, size_t extra)
+{
+    if (w->cap - w->len >= extra)
+        return;
+    size_t ncap = w->cap ? w->cap * 2 : 4096;
+    while (ncap - w->len < extra)
+        ncap *= 2;
+    w->buf = profd_xrealloc(w->buf, ncap);
+    w->cap = ncap;
+}
+
+static inline void put_varint_unchecked(struct pb_writer *w, uint64_t v)
+{
+    while (v >= 0x80) {
+        w->buf[w->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    w->buf[w->len++] = (uint8_t)v;
+}
+
+void pb_put_varint(struct pb_writer *w, uint64_t v)
+{
+    pb_writer_reserve(w, 10);
+    put_varint_unchecked(w, v);
+}
+
+void pb_put_tag(struct pb_writer *w, uint32_t field, uint32_t wire)
+{
+    pb_put_varint(w, ((uint64_t)field << 3) | wire);
+}
+
+void pb_put_uint(struct pb_writer *w, uint32_t field, uint64_t v)
+{
+    if (!v)
+        return;
+    pb_writer_reserve(w, 15);
+    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_VARINT);
+    put_varint_unchecked(w, v);
+}
+
+void pb_put_int(struct pb_writer *w, uint32_t field, int64_t v)
+{
+    pb_put_uint(w, field, (uint64_t)v);
+}
+
+void pb_put_bool(struct pb_writer *w, uint32_t field, bool v)
+{
+    pb_put_uint(w, field, v ? 1 : 0);
+}
+
+void pb_put_bytes_always(struct pb_writer *w, uint32_t field, const void *data, size_t len)
+{
+    pb_writer_reserve(w, 15 + len);
+    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    put_varint_unchecked(w, len);
+    if (len)
+        memcpy(w->buf + w->len, data, len);
+    w->len += len;
+}
+
+void pb_put_bytes(struct pb_writer *w, uint32_t field, const void *data, size_t len)
+{
+    if (len)
+        pb_put_bytes_always(w, field, data, len);
+}
+
+void pb_put_packed_u32(struct pb_writer *w, uint32_t field, const uint32_t *v, size_t n)
+{
+    if (!n)
+        return;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += pb_varint_size(v[i]);
+    pb_writer_reserve(w, 15 + bytes);
+    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    put_varint_unchecked(w, bytes);
+    for (size_t i = 0; i < n; i++)
+        put_varint_unchecked(w, v[i]);
+}
+
+void pb_put_packed_i64(struct pb_writer *w, uint32_t field, const int64_t *v, size_t n)
+{
+    if (!n)
+        return;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += pb_varint_size((uint64_t)v[i]);
+    pb_writer_reserve(w, 15 + bytes);
+    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    put_varint_unchecked(w, bytes);
+    for (size_t i = 0; i < n; i++)
+        put_varint_unchecked(w, (uint64_t)v[i]);
+}
+
+/* Reserves five length bytes: enough for any message below 32 GiB. */
+#define PB_MARK_BYTES 5
+
+size_t pb_begin(struct pb_writer *w, uint32_t field)
+{
+    pb_put_tag(w, field, PB_LEN);
+    pb_writer_reserve(w, PB_MARK_BYTES);
+    size_t mark = w->len;
+    w->len += PB_MARK_BYTES;
+    return mark;
+}
+
+void pb_end(struct pb_writer *w, size_t mark)
+{
+    size_t body = w->len - mark - PB_MARK_BYTES;
+    size_t nlen = pb_varint_size(body);
+    uint8_t *dst = w->buf + mark;
+    uint64_t v = body;
+    for (size_t i = 0; i < nlen; i++, v >>= 7)
+        dst[i] = (uint8_t)((v & 0x7f) | (i + 1 < nlen ? 0x80 : 0));
+    if (nlen < PB_MARK_BYTES) {
+        memmove(dst + nlen, dst + PB_MARK_BYTES, body);
+        w->len -= PB_MARK_BYTES - nlen;
+    }
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+/* pprof codec: perftools.profiles.Profile <-> the profile model. */
+#ifndef PROFD_PPROF_H
+#define PROFD_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/model.h"
+
+/* Decompressed size above which a gzip'd profile is refused (gzip bombs). */
+#define PROFD_PPROF_MAX_DECODED ((size_t)1 << 30)
+
+/*
+ * Decodes a pprof profile, gzip'd (sniffed by magic) or raw, and validates it
+ * the way pprof's CheckValid does: string_table[0] == "", nonzero unique ids,
+ * every reference resolvable, one value per sample type. On failure returns
+ * NULL and writes a message naming the field and byte offset into err.
+ * The input is not retained.
+ */
+struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t max_decoded,
+                                         char *err, size_t errlen);
+
+/* Same, taking ownership of a raw (uncompressed) malloc'd buffer. */
+struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen);
+
+/*
+ * Encodes p as raw pprof with ids 1..N in table order and string_table[0] ==
+ * "". Returns a malloc'd buffer in *out. Never fails for a valid model.
+ */
+void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t *len);
+
+/* Encodes and gzips (or not); returns 0, or -1 when compression failed. */
+int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len);
+
+#endif

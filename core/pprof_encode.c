@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+/* pprof encoder: ids are positions + 1, packed repeated fields, gzip optional. */
+#include "pprof.h"
+
+#include <stdlib.h>
+
+#include "gzip.h"
+#include "pb.h"
+
+static void put_value_type(struct pb_writer *w, uint32_t field, const struct profd_value_type *vt)
+{
+    size_t m = pb_begin(w, field);
+    pb_put_uint(w, 1, vt->type);
+    pb_put_uint(w, 2, vt->unit);
+    pb_end(w, m);
+}
+
+static void put_sample(struct pb_writer *w, const struct profd_profile *p,
+                       const struct profd_sample *s)
+{
+    size_t m = pb_begin(w, 2);
+    pb_put_packed_u32(w, 1, s->locations, s->nlocations);
+    pb_put_packed_i64(w, 2, s->values, p->nsample_types);
+    for (uint32_t i = 0; i < s->nlabels; i++) {
+        const struct profd_sample_label *l = &s->labels[i];
+        size_t lm = pb_begin(w, 3);
+        pb_put_uint(w, 1, l->key);
+        pb_put_uint(w, 2, l->str);
+        pb_put_int(w, 3, l->num);
+        pb_put_uint(w, 4, l->num_unit);
+        pb_end(w, lm);
+    }
+    pb_end(w, m);
+}
+
+static void put_mapping(struct pb_writer *w, const struct profd_mapping *mp, uint32_t id)
+{
+    size_t m = pb_begin(w, 3);
+    pb_put_uint(w, 1, id);
+    pb_put_uint(w, 2, mp->memory_start);
+    pb_put_uint(w, 3, mp->memory_limit);
+    pb_put_uint(w, 4, mp->file_offset);
+    pb_put_uint(w, 5, mp->filename);
+    pb_put_uint(w, 6, mp->build_id);
+    pb_put_bool(w, 7, mp->has_functions);
+    pb_put_bool(w, 8, mp->has_filenames);
+    pb_put_bool(w, 9, mp->has_line_numbers);
+    pb_put_bool(w, 10, mp->has_inline_frames);
+    pb_end(w, m);
+}
+
+static void put_location(struct pb_writer *w, const struct profd_location *loc, uint32_t id)
+{
+    size_t m = pb_begin(w, 4);
+    pb_put_uint(w, 1, id);
+    pb_put_uint(w, 2, loc->mapping);
+    pb_put_uint(w, 3, loc->address);
+    for (uint32_t i = 0; i < loc->nlines; i++) {
+        size_t lm = pb_begin(w, 4);
+        pb_put_uint(w, 1, loc->lines[i].function);
+        pb_put_int(w, 2, loc->lines[i].line);
+        pb_put_int(w, 3, loc->lines[i].column);
+        pb_end(w, lm);
+    }
+    pb_put_bool(w, 5, loc->is_folded);
+    pb_end(w, m);
+}
+
+static void put_function(struct pb_writer *w, const struct profd_function *fn, uint32_t id)
+{
+    size_t m = pb_begin(w, 5);
+    pb_put_uint(w, 1, id);
+    pb_put_uint(w, 2, fn->name);
+    pb_put_uint(w, 3, fn->system_name);
+    pb_put_uint(w, 4, fn->filename);
+    pb_put_int(w, 5, fn->start_line);
+    pb_end(w, m);
+}
+
+void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t *len)
+{
+    struct pb_writer w = {0};
+    pb_writer_reserve(&w, 64 + p->nsamples * 32);
+    for (uint32_t i = 0; i < p->nsample_types; i++)
+        put_value_type(&w, 1, &p->sample_types[i]);
+    for (size_t i = 0; i < p->nsamples; i++)
+        put_sample(&w, p, &p->samples[i]);
+    for (uint32_t i = 0; i < p->nmappings; i++)
+        put_mapping(&w, &p->mappings[i], i + 1);
+    for (uint32_t i = 0; i < p->nlocations; i++)
+        put_location(&w, &p->locations[i], i + 1);
+    for (uint32_t i = 0; i < p->nfunctions; i++)
+        put_function(&w, &p->functions[i], i + 1);
+    for (uint32_t i = 0; i < p->nstrings; i++)
+        pb_put_bytes_always(&w, 6, p->strings[i].ptr, p->strings[i].len);
+    pb_put_uint(&w, 7, p->drop_frames);
+    pb_put_uint(&w, 8, p->keep_frames);
+    pb_put_int(&w, 9, p->time_nanos);
+    pb_put_int(&w, 10, p->duration_nanos);
+    if (p->period_type.type || p->period_type.unit)
+        put_value_type(&w, 11, &p->period_type);
+    pb_put_int(&w, 12, p->period);
+    pb_put_packed_i64(&w, 13, p->comments, p->ncomments);
+    pb_put_uint(&w, 14, p->default_sample_type);
+    pb_put_uint(&w, 15, p->doc_url);
+    *out = w.buf;
+    *len = w.len;
+}
+
+int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len)
+{
+    uint8_t *raw;
+    size_t raw_len;
+    profd_pprof_encode_raw(p, &raw, &raw_len);
+    if (!gzip) {
+        *out = raw;
+        *len = raw_len;
+        return 0;
+    }
+    profd_gzip(raw, raw_len, out, len);
+    free(raw);
+    return 0;
+}

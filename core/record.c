@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "record.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "gzip.h"
+#include "pprof.h"
+#include "profile.h"
+
+struct profd_ack {
+    atomic_int refs;
+    atomic_bool failed;
+    profd_ack_fn fn;
+    void *arg;
+};
+
+static void ack_release(struct profd_ack *a)
+{
+    if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+        return;
+    a->fn(a->arg, !atomic_load(&a->failed));
+    free(a);
+}
+
+struct profd_batch *profd_batch_new(void)
+{
+    struct profd_batch *b = profd_xcalloc(1, sizeof(*b));
+    atomic_init(&b->refs, 1);
+    return b;
+}
+
+void profd_batch_ref(struct profd_batch *b)
+{
+    atomic_fetch_add(&b->refs, 1);
+}
+
+static void record_free(struct profd_record *r)
+{
+    for (size_t i = 0; i < r->nlabels; i++) {
+        free(r->labels[i].name);
+        free(r->labels[i].value);
+    }
+    free(r->labels);
+    free(r->payload);
+    profd_profile_free(r->profile);
+    pthread_mutex_destroy(&r->decode_lock);
+    ack_release(r->ack);
+    free(r);
+}
+
+void profd_batch_unref(struct profd_batch *b)
+{
+    if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
+        return;
+    for (size_t i = 0; i < b->nrecords; i++)
+        record_free(b->records[i]);
+    free(b->records);
+    free(b);
+}
+
+static struct profd_record *record_new(struct profd_batch *b)
+{
+    struct profd_record *r = profd_xcalloc(1, sizeof(*r));
+    pthread_mutex_init(&r->decode_lock, NULL);
+    profd_grow(&b->records, &b->cap, b->nrecords + 1, sizeof(*b->records));
+    b->records[b->nrecords++] = r;
+    return r;
+}
+
+struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size_t len,
+                                      enum profd_encoding enc)
+{
+    struct profd_record *r = record_new(b);
+    r->payload = payload;
+    r->payload_len = len;
+    r->encoding = enc;
+    return r;
+}
+
+struct profd_batch *profd_batch_copy(const struct profd_batch *src)
+{
+    struct profd_batch *b = profd_batch_new();
+    for (size_t i = 0; i < src->nrecords; i++) {
+        struct profd_record *s = src->records[i];
+        uint8_t *payload = profd_xmalloc(s->payload_len);
+        memcpy(payload, s->payload, s->payload_len);
+        struct profd_record *r = profd_record_add(b, payload, s->payload_len, s->encoding);
+        for (size_t j = 0; j < s->nlabels; j++)
+            profd_record_set_label(r, s->labels[j].name, s->labels[j].value);
+        r->time_nanos = s->time_nanos;
+        r->duration_nanos = s->duration_nanos;
+        pthread_mutex_lock(&s->decode_lock);
+        if (s->profile)
+            r->profile = profd_profile_clone(s->profile);
+        r->profile_dirty = s->profile_dirty;
+        pthread_mutex_unlock(&s->decode_lock);
+        if (s->ack) {
+            atomic_fetch_add(&s->ack->refs, 1);
+            r->ack = s->ack;
+        }
+    }
+    return b;
+}
+
+void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg)
+{
+    struct profd_ack *a = profd_xcalloc(1, sizeof(*a));
+    a->fn = fn;
+    a->arg = arg;
+    /* Hold one reference while attaching so the ack cannot fire early. */
+    atomic_init(&a->refs, 1);
+    for (size_t i = 0; i < b->nrecords; i++) {
+        if (!b->records[i]->ack) {
+            atomic_fetch_add(&a->refs, 1);
+            b->records[i]->ack = a;
+        }
+    }
+    ack_release(a);
+}
+
+void profd_batch_fail_acks(struct profd_batch *b)
+{
+    for (size_t i = 0; i < b->nrecords; i++)
+        if (b->records[i]->ack)
+            atomic_store(&b->records[i]->ack->failed, true);
+}
+
+size_t profd_batch_bytes(const struct profd_batch *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->nrecords; i++)
+        n += b->records[i]->payload_len;
+    return n;
+}
+
+/* Position of name in the sorted labels, or where it would go (*found false). */
+static size_t label_pos(const struct profd_record *r, const char *name, bool *found)
+{
+    size_t lo = 0, hi = r->nlabels;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(r->labels[mid].name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+void profd_record_set_label(struct profd_record *r, const char *name, const char *value)
+{
+    bool found;
+    size_t i = label_pos(r, name, &found);
+    if (found) {
+        free(r->labels[i].value);
+        r->labels[i].value = profd_xstrdup(value);
+        return;
+    }
+    profd_grow(&r->labels, &r->labels_cap, r->nlabels + 1, sizeof(*r->labels));
+    memmove(&r->labels[i + 1], &r->labels[i], (r->nlabels - i) * sizeof(*r->labels));
+    r->labels[i].name = profd_xstrdup(name);
+    r->labels[i].value = profd_xstrdup(value);
+    r->nlabels++;
+}
+
+const char *profd_record_label(const struct profd_record *r, const char *name)
+{
+    bool found;
+    size_t i = label_pos(r, name, &found);
+    return found ? r->labels[i].value : NULL;
+}
+
+void profd_record_del_label(struct profd_record *r, const char *name)
+{
+    bool found;
+    size_t i = label_pos(r, name, &found);
+    if (!found)
+        return;
+    free(r->labels[i].name);
+    free(r->labels[i].value);
+    memmove(&r->labels[i], &r->labels[i + 1], (r->nlabels - i - 1) * sizeof(*r->labels));
+    r->nlabels--;
+}
+
+struct profd_profile *profd_record_profile(struct profd_record *r, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&r->decode_lock);
+    if (!r->profile)
+        r->profile = profd_pprof_decode(r->payload, r->payload_len, PROFD_PPROF_MAX_DECODED, err,
+                                        errlen);
+    struct profd_profile *p = r->profile;
+    pthread_mutex_unlock(&r->decode_lock);
+    return p;
+}
+
+void profd_record_touch(struct profd_record *r)
+{
+    r->profile_dirty = true;
+}
+
+int profd_record_pprof(struct profd_record *r, bool gzip, bool reencode, uint8_t **out,
+                       size_t *len, char *err, size_t errlen)
+{
+    if (reencode || r->profile_dirty) {
+        struct profd_profile *p = profd_record_profile(r, err, errlen);
+        return p ? profd_pprof_encode(p, gzip, out, len) : -1;
+    }
+    bool is_gzip = r->encoding == PROFD_ENC_PPROF_GZIP;
+    if (is_gzip && !gzip)
+        return profd_gunzip(r->payload, r->payload_len, PROFD_PPROF_MAX_DECODED, out, len, err,
+                            errlen);
+    if (!is_gzip && gzip) {
+        profd_gzip(r->payload, r->payload_len, out, len);
+        return 0;
+    }
+    *out = profd_xmalloc(r->payload_len);
+    memcpy(*out, r->payload, r->payload_len);
+    *len = r->payload_len;
+    return 0;
+}

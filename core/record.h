@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Batches, records and completion tracking.
+ *
+ * A record may carry an ack: a shared tracker that fires its callback once
+ * the last copy of every record pointing at it is freed. Exporter queues keep
+ * batches alive until the export finished, so "every record freed" means
+ * "every exporter is done with it".
+ */
+#ifndef PROFD_RECORD_H
+#define PROFD_RECORD_H
+
+#include "profd/model.h"
+#include "profd/plugin.h"
+
+struct profd_batch *profd_batch_new(void);
+void profd_batch_ref(struct profd_batch *b);
+/* Drops one reference; the last one frees every record. Accepts NULL. */
+void profd_batch_unref(struct profd_batch *b);
+/* A deep copy of b whose records share nothing with b's but their acks. */
+struct profd_batch *profd_batch_copy(const struct profd_batch *b);
+/* Attaches one ack to every record of b (replacing none: records without an
+ * ack only). fn runs once all of them are freed. */
+void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg);
+/* Marks the acks of every record in b as failed (ok=false on completion). */
+void profd_batch_fail_acks(struct profd_batch *b);
+/* Sum of the payload sizes of b's records. */
+size_t profd_batch_bytes(const struct profd_batch *b);
+
+/* Adds a record owning payload (malloc'd, len bytes, encoding enc). */
+struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size_t len,
+                                      enum profd_encoding enc);
+/* Series labels: kept sorted by name. set copies name and value. */
+void profd_record_set_label(struct profd_record *r, const char *name, const char *value);
+const char *profd_record_label(const struct profd_record *r, const char *name);
+void profd_record_del_label(struct profd_record *r, const char *name);
+/* Decodes the payload once (thread-safe); NULL and err filled when malformed. */
+struct profd_profile *profd_record_profile(struct profd_record *r, char *err, size_t errlen);
+/* Marks the decoded model changed. */
+void profd_record_touch(struct profd_record *r);
+/* Serializes as pprof, reusing the original bytes when the model is unchanged
+ * and reencode is false. *out is malloc'd. Returns 0 or -1 with err filled. */
+int profd_record_pprof(struct profd_record *r, bool gzip, bool reencode, uint8_t **out,
+                       size_t *len, char *err, size_t errlen);
+
+#endif

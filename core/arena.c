@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "arena.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"

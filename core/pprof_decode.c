@@ -277,7 +277,7 @@ static bool add_comment(void *arg, uint64_t v)
 {
     struct comment_sink *s = arg;
     struct profd_profile *p = s->d->p;
-    uint32_t idx;
+    uint32_t idx = 0;
     if (!str_index(s->d, v, &idx, "comment", s->offset))
         return false;
     p->comments[p->ncomments++] = idx;

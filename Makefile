@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+# profd build. `make run` and `make test` install what is missing first.
+
+BUILD    ?= build
+CC       ?= gcc
+VERSION  ?= 0.1.0
+PREFIX   ?= /usr/local
+WERROR   ?= -Werror
+SANITIZE ?=
+
+PKGS     := yaml-0.1 libevent libdeflate jansson libprotobuf-c
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
+            $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \
+            $(SANITIZE) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -ldl -lm
+MODFLAGS := -fPIC -fvisibility=hidden -shared -Wl,-z,defs
+
+CORE_SRC := $(wildcard core/*.c config/*.c)
+CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
+CORE_OBJ := $(CORE_LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CORE_LIB := $(BUILD)/libprofdcore.a
+
+# Modules: one folder, one .so. Extra libraries a module needs: <kind>_<type>_LIBS.
+MODULE_DIRS := $(wildcard receivers/* processors/* exporters/*)
+module_name  = $(patsubst %s,%,$(word 1,$(subst /, ,$(1))))_$(word 2,$(subst /, ,$(1)))
+MODULES := $(foreach d,$(MODULE_DIRS),$(BUILD)/modules/$(call module_name,$(d)).so)
+receiver_pprof_file_LIBS := -lpcre2-8
+
+PROTO_SRC := $(wildcard proto/*.proto)
+PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+CONFORMANCE := $(BUILD)/tests/conformance
+
+.PHONY: all deps test-deps run test unit asan fuzz bench install clean
+all: deps $(BUILD)/profd $(MODULES)
+
+deps:
+	@scripts/deps.sh
+test-deps:
+	@scripts/deps.sh test
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/profd: $(BUILD)/obj/core/main.o $(CORE_LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+define module_rule
+$(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h
+	@mkdir -p $(BUILD)/modules
+	$(CC) $(CFLAGS) $(MODFLAGS) $(wildcard $(1)/*.c) -o $$@ $($(call module_name,$(1))_LIBS) -lc
+endef
+$(foreach d,$(MODULE_DIRS),$(eval $(call module_rule,$(d))))
+
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/proto $<
+
+$(BUILD)/obj/proto/%.o: $(BUILD)/proto/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(filter %.c %.o %.a,$^) -o $@ $(LDLIBS)
+
+$(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(filter %.c %.a,$^) -o $@ $(LDLIBS)
+
+run: all
+	$(BUILD)/profd
+
+unit: all $(UNIT_BIN) $(CONFORMANCE)
+
+test: test-deps unit
+	BUILD=$(BUILD) tests/run.sh
+
+asan:
+	$(MAKE) test BUILD=build-asan CC=clang SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+		CFLAGS="-O1 -g" PROFD_SANITIZED=1
+
+fuzz: test-deps
+	BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} tests/fuzz/run.sh
+
+bench: test-deps all
+	BUILD=$(BUILD) bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/profd/modules
+	install -m 755 $(BUILD)/profd $(DESTDIR)$(PREFIX)/bin/profd
+	install -m 644 $(MODULES) $(DESTDIR)$(PREFIX)/lib/profd/modules/
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

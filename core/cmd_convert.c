@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `profd convert IN... -o OUT`: builds a one-shot pipeline config (the
+ * pprof_file receiver reading the inputs once, the pprof_file exporter writing
+ * OUT) and runs it through the same modules the daemon uses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "alloc.h"
+#include "cli.h"
+#include "daemon.h"
+#include "metrics.h"
+
+struct text {
+    char *buf;
+    size_t len, cap;
+};
+
+static void add(struct text *t, const char *s)
+{
+    size_t n = strlen(s);
+    profd_grow(&t->buf, &t->cap, t->len + n + 1, 1);
+    memcpy(t->buf + t->len, s, n + 1);
+    t->len += n;
+}
+
+/* Appends s as a double-quoted YAML scalar; glob escapes metacharacters
+ * so a literal file name is not taken for a pattern. */
+static void add_quoted(struct text *t, const char *s, bool glob)
+{
+    add(t, "\"");
+    for (; *s; s++) {
+        char c[2] = {*s, 0};
+        if (glob && strchr("*?[\\", *s))
+            add(t, "\\\\");   /* a glob escape, written as YAML */
+        if (*s == '"' || *s == '\\')
+            add(t, "\\");       /* the YAML escape of the character itself */
+        add(t, c);
+    }
+    add(t, "\"");
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: profd convert IN... -o OUT   (OUT '-' is standard output;\n"
+                    "       several inputs need OUT to be a directory)\n");
+    return 2;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static uint64_t counter_sum(const char *id, const char *kind, const enum profd_counter *cs, int n)
+{
+    struct profd_metrics *m = profd_metrics_get(id, kind);
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += atomic_load(&m->counters[cs[i]]);
+    return sum;
+}
+
+int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
+{
+    const char *out = NULL;
+    struct text t = {0};
+    size_t ninputs = 0;
+    add(&t, "receivers:\n  pprof_file:\n    oneshot: true\n    after_ingest: keep\n"
+            "    rejected_directory: \"\"\n    source_label: __file__\n    poll_interval: 0s\n"
+            "    include: [");
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return free(t.buf), usage();
+        add(&t, ninputs++ ? ", " : "");
+        add_quoted(&t, argv[i], true);
+    }
+    if (!out || !ninputs)
+        return free(t.buf), usage();
+    add(&t, "]\nexporters:\n  pprof_file:\n    reencode: true\n    overwrite: true\n");
+    if (!strcmp(out, "-")) {
+        add(&t, "    to_stdout: true\n");
+    } else if (ninputs > 1 || is_dir(out)) {
+        if (!is_dir(out)) {
+            fprintf(stderr, "profd convert: with several inputs, %s must be a directory\n", out);
+            free(t.buf);
+            return 2;
+        }
+        add(&t, "    path_template: \"{__file__}\"\n    directory: ");
+        add_quoted(&t, out, false);
+        add(&t, "\n");
+    } else {
+        char *copy = profd_xstrdup(out), *slash = strrchr(copy, '/');
+        const char *base = slash ? slash + 1 : copy;
+        if (slash)
+            *slash = '\0';
+        add(&t, "    directory: ");
+        add_quoted(&t, slash ? (copy[0] ? copy : "/") : ".", false);
+        add(&t, "\n    path_template: ");
+        add_quoted(&t, base, false);
+        add(&t, "\n");
+        free(copy);
+    }
+    add(&t, "service:\n  telemetry: {metrics: {address: \"\"}, logs: {level: warn}}\n"
+            "  pipelines:\n    profiles:\n      receivers: [pprof_file]\n"
+            "      exporters: [pprof_file]\n");
+    struct profd_run_options o = {.config_text = t.buf, .loader = l, .oneshot = true,
+                                  .log_level = -1};
+    int rc = profd_daemon_run(&o);
+    free(t.buf);
+    static const enum profd_counter bad_in[] = {PROFD_C_REFUSED_RECORDS};
+    static const enum profd_counter bad_out[] = {PROFD_C_FAILED_RECORDS, PROFD_C_DROPPED_RECORDS};
+    if (rc == 0 && (counter_sum("pprof_file", "receiver", bad_in, 1) ||
+                    counter_sum("pprof_file", "exporter", bad_out, 2)))
+        rc = 1;
+    return rc;
+}

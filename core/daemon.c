@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon.h"
+
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "alloc.h"
+#include "graph.h"
+#include "log.h"
+#include "telemetry.h"
+
+struct daemon {
+    const struct profd_run_options *o;
+    struct event_base *base;
+    struct profd_config *config;
+    struct profd_graph *graph;
+    struct profd_telemetry *telemetry;
+    unsigned long reloads_ok, reloads_failed;
+};
+
+struct profd_config *profd_daemon_load_config(const char *path, const char *text,
+                                              struct profd_diag *d)
+{
+    struct cfg_node *root = path ? cfg_load_file(path, d)
+                                 : cfg_load_string("<embedded default config>", text, d);
+    return root ? profd_config_parse(root, d) : NULL;
+}
+
+static void log_diag(const struct profd_diag *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        profd_log(PROFD_LOG_ERROR, NULL, "%s", d->msgs[i]);
+}
+
+static void all_done(void *arg)
+{
+    struct daemon *dm = arg;
+    profd_log(PROFD_LOG_INFO, NULL, "all input read; draining");
+    event_base_loopexit(dm->base, NULL);
+}
+
+/* Prepares and creates a graph for config c; NULL with the reasons logged. */
+static struct profd_graph *build_graph(struct daemon *dm, const struct profd_config *c)
+{
+    struct profd_diag d = {0};
+    struct profd_graph *g = profd_graph_prepare(c, dm->o->loader, &d);
+    log_diag(&d);
+    profd_diag_free(&d);
+    if (g && profd_graph_create(g, dm->base) < 0) {
+        profd_graph_destroy(g);
+        return NULL;
+    }
+    if (g && dm->o->oneshot) {
+        g->on_all_done = all_done;
+        g->on_all_done_arg = dm;
+    }
+    return g;
+}
+
+static void reload(struct daemon *dm)
+{
+    profd_log(PROFD_LOG_INFO, NULL, "SIGHUP: reloading %s", dm->o->config_path ? dm->o->config_path
+                                                                              : "the default config");
+    struct profd_diag d = {0};
+    struct profd_config *c = profd_daemon_load_config(dm->o->config_path, dm->o->config_text, &d);
+    log_diag(&d);
+    profd_diag_free(&d);
+    struct profd_graph *g = c ? build_graph(dm, c) : NULL;
+    if (!g) {
+        profd_config_free(c);
+        dm->reloads_failed++;
+        profd_log(PROFD_LOG_ERROR, NULL, "reload failed; the running configuration stays in place");
+        return;
+    }
+    profd_graph_shutdown(dm->graph);
+    if (profd_graph_start(g) == 0) {
+        profd_graph_destroy(dm->graph);
+        profd_config_free(dm->config);
+        dm->graph = g;
+        dm->config = c;
+        dm->reloads_ok++;
+        profd_log(PROFD_LOG_INFO, NULL, "reload done");
+        return;
+    }
+    /* The new graph would not start: bring the previous generation back. */
+    profd_graph_destroy(g);
+    profd_config_free(c);
+    dm->reloads_failed++;
+    profd_graph_destroy(dm->graph);
+    dm->graph = build_graph(dm, dm->config);
+    if (!dm->graph || profd_graph_start(dm->graph) < 0) {
+        profd_log(PROFD_LOG_ERROR, NULL, "cannot restart the previous configuration; exiting");
+        event_base_loopexit(dm->base, NULL);
+        return;
+    }
+    profd_log(PROFD_LOG_ERROR, NULL, "reload failed to start; the previous configuration is back");
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    struct daemon *dm = arg;
+    if (sig == SIGHUP && !dm->o->oneshot) {
+        reload(dm);
+        return;
+    }
+    profd_log(PROFD_LOG_INFO, NULL, "signal %d: draining and exiting", (int)sig);
+    event_base_loopexit(dm->base, NULL);
+}
+
+static char *extra_metrics(void *arg)
+{
+    struct daemon *dm = arg;
+    return profd_xasprintf("# HELP profd_config_reloads_total Config reloads by result.\n"
+                           "# TYPE profd_config_reloads_total counter\n"
+                           "profd_config_reloads_total{result=\"success\"} %lu\n"
+                           "profd_config_reloads_total{result=\"failure\"} %lu\n"
+                           "# HELP profd_up 1 while the daemon runs.\n# TYPE profd_up gauge\n"
+                           "profd_up 1\n",
+                           dm->reloads_ok, dm->reloads_failed);
+}
+
+int profd_daemon_run(const struct profd_run_options *o)
+{
+    struct daemon dm = {.o = o};
+    struct profd_diag d = {0};
+    dm.config = profd_daemon_load_config(o->config_path, o->config_text, &d);
+    if (!dm.config) {
+        profd_diag_print(&d, stderr);
+        profd_diag_free(&d);
+        return 2;
+    }
+    profd_log_set_level((enum profd_log_level)(o->log_level >= 0 ? o->log_level
+                                                                 : dm.config->log_level));
+    signal(SIGPIPE, SIG_IGN);
+    dm.base = event_base_new();
+    dm.graph = build_graph(&dm, dm.config);
+    int rc = 1;
+    if (!dm.graph)
+        goto out;
+    struct event *sigs[3];
+    const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        sigs[i] = evsignal_new(dm.base, signos[i], on_signal, &dm);
+        event_add(sigs[i], NULL);
+    }
+    if (dm.config->telemetry_address && !o->oneshot)
+        dm.telemetry = profd_telemetry_start(dm.base, dm.config->telemetry_address, extra_metrics, &dm);
+    if ((dm.config->telemetry_address && !o->oneshot && !dm.telemetry) ||
+        profd_graph_start(dm.graph) < 0) {
+        profd_log(PROFD_LOG_ERROR, NULL, "start-up failed");
+    } else {
+        profd_log(PROFD_LOG_INFO, NULL, "running with %zu component(s)", dm.graph->n);
+        event_base_dispatch(dm.base);
+        rc = 0;
+    }
+    profd_graph_shutdown(dm.graph);
+    profd_log(PROFD_LOG_INFO, NULL, "stopped");
+    for (int i = 0; i < 3; i++)
+        event_free(sigs[i]);
+    profd_telemetry_stop(dm.telemetry);
+out:
+    profd_graph_destroy(dm.graph);
+    profd_config_free(dm.config);
+    event_base_free(dm.base);
+    return rc;
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "exporter.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "graph.h"
+#include "gzip.h"
+#include "log.h"
+#include "record.h"
+
+static const char *const full_policies[] = {"block", "drop", NULL};
+
+static const struct profd_option queue_options[] = {
+    {"queue_size", PROFD_OPT_SIZE, offsetof(struct profd_exporter_settings, sending_queue.queue_size),
+     "64MiB", "payload bytes the queue holds before the full policy applies"},
+    {"full_policy", PROFD_OPT_ENUM, offsetof(struct profd_exporter_settings, sending_queue.full_policy),
+     "block", "block: the pipeline waits; drop: the batch is dropped and counted",
+     .choices = full_policies},
+    {"block_timeout", PROFD_OPT_DURATION,
+     offsetof(struct profd_exporter_settings, sending_queue.block_timeout), "30s",
+     "how long a blocked pipeline waits before its receiver is told to retry"},
+    {"num_consumers", PROFD_OPT_INT,
+     offsetof(struct profd_exporter_settings, sending_queue.num_consumers), "1",
+     "sender threads"},
+    {0},
+};
+
+static const struct profd_option retry_options[] = {
+    {"enabled", PROFD_OPT_BOOL, offsetof(struct profd_exporter_settings, retry_on_failure.enabled),
+     "true", "retry batches whose export failed with a retryable error"},
+    {"initial_interval", PROFD_OPT_DURATION,
+     offsetof(struct profd_exporter_settings, retry_on_failure.initial_interval), "1s",
+     "wait before the first retry"},
+    {"max_interval", PROFD_OPT_DURATION,
+     offsetof(struct profd_exporter_settings, retry_on_failure.max_interval), "30s",
+     "upper bound of the wait between retries"},
+    {"max_elapsed_time", PROFD_OPT_DURATION,
+     offsetof(struct profd_exporter_settings, retry_on_failure.max_elapsed_time), "5m",
+     "give up on a batch after this long; 0 retries forever"},
+    {0},
+};
+
+/* Offsets are relative to the settings struct: the sections bind into it. */
+const struct profd_option profd_exporter_options[] = {
+    {"sending_queue", PROFD_OPT_OBJECT, 0, NULL, "the exporter's queue", queue_options},
+    {"retry_on_failure", PROFD_OPT_OBJECT, 0, NULL, "retries with exponential backoff",
+     retry_options},
+    {"shutdown_timeout", PROFD_OPT_DURATION, offsetof(struct profd_exporter_settings, shutdown_timeout),
+     "30s", "how long shutdown waits for the queue to drain"},
+    {0},
+};
+
+struct item {
+    struct profd_batch *batch;
+    size_t bytes;
+    struct item *next;
+};
+
+struct profd_queue {
+    struct profd_component *c;
+    struct profd_exporter_settings s;
+    pthread_mutex_t mu;
+    pthread_cond_t changed;       /* any change: push, pop, stop */
+    struct item *head, *tail;
+    size_t bytes, records;
+    bool draining, stop_now;
+    struct timespec deadline;     /* of the drain */
+    pthread_t *threads;
+    size_t nthreads;
+};
+
+int64_t profd_backoff_ns(int64_t initial, int64_t max, unsigned attempt, uint32_t random)
+{
+    double d = (double)initial;
+    for (unsigned i = 0; i < attempt && d < (double)max; i++)
+        d *= 1.5;
+    if (d > (double)max)
+        d = (double)max;
+    double jitter = 0.5 + (double)(random % 1000) / 1000.0;   /* [0.5, 1.5) */
+    return (int64_t)(d * jitter);
+}
+
+static struct timespec deadline_after(int64_t ns)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ns / 1000000000;
+    t.tv_nsec += ns % 1000000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+static bool past(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+struct profd_queue *profd_queue_create(struct profd_component *c,
+                                       const struct profd_exporter_settings *s)
+{
+    struct profd_queue *q = profd_xcalloc(1, sizeof(*q));
+    q->c = c;
+    q->s = *s;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->changed, &attr);
+    pthread_condattr_destroy(&attr);
+    return q;
+}
+
+static void update_gauges(struct profd_queue *q)
+{
+    atomic_store(&q->c->metrics->queue_bytes, (int64_t)q->bytes);
+    atomic_store(&q->c->metrics->queue_records, (int64_t)q->records);
+}
+
+/* Counts, logs and fails the acks of a batch that will not be exported. */
+static void give_up(struct profd_queue *q, struct profd_batch *b, enum profd_counter counter,
+                    const char *why)
+{
+    atomic_fetch_add(&q->c->metrics->counters[counter], b->nrecords);
+    profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
+              counter == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export", b->nrecords,
+              why);
+    profd_batch_fail_acks(b);
+    profd_batch_unref(b);
+}
+
+int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
+{
+    size_t bytes = profd_batch_bytes(b);
+    pthread_mutex_lock(&q->mu);
+    /* A batch larger than the whole queue is let in alone, never refused forever. */
+    bool fits = q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
+    if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK) {
+        struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
+        while (!fits && !q->draining) {
+            if (pthread_cond_timedwait(&q->changed, &q->mu, &until) == ETIMEDOUT)
+                break;
+            fits = q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
+        }
+        if (!fits) {
+            pthread_mutex_unlock(&q->mu);
+            profd_log(PROFD_LOG_WARN, q->c->id, "queue full for %lld ms: asking the sender to retry",
+                      (long long)(q->s.sending_queue.block_timeout / 1000000));
+            return PROFD_ERETRY;
+        }
+    }
+    if (!fits || q->draining) {
+        pthread_mutex_unlock(&q->mu);
+        profd_batch_ref(b);
+        give_up(q, b, PROFD_C_DROPPED_RECORDS, q->draining ? "shutting down" : "queue full");
+        return PROFD_OK;
+    }
+    struct item *it = profd_xmalloc(sizeof(*it));
+    profd_batch_ref(b);
+    *it = (struct item){b, bytes, NULL};
+    if (q->tail)
+        q->tail->next = it;
+    else
+        q->head = it;
+    q->tail = it;
+    q->bytes += bytes;
+    q->records += b->nrecords;
+    update_gauges(q);
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->mu);
+    return PROFD_OK;
+}
+
+/* Waits for a retry delay; false when the drain deadline passed meanwhile. */
+static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
+{
+    struct timespec until = deadline_after(delay_ns);
+    pthread_mutex_lock(&q->mu);
+    while (!q->stop_now && !past(&until)) {
+        if (q->draining && past(&q->deadline))
+            break;
+        struct timespec wake = until;
+        if (q->draining && (q->deadline.tv_sec < wake.tv_sec ||
+                            (q->deadline.tv_sec == wake.tv_sec && q->deadline.tv_nsec < wake.tv_nsec)))
+            wake = q->deadline;
+        pthread_cond_timedwait(&q->changed, &q->mu, &wake);
+    }
+    bool ok = !q->stop_now && !(q->draining && past(&q->deadline));
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
+static void export_one(struct profd_queue *q, struct profd_batch *b, size_t bytes)
+{
+    struct profd_component *c = q->c;
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    uint32_t seed = (uint32_t)(uintptr_t)b ^ (uint32_t)started.tv_nsec;
+    for (unsigned attempt = 0;; attempt++) {
+        int rc = c->plugin->consume(c->state, b);
+        if (rc == PROFD_OK) {
+            atomic_fetch_add(&c->metrics->counters[PROFD_C_SENT_RECORDS], b->nrecords);
+            atomic_fetch_add(&c->metrics->counters[PROFD_C_SENT_BYTES], bytes);
+            profd_batch_unref(b);
+            return;
+        }
+        if (rc != PROFD_ERETRY || !q->s.retry_on_failure.enabled) {
+            give_up(q, b, PROFD_C_FAILED_RECORDS, "permanent error");
+            return;
+        }
+        int64_t max_elapsed = q->s.retry_on_failure.max_elapsed_time;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t elapsed = (now.tv_sec - started.tv_sec) * 1000000000LL + (now.tv_nsec - started.tv_nsec);
+        if (max_elapsed > 0 && elapsed >= max_elapsed) {
+            give_up(q, b, PROFD_C_FAILED_RECORDS, "retries exhausted");
+            return;
+        }
+        seed = seed * 1664525u + 1013904223u;
+        int64_t delay = profd_backoff_ns(q->s.retry_on_failure.initial_interval,
+                                         q->s.retry_on_failure.max_interval, attempt, seed >> 8);
+        profd_log(PROFD_LOG_INFO, c->id, "export failed (retryable); retry %u in %lld ms",
+                  attempt + 1, (long long)(delay / 1000000));
+        if (!wait_retry(q, delay)) {
+            give_up(q, b, PROFD_C_DROPPED_RECORDS, "shutdown deadline passed while retrying");
+            return;
+        }
+    }
+}
+
+static void *sender_main(void *arg)
+{
+    struct profd_queue *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->head && !q->draining && !q->stop_now)
+            pthread_cond_wait(&q->changed, &q->mu);
+        if (!q->head || q->stop_now)
+            break;
+        struct item *it = q->head;
+        q->head = it->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->bytes -= it->bytes;
+        q->records -= it->batch->nrecords;
+        update_gauges(q);
+        pthread_cond_broadcast(&q->changed);
+        pthread_mutex_unlock(&q->mu);
+        export_one(q, it->batch, it->bytes);
+        free(it);
+        pthread_mutex_lock(&q->mu);
+    }
+    pthread_mutex_unlock(&q->mu);
+    profd_gzip_thread_cleanup();
+    return NULL;
+}
+
+int profd_queue_start(struct profd_queue *q)
+{
+    size_t n = q->s.sending_queue.num_consumers > 0 ? (size_t)q->s.sending_queue.num_consumers : 1;
+    q->threads = profd_xcalloc(n, sizeof(*q->threads));
+    for (; q->nthreads < n; q->nthreads++)
+        if (pthread_create(&q->threads[q->nthreads], NULL, sender_main, q) != 0) {
+            profd_log(PROFD_LOG_ERROR, q->c->id, "cannot start sender thread");
+            return -1;
+        }
+    return 0;
+}
+
+/* Waits until the queue is empty or the drain deadline passed; then stops senders. */
+static void deadline_watch(struct profd_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->head && !past(&q->deadline))
+        pthread_cond_timedwait(&q->changed, &q->mu, &q->deadline);
+    if (q->head)
+        q->stop_now = true;
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void profd_queue_drain(struct profd_queue *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    if (!q->draining) {
+        q->draining = true;
+        q->deadline = deadline_after(q->s.shutdown_timeout);
+    }
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->mu);
+    if (q->nthreads)
+        deadline_watch(q);
+    for (size_t i = 0; i < q->nthreads; i++)
+        pthread_join(q->threads[i], NULL);
+    q->nthreads = 0;
+    /* Whatever is left (deadline passed, or never started) is dropped, counted. */
+    while (q->head) {
+        struct item *it = q->head;
+        q->head = it->next;
+        q->bytes -= it->bytes;
+        q->records -= it->batch->nrecords;
+        give_up(q, it->batch, PROFD_C_DROPPED_RECORDS, "shutdown deadline passed");
+        free(it);
+    }
+    q->tail = NULL;
+    update_gauges(q);
+}
+
+void profd_queue_destroy(struct profd_queue *q)
+{
+    if (!q)
+        return;
+    profd_queue_drain(q);
+    free(q->threads);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->changed);
+    free(q);
+}

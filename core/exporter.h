@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Exporter helper: every exporter sits behind a bounded queue (by bytes) with
+ * its own sender threads, retries with exponential backoff and jitter, a
+ * policy for a full queue (block or drop), and a drain on shutdown with a
+ * deadline. Its options are accepted in every exporter's config section.
+ */
+#ifndef PROFD_EXPORTER_H
+#define PROFD_EXPORTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profd/plugin.h"
+
+enum { PROFD_QUEUE_BLOCK = 0, PROFD_QUEUE_DROP = 1 };
+
+struct profd_exporter_settings {
+    struct {
+        uint64_t queue_size;        /* bytes */
+        int full_policy;            /* PROFD_QUEUE_* */
+        int64_t block_timeout;      /* ns a blocked emit waits before PROFD_ERETRY */
+        int64_t num_consumers;
+    } sending_queue;
+    struct {
+        bool enabled;
+        int64_t initial_interval, max_interval, max_elapsed_time;   /* ns */
+    } retry_on_failure;
+    int64_t shutdown_timeout;       /* ns the drain may take */
+};
+
+/* The option table of struct profd_exporter_settings. */
+extern const struct profd_option profd_exporter_options[];
+
+struct profd_component;
+struct profd_queue;
+
+/* Creates the queue of exporter c; senders start with profd_queue_start. */
+struct profd_queue *profd_queue_create(struct profd_component *c,
+                                       const struct profd_exporter_settings *s);
+/* Starts the sender threads. Returns 0 or -1. */
+int profd_queue_start(struct profd_queue *q);
+/*
+ * Enqueues b (taking a reference). When the queue is full: with policy drop,
+ * counts and logs the drop and returns PROFD_OK; with policy block, waits up
+ * to block_timeout, then returns PROFD_ERETRY. Any thread.
+ */
+int profd_queue_push(struct profd_queue *q, struct profd_batch *b);
+/* Sends what is queued until empty or the shutdown deadline, drops the rest
+ * (counted), and joins the senders. Idempotent. */
+void profd_queue_drain(struct profd_queue *q);
+/* Frees the queue (after drain). Accepts NULL. */
+void profd_queue_destroy(struct profd_queue *q);
+
+/* Backoff before retry number attempt (0-based): initial * 1.5^attempt,
+ * capped at max, randomized by +-50%. */
+int64_t profd_backoff_ns(int64_t initial, int64_t max, unsigned attempt, uint32_t random);
+
+#endif

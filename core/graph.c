@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../config/bind.h"
+#include "alloc.h"
+#include "log.h"
+#include "record.h"
+
+static void link_next(struct profd_component *from, struct profd_component *to)
+{
+    for (size_t i = 0; i < from->nnext; i++)
+        if (from->next[i] == to)
+            return;
+    profd_grow(&from->next, &from->next_cap, from->nnext + 1, sizeof(*from->next));
+    from->next[from->nnext++] = to;
+}
+
+static void add_node(struct profd_graph *g, struct profd_component *c)
+{
+    profd_grow(&g->nodes, &g->cap, g->n + 1, sizeof(*g->nodes));
+    g->nodes[g->n++] = c;
+    c->graph = g;
+}
+
+/* Binds a component's options and runs its module's validate. Problems go to
+ * d, or nowhere when d is NULL (a second instance of an already-checked id). */
+static struct profd_component *prepare_component(const struct profd_component_cfg *cc,
+                                                 struct profd_loader *l, struct profd_diag *d)
+{
+    char err[1024];
+    const struct profd_plugin *p = profd_loader_get(l, cc->kind, cc->type, err, sizeof(err));
+    if (!p) {
+        if (d)
+            profd_diag_add(d, cc->key, "%s", err);
+        return NULL;
+    }
+    struct profd_diag scratch = {0};
+    struct profd_diag *dd = d ? d : &scratch;
+    size_t before = dd->n;
+    struct profd_component *c = profd_xcalloc(1, sizeof(*c));
+    c->id = profd_xstrdup(cc->id);
+    c->kind = cc->kind;
+    c->plugin = p;
+    c->cfg = profd_xcalloc(1, p->config_size ? p->config_size : 1);
+    struct profd_bind_section sections[2] = {{p->options, c->cfg}, {profd_exporter_options, &c->xs}};
+    char *ctx = profd_xasprintf("%s.%s", profd_kind_section(cc->kind), cc->id);
+    profd_bind(sections, cc->kind == PROFD_EXPORTER ? 2 : 1, cc->node, ctx, dd);
+    free(ctx);
+    if (dd->n == before && p->validate) {
+        dd->context = cc->key;
+        p->validate(&profd_host_services, dd, c->cfg);
+        dd->context = NULL;
+    }
+    profd_diag_forget_origins(dd);
+    bool ok = dd->n == before;
+    profd_diag_free(&scratch);
+    if (!ok) {
+        profd_unbind(p->options, c->cfg);
+        free(c->cfg);
+        free(c->id);
+        free(c);
+        return NULL;
+    }
+    c->metrics = profd_metrics_get(c->id, profd_kind_name(c->kind));
+    return c;
+}
+
+struct profd_graph *profd_graph_prepare(const struct profd_config *cfg, struct profd_loader *l,
+                                        struct profd_diag *d)
+{
+    size_t before = d->n;
+    struct profd_graph *g = profd_xcalloc(1, sizeof(*g));
+    /* Shared receivers and exporters, one instance per id, in config order. */
+    struct profd_component **shared = profd_xcalloc(cfg->ncomponents, sizeof(*shared));
+    for (size_t i = 0; i < cfg->ncomponents; i++) {
+        const struct profd_component_cfg *cc = &cfg->components[i];
+        if (cc->kind != PROFD_PROCESSOR)
+            shared[i] = prepare_component(cc, l, d);
+    }
+    for (size_t i = 0; i < cfg->ncomponents; i++)
+        if (shared[i] && shared[i]->kind == PROFD_EXPORTER)
+            add_node(g, shared[i]);
+    for (size_t pi = 0; pi < cfg->npipelines; pi++) {
+        const struct profd_pipeline_cfg *pl = &cfg->pipelines[pi];
+        size_t nproc = pl->nstages[PROFD_PROCESSOR];
+        struct profd_component **procs = profd_xcalloc(nproc ? nproc : 1, sizeof(*procs));
+        for (size_t k = 0; k < nproc; k++) {
+            const struct profd_component_cfg *cc = pl->stages[PROFD_PROCESSOR][k];
+            bool first_use = true;
+            for (size_t pj = 0; pj < pi && first_use; pj++)
+                for (size_t m = 0; m < cfg->pipelines[pj].nstages[PROFD_PROCESSOR]; m++)
+                    first_use &= cfg->pipelines[pj].stages[PROFD_PROCESSOR][m] != cc;
+            procs[k] = prepare_component(cc, l, first_use ? d : NULL);
+            if (procs[k])
+                add_node(g, procs[k]);
+        }
+        /* Wire: receivers -> processors... -> exporters. */
+        for (size_t k = 0; k + 1 < nproc; k++)
+            if (procs[k] && procs[k + 1])
+                link_next(procs[k], procs[k + 1]);
+        for (size_t e = 0; e < pl->nstages[PROFD_EXPORTER]; e++) {
+            struct profd_component *exp = shared[pl->stages[PROFD_EXPORTER][e] - cfg->components];
+            if (!exp)
+                continue;
+            if (nproc && procs[nproc - 1])
+                link_next(procs[nproc - 1], exp);
+            for (size_t r = 0; !nproc && r < pl->nstages[PROFD_RECEIVER]; r++) {
+                struct profd_component *rc = shared[pl->stages[PROFD_RECEIVER][r] - cfg->components];
+                if (rc)
+                    link_next(rc, exp);
+            }
+        }
+        for (size_t r = 0; nproc && procs[0] && r < pl->nstages[PROFD_RECEIVER]; r++) {
+            struct profd_component *rc = shared[pl->stages[PROFD_RECEIVER][r] - cfg->components];
+            if (rc)
+                link_next(rc, procs[0]);
+        }
+        free(procs);
+    }
+    for (size_t i = 0; i < cfg->ncomponents; i++)
+        if (shared[i] && shared[i]->kind == PROFD_RECEIVER)
+            add_node(g, shared[i]);
+    /* Components that failed to prepare were never added: free the others. */
+    free(shared);
+    if (d->n > before) {
+        profd_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+int profd_graph_create(struct profd_graph *g, struct event_base *base)
+{
+    g->base = base;
+    for (size_t i = 0; i < g->n; i++) {
+        struct profd_component *c = g->nodes[i];
+        if (c->plugin->create(&profd_host_services, c, c->cfg, &c->state) != PROFD_OK) {
+            profd_log(PROFD_LOG_ERROR, c->id, "create failed");
+            return -1;
+        }
+        c->created = true;
+        if (c->kind == PROFD_EXPORTER)
+            c->queue = profd_queue_create(c, &c->xs);
+    }
+    return 0;
+}
+
+int profd_graph_start(struct profd_graph *g)
+{
+    g->receivers_running = 0;
+    for (size_t i = 0; i < g->n; i++)
+        g->receivers_running += g->nodes[i]->kind == PROFD_RECEIVER;
+    for (size_t i = 0; i < g->n; i++) {
+        struct profd_component *c = g->nodes[i];
+        int rc = c->plugin->start ? c->plugin->start(c->state) : PROFD_OK;
+        if (rc == PROFD_OK && c->queue)
+            rc = profd_queue_start(c->queue) == 0 ? PROFD_OK : PROFD_ERR;
+        c->started = true;   /* shutdown must run even after a failed start */
+        if (rc != PROFD_OK) {
+            profd_log(PROFD_LOG_ERROR, c->id, "start failed");
+            profd_graph_shutdown(g);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void profd_graph_shutdown(struct profd_graph *g)
+{
+    for (size_t i = g->n; i-- > 0;) {
+        struct profd_component *c = g->nodes[i];
+        if (!c->started)
+            continue;
+        if (c->queue)
+            profd_queue_drain(c->queue);
+        if (c->plugin->shutdown)
+            c->plugin->shutdown(c->state);
+        c->started = false;
+    }
+}
+
+void profd_graph_destroy(struct profd_graph *g)
+{
+    if (!g)
+        return;
+    profd_graph_shutdown(g);
+    for (size_t i = 0; i < g->n; i++) {
+        struct profd_component *c = g->nodes[i];
+        profd_queue_destroy(c->queue);
+        if (c->created)
+            c->plugin->destroy(c->state);
+        profd_unbind(c->plugin->options, c->cfg);
+        free(c->cfg);
+        free(c->next);
+        free(c->id);
+        free(c);
+    }
+    free(g->nodes);
+    free(g);
+}
+
+static int consume_at(struct profd_component *c, struct profd_batch *b)
+{
+    atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
+    atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
+    if (c->kind == PROFD_EXPORTER)
+        return profd_queue_push(c->queue, b);
+    return c->plugin->consume(c->state, b);
+}
+
+int profd_graph_emit(struct profd_component *self, struct profd_batch *b)
+{
+    if (self->kind == PROFD_RECEIVER) {
+        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
+        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
+    }
+    int rc = PROFD_OK;
+    for (size_t i = 0; i < self->nnext; i++) {
+        struct profd_component *to = self->next[i];
+        /* A component that mutates gets a private copy whenever anyone else
+         * may still see the batch: a sibling branch, or an upstream holder. */
+        bool copy = (to->plugin->flags & PROFD_PLUGIN_MUTATES) &&
+                    (self->nnext > 1 || atomic_load(&b->refs) > 1);
+        struct profd_batch *use = copy ? profd_batch_copy(b) : b;
+        int r = consume_at(to, use);
+        if (copy)
+            profd_batch_unref(use);
+        if (r != PROFD_OK)
+            rc = r == PROFD_ERETRY && rc == PROFD_OK ? PROFD_ERETRY : r;
+    }
+    return rc;
+}
+
+void profd_graph_receiver_done(struct profd_component *self)
+{
+    struct profd_graph *g = self->graph;
+    if (self->done)
+        return;
+    self->done = true;
+    if (g->receivers_running && --g->receivers_running == 0 && g->on_all_done)
+        g->on_all_done(g->on_all_done_arg);
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The pipeline graph: one instance per receiver and exporter id (shared by
+ * every pipeline naming it), one processor instance per pipeline and id, as in
+ * the OpenTelemetry Collector. Started exporters first, shut down receivers
+ * first, so nothing in flight is lost.
+ */
+#ifndef PROFD_GRAPH_H
+#define PROFD_GRAPH_H
+
+#include <stdbool.h>
+
+#include "../config/service.h"
+#include "exporter.h"
+#include "loader.h"
+#include "metrics.h"
+
+struct profd_component {
+    char *id;
+    enum profd_kind kind;
+    const struct profd_plugin *plugin;
+    void *cfg;                         /* bound options, plugin->config_size bytes */
+    void *state;
+    struct profd_graph *graph;
+    struct profd_metrics *metrics;
+    struct profd_component **next;     /* downstream components */
+    size_t nnext, next_cap;
+    struct profd_exporter_settings xs; /* exporters */
+    struct profd_queue *queue;         /* exporters */
+    bool created, started, done;
+};
+
+struct profd_graph {
+    struct profd_component **nodes;    /* exporters, then processors, then receivers */
+    size_t n, cap;
+    struct event_base *base;
+    size_t receivers_running;          /* one-shot receivers not yet done */
+    void (*on_all_done)(void *arg);    /* when every receiver called done() */
+    void *on_all_done_arg;
+};
+
+/*
+ * Loads the modules a config names, binds and validates every component's
+ * options (pure: no I/O), and wires the graph. Problems go to d, with their
+ * location. NULL when any was found.
+ */
+struct profd_graph *profd_graph_prepare(const struct profd_config *c, struct profd_loader *l,
+                                        struct profd_diag *d);
+/* Creates every component. 0, or -1 with the reason logged. */
+int profd_graph_create(struct profd_graph *g, struct event_base *base);
+/* Starts exporters, processors, then receivers; on failure shuts down what
+ * started and returns -1. Main thread. */
+int profd_graph_start(struct profd_graph *g);
+/* Shuts down receivers, processors, then drains and shuts down exporters.
+ * Idempotent. Main thread. */
+void profd_graph_shutdown(struct profd_graph *g);
+/* Destroys every component and frees the graph. Accepts NULL. */
+void profd_graph_destroy(struct profd_graph *g);
+
+/* Hands b from component self to its downstream components (host->emit). */
+int profd_graph_emit(struct profd_component *self, struct profd_batch *b);
+/* A receiver finished its input (host->done). */
+void profd_graph_receiver_done(struct profd_component *self);
+
+/* The host services table given to every module. */
+extern const struct profd_host profd_host_services;
+
+#endif

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The services table modules call; thin adapters over the core API. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "../config/diag.h"
+#include "../config/tree.h"
+#include "graph.h"
+#include "log.h"
+#include "pprof.h"
+#include "profile.h"
+#include "record.h"
+
+static void host_log(struct profd_component *self, enum profd_log_level level, const char *fmt,
+                     ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    profd_vlog(level, self ? self->id : NULL, fmt, ap);
+    va_end(ap);
+}
+
+static void host_count(struct profd_component *self, enum profd_counter c, uint64_t n)
+{
+    if (c < PROFD_C_COUNT_)
+        atomic_fetch_add(&self->metrics->counters[c], n);
+}
+
+static const char *host_id(struct profd_component *self)
+{
+    return self->id;
+}
+
+static void host_diag(struct profd_diag *d, const void *field, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    const struct cfg_node *at = field ? profd_diag_origin(d, field) : NULL;
+    profd_diag_add(d, at ? at : d->context, "%s", msg);
+}
+
+static struct event_base *host_event_base(struct profd_component *self)
+{
+    return self->graph->base;
+}
+
+static struct profd_profile *host_pprof_decode(const uint8_t *data, size_t len, char *err,
+                                               size_t errlen)
+{
+    return profd_pprof_decode(data, len, PROFD_PPROF_MAX_DECODED, err, errlen);
+}
+
+const struct profd_host profd_host_services = {
+    .abi_version = PROFD_ABI_VERSION,
+    .host_size = sizeof(struct profd_host),
+    .log = host_log,
+    .count = host_count,
+    .id = host_id,
+    .diag = host_diag,
+    .event_base = host_event_base,
+    .batch_new = profd_batch_new,
+    .batch_ref = profd_batch_ref,
+    .batch_unref = profd_batch_unref,
+    .record_add = profd_record_add,
+    .record_set_label = profd_record_set_label,
+    .record_label = profd_record_label,
+    .record_del_label = profd_record_del_label,
+    .record_profile = profd_record_profile,
+    .record_touch = profd_record_touch,
+    .record_pprof = profd_record_pprof,
+    .batch_set_ack = profd_batch_set_ack,
+    .emit = profd_graph_emit,
+    .done = profd_graph_receiver_done,
+    .pprof_decode = host_pprof_decode,
+    .pprof_encode = profd_pprof_encode,
+    .profile_intern = profd_profile_intern,
+    .profile_free = profd_profile_free,
+};

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct profd_metrics *registry;
+
+struct profd_metrics *profd_metrics_get(const char *id, const char *kind)
+{
+    pthread_mutex_lock(&registry_lock);
+    struct profd_metrics *m;
+    for (m = registry; m; m = m->next)
+        if (strcmp(m->id, id) == 0 && strcmp(m->kind, kind) == 0)
+            break;
+    if (!m) {
+        m = profd_xcalloc(1, sizeof(*m));
+        m->id = profd_xstrdup(id);
+        m->kind = kind;
+        m->next = registry;
+        registry = m;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return m;
+}
+
+static const struct {
+    const char *name, *help;
+} counter_info[PROFD_C_COUNT_] = {
+    [PROFD_C_ACCEPTED_RECORDS] = {"accepted_records", "Records a component took in."},
+    [PROFD_C_ACCEPTED_BYTES] = {"accepted_bytes", "Payload bytes a component took in."},
+    [PROFD_C_REFUSED_RECORDS] = {"refused_records", "Inputs refused as malformed or invalid."},
+    [PROFD_C_SENT_RECORDS] = {"sent_records", "Records an exporter delivered."},
+    [PROFD_C_SENT_BYTES] = {"sent_bytes", "Payload bytes an exporter delivered."},
+    [PROFD_C_FAILED_RECORDS] = {"failed_records", "Records an exporter failed to deliver."},
+    [PROFD_C_DROPPED_RECORDS] = {"dropped_records", "Records dropped because a queue was full."},
+};
+
+struct text {
+    char *buf;
+    size_t len, cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        profd_grow(&t->buf, &t->cap, t->len + (size_t)n + 1, 1);
+    }
+}
+
+char *profd_metrics_render(void)
+{
+    struct text t = {profd_xmalloc(4096), 0, 4096};
+    t.buf[0] = '\0';
+    pthread_mutex_lock(&registry_lock);
+    for (int c = 0; c < PROFD_C_COUNT_; c++) {
+        put(&t, "# HELP profd_component_%s_total %s\n", counter_info[c].name, counter_info[c].help);
+        put(&t, "# TYPE profd_component_%s_total counter\n", counter_info[c].name);
+        for (struct profd_metrics *m = registry; m; m = m->next)
+            put(&t, "profd_component_%s_total{kind=\"%s\",id=\"%s\"} %llu\n", counter_info[c].name,
+                m->kind, m->id, (unsigned long long)atomic_load(&m->counters[c]));
+    }
+    put(&t, "# HELP profd_exporter_queue_bytes Payload bytes waiting in an exporter queue.\n");
+    put(&t, "# TYPE profd_exporter_queue_bytes gauge\n");
+    for (struct profd_metrics *m = registry; m; m = m->next)
+        if (!strcmp(m->kind, "exporter"))
+            put(&t, "profd_exporter_queue_bytes{id=\"%s\"} %lld\n", m->id,
+                (long long)atomic_load(&m->queue_bytes));
+    put(&t, "# HELP profd_exporter_queue_records Records waiting in an exporter queue.\n");
+    put(&t, "# TYPE profd_exporter_queue_records gauge\n");
+    for (struct profd_metrics *m = registry; m; m = m->next)
+        if (!strcmp(m->kind, "exporter"))
+            put(&t, "profd_exporter_queue_records{id=\"%s\"} %lld\n", m->id,
+                (long long)atomic_load(&m->queue_records));
+    pthread_mutex_unlock(&registry_lock);
+    return t.buf;
+}
+
+void profd_metrics_free_all(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    while (registry) {
+        struct profd_metrics *next = registry->next;
+        free(registry->id);
+        free(registry);
+        registry = next;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}

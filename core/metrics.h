@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Per-component counters, kept in a process-wide registry by component id so
+ * they survive config reloads, and rendered in Prometheus text format.
+ */
+#ifndef PROFD_METRICS_H
+#define PROFD_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "profd/plugin.h"
+
+struct profd_metrics {
+    char *id;
+    const char *kind;   /* "receiver", "processor", "exporter" */
+    atomic_uint_fast64_t counters[PROFD_C_COUNT_];
+    atomic_int_fast64_t queue_bytes, queue_records;   /* gauges, exporters only */
+    struct profd_metrics *next;
+};
+
+/* Returns the counters for id, creating them on first use. Thread-safe. */
+struct profd_metrics *profd_metrics_get(const char *id, const char *kind);
+/* Appends the whole registry in Prometheus text exposition format to a new
+ * malloc'd string. */
+char *profd_metrics_render(void);
+/* Frees the registry (at exit, after every thread stopped). */
+void profd_metrics_free_all(void);
+
+#endif

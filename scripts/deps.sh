@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages profd needs to build (and, with "test", to run
+# its tests and benchmarks) when any is missing. Idempotent and quiet when
+# everything is present.
+set -eu
+build="gcc make pkg-config libyaml-dev libprotobuf-c-dev protobuf-c-compiler libevent-dev
+libdeflate-dev libjansson-dev libpcre2-dev"
+test="clang libclang-rt-14-dev golang-go python3 valgrind time procps"
+want=$build
+[ "${1:-}" = test ] && want="$build $test"
+missing=""
+for p in $want; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -25,7 +25,7 @@ CORE_LIB := $(BUILD)/libprofdcore.a
 MODULE_DIRS := $(wildcard receivers/* processors/* exporters/*)
 module_name  = $(patsubst %s,%,$(word 1,$(subst /, ,$(1))))_$(word 2,$(subst /, ,$(1)))
 MODULES := $(foreach d,$(MODULE_DIRS),$(BUILD)/modules/$(call module_name,$(d)).so)
-receiver_pprof_file_LIBS := -lpcre2-8
+receiver_pprof_file_LIBS := -lpcre2-8 -levent
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
@@ -42,21 +42,26 @@ deps:
 test-deps:
 	@scripts/deps.sh test
 
+Q := $(if $(V),,@)
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/profd: $(BUILD)/obj/core/main.o $(CORE_LIB)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 define module_rule
 $(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h
 	@mkdir -p $(BUILD)/modules
-	$(CC) $(CFLAGS) $(MODFLAGS) $(wildcard $(1)/*.c) -o $$@ $($(call module_name,$(1))_LIBS) -lc
+	@echo "  MODULE  $$@"
+	$(Q)$(CC) $(CFLAGS) $(MODFLAGS) $(wildcard $(1)/*.c) -o $$@ $($(call module_name,$(1))_LIBS) -lc
 endef
 $(foreach d,$(MODULE_DIRS),$(eval $(call module_rule,$(d))))
 
@@ -102,4 +107,4 @@ install: all
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/modules -name '*.d' 2>/dev/null)

@@ -72,6 +72,7 @@ const struct profd_host profd_host_services = {
     .record_touch = profd_record_touch,
     .record_pprof = profd_record_pprof,
     .batch_set_ack = profd_batch_set_ack,
+    .batch_fail_acks = profd_batch_fail_acks,
     .emit = profd_graph_emit,
     .done = profd_graph_receiver_done,
     .pprof_decode = host_pprof_decode,

@@ -121,6 +121,8 @@ struct profd_host {
                         size_t *len, char *errbuf, size_t errlen);
     /* Attaches a completion callback to every record of the batch. */
     void (*batch_set_ack)(struct profd_batch *b, profd_ack_fn fn, void *arg);
+    /* Marks every record's ack of b failed: its callback will get ok=false. */
+    void (*batch_fail_acks)(struct profd_batch *b);
 
     /* Receivers: hands the batch to every pipeline the receiver feeds.
      * Processors: hands it to the next stage. Borrows b. Returns PROFD_OK, or

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * exporter pprof_file: writes each record as a pprof file under a directory,
+ * named from a template of series labels and time. Writes are atomic (temp
+ * file, then link or rename), optionally fsync'd, and old files are removed
+ * by age, count and total size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profd/plugin.h"
+#include "retention.h"
+#include "template.h"
+
+enum { COMPRESS_AUTO, COMPRESS_GZIP, COMPRESS_NONE };
+static const char *const compressions[] = {"auto", "gzip", "none", NULL};
+
+struct config {
+    char *directory;
+    char *path_template;
+    int compression;
+    bool reencode, overwrite, fsync, to_stdout;
+    struct {
+        struct retention_limits limits;
+        int64_t check_interval;
+    } retention;
+};
+
+static const struct profd_option retention_options[] = {
+    {"max_age", PROFD_OPT_DURATION, offsetof(struct config, retention.limits.max_age) -
+     offsetof(struct config, retention), "0s", "remove files older than this; 0 keeps them"},
+    {"max_files", PROFD_OPT_INT, offsetof(struct config, retention.limits.max_files) -
+     offsetof(struct config, retention), "0", "keep at most this many files; 0 = no limit"},
+    {"max_bytes", PROFD_OPT_SIZE, offsetof(struct config, retention.limits.max_bytes) -
+     offsetof(struct config, retention), "0", "keep at most this many bytes; 0 = no limit"},
+    {"check_interval", PROFD_OPT_DURATION, offsetof(struct config, retention.check_interval) -
+     offsetof(struct config, retention), "1m", "how often the limits are enforced"},
+    {0},
+};
+
+static const struct profd_option options[] = {
+    {"directory", PROFD_OPT_STRING, offsetof(struct config, directory), "./profiles",
+     "where profiles are written"},
+    {"path_template", PROFD_OPT_STRING, offsetof(struct config, path_template),
+     "\"{__name__}/{service_name}/{time}.pb.gz\"",
+     "file path under directory: {label}, {time}, {date}, {unix_nanos}"},
+    {"compression", PROFD_OPT_ENUM, offsetof(struct config, compression), "auto",
+     "gzip, none, or auto (gzip unless the name ends in .pb)", .choices = compressions},
+    {"reencode", PROFD_OPT_BOOL, offsetof(struct config, reencode), "false",
+     "decode and re-encode even when the original bytes could be written"},
+    {"overwrite", PROFD_OPT_BOOL, offsetof(struct config, overwrite), "false",
+     "replace an existing file instead of adding a -N suffix"},
+    {"fsync", PROFD_OPT_BOOL, offsetof(struct config, fsync), "false",
+     "fsync each file and its directory before counting it written"},
+    {"to_stdout", PROFD_OPT_BOOL, offsetof(struct config, to_stdout), "false",
+     "write to standard output instead of files (profd convert -o -)"},
+    {"retention", PROFD_OPT_OBJECT, offsetof(struct config, retention), NULL,
+     "limits on what is kept in directory", retention_options},
+    {0},
+};
+
+struct state {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    atomic_uint seq;
+    pthread_mutex_t retention_lock;
+    int64_t next_retention_ns;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    const char *err;
+    int rc = PROFD_OK;
+    if (!cfg->to_stdout && (!cfg->directory || !*cfg->directory)) {
+        host->diag(d, &cfg->directory, "directory must not be empty");
+        rc = PROFD_ERR;
+    }
+    if (!pprof_file_template_check(cfg->path_template, &err)) {
+        host->diag(d, &cfg->path_template, "path_template '%s': %s", cfg->path_template, err);
+        rc = PROFD_ERR;
+    }
+    if (cfg->retention.limits.max_files < 0) {
+        host->diag(d, &cfg->retention.limits.max_files, "retention.max_files must be >= 0");
+        rc = PROFD_ERR;
+    }
+    return rc;
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
+                  void **out)
+{
+    struct state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return PROFD_ERR;
+    s->host = host;
+    s->self = self;
+    s->cfg = cfg;
+    pthread_mutex_init(&s->retention_lock, NULL);
+    *out = s;
+    return PROFD_OK;
+}
+
+/* mkdir -p for the directories of path (not its last component). */
+static int make_parents(char *path)
+{
+    for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        int rc = mkdir(path, 0755);
+        *p = '/';
+        if (rc != 0 && errno != EEXIST)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void fsync_dir_of(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return;
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* Moves tmp to final without replacing anything, adding -1, -2... before the
+ * extension when the name is taken. Returns 0, or -1 with errno. */
+static int publish(const struct state *s, const char *tmp, const char *final, char **written)
+{
+    if (s->cfg->overwrite) {
+        *written = strdup(final);
+        return rename(tmp, final);
+    }
+    const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
+    size_t stem = strlen(final) - strlen(ext);
+    for (int n = 0; n < 10000; n++) {
+        char *name;
+        if (n == 0)
+            name = strdup(final);
+        else if (asprintf(&name, "%.*s-%d%s", (int)stem, final, n, ext) < 0)
+            name = NULL;
+        if (!name)
+            return -1;
+        if (link(tmp, name) == 0) {
+            unlink(tmp);
+            *written = name;
+            return 0;
+        }
+        int e = errno;
+        free(name);
+        if (e != EEXIST) {
+            errno = e;
+            return -1;
+        }
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+static int write_file(struct state *s, const char *path, const uint8_t *data, size_t len)
+{
+    char *tmp = NULL, *written = NULL, *dup = strdup(path);
+    int rc = PROFD_ERETRY;
+    if (!dup || make_parents(dup) < 0) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot create the directories of %s: %s", path,
+                     strerror(errno));
+        goto out;
+    }
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+    if (asprintf(&tmp, "%.*s.%s.tmp.%d.%u", (int)dirlen, path, slash ? slash + 1 : path,
+                 (int)getpid(), atomic_fetch_add(&s->seq, 1)) < 0) {
+        tmp = NULL;
+        goto out;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0)) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    close(fd);
+    if (publish(s, tmp, path, &written) < 0) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot move %s into place: %s", tmp, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    if (s->cfg->fsync)
+        fsync_dir_of(written);
+    s->host->log(s->self, PROFD_LOG_DEBUG, "wrote %s (%zu bytes)", written, len);
+    rc = PROFD_OK;
+out:
+    free(written);
+    free(tmp);
+    free(dup);
+    return rc;
+}
+
+static void maybe_enforce_retention(struct state *s)
+{
+    const struct config *cfg = s->cfg;
+    const struct retention_limits *lim = &cfg->retention.limits;
+    if (cfg->to_stdout || (!lim->max_age && !lim->max_files && !lim->max_bytes))
+        return;
+    int64_t now = now_ns();
+    if (pthread_mutex_trylock(&s->retention_lock) != 0)
+        return;
+    if (now >= s->next_retention_ns) {
+        s->next_retention_ns = now + cfg->retention.check_interval;
+        long n = retention_enforce(cfg->directory, lim, now);
+        if (n > 0)
+            s->host->log(s->self, PROFD_LOG_INFO, "retention removed %ld file(s)", n);
+    }
+    pthread_mutex_unlock(&s->retention_lock);
+}
+
+static int export_record(struct state *s, struct profd_record *r)
+{
+    const struct config *cfg = s->cfg;
+    char *rel = pprof_file_template_expand(cfg->path_template, r, now_ns());
+    bool gzip = cfg->compression == COMPRESS_GZIP ||
+                (cfg->compression == COMPRESS_AUTO && !has_suffix(rel, ".pb"));
+    uint8_t *data = NULL;
+    size_t len = 0;
+    char err[512];
+    int rc;
+    if (s->host->record_pprof(r, gzip, cfg->reencode, &data, &len, err, sizeof(err)) < 0) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot encode %s: %s", rel, err);
+        rc = PROFD_ERR;
+    } else if (cfg->to_stdout) {
+        rc = write_all(STDOUT_FILENO, data, len) == 0 ? PROFD_OK : PROFD_ERR;
+    } else {
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", cfg->directory, rel) < 0)
+            path = NULL;
+        rc = path ? write_file(s, path, data, len) : PROFD_ERETRY;
+        free(path);
+    }
+    free(data);
+    free(rel);
+    return rc;
+}
+
+static int consume(void *st, struct profd_batch *b)
+{
+    struct state *s = st;
+    int rc = PROFD_OK;
+    for (size_t i = 0; i < b->nrecords; i++) {
+        int r = export_record(s, b->records[i]);
+        if (r != PROFD_OK)
+            rc = r;
+        if (r == PROFD_ERETRY)
+            break;   /* the whole batch is retried; written files get a -N twin */
+    }
+    maybe_enforce_retention(s);
+    return rc;
+}
+
+static int start(void *st)
+{
+    struct state *s = st;
+    if (s->cfg->to_stdout)
+        return PROFD_OK;
+    char *dir;
+    if (asprintf(&dir, "%s/", s->cfg->directory) < 0)
+        return PROFD_ERR;
+    int rc = make_parents(dir);
+    free(dir);
+    if (rc < 0) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot create %s: %s", s->cfg->directory,
+                     strerror(errno));
+        return PROFD_ERR;
+    }
+    maybe_enforce_retention(s);
+    return PROFD_OK;
+}
+
+static int shutdown_(void *st)
+{
+    (void)st;
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    struct state *s = st;
+    if (!s)
+        return;
+    pthread_mutex_destroy(&s->retention_lock);
+    free(s);
+}
+
+static const struct profd_plugin plugin = {
+    .abi_version = PROFD_ABI_VERSION,
+    .struct_size = sizeof(struct profd_plugin),
+    .kind = PROFD_EXPORTER,
+    .type = "pprof_file",
+    .description = "writes profiles as pprof files, named from labels and time, with retention",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .start = start,
+    .consume = consume,
+    .shutdown = shutdown_,
+    .destroy = destroy,
+};
+
+PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
+{
+    return &plugin;
+}

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Output path templates: literal text with {variables}. {time} (UTC,
+ * 20261122T041912.123Z), {date} (2026-11-22), {unix_nanos}, and any series
+ * label by name, made safe as one path component ("unknown" when absent).
+ */
+#ifndef PPROF_FILE_TEMPLATE_H
+#define PPROF_FILE_TEMPLATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profd/model.h"
+
+/* True when tmpl is well formed; otherwise *err says why. */
+bool pprof_file_template_check(const char *tmpl, const char **err);
+/* The path for record r (malloc'd), relative to the output directory. The
+ * record's time is used, or now_ns when it has none. */
+char *pprof_file_template_expand(const char *tmpl, const struct profd_record *r, int64_t now_ns);
+
+#endif

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * receiver pprof_file: ingests pprof files (gzip'd or raw) matching globs.
+ * Directories are watched with inotify where possible and polled as well.
+ * Each file is validated, labeled, and emitted as one record; once every
+ * exporter accepted it, the file is deleted, moved or kept (remembered). A
+ * malformed file goes to a rejected/ directory with a .error text beside it.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "naming.h"
+#include "pathset.h"
+#include "profd/plugin.h"
+
+enum { AFTER_DELETE, AFTER_MOVE, AFTER_KEEP };
+static const char *const after_actions[] = {"delete", "move", "keep", NULL};
+
+struct config {
+    struct profd_str_list include, exclude;
+    int64_t poll_interval;
+    bool oneshot;
+    int after_ingest;
+    char *move_to;
+    char *rejected_directory;
+    struct profd_str_map labels;
+    char *filename_pattern;
+    char *source_label;
+    uint64_t max_file_size;
+};
+
+static const struct profd_option options[] = {
+    {"include", PROFD_OPT_STRING_LIST, offsetof(struct config, include),
+     "[./spool/*.pb.gz, ./spool/*.pb]", "glob patterns of files to ingest"},
+    {"exclude", PROFD_OPT_STRING_LIST, offsetof(struct config, exclude), NULL,
+     "glob patterns (fnmatch on the path) of files to skip"},
+    {"poll_interval", PROFD_OPT_DURATION, offsetof(struct config, poll_interval), "1s",
+     "how often the globs are rescanned besides inotify; 0 disables polling"},
+    {"oneshot", PROFD_OPT_BOOL, offsetof(struct config, oneshot), "false",
+     "scan once, then report done (profd convert)"},
+    {"after_ingest", PROFD_OPT_ENUM, offsetof(struct config, after_ingest), "delete",
+     "what happens to a file once every exporter accepted it", .choices = after_actions},
+    {"move_to", PROFD_OPT_STRING, offsetof(struct config, move_to), NULL,
+     "directory for after_ingest: move"},
+    {"rejected_directory", PROFD_OPT_STRING, offsetof(struct config, rejected_directory),
+     "rejected", "where malformed files go (relative to the file's directory); empty leaves them"},
+    {"labels", PROFD_OPT_STRING_MAP, offsetof(struct config, labels), NULL,
+     "series labels added to every profile"},
+    {"filename_pattern", PROFD_OPT_STRING, offsetof(struct config, filename_pattern), NULL,
+     "PCRE2 regex matched against the file name; named groups become labels"},
+    {"source_label", PROFD_OPT_STRING, offsetof(struct config, source_label), NULL,
+     "series label that receives the file name, if set"},
+    {"max_file_size", PROFD_OPT_SIZE, offsetof(struct config, max_file_size), "256MiB",
+     "larger files are rejected"},
+    {0},
+};
+
+struct state {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    pcre2_code *pattern;
+    struct event *scan_ev, *poll_ev, *inotify_ev;
+    int inotify_fd;
+    pthread_mutex_t lock;      /* guards the two sets: acks run on sender threads */
+    struct pathset in_flight;  /* paths emitted, not yet acknowledged */
+    struct pathset seen;       /* identities of files kept or left in place */
+};
+
+struct ingest {
+    struct state *s;
+    char *path;
+    char *identity;
+};
+
+/* ---- lifecycle helpers ---- */
+
+static pcre2_code *compile_pattern(const char *re, char *err, size_t errlen)
+{
+    int code;
+    PCRE2_SIZE off;
+    pcre2_code *c = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, PCRE2_ANCHORED |
+                                  PCRE2_ENDANCHORED, &code, &off, NULL);
+    if (!c) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(code, msg, sizeof(msg));
+        snprintf(err, errlen, "filename_pattern: %s at offset %zu", (char *)msg, (size_t)off);
+    }
+    return c;
+}
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    int rc = PROFD_OK;
+    if (cfg->include.n == 0) {
+        host->diag(d, &cfg->include, "include must list at least one glob");
+        rc = PROFD_ERR;
+    }
+    if (cfg->after_ingest == AFTER_MOVE && (!cfg->move_to || !*cfg->move_to)) {
+        host->diag(d, &cfg->after_ingest, "after_ingest: move needs move_to");
+        rc = PROFD_ERR;
+    }
+    if (cfg->filename_pattern) {
+        char err[300];
+        pcre2_code *c = compile_pattern(cfg->filename_pattern, err, sizeof(err));
+        if (!c) {
+            host->diag(d, &cfg->filename_pattern, "%s", err);
+            rc = PROFD_ERR;
+        }
+        pcre2_code_free(c);
+    }
+    return rc;
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
+                  void **out)
+{
+    const struct config *cfg = cfgp;
+    struct state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return PROFD_ERR;
+    s->host = host;
+    s->self = self;
+    s->cfg = cfg;
+    s->inotify_fd = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    *out = s;
+    if (cfg->filename_pattern) {
+        char err[300];
+        s->pattern = compile_pattern(cfg->filename_pattern, err, sizeof(err));
+        if (!s->pattern)
+            return PROFD_ERR;
+    }
+    return PROFD_OK;
+}
+
+/* ---- after ingest ---- */
+
+static char *join(const char *dir, const char *name)
+{
+    char *p;
+    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* dir, or dir resolved against the directory of file when relative. */
+static char *dir_for(const char *file, const char *dir)
+{
+    if (dir[0] == '/')
+        return strdup(dir);
+    char *copy = strdup(file);
+    char *res = copy ? join(dirname(copy), dir) : NULL;
+    free(copy);
+    return res;
+}
+
+static bool move_into(const struct state *s, const char *path, const char *dir, char **moved)
+{
+    char *target_dir = dir_for(path, dir);
+    char *copy = strdup(path);
+    char *target = target_dir && copy ? join(target_dir, basename(copy)) : NULL;
+    bool ok = target && (mkdir(target_dir, 0755) == 0 || errno == EEXIST) &&
+              rename(path, target) == 0;
+    if (!ok)
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot move %s to %s: %s", path,
+                     target_dir ? target_dir : dir, strerror(errno));
+    if (ok && moved)
+        *moved = target;
+    else
+        free(target);
+    free(target_dir);
+    free(copy);
+    return ok;
+}
+
+static void on_ack(void *arg, bool ok)
+{
+    struct ingest *in = arg;
+    struct state *s = in->s;
+    const struct config *cfg = s->cfg;
+    pthread_mutex_lock(&s->lock);
+    if (!ok) {
+        s->host->log(s->self, PROFD_LOG_WARN,
+                     "not every exporter accepted %s; it stays for the next scan", in->path);
+    } else if (cfg->after_ingest == AFTER_DELETE) {
+        if (unlink(in->path) != 0 && errno != ENOENT)
+            s->host->log(s->self, PROFD_LOG_ERROR, "cannot delete %s: %s", in->path, strerror(errno));
+    } else if (cfg->after_ingest == AFTER_MOVE) {
+        move_into(s, in->path, cfg->move_to, NULL);
+    } else {
+        pathset_add(&s->seen, in->identity);
+    }
+    pathset_del(&s->in_flight, in->path);
+    pthread_mutex_unlock(&s->lock);
+    free(in->path);
+    free(in->identity);
+    free(in);
+}
+
+static void reject(struct state *s, const char *path, const char *identity, const char *why)
+{
+    s->host->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+    s->host->log(s->self, PROFD_LOG_WARN, "rejected %s: %s", path, why);
+    const char *dir = s->cfg->rejected_directory;
+    char *moved = NULL;
+    if (dir && *dir && move_into(s, path, dir, &moved)) {
+        char *errfile;
+        if (asprintf(&errfile, "%s.error", moved) >= 0) {
+            FILE *f = fopen(errfile, "w");
+            if (f) {
+                fprintf(f, "%s: %s\n", path, why);
+                fclose(f);
+            }
+            free(errfile);
+        }
+        free(moved);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    pathset_add(&s->seen, identity);   /* not again until the file changes */
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- ingest ---- */
+
+static int read_file(const struct state *s, const char *path, uint8_t **data, size_t *len,
+                     char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > s->cfg->max_file_size) {
+        snprintf(err, errlen, "%lld bytes exceed max_file_size %llu", (long long)st.st_size,
+                 (unsigned long long)s->cfg->max_file_size);
+        close(fd);
+        return -2;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    uint8_t *buf = malloc(cap);
+    ssize_t r = 0;
+    while (buf && (r = read(fd, buf + n, cap - n)) > 0) {
+        n += (size_t)r;
+        if (n == cap) {   /* the file grew while we read it */
+            uint8_t *nb = n < s->cfg->max_file_size ? realloc(buf, cap * 2) : NULL;
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    if (!buf || r < 0 || n == cap) {
+        snprintf(err, errlen, "cannot read: %s", r < 0 ? strerror(errno) : "file too large");
+        free(buf);
+        return -1;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+static void add_filename_labels(struct state *s, struct profd_record *r, const char *name)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(s->pattern, NULL);
+    if (pcre2_match(s->pattern, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) > 0) {
+        uint32_t count, entry_size;
+        PCRE2_SPTR table;
+        pcre2_pattern_info(s->pattern, PCRE2_INFO_NAMECOUNT, &count);
+        pcre2_pattern_info(s->pattern, PCRE2_INFO_NAMEENTRYSIZE, &entry_size);
+        pcre2_pattern_info(s->pattern, PCRE2_INFO_NAMETABLE, &table);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        for (uint32_t i = 0; i < count; i++, table += entry_size) {
+            int group = (table[0] << 8) | table[1];
+            if (ov[2 * group] == PCRE2_UNSET)
+                continue;
+            char *value = strndup(name + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+            if (value && *value)
+                s->host->record_set_label(r, (const char *)table + 2, value);
+            free(value);
+        }
+    }
+    pcre2_match_data_free(md);
+}
+
+static void label_record(struct state *s, struct profd_record *r, const struct profd_profile *p,
+                         const char *path)
+{
+    const struct config *cfg = s->cfg;
+    char *copy = strdup(path);
+    const char *name = copy ? basename(copy) : path;
+    if (s->pattern)
+        add_filename_labels(s, r, name);
+    for (size_t i = 0; i < cfg->labels.n; i++)
+        s->host->record_set_label(r, cfg->labels.keys[i], cfg->labels.values[i]);
+    if (cfg->source_label && *cfg->source_label)
+        s->host->record_set_label(r, cfg->source_label, name);
+    if (!s->host->record_label(r, "__name__")) {
+        char buf[128];
+        s->host->record_set_label(r, "__name__", pprof_file_infer_name(p, name, buf, sizeof(buf)));
+    }
+    if (!s->host->record_label(r, "service_name"))
+        s->host->record_set_label(r, "service_name", "unknown_service");
+    r->time_nanos = p->time_nanos;
+    r->duration_nanos = p->duration_nanos;
+    free(copy);
+}
+
+/* Ingests one file; returns false when the pipeline asked to retry later. */
+static bool ingest(struct state *s, const char *path, const char *identity)
+{
+    uint8_t *data;
+    size_t len;
+    char err[512];
+    int rc = read_file(s, path, &data, &len, err, sizeof(err));
+    if (rc == -1) {
+        s->host->log(s->self, PROFD_LOG_WARN, "%s: %s", path, err);
+        return true;
+    }
+    if (rc == -2) {
+        reject(s, path, identity, err);
+        return true;
+    }
+    bool gz = len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+    struct profd_batch *b = s->host->batch_new();
+    struct profd_record *r =
+        s->host->record_add(b, data, len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+    const struct profd_profile *p = s->host->record_profile(r, err, sizeof(err));
+    if (!p) {
+        s->host->batch_unref(b);
+        reject(s, path, identity, err);
+        return true;
+    }
+    label_record(s, r, p, path);
+    struct ingest *in = calloc(1, sizeof(*in));
+    if (!in || !(in->path = strdup(path)) || !(in->identity = strdup(identity)))
+        abort();
+    in->s = s;
+    pthread_mutex_lock(&s->lock);
+    pathset_add(&s->in_flight, path);
+    pthread_mutex_unlock(&s->lock);
+    s->host->batch_set_ack(b, on_ack, in);
+    rc = s->host->emit(s->self, b);
+    if (rc == PROFD_ERETRY)
+        s->host->batch_fail_acks(b);   /* the ack keeps the file for the next scan */
+    s->host->batch_unref(b);
+    s->host->log(s->self, PROFD_LOG_DEBUG, "ingested %s", path);
+    return rc != PROFD_ERETRY;
+}
+
+static bool excluded(const struct config *cfg, const char *path)
+{
+    for (size_t i = 0; i < cfg->exclude.n; i++)
+        if (fnmatch(cfg->exclude.items[i], path, FNM_PATHNAME) == 0)
+            return true;
+    return false;
+}
+
+static void scan(struct state *s)
+{
+    const struct config *cfg = s->cfg;
+    bool go_on = true;
+    for (size_t g = 0; g < cfg->include.n && go_on; g++) {
+        glob_t gl;
+        if (glob(cfg->include.items[g], 0, NULL, &gl) != 0)
+            continue;
+        for (size_t i = 0; i < gl.gl_pathc && go_on; i++) {
+            const char *path = gl.gl_pathv[i];
+            struct stat st;
+            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || excluded(cfg, path))
+                continue;
+            char identity[4200];
+            snprintf(identity, sizeof(identity), "%s\n%lld.%09ld\n%lld", path,
+                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
+            pthread_mutex_lock(&s->lock);
+            bool skip = pathset_has(&s->in_flight, path) || pathset_has(&s->seen, identity);
+            pthread_mutex_unlock(&s->lock);
+            if (!skip)
+                go_on = ingest(s, path, identity);
+        }
+        globfree(&gl);
+    }
+}
+
+/* ---- events ---- */
+
+static void on_scan(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct state *s = arg;
+    scan(s);
+    if (s->cfg->oneshot)
+        s->host->done(s->self);
+}
+
+static void on_inotify(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct state *s = arg;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    event_active(s->scan_ev, EV_TIMEOUT, 0);
+}
+
+static void watch_directories(struct state *s)
+{
+    const struct config *cfg = s->cfg;
+    s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (s->inotify_fd < 0)
+        return;
+    int watches = 0;
+    for (size_t i = 0; i < cfg->include.n; i++) {
+        char *copy = strdup(cfg->include.items[i]);
+        const char *dir = copy ? dirname(copy) : NULL;
+        if (dir && !strpbrk(dir, "*?[") &&
+            inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0)
+            watches++;
+        free(copy);
+    }
+    if (!watches) {
+        close(s->inotify_fd);
+        s->inotify_fd = -1;
+        return;
+    }
+    s->inotify_ev = event_new(s->host->event_base(s->self), s->inotify_fd, EV_READ | EV_PERSIST,
+                              on_inotify, s);
+    event_add(s->inotify_ev, NULL);
+}
+
+static int start(void *st)
+{
+    struct state *s = st;
+    struct event_base *base = s->host->event_base(s->self);
+    s->scan_ev = event_new(base, -1, 0, on_scan, s);
+    if (!s->cfg->oneshot) {
+        watch_directories(s);
+        if (s->cfg->poll_interval > 0) {
+            struct timeval tv = {s->cfg->poll_interval / 1000000000,
+                                 (s->cfg->poll_interval % 1000000000) / 1000};
+            s->poll_ev = event_new(base, -1, EV_PERSIST, on_scan, s);
+            event_add(s->poll_ev, &tv);
+        }
+    }
+    event_active(s->scan_ev, EV_TIMEOUT, 0);
+    return PROFD_OK;
+}
+
+static int shutdown_(void *st)
+{
+    struct state *s = st;
+    struct event **evs[3] = {&s->scan_ev, &s->poll_ev, &s->inotify_ev};
+    for (int i = 0; i < 3; i++) {
+        if (*evs[i])
+            event_free(*evs[i]);
+        *evs[i] = NULL;
+    }
+    if (s->inotify_fd >= 0)
+        close(s->inotify_fd);
+    s->inotify_fd = -1;
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    struct state *s = st;
+    if (!s)
+        return;
+    shutdown_(s);
+    pcre2_code_free(s->pattern);
+    pathset_free(&s->in_flight);
+    pathset_free(&s->seen);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static const struct profd_plugin plugin = {
+    .abi_version = PROFD_ABI_VERSION,
+    .struct_size = sizeof(struct profd_plugin),
+    .kind = PROFD_RECEIVER,
+    .type = "pprof_file",
+    .description = "ingests pprof files (gzip or raw) dropped into directories matching globs",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .start = start,
+    .shutdown = shutdown_,
+    .destroy = destroy,
+};
+
+PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
+{
+    return &plugin;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The pprof codec: corpus round trips, an independent decoder (protobuf-c)
+ * reading our output, both repeated-field forms, and malformed input. */
+#include "check.h"
+
+#include "../../core/gzip.h"
+#include "../../core/pb.h"
+#include "../../core/pprof.h"
+#include "../../core/profile.h"
+#include "profile.pb-c.h"
+
+static const char *const corpus_files[] = {
+    "allocs", "bigheap", "block", "compile-nethttp.cpu", "cpu", "goroutine", "heap", "mutex",
+    "threadcreate",
+};
+
+static struct profd_profile *decode_corpus(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/go/%s.pb.gz", check_corpus(), name);
+    size_t len;
+    unsigned char *data = check_read_file(path, &len);
+    char err[256];
+    struct profd_profile *p = profd_pprof_decode(data, len, PROFD_PPROF_MAX_DECODED, err, sizeof(err));
+    if (!p)
+        fprintf(stderr, "  %s: %s\n", name, err);
+    free(data);
+    return p;
+}
+
+static bool str_eq(const struct profd_profile *a, uint32_t i, const struct profd_profile *b,
+                   uint32_t j)
+{
+    return a->strings[i].len == b->strings[j].len &&
+           !memcmp(a->strings[i].ptr, b->strings[j].ptr, a->strings[i].len);
+}
+
+/* Same content: every table entry and every sample, field by field. */
+static void check_same(const struct profd_profile *a, const struct profd_profile *b)
+{
+    CHECK_INT(a->nsamples, b->nsamples);
+    CHECK_INT(a->nlocations, b->nlocations);
+    CHECK_INT(a->nfunctions, b->nfunctions);
+    CHECK_INT(a->nmappings, b->nmappings);
+    CHECK_INT(a->nstrings, b->nstrings);
+    CHECK_INT(a->nsample_types, b->nsample_types);
+    CHECK_INT(a->time_nanos, b->time_nanos);
+    CHECK_INT(a->duration_nanos, b->duration_nanos);
+    CHECK_INT(a->period, b->period);
+    if (a->nsamples != b->nsamples || a->nlocations != b->nlocations ||
+        a->nfunctions != b->nfunctions || a->nstrings != b->nstrings)
+        return;
+    for (uint32_t i = 0; i < a->nstrings; i++)
+        CHECK(str_eq(a, i, b, i));
+    for (size_t i = 0; i < a->nsamples; i++) {
+        const struct profd_sample *x = &a->samples[i], *y = &b->samples[i];
+        CHECK_INT(x->nlocations, y->nlocations);
+        CHECK_INT(x->nlabels, y->nlabels);
+        if (x->nlocations == y->nlocations)
+            CHECK(!memcmp(x->locations, y->locations, x->nlocations * sizeof(*x->locations)));
+        CHECK(!memcmp(x->values, y->values, a->nsample_types * sizeof(*x->values)));
+    }
+    for (uint32_t i = 0; i < a->nlocations; i++) {
+        CHECK_INT(a->locations[i].address, b->locations[i].address);
+        CHECK_INT(a->locations[i].mapping, b->locations[i].mapping);
+        CHECK_INT(a->locations[i].nlines, b->locations[i].nlines);
+        for (uint32_t l = 0; l < a->locations[i].nlines && l < b->locations[i].nlines; l++) {
+            CHECK_INT(a->locations[i].lines[l].function, b->locations[i].lines[l].function);
+            CHECK_INT(a->locations[i].lines[l].line, b->locations[i].lines[l].line);
+        }
+    }
+    for (uint32_t i = 0; i < a->nfunctions; i++) {
+        CHECK_INT(a->functions[i].name, b->functions[i].name);
+        CHECK_INT(a->functions[i].filename, b->functions[i].filename);
+        CHECK_INT(a->functions[i].start_line, b->functions[i].start_line);
+    }
+}
+
+TEST(corpus_round_trip)
+{
+    for (size_t f = 0; f < sizeof(corpus_files) / sizeof(*corpus_files); f++) {
+        struct profd_profile *p = decode_corpus(corpus_files[f]);
+        CHECK(p != NULL);
+        if (!p)
+            continue;
+        CHECK(p->nsamples > 0 || !strcmp(corpus_files[f], "mutex"));   /* no contention recorded */
+        uint8_t *out;
+        size_t len;
+        CHECK_INT(profd_pprof_encode(p, true, &out, &len), 0);
+        CHECK(profd_is_gzip(out, len));
+        char err[256];
+        struct profd_profile *q = profd_pprof_decode(out, len, PROFD_PPROF_MAX_DECODED, err, sizeof(err));
+        CHECK(q != NULL);
+        if (q)
+            check_same(p, q);
+        free(out);
+        profd_profile_free(q);
+        profd_profile_free(p);
+    }
+}
+
+TEST(protobuf_c_reads_our_encoding)
+{
+    struct profd_profile *p = decode_corpus("compile-nethttp.cpu");
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    uint8_t *raw;
+    size_t len;
+    profd_pprof_encode_raw(p, &raw, &len);
+    Perftools__Profiles__Profile *m = perftools__profiles__profile__unpack(NULL, len, raw);
+    CHECK(m != NULL);
+    if (m) {
+        CHECK_INT(m->n_sample, p->nsamples);
+        CHECK_INT(m->n_location, p->nlocations);
+        CHECK_INT(m->n_function, p->nfunctions);
+        CHECK_INT(m->n_string_table, p->nstrings);
+        CHECK_STR(m->string_table[0], "");
+        for (size_t i = 0; i < m->n_location; i++)
+            CHECK_INT(m->location[i]->id, i + 1);
+        for (size_t i = 0; i < m->n_function; i++)
+            CHECK_INT(m->function[i]->id, i + 1);
+        for (size_t i = 0; i < m->n_mapping; i++)
+            CHECK_INT(m->mapping[i]->id, i + 1);
+        for (size_t i = 0; i < m->n_sample; i++)
+            CHECK_INT(m->sample[i]->n_value, p->nsample_types);
+        CHECK_INT(m->period, p->period);
+        perftools__profiles__profile__free_unpacked(m, NULL);
+    }
+    free(raw);
+    profd_profile_free(p);
+}
+
+/* A small profile written by hand: sparse ids, unpacked repeated fields (as
+ * Go writes short lists), and fields this decoder does not know. */
+static void build_handmade(struct pb_writer *w, bool bad_string0)
+{
+    const char *strings[] = {bad_string0 ? "x" : "", "samples", "count", "main", "f.go"};
+    size_t m = pb_begin(w, 1);
+    pb_put_uint(w, 1, 1);
+    pb_put_uint(w, 2, 2);
+    pb_end(w, m);
+    m = pb_begin(w, 2);             /* sample: unpacked location ids 70, 80; value 5 */
+    pb_put_tag(w, 1, PB_VARINT);
+    pb_put_varint(w, 70);
+    pb_put_tag(w, 1, PB_VARINT);
+    pb_put_varint(w, 80);
+    pb_put_tag(w, 2, PB_VARINT);
+    pb_put_varint(w, 5);
+    pb_end(w, m);
+    for (int i = 0; i < 2; i++) {
+        m = pb_begin(w, 4);         /* locations 70 and 80 -> function 9 */
+        pb_put_uint(w, 1, i ? 80 : 70);
+        pb_put_uint(w, 3, 0x1000 + (uint64_t)i);
+        size_t lm = pb_begin(w, 4);
+        pb_put_uint(w, 1, 9);
+        pb_put_uint(w, 2, 10 + (uint64_t)i);
+        pb_end(w, lm);
+        pb_end(w, m);
+    }
+    m = pb_begin(w, 5);
+    pb_put_uint(w, 1, 9);
+    pb_put_uint(w, 2, 3);
+    pb_put_uint(w, 4, 4);
+    pb_end(w, m);
+    for (size_t i = 0; i < 5; i++)
+        pb_put_bytes_always(w, 6, strings[i], strlen(strings[i]));
+    pb_put_uint(w, 100, 42);        /* unknown fields */
+    pb_put_bytes(w, 101, "zz", 2);
+}
+
+TEST(unpacked_sparse_ids_unknown_fields)
+{
+    struct pb_writer w = {0};
+    build_handmade(&w, false);
+    char err[256];
+    struct profd_profile *p = profd_pprof_decode(w.buf, w.len, 1 << 20, err, sizeof(err));
+    CHECK(p != NULL);
+    if (p) {
+        CHECK_INT(p->nsamples, 1);
+        CHECK_INT(p->samples[0].nlocations, 2);
+        CHECK_INT(p->samples[0].locations[0], 1);   /* ids 70, 80 became refs 1, 2 */
+        CHECK_INT(p->samples[0].locations[1], 2);
+        CHECK_INT(p->samples[0].values[0], 5);
+        CHECK_INT(p->locations[1].lines[0].function, 1);
+        CHECK_INT(p->locations[1].lines[0].line, 11);
+        CHECK(profd_profile_str_eq(p, p->functions[0].name, "main"));
+        CHECK_INT(profd_profile_intern(p, "main", 4), 3);
+        CHECK_INT(profd_profile_intern(p, "new", 3), 5);
+        CHECK_INT(p->nstrings, 6);
+    }
+    profd_profile_free(p);
+    free(w.buf);
+}
+
+static void expect_error(const uint8_t *data, size_t len, const char *want)
+{
+    char err[256] = "";
+    struct profd_profile *p = profd_pprof_decode(data, len, 1 << 20, err, sizeof(err));
+    CHECK(p == NULL);
+    CHECK_CONTAINS(err, want);
+    profd_profile_free(p);
+}
+
+TEST(malformed_inputs_are_refused_with_place)
+{
+    struct pb_writer w = {0};
+    build_handmade(&w, true);
+    expect_error(w.buf, w.len, "string_table[0] must be \"\"");
+    free(w.buf);
+
+    w = (struct pb_writer){0};
+    build_handmade(&w, false);
+    expect_error(w.buf, w.len - 3, "at byte");   /* truncated in the last field */
+    for (size_t cut = 1; cut < w.len; cut++) {     /* no cut may crash or leak */
+        char err[256];
+        profd_profile_free(profd_pprof_decode(w.buf, cut, 1 << 20, err, sizeof(err)));
+    }
+    free(w.buf);
+
+    /* A sample pointing at a location that does not exist. */
+    w = (struct pb_writer){0};
+    size_t m = pb_begin(&w, 2);
+    pb_put_uint(&w, 1, 7);
+    pb_end(&w, m);
+    pb_put_bytes_always(&w, 6, "", 0);
+    expect_error(w.buf, w.len, "unknown location id 7");
+    free(w.buf);
+
+    /* Value count differs from the sample types. */
+    w = (struct pb_writer){0};
+    m = pb_begin(&w, 2);
+    pb_put_uint(&w, 2, 1);
+    pb_end(&w, m);
+    pb_put_bytes_always(&w, 6, "", 0);
+    expect_error(w.buf, w.len, "sample has 1 values, profile has 0 sample types");
+    free(w.buf);
+
+    /* Duplicate and zero ids. */
+    w = (struct pb_writer){0};
+    for (int i = 0; i < 2; i++) {
+        m = pb_begin(&w, 5);
+        pb_put_uint(&w, 1, 4);
+        pb_end(&w, m);
+    }
+    pb_put_bytes_always(&w, 6, "", 0);
+    expect_error(w.buf, w.len, "duplicate function id 4");
+    free(w.buf);
+    w = (struct pb_writer){0};
+    m = pb_begin(&w, 3);
+    pb_put_uint(&w, 2, 4096);
+    pb_end(&w, m);
+    pb_put_bytes_always(&w, 6, "", 0);
+    expect_error(w.buf, w.len, "mapping #0 has id 0");
+    free(w.buf);
+
+    /* A string index past the table. */
+    w = (struct pb_writer){0};
+    m = pb_begin(&w, 1);
+    pb_put_uint(&w, 1, 9);
+    pb_end(&w, m);
+    pb_put_bytes_always(&w, 6, "", 0);
+    expect_error(w.buf, w.len, "ValueType string index 9 out of range");
+    free(w.buf);
+
+    expect_error((const uint8_t *)"", 0, "string_table is empty");
+    expect_error((const uint8_t *)"\x0a\x05\x08", 3, "length runs past the end");
+}
+
+TEST(gzip_bomb_is_refused)
+{
+    size_t n = 8 << 20;
+    uint8_t *zeros = calloc(1, n), *gz;
+    size_t gzlen;
+    profd_gzip(zeros, n, &gz, &gzlen);
+    CHECK(gzlen < n / 100);
+    expect_error(gz, gzlen, "exceeds the limit of 1048576 bytes");
+    uint8_t *back;
+    size_t backlen;
+    char err[128];
+    CHECK_INT(profd_gunzip(gz, gzlen, n, &back, &backlen, err, sizeof(err)), 0);
+    CHECK_INT(backlen, n);
+    free(back);
+    gz[gzlen / 2] ^= 0xff;
+    CHECK_INT(profd_gunzip(gz, gzlen, n, &back, &backlen, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "gzip");
+    free(gz);
+    free(zeros);
+}
+
+TEST(clone_is_independent)
+{
+    struct profd_profile *p = decode_corpus("heap");
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    struct profd_profile *c = profd_profile_clone(p);
+    check_same(p, c);
+    c->samples[0].values[0] += 1;
+    CHECK(p->samples[0].values[0] != c->samples[0].values[0]);
+    uint32_t idx = profd_profile_intern(c, "only-in-clone", 13);
+    CHECK_INT(idx, p->nstrings);
+    CHECK(p->nstrings + 1 == c->nstrings);
+    profd_profile_free(p);
+    profd_profile_free(c);
+}
+
+RUN_TESTS()

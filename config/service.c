@@ -198,7 +198,6 @@ static void parse_service(struct profd_config *c, struct profd_diag *d)
 
 struct profd_config *profd_config_parse(struct cfg_node *root, struct profd_diag *d)
 {
-    size_t before = d->n;
     struct profd_config *c = profd_xcalloc(1, sizeof(*c));
     c->root = root;
     if (root->kind != CFG_MAP) {
@@ -222,10 +221,6 @@ struct profd_config *profd_config_parse(struct cfg_node *root, struct profd_diag
             profd_diag_add(d, c->components[i].key, "%s '%s' is defined but not used in any pipeline",
                            profd_kind_name(c->components[i].kind), c->components[i].id);
 out:
-    if (d->n > before) {
-        profd_config_free(c);
-        return NULL;
-    }
     return c;
 }
 

@@ -41,7 +41,9 @@ extern const char profd_default_config[];
 
 /*
  * Reads the service structure of a loaded tree (taking ownership of root).
- * Every problem goes to d. Returns NULL when any was found.
+ * Every problem goes to d; the config is returned even then, holding what
+ * could be read, so that module options can still be checked and every
+ * error reported in one run. Callers must check d->n before using it.
  */
 struct profd_config *profd_config_parse(struct cfg_node *root, struct profd_diag *d);
 void profd_config_free(struct profd_config *c);

@@ -9,7 +9,7 @@ int profd_cmd_validate(const char *config_path, struct profd_loader *l)
 {
     struct profd_diag d = {0};
     struct profd_config *c = profd_daemon_load_config(config_path, profd_default_config, &d);
-    struct profd_graph *g = c ? profd_graph_prepare(c, l, &d) : NULL;
+    struct profd_graph *g = c ? profd_graph_prepare(c, l, &d) : NULL;   /* module options too */
     int rc = d.n ? 2 : 0;
     if (rc)
         profd_diag_print(&d, stderr);

@@ -28,6 +28,22 @@ struct profd_config *profd_daemon_load_config(const char *path, const char *text
     return root ? profd_config_parse(root, d) : NULL;
 }
 
+/* Loads a config and prepares its graph, so every problem is reported at
+ * once. Returns NULL (and frees everything) when d gained any message. */
+static struct profd_config *load_and_check(const struct profd_run_options *o,
+                                           struct profd_graph **g, struct profd_diag *d)
+{
+    size_t before = d->n;
+    struct profd_config *c = profd_daemon_load_config(o->config_path, o->config_text, d);
+    *g = c ? profd_graph_prepare(c, o->loader, d) : NULL;
+    if (d->n == before)
+        return c;
+    profd_graph_destroy(*g);
+    *g = NULL;
+    profd_config_free(c);
+    return NULL;
+}
+
 static void log_diag(const struct profd_diag *d)
 {
     for (size_t i = 0; i < d->n; i++)
@@ -41,13 +57,9 @@ static void all_done(void *arg)
     event_base_loopexit(dm->base, NULL);
 }
 
-/* Prepares and creates a graph for config c; NULL with the reasons logged. */
-static struct profd_graph *build_graph(struct daemon *dm, const struct profd_config *c)
+/* Creates the components of a prepared graph; NULL with the reason logged. */
+static struct profd_graph *create_graph(struct daemon *dm, struct profd_graph *g)
 {
-    struct profd_diag d = {0};
-    struct profd_graph *g = profd_graph_prepare(c, dm->o->loader, &d);
-    log_diag(&d);
-    profd_diag_free(&d);
     if (g && profd_graph_create(g, dm->base) < 0) {
         profd_graph_destroy(g);
         return NULL;
@@ -64,10 +76,11 @@ static void reload(struct daemon *dm)
     profd_log(PROFD_LOG_INFO, NULL, "SIGHUP: reloading %s", dm->o->config_path ? dm->o->config_path
                                                                               : "the default config");
     struct profd_diag d = {0};
-    struct profd_config *c = profd_daemon_load_config(dm->o->config_path, dm->o->config_text, &d);
+    struct profd_graph *g;
+    struct profd_config *c = load_and_check(dm->o, &g, &d);
     log_diag(&d);
     profd_diag_free(&d);
-    struct profd_graph *g = c ? build_graph(dm, c) : NULL;
+    g = create_graph(dm, g);
     if (!g) {
         profd_config_free(c);
         dm->reloads_failed++;
@@ -89,7 +102,9 @@ static void reload(struct daemon *dm)
     profd_config_free(c);
     dm->reloads_failed++;
     profd_graph_destroy(dm->graph);
-    dm->graph = build_graph(dm, dm->config);
+    struct profd_diag again = {0};
+    dm->graph = create_graph(dm, profd_graph_prepare(dm->config, dm->o->loader, &again));
+    profd_diag_free(&again);
     if (!dm->graph || profd_graph_start(dm->graph) < 0) {
         profd_log(PROFD_LOG_ERROR, NULL, "cannot restart the previous configuration; exiting");
         event_base_loopexit(dm->base, NULL);
@@ -126,17 +141,17 @@ int profd_daemon_run(const struct profd_run_options *o)
 {
     struct daemon dm = {.o = o};
     struct profd_diag d = {0};
-    dm.config = profd_daemon_load_config(o->config_path, o->config_text, &d);
-    if (!dm.config) {
-        profd_diag_print(&d, stderr);
-        profd_diag_free(&d);
+    struct profd_graph *prepared;
+    dm.config = load_and_check(o, &prepared, &d);
+    profd_diag_print(&d, stderr);
+    profd_diag_free(&d);
+    if (!dm.config)
         return 2;
-    }
     profd_log_set_level((enum profd_log_level)(o->log_level >= 0 ? o->log_level
                                                                  : dm.config->log_level));
     signal(SIGPIPE, SIG_IGN);
     dm.base = event_base_new();
-    dm.graph = build_graph(&dm, dm.config);
+    dm.graph = create_graph(&dm, prepared);
     int rc = 1;
     if (!dm.graph)
         goto out;

@@ -124,6 +124,14 @@ struct profd_graph *profd_graph_prepare(const struct profd_config *cfg, struct p
     for (size_t i = 0; i < cfg->ncomponents; i++)
         if (shared[i] && shared[i]->kind == PROFD_RECEIVER)
             add_node(g, shared[i]);
+    /* An unused processor is already an error; still check its options. */
+    for (size_t i = 0; i < cfg->ncomponents; i++) {
+        struct profd_component *c = NULL;
+        if (cfg->components[i].kind == PROFD_PROCESSOR && !cfg->components[i].used)
+            c = prepare_component(&cfg->components[i], l, d);
+        if (c)
+            add_node(g, c);
+    }
     /* Components that failed to prepare were never added: free the others. */
     free(shared);
     if (d->n > before) {

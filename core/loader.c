@@ -69,7 +69,8 @@ void profd_loader_destroy(struct profd_loader *l)
     if (!l)
         return;
     for (size_t i = 0; i < l->nmods; i++) {
-        dlclose(l->mods[i].handle);
+        if (l->mods[i].handle)
+            dlclose(l->mods[i].handle);
         free(l->mods[i].path);
     }
     for (size_t i = 0; i < l->ndirs; i++)
@@ -127,9 +128,23 @@ static const struct profd_plugin *open_module(struct profd_loader *l, const char
     return p;
 }
 
+int profd_loader_register(struct profd_loader *l, const struct profd_plugin *p, char *err,
+                          size_t errlen)
+{
+    if (profd_loader_check(p, p->type ? p->type : "(built-in)", err, errlen) < 0)
+        return -1;
+    profd_grow(&l->mods, &l->mods_cap, l->nmods + 1, sizeof(*l->mods));
+    l->mods[l->nmods++] = (struct module){profd_xasprintf("(built-in %s)", p->type), NULL, p};
+    return 0;
+}
+
 const struct profd_plugin *profd_loader_get(struct profd_loader *l, enum profd_kind kind,
                                             const char *type, char *err, size_t errlen)
 {
+    for (size_t i = 0; i < l->nmods; i++)
+        if (!l->mods[i].handle && l->mods[i].plugin->kind == kind &&
+            !strcmp(l->mods[i].plugin->type, type))
+            return l->mods[i].plugin;
     char tried[2048] = "";
     for (size_t i = 0; i < l->ndirs; i++) {
         char *path = profd_xasprintf("%s/%s_%s.so", l->dirs[i], kind_prefix(kind), type);

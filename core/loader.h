@@ -22,6 +22,10 @@ void profd_loader_destroy(struct profd_loader *l);
  * every path tried, or the ABI problem. Modules stay loaded until destroy. */
 const struct profd_plugin *profd_loader_get(struct profd_loader *l, enum profd_kind kind,
                                             const char *type, char *err, size_t errlen);
+/* Makes a descriptor linked into the binary available under its kind and
+ * type, ahead of the search path. Returns 0, or -1 when its ABI is wrong. */
+int profd_loader_register(struct profd_loader *l, const struct profd_plugin *p, char *err,
+                          size_t errlen);
 /* Loads every module found in the search path; returns how many loaded and
  * reports each failure through warn(). */
 size_t profd_loader_load_all(struct profd_loader *l, void (*warn)(const char *msg));

@@ -62,24 +62,34 @@ extern int check_ncases, check_case_failed;
             CHECK_FAIL_("%s == \"%s\" lacks \"%s\"", #hay, h_ ? h_ : "(null)", n_); \
     } while (0)
 
-#define RUN_TESTS()                                                                  \
+/* Defines the case table; RUN_TESTS() does it for the usual main. */
+#define CHECK_STORAGE()                                                              \
     struct check_case check_cases[256];                                              \
-    int check_ncases, check_case_failed;                                             \
+    int check_ncases, check_case_failed
+
+/* Runs every case; prints "N passed, N failed"; returns the exit code. */
+static inline int check_run_all(void)
+{
+    int passed = 0, failed = 0;
+    for (int i = 0; i < check_ncases; i++) {
+        check_case_failed = 0;
+        check_cases[i].fn();
+        if (check_case_failed) {
+            failed++;
+            fprintf(stderr, "FAIL %s\n", check_cases[i].name);
+        } else {
+            passed++;
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
+#define RUN_TESTS()                                                                  \
+    CHECK_STORAGE();                                                                 \
     int main(void)                                                                   \
     {                                                                                \
-        int passed = 0, failed = 0;                                                  \
-        for (int i = 0; i < check_ncases; i++) {                                     \
-            check_case_failed = 0;                                                   \
-            check_cases[i].fn();                                                     \
-            if (check_case_failed) {                                                 \
-                failed++;                                                            \
-                fprintf(stderr, "FAIL %s\n", check_cases[i].name);                   \
-            } else {                                                                 \
-                passed++;                                                            \
-            }                                                                        \
-        }                                                                            \
-        printf("%d passed, %d failed\n", passed, failed);                            \
-        return failed ? 1 : 0;                                                       \
+        return check_run_all();                                                      \
     }
 
 /* Reads a whole file into a malloc'd buffer; aborts when it cannot. */

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Runs the real profd binary for integration tests.
+
+Every test gets a temporary working directory. profd's log lines are read
+on a thread; tests wait for the events they expect (a log line, a file), with
+a deadline, never for a fixed time.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+PROFD = os.path.join(BUILD, "profd")
+CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
+GO_CORPUS = os.path.join(CORPUS, "go")
+DEADLINE = float(os.environ.get("PROFD_TEST_DEADLINE", "20"))
+
+
+def corpus_files():
+    return sorted(f for f in os.listdir(GO_CORPUS) if f.endswith(".pb.gz"))
+
+
+def wait_until(predicate, what, deadline=DEADLINE):
+    """Re-checks predicate as things change on disk; fails after deadline."""
+    end = time.monotonic() + deadline
+    delay = 0.005
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def run(args, **kw):
+    """Runs profd with args to completion; returns CompletedProcess."""
+    return subprocess.run([PROFD] + args, capture_output=True, text=True, timeout=120, **kw)
+
+
+class Profd:
+    """One profd process with its log lines collected as they arrive."""
+
+    def __init__(self, workdir, config_text=None, args=(), log_level="debug"):
+        self.workdir = workdir
+        cmd = [PROFD, "--log-level", log_level]
+        if config_text is not None:
+            self.config = os.path.join(workdir, "profd.yaml")
+            with open(self.config, "w") as f:
+                f.write(config_text)
+            cmd += ["--config", self.config]
+        cmd += list(args)
+        self.lines = []
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen(cmd, cwd=workdir, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.lines.append(None)   # end of output
+            self.cond.notify_all()
+
+    def wait_log(self, pattern, count=1, deadline=DEADLINE, start=0):
+        """Waits until `count` log lines from index `start` match pattern."""
+        rx = re.compile(pattern)
+        end = time.monotonic() + deadline
+        with self.cond:
+            while True:
+                hits = [l for l in self.lines[start:] if l is not None and rx.search(l)]
+                if len(hits) >= count:
+                    return hits
+                if None in self.lines:
+                    raise AssertionError("profd exited before logging %r; log:\n%s" %
+                                         (pattern, self.log_text()))
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("timed out waiting for %d x %r; log:\n%s" %
+                                         (count, pattern, self.log_text()))
+                self.cond.wait(left)
+
+    def mark(self):
+        with self.cond:
+            return len(self.lines)
+
+    def log_text(self):
+        return "\n".join(l for l in self.lines if l is not None)
+
+    def telemetry_url(self):
+        line = self.wait_log(r"serving /metrics and /healthz on ")[0]
+        return "http://" + line.rsplit(" ", 1)[1]
+
+    def metrics(self):
+        with urllib.request.urlopen(self.telemetry_url() + "/metrics", timeout=10) as r:
+            return r.read().decode()
+
+    def send(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        self.reader.join(timeout=10)
+        return rc
+
+
+def metric_value(text, name, **labels):
+    """The value of one sample in Prometheus text, or None."""
+    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items(), key=lambda kv: kv[0]))
+    for line in text.splitlines():
+        if line.startswith("#") or not line.startswith(name):
+            continue
+        series, value = line.rsplit(" ", 1)
+        got = series[len(name):]
+        if got.startswith("{"):
+            got = ",".join(sorted(got.strip("{}").split(",")))
+        if got == want:
+            return float(value)
+    return None
+
+
+class ProfdTestCase(unittest.TestCase):
+    """A temporary working directory per test; profd processes stopped after."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="profd-it-")
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.proc.poll() is None:
+                p.proc.kill()
+                p.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def start(self, config_text=None, **kw):
+        p = Profd(self.dir, config_text, **kw)
+        self.procs.append(p)
+        return p
+
+    def spool(self, name, data=None, src=None, spool_dir="spool"):
+        """Drops a file into the spool the way writers should: write, then rename."""
+        os.makedirs(self.path(spool_dir), exist_ok=True)
+        tmp = self.path(spool_dir, "." + name + ".tmp")
+        if src:
+            shutil.copyfile(src, tmp)
+        else:
+            with open(tmp, "wb") as f:
+                f.write(data)
+        os.rename(tmp, self.path(spool_dir, name))
+
+    def outputs(self, root="profiles"):
+        found = []
+        for d, _, files in os.walk(self.path(root)):
+            found += [os.path.join(d, f) for f in files if not f.startswith(".")]
+        return sorted(found)

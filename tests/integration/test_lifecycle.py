@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Signals, reloads, the telemetry endpoint, and a leak check."""
+import os
+import shutil
+import signal
+import subprocess
+import unittest
+import urllib.error
+import urllib.request
+
+from harness import (GO_CORPUS, PROFD, ProfdTestCase, metric_value, wait_until)
+
+CONFIG = """
+receivers:
+  pprof_file: {include: [./spool/*.pb.gz]}
+exporters:
+  pprof_file: {directory: %s, path_template: "{unix_nanos}-{__name__}.pb.gz"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_file], exporters: [pprof_file]}
+"""
+
+
+class LifecycleTest(ProfdTestCase):
+
+    def test_sighup_reload_keeps_old_graph_when_new_is_broken(self):
+        p = self.start(CONFIG % "./first")
+        self.spool("a.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"wrote \./first/")
+        with open(p.config, "w") as f:
+            f.write(CONFIG.replace("pprof_file: {include", "pprof_file: {bogus: 1, include")
+                    % "./second")
+        mark = p.mark()
+        p.send(signal.SIGHUP)
+        p.wait_log(r"unknown key 'bogus' in receivers\.pprof_file", start=mark)
+        p.wait_log(r"reload failed; the running configuration stays in place", start=mark)
+        self.spool("b.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        p.wait_log(r"wrote \./first/", count=2)
+        with open(p.config, "w") as f:
+            f.write(CONFIG % "./second")
+        mark = p.mark()
+        p.send(signal.SIGHUP)
+        p.wait_log(r"reload done", start=mark)
+        self.spool("c.pb.gz", src=os.path.join(GO_CORPUS, "goroutine.pb.gz"))
+        p.wait_log(r"wrote \./second/", start=mark)
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_config_reloads_total", result="failure"), 1)
+        self.assertEqual(metric_value(m, "profd_config_reloads_total", result="success"), 1)
+        # Counters survive the reload: three files written by pprof_file in all.
+        self.assertEqual(metric_value(m, "profd_component_sent_records_total",
+                                      kind="exporter", id="pprof_file"), 3)
+        self.assertEqual(p.stop(), 0)
+
+    def test_sigterm_loses_no_file(self):
+        # A slow exporter (fsync on every file) and many files: SIGTERM arrives
+        # mid-stream. Every file must be either still in the spool or written.
+        n = 60
+        os.makedirs(self.path("spool"))
+        src = os.path.join(GO_CORPUS, "allocs.pb.gz")
+        for i in range(n):
+            shutil.copyfile(src, self.path("spool", "f%03d.pb.gz" % i))
+        p = self.start(CONFIG.replace("path_template", "fsync: true, path_template") % "./out")
+        p.wait_log(r"wrote \./out/")
+        self.assertEqual(p.stop(signal.SIGTERM), 0)
+        left = [f for f in os.listdir(self.path("spool")) if f.endswith(".pb.gz")]
+        written = self.outputs("out")
+        self.assertEqual(len(left) + len(written), n,
+                         "left %d + written %d != %d\n%s" % (len(left), len(written), n, p.log_text()))
+
+    def test_sigint_exits_zero_and_healthz_answers(self):
+        p = self.start(CONFIG % "./out")
+        url = p.telemetry_url()
+        with urllib.request.urlopen(url + "/healthz", timeout=10) as r:
+            self.assertEqual(r.read(), b"ok\n")
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(url + "/nope", timeout=10)
+        self.assertEqual(e.exception.code, 404)
+        m = p.metrics()
+        self.assertIn("# TYPE profd_component_accepted_records_total counter", m)
+        self.assertEqual(metric_value(m, "profd_exporter_queue_bytes", id="pprof_file"), 0)
+        self.assertEqual(p.stop(signal.SIGINT), 0)
+
+    def test_default_config_runs_from_the_working_directory(self):
+        # The embedded config: ./spool -> ./profiles, telemetry on 127.0.0.1:8888.
+        # Another process may hold 8888 on a shared machine; then profd says so.
+        p = self.start(None)
+        self.spool("x.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        try:
+            p.wait_log(r"pprof_file: wrote \./profiles/process_cpu/unknown_service/")
+        except AssertionError:
+            if "cannot listen on 127.0.0.1:8888" in p.log_text():
+                self.skipTest("port 8888 is taken on this machine")
+            raise
+        self.assertEqual(p.stop(), 0)
+
+    @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
+                         "valgrind not installed, or a sanitizer build")
+    def test_valgrind_run_and_shutdown_has_no_leaks(self):
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write(CONFIG % "./out")
+        self.spool("a.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        proc = subprocess.Popen(
+            ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
+             "--error-exitcode=99", "--log-file=" + self.path("vg.log"), PROFD, "--config",
+             "profd.yaml", "--log-level", "debug"],
+            cwd=self.dir, stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:
+            if "wrote ./out/" in line:
+                break
+        self.spool("b.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        for line in proc.stderr:
+            if "wrote ./out/" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        proc.stderr.read()
+        rc = proc.wait(timeout=120)
+        log = open(self.path("vg.log")).read()
+        self.assertEqual(rc, 0, log)
+        self.assertIn("ERROR SUMMARY: 0 errors", log)

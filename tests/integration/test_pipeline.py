@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Files in, files out, through the real binary and its modules."""
+import os
+import subprocess
+
+from harness import (GO_CORPUS, ProfdTestCase, corpus_files, metric_value, wait_until)
+
+PIPE = """
+receivers:
+  pprof_file:
+    include: [./spool/*.pb.gz, ./spool/*.pb]
+    labels: {env: test}
+exporters:
+%s
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles:
+      receivers: [pprof_file]
+      exporters: [%s]
+"""
+
+
+def config(exporters):
+    body = "".join("  %s: {%s}\n" % (eid, opts) for eid, opts in exporters)
+    return PIPE % (body, ", ".join(eid for eid, _ in exporters))
+
+
+def go_raw(path):
+    out = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+class PipelineTest(ProfdTestCase):
+
+    def test_corpus_passes_through_byte_identical(self):
+        p = self.start(config([("pprof_file", 'directory: ./profiles, '
+                                 'path_template: "{__file__}{env}/{__name__}-{time}.pb.gz"')]))
+        files = corpus_files()
+        for name in files:
+            self.spool(name, src=os.path.join(GO_CORPUS, name))
+        p.wait_log(r"pprof_file: wrote ", count=len(files))
+        outputs = self.outputs()
+        self.assertEqual(len(outputs), len(files))
+        originals = {open(os.path.join(GO_CORPUS, n), "rb").read() for n in files}
+        for out in outputs:
+            self.assertIn("/unknowntest/", out)    # {__file__} absent, {env} from config
+            with open(out, "rb") as f:
+                self.assertIn(f.read(), originals, out)
+        wait_until(lambda: not [f for f in os.listdir(self.path("spool")) if not f.startswith(".")],
+                   "the spool to be emptied after ingest")
+        self.assertEqual(p.stop(), 0)
+
+    def test_reencoded_output_reads_the_same_in_go_pprof(self):
+        p = self.start(config([("pprof_file", 'reencode: true, path_template: "{__name__}/{unix_nanos}.pb.gz"')]))
+        files = corpus_files()
+        for name in files:
+            self.spool(name, src=os.path.join(GO_CORPUS, name))
+        p.wait_log(r"pprof_file: wrote ", count=len(files))
+        self.assertEqual(p.stop(), 0)
+        want = sorted(go_raw(os.path.join(GO_CORPUS, n)) for n in files)
+        got = sorted(go_raw(out) for out in self.outputs())
+        self.assertEqual(len(got), len(want))
+        for g, w in zip(got, want):
+            self.assertEqual(g, w)
+
+    def test_fan_out_to_two_exporters_and_debug(self):
+        p = self.start(config([("pprof_file/a", "directory: ./out-a"),
+                               ("pprof_file/b", "directory: ./out-b, compression: none, "
+                                                'path_template: "{__name__}.pb"'),
+                               ("debug", "verbosity: detailed")]))
+        self.spool("cpu.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"pprof_file/a: wrote ")
+        p.wait_log(r"pprof_file/b: wrote ")
+        line = p.wait_log(r"debug: \{")[0]
+        self.assertIn('__name__="process_cpu"', line)
+        self.assertIn("cpu/nanoseconds total=", line)
+        self.assertIn("top(cpu)=[", line)
+        self.assertEqual(len(self.outputs("out-a")), 1)
+        raw = self.outputs("out-b")
+        self.assertEqual([os.path.basename(f) for f in raw], ["process_cpu.pb"])
+        with open(raw[0], "rb") as f:
+            self.assertNotEqual(f.read(2), b"\x1f\x8b")   # compression: none
+        self.assertEqual(go_raw(raw[0]), go_raw(os.path.join(GO_CORPUS, "cpu.pb.gz")))
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_component_sent_records_total",
+                                      kind="exporter", id="pprof_file/a"), 1)
+        self.assertEqual(metric_value(m, "profd_component_accepted_records_total",
+                                      kind="receiver", id="pprof_file"), 1)
+        self.assertEqual(p.stop(), 0)
+
+    def test_malformed_file_is_moved_aside_and_counted(self):
+        p = self.start(config([("pprof_file", "")]))
+        good = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        self.spool("broken.pb.gz", data=good[:len(good) // 2])
+        self.spool("garbage.pb", data=b"\x0a\x05\x08\x01")
+        p.wait_log(r"rejected \./spool/broken\.pb\.gz: gzip")
+        p.wait_log(r"rejected \./spool/garbage\.pb: pprof: .* at byte \d+")
+        self.spool("heap.pb.gz", data=good)       # the daemon keeps serving
+        p.wait_log(r"pprof_file: wrote ")
+        rejected = sorted(os.listdir(self.path("spool", "rejected")))
+        self.assertEqual(rejected, ["broken.pb.gz", "broken.pb.gz.error", "garbage.pb",
+                                    "garbage.pb.error"])
+        with open(self.path("spool", "rejected", "garbage.pb.error")) as f:
+            self.assertIn("length runs past the end of the message at byte", f.read())
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_component_refused_records_total",
+                                      kind="receiver", id="pprof_file"), 2)
+        self.assertEqual(p.stop(), 0)
+
+    def test_after_ingest_move_and_labels_from_file_name(self):
+        cfg = config([("pprof_file", 'path_template: "{service_name}/{kind}.pb.gz"')])
+        cfg = cfg.replace("labels: {env: test}",
+                          "labels: {env: test}\n    after_ingest: move\n    move_to: ../done\n"
+                          "    filename_pattern: '(?<service_name>[a-z]+)-(?<kind>[a-z]+)\\.pb\\.gz'")
+        p = self.start(cfg)
+        self.spool("shop-heap.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        p.wait_log(r"pprof_file: wrote ")
+        self.assertEqual([os.path.relpath(f, self.dir) for f in self.outputs()],
+                         ["profiles/shop/heap.pb.gz"])
+        wait_until(lambda: os.path.exists(self.path("done", "shop-heap.pb.gz")),
+                   "the ingested file to be moved")
+        self.assertEqual(p.stop(), 0)
+
+    def test_retention_keeps_the_newest_files(self):
+        p = self.start(config([("pprof_file", 'path_template: "{unix_nanos}.pb.gz", '
+                                 "retention: {max_files: 2, check_interval: 0s}")]))
+        for i, name in enumerate(["cpu.pb.gz", "heap.pb.gz", "goroutine.pb.gz", "allocs.pb.gz"]):
+            self.spool(name, src=os.path.join(GO_CORPUS, name))
+            p.wait_log(r"pprof_file: wrote ", count=i + 1)
+        wait_until(lambda: len(self.outputs()) == 2, "retention to keep two files")
+        self.assertEqual(p.stop(), 0)

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The pipeline graph and the exporter helper, driven through built-in test
+ * modules: fan-out, fan-in, private copies for mutating processors, the
+ * lifecycle order, acks, full-queue policies, retries and the drain deadline.
+ */
+#include "check.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#include "../../config/service.h"
+#include "../../core/graph.h"
+#include "../../core/record.h"
+
+/* ---- an event log and a gate the test controls ---- */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static char events[4096];
+static int delivered;          /* records seen by any sink */
+static bool gate_closed;       /* sinks wait while true */
+
+static void note(const char *what, const char *id)
+{
+    pthread_mutex_lock(&mu);
+    strncat(events, what, sizeof(events) - strlen(events) - 1);
+    strncat(events, ":", sizeof(events) - strlen(events) - 1);
+    strncat(events, id, sizeof(events) - strlen(events) - 1);
+    strncat(events, " ", sizeof(events) - strlen(events) - 1);
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+}
+
+static void reset(void)
+{
+    pthread_mutex_lock(&mu);
+    events[0] = '\0';
+    delivered = 0;
+    gate_closed = false;
+    pthread_mutex_unlock(&mu);
+}
+
+/* Waits up to 5 s for delivered >= n. */
+static bool wait_delivered(int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&mu);
+    while (delivered < n && pthread_cond_timedwait(&changed, &mu, &until) == 0)
+        ;
+    bool ok = delivered >= n;
+    pthread_mutex_unlock(&mu);
+    return ok;
+}
+
+/* ---- test modules ---- */
+
+struct node_state {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct sink_cfg *cfg;
+    int calls;
+};
+
+static struct profd_component *source;   /* the last receiver created */
+
+static int node_create(const struct profd_host *host, struct profd_component *self,
+                       const void *cfg, void **out)
+{
+    struct node_state *s = calloc(1, sizeof(*s));
+    *s = (struct node_state){host, self, cfg, 0};
+    if (self->kind == PROFD_RECEIVER)
+        source = self;
+    *out = s;
+    return PROFD_OK;
+}
+
+static int node_start(void *st)
+{
+    struct node_state *s = st;
+    note("start", s->host->id(s->self));
+    return PROFD_OK;
+}
+
+static int node_shutdown(void *st)
+{
+    struct node_state *s = st;
+    note("stop", s->host->id(s->self));
+    return PROFD_OK;
+}
+
+static void node_destroy(void *st)
+{
+    free(st);
+}
+
+static int mutate_consume(void *st, struct profd_batch *b)
+{
+    struct node_state *s = st;
+    for (size_t i = 0; i < b->nrecords; i++)
+        s->host->record_set_label(b->records[i], "mutated", "yes");
+    return s->host->emit(s->self, b);
+}
+
+enum { SINK_OK, SINK_RETRY_ONCE, SINK_FAIL, SINK_RETRY_ALWAYS };
+static const char *const sink_modes[] = {"ok", "retry_once", "fail", "retry_always", NULL};
+
+struct sink_cfg {
+    int mode;
+};
+
+static const struct profd_option sink_options[] = {
+    {"mode", PROFD_OPT_ENUM, offsetof(struct sink_cfg, mode), "ok", "behaviour",
+     .choices = sink_modes},
+    {0},
+};
+
+static int sink_consume(void *st, struct profd_batch *b)
+{
+    struct node_state *s = st;
+    pthread_mutex_lock(&mu);
+    while (gate_closed)
+        pthread_cond_wait(&changed, &mu);
+    pthread_mutex_unlock(&mu);
+    s->calls++;
+    if (s->cfg->mode == SINK_RETRY_ALWAYS || (s->cfg->mode == SINK_RETRY_ONCE && s->calls == 1))
+        return PROFD_ERETRY;
+    if (s->cfg->mode == SINK_FAIL)
+        return PROFD_ERR;
+    for (size_t i = 0; i < b->nrecords; i++) {
+        const char *m = s->host->record_label(b->records[i], "mutated");
+        char what[64];
+        snprintf(what, sizeof(what), "got%s", m ? "-mutated" : "");
+        note(what, s->host->id(s->self));
+    }
+    pthread_mutex_lock(&mu);
+    delivered += (int)b->nrecords;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+    return PROFD_OK;
+}
+
+#define MODULE(kind_, type_, consume_, flags_, opts_, size_)                                 \
+    {PROFD_ABI_VERSION, sizeof(struct profd_plugin), kind_, type_, "test", opts_, size_,  \
+     flags_, NULL, node_create, node_start, consume_, node_shutdown, node_destroy}
+
+static const struct profd_plugin test_modules[] = {
+    MODULE(PROFD_RECEIVER, "src", NULL, 0, NULL, 0),
+    MODULE(PROFD_PROCESSOR, "mut", mutate_consume, PROFD_PLUGIN_MUTATES, NULL, 0),
+    MODULE(PROFD_EXPORTER, "sink", sink_consume, 0, sink_options, sizeof(struct sink_cfg)),
+};
+
+/* ---- harness ---- */
+
+static struct profd_graph *start_graph(const char *yaml, struct profd_loader **lp)
+{
+    struct profd_loader *l = profd_loader_create(NULL, 0);
+    char err[256];
+    for (size_t i = 0; i < 3; i++)
+        profd_loader_register(l, &test_modules[i], err, sizeof(err));
+    struct profd_diag d = {0};
+    struct cfg_node *root = cfg_load_string("g.yaml", yaml, &d);
+    struct profd_config *c = root ? profd_config_parse(root, &d) : NULL;
+    struct profd_graph *g = c ? profd_graph_prepare(c, l, &d) : NULL;
+    for (size_t i = 0; i < d.n; i++)
+        fprintf(stderr, "  %s\n", d.msgs[i]);
+    profd_diag_free(&d);
+    profd_config_free(c);
+    if (g && (profd_graph_create(g, NULL) < 0 || profd_graph_start(g) < 0)) {
+        profd_graph_destroy(g);
+        g = NULL;
+    }
+    *lp = l;
+    return g;
+}
+
+static void stop_graph(struct profd_graph *g, struct profd_loader *l)
+{
+    profd_graph_destroy(g);
+    profd_loader_destroy(l);
+}
+
+static struct profd_batch *one_record_batch(void)
+{
+    struct profd_batch *b = profd_batch_new();
+    uint8_t *payload = malloc(100);
+    memset(payload, 0, 100);
+    struct profd_record *r = profd_record_add(b, payload, 100, PROFD_ENC_PPROF_RAW);
+    profd_record_set_label(r, "__name__", "test");
+    return b;
+}
+
+static int ack_calls, ack_ok;
+
+static void on_ack(void *arg, bool ok)
+{
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    ack_calls++;
+    ack_ok = ok;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+}
+
+static int emit_one(bool with_ack)
+{
+    struct profd_batch *b = one_record_batch();
+    if (with_ack)
+        profd_batch_set_ack(b, on_ack, NULL);
+    int rc = profd_graph_emit(source, b);
+    profd_batch_unref(b);
+    return rc;
+}
+
+static uint64_t counter(const char *id, const char *kind, enum profd_counter c)
+{
+    return atomic_load(&profd_metrics_get(id, kind)->counters[c]);
+}
+
+/* ---- cases ---- */
+
+TEST(lifecycle_order_and_fan_out)
+{
+    reset();
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/lo: {}}\nexporters: {sink/a: {}, sink/b: {}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/lo], exporters: [sink/a, sink/b]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_STR(events, "start:sink/a start:sink/b start:src/lo ");
+    CHECK_INT(emit_one(false), PROFD_OK);
+    CHECK(wait_delivered(2));
+    CHECK_CONTAINS(events, "got:sink/a");
+    CHECK_CONTAINS(events, "got:sink/b");
+    reset();
+    stop_graph(g, l);
+    CHECK_STR(events, "stop:src/lo stop:sink/b stop:sink/a ");
+}
+
+TEST(mutating_processor_gets_a_private_copy)
+{
+    reset();
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/mc: {}}\nprocessors: {mut: {}}\nexporters: {sink/m: {}, sink/plain: {}}\n"
+        "service: {pipelines: {\n"
+        "  profiles/1: {receivers: [src/mc], processors: [mut], exporters: [sink/m]},\n"
+        "  profiles/2: {receivers: [src/mc], exporters: [sink/plain]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_INT(emit_one(false), PROFD_OK);
+    CHECK(wait_delivered(2));
+    CHECK_CONTAINS(events, "got-mutated:sink/m");
+    CHECK_CONTAINS(events, "got:sink/plain");
+    CHECK(!strstr(events, "got-mutated:sink/plain"));
+    stop_graph(g, l);
+}
+
+TEST(fan_in_and_ack_after_every_exporter)
+{
+    reset();
+    ack_calls = 0;
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/one: {}, src/two: {}}\nexporters: {sink/fi: {}, sink/fi2: {}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/one, src/two], exporters: [sink/fi, sink/fi2]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    pthread_mutex_lock(&mu);
+    gate_closed = true;
+    pthread_mutex_unlock(&mu);
+    CHECK_INT(emit_one(true), PROFD_OK);
+    pthread_mutex_lock(&mu);
+    CHECK_INT(ack_calls, 0);   /* both exporters still hold it */
+    gate_closed = false;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+    CHECK(wait_delivered(2));
+    stop_graph(g, l);   /* drains: every ack has fired once this returns */
+    CHECK_INT(ack_calls, 1);
+    CHECK(ack_ok);
+    CHECK_INT(counter("sink/fi", "exporter", PROFD_C_SENT_RECORDS), 1);
+    CHECK_INT(counter("src/two", "receiver", PROFD_C_ACCEPTED_RECORDS), 1);
+}
+
+TEST(permanent_failure_fails_the_ack)
+{
+    reset();
+    ack_calls = 0;
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/pf: {}}\nexporters: {sink/bad: {mode: fail}, sink/good: {}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/pf], exporters: [sink/bad, sink/good]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_INT(emit_one(true), PROFD_OK);
+    CHECK(wait_delivered(1));
+    stop_graph(g, l);
+    CHECK_INT(ack_calls, 1);
+    CHECK(!ack_ok);
+    CHECK_INT(counter("sink/bad", "exporter", PROFD_C_FAILED_RECORDS), 1);
+}
+
+TEST(retry_then_success)
+{
+    reset();
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/rt: {}}\n"
+        "exporters: {sink/rt: {mode: retry_once, retry_on_failure: {initial_interval: 1ms}}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/rt], exporters: [sink/rt]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_INT(emit_one(false), PROFD_OK);
+    CHECK(wait_delivered(1));
+    stop_graph(g, l);
+    CHECK_INT(counter("sink/rt", "exporter", PROFD_C_SENT_RECORDS), 1);
+    CHECK_INT(counter("sink/rt", "exporter", PROFD_C_FAILED_RECORDS), 0);
+}
+
+TEST(full_queue_drop_and_block)
+{
+    reset();
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/fq: {}}\n"
+        "exporters:\n"
+        "  sink/drop: {sending_queue: {queue_size: 150, full_policy: drop}}\n"
+        "  sink/block: {sending_queue: {queue_size: 150, block_timeout: 20ms}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/fq], exporters: [sink/drop, sink/block]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    pthread_mutex_lock(&mu);
+    gate_closed = true;   /* senders take one batch each and wait */
+    pthread_mutex_unlock(&mu);
+    CHECK_INT(emit_one(false), PROFD_OK);   /* taken by the senders */
+    /* Wait until both senders took their batch off the queue. */
+    for (int i = 0; i < 500 && (atomic_load(&profd_metrics_get("sink/drop", "exporter")->queue_records) ||
+                                atomic_load(&profd_metrics_get("sink/block", "exporter")->queue_records));
+         i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 bytes */
+    CHECK_INT(emit_one(false), PROFD_ERETRY);   /* drop drops, block times out */
+    CHECK_INT(counter("sink/drop", "exporter", PROFD_C_DROPPED_RECORDS), 1);
+    pthread_mutex_lock(&mu);
+    gate_closed = false;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+    CHECK(wait_delivered(4));
+    stop_graph(g, l);
+    CHECK_INT(counter("sink/block", "exporter", PROFD_C_SENT_RECORDS), 2);
+    CHECK_INT(counter("sink/drop", "exporter", PROFD_C_SENT_RECORDS), 2);
+}
+
+TEST(drain_deadline_drops_what_cannot_be_sent)
+{
+    reset();
+    ack_calls = 0;
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/dd: {}}\n"
+        "exporters: {sink/dd: {mode: retry_always, shutdown_timeout: 50ms,\n"
+        "                      retry_on_failure: {initial_interval: 5ms, max_interval: 10ms}}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/dd], exporters: [sink/dd]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_INT(emit_one(true), PROFD_OK);
+    CHECK_INT(emit_one(true), PROFD_OK);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    stop_graph(g, l);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECK(secs < 2.0);
+    CHECK_INT(counter("sink/dd", "exporter", PROFD_C_DROPPED_RECORDS), 2);
+    CHECK_INT(ack_calls, 2);
+    CHECK(!ack_ok);
+}
+
+TEST(backoff_grows_and_is_capped)
+{
+    int64_t s = 1000000000;
+    CHECK_INT(profd_backoff_ns(s, 30 * s, 0, 500), s);        /* jitter factor 1.0 */
+    CHECK_INT(profd_backoff_ns(s, 30 * s, 1, 500), 3 * s / 2);
+    CHECK_INT(profd_backoff_ns(s, 30 * s, 40, 500), 30 * s);
+    CHECK(profd_backoff_ns(s, 30 * s, 0, 0) == s / 2);
+    CHECK(profd_backoff_ns(s, 30 * s, 0, 999) < 3 * s / 2);
+}
+
+TEST(module_abi_mismatch_is_refused)
+{
+    struct profd_plugin bad = test_modules[2];
+    bad.abi_version = PROFD_ABI_VERSION + 1;
+    char err[256];
+    struct profd_loader *l = profd_loader_create(NULL, 0);
+    CHECK_INT(profd_loader_register(l, &bad, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "built for ABI version 2, this profd speaks version 1");
+    bad = test_modules[2];
+    bad.struct_size -= 8;
+    CHECK_INT(profd_loader_register(l, &bad, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "descriptor is");
+    CHECK(profd_loader_get(l, PROFD_EXPORTER, "nosuch", err, sizeof(err)) == NULL);
+    CHECK_CONTAINS(err, "no module for exporter 'nosuch' (looked for ");
+    profd_loader_destroy(l);
+}
+
+RUN_TESTS()

@@ -9,12 +9,14 @@ WERROR   ?= -Werror
 SANITIZE ?=
 
 PKGS     := yaml-0.1 libevent libdeflate jansson libprotobuf-c
-CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
+OPT      ?= -O2 -g
+CFLAGS   := $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
             $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \
             $(SANITIZE) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -ldl -lm
-MODFLAGS := -fPIC -fvisibility=hidden -shared -Wl,-z,defs
+# -z defs proves a module uses no daemon symbol; sanitizer runtimes live in
+# the executable, so sanitized modules are linked without it.
+MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
 
 CORE_SRC := $(wildcard core/*.c config/*.c)
 CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
@@ -34,6 +36,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CONFORMANCE := $(BUILD)/tests/conformance
 
+.SECONDARY:
 .PHONY: all deps test-deps run test unit asan fuzz bench install clean
 all: deps $(BUILD)/profd $(MODULES)
 
@@ -87,11 +90,11 @@ run: all
 unit: all $(UNIT_BIN) $(CONFORMANCE)
 
 test: test-deps unit
-	BUILD=$(BUILD) tests/run.sh
+	BUILD=$(BUILD) PROFD_SANITIZED=$(PROFD_SANITIZED) tests/run.sh
 
 asan:
 	$(MAKE) test BUILD=build-asan CC=clang SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		CFLAGS="-O1 -g" PROFD_SANITIZED=1
+		OPT="-O1 -g" PROFD_SANITIZED=1
 
 fuzz: test-deps
 	BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} tests/fuzz/run.sh

@@ -62,7 +62,8 @@ long retention_enforce(const char *dir, const struct retention_limits *lim, int6
     int rc = nftw(dir, visit, 16, FTW_PHYS);
     long removed = 0;
     if (rc == 0) {
-        qsort(walk.items, walk.n, sizeof(*walk.items), by_age);
+        if (walk.n)
+            qsort(walk.items, walk.n, sizeof(*walk.items), by_age);
         uint64_t bytes = 0;
         for (size_t i = 0; i < walk.n; i++)
             bytes += walk.items[i].size;

@@ -56,7 +56,7 @@ static void check_same(const struct profd_profile *a, const struct profd_profile
         const struct profd_sample *x = &a->samples[i], *y = &b->samples[i];
         CHECK_INT(x->nlocations, y->nlocations);
         CHECK_INT(x->nlabels, y->nlabels);
-        if (x->nlocations == y->nlocations)
+        if (x->nlocations == y->nlocations && x->nlocations)
             CHECK(!memcmp(x->locations, y->locations, x->nlocations * sizeof(*x->locations)));
         CHECK(!memcmp(x->values, y->values, a->nsample_types * sizeof(*x->values)));
     }

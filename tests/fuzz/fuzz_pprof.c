@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+/* libFuzzer driver: the pprof decoder (gzip or raw), then re-encode and
+ * decode again: whatever decodes must survive a round trip. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../core/pprof.h"
+#include "../../core/profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+    char err[256];
+    struct profd_profile *p = profd_pprof_decode(data, len, 16 << 20, err, sizeof(err));
+    if (!p)
+        return 0;
+    uint8_t *out;
+    size_t n;
+    profd_pprof_encode_raw(p, &out, &n);
+    struct profd_profile *q = profd_pprof_decode(out, n, 64 << 20, err, sizeof(err));
+    if (!q || q->nsamples != p->nsamples || q->nlocations != p->nlocations)
+        abort();   /* our own output must decode to the same shape */
+    profd_profile_free(q);
+    free(out);
+    profd_profile_free(p);
+    return 0;
+}

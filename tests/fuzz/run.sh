@@ -1,0 +1,33 @@
+#!/bin/sh
+# Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
+# FUZZ_SECONDS (default 10) from the seed corpus: the pprof driver from the
+# shared Go corpus, the config driver from tests/fuzz/seeds/config.
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+FUZZ_BUILD=build-fuzz
+SECONDS_EACH=${FUZZ_SECONDS:-10}
+CORPUS=${PROFD_CORPUS:-../shared/corpus}
+FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
+-std=gnu11 -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate)"
+LIBS="$(pkg-config --libs yaml-0.1 libdeflate) -lpthread"
+mkdir -p $FUZZ_BUILD
+core="core/pb.c core/pprof_decode.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c"
+conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c"
+clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
+clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
+rc=0
+for t in pprof config; do
+    work=$FUZZ_BUILD/corpus-$t
+    mkdir -p $work
+    if [ $t = pprof ]; then seeds="$CORPUS/go"; else seeds=tests/fuzz/seeds/config; fi
+    echo "fuzz_$t: ${SECONDS_EACH}s"
+    if $FUZZ_BUILD/fuzz_$t -max_total_time="$SECONDS_EACH" -max_len=1048576 -rss_limit_mb=2048 \
+        -print_final_stats=0 -artifact_prefix=$FUZZ_BUILD/crash-$t- $work "$seeds" \
+        > $FUZZ_BUILD/fuzz_$t.log 2>&1; then
+        echo "fuzz_$t: ok ($(grep -c '' $FUZZ_BUILD/fuzz_$t.log) log lines)"
+    else
+        echo "fuzz_$t: FAILED"; tail -40 $FUZZ_BUILD/fuzz_$t.log; rc=1
+    fi
+done
+exit $rc

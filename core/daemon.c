@@ -64,7 +64,7 @@ static struct profd_graph *create_graph(struct daemon *dm, struct profd_graph *g
         profd_graph_destroy(g);
         return NULL;
     }
-    if (g && dm->o->oneshot) {
+    if (g) {   /* only one-shot receivers report done: a daemon with any other runs on */
         g->on_all_done = all_done;
         g->on_all_done_arg = dm;
     }

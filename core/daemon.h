@@ -21,13 +21,13 @@ struct profd_run_options {
     const char *config_path;   /* NULL: config_text */
     const char *config_text;
     struct profd_loader *loader;
-    bool oneshot;              /* exit once every receiver reported done */
+    bool oneshot;              /* a convert run: no telemetry, no reload */
     int log_level;             /* enum profd_log_level, or -1 for the config's */
 };
 
 /*
- * Runs until SIGINT/SIGTERM (or, for oneshot, until all input is done), then
- * drains and shuts down. Returns the process exit code: 0 on a clean run, 2
+ * Runs until SIGINT/SIGTERM, or until every receiver reported its input done
+ * (only one-shot receivers do), then drains and shuts down. Returns the process exit code: 0 on a clean run, 2
  * for a config that does not validate, 1 for anything else.
  */
 int profd_daemon_run(const struct profd_run_options *o);

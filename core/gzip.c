@@ -8,7 +8,9 @@
 
 #include "alloc.h"
 
-#define GZIP_LEVEL 6
+/* libdeflate level 5: on real profiles it is smaller than level 6 and twice
+ * as fast, and smaller than what Go's compress/gzip writes at its default. */
+#define GZIP_LEVEL 5
 
 bool profd_is_gzip(const uint8_t *data, size_t len)
 {

@@ -71,7 +71,8 @@ struct state {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    atomic_uint seq;
+    atomic_uint seq;          /* names temp files */
+    atomic_uint collisions;   /* suffixes for names already taken */
     pthread_mutex_t retention_lock;
     int64_t next_retention_ns;
 };
@@ -166,9 +167,11 @@ static void fsync_dir_of(const char *path)
     free(dir);
 }
 
-/* Moves tmp to final without replacing anything, adding -1, -2... before the
- * extension when the name is taken. Returns 0, or -1 with errno. */
-static int publish(const struct state *s, const char *tmp, const char *final, char **written)
+/* Moves tmp to final without replacing anything. When the name is taken, a
+ * suffix -N goes before the extension, N from a counter that only grows, so
+ * a burst of profiles with one timestamp costs one extra try each, not a
+ * scan. Returns 0, or -1 with errno. */
+static int publish(struct state *s, const char *tmp, const char *final, char **written)
 {
     if (s->cfg->overwrite) {
         *written = strdup(final);
@@ -176,11 +179,12 @@ static int publish(const struct state *s, const char *tmp, const char *final, ch
     }
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
     size_t stem = strlen(final) - strlen(ext);
-    for (int n = 0; n < 10000; n++) {
+    for (int attempt = 0; attempt < 1000; attempt++) {
         char *name;
-        if (n == 0)
+        if (attempt == 0)
             name = strdup(final);
-        else if (asprintf(&name, "%.*s-%d%s", (int)stem, final, n, ext) < 0)
+        else if (asprintf(&name, "%.*s-%u%s", (int)stem, final,
+                          atomic_fetch_add(&s->collisions, 1) + 1, ext) < 0)
             name = NULL;
         if (!name)
             return -1;
@@ -204,11 +208,6 @@ static int write_file(struct state *s, const char *path, const uint8_t *data, si
 {
     char *tmp = NULL, *written = NULL, *dup = strdup(path);
     int rc = PROFD_ERETRY;
-    if (!dup || make_parents(dup) < 0) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "cannot create the directories of %s: %s", path,
-                     strerror(errno));
-        goto out;
-    }
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
     if (asprintf(&tmp, "%.*s.%s.tmp.%d.%u", (int)dirlen, path, slash ? slash + 1 : path,
@@ -217,6 +216,14 @@ static int write_file(struct state *s, const char *path, const uint8_t *data, si
         goto out;
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT && dup) {   /* first file of a new directory */
+        if (make_parents(dup) < 0) {
+            s->host->log(s->self, PROFD_LOG_ERROR, "cannot create the directories of %s: %s",
+                         path, strerror(errno));
+            goto out;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    }
     if (fd < 0 || write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0)) {
         s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
         if (fd >= 0)

@@ -110,4 +110,4 @@ install: all
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD)/obj $(BUILD)/modules -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/modules $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -194,8 +194,14 @@ static bool count_fields(struct decoder *d)
 
 /* ---- sweep 2 ---- */
 
-static bool decode_value_type(struct decoder *d, const struct pb_field *outer,
-                              struct profd_value_type *vt)
+/* Field setter of a message made only of varints: false stops the decode. */
+typedef bool (*varint_setter)(struct decoder *d, void *target, uint32_t number, uint64_t value,
+                              size_t offset);
+
+/* Walks a message whose fields 1..max_field are all varints, calling set for
+ * each; higher (unknown) fields are skipped. */
+static bool each_varint_field(struct decoder *d, const struct pb_field *outer, uint32_t max_field,
+                              const char *what, varint_setter set, void *target)
 {
     struct pb_reader r;
     struct pb_field f;
@@ -203,69 +209,74 @@ static bool decode_value_type(struct decoder *d, const struct pb_field *outer,
     int rc;
     pb_reader_init(&r, d->buf, outer->data, outer->len);
     while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > 2)
+        if (f.number > max_field)
             continue;
-        if (!expect_wire(d, &f, PB_VARINT, "ValueType"))
-            return false;
-        if (!str_index(d, f.value, f.number == 1 ? &vt->type : &vt->unit, "ValueType", f.offset))
+        if (!expect_wire(d, &f, PB_VARINT, what) || !set(d, target, f.number, f.value, f.offset))
             return false;
     }
-    return rc == 0 || fail(d, f.offset, "ValueType: %s", err);
+    return rc == 0 || fail(d, f.offset, "%s: %s", what, err);
+}
+
+static bool set_value_type(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
+{
+    struct profd_value_type *vt = target;
+    return str_index(d, v, number == 1 ? &vt->type : &vt->unit, "ValueType", off);
+}
+
+static bool decode_value_type(struct decoder *d, const struct pb_field *outer,
+                              struct profd_value_type *vt)
+{
+    return each_varint_field(d, outer, 2, "ValueType", set_value_type, vt);
+}
+
+struct table_entry {
+    void *entry;
+    uint64_t *id;
+};
+
+static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
+{
+    struct table_entry *t = target;
+    struct profd_mapping *m = t->entry;
+    switch (number) {
+    case 1: *t->id = v; return true;
+    case 2: m->memory_start = v; return true;
+    case 3: m->memory_limit = v; return true;
+    case 4: m->file_offset = v; return true;
+    case 5: return str_index(d, v, &m->filename, "Mapping.filename", off);
+    case 6: return str_index(d, v, &m->build_id, "Mapping.build_id", off);
+    case 7: m->has_functions = v != 0; return true;
+    case 8: m->has_filenames = v != 0; return true;
+    case 9: m->has_line_numbers = v != 0; return true;
+    default: m->has_inline_frames = v != 0; return true;
+    }
 }
 
 static bool decode_mapping(struct decoder *d, const struct pb_field *outer, size_t i)
 {
-    struct profd_mapping *m = &d->p->mappings[i];
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
+    struct table_entry t = {&d->p->mappings[i], &d->mappings.ids[i]};
     d->mappings.offsets[i] = outer->offset;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > 10)
-            continue;
-        if (!expect_wire(d, &f, PB_VARINT, "Mapping"))
-            return false;
-        switch (f.number) {
-        case 1: d->mappings.ids[i] = f.value; break;
-        case 2: m->memory_start = f.value; break;
-        case 3: m->memory_limit = f.value; break;
-        case 4: m->file_offset = f.value; break;
-        case 5: if (!str_index(d, f.value, &m->filename, "Mapping.filename", f.offset)) return false; break;
-        case 6: if (!str_index(d, f.value, &m->build_id, "Mapping.build_id", f.offset)) return false; break;
-        case 7: m->has_functions = f.value != 0; break;
-        case 8: m->has_filenames = f.value != 0; break;
-        case 9: m->has_line_numbers = f.value != 0; break;
-        case 10: m->has_inline_frames = f.value != 0; break;
-        }
+    return each_varint_field(d, outer, 10, "Mapping", set_mapping, &t);
+}
+
+static bool set_function(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
+{
+    struct table_entry *t = target;
+    struct profd_function *fn = t->entry;
+    switch (number) {
+    case 1: *t->id = v; return true;
+    case 2: return str_index(d, v, &fn->name, "Function.name", off);
+    case 3: return str_index(d, v, &fn->system_name, "Function.system_name", off);
+    case 4: return str_index(d, v, &fn->filename, "Function.filename", off);
+    default: fn->start_line = (int64_t)v; return true;
     }
-    return rc == 0 || fail(d, f.offset, "Mapping: %s", err);
 }
 
 static bool decode_function(struct decoder *d, const struct pb_field *outer, size_t i)
 {
-    struct profd_function *fn = &d->p->functions[i];
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
+    struct table_entry t = {&d->p->functions[i], &d->functions.ids[i]};
     d->functions.offsets[i] = outer->offset;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > 5)
-            continue;
-        if (!expect_wire(d, &f, PB_VARINT, "Function"))
-            return false;
-        switch (f.number) {
-        case 1: d->functions.ids[i] = f.value; break;
-        case 2: if (!str_index(d, f.value, &fn->name, "Function.name", f.offset)) return false; break;
-        case 3: if (!str_index(d, f.value, &fn->system_name, "Function.system_name", f.offset)) return false; break;
-        case 4: if (!str_index(d, f.value, &fn->filename, "Function.filename", f.offset)) return false; break;
-        case 5: fn->start_line = (int64_t)f.value; break;
-        }
-    }
-    return rc == 0 || fail(d, f.offset, "Function: %s", err);
+    return each_varint_field(d, outer, 5, "Function", set_function, &t);
 }
 
 struct comment_sink {
@@ -340,30 +351,19 @@ static bool sweep_tables(struct decoder *d)
 
 /* ---- sweep 3: locations ---- */
 
-static bool decode_line(struct decoder *d, const struct pb_field *outer, struct profd_line *ln)
+static bool set_line(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
 {
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > 3)
-            continue;
-        if (!expect_wire(d, &f, PB_VARINT, "Line"))
-            return false;
-        if (f.number == 1) {
-            ln->function = idmap_get(&d->functions.map, f.value, d->p->nfunctions);
-            if (!ln->function && f.value)
-                return fail(d, f.offset, "Line refers to unknown function id %llu",
-                            (unsigned long long)f.value);
-        } else if (f.number == 2) {
-            ln->line = (int64_t)f.value;
-        } else {
-            ln->column = (int64_t)f.value;
-        }
+    struct profd_line *ln = target;
+    if (number == 1) {
+        ln->function = idmap_get(&d->functions.map, v, d->p->nfunctions);
+        if (!ln->function && v)
+            return fail(d, off, "Line refers to unknown function id %llu", (unsigned long long)v);
+    } else if (number == 2) {
+        ln->line = (int64_t)v;
+    } else {
+        ln->column = (int64_t)v;
     }
-    return rc == 0 || fail(d, f.offset, "Line: %s", err);
+    return true;
 }
 
 static bool decode_location(struct decoder *d, const struct pb_field *outer, size_t i)
@@ -398,7 +398,7 @@ static bool decode_location(struct decoder *d, const struct pb_field *outer, siz
             break;
         case 3: loc->address = f.value; break;
         case 4:
-            if (!decode_line(d, &f, &loc->lines[loc->nlines++]))
+            if (!each_varint_field(d, &f, 3, "Line", set_line, &loc->lines[loc->nlines++]))
                 return false;
             break;
         case 5: loc->is_folded = f.value != 0; break;
@@ -447,30 +447,15 @@ static bool add_value(void *arg, uint64_t v)
     return true;
 }
 
-static bool decode_label(struct decoder *d, const struct pb_field *outer,
-                         struct profd_sample_label *l)
+static bool set_label(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
 {
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > 4)
-            continue;
-        if (!expect_wire(d, &f, PB_VARINT, "Label"))
-            return false;
-        bool ok = true;
-        switch (f.number) {
-        case 1: ok = str_index(d, f.value, &l->key, "Label.key", f.offset); break;
-        case 2: ok = str_index(d, f.value, &l->str, "Label.str", f.offset); break;
-        case 3: l->num = (int64_t)f.value; break;
-        case 4: ok = str_index(d, f.value, &l->num_unit, "Label.num_unit", f.offset); break;
-        }
-        if (!ok)
-            return false;
+    struct profd_sample_label *l = target;
+    switch (number) {
+    case 1: return str_index(d, v, &l->key, "Label.key", off);
+    case 2: return str_index(d, v, &l->str, "Label.str", off);
+    case 3: l->num = (int64_t)v; return true;
+    default: return str_index(d, v, &l->num_unit, "Label.num_unit", off);
     }
-    return rc == 0 || fail(d, f.offset, "Label: %s", err);
 }
 
 static bool count_repeated(struct decoder *d, const struct pb_field *f, size_t *n)
@@ -521,7 +506,7 @@ static bool decode_sample(struct decoder *d, const struct pb_field *outer, struc
             return false;
         if (f.number == 2)
             pb_each_varint(&f, add_value, &sf);
-        if (f.number == 3 && !decode_label(d, &f, &s->labels[s->nlabels++]))
+        if (f.number == 3 && !each_varint_field(d, &f, 4, "Label", set_label, &s->labels[s->nlabels++]))
             return false;
     }
     return true;

@@ -174,6 +174,22 @@ TEST(bind_values_and_defaults)
     profd_diag_free(&d);
 }
 
+/* Every wanted message is among d's, and d has no others. */
+static void check_diags(const struct profd_diag *d, const char *const *want, size_t nwant)
+{
+    for (size_t i = 0; i < nwant; i++) {
+        bool found = false;
+        for (size_t j = 0; j < d->n; j++)
+            found |= strstr(d->msgs[j], want[i]) != NULL;
+        if (!found)
+            fprintf(stderr, "  missing diagnostic: %s\n", want[i]);
+        CHECK(found);
+    }
+    CHECK_INT(d->n, nwant);
+    for (size_t j = 0; check_case_failed && j < d->n; j++)
+        fprintf(stderr, "  got: %s\n", d->msgs[j]);
+}
+
 TEST(bind_reports_every_error_with_location)
 {
     struct profd_diag d = {0};
@@ -193,17 +209,7 @@ TEST(bind_reports_every_error_with_location)
         "o.yaml:7:12: unknown key 'extra' in x.in",
         "missing required option 'must'",
     };
-    CHECK_INT(d.n, sizeof(want) / sizeof(*want));
-    for (size_t i = 0; i < d.n && i < sizeof(want) / sizeof(*want); i++) {
-        bool found = false;
-        for (size_t j = 0; j < d.n; j++)
-            found |= strstr(d.msgs[j], want[i]) != NULL;
-        if (!found)
-            fprintf(stderr, "  missing diagnostic: %s\n", want[i]);
-        CHECK(found);
-    }
-    for (size_t j = 0; check_case_failed && j < d.n; j++)
-        fprintf(stderr, "  got: %s\n", d.msgs[j]);
+    check_diags(&d, want, sizeof(want) / sizeof(*want));
     profd_unbind(test_opts, &o);
     profd_diag_free(&d);
 }
@@ -271,15 +277,7 @@ TEST(service_errors_all_at_once)
         "s.yaml:8:5: pipeline 'traces': only profiles pipelines exist",
         "s.yaml:2:24: exporter 'unused' is defined but not used in any pipeline",
     };
-    for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
-        bool found = false;
-        for (size_t j = 0; j < d.n; j++)
-            found |= strstr(d.msgs[j], want[i]) != NULL;
-        if (!found)
-            fprintf(stderr, "  missing diagnostic: %s\n", want[i]);
-        CHECK(found);
-    }
-    CHECK_INT(d.n, sizeof(want) / sizeof(*want));
+    check_diags(&d, want, sizeof(want) / sizeof(*want));
     profd_diag_free(&d);
 }
 

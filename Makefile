@@ -78,11 +78,11 @@ $(BUILD)/obj/proto/%.o: $(BUILD)/proto/%.c
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(filter %.c %.o %.a,$^) -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o %.a,$^) -o $@ $(LDLIBS)
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(filter %.c %.a,$^) -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $< $(filter %.a,$^) -o $@ $(LDLIBS)
 
 run: all
 	$(BUILD)/profd

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The pprof_file modules' inner parts: path templates, retention, profile
+ * type naming, and the path set. Compiled in from the module sources. */
+#include "check.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../core/arena.h"
+#include "../../core/profile.h"
+#include "../../core/record.h"
+#include "../../exporters/pprof_file/retention.c"
+#include "../../exporters/pprof_file/template.c"
+#include "../../receivers/pprof_file/naming.c"
+#include "../../receivers/pprof_file/pathset.c"
+
+TEST(template_expands_labels_and_time)
+{
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = profd_record_add(b, NULL, 0, PROFD_ENC_PPROF_RAW);
+    profd_record_set_label(r, "__name__", "memory");
+    profd_record_set_label(r, "service_name", "../etc/pass wd");
+    r->time_nanos = 1795318655109668079LL;   /* 2026-11-21T...: a fixed instant */
+    char *p = pprof_file_template_expand("{__name__}/{service_name}/{time}-{missing}.pb.gz", r, 0);
+    CHECK_STR(p, "memory/_.._etc_pass_wd/20261122T033735.109Z-unknown.pb.gz");
+    free(p);
+    p = pprof_file_template_expand("{date}/{unix_nanos}", r, 0);
+    CHECK_STR(p, "2026-11-22/1795318655109668079");
+    free(p);
+    r->time_nanos = 0;   /* no time of its own: now is used */
+    p = pprof_file_template_expand("{unix_nanos}", r, 42);
+    CHECK_STR(p, "42");
+    free(p);
+    profd_batch_unref(b);
+}
+
+TEST(template_check_refuses_escapes_and_bad_braces)
+{
+    const char *err;
+    CHECK(pprof_file_template_check("{a}/{b}.pb.gz", &err));
+    CHECK(!pprof_file_template_check("/abs.pb", &err));
+    CHECK(!pprof_file_template_check("a/../../b.pb", &err));
+    CHECK(!pprof_file_template_check("..", &err));
+    CHECK(!pprof_file_template_check("dir/", &err));
+    CHECK(!pprof_file_template_check("{open.pb", &err));
+    CHECK(!pprof_file_template_check("close}.pb", &err));
+    CHECK(!pprof_file_template_check("{}.pb", &err));
+}
+
+static void touch(const char *dir, const char *name, size_t size, time_t mtime)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    for (size_t i = 0; i < size; i++)
+        fputc('x', f);
+    fclose(f);
+    struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
+    utimensat(AT_FDCWD, path, ts, 0);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+TEST(retention_removes_oldest_first)
+{
+    char dir[] = "/tmp/profd-retention-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char sub[600];
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    mkdir(sub, 0755);
+    touch(dir, "a.pb.gz", 100, 1000);
+    touch(sub, "b.pb.gz", 100, 2000);
+    touch(dir, "c.pb", 100, 3000);
+    touch(dir, "notes.txt", 100, 1);      /* not a profile: never removed */
+    touch(dir, ".d.pb.gz.tmp", 100, 1);   /* being written: never removed */
+    struct retention_limits lim = {.max_files = 2};
+    CHECK_INT(retention_enforce(dir, &lim, 4000LL * 1000000000), 1);
+    CHECK(!exists(dir, "a.pb.gz"));
+    CHECK(exists(sub, "b.pb.gz"));
+    lim = (struct retention_limits){.max_bytes = 150};
+    CHECK_INT(retention_enforce(dir, &lim, 4000LL * 1000000000), 1);
+    CHECK(!exists(sub, "b.pb.gz"));
+    CHECK(exists(dir, "c.pb"));
+    lim = (struct retention_limits){.max_age = 500LL * 1000000000};
+    CHECK_INT(retention_enforce(dir, &lim, 4000LL * 1000000000), 1);
+    CHECK(!exists(dir, "c.pb"));
+    CHECK(exists(dir, "notes.txt"));
+    CHECK(exists(dir, ".d.pb.gz.tmp"));
+    CHECK_INT(retention_enforce("/nonexistent-profd-dir", &lim, 0), -1);
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK_INT(system(cmd), 0);
+}
+
+static struct profd_profile *typed(const char *period_type, const char *sample_type)
+{
+    struct profd_profile *p = profd_profile_new(0);
+    p->period_type.type = profd_profile_intern(p, period_type, strlen(period_type));
+    p->sample_types = profd_arena_alloc(p->arena, sizeof(*p->sample_types));
+    p->sample_types[0].type = profd_profile_intern(p, sample_type, strlen(sample_type));
+    p->nsample_types = 1;
+    return p;
+}
+
+TEST(profile_type_names)
+{
+    struct {
+        const char *period, *sample, *file, *want;
+    } cases[] = {
+        {"cpu", "samples", "x.pb.gz", "process_cpu"},
+        {"space", "alloc_objects", "x.pb.gz", "memory"},
+        {"", "inuse_space", "x.pb.gz", "memory"},
+        {"goroutine", "goroutine", "x.pb.gz", "goroutine"},
+        {"threadcreate", "threadcreate", "x", "threadcreate"},
+        {"contentions", "delay", "app-block.pb.gz", "block"},
+        {"contentions", "delay", "app.pb.gz", "mutex"},
+        {"", "wall", "x", "wall"},
+        {"", "", "x", "unknown"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        struct profd_profile *p = typed(cases[i].period, cases[i].sample);
+        char buf[64];
+        CHECK_STR(pprof_file_infer_name(p, cases[i].file, buf, sizeof(buf)), cases[i].want);
+        profd_profile_free(p);
+    }
+}
+
+TEST(pathset_is_a_sorted_set)
+{
+    struct pathset s = {0};
+    CHECK(pathset_add(&s, "b"));
+    CHECK(pathset_add(&s, "a"));
+    CHECK(pathset_add(&s, "c"));
+    CHECK(!pathset_add(&s, "b"));
+    CHECK_INT(s.n, 3);
+    CHECK_STR(s.items[0], "a");
+    CHECK_STR(s.items[2], "c");
+    pathset_del(&s, "b");
+    pathset_del(&s, "zz");
+    CHECK(!pathset_has(&s, "b"));
+    CHECK(pathset_has(&s, "c"));
+    CHECK_INT(s.n, 2);
+    pathset_free(&s);
+}
+
+RUN_TESTS()

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Records and batches: sorted labels, lazy decode, pprof bytes, copies, acks. */
+#include "check.h"
+
+#include "../../core/gzip.h"
+#include "../../core/record.h"
+
+TEST(labels_stay_sorted_and_unique)
+{
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = profd_record_add(b, NULL, 0, PROFD_ENC_PPROF_RAW);
+    profd_record_set_label(r, "job", "a");
+    profd_record_set_label(r, "__name__", "cpu");
+    profd_record_set_label(r, "instance", "x");
+    profd_record_set_label(r, "job", "b");
+    CHECK_INT(r->nlabels, 3);
+    CHECK_STR(r->labels[0].name, "__name__");
+    CHECK_STR(r->labels[1].name, "instance");
+    CHECK_STR(profd_record_label(r, "job"), "b");
+    profd_record_del_label(r, "instance");
+    profd_record_del_label(r, "absent");
+    CHECK_INT(r->nlabels, 2);
+    CHECK(profd_record_label(r, "instance") == NULL);
+    profd_batch_unref(b);
+}
+
+static struct profd_record *corpus_record(struct profd_batch *b, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/go/%s", check_corpus(), name);
+    size_t len;
+    unsigned char *data = check_read_file(path, &len);
+    return profd_record_add(b, data, len, PROFD_ENC_PPROF_GZIP);
+}
+
+TEST(original_bytes_unless_changed)
+{
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = corpus_record(b, "heap.pb.gz");
+    char err[256];
+    uint8_t *out;
+    size_t len;
+    CHECK_INT(profd_record_pprof(r, true, false, &out, &len, err, sizeof(err)), 0);
+    CHECK(len == r->payload_len && !memcmp(out, r->payload, len));
+    free(out);
+    CHECK(profd_record_profile(r, err, sizeof(err)) != NULL);   /* decoding changes nothing */
+    CHECK_INT(profd_record_pprof(r, true, false, &out, &len, err, sizeof(err)), 0);
+    CHECK(len == r->payload_len && !memcmp(out, r->payload, len));
+    free(out);
+    CHECK_INT(profd_record_pprof(r, false, false, &out, &len, err, sizeof(err)), 0);
+    CHECK(!profd_is_gzip(out, len));   /* raw wanted: the original, decompressed */
+    free(out);
+    r->profile->period += 1;
+    profd_record_touch(r);
+    CHECK_INT(profd_record_pprof(r, true, false, &out, &len, err, sizeof(err)), 0);
+    CHECK(len != r->payload_len || memcmp(out, r->payload, len));   /* re-encoded */
+    free(out);
+    profd_batch_unref(b);
+}
+
+TEST(malformed_payload_reports_on_decode)
+{
+    struct profd_batch *b = profd_batch_new();
+    uint8_t *junk = malloc(3);
+    memcpy(junk, "\x0a\x05\x08", 3);
+    struct profd_record *r = profd_record_add(b, junk, 3, PROFD_ENC_PPROF_RAW);
+    char err[256];
+    CHECK(profd_record_profile(r, err, sizeof(err)) == NULL);
+    CHECK_CONTAINS(err, "at byte");
+    uint8_t *out;
+    size_t len;
+    CHECK_INT(profd_record_pprof(r, true, true, &out, &len, err, sizeof(err)), -1);
+    profd_batch_unref(b);
+}
+
+static int acks, last_ok;
+
+static void on_ack(void *arg, bool ok)
+{
+    (void)arg;
+    acks++;
+    last_ok = ok;
+}
+
+TEST(copies_share_the_ack_and_nothing_else)
+{
+    acks = 0;
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = corpus_record(b, "cpu.pb.gz");
+    profd_record_set_label(r, "k", "v");
+    char err[256];
+    CHECK(profd_record_profile(r, err, sizeof(err)) != NULL);
+    profd_batch_set_ack(b, on_ack, NULL);
+    struct profd_batch *c = profd_batch_copy(b);
+    profd_record_set_label(c->records[0], "k", "changed");
+    c->records[0]->profile->period = 1;
+    CHECK_STR(profd_record_label(r, "k"), "v");
+    CHECK(r->profile->period != 1);
+    CHECK_INT(profd_batch_bytes(c), profd_batch_bytes(b));
+    profd_batch_unref(b);
+    CHECK_INT(acks, 0);                 /* the copy still holds it */
+    profd_batch_fail_acks(c);
+    profd_batch_unref(c);
+    CHECK_INT(acks, 1);
+    CHECK(!last_ok);
+}
+
+RUN_TESTS()

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "graph.h"
@@ -87,6 +88,10 @@ static void reload(struct daemon *dm)
         profd_log(PROFD_LOG_ERROR, NULL, "reload failed; the running configuration stays in place");
         return;
     }
+    const char *was = dm->config->telemetry_address, *now = c->telemetry_address;
+    if ((was || now) && (!was || !now || strcmp(was, now) != 0))
+        profd_log(PROFD_LOG_WARN, NULL, "service.telemetry.metrics.address changed; it takes "
+                                        "effect at the next restart");
     profd_graph_shutdown(dm->graph);
     if (profd_graph_start(g) == 0) {
         profd_graph_destroy(dm->graph);

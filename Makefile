@@ -8,7 +8,7 @@ PREFIX   ?= /usr/local
 WERROR   ?= -Werror
 SANITIZE ?=
 
-PKGS     := yaml-0.1 libevent libdeflate jansson libprotobuf-c
+PKGS     := yaml-0.1 libevent libdeflate jansson libprotobuf-c libpcre2-8 libcrypto
 OPT      ?= -O2 -g
 CFLAGS   := $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
             $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \
@@ -84,10 +84,16 @@ $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $< $(filter %.a,$^) -o $@ $(LDLIBS)
 
+# The Go scrape target the integration tests start (net/http/pprof).
+$(BUILD)/tests/target: tests/integration/target/main.go
+	@mkdir -p $(dir $@)
+	@echo "  GO      $@"
+	$(Q)cd tests/integration/target && go build -o $(abspath $@) main.go
+
 run: all
 	$(BUILD)/profd
 
-unit: all $(UNIT_BIN) $(CONFORMANCE)
+unit: all $(UNIT_BIN) $(CONFORMANCE) $(BUILD)/tests/target
 
 test: test-deps unit
 	BUILD=$(BUILD) PROFD_SANITIZED=$(PROFD_SANITIZED) tests/run.sh

@@ -6,15 +6,16 @@
 #include <string.h>
 
 #include "../core/alloc.h"
+#include "../core/relabel.h"
 #include "units.h"
 
 const char *profd_opt_type_name(enum profd_opt_type t)
 {
     static const char *const names[] = {
         "", "string", "int", "bool", "duration", "size", "enum", "list of strings",
-        "map of strings", "object", "list of objects",
+        "map of strings", "object", "list of objects", "relabel rules",
     };
-    return t <= PROFD_OPT_OBJECT_LIST ? names[t] : "?";
+    return t <= PROFD_OPT_RELABEL ? names[t] : "?";
 }
 
 static bool expect_kind(const struct cfg_node *n, enum cfg_kind k, const char *ctx,
@@ -129,6 +130,40 @@ static bool bind_map(const struct profd_option *o, struct profd_str_map *m,
     return ok;
 }
 
+/* Binds a list of relabel rules and compiles it; a problem is reported at
+ * the rule (or its regex) at fault. */
+static bool bind_relabel(const struct profd_option *o, struct profd_relabel **field,
+                         const struct cfg_node *n, const char *ctx, struct profd_diag *d)
+{
+    if (!expect_kind(n, CFG_SEQ, ctx, o->name, d))
+        return false;
+    struct profd_relabel_rule_cfg *rules = profd_xcalloc(n->n ? n->n : 1, sizeof(*rules));
+    bool ok = true;
+    for (size_t i = 0; i < n->n; i++) {
+        char *item_ctx = profd_xasprintf("%s.%s[%zu]", ctx, o->name, i);
+        struct profd_bind_section s = {profd_relabel_rule_options, &rules[i]};
+        ok &= profd_bind(&s, 1, n->items[i], item_ctx, d) == 0;
+        free(item_ctx);
+    }
+    if (ok) {
+        char err[512];
+        size_t bad = 0;
+        profd_relabel_free(*field);
+        *field = profd_relabel_compile(rules, n->n, err, sizeof(err), &bad);
+        if (!*field) {
+            const struct cfg_node *at = profd_diag_origin(d, &rules[bad].regex);
+            if (!at || !strstr(err, "regex"))
+                at = n->items[bad];
+            profd_diag_add(d, at, "%s.%s[%zu]: %s", ctx, o->name, bad, err);
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < n->n; i++)
+        profd_unbind(profd_relabel_rule_options, &rules[i]);
+    free(rules);
+    return ok;
+}
+
 static bool bind_value(const struct profd_option *o, void *field, const struct cfg_node *n,
                        const char *ctx, struct profd_diag *d)
 {
@@ -141,6 +176,9 @@ static bool bind_value(const struct profd_option *o, void *field, const struct c
         break;
     case PROFD_OPT_STRING_MAP:
         ok = bind_map(o, field, n, ctx, d);
+        break;
+    case PROFD_OPT_RELABEL:
+        ok = bind_relabel(o, field, n, ctx, d);
         break;
     case PROFD_OPT_OBJECT: {
         struct profd_bind_section s = {o->children, field};
@@ -267,6 +305,10 @@ void profd_unbind(const struct profd_option *opts, void *base)
         }
         case PROFD_OPT_OBJECT:
             profd_unbind(o->children, field);
+            break;
+        case PROFD_OPT_RELABEL:
+            profd_relabel_free(*(struct profd_relabel **)field);
+            *(struct profd_relabel **)field = NULL;
             break;
         case PROFD_OPT_OBJECT_LIST: {
             struct profd_obj_list *l = field;

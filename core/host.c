@@ -5,11 +5,14 @@
 
 #include "../config/diag.h"
 #include "../config/tree.h"
+#include "arena.h"
 #include "graph.h"
+#include "labels.h"
 #include "log.h"
 #include "pprof.h"
 #include "profile.h"
 #include "record.h"
+#include "relabel.h"
 
 static void host_log(struct profd_component *self, enum profd_log_level level, const char *fmt,
                      ...)
@@ -53,6 +56,11 @@ static struct profd_profile *host_pprof_decode(const uint8_t *data, size_t len, 
     return profd_pprof_decode(data, len, PROFD_PPROF_MAX_DECODED, err, errlen);
 }
 
+static void *host_profile_alloc(struct profd_profile *p, size_t n)
+{
+    return profd_arena_alloc(p->arena, n);
+}
+
 const struct profd_host profd_host_services = {
     .abi_version = PROFD_ABI_VERSION,
     .host_size = sizeof(struct profd_host),
@@ -73,10 +81,18 @@ const struct profd_host profd_host_services = {
     .record_pprof = profd_record_pprof,
     .batch_set_ack = profd_batch_set_ack,
     .batch_fail_acks = profd_batch_fail_acks,
+    .batch_remove = profd_batch_remove,
+    .labels_set = profd_labels_set,
+    .labels_get = profd_labels_get,
+    .labels_del = profd_labels_del,
+    .labels_copy = profd_labels_copy,
+    .labels_clear = profd_labels_clear,
+    .relabel = profd_relabel_apply,
     .emit = profd_graph_emit,
     .done = profd_graph_receiver_done,
     .pprof_decode = host_pprof_decode,
     .pprof_encode = profd_pprof_encode,
     .profile_intern = profd_profile_intern,
+    .profile_alloc = host_profile_alloc,
     .profile_free = profd_profile_free,
 };

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "gzip.h"
+#include "labels.h"
 #include "pprof.h"
 #include "profile.h"
 
@@ -39,11 +40,7 @@ void profd_batch_ref(struct profd_batch *b)
 
 static void record_free(struct profd_record *r)
 {
-    for (size_t i = 0; i < r->nlabels; i++) {
-        free(r->labels[i].name);
-        free(r->labels[i].value);
-    }
-    free(r->labels);
+    profd_labels_clear(&r->labels);
     free(r->payload);
     profd_profile_free(r->profile);
     pthread_mutex_destroy(&r->decode_lock);
@@ -88,8 +85,7 @@ struct profd_batch *profd_batch_copy(const struct profd_batch *src)
         uint8_t *payload = profd_xmalloc(s->payload_len);
         memcpy(payload, s->payload, s->payload_len);
         struct profd_record *r = profd_record_add(b, payload, s->payload_len, s->encoding);
-        for (size_t j = 0; j < s->nlabels; j++)
-            profd_record_set_label(r, s->labels[j].name, s->labels[j].value);
+        profd_labels_copy(&r->labels, &s->labels);
         r->time_nanos = s->time_nanos;
         r->duration_nanos = s->duration_nanos;
         pthread_mutex_lock(&s->decode_lock);
@@ -128,6 +124,13 @@ void profd_batch_fail_acks(struct profd_batch *b)
             atomic_store(&b->records[i]->ack->failed, true);
 }
 
+void profd_batch_remove(struct profd_batch *b, size_t i)
+{
+    record_free(b->records[i]);
+    memmove(&b->records[i], &b->records[i + 1], (b->nrecords - i - 1) * sizeof(*b->records));
+    b->nrecords--;
+}
+
 size_t profd_batch_bytes(const struct profd_batch *b)
 {
     size_t n = 0;
@@ -136,59 +139,19 @@ size_t profd_batch_bytes(const struct profd_batch *b)
     return n;
 }
 
-/* Position of name in the sorted labels, or where it would go (*found false). */
-static size_t label_pos(const struct profd_record *r, const char *name, bool *found)
-{
-    size_t lo = 0, hi = r->nlabels;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(r->labels[mid].name, name);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
-}
-
 void profd_record_set_label(struct profd_record *r, const char *name, const char *value)
 {
-    bool found;
-    size_t i = label_pos(r, name, &found);
-    if (found) {
-        free(r->labels[i].value);
-        r->labels[i].value = profd_xstrdup(value);
-        return;
-    }
-    profd_grow(&r->labels, &r->labels_cap, r->nlabels + 1, sizeof(*r->labels));
-    memmove(&r->labels[i + 1], &r->labels[i], (r->nlabels - i) * sizeof(*r->labels));
-    r->labels[i].name = profd_xstrdup(name);
-    r->labels[i].value = profd_xstrdup(value);
-    r->nlabels++;
+    profd_labels_set(&r->labels, name, value);
 }
 
 const char *profd_record_label(const struct profd_record *r, const char *name)
 {
-    bool found;
-    size_t i = label_pos(r, name, &found);
-    return found ? r->labels[i].value : NULL;
+    return profd_labels_get(&r->labels, name);
 }
 
 void profd_record_del_label(struct profd_record *r, const char *name)
 {
-    bool found;
-    size_t i = label_pos(r, name, &found);
-    if (!found)
-        return;
-    free(r->labels[i].name);
-    free(r->labels[i].value);
-    memmove(&r->labels[i], &r->labels[i + 1], (r->nlabels - i - 1) * sizeof(*r->labels));
-    r->nlabels--;
+    profd_labels_del(&r->labels, name);
 }
 
 struct profd_profile *profd_record_profile(struct profd_record *r, char *err, size_t errlen)

@@ -24,6 +24,8 @@ struct profd_batch *profd_batch_copy(const struct profd_batch *b);
 void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg);
 /* Marks the acks of every record in b as failed (ok=false on completion). */
 void profd_batch_fail_acks(struct profd_batch *b);
+/* Removes record i from b and frees it. */
+void profd_batch_remove(struct profd_batch *b, size_t i);
 /* Sum of the payload sizes of b's records. */
 size_t profd_batch_bytes(const struct profd_batch *b);
 

@@ -107,8 +107,8 @@ static void log_record(struct state *s, struct profd_record *r)
 {
     struct text t = {.len = 0};
     put(&t, "{");
-    for (size_t i = 0; i < r->nlabels; i++)
-        put(&t, "%s%s=\"%s\"", i ? ", " : "", r->labels[i].name, r->labels[i].value);
+    for (size_t i = 0; i < r->labels.n; i++)
+        put(&t, "%s%s=\"%s\"", i ? ", " : "", r->labels.items[i].name, r->labels.items[i].value);
     put(&t, "}");
     char err[512];
     const struct profd_profile *p = s->host->record_profile(r, err, sizeof(err));

@@ -107,9 +107,9 @@ char *pprof_file_template_expand(const char *tmpl, const struct profd_record *r,
             put(&o, tmp, strlen(tmp));
         } else {
             const char *v = NULL;
-            for (size_t i = 0; i < r->nlabels && !v; i++)
-                if (!strcmp(r->labels[i].name, name))
-                    v = r->labels[i].value;
+            for (size_t i = 0; i < r->labels.n && !v; i++)
+                if (!strcmp(r->labels.items[i].name, name))
+                    v = r->labels.items[i].value;
             put_component(&o, v);
         }
     }

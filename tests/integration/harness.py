@@ -172,3 +172,28 @@ class ProfdTestCase(unittest.TestCase):
         for d, _, files in os.walk(self.path(root)):
             found += [os.path.join(d, f) for f in files if not f.startswith(".")]
         return sorted(found)
+
+
+class Target:
+    """The Go scrape target (tests/integration/target), on a free loopback port."""
+
+    def __init__(self):
+        binary = os.path.join(BUILD, "tests", "target")
+        self.proc = subprocess.Popen([binary, "-addr", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.stop()
+            raise AssertionError("target did not start: %r" % line)
+        self.address = line.split()[-1]
+        self.url = "http://" + self.address
+
+    def fetch(self, path, timeout=30):
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+            return r.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()

@@ -67,7 +67,7 @@ static void check_options(const struct profd_option *opts, const char *type)
         if (!o->help || !*o->help)
             fprintf(stderr, "  %s.%s has no help text\n", type, o->name);
         CHECK(o->help && *o->help);
-        CHECK(o->type > PROFD_OPT_END && o->type <= PROFD_OPT_OBJECT_LIST);
+        CHECK(o->type > PROFD_OPT_END && o->type <= PROFD_OPT_RELABEL);
         if (o->type == PROFD_OPT_ENUM)
             CHECK(o->choices && o->choices[0]);
         if (o->type == PROFD_OPT_OBJECT || o->type == PROFD_OPT_OBJECT_LIST)

@@ -13,13 +13,13 @@ TEST(labels_stay_sorted_and_unique)
     profd_record_set_label(r, "__name__", "cpu");
     profd_record_set_label(r, "instance", "x");
     profd_record_set_label(r, "job", "b");
-    CHECK_INT(r->nlabels, 3);
-    CHECK_STR(r->labels[0].name, "__name__");
-    CHECK_STR(r->labels[1].name, "instance");
+    CHECK_INT(r->labels.n, 3);
+    CHECK_STR(r->labels.items[0].name, "__name__");
+    CHECK_STR(r->labels.items[1].name, "instance");
     CHECK_STR(profd_record_label(r, "job"), "b");
     profd_record_del_label(r, "instance");
     profd_record_del_label(r, "absent");
-    CHECK_INT(r->nlabels, 2);
+    CHECK_INT(r->labels.n, 2);
     CHECK(profd_record_label(r, "instance") == NULL);
     profd_batch_unref(b);
 }

@@ -102,11 +102,16 @@ struct profd_series_label {
     char *name, *value;
 };
 
+/* A label set: sorted by name, names unique, strings owned (malloc'd). */
+struct profd_labels {
+    struct profd_series_label *items;
+    size_t n, cap;
+};
+
 /* One profile of one series. Read fields directly; change them through the
  * host API so the record's invariants (sorted labels, dirty flag) hold. */
 struct profd_record {
-    struct profd_series_label *labels;   /* sorted by name, unique names */
-    size_t nlabels, labels_cap;
+    struct profd_labels labels;          /* series labels */
     int64_t time_nanos, duration_nanos;
 
     enum profd_encoding encoding;

@@ -23,6 +23,8 @@ enum profd_opt_type {
     PROFD_OPT_STRING_MAP,    /* struct profd_str_map */
     PROFD_OPT_OBJECT,        /* nested struct at offset, fields in children */
     PROFD_OPT_OBJECT_LIST,   /* struct profd_obj_list of elem_size structs */
+    PROFD_OPT_RELABEL,       /* struct profd_relabel *: Prometheus relabel rules, compiled
+                              * at config time; apply with host->relabel */
 };
 
 struct profd_str_list {

@@ -63,6 +63,7 @@ enum profd_counter {
 
 struct profd_component;   /* opaque: the daemon's handle for one component */
 struct profd_diag;        /* opaque: collects validation errors */
+struct profd_relabel;     /* opaque: compiled relabel rules */
 struct event_base;        /* libevent */
 
 /*
@@ -123,6 +124,19 @@ struct profd_host {
     void (*batch_set_ack)(struct profd_batch *b, profd_ack_fn fn, void *arg);
     /* Marks every record's ack of b failed: its callback will get ok=false. */
     void (*batch_fail_acks)(struct profd_batch *b);
+    /* Removes record i from b and frees it (its ack sees one copy fewer).
+     * Only for a module that declares PROFD_PLUGIN_MUTATES. */
+    void (*batch_remove)(struct profd_batch *b, size_t i);
+
+    /* Label sets (profd_labels in model.h), e.g. a scrape target's. */
+    void (*labels_set)(struct profd_labels *l, const char *name, const char *value);
+    const char *(*labels_get)(const struct profd_labels *l, const char *name);
+    void (*labels_del)(struct profd_labels *l, const char *name);
+    void (*labels_copy)(struct profd_labels *dst, const struct profd_labels *src);
+    void (*labels_clear)(struct profd_labels *l);
+    /* Applies compiled relabel rules (a PROFD_OPT_RELABEL option) to l.
+     * Returns false when l is to be dropped. Thread-safe. */
+    bool (*relabel)(const struct profd_relabel *rules, struct profd_labels *l);
 
     /* Receivers: hands the batch to every pipeline the receiver feeds.
      * Processors: hands it to the next stage. Borrows b. Returns PROFD_OK, or
@@ -137,6 +151,8 @@ struct profd_host {
     int (*pprof_encode)(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len);
     /* Interns a string into p's table and returns its index. */
     uint32_t (*profile_intern)(struct profd_profile *p, const char *s, size_t len);
+    /* n bytes from p's arena, freed with p (16-byte aligned, uninitialized). */
+    void *(*profile_alloc)(struct profd_profile *p, size_t n);
     void (*profile_free)(struct profd_profile *p);
 };
 

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Prometheus relabeling. Regexes are PCRE2 (JIT when available), anchored
+ * the way Prometheus anchors them: ^(?s:REGEX)$. Replacements expand $1,
+ * ${1}, $name and ${name} as Go's regexp.Expand does.
+ */
+#include "relabel.h"
+
+#include <ctype.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "../config/bind.h"
+#include "alloc.h"
+#include "labels.h"
+
+const char *const profd_relabel_actions[] = {
+    "replace", "keep", "drop", "keepequal", "dropequal", "hashmod", "labelmap", "labeldrop",
+    "labelkeep", "lowercase", "uppercase", NULL,
+};
+
+enum action {
+    A_REPLACE, A_KEEP, A_DROP, A_KEEPEQUAL, A_DROPEQUAL, A_HASHMOD, A_LABELMAP, A_LABELDROP,
+    A_LABELKEEP, A_LOWERCASE, A_UPPERCASE,
+};
+
+const struct profd_option profd_relabel_rule_options[] = {
+    {"source_labels", PROFD_OPT_STRING_LIST, offsetof(struct profd_relabel_rule_cfg, source_labels),
+     NULL, "labels whose values are joined and matched"},
+    {"separator", PROFD_OPT_STRING, offsetof(struct profd_relabel_rule_cfg, separator), "\";\"",
+     "placed between the joined source label values"},
+    {"regex", PROFD_OPT_STRING, offsetof(struct profd_relabel_rule_cfg, regex), "\"(.*)\"",
+     "fully anchored regular expression"},
+    {"modulus", PROFD_OPT_INT, offsetof(struct profd_relabel_rule_cfg, modulus), "0",
+     "modulus of the hash (hashmod)"},
+    {"target_label", PROFD_OPT_STRING, offsetof(struct profd_relabel_rule_cfg, target_label), NULL,
+     "label the result is written to"},
+    {"replacement", PROFD_OPT_STRING, offsetof(struct profd_relabel_rule_cfg, replacement),
+     "\"$1\"", "value written, with $1, ${1}, ${name} references to the regex groups"},
+    {"action", PROFD_OPT_ENUM, offsetof(struct profd_relabel_rule_cfg, action), "replace",
+     "replace, keep, drop, keepequal, dropequal, hashmod, labelmap, labeldrop, labelkeep, "
+     "lowercase or uppercase",
+     .choices = profd_relabel_actions},
+    {0},
+};
+
+struct rule {
+    enum action action;
+    char **source;
+    size_t nsource;
+    char *separator, *target, *replacement;
+    uint64_t modulus;
+    pcre2_code *re;
+};
+
+struct profd_relabel {
+    struct rule *rules;
+    size_t n;
+    uint32_t max_groups;   /* sizes one match-data block for every rule */
+};
+
+/* ---- compile ---- */
+
+static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
+{
+    char *anchored = profd_xasprintf("^(?s:%s)$", re);
+    int code;
+    PCRE2_SIZE off;
+    pcre2_code *c = pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code,
+                                  &off, NULL);
+    free(anchored);
+    if (!c) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(code, msg, sizeof(msg));
+        size_t at = off >= 5 ? off - 5 : 0;   /* offset in the user's text */
+        if (at > strlen(re))
+            at = strlen(re);
+        snprintf(err, errlen, "invalid regex '%s': %s at offset %zu", re, (char *)msg, at);
+        return NULL;
+    }
+    pcre2_jit_compile(c, PCRE2_JIT_COMPLETE);   /* falls back to the interpreter */
+    return c;
+}
+
+static bool valid_label_name(const char *s)
+{
+    if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (s++; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return false;
+    return true;
+}
+
+/* Checks the fields each action needs, as Prometheus's config validation does. */
+static const char *check_rule(const struct profd_relabel_rule_cfg *c)
+{
+    bool has_target = c->target_label && *c->target_label;
+    switch (c->action) {
+    case A_REPLACE:
+        return has_target ? NULL : "replace needs target_label";
+    case A_HASHMOD:
+        if (!has_target)
+            return "hashmod needs target_label";
+        return c->modulus > 0 ? NULL : "hashmod needs a modulus above 0";
+    case A_KEEPEQUAL:
+    case A_DROPEQUAL:
+    case A_LOWERCASE:
+    case A_UPPERCASE:
+        if (!has_target)
+            return "this action needs target_label";
+        return c->source_labels.n ? NULL : "this action needs source_labels";
+    case A_LABELDROP:
+    case A_LABELKEEP:
+        return c->source_labels.n || has_target ? "labeldrop and labelkeep take only regex" : NULL;
+    case A_KEEP:
+    case A_DROP:
+        return c->source_labels.n ? NULL : "keep and drop need source_labels";
+    default:
+        return NULL;
+    }
+}
+
+struct profd_relabel *profd_relabel_compile(const struct profd_relabel_rule_cfg *cfgs, size_t n,
+                                            char *err, size_t errlen, size_t *bad_rule)
+{
+    struct profd_relabel *rs = profd_xcalloc(1, sizeof(*rs));
+    rs->rules = profd_xcalloc(n ? n : 1, sizeof(*rs->rules));
+    for (size_t i = 0; i < n; i++, rs->n++) {
+        const struct profd_relabel_rule_cfg *c = &cfgs[i];
+        struct rule *r = &rs->rules[i];
+        const char *why = check_rule(c);
+        if (why) {
+            snprintf(err, errlen, "%s", why);
+            goto fail;
+        }
+        r->re = compile_regex(c->regex, err, errlen);
+        if (!r->re)
+            goto fail;
+        r->action = (enum action)c->action;
+        r->nsource = c->source_labels.n;
+        r->source = profd_xcalloc(r->nsource ? r->nsource : 1, sizeof(*r->source));
+        for (size_t k = 0; k < r->nsource; k++)
+            r->source[k] = profd_xstrdup(c->source_labels.items[k]);
+        r->separator = profd_xstrdup(c->separator ? c->separator : "");
+        r->target = c->target_label ? profd_xstrdup(c->target_label) : NULL;
+        r->replacement = profd_xstrdup(c->replacement ? c->replacement : "");
+        r->modulus = (uint64_t)c->modulus;
+        uint32_t groups = 0;
+        pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &groups);
+        if (groups + 1 > rs->max_groups)
+            rs->max_groups = groups + 1;
+        continue;
+    fail:
+        *bad_rule = i;
+        profd_relabel_free(rs);
+        return NULL;
+    }
+    return rs;
+}
+
+void profd_relabel_free(struct profd_relabel *rs)
+{
+    if (!rs)
+        return;
+    for (size_t i = 0; i < rs->n; i++) {
+        struct rule *r = &rs->rules[i];
+        for (size_t k = 0; k < r->nsource; k++)
+            free(r->source[k]);
+        free(r->source);
+        free(r->separator);
+        free(r->target);
+        free(r->replacement);
+        pcre2_code_free(r->re);
+    }
+    free(rs->rules);
+    free(rs);
+}
+
+/* ---- apply ---- */
+
+struct buf {
+    char *s;
+    size_t len, cap;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+    profd_grow(&b->s, &b->cap, b->len + n + 1, 1);
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void join_sources(const struct rule *r, const struct profd_labels *l, struct buf *out)
+{
+    out->len = 0;
+    put(out, "", 0);
+    for (size_t k = 0; k < r->nsource; k++) {
+        const char *v = profd_labels_get(l, r->source[k]);
+        if (k)
+            put(out, r->separator, strlen(r->separator));
+        if (v)
+            put(out, v, strlen(v));
+    }
+}
+
+/* Matches s against the rule's regex; md holds the groups on success. */
+static bool match(const struct rule *r, const char *s, size_t len, pcre2_match_data *md)
+{
+    return pcre2_match(r->re, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 0;
+}
+
+/* Go's regexp.Expand: $1, ${1}, $name, ${name}; $$ is a dollar; a $ that
+ * starts no valid reference is copied as is. */
+static void expand(const struct rule *r, const char *tmpl, const char *subject,
+                   pcre2_match_data *md, struct buf *out)
+{
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    uint32_t ngroups = pcre2_get_ovector_count(md);
+    out->len = 0;
+    put(out, "", 0);
+    for (const char *p = tmpl; *p;) {
+        if (*p != '$') {
+            size_t n = strcspn(p, "$");
+            put(out, p, n);
+            p += n;
+            continue;
+        }
+        if (p[1] == '$') {
+            put(out, "$", 1);
+            p += 2;
+            continue;
+        }
+        bool braced = p[1] == '{';
+        const char *name = p + 1 + braced;
+        size_t n = 0;
+        while (isalnum((unsigned char)name[n]) || name[n] == '_')
+            n++;
+        if (n == 0 || (braced && name[n] != '}')) {
+            put(out, "$", 1);   /* malformed: the $ is plain text */
+            p++;
+            continue;
+        }
+        char ref[64];
+        snprintf(ref, sizeof(ref), "%.*s", (int)(n < 63 ? n : 63), name);
+        p = name + n + braced;
+        int group = -1;
+        if (strspn(ref, "0123456789") == strlen(ref))
+            group = atoi(ref);
+        else
+            group = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR)ref);
+        if (group >= 0 && (uint32_t)group < ngroups && ov[2 * group] != PCRE2_UNSET)
+            put(out, subject + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+    }
+}
+
+static uint64_t md5_mod(const char *s, size_t len, uint64_t modulus)
+{
+    unsigned char digest[16];
+    unsigned int dlen = 0;
+    EVP_Digest(s, len, digest, &dlen, EVP_md5(), NULL);
+    uint64_t v = 0;
+    for (int i = 8; i < 16; i++)   /* Prometheus: big-endian uint64 of bytes 8..15 */
+        v = (v << 8) | digest[i];
+    return v % modulus;
+}
+
+static void set_or_delete(struct profd_labels *l, const char *name, const struct buf *value)
+{
+    if (value->len)
+        profd_labels_setn(l, name, value->s, value->len);
+    else
+        profd_labels_del(l, name);
+}
+
+/* Applies one rule; false when the label set is to be dropped. */
+static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match_data *md,
+                       struct buf *val, struct buf *tmp)
+{
+    join_sources(r, l, val);
+    switch (r->action) {
+    case A_KEEP:
+        return match(r, val->s, val->len, md);
+    case A_DROP:
+        return !match(r, val->s, val->len, md);
+    case A_KEEPEQUAL:
+    case A_DROPEQUAL: {
+        const char *t = profd_labels_get(l, r->target);
+        bool equal = !strcmp(val->s, t ? t : "");
+        return r->action == A_KEEPEQUAL ? equal : !equal;
+    }
+    case A_REPLACE: {
+        if (!match(r, val->s, val->len, md))
+            return true;
+        struct buf name = {0};
+        expand(r, r->target, val->s, md, &name);
+        if (valid_label_name(name.s)) {
+            expand(r, r->replacement, val->s, md, tmp);
+            set_or_delete(l, name.s, tmp);
+        }
+        free(name.s);
+        return true;
+    }
+    case A_HASHMOD: {
+        char num[24];
+        snprintf(num, sizeof(num), "%llu",
+                 (unsigned long long)md5_mod(val->s, val->len, r->modulus));
+        profd_labels_set(l, r->target, num);
+        return true;
+    }
+    case A_LOWERCASE:
+    case A_UPPERCASE:
+        for (size_t i = 0; i < val->len; i++)
+            val->s[i] = (char)(r->action == A_LOWERCASE ? tolower((unsigned char)val->s[i])
+                                                        : toupper((unsigned char)val->s[i]));
+        set_or_delete(l, r->target, val);
+        return true;
+    case A_LABELMAP: {
+        /* New names are computed from the original set, then added. */
+        struct profd_labels add = {0};
+        for (size_t i = 0; i < l->n; i++) {
+            const char *nm = l->items[i].name;
+            if (!match(r, nm, strlen(nm), md))
+                continue;
+            expand(r, r->replacement, nm, md, tmp);
+            if (valid_label_name(tmp->s))
+                profd_labels_set(&add, tmp->s, l->items[i].value);
+        }
+        for (size_t i = 0; i < add.n; i++)
+            profd_labels_set(l, add.items[i].name, add.items[i].value);
+        profd_labels_clear(&add);
+        return true;
+    }
+    case A_LABELDROP:
+    case A_LABELKEEP:
+        for (size_t i = l->n; i-- > 0;) {
+            bool m = match(r, l->items[i].name, strlen(l->items[i].name), md);
+            if (m == (r->action == A_LABELDROP))
+                profd_labels_del_at(l, i);
+        }
+        return true;
+    }
+    return true;
+}
+
+bool profd_relabel_apply(const struct profd_relabel *rs, struct profd_labels *l)
+{
+    if (!rs || !rs->n)
+        return true;
+    pcre2_match_data *md = pcre2_match_data_create(rs->max_groups, NULL);
+    struct buf val = {0}, tmp = {0};
+    bool keep = true;
+    for (size_t i = 0; i < rs->n && keep; i++)
+        keep = apply_rule(&rs->rules[i], l, md, &val, &tmp);
+    pcre2_match_data_free(md);
+    free(val.s);
+    free(tmp.s);
+    return keep;
+}
+
+size_t profd_relabel_count(const struct profd_relabel *rs)
+{
+    return rs ? rs->n : 0;
+}

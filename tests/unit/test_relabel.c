@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The relabel engine: one table of cases covering every action and its edge
+ * cases, and the config errors a rule list can have. */
+#include "check.h"
+
+#include "../../config/bind.h"
+#include "../../config/tree.h"
+#include "../../core/alloc.h"
+#include "../../core/labels.h"
+#include "../../core/relabel.h"
+
+struct rules_holder {
+    struct profd_relabel *rules;
+};
+
+static const struct profd_option holder_options[] = {
+    {"rules", PROFD_OPT_RELABEL, offsetof(struct rules_holder, rules), NULL, "rules"},
+    {0},
+};
+
+/* Compiles the YAML rule list `yaml` (a flow sequence); NULL on errors,
+ * which go to d. */
+static struct profd_relabel *compile(const char *yaml, struct profd_diag *d)
+{
+    char *doc = profd_xasprintf("rules: %s\n", yaml);
+    struct cfg_node *root = cfg_load_string("r.yaml", doc, d);
+    free(doc);
+    struct rules_holder h = {0};
+    struct profd_bind_section s = {holder_options, &h};
+    int rc = root ? profd_bind(&s, 1, root, "p", d) : -1;
+    cfg_free(root);
+    if (rc < 0) {
+        profd_unbind(holder_options, &h);
+        return NULL;
+    }
+    return h.rules;
+}
+
+/* "a=1,b=2" -> label set. */
+static void parse_labels(const char *text, struct profd_labels *l)
+{
+    profd_labels_clear(l);
+    char *copy = profd_xstrdup(text), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        *eq = '\0';
+        profd_labels_set(l, t, eq + 1);
+    }
+    free(copy);
+}
+
+static char *format_labels(const struct profd_labels *l)
+{
+    char buf[1024] = "";
+    for (size_t i = 0; i < l->n; i++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof(buf) - n, "%s%s=%s", i ? "," : "", l->items[i].name,
+                 l->items[i].value);
+    }
+    return profd_xstrdup(buf);
+}
+
+static const struct {
+    const char *rules, *in, *out;   /* out NULL: dropped */
+} cases[] = {
+    /* replace: defaults copy the joined sources */
+    {"[{source_labels: [a], target_label: b}]", "a=x", "a=x,b=x"},
+    {"[{source_labels: [a], regex: 'f(.*)', replacement: '${1}bar', target_label: x}]",
+     "a=foo", "a=foo,x=oobar"},
+    {"[{source_labels: [a], regex: 'f(.*)', replacement: '$1bar', target_label: x}]",
+     "a=foo", "a=foo"},                              /* $1bar names group "1bar": empty -> delete */
+    {"[{source_labels: [a], regex: 'no', target_label: x}]", "a=foo,x=1", "a=foo,x=1"},
+    {"[{source_labels: [a], regex: 'fo', target_label: x}]", "a=foo", "a=foo"},   /* anchored */
+    {"[{source_labels: [a], regex: '(?i)FOO', replacement: hit, target_label: x}]", "a=foo",
+     "a=foo,x=hit"},
+    {"[{source_labels: [missing], target_label: x}]", "x=old", ""},   /* "" matches: delete x */
+    {"[{source_labels: [missing], regex: 'a.*', target_label: x}]", "x=old", "x=old"},
+    {"[{source_labels: [a, b], separator: '/', target_label: j}]", "a=1,b=2", "a=1,b=2,j=1/2"},
+    {"[{source_labels: [a, b], target_label: j}]", "a=1,b=2", "a=1,b=2,j=1;2"},
+    {"[{source_labels: [a], regex: '(.*)', target_label: '${1}', replacement: v}]", "a=dyn",
+     "a=dyn,dyn=v"},                                 /* target_label expands too */
+    {"[{source_labels: [a], target_label: '${1}', replacement: v}]", "a=1bad", "a=1bad"},
+    {"[{source_labels: [a], regex: '(?P<first>\\w+)-(\\w+)', replacement: '$first:${2}$$', "
+     "target_label: x}]",
+     "a=ab-cd", "a=ab-cd,x=ab:cd$"},
+    {"[{source_labels: [a], regex: '(.*)', replacement: 'cost $ 5', target_label: x}]", "a=1",
+     "a=1,x=cost $ 5"},
+    {"[{source_labels: [a], regex: '(.*)', replacement: '${1', target_label: x}]", "a=1",
+     "a=1,x=${1"},
+    /* keep, drop */
+    {"[{source_labels: [env], regex: prod, action: keep}]", "env=prod", "env=prod"},
+    {"[{source_labels: [env], regex: prod, action: keep}]", "env=dev", NULL},
+    {"[{source_labels: [env], regex: prod, action: keep}]", "other=1", NULL},
+    {"[{source_labels: [env], regex: 'te.*', action: drop}]", "env=test", NULL},
+    {"[{source_labels: [env], regex: 'te.*', action: drop}]", "env=prod", "env=prod"},
+    /* keepequal, dropequal */
+    {"[{source_labels: [a], target_label: b, action: keepequal}]", "a=1,b=1", "a=1,b=1"},
+    {"[{source_labels: [a], target_label: b, action: keepequal}]", "a=1,b=2", NULL},
+    {"[{source_labels: [a], target_label: b, action: dropequal}]", "a=1,b=1", NULL},
+    {"[{source_labels: [a], target_label: b, action: dropequal}]", "a=1", "a=1"},
+    /* hashmod: md5, last 8 bytes big-endian, mod modulus (values from hashlib) */
+    {"[{source_labels: [a], modulus: 1000, target_label: h, action: hashmod}]", "a=foo",
+     "a=foo,h=696"},
+    {"[{source_labels: [__address__, job], modulus: 3, target_label: s, action: hashmod}]",
+     "__address__=127.0.0.1:6060,job=job", "__address__=127.0.0.1:6060,job=job,s=2"},
+    {"[{source_labels: [none], modulus: 7, target_label: h, action: hashmod}]", "", "h=1"},
+    {"[{source_labels: [a], modulus: 2, target_label: h, action: hashmod},"
+     " {source_labels: [h], regex: '1', action: keep}]",
+     "a=a", "a=a,h=1"},
+    /* labelmap, labeldrop, labelkeep */
+    {"[{regex: '__meta_(.+)', action: labelmap}]", "__meta_pod=p,__meta_ns=n,x=1",
+     "__meta_ns=n,__meta_pod=p,ns=n,pod=p,x=1"},
+    {"[{regex: '__meta_(.+)', replacement: 'k_$1', action: labelmap}]", "__meta_pod=p",
+     "__meta_pod=p,k_pod=p"},
+    {"[{regex: '__.*', action: labeldrop}]", "__a=1,__name__=cpu,b=2", "b=2"},
+    {"[{regex: 'job|instance', action: labelkeep}]", "job=j,instance=i,x=1", "instance=i,job=j"},
+    /* lowercase, uppercase */
+    {"[{source_labels: [a], target_label: l, action: lowercase}]", "a=MiXeD", "a=MiXeD,l=mixed"},
+    {"[{source_labels: [a, b], target_label: u, action: uppercase}]", "a=x,b=y", "a=x,b=y,u=X;Y"},
+    /* rules run in order; a drop stops the list */
+    {"[{source_labels: [a], target_label: b}, {source_labels: [b], regex: x, action: drop},"
+     " {target_label: never, replacement: set}]",
+     "a=x", NULL},
+};
+
+TEST(every_action_and_edge_case)
+{
+    struct profd_labels l = {0};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        struct profd_diag d = {0};
+        struct profd_relabel *rs = compile(cases[i].rules, &d);
+        for (size_t k = 0; k < d.n; k++)
+            fprintf(stderr, "  case %zu: %s\n", i, d.msgs[k]);
+        CHECK(rs != NULL);
+        profd_diag_free(&d);
+        if (!rs)
+            continue;
+        parse_labels(cases[i].in, &l);
+        bool keep = profd_relabel_apply(rs, &l);
+        char *got = format_labels(&l);
+        if (keep != (cases[i].out != NULL) || (keep && strcmp(got, cases[i].out) != 0)) {
+            fprintf(stderr, "  case %zu: %s on {%s}: got %s {%s}, want %s\n", i, cases[i].rules,
+                    cases[i].in, keep ? "kept" : "dropped", got,
+                    cases[i].out ? cases[i].out : "dropped");
+            check_case_failed = 1;
+        }
+        free(got);
+        profd_relabel_free(rs);
+    }
+    profd_labels_clear(&l);
+}
+
+TEST(bad_rules_are_config_errors_with_location)
+{
+    struct {
+        const char *rules, *want;
+    } bad[] = {
+        {"[{source_labels: [a], regex: 'a(b', target_label: x}]",
+         "r.yaml:1:37: p.rules[0]: invalid regex 'a(b': missing closing parenthesis"},
+        {"[{source_labels: [a]}]", "r.yaml:1:9: p.rules[0]: replace needs target_label"},
+        {"[{source_labels: [a], target_label: h, action: hashmod}]",
+         "p.rules[0]: hashmod needs a modulus above 0"},
+        {"[{action: keep}]", "keep and drop need source_labels"},
+        {"[{action: explode}]", "r.yaml:1:18: p.rules[0].action: 'explode' is not one of: replace"},
+        {"{a: b}", "p.rules must be a list, not a map"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        struct profd_diag d = {0};
+        struct profd_relabel *rs = compile(bad[i].rules, &d);
+        CHECK(rs == NULL);
+        CHECK_CONTAINS(d.n ? d.msgs[0] : "", bad[i].want);
+        profd_diag_free(&d);
+        profd_relabel_free(rs);
+    }
+    CHECK(profd_relabel_apply(NULL, &(struct profd_labels){0}));
+}
+
+RUN_TESTS()

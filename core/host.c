@@ -2,16 +2,21 @@
 /* The services table modules call; thin adapters over the core API. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../config/diag.h"
 #include "../config/tree.h"
+#include "alloc.h"
 #include "arena.h"
+#include "delta.h"
 #include "graph.h"
 #include "labels.h"
 #include "log.h"
 #include "pprof.h"
 #include "profile.h"
 #include "record.h"
+#include "sd_file.h"
 #include "relabel.h"
 
 static void host_log(struct profd_component *self, enum profd_log_level level, const char *fmt,
@@ -61,6 +66,32 @@ static void *host_profile_alloc(struct profd_profile *p, size_t n)
     return profd_arena_alloc(p->arena, n);
 }
 
+static void host_gauge_set(struct profd_component *self, const char *name, const char *help,
+                           const char *labels, double value)
+{
+    char *all = profd_xasprintf("component=\"%s\"%s%s", self->id, *labels ? "," : "", labels);
+    profd_metrics_gauge_set(name, help, all, value);
+    free(all);
+}
+
+static void host_gauge_del(struct profd_component *self, const char *name, const char *labels)
+{
+    char *all = profd_xasprintf("component=\"%s\"%s%s", self->id, *labels ? "," : "", labels);
+    profd_metrics_gauge_del(name, all);
+    free(all);
+}
+
+static uint64_t host_hash_mod(const char *s, uint64_t modulus)
+{
+    return profd_hash_mod(s, strlen(s), modulus);
+}
+
+static int host_profile_delta(struct profd_delta_state **state, struct profd_profile *p,
+                              const bool *cumulative)
+{
+    return (int)profd_profile_delta(state, p, cumulative);
+}
+
 const struct profd_host profd_host_services = {
     .abi_version = PROFD_ABI_VERSION,
     .host_size = sizeof(struct profd_host),
@@ -88,6 +119,13 @@ const struct profd_host profd_host_services = {
     .labels_copy = profd_labels_copy,
     .labels_clear = profd_labels_clear,
     .relabel = profd_relabel_apply,
+    .gauge_set = host_gauge_set,
+    .gauge_del = host_gauge_del,
+    .sd_file_read = profd_sd_file_read,
+    .sd_groups_free = profd_sd_groups_free,
+    .hash_mod = host_hash_mod,
+    .profile_delta = host_profile_delta,
+    .delta_state_free = profd_delta_state_free,
     .emit = profd_graph_emit,
     .done = profd_graph_receiver_done,
     .pprof_decode = host_pprof_decode,

@@ -12,6 +12,57 @@
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct profd_metrics *registry;
 
+struct gauge {
+    char *name, *help, *labels;
+    double value;
+    struct gauge *next;
+};
+
+static struct gauge *gauges;   /* kept sorted by name so each name renders once */
+
+void profd_metrics_gauge_set(const char *name, const char *help, const char *labels, double v)
+{
+    pthread_mutex_lock(&registry_lock);
+    struct gauge **at = &gauges;
+    while (*at && strcmp((*at)->name, name) < 0)
+        at = &(*at)->next;
+    struct gauge *g = *at;
+    while (g && !strcmp(g->name, name) && strcmp(g->labels, labels))
+        g = g->next;
+    if (!g || strcmp(g->name, name)) {
+        g = profd_xcalloc(1, sizeof(*g));
+        g->name = profd_xstrdup(name);
+        g->help = profd_xstrdup(help);
+        g->labels = profd_xstrdup(labels);
+        g->next = *at;
+        *at = g;
+    }
+    g->value = v;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void gauge_free(struct gauge *g)
+{
+    free(g->name);
+    free(g->help);
+    free(g->labels);
+    free(g);
+}
+
+void profd_metrics_gauge_del(const char *name, const char *labels)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct gauge **at = &gauges; *at; at = &(*at)->next) {
+        if (!strcmp((*at)->name, name) && !strcmp((*at)->labels, labels)) {
+            struct gauge *g = *at;
+            *at = g->next;
+            gauge_free(g);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
 struct profd_metrics *profd_metrics_get(const char *id, const char *kind)
 {
     pthread_mutex_lock(&registry_lock);
@@ -86,6 +137,11 @@ char *profd_metrics_render(void)
         if (!strcmp(m->kind, "exporter"))
             put(&t, "profd_exporter_queue_records{id=\"%s\"} %lld\n", m->id,
                 (long long)atomic_load(&m->queue_records));
+    for (struct gauge *g = gauges, *prev = NULL; g; prev = g, g = g->next) {
+        if (!prev || strcmp(prev->name, g->name) != 0)   /* sorted: first of its name */
+            put(&t, "# HELP %s %s\n# TYPE %s gauge\n", g->name, g->help, g->name);
+        put(&t, "%s{%s} %.17g\n", g->name, g->labels, g->value);
+    }
     pthread_mutex_unlock(&registry_lock);
     return t.buf;
 }
@@ -98,6 +154,11 @@ void profd_metrics_free_all(void)
         free(registry->id);
         free(registry);
         registry = next;
+    }
+    while (gauges) {
+        struct gauge *next = gauges->next;
+        gauge_free(gauges);
+        gauges = next;
     }
     pthread_mutex_unlock(&registry_lock);
 }

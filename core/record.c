@@ -158,8 +158,9 @@ struct profd_profile *profd_record_profile(struct profd_record *r, char *err, si
 {
     pthread_mutex_lock(&r->decode_lock);
     if (!r->profile)
-        r->profile = profd_pprof_decode(r->payload, r->payload_len, PROFD_PPROF_MAX_DECODED, err,
-                                        errlen);
+        r->profile = profd_pprof_decode(r->payload, r->payload_len,
+                                        r->max_decoded ? r->max_decoded : PROFD_PPROF_MAX_DECODED,
+                                        err, errlen);
     struct profd_profile *p = r->profile;
     pthread_mutex_unlock(&r->decode_lock);
     return p;

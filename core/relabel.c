@@ -260,7 +260,7 @@ static void expand(const struct rule *r, const char *tmpl, const char *subject,
     }
 }
 
-static uint64_t md5_mod(const char *s, size_t len, uint64_t modulus)
+uint64_t profd_hash_mod(const char *s, size_t len, uint64_t modulus)
 {
     unsigned char digest[16];
     unsigned int dlen = 0;
@@ -310,7 +310,7 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match
     case A_HASHMOD: {
         char num[24];
         snprintf(num, sizeof(num), "%llu",
-                 (unsigned long long)md5_mod(val->s, val->len, r->modulus));
+                 (unsigned long long)profd_hash_mod(val->s, val->len, r->modulus));
         profd_labels_set(l, r->target, num);
         return true;
     }

@@ -117,6 +117,7 @@ struct profd_record {
     enum profd_encoding encoding;
     uint8_t *payload;                    /* original bytes, as received */
     size_t payload_len;
+    size_t max_decoded;                  /* decompressed-size limit; 0: the default (1 GiB) */
 
     struct profd_profile *profile;       /* decoded on demand */
     bool profile_dirty;                  /* model changed since decode */

@@ -64,7 +64,14 @@ enum profd_counter {
 struct profd_component;   /* opaque: the daemon's handle for one component */
 struct profd_diag;        /* opaque: collects validation errors */
 struct profd_relabel;     /* opaque: compiled relabel rules */
+struct profd_delta_state; /* opaque: previous cumulative values of one series */
 struct event_base;        /* libevent */
+
+/* One group of a static_configs or file_sd_configs entry. */
+struct profd_target_group {
+    struct profd_str_list targets;   /* host:port */
+    struct profd_labels labels;
+};
 
 /*
  * Called once every exporter that received a record has finished with it.
@@ -134,6 +141,26 @@ struct profd_host {
     void (*labels_del)(struct profd_labels *l, const char *name);
     void (*labels_copy)(struct profd_labels *dst, const struct profd_labels *src);
     void (*labels_clear)(struct profd_labels *l);
+    /* Sets, or removes, a gauge `name{component="<id>",labels}` on /metrics;
+     * labels are in Prometheus syntax (`job="a",instance="b"`) or "". */
+    void (*gauge_set)(struct profd_component *self, const char *name, const char *help,
+                      const char *labels, double value);
+    void (*gauge_del)(struct profd_component *self, const char *name, const char *labels);
+    /* Reads a Prometheus file_sd file (YAML or JSON). 0, or -1 with err. */
+    int (*sd_file_read)(const char *path, struct profd_target_group **groups, size_t *n,
+                        char *err, size_t errlen);
+    void (*sd_groups_free)(struct profd_target_group *groups, size_t n);
+    /* Prometheus's hashmod: md5(s), last 8 bytes big-endian, mod modulus. */
+    uint64_t (*hash_mod)(const char *s, uint64_t modulus);
+
+    /* Client-side delta of a cumulative profile, see enum profd_delta_result:
+     * 0 = p holds the delta, 1 = first profile (emit nothing), 2 = restart
+     * (p holds everything since). *state starts NULL; free it with
+     * delta_state_free. */
+    int (*profile_delta)(struct profd_delta_state **state, struct profd_profile *p,
+                         const bool *cumulative);
+    void (*delta_state_free)(struct profd_delta_state *state);
+
     /* Applies compiled relabel rules (a PROFD_OPT_RELABEL option) to l.
      * Returns false when l is to be dropped. Thread-safe. */
     bool (*relabel)(const struct profd_relabel *rules, struct profd_labels *l);

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Client-side delta of cumulative profiles. A sample is identified by a 64-bit
+ * hash of what it means, not of its ids: for every frame the mapping's build
+ * id or file name, the address, and every line's function name, system name,
+ * file and line; then the sample's labels in order. The state kept between
+ * scrapes is only (hash, cumulative values) per sample: small, and free of
+ * the previous profile.
+ */
+#include "delta.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+struct entry {
+    uint64_t hash;
+    bool used;         /* matched by a sample of the current profile */
+    int64_t *values;   /* ncolumns values */
+};
+
+struct profd_delta_state {
+    uint32_t ncolumns;
+    struct entry *slots;   /* open addressing; hash 0 = empty */
+    size_t mask, count;
+    int64_t *values;       /* backing store of every entry's values */
+};
+
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * FNV_PRIME;
+    return h;
+}
+
+static uint64_t mix_u64(uint64_t h, uint64_t v)
+{
+    return mix_bytes(h, &v, sizeof(v));
+}
+
+static uint64_t mix_str(uint64_t h, const struct profd_profile *p, uint32_t idx)
+{
+    h = mix_u64(h, p->strings[idx].len);
+    return mix_bytes(h, p->strings[idx].ptr, p->strings[idx].len);
+}
+
+static uint64_t location_hash(const struct profd_profile *p, uint32_t ref)
+{
+    const struct profd_location *loc = &p->locations[ref - 1];
+    uint64_t h = mix_u64(FNV_OFFSET, loc->address);
+    if (loc->mapping) {
+        const struct profd_mapping *m = &p->mappings[loc->mapping - 1];
+        h = mix_str(h, p, m->build_id ? m->build_id : m->filename);
+    }
+    for (uint32_t i = 0; i < loc->nlines; i++) {
+        const struct profd_line *ln = &loc->lines[i];
+        if (ln->function) {
+            const struct profd_function *f = &p->functions[ln->function - 1];
+            h = mix_str(h, p, f->name);
+            h = mix_str(h, p, f->system_name);
+            h = mix_str(h, p, f->filename);
+        }
+        h = mix_u64(h, (uint64_t)ln->line);
+    }
+    return h;
+}
+
+/* The identity of every sample of p; location hashes are computed once. */
+static uint64_t *sample_hashes(const struct profd_profile *p)
+{
+    uint64_t *loc = profd_xcalloc(p->nlocations ? p->nlocations : 1, sizeof(*loc));
+    for (uint32_t i = 0; i < p->nlocations; i++)
+        loc[i] = location_hash(p, i + 1);
+    uint64_t *out = profd_xcalloc(p->nsamples ? p->nsamples : 1, sizeof(*out));
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct profd_sample *s = &p->samples[i];
+        uint64_t h = FNV_OFFSET;
+        for (uint32_t k = 0; k < s->nlocations; k++)
+            h = mix_u64(h, loc[s->locations[k] - 1]);
+        h = mix_u64(h, 0x9e3779b97f4a7c15ull);   /* stack / labels boundary */
+        for (uint32_t k = 0; k < s->nlabels; k++) {
+            const struct profd_sample_label *l = &s->labels[k];
+            h = mix_str(h, p, l->key);
+            h = mix_str(h, p, l->str);
+            h = mix_u64(h, (uint64_t)l->num);
+            h = mix_str(h, p, l->num_unit);
+        }
+        out[i] = h ? h : 1;   /* 0 marks an empty slot */
+    }
+    free(loc);
+    return out;
+}
+
+static struct entry *find(const struct profd_delta_state *st, uint64_t hash)
+{
+    for (size_t i = hash & st->mask;; i = (i + 1) & st->mask) {
+        struct entry *e = &st->slots[i];
+        if (!e->hash || e->hash == hash)
+            return e;
+    }
+}
+
+/* A state holding p's values of the cumulative columns, summed per identity. */
+static struct profd_delta_state *state_from(const struct profd_profile *p, const uint64_t *hashes,
+                                            const bool *cumulative)
+{
+    struct profd_delta_state *st = profd_xcalloc(1, sizeof(*st));
+    st->ncolumns = p->nsample_types;
+    size_t size = 16;
+    while (size < p->nsamples * 2)
+        size *= 2;
+    st->mask = size - 1;
+    st->slots = profd_xcalloc(size, sizeof(*st->slots));
+    st->values = profd_xcalloc(p->nsamples * st->ncolumns + 1, sizeof(*st->values));
+    for (size_t i = 0; i < p->nsamples; i++) {
+        struct entry *e = find(st, hashes[i]);
+        if (!e->hash) {
+            e->hash = hashes[i];
+            e->values = st->values + st->count++ * st->ncolumns;
+        }
+        for (uint32_t c = 0; c < st->ncolumns; c++)
+            if (cumulative[c])
+                e->values[c] += p->samples[i].values[c];
+    }
+    return st;
+}
+
+void profd_delta_state_free(struct profd_delta_state *st)
+{
+    if (!st)
+        return;
+    free(st->slots);
+    free(st->values);
+    free(st);
+}
+
+size_t profd_delta_state_size(const struct profd_delta_state *st)
+{
+    return st ? sizeof(*st) + (st->mask + 1) * sizeof(*st->slots) +
+                    st->count * st->ncolumns * sizeof(int64_t)
+              : 0;
+}
+
+/* True when any cumulative value went down: the process restarted. */
+static bool went_down(const struct profd_profile *p, const uint64_t *hashes,
+                      const struct profd_delta_state *prev, const bool *cumulative)
+{
+    struct profd_delta_state *now = state_from(p, hashes, cumulative);
+    bool down = false;
+    for (size_t i = 0; i <= prev->mask && !down; i++) {
+        const struct entry *e = &prev->slots[i];
+        if (!e->hash)
+            continue;
+        const struct entry *n = find(now, e->hash);
+        for (uint32_t c = 0; c < prev->ncolumns && !down; c++)
+            down = cumulative[c] && (n->hash ? n->values[c] : 0) < e->values[c];
+    }
+    profd_delta_state_free(now);
+    return down;
+}
+
+enum profd_delta_result profd_profile_delta(struct profd_delta_state **state,
+                                            struct profd_profile *p, const bool *cumulative)
+{
+    uint64_t *hashes = sample_hashes(p);
+    struct profd_delta_state *prev = *state;
+    enum profd_delta_result result;
+    if (!prev || prev->ncolumns != p->nsample_types) {
+        result = PROFD_DELTA_PRIMED;
+    } else if (went_down(p, hashes, prev, cumulative)) {
+        result = PROFD_DELTA_RESET;
+    } else {
+        result = PROFD_DELTA_OK;
+    }
+    *state = state_from(p, hashes, cumulative);
+    if (result == PROFD_DELTA_OK) {
+        size_t kept = 0;
+        for (size_t i = 0; i < p->nsamples; i++) {
+            struct profd_sample *s = &p->samples[i];
+            struct entry *e = find(prev, hashes[i]);
+            bool nonzero = false;
+            for (uint32_t c = 0; c < p->nsample_types; c++) {
+                /* Duplicated identities: the first sample takes the whole subtraction. */
+                if (cumulative[c] && e->hash && !e->used)
+                    s->values[c] -= e->values[c];
+                nonzero |= s->values[c] != 0;
+            }
+            if (e->hash)
+                e->used = true;
+            if (nonzero)
+                p->samples[kept++] = *s;
+        }
+        p->nsamples = kept;
+    }
+    profd_delta_state_free(prev);
+    free(hashes);
+    return result;
+}

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Prometheus file_sd files: a YAML or JSON list of {targets: [...], labels: {...}}. */
+#ifndef PROFD_SD_FILE_H
+#define PROFD_SD_FILE_H
+
+#include <stddef.h>
+
+#include "profd/plugin.h"
+
+/* Reads path into *groups (n of them, malloc'd). Returns 0, or -1 with err
+ * naming the file, line and column of the problem. */
+int profd_sd_file_read(const char *path, struct profd_target_group **groups, size_t *n, char *err,
+                       size_t errlen);
+/* Frees what profd_sd_file_read returned. */
+void profd_sd_groups_free(struct profd_target_group *groups, size_t n);
+
+#endif

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+/* receiver pprof_scrape: configuration, in Prometheus's scrape_configs shape. */
+#ifndef PPROF_SCRAPE_CONFIG_H
+#define PPROF_SCRAPE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profd/plugin.h"
+
+struct static_config {
+    struct profd_str_list targets;
+    struct profd_str_map labels;
+};
+
+struct file_sd_config {
+    struct profd_str_list files;
+    int64_t refresh_interval;
+};
+
+struct basic_auth {
+    char *username, *password, *password_file;
+};
+
+struct tls_config {
+    char *ca_file, *cert_file, *key_file;
+    bool insecure_skip_verify;
+};
+
+struct custom_profile {
+    char *name, *path;
+    bool enabled, delta;
+    int64_t seconds;
+    struct profd_str_list keep_sample_types;
+};
+
+struct profiling_config {
+    struct profd_str_list presets;
+    char *path_prefix;
+    struct profd_obj_list custom;   /* struct custom_profile */
+};
+
+struct shard {
+    int64_t total, index;
+};
+
+struct job {
+    char *job_name;
+    int64_t scrape_interval, scrape_timeout;
+    char *scheme;
+    struct profd_str_map params;
+    struct profd_obj_list static_configs;    /* struct static_config */
+    struct profd_obj_list file_sd_configs;   /* struct file_sd_config */
+    struct profd_relabel *relabel_configs;
+    struct basic_auth basic_auth;
+    char *bearer_token, *bearer_token_file;
+    struct tls_config tls_config;
+    struct profiling_config profiling_config;
+    struct shard shard;
+};
+
+struct config {
+    struct profd_obj_list scrape_configs;   /* struct job */
+    uint64_t max_body_size;
+};
+
+extern const struct profd_option pprof_scrape_options[];
+
+#endif

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stddef.h>
+
+#include "config.h"
+
+#define SUB(type, field) offsetof(type, field)
+
+static const struct profd_option static_options[] = {
+    {"targets", PROFD_OPT_STRING_LIST, SUB(struct static_config, targets), NULL,
+     "host:port of each target"},
+    {"labels", PROFD_OPT_STRING_MAP, SUB(struct static_config, labels), NULL,
+     "labels added to these targets"},
+    {0},
+};
+
+static const struct profd_option file_sd_options[] = {
+    {"files", PROFD_OPT_STRING_LIST, SUB(struct file_sd_config, files), NULL,
+     "JSON or YAML files of target groups (globs allowed)"},
+    {"refresh_interval", PROFD_OPT_DURATION, SUB(struct file_sd_config, refresh_interval), "5m",
+     "how often the files are checked for changes"},
+    {0},
+};
+
+static const struct profd_option basic_auth_options[] = {
+    {"username", PROFD_OPT_STRING, SUB(struct basic_auth, username), NULL, "user name"},
+    {"password", PROFD_OPT_STRING, SUB(struct basic_auth, password), NULL, "password"},
+    {"password_file", PROFD_OPT_STRING, SUB(struct basic_auth, password_file), NULL,
+     "file holding the password, read at every target refresh"},
+    {0},
+};
+
+static const struct profd_option tls_options[] = {
+    {"ca_file", PROFD_OPT_STRING, SUB(struct tls_config, ca_file), NULL, "CA certificates (PEM)"},
+    {"cert_file", PROFD_OPT_STRING, SUB(struct tls_config, cert_file), NULL,
+     "client certificate (PEM)"},
+    {"key_file", PROFD_OPT_STRING, SUB(struct tls_config, key_file), NULL, "client key (PEM)"},
+    {"insecure_skip_verify", PROFD_OPT_BOOL, SUB(struct tls_config, insecure_skip_verify),
+     "false", "do not verify the server's certificate"},
+    {0},
+};
+
+static const struct profd_option custom_options[] = {
+    {"name", PROFD_OPT_STRING, SUB(struct custom_profile, name), NULL,
+     "profile type (__name__); a preset's name overrides that preset", .required = 1},
+    {"path", PROFD_OPT_STRING, SUB(struct custom_profile, path), NULL,
+     "URL path, e.g. /debug/pprof/heap (default: the preset's)"},
+    {"enabled", PROFD_OPT_BOOL, SUB(struct custom_profile, enabled), "true", "scrape it"},
+    {"delta", PROFD_OPT_BOOL, SUB(struct custom_profile, delta), "false",
+     "cumulative: emit the difference between scrapes (inuse_* columns pass as they are)"},
+    {"seconds", PROFD_OPT_DURATION, SUB(struct custom_profile, seconds), "0s",
+     "pass ?seconds= (0: none; for CPU-like profiles use the interval less one second)"},
+    {"keep_sample_types", PROFD_OPT_STRING_LIST, SUB(struct custom_profile, keep_sample_types),
+     NULL, "keep only these sample types (all when empty)"},
+    {0},
+};
+
+static const struct profd_option profiling_options[] = {
+    {"presets", PROFD_OPT_STRING_LIST, SUB(struct profiling_config, presets),
+     "[process_cpu, memory, goroutine, mutex, block]",
+     "presets to scrape: process_cpu, memory, goroutine, mutex, block, threadcreate, fgprof, "
+     "godeltaprof_memory, godeltaprof_mutex, godeltaprof_block"},
+    {"path_prefix", PROFD_OPT_STRING, SUB(struct profiling_config, path_prefix), "\"\"",
+     "prefix of every profile path, for apps that mount pprof elsewhere"},
+    {"custom", PROFD_OPT_OBJECT_LIST, SUB(struct profiling_config, custom), NULL,
+     "more profiles, or overrides of presets", custom_options, sizeof(struct custom_profile)},
+    {0},
+};
+
+static const struct profd_option shard_options[] = {
+    {"total", PROFD_OPT_INT, SUB(struct shard, total), "0",
+     "number of collectors sharing the targets (0: no sharding)"},
+    {"index", PROFD_OPT_INT, SUB(struct shard, index), "0",
+     "this collector's share: hashmod(address, total) == index"},
+    {0},
+};
+
+static const struct profd_option job_options[] = {
+    {"job_name", PROFD_OPT_STRING, SUB(struct job, job_name), NULL, "the job label",
+     .required = 1},
+    {"scrape_interval", PROFD_OPT_DURATION, SUB(struct job, scrape_interval), "15s",
+     "time between two scrapes of one profile of one target"},
+    {"scrape_timeout", PROFD_OPT_DURATION, SUB(struct job, scrape_timeout), "10s",
+     "time a scrape may take beyond the profile's own seconds"},
+    {"scheme", PROFD_OPT_STRING, SUB(struct job, scheme), "http", "http or https"},
+    {"params", PROFD_OPT_STRING_MAP, SUB(struct job, params), NULL, "URL query parameters"},
+    {"static_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, static_configs), NULL,
+     "targets listed in the config", static_options, sizeof(struct static_config)},
+    {"file_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, file_sd_configs), NULL,
+     "targets listed in files, re-read when they change", file_sd_options,
+     sizeof(struct file_sd_config)},
+    {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
+     "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__)"},
+    {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",
+     basic_auth_options},
+    {"bearer_token", PROFD_OPT_STRING, SUB(struct job, bearer_token), NULL,
+     "Authorization: Bearer token"},
+    {"bearer_token_file", PROFD_OPT_STRING, SUB(struct job, bearer_token_file), NULL,
+     "file holding the bearer token, read at every target refresh"},
+    {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
+     tls_options},
+    {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,
+     "which profiles to scrape", profiling_options},
+    {"shard", PROFD_OPT_OBJECT, SUB(struct job, shard), NULL,
+     "split the targets between several collectors", shard_options},
+    {0},
+};
+
+const struct profd_option pprof_scrape_options[] = {
+    {"scrape_configs", PROFD_OPT_OBJECT_LIST, SUB(struct config, scrape_configs), NULL,
+     "jobs, as in Prometheus", job_options, sizeof(struct job)},
+    {"max_body_size", PROFD_OPT_SIZE, SUB(struct config, max_body_size), "64MiB",
+     "largest profile accepted, decompressed"},
+    {0},
+};

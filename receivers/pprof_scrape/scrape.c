@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * receiver pprof_scrape: pulls the /debug/pprof endpoints of targets on a schedule, the
+ * way Prometheus scrapes metrics. Every (target, profile) pair has its own
+ * timer, offset within the interval by a hash of its identity so scrapes
+ * spread out, and at most one request in flight. Transfers run on libcurl's
+ * multi interface inside the daemon's event loop. Cumulative profiles are
+ * turned into deltas between scrapes.
+ */
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "http.h"
+#include "presets.h"
+#include "targets.h"
+
+struct state;
+
+/* One (target, profile) pair and everything it keeps between scrapes. */
+struct scrape {
+    struct state *s;
+    struct scrape_unit u;
+    struct event *timer;
+    int64_t next_due_ns;
+    CURL *easy;
+    struct curl_slist *headers;
+    uint8_t *body;
+    size_t len, cap;
+    bool in_flight;
+    int64_t started_ns, prev_ok_ns;
+    struct profd_delta_state *delta;
+    int up;                        /* -1 before the first scrape */
+    char *gauge_labels;
+};
+
+struct state {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    struct profile_def **defs;     /* per job */
+    size_t *ndefs;
+    char **sd_signature;           /* per job */
+    struct scrape **scrapes;
+    size_t nscrapes;
+    struct http_client *http;
+    struct event *refresh_ev;
+    bool started;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const struct job *job_of(const struct state *s, const struct scrape *sc)
+{
+    return &((const struct job *)s->cfg->scrape_configs.items)[sc->u.job];
+}
+
+static const struct profile_def *def_of(const struct state *s, const struct scrape *sc)
+{
+    return &s->defs[sc->u.job][sc->u.def];
+}
+
+/* ---- validate / create ---- */
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    const struct job *jobs = cfg->scrape_configs.items;
+    int rc = PROFD_OK;
+    for (size_t i = 0; i < cfg->scrape_configs.n; i++) {
+        const struct job *j = &jobs[i];
+        char err[256];
+        size_t n;
+        struct profile_def *defs = presets_resolve(j, &n, err, sizeof(err));
+        if (!defs) {
+            host->diag(d, &j->profiling_config, "job '%s': %s", j->job_name, err);
+            rc = PROFD_ERR;
+        }
+        presets_free(defs, defs ? n : 0);
+        if (j->scrape_interval < 1000000000LL) {
+            host->diag(d, &j->scrape_interval, "job '%s': scrape_interval must be at least 1s",
+                       j->job_name);
+            rc = PROFD_ERR;
+        }
+        if (strcmp(j->scheme, "http") && strcmp(j->scheme, "https")) {
+            host->diag(d, &j->scheme, "job '%s': scheme must be http or https", j->job_name);
+            rc = PROFD_ERR;
+        }
+        if (j->shard.total < 0 || (j->shard.total && (j->shard.index < 0 ||
+                                                      j->shard.index >= j->shard.total))) {
+            host->diag(d, &j->shard, "job '%s': shard.index must be in [0, total)", j->job_name);
+            rc = PROFD_ERR;
+        }
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(jobs[k].job_name, j->job_name)) {
+                host->diag(d, &j->job_name, "job_name '%s' is used twice", j->job_name);
+                rc = PROFD_ERR;
+            }
+    }
+    return rc;
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
+                  void **out)
+{
+    const struct config *cfg = cfgp;
+    struct state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return PROFD_ERR;
+    *out = s;
+    s->host = host;
+    s->self = self;
+    s->cfg = cfg;
+    size_t njobs = cfg->scrape_configs.n;
+    s->defs = calloc(njobs + 1, sizeof(*s->defs));
+    s->ndefs = calloc(njobs + 1, sizeof(*s->ndefs));
+    s->sd_signature = calloc(njobs + 1, sizeof(*s->sd_signature));
+    if (!s->defs || !s->ndefs || !s->sd_signature)
+        return PROFD_ERR;
+    const struct job *jobs = cfg->scrape_configs.items;
+    for (size_t i = 0; i < njobs; i++) {
+        char err[256];
+        s->defs[i] = presets_resolve(&jobs[i], &s->ndefs[i], err, sizeof(err));
+        if (!s->defs[i])
+            return PROFD_ERR;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    return PROFD_OK;
+}
+
+/* ---- health ---- */
+
+static void set_gauges(struct scrape *sc, double duration, double size)
+{
+    const struct profd_host *h = sc->s->host;
+    h->gauge_set(sc->s->self, "profd_scrape_up", "1 when the last scrape of a target succeeded.",
+                 sc->gauge_labels, sc->up > 0);
+    h->gauge_set(sc->s->self, "profd_scrape_duration_seconds", "How long the last scrape took.",
+                 sc->gauge_labels, duration);
+    h->gauge_set(sc->s->self, "profd_scrape_size_bytes", "Size of the last profile scraped.",
+                 sc->gauge_labels, size);
+}
+
+static void report(struct scrape *sc, bool ok, const char *why, size_t size)
+{
+    struct state *s = sc->s;
+    double duration = (double)(now_ns() - sc->started_ns) / 1e9;
+    if (!ok && sc->up != 0)
+        s->host->log(s->self, PROFD_LOG_WARN, "scrape of %s failed: %s", sc->u.url, why);
+    else if (!ok)
+        s->host->log(s->self, PROFD_LOG_DEBUG, "scrape of %s failed again: %s", sc->u.url, why);
+    else if (sc->up == 0)
+        s->host->log(s->self, PROFD_LOG_INFO, "scrape of %s recovered", sc->u.url);
+    else
+        s->host->log(s->self, PROFD_LOG_DEBUG, "scraped %s: %zu bytes in %.3f s", sc->u.url, size,
+                     duration);
+    if (!ok)
+        s->host->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+    sc->up = ok;
+    set_gauges(sc, duration, (double)size);
+}
+
+/* ---- handling a response ---- */
+
+static bool has_type(const struct profd_profile *p, const char *name)
+{
+    size_t n = strlen(name);
+    const struct profd_str *pt = &p->strings[p->period_type.type];
+    if (pt->len == n && !memcmp(pt->ptr, name, n))
+        return true;
+    for (uint32_t i = 0; i < p->nsample_types; i++) {
+        const struct profd_str *t = &p->strings[p->sample_types[i].type];
+        if (t->len == n && !memcmp(t->ptr, name, n))
+            return true;
+    }
+    return false;
+}
+
+/* Keeps only the listed sample types (and their values) in p. */
+static void keep_sample_types(struct profd_profile *p, const struct profd_str_list *keep)
+{
+    uint32_t out = 0;
+    bool kept[p->nsample_types + 1];
+    for (uint32_t c = 0; c < p->nsample_types; c++) {
+        const struct profd_str *t = &p->strings[p->sample_types[c].type];
+        kept[c] = false;
+        for (size_t k = 0; k < keep->n && !kept[c]; k++)
+            kept[c] = strlen(keep->items[k]) == t->len && !memcmp(keep->items[k], t->ptr, t->len);
+        if (kept[c])
+            p->sample_types[out++] = p->sample_types[c];
+    }
+    for (size_t i = 0; i < p->nsamples; i++) {
+        uint32_t j = 0;
+        for (uint32_t c = 0; c < p->nsample_types; c++)
+            if (kept[c])
+                p->samples[i].values[j++] = p->samples[i].values[c];
+    }
+    p->nsample_types = out;
+}
+
+/* Turns the body into a record: decoded, checked, delta'd, labeled. Returns
+ * a reason on failure; *emit says whether there is anything to send. */
+static const char *build_record(struct scrape *sc, struct profd_record *r, bool *emit,
+                                char *err, size_t errlen)
+{
+    const struct profd_host *h = sc->s->host;
+    const struct profile_def *def = def_of(sc->s, sc);
+    struct profd_profile *p = h->record_profile(r, err, errlen);
+    if (!p)
+        return err;
+    if (def->expect && !has_type(p, def->expect)) {
+        snprintf(err, errlen, "not a %s profile: it has no '%s' sample type", def->name,
+                 def->expect);
+        return err;
+    }
+    *emit = true;
+    int64_t duration = def->seconds;
+    if (def->keep_sample_types.n) {
+        keep_sample_types(p, &def->keep_sample_types);
+        h->record_touch(r);
+    }
+    if (def->delta) {
+        bool cumulative[p->nsample_types + 1];
+        for (uint32_t c = 0; c < p->nsample_types; c++) {
+            const struct profd_str *t = &p->strings[p->sample_types[c].type];
+            cumulative[c] = !(t->len >= 6 && !memcmp(t->ptr, "inuse_", 6));
+        }
+        int rc = h->profile_delta(&sc->delta, p, cumulative);
+        if (rc == 1) {   /* the first scrape only primes */
+            *emit = false;
+        } else if (rc == 2) {
+            h->log(sc->s->self, PROFD_LOG_INFO, "%s: counters went down (restart?); this "
+                   "profile counts from the restart", sc->u.url);
+        } else {
+            duration = sc->started_ns - sc->prev_ok_ns;
+            p->time_nanos = sc->prev_ok_ns;
+            p->duration_nanos = duration;
+        }
+        h->record_touch(r);
+    }
+    h->labels_copy(&r->labels, &sc->u.labels);
+    r->time_nanos = def->delta && duration ? sc->prev_ok_ns : sc->started_ns;
+    r->duration_nanos = duration;
+    return NULL;
+}
+
+static void on_done(void *arg, CURL *easy, CURLcode result)
+{
+    struct scrape *sc = arg;
+    struct state *s = sc->s;
+    sc->in_flight = false;
+    long code = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+    char err[512];
+    size_t size = sc->len;
+    if (result != CURLE_OK) {
+        snprintf(err, sizeof(err), "%s", result == CURLE_WRITE_ERROR
+                                             ? "body larger than max_body_size"
+                                             : curl_easy_strerror(result));
+        report(sc, false, err, size);
+        return;
+    }
+    if (code != 200) {
+        snprintf(err, sizeof(err), "HTTP %ld", code);
+        report(sc, false, err, size);
+        return;
+    }
+    struct profd_batch *b = s->host->batch_new();
+    bool gz = sc->len >= 2 && sc->body[0] == 0x1f && sc->body[1] == 0x8b;
+    struct profd_record *r = s->host->record_add(b, sc->body, sc->len,
+                                                 gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+    r->max_decoded = s->cfg->max_body_size;
+    sc->body = NULL;
+    sc->len = sc->cap = 0;
+    bool emit = false;
+    const char *why = build_record(sc, r, &emit, err, sizeof(err));
+    if (why) {
+        report(sc, false, why, size);
+    } else {
+        report(sc, true, NULL, size);
+        sc->prev_ok_ns = sc->started_ns;
+        if (emit && s->host->emit(s->self, b) == PROFD_ERETRY)
+            s->host->log(s->self, PROFD_LOG_WARN, "pipeline full: profile from %s dropped",
+                         sc->u.url);
+    }
+    s->host->batch_unref(b);
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct scrape *sc = arg;
+    size_t n = size * nmemb;
+    if (sc->len + n > sc->s->cfg->max_body_size)
+        return 0;   /* curl fails the transfer with CURLE_WRITE_ERROR */
+    if (sc->len + n > sc->cap) {
+        size_t cap = sc->cap ? sc->cap * 2 : 64 * 1024;
+        while (cap < sc->len + n)
+            cap *= 2;
+        uint8_t *nb = realloc(sc->body, cap);
+        if (!nb)
+            return 0;
+        sc->body = nb;
+        sc->cap = cap;
+    }
+    memcpy(sc->body + sc->len, data, n);
+    sc->len += n;
+    return n;
+}
+
+/* ---- scheduling ---- */
+
+static char *read_secret(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return strdup(buf);
+}
+
+static void configure_easy(struct scrape *sc)
+{
+    const struct job *j = job_of(sc->s, sc);
+    CURL *e = sc->easy = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, sc->u.url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, sc);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, sc);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "profd");
+    int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
+    if (j->basic_auth.username) {
+        char *pw = j->basic_auth.password_file ? read_secret(j->basic_auth.password_file) : NULL;
+        curl_easy_setopt(e, CURLOPT_USERNAME, j->basic_auth.username);
+        curl_easy_setopt(e, CURLOPT_PASSWORD, pw ? pw : j->basic_auth.password ? j->basic_auth.password : "");
+        free(pw);
+    }
+    char *token = j->bearer_token_file ? read_secret(j->bearer_token_file) : NULL;
+    const char *bearer = token ? token : j->bearer_token;
+    if (bearer) {
+        char *hdr;
+        if (asprintf(&hdr, "Authorization: Bearer %s", bearer) >= 0) {
+            sc->headers = curl_slist_append(sc->headers, hdr);
+            free(hdr);
+        }
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, sc->headers);
+    }
+    free(token);
+    const struct tls_config *t = &j->tls_config;
+    if (t->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, t->ca_file);
+    if (t->cert_file)
+        curl_easy_setopt(e, CURLOPT_SSLCERT, t->cert_file);
+    if (t->key_file)
+        curl_easy_setopt(e, CURLOPT_SSLKEY, t->key_file);
+    if (t->insecure_skip_verify) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
+static void arm(struct scrape *sc)
+{
+    int64_t delay = sc->next_due_ns - now_ns();
+    if (delay < 0)
+        delay = 0;
+    struct timeval tv = {delay / 1000000000, (delay % 1000000000) / 1000};
+    evtimer_add(sc->timer, &tv);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct scrape *sc = arg;
+    struct state *s = sc->s;
+    int64_t interval = job_of(s, sc)->scrape_interval;
+    sc->next_due_ns += interval;
+    if (sc->next_due_ns < now_ns())   /* the loop was busy: skip, don't burst */
+        sc->next_due_ns = now_ns() + interval;
+    arm(sc);
+    if (sc->in_flight) {
+        s->host->log(s->self, PROFD_LOG_DEBUG, "%s: previous scrape still running", sc->u.url);
+        return;
+    }
+    sc->len = 0;
+    sc->started_ns = now_ns();
+    if (http_client_add(s->http, sc->easy) == 0)
+        sc->in_flight = true;
+}
+
+static char *escape_label_value(const char *v)
+{
+    size_t n = 0;
+    for (const char *p = v; *p; p++)
+        n += (*p == '"' || *p == '\\' || *p == '\n') ? 2 : 1;
+    char *out = malloc(n + 1), *o = out;
+    for (const char *p = v; *p; p++) {
+        if (*p == '"' || *p == '\\' || *p == '\n')
+            *o++ = '\\';
+        *o++ = *p == '\n' ? 'n' : *p;
+    }
+    *o = '\0';
+    return out;
+}
+
+static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
+{
+    struct scrape *sc = calloc(1, sizeof(*sc));
+    sc->s = s;
+    sc->u = *u;
+    memset(u, 0, sizeof(*u));
+    sc->up = -1;
+    const struct profd_host *h = s->host;
+    char *job = escape_label_value(h->labels_get(&sc->u.labels, "job") ?: "");
+    char *inst = escape_label_value(h->labels_get(&sc->u.labels, "instance") ?: "");
+    if (asprintf(&sc->gauge_labels, "job=\"%s\",instance=\"%s\",profile=\"%s\"", job, inst,
+                 def_of(s, sc)->name) < 0)
+        sc->gauge_labels = NULL;
+    free(job);
+    free(inst);
+    configure_easy(sc);
+    sc->timer = evtimer_new(h->event_base(s->self), on_timer, sc);
+    /* Spread: a stable offset within the interval, from the pair's identity. */
+    int64_t interval = job_of(s, sc)->scrape_interval;
+    uint64_t offset_ms = h->hash_mod(sc->u.key, (uint64_t)(interval / 1000000));
+    sc->next_due_ns = now_ns() + (int64_t)offset_ms * 1000000;
+    return sc;
+}
+
+static void scrape_free(struct scrape *sc)
+{
+    struct state *s = sc->s;
+    if (sc->in_flight)
+        http_client_cancel(s->http, sc->easy);
+    event_free(sc->timer);
+    curl_easy_cleanup(sc->easy);
+    curl_slist_free_all(sc->headers);
+    if (sc->gauge_labels) {
+        s->host->gauge_del(s->self, "profd_scrape_up", sc->gauge_labels);
+        s->host->gauge_del(s->self, "profd_scrape_duration_seconds", sc->gauge_labels);
+        s->host->gauge_del(s->self, "profd_scrape_size_bytes", sc->gauge_labels);
+    }
+    free(sc->gauge_labels);
+    free(sc->body);
+    s->host->delta_state_free(sc->delta);
+    scrape_unit_clear(s->host, &sc->u);
+    free(sc);
+}
+
+/* ---- targets ---- */
+
+static struct scrape *take_existing(struct state *s, const char *key)
+{
+    for (size_t i = 0; i < s->nscrapes; i++) {
+        if (s->scrapes[i] && !strcmp(s->scrapes[i]->u.key, key)) {
+            struct scrape *sc = s->scrapes[i];
+            s->scrapes[i] = NULL;
+            return sc;
+        }
+    }
+    return NULL;
+}
+
+/* Rebuilds the scrape list; pairs that stay keep their state (deltas). */
+static void refresh(struct state *s)
+{
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    struct scrape **next = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
+        struct scrape_unit *units;
+        size_t nunits;
+        char err[512];
+        free(s->sd_signature[j]);
+        s->sd_signature[j] = targets_sd_signature(&jobs[j]);
+        if (targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], &units, &nunits, err,
+                          sizeof(err)) < 0) {
+            s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': %s; keeping its current targets",
+                         jobs[j].job_name, err);
+            for (size_t i = 0; i < s->nscrapes; i++) {   /* carry the job's pairs over */
+                if (s->scrapes[i] && s->scrapes[i]->u.job == j) {
+                    if (n == cap && !(next = realloc(next, (cap = cap ? cap * 2 : 64) * sizeof(*next))))
+                        abort();
+                    next[n++] = s->scrapes[i];
+                    s->scrapes[i] = NULL;
+                }
+            }
+            continue;
+        }
+        for (size_t i = 0; i < nunits; i++) {
+            if (n == cap && !(next = realloc(next, (cap = cap ? cap * 2 : 64) * sizeof(*next))))
+                abort();
+            struct scrape *sc = take_existing(s, units[i].key);
+            if (sc) {
+                scrape_unit_clear(s->host, &units[i]);
+            } else {
+                sc = scrape_new(s, &units[i]);
+                if (s->started)
+                    arm(sc);
+            }
+            next[n++] = sc;
+        }
+        free(units);
+    }
+    size_t removed = 0;
+    for (size_t i = 0; i < s->nscrapes; i++)
+        if (s->scrapes[i]) {
+            scrape_free(s->scrapes[i]);
+            removed++;
+        }
+    free(s->scrapes);
+    s->scrapes = next;
+    s->host->log(s->self, PROFD_LOG_INFO, "%zu scrape target(s) x profile(s); %zu removed", n,
+                 removed);
+    s->nscrapes = n;
+}
+
+static void on_refresh(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct state *s = arg;
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    bool changed = false;
+    for (size_t j = 0; j < s->cfg->scrape_configs.n && !changed; j++) {
+        char *sig = targets_sd_signature(&jobs[j]);
+        changed = strcmp(sig, s->sd_signature[j]) != 0;
+        free(sig);
+    }
+    if (changed)
+        refresh(s);
+}
+
+static int start(void *st)
+{
+    struct state *s = st;
+    struct event_base *base = s->host->event_base(s->self);
+    s->http = http_client_create(base, on_done);
+    if (!s->http)
+        return PROFD_ERR;
+    refresh(s);
+    s->started = true;
+    for (size_t i = 0; i < s->nscrapes; i++)
+        arm(s->scrapes[i]);
+    int64_t every = 0;
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
+        const struct file_sd_config *fc = jobs[j].file_sd_configs.items;
+        for (size_t k = 0; k < jobs[j].file_sd_configs.n; k++)
+            if (!every || fc[k].refresh_interval < every)
+                every = fc[k].refresh_interval;
+    }
+    if (every > 0) {
+        struct timeval tv = {every / 1000000000, (every % 1000000000) / 1000};
+        s->refresh_ev = event_new(base, -1, EV_PERSIST, on_refresh, s);
+        event_add(s->refresh_ev, &tv);
+    }
+    return PROFD_OK;
+}
+
+static int shutdown_(void *st)
+{
+    struct state *s = st;
+    if (s->refresh_ev)
+        event_free(s->refresh_ev);
+    s->refresh_ev = NULL;
+    for (size_t i = 0; i < s->nscrapes; i++)
+        scrape_free(s->scrapes[i]);
+    free(s->scrapes);
+    s->scrapes = NULL;
+    s->nscrapes = 0;
+    http_client_destroy(s->http);
+    s->http = NULL;
+    s->started = false;
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    struct state *s = st;
+    if (!s)
+        return;
+    shutdown_(s);
+    size_t njobs = s->cfg->scrape_configs.n;
+    for (size_t j = 0; j < njobs; j++) {
+        if (s->defs)
+            presets_free(s->defs[j], s->defs[j] ? s->ndefs[j] : 0);
+        if (s->sd_signature)
+            free(s->sd_signature[j]);
+    }
+    free(s->defs);
+    free(s->ndefs);
+    free(s->sd_signature);
+    if (s->defs)
+        curl_global_cleanup();
+    free(s);
+}
+
+static const struct profd_plugin plugin = {
+    .abi_version = PROFD_ABI_VERSION,
+    .struct_size = sizeof(struct profd_plugin),
+    .kind = PROFD_RECEIVER,
+    .type = "pprof_scrape",
+    .description = "scrapes /debug/pprof endpoints, Prometheus-style, with client-side deltas",
+    .options = pprof_scrape_options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .start = start,
+    .shutdown = shutdown_,
+    .destroy = destroy,
+};
+
+PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
+{
+    return &plugin;
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Targets: every (target, profile) pair a job scrapes, with its URL and
+ * series labels, built from static_configs and file_sd_configs and passed
+ * through relabel_configs as Prometheus does.
+ */
+#ifndef PPROF_SCRAPE_TARGETS_H
+#define PPROF_SCRAPE_TARGETS_H
+
+#include "config.h"
+#include "presets.h"
+
+struct scrape_unit {
+    char *key;                    /* URL and labels: the identity across refreshes */
+    char *url;
+    struct profd_labels labels;   /* the series labels of what it yields */
+    size_t job, def;              /* indices of its job and profile */
+};
+
+/*
+ * Builds every unit of job number job_index. Returns 0, or -1 with err set
+ * when a file_sd file cannot be read (the caller keeps its current units).
+ */
+int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,
+                  const struct profile_def *defs, size_t ndefs, struct scrape_unit **units,
+                  size_t *n, char *err, size_t errlen);
+/* A string that changes when any of job's file_sd files changes. */
+char *targets_sd_signature(const struct job *job);
+void scrape_unit_clear(const struct profd_host *h, struct scrape_unit *u);
+
+#endif

@@ -197,3 +197,95 @@ class Target:
             self.proc.kill()
         self.proc.wait()
         self.proc.stdout.close()
+
+
+class FakeTarget:
+    """A loopback HTTP server whose answers each test sets per path: a list
+    of (status, body[, delay_seconds]) served in order, the last repeating."""
+
+    def __init__(self):
+        import http.server
+        routes = self.routes = {}
+        hits = self.hits = {}
+        lock = self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                with lock:
+                    answers = routes.get(path, [(404, b"no such path\n")])
+                    answer = answers.pop(0) if len(answers) > 1 else answers[0]
+                    hits[path] = hits.get(path, 0) + 1
+                if len(answer) > 2:
+                    time.sleep(answer[2])   # a slow target, as the test asked for
+                try:
+                    self.send_response(answer[0])
+                    self.send_header("Content-Length", str(len(answer[1])))
+                    self.end_headers()
+                    self.wfile.write(answer[1])
+                except OSError:
+                    pass   # the client gave up first
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.address = "127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def set(self, path, *answers):
+        with self.lock:
+            self.routes[path] = list(answers)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def pprof_samples(path):
+    """Reads a profile with `go tool pprof -raw`: (column names, {stack and
+    labels: summed values}). Stacks are named by function, file and line, so
+    profiles with different ids compare by meaning."""
+    out = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    locs, loc, section, samples, columns = {}, None, None, [], []
+    for line in lines:
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Samples:":
+            if not columns:
+                columns = [c.replace("[dflt]", "") for c in line.split()]
+            elif re.match(r"^\s+-?\d+(\s+-?\d+)*: ", line):
+                values, ids = line.split(":", 1)
+                samples.append([[int(v) for v in values.split()], ids.split(), []])
+            elif line.strip():
+                samples[-1][2].append(line.strip())
+        elif section == "Locations":
+            m = re.match(r"^\s+(\d+): (0x[0-9a-f]+) (?:M=\d+ )?(.*)$", line)
+            if m:
+                loc = m.group(1)
+                locs[loc] = [m.group(2), m.group(3)]
+            elif line.strip():
+                locs[loc].append(line.strip())
+    result = {}
+    for values, ids, labels in samples:
+        key = (tuple(tuple(locs[i]) for i in ids), tuple(sorted(labels)))
+        old = result.get(key, [0] * len(values))
+        result[key] = [a + b for a, b in zip(old, values)]
+    return columns, result
+
+
+def subtract(newer, older, cumulative):
+    """newer - older in the cumulative columns, zero samples removed: the
+    delta computed independently of profd."""
+    out = {}
+    for key, values in newer.items():
+        base = older.get(key, [0] * len(values))
+        delta = [v - b if c else v for v, b, c in zip(values, base, cumulative)]
+        if any(delta):
+            out[key] = delta
+    return out

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The pprof_scrape receiver against real Go targets and a scripted server."""
+import gzip
+import hashlib
+import os
+import re
+
+from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, metric_value, pprof_samples,
+                     subtract, wait_until)
+
+SCRAPE = """
+receivers:
+  pprof_scrape:
+    scrape_configs:
+%s
+exporters:
+  pprof_file: {path_template: "{__name__}/{instance}/{unix_nanos}.pb.gz"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
+"""
+
+
+def dir_of(address):
+    """The directory {instance} becomes in a path template (':' is replaced)."""
+    return re.escape(address.replace(":", "_"))
+
+
+def job(name, targets, presets, interval="1s", extra=""):
+    return ("      - job_name: %s\n        scrape_interval: %s\n"
+            "        static_configs: [{targets: [%s]}]\n"
+            "        profiling_config: {presets: [%s]}\n%s") % (
+                name, interval, ", ".join('"%s"' % t for t in targets), ", ".join(presets), extra)
+
+
+class ScrapeTest(ProfdTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.targets = []
+
+    def tearDown(self):
+        for t in self.targets:
+            t.stop()
+        super().tearDown()
+
+    def target(self, fake=False):
+        t = FakeTarget() if fake else Target()
+        self.targets.append(t)
+        return t
+
+    def written(self, name):
+        root = self.path("profiles", name)
+        files = []
+        for d, _, fs in os.walk(root):
+            files += [os.path.join(d, f) for f in fs if not f.startswith(".")]
+        return sorted(files)
+
+    def test_every_preset_from_a_real_go_target(self):
+        t = self.target()
+        presets = ["process_cpu", "memory", "goroutine", "mutex", "block", "threadcreate"]
+        p = self.start(SCRAPE % job("go", [t.address], presets, interval="2s"))
+        for name in presets:
+            wait_until(lambda: self.written(name), "a %s profile" % name, deadline=30)
+        want = {"process_cpu": "cpu", "memory": "alloc_space", "goroutine": "goroutine",
+                "mutex": "contentions", "block": "contentions", "threadcreate": "threadcreate"}
+        for name in presets:
+            columns, samples = pprof_samples(self.written(name)[0])
+            self.assertIn(want[name] + "/", " ".join(columns), name)
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_scrape_up", component="pprof_scrape", job="go",
+                                      instance=t.address, profile="memory"), 1)
+        self.assertEqual(p.stop(), 0)
+
+    def scripted_delta(self, path, preset, cumulative_of):
+        """Two real scrapes A, B of the Go target, replayed by a scripted
+        server: profd's delta must equal B - A computed here."""
+        real = self.target()
+        a = real.fetch(path)
+        total = lambda raw: sum(sum(v) for v in pprof_samples(self._save(raw))[1].values())
+        b = wait_until(lambda: (lambda r: r if total(r) > total(a) else None)(real.fetch(path)),
+                       "the profile to grow")
+        fake = self.target(fake=True)
+        fake.set(path, (200, a), (200, b))
+        p = self.start(SCRAPE % job("replay", [fake.address], [preset]))
+        p.wait_log(r"pprof_file: wrote ")
+        self.assertEqual(p.stop(), 0)
+        out = self.written(preset)
+        self.assertEqual(len(out), 1, "the first scrape only primes")
+        columns, got = pprof_samples(out[0])
+        _, sa = pprof_samples(self._save(a))
+        _, sb = pprof_samples(self._save(b))
+        want = subtract(sb, sa, [cumulative_of(c) for c in columns])
+        self.assertEqual(got, want)
+        for values in got.values():
+            self.assertTrue(all(v >= 0 for v in values))
+        return columns, got, sb
+
+    def _save(self, raw):
+        path = self.path("raw-%d.pb.gz" % len(os.listdir(self.dir)))
+        with open(path, "wb") as f:
+            f.write(raw)
+        return path
+
+    def test_mutex_and_block_deltas_match_an_independent_computation(self):
+        self.scripted_delta("/debug/pprof/mutex", "mutex", lambda c: True)
+
+    def test_block_delta(self):
+        self.scripted_delta("/debug/pprof/block", "block", lambda c: True)
+
+    def test_memory_delta_leaves_inuse_columns_alone(self):
+        columns, got, sb = self.scripted_delta("/debug/pprof/allocs", "memory",
+                                               lambda c: not c.startswith("inuse_"))
+        inuse = [i for i, c in enumerate(columns) if c.startswith("inuse_")]
+        self.assertEqual(len(inuse), 2)
+        for key, values in got.items():
+            self.assertEqual([values[i] for i in inuse], [sb[key][i] for i in inuse])
+
+    def test_restart_resets_without_negative_values(self):
+        real = self.target()
+        a = real.fetch("/debug/pprof/mutex")
+        b = wait_until(lambda: (lambda r: r if r != a else None)(real.fetch("/debug/pprof/mutex")),
+                       "a second, different profile")
+        fake = self.target(fake=True)
+        fake.set("/debug/pprof/mutex", (200, b), (200, a))   # counters go down: a restart
+        p = self.start(SCRAPE % job("restart", [fake.address], ["mutex"]))
+        p.wait_log(r"counters went down \(restart\?\)")
+        p.wait_log(r"pprof_file: wrote ")
+        self.assertEqual(p.stop(), 0)
+        out = self.written("mutex")
+        self.assertEqual(pprof_samples(out[0])[1], pprof_samples(self._save(a))[1])
+
+    def test_server_side_deltas_are_not_applied_twice(self):
+        raw = open(os.path.join(GO_CORPUS, "block.pb.gz"), "rb").read()
+        fake = self.target(fake=True)
+        fake.set("/debug/pprof/delta_block", (200, raw))
+        p = self.start(SCRAPE % job("godelta", [fake.address], ["godeltaprof_block"]))
+        p.wait_log(r"pprof_file: wrote ", count=2)
+        self.assertEqual(p.stop(), 0)
+        want = pprof_samples(os.path.join(GO_CORPUS, "block.pb.gz"))[1]
+        for out in self.written("godeltaprof_block")[:2]:
+            self.assertEqual(pprof_samples(out)[1], want)
+
+    def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
+        bad = self.target(fake=True)
+        good = self.target(fake=True)
+        goroutine = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        bad.set("/debug/pprof/profile", (404, b"not found"))
+        bad.set("/debug/pprof/allocs", (500, b"boom"))
+        bad.set("/debug/pprof/goroutine", (200, b"<html><body>login</body></html>"))
+        bad.set("/debug/pprof/mutex", (200, heap[:len(heap) // 2]))
+        bad.set("/debug/pprof/block", (200, goroutine))
+        bad.set("/debug/pprof/threadcreate", (200, gzip.compress(b"\0" * 4096)))
+        good.set("/debug/pprof/goroutine", (200, goroutine))
+        slow = self.target(fake=True)
+        slow.set("/debug/pprof/goroutine", (200, goroutine, 3))
+        presets = ["process_cpu", "memory", "goroutine", "mutex", "block", "threadcreate"]
+        cfg = SCRAPE % (job("bad", [bad.address, good.address], presets) +
+                        job("slow", [slow.address], ["goroutine"],
+                            extra="        scrape_timeout: 300ms\n"))
+        cfg = cfg.replace("    scrape_configs:", "    max_body_size: 3KiB\n    scrape_configs:")
+        p = self.start(cfg)
+        base = "scrape of http://%s/debug/pprof/" % bad.address
+        p.wait_log(re.escape(base + "profile?seconds=1 failed: HTTP 404"))
+        p.wait_log(re.escape(base + "allocs failed: HTTP 500"))
+        p.wait_log(re.escape(base + "goroutine failed: pprof: ") + ".* at byte")
+        p.wait_log(re.escape(base + "mutex failed: gzip: "))
+        p.wait_log(re.escape(base + "block failed: not a block profile: it has no 'contentions'"))
+        p.wait_log(re.escape(base + "threadcreate failed: gzip: decompressed size exceeds"))
+        p.wait_log(re.escape("scrape of http://%s/debug/pprof/goroutine failed: Timeout" %
+                             slow.address))
+        p.wait_log(r"wrote \./profiles/goroutine/%s/" % dir_of(good.address))
+        m = p.metrics()
+        for preset in presets:
+            self.assertEqual(metric_value(m, "profd_scrape_up", component="pprof_scrape",
+                                          job="bad", instance=bad.address, profile=preset), 0)
+        self.assertEqual(metric_value(m, "profd_scrape_up", component="pprof_scrape", job="bad",
+                                      instance=good.address, profile="goroutine"), 1)
+        self.assertEqual(self.written("goroutine")[0].split("/")[-2], good.address.replace(":", "_"))
+        self.assertEqual(p.stop(), 0)
+
+    def test_file_sd_change_is_picked_up(self):
+        one, two = self.target(fake=True), self.target(fake=True)
+        raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
+        for t in (one, two):
+            t.set("/debug/pprof/goroutine", (200, raw))
+        sd = self.path("targets.json")
+        with open(sd, "w") as f:
+            f.write('[{"targets": ["%s"], "labels": {"team": "a"}}]' % one.address)
+        cfg = SCRAPE % ("      - job_name: sd\n        scrape_interval: 1s\n"
+                        "        file_sd_configs: [{files: [%s], refresh_interval: 100ms}]\n"
+                        "        profiling_config: {presets: [goroutine]}\n" % sd)
+        p = self.start(cfg)
+        p.wait_log(r"wrote \./profiles/goroutine/%s/" % dir_of(one.address))
+        mark = p.mark()
+        with open(sd + ".tmp", "w") as f:
+            f.write("- targets: ['%s']\n  labels: {team: b}\n" % two.address)
+        os.rename(sd + ".tmp", sd)
+        p.wait_log(r"1 scrape target\(s\) x profile\(s\); 1 removed", start=mark)
+        p.wait_log(r"wrote \./profiles/goroutine/%s/" % dir_of(two.address), start=mark)
+        self.assertEqual(p.stop(), 0)
+
+    def test_sharding_covers_every_target_exactly_once(self):
+        addresses = ["127.0.0.1:%d" % port for port in range(1, 11)]   # nothing listens there
+        shard = ("      - job_name: fleet\n        scrape_interval: 1s\n"
+                 "        static_configs: [{targets: [%s]}]\n"
+                 "        profiling_config: {presets: [goroutine]}\n"
+                 "        shard: {total: 2, index: %d}\n")
+        targets = ", ".join('"%s"' % a for a in addresses)
+        cfg = ("receivers:\n  pprof_scrape/a:\n    scrape_configs:\n%s"
+               "  pprof_scrape/b:\n    scrape_configs:\n%s"
+               "exporters: {debug: {}}\n"
+               "service: {pipelines: {profiles: {receivers: [pprof_scrape/a, pprof_scrape/b],"
+               " exporters: [debug]}}}\n") % (shard % (targets, 0), shard % (targets, 1))
+        p = self.start(cfg)
+        lines = p.wait_log(r"pprof_scrape/[ab]: scrape of .* failed", count=10)
+        seen = {"a": set(), "b": set()}
+        for line in lines:
+            m = re.search(r"pprof_scrape/([ab]): scrape of http://([0-9.:]+)/", line)
+            seen[m.group(1)].add(m.group(2))
+        self.assertEqual(seen["a"] | seen["b"], set(addresses))
+        self.assertEqual(seen["a"] & seen["b"], set())
+        for addr in addresses:   # Prometheus's hashmod, computed independently
+            digest = hashlib.md5(addr.encode()).digest()
+            want = "a" if int.from_bytes(digest[8:], "big") % 2 == 0 else "b"
+            self.assertIn(addr, seen[want])
+        self.assertEqual(p.stop(), 0)

@@ -11,6 +11,12 @@
    records per second for a spool of small profiles, median of RUNS runs,
    next to the same file operations done alone (read, write a temp file,
    link, unlink), which bound it on any machine.
+3. Scraping: 1,000 targets (nginx on 1,000 loopback addresses serving corpus
+   profiles) x 3 presets (memory and block with client-side delta,
+   goroutine) every 15 s: profd's CPU time per scrape cycle (median of
+   SCRAPE_CYCLES cycles after the first, which primes the deltas) against
+   `curl --parallel` fetching the same 3,000 URLs once (median of RUNS), and
+   profd's peak RSS.
 """
 import os
 import shutil
@@ -130,6 +136,119 @@ def pass_through_bench(work):
         statistics.median(floor), statistics.median(rates) / statistics.median(floor)), flush=True)
 
 
+NGINX = """worker_processes 1;
+worker_rlimit_nofile 16384;
+error_log %(dir)s/nginx.err warn;
+pid %(dir)s/nginx.pid;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    server {
+%(listen)s
+        root %(dir)s/root;
+    }
+}
+"""
+
+SCRAPE_CONFIG = """
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: fleet
+        scrape_interval: %ds
+        static_configs: [{targets: [%s]}]
+        profiling_config: {presets: [memory, goroutine, block]}
+exporters: {nop: {}}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: warn}}
+  pipelines: {profiles: {receivers: [pprof_scrape], exporters: [nop]}}
+"""
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def scrape_bench(work):
+    """1,000 targets (one nginx listening on 1,000 loopback addresses) with
+    3 presets each, every SCRAPE_INTERVAL: profd's CPU per scrape cycle
+    against curl --parallel fetching the same 3,000 URLs once."""
+    targets = int(os.environ.get("SCRAPE_TARGETS", "1000"))
+    interval = int(os.environ.get("SCRAPE_INTERVAL", "15"))
+    cycles = int(os.environ.get("SCRAPE_CYCLES", "3"))
+    import socket
+    probe = socket.socket()
+    probe.bind(("127.0.1.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    addrs = ["127.0.%d.%d:%d" % (1 + i // 250, 1 + i % 250, port) for i in range(targets)]
+    root = os.path.join(work, "root", "debug", "pprof")
+    os.makedirs(root)
+    for name, src in [("allocs", "allocs"), ("goroutine", "goroutine"), ("block", "block")]:
+        shutil.copyfile(os.path.join(CORPUS, "go", src + ".pb.gz"), os.path.join(root, name))
+    for d in (work, os.path.dirname(os.path.dirname(root)), os.path.dirname(root), root):
+        os.chmod(d, 0o755)   # nginx's workers run as an unprivileged user
+    conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX % {"dir": work,
+                         "listen": "\n".join("        listen %s;" % a for a in addrs)})
+    nginx = subprocess.Popen(["nginx", "-c", conf, "-p", work, "-g", "daemon off;"])
+    try:
+        urls = ["http://%s/debug/pprof/%s" % (a, p) for a in addrs
+                for p in ("allocs", "goroutine", "block")]
+        deadline = time.monotonic() + 30
+        while subprocess.run(["curl", "-sf", "-o", "/dev/null", urls[-1]]).returncode != 0:
+            if time.monotonic() > deadline:
+                sys.exit("nginx did not come up")
+            time.sleep(0.1)
+        curl_cfg = os.path.join(work, "curl.cfg")
+        with open(curl_cfg, "w") as f:
+            for u in urls:
+                f.write('url = "%s"\noutput = "/dev/null"\n' % u)
+        curl_cpu = []
+        for _ in range(RUNS):
+            r = subprocess.run(["/usr/bin/time", "-f", "%U %S", "curl", "-s", "--parallel",
+                                "--parallel-max", "50", "-K", curl_cfg],
+                               stderr=subprocess.PIPE, text=True, timeout=600)
+            u, s = r.stderr.strip().splitlines()[-1].split()
+            curl_cpu.append(float(u) + float(s))
+        cfg = os.path.join(work, "scrape.yaml")
+        with open(cfg, "w") as f:
+            f.write(SCRAPE_CONFIG % (interval, ", ".join('"%s"' % a for a in addrs)))
+        profd = subprocess.Popen([PROFD, "--config", cfg])
+        try:
+            time.sleep(interval + 2)   # the first cycle primes the deltas
+            per_cycle = []
+            for _ in range(cycles):
+                c0 = cpu_seconds(profd.pid)
+                time.sleep(interval)
+                per_cycle.append(cpu_seconds(profd.pid) - c0)
+            rss = peak_rss_kib(profd.pid)
+        finally:
+            profd.terminate()
+            profd.wait(timeout=60)
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=30)
+    p, c = statistics.median(per_cycle), statistics.median(curl_cpu)
+    print("| scrape cycle | profd CPU/cycle | curl --parallel CPU | ratio | profd peak RSS |")
+    print("|---|---|---|---|---|")
+    print("| %d targets x 3 presets, every %ds | %.3f s (min %.3f, max %.3f) | %.3f s | %.2f | "
+          "%.1f MB |" % (targets, interval, p, min(per_cycle), max(per_cycle), c,
+                         p / max(c, 1e-3), rss / 1024), flush=True)
+
+
 def main():
     work = tempfile.mkdtemp(prefix="profd-bench-")
     try:
@@ -142,6 +261,10 @@ def main():
         codec_bench("bigheap -paths 600000", make_big(work), work)
         print()
         pass_through_bench(work)
+        print()
+        scrape_work = os.path.join(work, "scrape")
+        os.makedirs(scrape_work)
+        scrape_bench(scrape_work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -7,7 +7,7 @@
 #include "alloc.h"
 
 #define ARENA_ALIGN 16
-#define ARENA_MIN_CHUNK (64 * 1024)
+#define ARENA_MIN_CHUNK (4 * 1024)
 
 struct chunk {
     struct chunk *next;

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,32 +13,70 @@
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct profd_metrics *registry;
 
+/* Free-form gauges, in a chained hash table keyed by name and labels:
+ * thousands of scrape targets each set three of them every interval. */
 struct gauge {
     char *name, *help, *labels;
     double value;
+    uint64_t hash;
     struct gauge *next;
 };
 
-static struct gauge *gauges;   /* kept sorted by name so each name renders once */
+static struct gauge **buckets;
+static size_t nbuckets, ngauges;
+
+static uint64_t gauge_hash(const char *name, const char *labels)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *p = labels; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+static struct gauge **gauge_slot(const char *name, const char *labels, uint64_t h)
+{
+    struct gauge **at = &buckets[h & (nbuckets - 1)];
+    while (*at && ((*at)->hash != h || strcmp((*at)->name, name) || strcmp((*at)->labels, labels)))
+        at = &(*at)->next;
+    return at;
+}
+
+static void gauges_grow(void)
+{
+    size_t n = nbuckets ? nbuckets * 2 : 256;
+    struct gauge **nb = profd_xcalloc(n, sizeof(*nb));
+    for (size_t i = 0; i < nbuckets; i++) {
+        for (struct gauge *g = buckets[i], *next; g; g = next) {
+            next = g->next;
+            g->next = nb[g->hash & (n - 1)];
+            nb[g->hash & (n - 1)] = g;
+        }
+    }
+    free(buckets);
+    buckets = nb;
+    nbuckets = n;
+}
 
 void profd_metrics_gauge_set(const char *name, const char *help, const char *labels, double v)
 {
+    uint64_t h = gauge_hash(name, labels);
     pthread_mutex_lock(&registry_lock);
-    struct gauge **at = &gauges;
-    while (*at && strcmp((*at)->name, name) < 0)
-        at = &(*at)->next;
-    struct gauge *g = *at;
-    while (g && !strcmp(g->name, name) && strcmp(g->labels, labels))
-        g = g->next;
-    if (!g || strcmp(g->name, name)) {
-        g = profd_xcalloc(1, sizeof(*g));
+    if (ngauges + 1 > nbuckets)
+        gauges_grow();
+    struct gauge **at = gauge_slot(name, labels, h);
+    if (!*at) {
+        struct gauge *g = profd_xcalloc(1, sizeof(*g));
         g->name = profd_xstrdup(name);
         g->help = profd_xstrdup(help);
         g->labels = profd_xstrdup(labels);
-        g->next = *at;
+        g->hash = h;
         *at = g;
+        ngauges++;
     }
-    g->value = v;
+    (*at)->value = v;
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -51,16 +90,23 @@ static void gauge_free(struct gauge *g)
 
 void profd_metrics_gauge_del(const char *name, const char *labels)
 {
+    uint64_t h = gauge_hash(name, labels);
     pthread_mutex_lock(&registry_lock);
-    for (struct gauge **at = &gauges; *at; at = &(*at)->next) {
-        if (!strcmp((*at)->name, name) && !strcmp((*at)->labels, labels)) {
-            struct gauge *g = *at;
-            *at = g->next;
-            gauge_free(g);
-            break;
-        }
+    struct gauge **at = nbuckets ? gauge_slot(name, labels, h) : NULL;
+    if (at && *at) {
+        struct gauge *g = *at;
+        *at = g->next;
+        gauge_free(g);
+        ngauges--;
     }
     pthread_mutex_unlock(&registry_lock);
+}
+
+static int gauge_order(const void *a, const void *b)
+{
+    const struct gauge *x = *(struct gauge *const *)a, *y = *(struct gauge *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->labels, y->labels);
 }
 
 struct profd_metrics *profd_metrics_get(const char *id, const char *kind)
@@ -137,11 +183,19 @@ char *profd_metrics_render(void)
         if (!strcmp(m->kind, "exporter"))
             put(&t, "profd_exporter_queue_records{id=\"%s\"} %lld\n", m->id,
                 (long long)atomic_load(&m->queue_records));
-    for (struct gauge *g = gauges, *prev = NULL; g; prev = g, g = g->next) {
-        if (!prev || strcmp(prev->name, g->name) != 0)   /* sorted: first of its name */
+    struct gauge **sorted = profd_xcalloc(ngauges + 1, sizeof(*sorted));
+    size_t n = 0;
+    for (size_t i = 0; i < nbuckets; i++)
+        for (struct gauge *g = buckets[i]; g; g = g->next)
+            sorted[n++] = g;
+    qsort(sorted, n, sizeof(*sorted), gauge_order);
+    for (size_t i = 0; i < n; i++) {
+        const struct gauge *g = sorted[i];
+        if (!i || strcmp(sorted[i - 1]->name, g->name) != 0)   /* first of its name */
             put(&t, "# HELP %s %s\n# TYPE %s gauge\n", g->name, g->help, g->name);
         put(&t, "%s{%s} %.17g\n", g->name, g->labels, g->value);
     }
+    free(sorted);
     pthread_mutex_unlock(&registry_lock);
     return t.buf;
 }
@@ -155,10 +209,14 @@ void profd_metrics_free_all(void)
         free(registry);
         registry = next;
     }
-    while (gauges) {
-        struct gauge *next = gauges->next;
-        gauge_free(gauges);
-        gauges = next;
+    for (size_t i = 0; i < nbuckets; i++) {
+        for (struct gauge *g = buckets[i], *next; g; g = next) {
+            next = g->next;
+            gauge_free(g);
+        }
     }
+    free(buckets);
+    buckets = NULL;
+    nbuckets = ngauges = 0;
     pthread_mutex_unlock(&registry_lock);
 }

@@ -563,7 +563,7 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     err[0] = '\0';
     d.p = profd_xcalloc(1, sizeof(*d.p));
     d.p->backing = raw;
-    d.p->arena = profd_arena_create(len);
+    d.p->arena = profd_arena_create(len + len / 2);   /* tables + samples fit in one block */
     bool ok = count_fields(&d);
     if (ok) {
         alloc_tables(&d);

@@ -20,6 +20,12 @@
 
 struct state;
 
+/* libcurl 7.88 walks a multi handle's whole connection cache whenever a
+ * transfer is removed. Targets are spread over several multi handles, by a
+ * hash of their address (so each keeps reusing its connection), to keep
+ * every cache small. */
+#define HTTP_CLIENTS 16
+
 /* One (target, profile) pair and everything it keeps between scrapes. */
 struct scrape {
     struct state *s;
@@ -35,6 +41,7 @@ struct scrape {
     struct profd_delta_state *delta;
     int up;                        /* -1 before the first scrape */
     char *gauge_labels;
+    struct http_client *http;      /* the multi handle of this target */
 };
 
 struct state {
@@ -46,7 +53,7 @@ struct state {
     char **sd_signature;           /* per job */
     struct scrape **scrapes;
     size_t nscrapes;
-    struct http_client *http;
+    struct http_client *http[HTTP_CLIENTS];
     struct event *refresh_ev;
     bool started;
 };
@@ -301,7 +308,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     if (sc->len + n > sc->s->cfg->max_body_size)
         return 0;   /* curl fails the transfer with CURLE_WRITE_ERROR */
     if (sc->len + n > sc->cap) {
-        size_t cap = sc->cap ? sc->cap * 2 : 64 * 1024;
+        curl_off_t expected = -1;
+        curl_easy_getinfo(sc->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+        size_t cap = sc->cap ? sc->cap * 2
+                             : expected > 0 && (uint64_t)expected <= sc->s->cfg->max_body_size
+                                   ? (size_t)expected
+                                   : 16 * 1024;
         while (cap < sc->len + n)
             cap *= 2;
         uint8_t *nb = realloc(sc->body, cap);
@@ -341,6 +353,7 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "profd");
+    curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
     if (j->basic_auth.username) {
@@ -399,7 +412,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     }
     sc->len = 0;
     sc->started_ns = now_ns();
-    if (http_client_add(s->http, sc->easy) == 0)
+    if (http_client_add(sc->http, sc->easy) == 0)
         sc->in_flight = true;
 }
 
@@ -434,6 +447,7 @@ static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
     free(job);
     free(inst);
     configure_easy(sc);
+    sc->http = s->http[h->hash_mod(sc->u.address, HTTP_CLIENTS)];
     sc->timer = evtimer_new(h->event_base(s->self), on_timer, sc);
     /* Spread: a stable offset within the interval, from the pair's identity. */
     int64_t interval = job_of(s, sc)->scrape_interval;
@@ -446,7 +460,7 @@ static void scrape_free(struct scrape *sc)
 {
     struct state *s = sc->s;
     if (sc->in_flight)
-        http_client_cancel(s->http, sc->easy);
+        http_client_cancel(sc->http, sc->easy);
     event_free(sc->timer);
     curl_easy_cleanup(sc->easy);
     curl_slist_free_all(sc->headers);
@@ -550,9 +564,9 @@ static int start(void *st)
 {
     struct state *s = st;
     struct event_base *base = s->host->event_base(s->self);
-    s->http = http_client_create(base, on_done);
-    if (!s->http)
-        return PROFD_ERR;
+    for (size_t i = 0; i < HTTP_CLIENTS; i++)
+        if (!(s->http[i] = http_client_create(base, on_done)))
+            return PROFD_ERR;
     refresh(s);
     s->started = true;
     for (size_t i = 0; i < s->nscrapes; i++)
@@ -584,8 +598,10 @@ static int shutdown_(void *st)
     free(s->scrapes);
     s->scrapes = NULL;
     s->nscrapes = 0;
-    http_client_destroy(s->http);
-    s->http = NULL;
+    for (size_t i = 0; i < HTTP_CLIENTS; i++) {
+        http_client_destroy(s->http[i]);
+        s->http[i] = NULL;
+    }
     s->started = false;
     return PROFD_OK;
 }

@@ -112,6 +112,7 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
         return false;
     }
     u->url = build_url(&l, addr);
+    u->address = strdup(addr);
     set_default(h, &l, "instance", addr);
     /* Labels starting with __ are for relabeling only; __name__ stays. */
     for (size_t i = l.n; i-- > 0;)
@@ -234,6 +235,7 @@ void scrape_unit_clear(const struct profd_host *h, struct scrape_unit *u)
 {
     free(u->key);
     free(u->url);
+    free(u->address);
     h->labels_clear(&u->labels);
     memset(u, 0, sizeof(*u));
 }

@@ -13,6 +13,7 @@
 struct scrape_unit {
     char *key;                    /* URL and labels: the identity across refreshes */
     char *url;
+    char *address;                /* host:port, after relabeling */
     struct profd_labels labels;   /* the series labels of what it yields */
     size_t job, def;              /* indices of its job and profile */
 };

@@ -79,11 +79,13 @@ $(BUILD)/obj/proto/%.o: $(BUILD)/proto/%.c
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o %.a,$^) -o $@ $(LDLIBS)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o %.a,$^) -o $@ $(LDLIBS)
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $< $(filter %.a,$^) -o $@ $(LDLIBS)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.a,$^) -o $@ $(LDLIBS)
 
 # The Go scrape target the integration tests start (net/http/pprof).
 $(BUILD)/tests/target: tests/integration/target/main.go

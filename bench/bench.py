@@ -251,6 +251,7 @@ def scrape_bench(work):
 
 def main():
     work = tempfile.mkdtemp(prefix="profd-bench-")
+    os.chmod(work, 0o755)   # the scrape benchmark's nginx workers read below it
     try:
         print("profd %s; median of %d runs each, on %d CPUs\n" % (
             subprocess.run([PROFD, "version"], capture_output=True, text=True).stdout.split()[1],

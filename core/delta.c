@@ -146,22 +146,20 @@ size_t profd_delta_state_size(const struct profd_delta_state *st)
               : 0;
 }
 
-/* True when any cumulative value went down: the process restarted. */
-static bool went_down(const struct profd_profile *p, const uint64_t *hashes,
-                      const struct profd_delta_state *prev, const bool *cumulative)
+/* True when any cumulative value of prev is above now's: the process restarted. */
+static bool went_down(const struct profd_delta_state *now, const struct profd_delta_state *prev,
+                      const bool *cumulative)
 {
-    struct profd_delta_state *now = state_from(p, hashes, cumulative);
-    bool down = false;
-    for (size_t i = 0; i <= prev->mask && !down; i++) {
+    for (size_t i = 0; i <= prev->mask; i++) {
         const struct entry *e = &prev->slots[i];
         if (!e->hash)
             continue;
         const struct entry *n = find(now, e->hash);
-        for (uint32_t c = 0; c < prev->ncolumns && !down; c++)
-            down = cumulative[c] && (n->hash ? n->values[c] : 0) < e->values[c];
+        for (uint32_t c = 0; c < prev->ncolumns; c++)
+            if (cumulative[c] && (n->hash ? n->values[c] : 0) < e->values[c])
+                return true;
     }
-    profd_delta_state_free(now);
-    return down;
+    return false;
 }
 
 enum profd_delta_result profd_profile_delta(struct profd_delta_state **state,
@@ -169,15 +167,15 @@ enum profd_delta_result profd_profile_delta(struct profd_delta_state **state,
 {
     uint64_t *hashes = sample_hashes(p);
     struct profd_delta_state *prev = *state;
+    struct profd_delta_state *now = state_from(p, hashes, cumulative);
     enum profd_delta_result result;
-    if (!prev || prev->ncolumns != p->nsample_types) {
+    if (!prev || prev->ncolumns != p->nsample_types)
         result = PROFD_DELTA_PRIMED;
-    } else if (went_down(p, hashes, prev, cumulative)) {
+    else if (went_down(now, prev, cumulative))
         result = PROFD_DELTA_RESET;
-    } else {
+    else
         result = PROFD_DELTA_OK;
-    }
-    *state = state_from(p, hashes, cumulative);
+    *state = now;
     if (result == PROFD_DELTA_OK) {
         size_t kept = 0;
         for (size_t i = 0; i < p->nsamples; i++) {

@@ -69,11 +69,14 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
         sk = calloc(1, sizeof(*sk));
         if (!sk)
             return -1;
+        sk->ev = event_new(c->base, s, kind, on_socket_event, c);
         curl_multi_assign(c->multi, s, sk);
+    } else if (event_get_events(sk->ev) != kind) {   /* reuse the event, new interest */
+        event_del(sk->ev);
+        event_assign(sk->ev, c->base, s, kind, on_socket_event, c);
     } else {
-        event_free(sk->ev);
+        return 0;   /* already watching for exactly this */
     }
-    sk->ev = event_new(c->base, s, kind, on_socket_event, c);
     event_add(sk->ev, NULL);
     return 0;
 }

@@ -207,6 +207,7 @@ class FakeTarget:
         import http.server
         routes = self.routes = {}
         hits = self.hits = {}
+        requests = self.requests = []   # (path with query, headers) of every request
         lock = self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -216,6 +217,7 @@ class FakeTarget:
                     answers = routes.get(path, [(404, b"no such path\n")])
                     answer = answers.pop(0) if len(answers) > 1 else answers[0]
                     hits[path] = hits.get(path, 0) + 1
+                    requests.append((self.path, dict(self.headers)))
                 if len(answer) > 2:
                     time.sleep(answer[2])   # a slow target, as the test asked for
                 try:

@@ -227,3 +227,49 @@ class ScrapeTest(ProfdTestCase):
             want = "a" if int.from_bytes(digest[8:], "big") % 2 == 0 else "b"
             self.assertIn(addr, seen[want])
         self.assertEqual(p.stop(), 0)
+
+    def test_auth_prefix_params_and_custom_profiles(self):
+        fake = self.target(fake=True)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        fake.set("/app/debug/pprof/heap", (200, heap))
+        token = self.path("token")
+        with open(token, "w") as f:
+            f.write("s3cret\n")
+        extra = ("        bearer_token_file: %s\n"
+                 "        params: {debug: '0', gc: '1'}\n"
+                 "        relabel_configs:\n"
+                 "          - {source_labels: [__address__], target_label: host, regex: '([^:]+):.*'}\n"
+                 "          - {target_label: __param_tenant, replacement: blue}\n") % token
+        cfg = SCRAPE % job("custom", [fake.address], [], extra=extra)
+        cfg = cfg.replace("profiling_config: {presets: []}",
+                          "profiling_config:\n"
+                          "          presets: []\n"
+                          "          path_prefix: /app\n"
+                          "          custom: [{name: inuse, path: /debug/pprof/heap,"
+                          " keep_sample_types: [inuse_space]}]")
+        p = self.start(cfg)
+        p.wait_log(r"pprof_file: wrote \./profiles/inuse/")
+        self.assertEqual(p.stop(), 0)
+        path, headers = fake.requests[0]
+        self.assertEqual(headers.get("Authorization"), "Bearer s3cret")
+        self.assertTrue(path.startswith("/app/debug/pprof/heap?"), path)
+        self.assertEqual(sorted(path.split("?")[1].split("&")), ["debug=0", "gc=1", "tenant=blue"])
+        columns, samples = pprof_samples(self.written("inuse")[0])
+        self.assertEqual(columns, ["inuse_space/bytes"])
+        want_cols, want = pprof_samples(os.path.join(GO_CORPUS, "heap.pb.gz"))
+        i = want_cols.index("inuse_space/bytes")
+        self.assertEqual({k: [v[i]] for k, v in want.items() if v[i]},
+                         {k: v for k, v in samples.items() if v[0]})
+
+    def test_basic_auth(self):
+        fake = self.target(fake=True)
+        fake.set("/debug/pprof/goroutine",
+                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        extra = "        basic_auth: {username: ops, password: pw}\n"
+        p = self.start(SCRAPE % job("basic", [fake.address], ["goroutine"], extra=extra))
+        p.wait_log(r"pprof_file: wrote ")
+        self.assertEqual(p.stop(), 0)
+        import base64
+        self.assertEqual(fake.requests[0][1].get("Authorization"),
+                         "Basic " + base64.b64encode(b"ops:pw").decode())
+        self.assertNotIn("pw", p.log_text())   # secrets never logged

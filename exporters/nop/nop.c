@@ -31,8 +31,7 @@ static void destroy(void *st)
 }
 
 static const struct profd_plugin plugin = {
-    .abi_version = PROFD_ABI_VERSION,
-    .struct_size = sizeof(struct profd_plugin),
+    PROFD_PLUGIN_HEADER,
     .kind = PROFD_EXPORTER,
     .type = "nop",
     .description = "accepts every profile and discards it",
@@ -43,7 +42,4 @@ static const struct profd_plugin plugin = {
     .destroy = destroy,
 };
 
-PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
-{
-    return &plugin;
-}
+PROFD_PLUGIN_DEFINE(plugin)

@@ -343,8 +343,7 @@ static void destroy(void *st)
 }
 
 static const struct profd_plugin plugin = {
-    .abi_version = PROFD_ABI_VERSION,
-    .struct_size = sizeof(struct profd_plugin),
+    PROFD_PLUGIN_HEADER,
     .kind = PROFD_EXPORTER,
     .type = "pprof_file",
     .description = "writes profiles as pprof files, named from labels and time, with retention",
@@ -358,7 +357,4 @@ static const struct profd_plugin plugin = {
     .destroy = destroy,
 };
 
-PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
-{
-    return &plugin;
-}
+PROFD_PLUGIN_DEFINE(plugin)

@@ -138,8 +138,7 @@ static void destroy(void *st)
 }
 
 static const struct profd_plugin plugin = {
-    .abi_version = PROFD_ABI_VERSION,
-    .struct_size = sizeof(struct profd_plugin),
+    PROFD_PLUGIN_HEADER,
     .kind = PROFD_PROCESSOR,
     .type = "relabel",
     .description = "Prometheus relabel rules on series labels (and, opt-in, on sample labels)",
@@ -151,7 +150,4 @@ static const struct profd_plugin plugin = {
     .destroy = destroy,
 };
 
-PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
-{
-    return &plugin;
-}
+PROFD_PLUGIN_DEFINE(plugin)

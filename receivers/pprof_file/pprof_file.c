@@ -24,7 +24,6 @@
 #include <pcre2.h>
 
 #include "naming.h"
-#include "pathset.h"
 #include "profd/plugin.h"
 
 enum { AFTER_DELETE, AFTER_MOVE, AFTER_KEEP };
@@ -77,8 +76,9 @@ struct state {
     struct event *scan_ev, *poll_ev, *inotify_ev;
     int inotify_fd;
     pthread_mutex_t lock;      /* guards the two sets: acks run on sender threads */
-    struct pathset in_flight;  /* paths emitted, not yet acknowledged */
-    struct pathset seen;       /* identities of files kept or left in place */
+    /* Sets of file keys, kept as label sets (name = key, value unused). */
+    struct profd_labels in_flight;  /* paths emitted, not yet acknowledged */
+    struct profd_labels seen;       /* identities of files kept or left in place */
 };
 
 struct ingest {
@@ -202,9 +202,9 @@ static void on_ack(void *arg, bool ok)
     } else if (cfg->after_ingest == AFTER_MOVE) {
         move_into(s, in->path, cfg->move_to, NULL);
     } else {
-        pathset_add(&s->seen, in->identity);
+        s->host->labels_set(&s->seen, in->identity, "");
     }
-    pathset_del(&s->in_flight, in->path);
+    s->host->labels_del(&s->in_flight, in->path);
     pthread_mutex_unlock(&s->lock);
     free(in->path);
     free(in->identity);
@@ -231,7 +231,7 @@ static void reject(struct state *s, const char *path, const char *identity, cons
         return;
     }
     pthread_mutex_lock(&s->lock);
-    pathset_add(&s->seen, identity);   /* not again until the file changes */
+    s->host->labels_set(&s->seen, identity, "");   /* not again until the file changes */
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -355,7 +355,7 @@ static bool ingest(struct state *s, const char *path, const char *identity)
         abort();
     in->s = s;
     pthread_mutex_lock(&s->lock);
-    pathset_add(&s->in_flight, path);
+    s->host->labels_set(&s->in_flight, path, "");
     pthread_mutex_unlock(&s->lock);
     s->host->batch_set_ack(b, on_ack, in);
     rc = s->host->emit(s->self, b);
@@ -391,7 +391,7 @@ static void scan(struct state *s)
             snprintf(identity, sizeof(identity), "%s\n%lld.%09ld\n%lld", path,
                      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
             pthread_mutex_lock(&s->lock);
-            bool skip = pathset_has(&s->in_flight, path) || pathset_has(&s->seen, identity);
+            bool skip = s->host->labels_get(&s->in_flight, path) || s->host->labels_get(&s->seen, identity);
             pthread_mutex_unlock(&s->lock);
             if (!skip)
                 go_on = ingest(s, path, identity);
@@ -487,15 +487,14 @@ static void destroy(void *st)
         return;
     shutdown_(s);
     pcre2_code_free(s->pattern);
-    pathset_free(&s->in_flight);
-    pathset_free(&s->seen);
+    s->host->labels_clear(&s->in_flight);
+    s->host->labels_clear(&s->seen);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
 static const struct profd_plugin plugin = {
-    .abi_version = PROFD_ABI_VERSION,
-    .struct_size = sizeof(struct profd_plugin),
+    PROFD_PLUGIN_HEADER,
     .kind = PROFD_RECEIVER,
     .type = "pprof_file",
     .description = "ingests pprof files (gzip or raw) dropped into directories matching globs",
@@ -508,7 +507,4 @@ static const struct profd_plugin plugin = {
     .destroy = destroy,
 };
 
-PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
-{
-    return &plugin;
-}
+PROFD_PLUGIN_DEFINE(plugin)

@@ -628,8 +628,7 @@ static void destroy(void *st)
 }
 
 static const struct profd_plugin plugin = {
-    .abi_version = PROFD_ABI_VERSION,
-    .struct_size = sizeof(struct profd_plugin),
+    PROFD_PLUGIN_HEADER,
     .kind = PROFD_RECEIVER,
     .type = "pprof_scrape",
     .description = "scrapes /debug/pprof endpoints, Prometheus-style, with client-side deltas",
@@ -642,7 +641,4 @@ static const struct profd_plugin plugin = {
     .destroy = destroy,
 };
 
-PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)
-{
-    return &plugin;
-}
+PROFD_PLUGIN_DEFINE(plugin)

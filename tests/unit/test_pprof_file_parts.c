@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The pprof_file modules' inner parts: path templates, retention, profile
- * type naming, and the path set. Compiled in from the module sources. */
+/* The pprof_file modules' inner parts: path templates, retention and profile
+ * type naming. Compiled in from the module sources. */
 #include "check.h"
 
 #include <fcntl.h>
@@ -13,7 +13,6 @@
 #include "../../exporters/pprof_file/retention.c"
 #include "../../exporters/pprof_file/template.c"
 #include "../../receivers/pprof_file/naming.c"
-#include "../../receivers/pprof_file/pathset.c"
 
 TEST(template_expands_labels_and_time)
 {
@@ -129,24 +128,6 @@ TEST(profile_type_names)
         CHECK_STR(pprof_file_infer_name(p, cases[i].file, buf, sizeof(buf)), cases[i].want);
         profd_profile_free(p);
     }
-}
-
-TEST(pathset_is_a_sorted_set)
-{
-    struct pathset s = {0};
-    CHECK(pathset_add(&s, "b"));
-    CHECK(pathset_add(&s, "a"));
-    CHECK(pathset_add(&s, "c"));
-    CHECK(!pathset_add(&s, "b"));
-    CHECK_INT(s.n, 3);
-    CHECK_STR(s.items[0], "a");
-    CHECK_STR(s.items[2], "c");
-    pathset_del(&s, "b");
-    pathset_del(&s, "zz");
-    CHECK(!pathset_has(&s, "b"));
-    CHECK(pathset_has(&s, "c"));
-    CHECK_INT(s.n, 2);
-    pathset_free(&s);
 }
 
 RUN_TESTS()

@@ -210,4 +210,14 @@ typedef const struct profd_plugin *(*profd_plugin_entry_fn)(void);
 
 #define PROFD_EXPORT __attribute__((visibility("default")))
 
+/* The first two members of every descriptor. */
+#define PROFD_PLUGIN_HEADER .abi_version = PROFD_ABI_VERSION, .struct_size = sizeof(struct profd_plugin)
+
+/* Defines the module's entry symbol, returning its descriptor. */
+#define PROFD_PLUGIN_DEFINE(descriptor)                                            \
+    PROFD_EXPORT const struct profd_plugin *PROFD_PLUGIN_ENTRY(void)               \
+    {                                                                              \
+        return &(descriptor);                                                      \
+    }
+
 #endif

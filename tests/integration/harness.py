@@ -203,7 +203,8 @@ class FakeTarget:
     """A loopback HTTP server whose answers each test sets per path: a list
     of (status, body[, delay_seconds]) served in order, the last repeating."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
+        """tls: (certfile, keyfile) to serve HTTPS, or None for HTTP."""
         import http.server
         routes = self.routes = {}
         hits = self.hits = {}
@@ -233,6 +234,11 @@ class FakeTarget:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        if tls:
+            import ssl
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.address = "127.0.0.1:%d" % self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

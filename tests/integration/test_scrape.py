@@ -4,6 +4,7 @@ import gzip
 import hashlib
 import os
 import re
+import subprocess
 
 from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, metric_value, pprof_samples,
                      subtract, wait_until)
@@ -273,3 +274,34 @@ class ScrapeTest(ProfdTestCase):
         self.assertEqual(fake.requests[0][1].get("Authorization"),
                          "Basic " + base64.b64encode(b"ops:pw").decode())
         self.assertNotIn("pw", p.log_text())   # secrets never logged
+
+    def test_https_with_a_private_ca_and_insecure_skip_verify(self):
+        ca_key, ca, key, csr, cert = (self.path(n) for n in
+                                      ("ca.key", "ca.pem", "srv.key", "srv.csr", "srv.pem"))
+        run = lambda *a: subprocess.run(["openssl"] + list(a), check=True, capture_output=True)
+        run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+            "-days", "1", "-subj", "/CN=profd test CA")
+        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+            "-subj", "/CN=127.0.0.1")
+        ext = self.path("ext.cnf")
+        with open(ext, "w") as f:
+            f.write("subjectAltName=IP:127.0.0.1\n")
+        run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+            "-out", cert, "-days", "1", "-extfile", ext)
+        fake = FakeTarget(tls=(cert, key))
+        self.targets.append(fake)
+        fake.set("/debug/pprof/goroutine",
+                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        jobs = (job("trusted", [fake.address], ["goroutine"],
+                    extra="        scheme: https\n        tls_config: {ca_file: %s}\n" % ca) +
+                job("untrusted", [fake.address], ["goroutine"],
+                    extra="        scheme: https\n") +
+                job("skip", [fake.address], ["goroutine"],
+                    extra="        scheme: https\n        tls_config: {insecure_skip_verify: true}\n"))
+        p = self.start((SCRAPE % jobs).replace('{__name__}/{instance}', '{job}/{instance}'))
+        p.wait_log(r"pprof_file: wrote \./profiles/trusted/")
+        p.wait_log(r"pprof_file: wrote \./profiles/skip/")
+        p.wait_log(r"scrape of https://%s/debug/pprof/goroutine failed: (SSL|Peer)" %
+                   re.escape(fake.address))
+        self.assertEqual(self.written("untrusted"), [])
+        self.assertEqual(p.stop(), 0)

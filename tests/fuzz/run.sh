@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
-# FUZZ_SECONDS (default 10) from the seed corpus: the pprof driver from the
-# shared Go corpus, the config driver from tests/fuzz/seeds/config.
+# FUZZ_SECONDS (default 10) from its seeds: the pprof decoder from the shared
+# Go corpus; the config loader, relabel engine and file_sd reader from
+# tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -17,11 +18,15 @@ conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c 
 core/relabel.c core/labels.c"
 clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
 clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
+clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.c config/tree.c \
+    config/units.c config/diag.c core/alloc.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
+clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
+    core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in pprof config; do
+for t in pprof config relabel sd_file; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
-    if [ $t = pprof ]; then seeds="$CORPUS/go"; else seeds=tests/fuzz/seeds/config; fi
+    if [ $t = pprof ]; then seeds="$CORPUS/go"; else seeds=tests/fuzz/seeds/$t; fi
     echo "fuzz_$t: ${SECONDS_EACH}s"
     if $FUZZ_BUILD/fuzz_$t -max_total_time="$SECONDS_EACH" -max_len=1048576 -rss_limit_mb=2048 \
         -print_final_stats=0 -artifact_prefix=$FUZZ_BUILD/crash-$t- $work "$seeds" \

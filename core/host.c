@@ -69,16 +69,12 @@ static void *host_profile_alloc(struct profd_profile *p, size_t n)
 static void host_gauge_set(struct profd_component *self, const char *name, const char *help,
                            const char *labels, double value)
 {
-    char *all = profd_xasprintf("component=\"%s\"%s%s", self->id, *labels ? "," : "", labels);
-    profd_metrics_gauge_set(name, help, all, value);
-    free(all);
+    profd_metrics_gauge_set(name, help, self->id, labels, value);
 }
 
 static void host_gauge_del(struct profd_component *self, const char *name, const char *labels)
 {
-    char *all = profd_xasprintf("component=\"%s\"%s%s", self->id, *labels ? "," : "", labels);
-    profd_metrics_gauge_del(name, all);
-    free(all);
+    profd_metrics_gauge_del(name, self->id, labels);
 }
 
 static uint64_t host_hash_mod(const char *s, uint64_t modulus)

@@ -16,7 +16,7 @@ static struct profd_metrics *registry;
 /* Free-form gauges, in a chained hash table keyed by name and labels:
  * thousands of scrape targets each set three of them every interval. */
 struct gauge {
-    char *name, *help, *labels;
+    char *name, *help, *component, *labels;
     double value;
     uint64_t hash;
     struct gauge *next;
@@ -25,21 +25,24 @@ struct gauge {
 static struct gauge **buckets;
 static size_t nbuckets, ngauges;
 
-static uint64_t gauge_hash(const char *name, const char *labels)
+static uint64_t hash_str(uint64_t h, const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-    for (const char *p = labels; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (h ^ 0xff) * 1099511628211ull;   /* a separator between the parts */
 }
 
-static struct gauge **gauge_slot(const char *name, const char *labels, uint64_t h)
+static uint64_t gauge_hash(const char *name, const char *component, const char *labels)
+{
+    return hash_str(hash_str(hash_str(1469598103934665603ull, name), component), labels);
+}
+
+static struct gauge **gauge_slot(const char *name, const char *component, const char *labels,
+                                 uint64_t h)
 {
     struct gauge **at = &buckets[h & (nbuckets - 1)];
-    while (*at && ((*at)->hash != h || strcmp((*at)->name, name) || strcmp((*at)->labels, labels)))
+    while (*at && ((*at)->hash != h || strcmp((*at)->name, name) ||
+                   strcmp((*at)->component, component) || strcmp((*at)->labels, labels)))
         at = &(*at)->next;
     return at;
 }
@@ -60,17 +63,19 @@ static void gauges_grow(void)
     nbuckets = n;
 }
 
-void profd_metrics_gauge_set(const char *name, const char *help, const char *labels, double v)
+void profd_metrics_gauge_set(const char *name, const char *help, const char *component,
+                             const char *labels, double v)
 {
-    uint64_t h = gauge_hash(name, labels);
+    uint64_t h = gauge_hash(name, component, labels);
     pthread_mutex_lock(&registry_lock);
     if (ngauges + 1 > nbuckets)
         gauges_grow();
-    struct gauge **at = gauge_slot(name, labels, h);
+    struct gauge **at = gauge_slot(name, component, labels, h);
     if (!*at) {
         struct gauge *g = profd_xcalloc(1, sizeof(*g));
         g->name = profd_xstrdup(name);
         g->help = profd_xstrdup(help);
+        g->component = profd_xstrdup(component);
         g->labels = profd_xstrdup(labels);
         g->hash = h;
         *at = g;
@@ -84,15 +89,16 @@ static void gauge_free(struct gauge *g)
 {
     free(g->name);
     free(g->help);
+    free(g->component);
     free(g->labels);
     free(g);
 }
 
-void profd_metrics_gauge_del(const char *name, const char *labels)
+void profd_metrics_gauge_del(const char *name, const char *component, const char *labels)
 {
-    uint64_t h = gauge_hash(name, labels);
+    uint64_t h = gauge_hash(name, component, labels);
     pthread_mutex_lock(&registry_lock);
-    struct gauge **at = nbuckets ? gauge_slot(name, labels, h) : NULL;
+    struct gauge **at = nbuckets ? gauge_slot(name, component, labels, h) : NULL;
     if (at && *at) {
         struct gauge *g = *at;
         *at = g->next;
@@ -106,6 +112,8 @@ static int gauge_order(const void *a, const void *b)
 {
     const struct gauge *x = *(struct gauge *const *)a, *y = *(struct gauge *const *)b;
     int c = strcmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->component, y->component);
     return c ? c : strcmp(x->labels, y->labels);
 }
 
@@ -193,7 +201,8 @@ char *profd_metrics_render(void)
         const struct gauge *g = sorted[i];
         if (!i || strcmp(sorted[i - 1]->name, g->name) != 0)   /* first of its name */
             put(&t, "# HELP %s %s\n# TYPE %s gauge\n", g->name, g->help, g->name);
-        put(&t, "%s{%s} %.17g\n", g->name, g->labels, g->value);
+        put(&t, "%s{component=\"%s\"%s%s} %.17g\n", g->name, g->component,
+            *g->labels ? "," : "", g->labels, g->value);
     }
     free(sorted);
     pthread_mutex_unlock(&registry_lock);

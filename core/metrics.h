@@ -21,11 +21,13 @@ struct profd_metrics {
 
 /* Returns the counters for id, creating them on first use. Thread-safe. */
 struct profd_metrics *profd_metrics_get(const char *id, const char *kind);
-/* Sets a free-form gauge `name{labels} value` (labels in Prometheus syntax,
- * e.g. `job="a",instance="b"`), creating it on first use. Thread-safe. */
-void profd_metrics_gauge_set(const char *name, const char *help, const char *labels, double v);
+/* Sets a free-form gauge `name{component="<component>",labels} value` (labels
+ * in Prometheus syntax, e.g. `job="a",instance="b"`, or ""), creating it on
+ * first use; allocates only then. Thread-safe. */
+void profd_metrics_gauge_set(const char *name, const char *help, const char *component,
+                             const char *labels, double v);
 /* Removes one gauge series; no-op when absent. Thread-safe. */
-void profd_metrics_gauge_del(const char *name, const char *labels);
+void profd_metrics_gauge_del(const char *name, const char *component, const char *labels);
 /* Appends the whole registry in Prometheus text exposition format to a new
  * malloc'd string. */
 char *profd_metrics_render(void);

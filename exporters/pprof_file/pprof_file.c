@@ -327,12 +327,6 @@ static int start(void *st)
     return PROFD_OK;
 }
 
-static int shutdown_(void *st)
-{
-    (void)st;
-    return PROFD_OK;
-}
-
 static void destroy(void *st)
 {
     struct state *s = st;
@@ -353,7 +347,6 @@ static const struct profd_plugin plugin = {
     .create = create,
     .start = start,
     .consume = consume,
-    .shutdown = shutdown_,
     .destroy = destroy,
 };
 

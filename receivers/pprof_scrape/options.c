@@ -25,7 +25,7 @@ static const struct profd_option basic_auth_options[] = {
     {"username", PROFD_OPT_STRING, SUB(struct basic_auth, username), NULL, "user name"},
     {"password", PROFD_OPT_STRING, SUB(struct basic_auth, password), NULL, "password"},
     {"password_file", PROFD_OPT_STRING, SUB(struct basic_auth, password_file), NULL,
-     "file holding the password, read at every target refresh"},
+     "file holding the password, read again whenever it changes"},
     {0},
 };
 
@@ -95,7 +95,7 @@ static const struct profd_option job_options[] = {
     {"bearer_token", PROFD_OPT_STRING, SUB(struct job, bearer_token), NULL,
      "Authorization: Bearer token"},
     {"bearer_token_file", PROFD_OPT_STRING, SUB(struct job, bearer_token_file), NULL,
-     "file holding the bearer token, read at every target refresh"},
+     "file holding the bearer token, read again whenever it changes"},
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
      tls_options},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,

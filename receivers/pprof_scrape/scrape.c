@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "config.h"
@@ -34,6 +35,8 @@ struct scrape {
     int64_t next_due_ns;
     CURL *easy;
     struct curl_slist *headers;
+    bool easy_credentials_set;
+    int64_t credentials_stamp;     /* mtimes of the credentials files last read */
     uint8_t *body;
     size_t len, cap;
     bool in_flight;
@@ -342,6 +345,48 @@ static char *read_secret(const char *path)
     return strdup(buf);
 }
 
+/* Modification time of a credentials file, 0 when there is none. */
+static int64_t file_mtime(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return 0;
+    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+/* Sets basic auth and the bearer token, reading their files again whenever
+ * they changed since the last scrape, so rotated credentials are picked up. */
+static void apply_credentials(struct scrape *sc)
+{
+    const struct job *j = job_of(sc->s, sc);
+    int64_t stamp = file_mtime(j->basic_auth.password_file) ^ file_mtime(j->bearer_token_file);
+    if (sc->easy_credentials_set && stamp == sc->credentials_stamp)
+        return;
+    sc->credentials_stamp = stamp;
+    sc->easy_credentials_set = true;
+    CURL *e = sc->easy;
+    if (j->basic_auth.username) {
+        char *pw = j->basic_auth.password_file ? read_secret(j->basic_auth.password_file) : NULL;
+        curl_easy_setopt(e, CURLOPT_USERNAME, j->basic_auth.username);
+        curl_easy_setopt(e, CURLOPT_PASSWORD,
+                         pw ? pw : j->basic_auth.password ? j->basic_auth.password : "");
+        free(pw);
+    }
+    char *token = j->bearer_token_file ? read_secret(j->bearer_token_file) : NULL;
+    const char *bearer = token ? token : j->bearer_token;
+    curl_slist_free_all(sc->headers);
+    sc->headers = NULL;
+    if (bearer) {
+        char *hdr;
+        if (asprintf(&hdr, "Authorization: Bearer %s", bearer) >= 0) {
+            sc->headers = curl_slist_append(sc->headers, hdr);
+            free(hdr);
+        }
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, sc->headers);
+    free(token);
+}
+
 static void configure_easy(struct scrape *sc)
 {
     const struct job *j = job_of(sc->s, sc);
@@ -356,23 +401,6 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
-    if (j->basic_auth.username) {
-        char *pw = j->basic_auth.password_file ? read_secret(j->basic_auth.password_file) : NULL;
-        curl_easy_setopt(e, CURLOPT_USERNAME, j->basic_auth.username);
-        curl_easy_setopt(e, CURLOPT_PASSWORD, pw ? pw : j->basic_auth.password ? j->basic_auth.password : "");
-        free(pw);
-    }
-    char *token = j->bearer_token_file ? read_secret(j->bearer_token_file) : NULL;
-    const char *bearer = token ? token : j->bearer_token;
-    if (bearer) {
-        char *hdr;
-        if (asprintf(&hdr, "Authorization: Bearer %s", bearer) >= 0) {
-            sc->headers = curl_slist_append(sc->headers, hdr);
-            free(hdr);
-        }
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, sc->headers);
-    }
-    free(token);
     const struct tls_config *t = &j->tls_config;
     if (t->ca_file)
         curl_easy_setopt(e, CURLOPT_CAINFO, t->ca_file);
@@ -412,6 +440,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     }
     sc->len = 0;
     sc->started_ns = now_ns();
+    apply_credentials(sc);
     if (http_client_add(sc->http, sc->easy) == 0)
         sc->in_flight = true;
 }

@@ -250,6 +250,12 @@ class ScrapeTest(ProfdTestCase):
                           " keep_sample_types: [inuse_space]}]")
         p = self.start(cfg)
         p.wait_log(r"pprof_file: wrote \./profiles/inuse/")
+        with open(token + ".new", "w") as f:   # the token rotates, as service accounts' do
+            f.write("rotated\n")
+        os.utime(token + ".new", (1, 1))       # a different mtime, whatever the clock says
+        os.rename(token + ".new", token)
+        wait_until(lambda: any(h.get("Authorization") == "Bearer rotated"
+                               for _, h in list(fake.requests)), "the rotated token in use")
         self.assertEqual(p.stop(), 0)
         path, headers = fake.requests[0]
         self.assertEqual(headers.get("Authorization"), "Bearer s3cret")

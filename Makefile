@@ -87,11 +87,13 @@ $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.a,$^) -o $@ $(LDLIBS)
 
-# The Go scrape target the integration tests start (net/http/pprof).
+# The Go scrape target the integration tests start (net/http/pprof, fgprof).
+# Its one dependency comes from Debian's Go source packages, built offline.
 $(BUILD)/tests/target: tests/integration/target/main.go
 	@mkdir -p $(dir $@)
 	@echo "  GO      $@"
-	$(Q)cd tests/integration/target && go build -o $(abspath $@) main.go
+	$(Q)cd tests/integration/target && GO111MODULE=off GOPATH=/usr/share/gocode \
+		go build -o $(abspath $@) main.go
 
 run: all
 	$(BUILD)/profd

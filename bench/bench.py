@@ -15,8 +15,11 @@
    profiles) x 3 presets (memory and block with client-side delta,
    goroutine) every 15 s: profd's CPU time per scrape cycle (median of
    SCRAPE_CYCLES cycles after the first, which primes the deltas) against
-   `curl --parallel` fetching the same 3,000 URLs once (median of RUNS), and
-   profd's peak RSS.
+   `curl --parallel` fetching the same 3,000 URLs once during each of those
+   cycles; the ratio is the median of the per-cycle ratios, so each pair saw
+   the same machine load. Also profd's peak RSS.
+
+BENCH="codec passthrough scrape" selects sections (all by default).
 """
 import os
 import shutil
@@ -32,6 +35,7 @@ PROFD = os.path.join(BUILD, "profd")
 CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
+SECTIONS = os.environ.get("BENCH", "codec passthrough scrape").split()
 
 
 def gnu_time(cmd, stdout=subprocess.DEVNULL):
@@ -216,23 +220,25 @@ def scrape_bench(work):
         with open(curl_cfg, "w") as f:
             for u in urls:
                 f.write('url = "%s"\noutput = "/dev/null"\n' % u)
-        curl_cpu = []
-        for _ in range(RUNS):
+        def curl_once():
             r = subprocess.run(["/usr/bin/time", "-f", "%U %S", "curl", "-s", "--parallel",
                                 "--parallel-max", "50", "-K", curl_cfg],
                                stderr=subprocess.PIPE, text=True, timeout=600)
             u, s = r.stderr.strip().splitlines()[-1].split()
-            curl_cpu.append(float(u) + float(s))
+            return float(u) + float(s)
         cfg = os.path.join(work, "scrape.yaml")
         with open(cfg, "w") as f:
             f.write(SCRAPE_CONFIG % (interval, ", ".join('"%s"' % a for a in addrs)))
         profd = subprocess.Popen([PROFD, "--config", cfg])
         try:
             time.sleep(interval + 2)   # the first cycle primes the deltas
-            per_cycle = []
+            # Each cycle is paired with one curl run made during it, so both
+            # figures of a pair saw the same machine load.
+            per_cycle, curl_cpu = [], []
             for _ in range(cycles):
-                c0 = cpu_seconds(profd.pid)
-                time.sleep(interval)
+                start, c0 = time.monotonic(), cpu_seconds(profd.pid)
+                curl_cpu.append(curl_once())
+                time.sleep(max(0.0, start + interval - time.monotonic()))
                 per_cycle.append(cpu_seconds(profd.pid) - c0)
             rss = peak_rss_kib(profd.pid)
         finally:
@@ -242,11 +248,13 @@ def scrape_bench(work):
         nginx.terminate()
         nginx.wait(timeout=30)
     p, c = statistics.median(per_cycle), statistics.median(curl_cpu)
+    ratio = statistics.median(x / max(y, 1e-3) for x, y in zip(per_cycle, curl_cpu))
     print("| scrape cycle | profd CPU/cycle | curl --parallel CPU | ratio | profd peak RSS |")
     print("|---|---|---|---|---|")
-    print("| %d targets x 3 presets, every %ds | %.3f s (min %.3f, max %.3f) | %.3f s | %.2f | "
-          "%.1f MB |" % (targets, interval, p, min(per_cycle), max(per_cycle), c,
-                         p / max(c, 1e-3), rss / 1024), flush=True)
+    print("| %d targets x 3 presets, every %ds | %.3f s (min %.3f, max %.3f) | %.3f s (min %.3f, "
+          "max %.3f) | %.2f | %.1f MB |" % (
+              targets, interval, p, min(per_cycle), max(per_cycle), c, min(curl_cpu),
+              max(curl_cpu), ratio, rss / 1024), flush=True)
 
 
 def main():
@@ -256,16 +264,19 @@ def main():
         print("profd %s; median of %d runs each, on %d CPUs\n" % (
             subprocess.run([PROFD, "version"], capture_output=True, text=True).stdout.split()[1],
             RUNS, os.cpu_count()))
-        print("| decode + re-encode | profd convert | Go pprof -proto | speed-up | memory |")
-        print("|---|---|---|---|---|")
-        codec_bench("bigheap.pb.gz", os.path.join(CORPUS, "go", "bigheap.pb.gz"), work)
-        codec_bench("bigheap -paths 600000", make_big(work), work)
-        print()
-        pass_through_bench(work)
-        print()
-        scrape_work = os.path.join(work, "scrape")
-        os.makedirs(scrape_work)
-        scrape_bench(scrape_work)
+        if "codec" in SECTIONS:
+            print("| decode + re-encode | profd convert | Go pprof -proto | speed-up | memory |")
+            print("|---|---|---|---|---|")
+            codec_bench("bigheap.pb.gz", os.path.join(CORPUS, "go", "bigheap.pb.gz"), work)
+            codec_bench("bigheap -paths 600000", make_big(work), work)
+            print()
+        if "passthrough" in SECTIONS:
+            pass_through_bench(work)
+            print()
+        if "scrape" in SECTIONS:
+            scrape_work = os.path.join(work, "scrape")
+            os.makedirs(scrape_work)
+            scrape_bench(scrape_work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

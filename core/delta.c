@@ -27,72 +27,79 @@ struct profd_delta_state {
     int64_t *values;       /* backing store of every entry's values */
 };
 
-#define FNV_OFFSET 1469598103934665603ull
-#define FNV_PRIME 1099511628211ull
+#define HASH_SEED 0x243f6a8885a308d3ull
 
-static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
+/* One step of a multiply-xorshift mix: cheap, and every input bit reaches
+ * every output bit. */
+static inline uint64_t mix_u64(uint64_t h, uint64_t v)
 {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * FNV_PRIME;
-    return h;
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
 }
 
-static uint64_t mix_u64(uint64_t h, uint64_t v)
+static uint64_t hash_bytes(const char *p, size_t n)
 {
-    return mix_bytes(h, &v, sizeof(v));
+    uint64_t h = mix_u64(HASH_SEED, n);
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = mix_u64(h, w);
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, p, n);
+    return mix_u64(h, tail);
 }
 
-static uint64_t mix_str(uint64_t h, const struct profd_profile *p, uint32_t idx)
-{
-    h = mix_u64(h, p->strings[idx].len);
-    return mix_bytes(h, p->strings[idx].ptr, p->strings[idx].len);
-}
-
-static uint64_t location_hash(const struct profd_profile *p, uint32_t ref)
+static uint64_t location_hash(const struct profd_profile *p, const uint64_t *str, uint32_t ref)
 {
     const struct profd_location *loc = &p->locations[ref - 1];
-    uint64_t h = mix_u64(FNV_OFFSET, loc->address);
+    uint64_t h = mix_u64(HASH_SEED, loc->address);
     if (loc->mapping) {
         const struct profd_mapping *m = &p->mappings[loc->mapping - 1];
-        h = mix_str(h, p, m->build_id ? m->build_id : m->filename);
+        h = mix_u64(h, str[m->build_id ? m->build_id : m->filename]);
     }
     for (uint32_t i = 0; i < loc->nlines; i++) {
         const struct profd_line *ln = &loc->lines[i];
         if (ln->function) {
             const struct profd_function *f = &p->functions[ln->function - 1];
-            h = mix_str(h, p, f->name);
-            h = mix_str(h, p, f->system_name);
-            h = mix_str(h, p, f->filename);
+            h = mix_u64(h, str[f->name]);
+            h = mix_u64(h, str[f->system_name]);
+            h = mix_u64(h, str[f->filename]);
         }
         h = mix_u64(h, (uint64_t)ln->line);
     }
     return h;
 }
 
-/* The identity of every sample of p; location hashes are computed once. */
+/* The identity of every sample of p; string and location hashes are
+ * computed once each. */
 static uint64_t *sample_hashes(const struct profd_profile *p)
 {
+    uint64_t *str = profd_xcalloc(p->nstrings ? p->nstrings : 1, sizeof(*str));
+    for (uint32_t i = 0; i < p->nstrings; i++)
+        str[i] = hash_bytes(p->strings[i].ptr, p->strings[i].len);
     uint64_t *loc = profd_xcalloc(p->nlocations ? p->nlocations : 1, sizeof(*loc));
     for (uint32_t i = 0; i < p->nlocations; i++)
-        loc[i] = location_hash(p, i + 1);
+        loc[i] = location_hash(p, str, i + 1);
     uint64_t *out = profd_xcalloc(p->nsamples ? p->nsamples : 1, sizeof(*out));
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct profd_sample *s = &p->samples[i];
-        uint64_t h = FNV_OFFSET;
+        uint64_t h = HASH_SEED;
         for (uint32_t k = 0; k < s->nlocations; k++)
             h = mix_u64(h, loc[s->locations[k] - 1]);
         h = mix_u64(h, 0x9e3779b97f4a7c15ull);   /* stack / labels boundary */
         for (uint32_t k = 0; k < s->nlabels; k++) {
             const struct profd_sample_label *l = &s->labels[k];
-            h = mix_str(h, p, l->key);
-            h = mix_str(h, p, l->str);
+            h = mix_u64(h, str[l->key]);
+            h = mix_u64(h, str[l->str]);
             h = mix_u64(h, (uint64_t)l->num);
-            h = mix_str(h, p, l->num_unit);
+            h = mix_u64(h, str[l->num_unit]);
         }
         out[i] = h ? h : 1;   /* 0 marks an empty slot */
     }
     free(loc);
+    free(str);
     return out;
 }
 

@@ -23,6 +23,12 @@ static const struct profd_option queue_options[] = {
     {"block_timeout", PROFD_OPT_DURATION,
      offsetof(struct profd_exporter_settings, sending_queue.block_timeout), "30s",
      "how long a blocked pipeline waits before its receiver is told to retry"},
+    {"flush_timeout", PROFD_OPT_DURATION,
+     offsetof(struct profd_exporter_settings, sending_queue.flush_timeout), "100ms",
+     "an idle sender handed a record waits this long for more before exporting, so a burst "
+     "costs one wake-up instead of one per record; 0 exports each record at once"},
+    {"flush_size", PROFD_OPT_INT, offsetof(struct profd_exporter_settings, sending_queue.flush_size),
+     "64", "queued records that end the flush_timeout wait early"},
     {"num_consumers", PROFD_OPT_INT,
      offsetof(struct profd_exporter_settings, sending_queue.num_consumers), "1",
      "sender threads"},
@@ -64,7 +70,11 @@ struct profd_queue {
     struct profd_component *c;
     struct profd_exporter_settings s;
     pthread_mutex_t mu;
-    pthread_cond_t changed;       /* any change: push, pop, stop */
+    pthread_cond_t work;          /* senders: an item, a drain or a stop */
+    pthread_cond_t room;          /* pushers, retries, drain: a pop or a stop */
+    size_t idle_senders;          /* waiting on work */
+    size_t room_waiters;          /* waiting on room */
+    size_t lingering;             /* senders in their flush_timeout wait */
     struct item *head, *tail;
     size_t bytes, records;
     bool draining, stop_now;
@@ -114,7 +124,8 @@ struct profd_queue *profd_queue_create(struct profd_component *c,
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->changed, &attr);
+    pthread_cond_init(&q->work, &attr);
+    pthread_cond_init(&q->room, &attr);
     pthread_condattr_destroy(&attr);
     return q;
 }
@@ -137,6 +148,22 @@ static void give_up(struct profd_queue *q, struct profd_batch *b, enum profd_cou
     profd_batch_unref(b);
 }
 
+/* Waits (q->mu held) until a pop, a drain or a stop, or until *until. */
+static int wait_room(struct profd_queue *q, const struct timespec *until)
+{
+    q->room_waiters++;
+    int rc = pthread_cond_timedwait(&q->room, &q->mu, until);
+    q->room_waiters--;
+    return rc;
+}
+
+/* Wakes every waiter (q->mu held): the queue's state changed for all. */
+static void wake_everyone(struct profd_queue *q)
+{
+    pthread_cond_broadcast(&q->work);
+    pthread_cond_broadcast(&q->room);
+}
+
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
 {
     size_t bytes = profd_batch_bytes(b);
@@ -146,7 +173,9 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK) {
         struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
         while (!fits && !q->draining) {
-            if (pthread_cond_timedwait(&q->changed, &q->mu, &until) == ETIMEDOUT)
+            if (q->lingering)   /* a full queue ends the wait for more */
+                pthread_cond_signal(&q->work);
+            if (wait_room(q, &until) == ETIMEDOUT)
                 break;
             fits = q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
         }
@@ -174,7 +203,11 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     q->bytes += bytes;
     q->records += b->nrecords;
     update_gauges(q);
-    pthread_cond_broadcast(&q->changed);
+    /* A busy sender finds the item on its own; a lingering one is woken only
+     * when enough has piled up. */
+    if (q->lingering ? (int64_t)q->records >= q->s.sending_queue.flush_size
+                     : q->idle_senders > 0)
+        pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
     return PROFD_OK;
 }
@@ -191,7 +224,7 @@ static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
         if (q->draining && (q->deadline.tv_sec < wake.tv_sec ||
                             (q->deadline.tv_sec == wake.tv_sec && q->deadline.tv_nsec < wake.tv_nsec)))
             wake = q->deadline;
-        pthread_cond_timedwait(&q->changed, &q->mu, &wake);
+        wait_room(q, &wake);
     }
     bool ok = !q->stop_now && !(q->draining && past(&q->deadline));
     pthread_mutex_unlock(&q->mu);
@@ -236,13 +269,38 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, size_t byte
     }
 }
 
+/* Called by a sender just handed the first record of a burst (q->mu held):
+ * waits up to flush_timeout for flush_size records, a drain or a stop. */
+static void linger(struct profd_queue *q)
+{
+    if (q->s.sending_queue.flush_timeout <= 0)
+        return;
+    struct timespec until = deadline_after(q->s.sending_queue.flush_timeout);
+    q->lingering++;
+    while ((int64_t)q->records < q->s.sending_queue.flush_size && !q->room_waiters &&
+           !q->draining && !q->stop_now) {
+        q->idle_senders++;
+        int rc = pthread_cond_timedwait(&q->work, &q->mu, &until);
+        q->idle_senders--;
+        if (rc == ETIMEDOUT)
+            break;
+    }
+    q->lingering--;
+}
+
 static void *sender_main(void *arg)
 {
     struct profd_queue *q = arg;
     pthread_mutex_lock(&q->mu);
     for (;;) {
-        while (!q->head && !q->draining && !q->stop_now)
-            pthread_cond_wait(&q->changed, &q->mu);
+        if (!q->head && !q->draining && !q->stop_now) {
+            do {
+                q->idle_senders++;
+                pthread_cond_wait(&q->work, &q->mu);
+                q->idle_senders--;
+            } while (!q->head && !q->draining && !q->stop_now);
+            linger(q);
+        }
         if (!q->head || q->stop_now)
             break;
         struct item *it = q->head;
@@ -252,7 +310,8 @@ static void *sender_main(void *arg)
         q->bytes -= it->bytes;
         q->records -= it->batch->nrecords;
         update_gauges(q);
-        pthread_cond_broadcast(&q->changed);
+        if (q->room_waiters)
+            pthread_cond_broadcast(&q->room);
         pthread_mutex_unlock(&q->mu);
         export_one(q, it->batch, it->bytes);
         free(it);
@@ -280,10 +339,10 @@ static void deadline_watch(struct profd_queue *q)
 {
     pthread_mutex_lock(&q->mu);
     while (q->head && !past(&q->deadline))
-        pthread_cond_timedwait(&q->changed, &q->mu, &q->deadline);
+        wait_room(q, &q->deadline);
     if (q->head)
         q->stop_now = true;
-    pthread_cond_broadcast(&q->changed);
+    wake_everyone(q);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -296,7 +355,7 @@ void profd_queue_drain(struct profd_queue *q)
         q->draining = true;
         q->deadline = deadline_after(q->s.shutdown_timeout);
     }
-    pthread_cond_broadcast(&q->changed);
+    wake_everyone(q);
     pthread_mutex_unlock(&q->mu);
     if (q->nthreads)
         deadline_watch(q);
@@ -323,6 +382,7 @@ void profd_queue_destroy(struct profd_queue *q)
     profd_queue_drain(q);
     free(q->threads);
     pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->changed);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->room);
     free(q);
 }

@@ -19,6 +19,8 @@ struct profd_exporter_settings {
     struct {
         uint64_t queue_size;        /* bytes */
         int full_policy;            /* PROFD_QUEUE_* */
+        int64_t flush_timeout;      /* ns a sender waits for more records; 0 = none */
+        int64_t flush_size;         /* records that end that wait early */
         int64_t block_timeout;      /* ns a blocked emit waits before PROFD_ERETRY */
         int64_t num_consumers;
     } sending_queue;

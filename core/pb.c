@@ -5,69 +5,6 @@
 
 #include "alloc.h"
 
-int pb_next(struct pb_reader *r, struct pb_field *f, const char **err)
-{
-    if (r->p >= r->end)
-        return 0;
-    f->offset = (size_t)(r->p - r->base);
-    uint64_t tag;
-    if (!pb_varint(r, &tag)) {
-        *err = "truncated field tag";
-        return -1;
-    }
-    f->number = (uint32_t)(tag >> 3);
-    f->wire = (uint32_t)(tag & 7);
-    if (f->number == 0 || tag >> 32) {
-        *err = "invalid field number";
-        return -1;
-    }
-    switch (f->wire) {
-    case PB_VARINT:
-        if (!pb_varint(r, &f->value)) {
-            *err = "truncated varint";
-            return -1;
-        }
-        return 1;
-    case PB_I64:
-        if (r->end - r->p < 8) {
-            *err = "truncated fixed64";
-            return -1;
-        }
-        memcpy(&f->value, r->p, 8);
-        r->p += 8;
-        return 1;
-    case PB_I32: {
-        if (r->end - r->p < 4) {
-            *err = "truncated fixed32";
-            return -1;
-        }
-        uint32_t v;
-        memcpy(&v, r->p, 4);
-        f->value = v;
-        r->p += 4;
-        return 1;
-    }
-    case PB_LEN: {
-        uint64_t len;
-        if (!pb_varint(r, &len)) {
-            *err = "truncated length";
-            return -1;
-        }
-        if (len > (uint64_t)(r->end - r->p)) {
-            *err = "length runs past the end of the message";
-            return -1;
-        }
-        f->data = r->p;
-        f->len = (size_t)len;
-        r->p += len;
-        return 1;
-    }
-    default:
-        *err = "unsupported wire type";
-        return -1;
-    }
-}
-
 bool pb_each_varint(const struct pb_field *f, bool (*fn)(void *arg, uint64_t v), void *arg)
 {
     if (f->wire == PB_VARINT)

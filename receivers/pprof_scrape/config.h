@@ -57,6 +57,7 @@ struct job {
     struct tls_config tls_config;
     struct profiling_config profiling_config;
     struct shard shard;
+    bool honor_labels;
 };
 
 struct config {

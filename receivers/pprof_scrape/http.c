@@ -116,7 +116,12 @@ struct http_client *http_client_create(struct event_base *base, http_done_fn don
 
 int http_client_add(struct http_client *c, CURL *easy)
 {
-    return curl_multi_add_handle(c->multi, easy) == CURLM_OK ? 0 : -1;
+    if (curl_multi_add_handle(c->multi, easy) != CURLM_OK)
+        return -1;
+    /* Start the transfer now rather than on the zero timeout curl just
+     * asked for: one trip through the event loop less per scrape. */
+    on_timeout(-1, 0, c);
+    return 0;
 }
 
 void http_client_cancel(struct http_client *c, CURL *easy)

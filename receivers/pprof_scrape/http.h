@@ -16,7 +16,9 @@ struct http_client;
 typedef void (*http_done_fn)(void *arg, CURL *easy, CURLcode result);
 
 struct http_client *http_client_create(struct event_base *base, http_done_fn done);
-/* Starts easy (configured by the caller, CURLOPT_PRIVATE set). 0 or -1. */
+/* Starts easy (configured by the caller, CURLOPT_PRIVATE set). 0 or -1.
+ * Transfers that finish meanwhile (this one too, if it fails at once) get
+ * their done callback before it returns. */
 int http_client_add(struct http_client *c, CURL *easy);
 /* Stops easy if it is running; its done callback is not called. */
 void http_client_cancel(struct http_client *c, CURL *easy);

@@ -100,6 +100,10 @@ static const struct profd_option job_options[] = {
      tls_options},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,
      "which profiles to scrape", profiling_options},
+    {"honor_labels", PROFD_OPT_BOOL, SUB(struct job, honor_labels), "false",
+     "keep the profile's own sample labels that clash with a series label (job, instance, "
+     "service_name, target labels); when false they are renamed exported_<name>, as Prometheus "
+     "does"},
     {"shard", PROFD_OPT_OBJECT, SUB(struct job, shard), NULL,
      "split the targets between several collectors", shard_options},
     {0},

@@ -216,6 +216,37 @@ static void keep_sample_types(struct profd_profile *p, const struct profd_str_li
     p->nsample_types = out;
 }
 
+/* Renames every sample label whose key is also a series label to
+ * exported_<key>, so that no consumer merging sample labels into series
+ * labels lets a target overwrite its own job, instance or service_name.
+ * Returns whether anything was renamed. */
+static bool rename_clashing_labels(const struct profd_host *h, struct profd_profile *p,
+                                   const struct profd_labels *series)
+{
+    uint32_t *renamed = NULL;   /* key index -> new key index, 0 = not looked at yet */
+    bool changed = false;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (uint32_t k = 0; k < p->samples[i].nlabels; k++) {
+            struct profd_sample_label *l = &p->samples[i].labels[k];
+            if (!renamed && !(renamed = calloc(p->nstrings, sizeof(*renamed))))
+                return changed;
+            if (!renamed[l->key]) {
+                const struct profd_str *key = &p->strings[l->key];
+                char *name = strndup(key->ptr, key->len), *exported = NULL;
+                renamed[l->key] = l->key;
+                if (name && h->labels_get(series, name) &&
+                    asprintf(&exported, "exported_%s", name) >= 0)
+                    renamed[l->key] = h->profile_intern(p, exported, strlen(exported));
+                free(exported);
+                free(name);
+            }
+            changed |= renamed[l->key] != l->key;
+            l->key = renamed[l->key];
+        }
+    free(renamed);
+    return changed;
+}
+
 /* Turns the body into a record: decoded, checked, delta'd, labeled. Returns
  * a reason on failure; *emit says whether there is anything to send. */
 static const char *build_record(struct scrape *sc, struct profd_record *r, bool *emit,
@@ -256,6 +287,8 @@ static const char *build_record(struct scrape *sc, struct profd_record *r, bool 
         }
         h->record_touch(r);
     }
+    if (!job_of(sc->s, sc)->honor_labels && rename_clashing_labels(h, p, &sc->u.labels))
+        h->record_touch(r);
     h->labels_copy(&r->labels, &sc->u.labels);
     r->time_nanos = def->delta && duration ? sc->prev_ok_ns : sc->started_ns;
     r->duration_nanos = duration;
@@ -441,8 +474,9 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     sc->len = 0;
     sc->started_ns = now_ns();
     apply_credentials(sc);
-    if (http_client_add(sc->http, sc->easy) == 0)
-        sc->in_flight = true;
+    sc->in_flight = true;   /* before: a transfer failing at once is done inside */
+    if (http_client_add(sc->http, sc->easy) != 0)
+        sc->in_flight = false;
 }
 
 static char *escape_label_value(const char *v)

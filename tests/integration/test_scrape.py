@@ -60,12 +60,14 @@ class ScrapeTest(ProfdTestCase):
 
     def test_every_preset_from_a_real_go_target(self):
         t = self.target()
-        presets = ["process_cpu", "memory", "goroutine", "mutex", "block", "threadcreate"]
+        presets = ["process_cpu", "memory", "goroutine", "mutex", "block", "threadcreate",
+                   "fgprof"]
         p = self.start(SCRAPE % job("go", [t.address], presets, interval="2s"))
         for name in presets:
             wait_until(lambda: self.written(name), "a %s profile" % name, deadline=30)
         want = {"process_cpu": "cpu", "memory": "alloc_space", "goroutine": "goroutine",
-                "mutex": "contentions", "block": "contentions", "threadcreate": "threadcreate"}
+                "mutex": "contentions", "block": "contentions", "threadcreate": "threadcreate",
+                "fgprof": "time"}
         for name in presets:
             columns, samples = pprof_samples(self.written(name)[0])
             self.assertIn(want[name] + "/", " ".join(columns), name)
@@ -74,14 +76,37 @@ class ScrapeTest(ProfdTestCase):
                                       instance=t.address, profile="memory"), 1)
         self.assertEqual(p.stop(), 0)
 
+    def test_clashing_sample_labels_are_renamed_unless_honor_labels(self):
+        # The target labels its goroutines tenant=...; the series gets tenant too.
+        t = self.target()
+        labels = "        static_configs: [{targets: [\"%s\"], labels: {tenant: fleet}}]\n" % t.address
+        jobs = ("      - job_name: renamed\n        scrape_interval: 1s\n" + labels +
+                "        profiling_config: {presets: [goroutine]}\n"
+                "        relabel_configs: [{target_label: __name__, replacement: renamed}]\n"
+                "      - job_name: honored\n        scrape_interval: 1s\n        honor_labels: true\n"
+                + labels + "        profiling_config: {presets: [goroutine]}\n"
+                "        relabel_configs: [{target_label: __name__, replacement: honored}]\n")
+        p = self.start(SCRAPE % jobs)
+        for name in ("renamed", "honored"):
+            wait_until(lambda: self.written(name), "a %s profile" % name, deadline=30)
+        self.assertEqual(p.stop(), 0)
+
+        def label_keys(name):
+            _, samples = pprof_samples(self.written(name)[0])
+            return set(re.findall(r"(\S+):\[", " ".join(l for _, ls in samples for l in ls)))
+        self.assertIn("exported_tenant", label_keys("renamed"))
+        self.assertNotIn("tenant", label_keys("renamed"))
+        self.assertIn("route", label_keys("renamed"))        # no clash: untouched
+        self.assertIn("tenant", label_keys("honored"))
+        self.assertNotIn("exported_tenant", label_keys("honored"))
+
     def scripted_delta(self, path, preset, cumulative_of):
         """Two real scrapes A, B of the Go target, replayed by a scripted
         server: profd's delta must equal B - A computed here."""
         real = self.target()
         a = real.fetch(path)
-        total = lambda raw: sum(sum(v) for v in pprof_samples(self._save(raw))[1].values())
-        b = wait_until(lambda: (lambda r: r if total(r) > total(a) else None)(real.fetch(path)),
-                       "the profile to grow")
+        b = wait_until(lambda: (lambda r: r if self.total(r) > self.total(a) else None)(
+            real.fetch(path)), "the profile to grow")
         fake = self.target(fake=True)
         fake.set(path, (200, a), (200, b))
         p = self.start(SCRAPE % job("replay", [fake.address], [preset]))
@@ -97,6 +122,10 @@ class ScrapeTest(ProfdTestCase):
         for values in got.values():
             self.assertTrue(all(v >= 0 for v in values))
         return columns, got, sb
+
+    def total(self, raw):
+        """The sum of every value of a raw profile."""
+        return sum(sum(v) for v in pprof_samples(self._save(raw))[1].values())
 
     def _save(self, raw):
         path = self.path("raw-%d.pb.gz" % len(os.listdir(self.dir)))
@@ -121,8 +150,8 @@ class ScrapeTest(ProfdTestCase):
     def test_restart_resets_without_negative_values(self):
         real = self.target()
         a = real.fetch("/debug/pprof/mutex")
-        b = wait_until(lambda: (lambda r: r if r != a else None)(real.fetch("/debug/pprof/mutex")),
-                       "a second, different profile")
+        b = wait_until(lambda: (lambda r: r if self.total(r) > self.total(a) else None)(
+            real.fetch("/debug/pprof/mutex")), "the mutex profile to grow")
         fake = self.target(fake=True)
         fake.set("/debug/pprof/mutex", (200, b), (200, a))   # counters go down: a restart
         p = self.start(SCRAPE % job("restart", [fake.address], ["mutex"]))
@@ -157,7 +186,8 @@ class ScrapeTest(ProfdTestCase):
         good.set("/debug/pprof/goroutine", (200, goroutine))
         slow = self.target(fake=True)
         slow.set("/debug/pprof/goroutine", (200, goroutine, 3))
-        presets = ["process_cpu", "memory", "goroutine", "mutex", "block", "threadcreate"]
+        presets = ["process_cpu", "memory", "goroutine", "mutex", "block", "threadcreate",
+                   "fgprof"]
         cfg = SCRAPE % (job("bad", [bad.address, good.address], presets) +
                         job("slow", [slow.address], ["goroutine"],
                             extra="        scrape_timeout: 300ms\n"))

@@ -3,6 +3,7 @@
 // target is a scrape target for profd's tests: a Go program serving
 // net/http/pprof on a loopback port, busy with labeled CPU work, mutex and
 // channel contention, and allocations, so every profile type has samples.
+// It also serves fgprof's wall-clock profile on /debug/fgprof.
 package main
 
 import (
@@ -17,6 +18,8 @@ import (
 	"runtime/pprof"
 	"sync"
 	"time"
+
+	"github.com/felixge/fgprof"
 )
 
 var sink [][]byte
@@ -91,6 +94,7 @@ func main() {
 	contend()
 	block()
 	go allocate()
+	http.Handle("/debug/fgprof", fgprof.Handler())
 	fmt.Printf("listening on %s\n", ln.Addr())
 	os.Stdout.Sync()
 	http.Serve(ln, nil)

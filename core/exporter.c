@@ -25,8 +25,8 @@ static const struct profd_option queue_options[] = {
      "how long a blocked pipeline waits before its receiver is told to retry"},
     {"flush_timeout", PROFD_OPT_DURATION,
      offsetof(struct profd_exporter_settings, sending_queue.flush_timeout), "100ms",
-     "an idle sender handed a record waits this long for more before exporting, so a burst "
-     "costs one wake-up instead of one per record; 0 exports each record at once"},
+     "a record may wait this long for more to export with it, so a burst costs the sender "
+     "one wake-up instead of one per record; 0 exports each record at once"},
     {"flush_size", PROFD_OPT_INT, offsetof(struct profd_exporter_settings, sending_queue.flush_size),
      "64", "queued records that end the flush_timeout wait early"},
     {"num_consumers", PROFD_OPT_INT,
@@ -63,6 +63,8 @@ const struct profd_option profd_exporter_options[] = {
 struct item {
     struct profd_batch *batch;
     size_t bytes;
+    struct timespec flush_at;     /* when flush_timeout ends for this item */
+    uint64_t seq;                 /* 1, 2, ... in push order */
     struct item *next;
 };
 
@@ -75,6 +77,8 @@ struct profd_queue {
     size_t idle_senders;          /* waiting on work */
     size_t room_waiters;          /* waiting on room */
     size_t lingering;             /* senders in their flush_timeout wait */
+    uint64_t pushed;              /* seq of the last item pushed */
+    uint64_t flushed;             /* items up to this seq go without waiting */
     struct item *head, *tail;
     size_t bytes, records;
     bool draining, stop_now;
@@ -194,7 +198,8 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     }
     struct item *it = profd_xmalloc(sizeof(*it));
     profd_batch_ref(b);
-    *it = (struct item){b, bytes, NULL};
+    *it = (struct item){b, bytes, deadline_after(q->s.sending_queue.flush_timeout), ++q->pushed,
+                        NULL};
     if (q->tail)
         q->tail->next = it;
     else
@@ -269,15 +274,16 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, size_t byte
     }
 }
 
-/* Called by a sender just handed the first record of a burst (q->mu held):
- * waits up to flush_timeout for flush_size records, a drain or a stop. */
+/* Called by a sender (q->mu held) when the head record is the first of a
+ * burst: waits until its flush_timeout ends, flush_size records are queued,
+ * a pusher needs room, or a drain or stop. Everything queued by then is the
+ * burst and goes without further waits. */
 static void linger(struct profd_queue *q)
 {
-    if (q->s.sending_queue.flush_timeout <= 0)
-        return;
-    struct timespec until = deadline_after(q->s.sending_queue.flush_timeout);
+    const struct timespec until = q->head->flush_at;
     q->lingering++;
-    while ((int64_t)q->records < q->s.sending_queue.flush_size && !q->room_waiters &&
+    while (q->s.sending_queue.flush_timeout > 0 &&
+           (int64_t)q->records < q->s.sending_queue.flush_size && !q->room_waiters &&
            !q->draining && !q->stop_now) {
         q->idle_senders++;
         int rc = pthread_cond_timedwait(&q->work, &q->mu, &until);
@@ -286,6 +292,9 @@ static void linger(struct profd_queue *q)
             break;
     }
     q->lingering--;
+    q->flushed = q->pushed;
+    if (q->records > 1 && q->idle_senders)   /* share the burst with idle senders */
+        pthread_cond_broadcast(&q->work);
 }
 
 static void *sender_main(void *arg)
@@ -293,14 +302,13 @@ static void *sender_main(void *arg)
     struct profd_queue *q = arg;
     pthread_mutex_lock(&q->mu);
     for (;;) {
-        if (!q->head && !q->draining && !q->stop_now) {
-            do {
-                q->idle_senders++;
-                pthread_cond_wait(&q->work, &q->mu);
-                q->idle_senders--;
-            } while (!q->head && !q->draining && !q->stop_now);
-            linger(q);
+        while (!q->head && !q->draining && !q->stop_now) {
+            q->idle_senders++;
+            pthread_cond_wait(&q->work, &q->mu);
+            q->idle_senders--;
         }
+        if (q->head && q->head->seq > q->flushed && !q->stop_now)
+            linger(q);
         if (!q->head || q->stop_now)
             break;
         struct item *it = q->head;

@@ -367,6 +367,45 @@ TEST(full_queue_drop_and_block)
     CHECK_INT(counter("sink/drop", "exporter", PROFD_C_SENT_RECORDS), 2);
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+TEST(idle_sender_waits_for_a_burst)
+{
+    reset();
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/fl: {}}\n"
+        "exporters:\n"
+        "  sink/fl: {sending_queue: {flush_timeout: 300ms, flush_size: 3}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/fl], exporters: [sink/fl]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    /* A lone record waits for flush_timeout. */
+    int64_t t0 = mono_ms();
+    CHECK_INT(emit_one(false), PROFD_OK);
+    CHECK(wait_delivered(1));
+    CHECK(mono_ms() - t0 >= 250);
+    /* flush_size records end the wait at once. */
+    t0 = mono_ms();
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(emit_one(false), PROFD_OK);
+    CHECK(wait_delivered(4));
+    CHECK(mono_ms() - t0 < 250);
+    /* Shutdown does not wait for the timeout either. */
+    CHECK_INT(emit_one(false), PROFD_OK);
+    t0 = mono_ms();
+    stop_graph(g, l);
+    CHECK(mono_ms() - t0 < 250);
+    CHECK_INT(counter("sink/fl", "exporter", PROFD_C_SENT_RECORDS), 5);
+}
+
 TEST(drain_deadline_drops_what_cannot_be_sent)
 {
     reset();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * `profd convert IN... -o OUT`: builds a one-shot pipeline config (the
- * pprof_file receiver reading the inputs once, the pprof_file exporter writing
- * OUT) and runs it through the same modules the daemon uses.
+ * pprof_file receiver reading the inputs once, or perf_data when the first
+ * input is a perf.data file; the pprof_file exporter writing OUT) and runs it
+ * through the same modules the daemon uses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,22 @@ static void add_quoted(struct text *t, const char *s, bool glob)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: profd convert IN... -o OUT   (OUT '-' is standard output;\n"
-                    "       several inputs need OUT to be a directory)\n");
+    fprintf(stderr, "usage: profd convert IN... -o OUT [--split pid|event|none]\n"
+                    "       (OUT '-' is standard output; several inputs, or a perf.data split\n"
+                    "       by pid or event, need OUT to be a directory)\n");
     return 2;
+}
+
+/* True when the file at path starts with the perf.data magic. */
+static bool is_perf_data(const char *path)
+{
+    char magic[8] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = fread(magic, 1, sizeof(magic), f);
+    fclose(f);
+    return n == 8 && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8));
 }
 
 static bool is_dir(const char *p)
@@ -67,15 +81,23 @@ static uint64_t counter_sum(const char *id, const char *kind, const enum profd_c
 
 int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
 {
-    const char *out = NULL;
+    const char *out = NULL, *split = NULL;
     struct text t = {0};
     size_t ninputs = 0;
-    add(&t, "receivers:\n  pprof_file:\n    oneshot: true\n    after_ingest: keep\n"
-            "    rejected_directory: \"\"\n    source_label: __file__\n    poll_interval: 0s\n"
-            "    include: [");
+    bool perf = argc > 0 && argv[0][0] != '-' && is_perf_data(argv[0]);
+    if (perf)
+        add(&t, "receivers:\n  perf_data:\n    include: [");
+    else
+        add(&t, "receivers:\n  pprof_file:\n    oneshot: true\n    after_ingest: keep\n"
+                "    rejected_directory: \"\"\n    source_label: __file__\n    poll_interval: 0s\n"
+                "    include: [");
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--split") && i + 1 < argc) {
+            split = argv[++i];
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
@@ -83,11 +105,26 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
         add(&t, ninputs++ ? ", " : "");
         add_quoted(&t, argv[i], true);
     }
-    if (!out || !ninputs)
+    if (!out || !ninputs || (split && !perf))
         return free(t.buf), usage();
-    add(&t, "]\nexporters:\n  pprof_file:\n    reencode: true\n    overwrite: true\n");
+    if (perf) {   /* a single output file holds one profile: merge unless told */
+        add(&t, "]\n    split: ");
+        add_quoted(&t, split ? split : is_dir(out) ? "pid" : "none", false);
+        if (split && strcmp(split, "none") && !is_dir(out)) {
+            fprintf(stderr, "profd convert: --split %s writes several profiles: %s must be a "
+                            "directory\n", split, out);
+            free(t.buf);
+            return 2;
+        }
+    }
+    add(&t, perf ? "\n" : "]\n");
+    add(&t, "exporters:\n  pprof_file:\n    reencode: true\n    overwrite: true\n");
     if (!strcmp(out, "-")) {
         add(&t, "    to_stdout: true\n");
+    } else if (perf && is_dir(out)) {
+        add(&t, "    path_template: \"{service_name}.{pid}.{__name__}.pb.gz\"\n    directory: ");
+        add_quoted(&t, out, false);
+        add(&t, "\n");
     } else if (ninputs > 1 || is_dir(out)) {
         if (!is_dir(out)) {
             fprintf(stderr, "profd convert: with several inputs, %s must be a directory\n", out);
@@ -110,7 +147,9 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
         free(copy);
     }
     add(&t, "service:\n  telemetry: {metrics: {address: \"\"}, logs: {level: warn}}\n"
-            "  pipelines:\n    profiles:\n      receivers: [pprof_file]\n"
+            "  pipelines:\n    profiles:\n      receivers: [");
+    add(&t, perf ? "perf_data" : "pprof_file");
+    add(&t, "]\n"
             "      exporters: [pprof_file]\n");
     struct profd_run_options o = {.config_text = t.buf, .loader = l, .oneshot = true,
                                   .log_level = -1};
@@ -118,7 +157,7 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
     free(t.buf);
     static const enum profd_counter bad_in[] = {PROFD_C_REFUSED_RECORDS};
     static const enum profd_counter bad_out[] = {PROFD_C_FAILED_RECORDS, PROFD_C_DROPPED_RECORDS};
-    if (rc == 0 && (counter_sum("pprof_file", "receiver", bad_in, 1) ||
+    if (rc == 0 && (counter_sum(perf ? "perf_data" : "pprof_file", "receiver", bad_in, 1) ||
                     counter_sum("pprof_file", "exporter", bad_out, 2)))
         rc = 1;
     return rc;

@@ -77,13 +77,23 @@ struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size
     return r;
 }
 
+struct profd_record *profd_record_add_profile(struct profd_batch *b, struct profd_profile *p)
+{
+    struct profd_record *r = record_new(b);
+    r->encoding = PROFD_ENC_PPROF_RAW;
+    r->profile = p;
+    r->profile_dirty = true;
+    return r;
+}
+
 struct profd_batch *profd_batch_copy(const struct profd_batch *src)
 {
     struct profd_batch *b = profd_batch_new();
     for (size_t i = 0; i < src->nrecords; i++) {
         struct profd_record *s = src->records[i];
         uint8_t *payload = profd_xmalloc(s->payload_len);
-        memcpy(payload, s->payload, s->payload_len);
+        if (s->payload_len)
+            memcpy(payload, s->payload, s->payload_len);
         struct profd_record *r = profd_record_add(b, payload, s->payload_len, s->encoding);
         profd_labels_copy(&r->labels, &s->labels);
         r->time_nanos = s->time_nanos;

@@ -32,6 +32,9 @@ size_t profd_batch_bytes(const struct profd_batch *b);
 /* Adds a record owning payload (malloc'd, len bytes, encoding enc). */
 struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size_t len,
                                       enum profd_encoding enc);
+/* Creates a record owned by b that holds the built profile p (taken over);
+ * it has no payload and is encoded on output. */
+struct profd_record *profd_record_add_profile(struct profd_batch *b, struct profd_profile *p);
 /* Series labels: kept sorted by name. set copies name and value. */
 void profd_record_set_label(struct profd_record *r, const char *name, const char *value);
 const char *profd_record_label(const struct profd_record *r, const char *name);

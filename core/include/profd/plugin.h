@@ -181,6 +181,12 @@ struct profd_host {
     /* n bytes from p's arena, freed with p (16-byte aligned, uninitialized). */
     void *(*profile_alloc)(struct profd_profile *p, size_t n);
     void (*profile_free)(struct profd_profile *p);
+    /* An empty profile (string table holding only ""); size_hint sizes its
+     * arena's first block. */
+    struct profd_profile *(*profile_new)(size_t size_hint);
+    /* Creates a record owned by b holding profile p (taken over), for
+     * receivers that build profiles rather than receive pprof bytes. */
+    struct profd_record *(*record_add_profile)(struct profd_batch *b, struct profd_profile *p);
 };
 
 struct profd_plugin {

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * An open-addressing index from a 64-bit hash to positions in a caller's
+ * array: the caller confirms a candidate with its own equality test, so
+ * colliding hashes are handled exactly.
+ */
+#ifndef PROFD_PERF_INDEX_H
+#define PROFD_PERF_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct index {
+    uint64_t *hashes;
+    uint32_t *positions;   /* position + 1; 0 = empty slot */
+    size_t mask, count;
+};
+
+/* Calls same(arg, position) for each entry with this hash until it returns
+ * true; returns that position, or -1. */
+int64_t index_find(const struct index *ix, uint64_t hash, bool (*same)(void *arg, uint32_t pos),
+                   void *arg);
+/* Adds (hash -> position). */
+void index_add(struct index *ix, uint64_t hash, uint32_t position);
+void index_clear(struct index *ix);
+
+/* Mixes v into h. */
+static inline uint64_t index_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
+}
+
+#endif

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "process.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, n * size);
+    if (!q)
+        abort();
+    *cap = n;
+    return q;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 0;
+    for (; *s; s++)
+        h = index_mix(h, (unsigned char)*s);
+    return h;
+}
+
+struct str_key {
+    struct processes *ps;
+    const char *s;
+};
+
+static bool same_str(void *arg, uint32_t pos)
+{
+    struct str_key *k = arg;
+    return !strcmp(k->ps->strings[pos], k->s);
+}
+
+static const char *intern(struct processes *ps, const char *s)
+{
+    struct str_key k = {ps, s};
+    uint64_t h = hash_str(s);
+    int64_t at = index_find(&ps->string_index, h, same_str, &k);
+    if (at >= 0)
+        return ps->strings[at];
+    ps->strings = grow(ps->strings, &ps->strings_cap, ps->nstrings + 1, sizeof(*ps->strings));
+    if (!(ps->strings[ps->nstrings] = strdup(s)))
+        abort();
+    index_add(&ps->string_index, h, (uint32_t)ps->nstrings);
+    return ps->strings[ps->nstrings++];
+}
+
+struct id_key {
+    const void *base;
+    size_t stride;
+    int32_t id;
+};
+
+static bool same_id(void *arg, uint32_t pos)
+{
+    struct id_key *k = arg;
+    int32_t v;
+    memcpy(&v, (const char *)k->base + pos * k->stride, sizeof(v));
+    return v == k->id;
+}
+
+struct process *processes_get(struct processes *ps, int32_t pid)
+{
+    if (pid == -1)
+        return &ps->kernel;
+    struct id_key k = {ps->procs, sizeof(*ps->procs), pid};
+    int64_t at = index_find(&ps->proc_index, (uint64_t)pid, same_id, &k);
+    if (at >= 0)
+        return &ps->procs[at];
+    ps->procs = grow(ps->procs, &ps->procs_cap, ps->nprocs + 1, sizeof(*ps->procs));
+    struct process *p = &ps->procs[ps->nprocs];
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    snprintf(p->comm, sizeof(p->comm), "[%d]", pid);
+    index_add(&ps->proc_index, (uint64_t)pid, (uint32_t)ps->nprocs++);
+    return p;
+}
+
+static struct thread *thread_get(struct processes *ps, int32_t pid, int32_t tid)
+{
+    struct id_key k = {ps->threads, sizeof(*ps->threads), tid};
+    int64_t at = index_find(&ps->thread_index, (uint64_t)tid, same_id, &k);
+    if (at >= 0) {
+        ps->threads[at].pid = pid;
+        return &ps->threads[at];
+    }
+    const char *comm = intern(ps, processes_get(ps, pid)->comm);
+    ps->threads = grow(ps->threads, &ps->threads_cap, ps->nthreads + 1, sizeof(*ps->threads));
+    ps->threads[ps->nthreads] = (struct thread){tid, pid, comm};
+    index_add(&ps->thread_index, (uint64_t)tid, (uint32_t)ps->nthreads);
+    return &ps->threads[ps->nthreads++];
+}
+
+const struct thread *processes_thread(struct processes *ps, int32_t pid, int32_t tid)
+{
+    return thread_get(ps, pid, tid);
+}
+
+const struct map *processes_find_map(const struct processes *ps, const struct process *p,
+                                     uint64_t addr)
+{
+    if (!p)
+        p = &ps->kernel;
+    size_t lo = 0, hi = p->nmaps;
+    while (lo < hi) {   /* the last map starting at or below addr */
+        size_t mid = (lo + hi) / 2;
+        if (p->maps[mid]->start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo && addr < p->maps[lo - 1]->limit)
+        return p->maps[lo - 1];
+    return NULL;
+}
+
+static struct map *new_map(struct processes *ps, const struct map *m)
+{
+    struct map *n = malloc(sizeof(*n));
+    if (!n)
+        abort();
+    *n = *m;
+    ps->all_maps = grow(ps->all_maps, &ps->all_cap, ps->nall + 1, sizeof(*ps->all_maps));
+    ps->all_maps[ps->nall++] = n;
+    return n;
+}
+
+/* Inserts m into p, trimming or dropping the parts of older maps it covers. */
+static void insert_map(struct processes *ps, struct process *p, struct map *m)
+{
+    struct map **kept = NULL;
+    size_t nkept = 0, cap = 0;
+    for (size_t i = 0; i < p->nmaps; i++) {
+        struct map *o = p->maps[i];
+        if (o->limit <= m->start || o->start >= m->limit) {
+            kept = grow(kept, &cap, nkept + 1, sizeof(*kept));
+            kept[nkept++] = o;
+            continue;
+        }
+        if (o->start < m->start) {   /* the part below m */
+            struct map below = *o;
+            below.limit = m->start;
+            kept = grow(kept, &cap, nkept + 1, sizeof(*kept));
+            kept[nkept++] = new_map(ps, &below);
+        }
+        if (o->limit > m->limit) {   /* the part above m */
+            struct map above = *o;
+            above.pgoff += m->limit - o->start;
+            above.start = m->limit;
+            kept = grow(kept, &cap, nkept + 1, sizeof(*kept));
+            kept[nkept++] = new_map(ps, &above);
+        }
+    }
+    size_t at = 0;
+    while (at < nkept && kept[at]->start < m->start)
+        at++;
+    kept = grow(kept, &cap, nkept + 1, sizeof(*kept));
+    memmove(&kept[at + 1], &kept[at], (nkept - at) * sizeof(*kept));
+    kept[at] = m;
+    free(p->maps);
+    p->maps = kept;
+    p->nmaps = nkept + 1;
+    p->cap = cap;
+}
+
+void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
+                       const struct perf_file *f)
+{
+    struct map copy = *m;
+    copy.filename = intern(ps, name);
+    if (!copy.build_id[0]) {
+        /* The kernel's id is recorded under "[kernel.kallsyms]", its mmap as "..._text". */
+        bool kernel = pid == -1 && !strncmp(name, "[kernel.kallsyms]", 17);
+        for (size_t i = 0; i < f->meta.nbuild_ids; i++) {
+            const struct perf_build_id *b = &f->meta.build_ids[i];
+            if (kernel ? !strcmp(b->filename, "[kernel.kallsyms]") : !strcmp(b->filename, name)) {
+                memcpy(copy.build_id, b->hex, sizeof(copy.build_id));
+                break;
+            }
+        }
+    }
+    if (copy.limit <= copy.start)
+        return;
+    insert_map(ps, processes_get(ps, pid), new_map(ps, &copy));
+}
+
+void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *comm, bool exec)
+{
+    struct process *p = processes_get(ps, pid);
+    if (exec) {
+        free(p->maps);
+        p->maps = NULL;
+        p->nmaps = p->cap = 0;
+    }
+    if (pid == tid || exec)
+        snprintf(p->comm, sizeof(p->comm), "%s", comm);
+    thread_get(ps, pid, tid)->comm = intern(ps, comm);
+}
+
+void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid)
+{
+    const char *parent_comm = thread_get(ps, ppid, ptid)->comm;
+    if (pid != ppid) {   /* a new process: it starts as a copy of its parent */
+        struct process *parent = processes_get(ps, ppid);
+        size_t n = parent->nmaps;
+        struct map **maps = n ? malloc(n * sizeof(*maps)) : NULL;
+        if (n && !maps)
+            abort();
+        if (n)
+            memcpy(maps, parent->maps, n * sizeof(*maps));
+        char comm[PERF_COMM_LEN];
+        memcpy(comm, parent->comm, sizeof(comm));
+        struct process *p = processes_get(ps, pid);   /* may move parent */
+        free(p->maps);
+        p->maps = maps;
+        p->nmaps = p->cap = n;
+        memcpy(p->comm, comm, sizeof(comm));
+    }
+    thread_get(ps, pid, tid)->comm = parent_comm;
+}
+
+void processes_free(struct processes *ps)
+{
+    for (size_t i = 0; i < ps->nprocs; i++)
+        free(ps->procs[i].maps);
+    free(ps->procs);
+    free(ps->kernel.maps);
+    free(ps->threads);
+    for (size_t i = 0; i < ps->nall; i++)
+        free(ps->all_maps[i]);
+    free(ps->all_maps);
+    for (size_t i = 0; i < ps->nstrings; i++)
+        free(ps->strings[i]);
+    free(ps->strings);
+    index_clear(&ps->proc_index);
+    index_clear(&ps->thread_index);
+    index_clear(&ps->string_index);
+}

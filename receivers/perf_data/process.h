@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Processes and threads of a recording as COMM, FORK, EXIT and MMAP records
+ * describe them: each process's mappings (sorted, non-overlapping: a new
+ * mmap replaces what it covers), each thread's comm. The kernel's mappings
+ * live apart and serve every process. Maps are never freed before the
+ * session ends, so frames may point at them.
+ */
+#ifndef PROFD_PERF_PROCESS_H
+#define PROFD_PERF_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "index.h"
+#include "perf_file.h"
+
+#define PERF_COMM_LEN 32
+
+struct map {
+    uint64_t start, limit, pgoff;
+    const char *filename;   /* owned by the processes table */
+    char build_id[41];      /* lowercase hex, or "" */
+};
+
+struct thread {
+    int32_t tid, pid;
+    const char *comm;       /* interned: equal comms are the same pointer */
+};
+
+struct process {
+    int32_t pid;
+    char comm[PERF_COMM_LEN];
+    struct map **maps;      /* sorted by start */
+    size_t nmaps, cap;
+};
+
+struct processes {
+    struct process *procs;
+    size_t nprocs, procs_cap;
+    struct index proc_index;
+    struct thread *threads;
+    size_t nthreads, threads_cap;
+    struct index thread_index;
+    struct process kernel;
+    struct map **all_maps;  /* every map ever made, for freeing */
+    size_t nall, all_cap;
+    char **strings;         /* interned file names and comms */
+    size_t nstrings, strings_cap;
+    struct index string_index;
+};
+
+/* The process pid, created (named "[pid]") when first seen. */
+struct process *processes_get(struct processes *ps, int32_t pid);
+/* The thread tid of pid, created when first seen with the process's comm. */
+const struct thread *processes_thread(struct processes *ps, int32_t pid, int32_t tid);
+/* The map holding addr in p (the kernel's when p is NULL), or NULL. */
+const struct map *processes_find_map(const struct processes *ps, const struct process *p,
+                                     uint64_t addr);
+/* An mmap of pid (-1: the kernel). The build-id comes from m, else from the
+ * recording's build-id list by file name. */
+void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
+                       const struct perf_file *f);
+/* A COMM record; exec drops the process's mappings. */
+void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *comm, bool exec);
+/* A FORK record: a new process copies its parent's mappings and comm. */
+void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid);
+void processes_free(struct processes *ps);
+
+#endif

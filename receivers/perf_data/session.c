@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "session.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+#include "process.h"
+
+#define CONTEXT_MAX 0xfffffffffffff001ull
+#define CONTEXT_HV 0xffffffffffffffe0ull
+#define CONTEXT_KERNEL 0xffffffffffffff80ull
+#define CONTEXT_USER 0xfffffffffffffe00ull
+#define MAX_FRAMES 1024
+
+struct frame {
+    const struct map *map;
+    uint64_t address;
+};
+
+struct location {
+    const struct map *map;
+    uint64_t address;
+};
+
+struct sample {
+    uint32_t first, nframes;   /* location positions in out->stack_pool */
+    int32_t tid, cpu;
+    const char *comm;          /* interned in the session's comm pool */
+    uint32_t values;           /* position in out->values */
+};
+
+/* Aggregation state of one output profile. */
+struct out {
+    int64_t key;                  /* pid, attr index or 0 */
+    int32_t pid;
+    char comm[PERF_COMM_LEN];
+    size_t attr;                  /* SPLIT_EVENT: the event */
+    struct location *locs;
+    size_t nlocs, locs_cap;
+    struct index loc_index;
+    uint32_t *stack_pool;
+    size_t npool, pool_cap;
+    struct sample *samples;
+    size_t nsamples, samples_cap;
+    struct index sample_index;
+    int64_t *values;
+    size_t nvalues, values_cap;
+    uint64_t first_time, last_time;
+};
+
+struct perf_session {
+    const struct profd_host *h;
+    const struct perf_file *f;
+    struct perf_session_options o;
+    struct processes procs;
+    struct out *outs;
+    size_t nouts, outs_cap;
+    struct index out_index;
+    size_t ncolumns;              /* 2 per attr, fixed at the first sample */
+    uint64_t samples, lost;
+};
+
+static bool fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(err, errlen, "byte %llu: ", (unsigned long long)off);
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, n * size);
+    if (!q)
+        abort();
+    *cap = n;
+    return q;
+}
+
+struct perf_session *perf_session_new(const struct profd_host *h, const struct perf_file *f,
+                                      const struct perf_session_options *o)
+{
+    struct perf_session *s = calloc(1, sizeof(*s));
+    if (!s)
+        abort();
+    s->h = h;
+    s->f = f;
+    s->o = *o;
+    return s;
+}
+
+uint64_t perf_session_samples(const struct perf_session *s)
+{
+    return s->samples;
+}
+
+uint64_t perf_session_lost(const struct perf_session *s)
+{
+    return s->lost;
+}
+
+/* ---- aggregation ---- */
+
+struct out_key {
+    struct perf_session *s;
+    int64_t key;
+};
+
+static bool same_out(void *arg, uint32_t pos)
+{
+    struct out_key *k = arg;
+    return k->s->outs[pos].key == k->key;
+}
+
+static struct out *out_for(struct perf_session *s, const struct process *p, size_t attr)
+{
+    int64_t key = s->o.split == SPLIT_PID ? p->pid : s->o.split == SPLIT_EVENT ? (int64_t)attr : 0;
+    struct out_key k = {s, key};
+    uint64_t hash = index_mix(0, (uint64_t)key);
+    int64_t at = index_find(&s->out_index, hash, same_out, &k);
+    if (at >= 0)
+        return &s->outs[at];
+    s->outs = grow(s->outs, &s->outs_cap, s->nouts + 1, sizeof(*s->outs));
+    struct out *o = &s->outs[s->nouts];
+    memset(o, 0, sizeof(*o));
+    o->key = key;
+    o->pid = p->pid;
+    o->attr = attr;
+    snprintf(o->comm, sizeof(o->comm), "%s", p->comm);
+    index_add(&s->out_index, hash, (uint32_t)s->nouts++);
+    return o;
+}
+
+struct loc_key {
+    struct out *o;
+    const struct frame *fr;
+};
+
+static bool same_loc(void *arg, uint32_t pos)
+{
+    struct loc_key *k = arg;
+    return k->o->locs[pos].map == k->fr->map && k->o->locs[pos].address == k->fr->address;
+}
+
+static uint32_t location_of(struct out *o, const struct frame *fr)
+{
+    struct loc_key k = {o, fr};
+    uint64_t hash = index_mix(index_mix(0, (uint64_t)(uintptr_t)fr->map), fr->address);
+    int64_t at = index_find(&o->loc_index, hash, same_loc, &k);
+    if (at >= 0)
+        return (uint32_t)at;
+    o->locs = grow(o->locs, &o->locs_cap, o->nlocs + 1, sizeof(*o->locs));
+    o->locs[o->nlocs] = (struct location){fr->map, fr->address};
+    index_add(&o->loc_index, hash, (uint32_t)o->nlocs);
+    return (uint32_t)o->nlocs++;
+}
+
+struct sample_key {
+    struct out *o;
+    const uint32_t *locs;
+    uint32_t n;
+    int32_t tid, cpu;
+    const char *comm;
+};
+
+static bool same_sample(void *arg, uint32_t pos)
+{
+    struct sample_key *k = arg;
+    const struct sample *sm = &k->o->samples[pos];
+    return sm->nframes == k->n && sm->tid == k->tid && sm->cpu == k->cpu && sm->comm == k->comm &&
+           !memcmp(k->o->stack_pool + sm->first, k->locs, k->n * sizeof(*k->locs));
+}
+
+/* Adds one sample (frames leaf first) of event attr with weight period. */
+static void aggregate(struct perf_session *s, struct out *o, const struct frame *frames,
+                      uint32_t n, size_t attr, uint64_t period, const struct thread *t,
+                      int32_t cpu, uint64_t time)
+{
+    uint32_t locs[MAX_FRAMES];
+    uint64_t hash = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        locs[i] = location_of(o, &frames[i]);
+        hash = index_mix(hash, locs[i]);
+    }
+    struct sample_key k = {o, locs, n, s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
+                           s->o.label_comm ? t->comm : NULL};
+    hash = index_mix(index_mix(index_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
+                     (uint64_t)(uintptr_t)k.comm);
+    int64_t at = index_find(&o->sample_index, hash, same_sample, &k);
+    if (at < 0) {
+        o->stack_pool = grow(o->stack_pool, &o->pool_cap, o->npool + n, sizeof(*o->stack_pool));
+        memcpy(o->stack_pool + o->npool, locs, n * sizeof(*locs));
+        o->values = grow(o->values, &o->values_cap, o->nvalues + s->ncolumns, sizeof(*o->values));
+        memset(o->values + o->nvalues, 0, s->ncolumns * sizeof(*o->values));
+        o->samples = grow(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
+        o->samples[o->nsamples] = (struct sample){(uint32_t)o->npool, n, k.tid, k.cpu, k.comm,
+                                                  (uint32_t)o->nvalues};
+        o->npool += n;
+        o->nvalues += s->ncolumns;
+        index_add(&o->sample_index, hash, (uint32_t)o->nsamples);
+        at = (int64_t)o->nsamples++;
+    }
+    int64_t *v = o->values + o->samples[at].values;
+    v[2 * attr] += 1;
+    v[2 * attr + 1] += (int64_t)period;
+    if (time && (!o->first_time || time < o->first_time))
+        o->first_time = time;
+    if (time > o->last_time)
+        o->last_time = time;
+}
+
+/* ---- samples ---- */
+
+/* Cursor over a record body. */
+struct cursor {
+    const struct perf_file *f;
+    const uint8_t *p, *end;
+};
+
+static bool take_u64(struct cursor *c, uint64_t *v)
+{
+    if (c->end - c->p < 8)
+        return false;
+    *v = perf_u64(c->f, c->p);
+    c->p += 8;
+    return true;
+}
+
+static bool take_u32_pair(struct cursor *c, uint32_t *a, uint32_t *b)
+{
+    if (c->end - c->p < 8)
+        return false;
+    *a = perf_u32(c->f, c->p);
+    *b = perf_u32(c->f, c->p + 4);
+    c->p += 8;
+    return true;
+}
+
+/* The attr a SAMPLE belongs to, by its id (see the id position rule). */
+static const struct perf_attr *sample_attr(const struct perf_file *f, const struct perf_record *r)
+{
+    if (f->nattrs == 1)
+        return &f->attrs[0];
+    uint64_t st = f->attrs[0].sample_type;
+    size_t at;
+    if (st & PERF_SAMPLE_IDENTIFIER) {
+        at = 0;
+    } else if (st & PERF_SAMPLE_ID) {
+        at = 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+                  !!(st & PERF_SAMPLE_ADDR));
+    } else {
+        return NULL;
+    }
+    if (r->len < at + 8)
+        return NULL;
+    return perf_attr_by_id(f, perf_u64(f, r->body + at));
+}
+
+static size_t read_format_size(uint64_t rf, const uint8_t *p, const struct perf_file *f,
+                               size_t avail)
+{
+    size_t per = 8 * (1 + !!(rf & 4) + !!(rf & 16));   /* value, [id], [lost] */
+    size_t head = 8 * (!!(rf & 1) + !!(rf & 2));
+    if (!(rf & 8))
+        return head + per;
+    if (avail < 8)
+        return SIZE_MAX;
+    uint64_t nr = perf_u64(f, p);
+    if (nr > avail / per)
+        return SIZE_MAX;
+    return 8 + head + nr * per;
+}
+
+/* Turns a callchain (or the lone IP) into frames, leaf first: kernel
+ * entries map through the kernel's mappings, user ones through p's;
+ * every frame after the leaf is a return address, moved back by 1. */
+static uint32_t build_frames(struct perf_session *s, const struct process *p, uint16_t misc,
+                             uint64_t ip, const uint8_t *chain, uint64_t nr, struct frame *out)
+{
+    bool kernel = (misc & 7) == 1;
+    uint32_t n = 0;
+    if (!chain) {
+        out[0] = (struct frame){processes_find_map(&s->procs, kernel ? NULL : p, ip), ip};
+        return 1;
+    }
+    for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
+        uint64_t a = perf_u64(s->f, chain + 8 * i);
+        if (a >= CONTEXT_MAX) {
+            if (a == CONTEXT_KERNEL)
+                kernel = true;
+            else if (a == CONTEXT_USER)
+                kernel = false;
+            else
+                kernel = a == CONTEXT_HV;   /* guest contexts: treated as unknown below */
+            continue;
+        }
+        uint64_t addr = n ? a - 1 : a;
+        out[n++] = (struct frame){processes_find_map(&s->procs, kernel ? NULL : p, a), addr};
+    }
+    return n;
+}
+
+static int add_sample(struct perf_session *s, const struct perf_record *r, char *err, size_t errlen)
+{
+    const struct perf_attr *a = sample_attr(s->f, r);
+    if (!a)
+        return fail(err, errlen, r->offset, "sample with an unknown attr id"), -1;
+    size_t attr = (size_t)(a - s->f->attrs);
+    if (!s->ncolumns)
+        s->ncolumns = 2 * s->f->nattrs;
+    if (2 * attr >= s->ncolumns)
+        return fail(err, errlen, r->offset, "sample of an event declared after the first sample"),
+               -1;
+    uint64_t st = a->sample_type, ip = 0, time = 0, period = 0, skip;
+    uint32_t pid = 0, tid = 0, cpu = 0, res;
+    struct cursor c = {s->f, r->body, r->body + r->len};
+    bool ok = (!(st & PERF_SAMPLE_IDENTIFIER) || take_u64(&c, &skip)) &&
+              (!(st & PERF_SAMPLE_IP) || take_u64(&c, &ip)) &&
+              (!(st & PERF_SAMPLE_TID) || take_u32_pair(&c, &pid, &tid)) &&
+              (!(st & PERF_SAMPLE_TIME) || take_u64(&c, &time)) &&
+              (!(st & PERF_SAMPLE_ADDR) || take_u64(&c, &skip)) &&
+              (!(st & PERF_SAMPLE_ID) || take_u64(&c, &skip)) &&
+              (!(st & PERF_SAMPLE_STREAM_ID) || take_u64(&c, &skip)) &&
+              (!(st & PERF_SAMPLE_CPU) || take_u32_pair(&c, &cpu, &res)) &&
+              (!(st & PERF_SAMPLE_PERIOD) || take_u64(&c, &period));
+    if (!ok)
+        return fail(err, errlen, r->offset, "sample truncated"), -1;
+    if (st & PERF_SAMPLE_READ) {
+        size_t n = read_format_size(a->read_format, c.p, s->f, (size_t)(c.end - c.p));
+        if (n > (size_t)(c.end - c.p))
+            return fail(err, errlen, r->offset, "sample read values run past the record"), -1;
+        c.p += n;
+    }
+    const uint8_t *chain = NULL;
+    uint64_t nr = 0;
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        if (!take_u64(&c, &nr) || nr > (uint64_t)(c.end - c.p) / 8)
+            return fail(err, errlen, r->offset, "callchain of %llu entries is longer than the "
+                        "record", (unsigned long long)nr), -1;
+        chain = c.p;
+    }
+    if (!period)
+        period = (a->flags & PERF_ATTR_FLAG_FREQ) || !a->sample_period ? 1 : a->sample_period;
+    const struct thread *t = processes_thread(&s->procs, (int32_t)pid, (int32_t)tid);
+    const struct process *p = processes_get(&s->procs, (int32_t)pid);
+    struct frame frames[MAX_FRAMES];
+    uint32_t n = build_frames(s, p, r->misc, ip, chain, nr, frames);
+    aggregate(s, out_for(s, p, attr), frames, n, attr, period, t, (int32_t)cpu, time);
+    s->samples++;
+    return 0;
+}
+
+/* ---- other records ---- */
+
+/* A NUL-terminated string at p within end, or NULL. */
+static const char *c_string(const uint8_t *p, const uint8_t *end)
+{
+    return p < end && memchr(p, 0, (size_t)(end - p)) ? (const char *)p : NULL;
+}
+
+static int add_mmap(struct perf_session *s, const struct perf_record *r, char *err, size_t errlen)
+{
+    const struct perf_file *f = s->f;
+    bool v2 = r->type == PERF_RECORD_MMAP2;
+    size_t fixed = v2 ? 8 + 24 + 24 + 8 : 8 + 24;
+    const char *name = r->len > fixed ? c_string(r->body + fixed, r->body + r->len) : NULL;
+    if (!name)
+        return fail(err, errlen, r->offset, "mmap record without a file name"), -1;
+    struct map m = {.start = perf_u64(f, r->body + 8),
+                    .pgoff = perf_u64(f, r->body + 24)};
+    m.limit = m.start + perf_u64(f, r->body + 16);
+    if (v2 && (r->misc & 0x4000)) {   /* MMAP_BUILD_ID: the union holds the id */
+        uint8_t size = r->body[32];
+        perf_build_id_hex(r->body + 36, size > 20 ? 20 : size, m.build_id, false);
+    }
+    int32_t pid = (int32_t)perf_u32(f, r->body);
+    processes_add_map(&s->procs, pid, &m, name, f);
+    return 0;
+}
+
+int perf_session_add(struct perf_session *s, const struct perf_record *r, char *err,
+                     size_t errlen)
+{
+    const struct perf_file *f = s->f;
+    switch (r->type) {
+    case PERF_RECORD_SAMPLE:
+        return add_sample(s, r, err, errlen);
+    case PERF_RECORD_MMAP:
+    case PERF_RECORD_MMAP2:
+        if (r->len < (r->type == PERF_RECORD_MMAP ? 33u : 65u))
+            return fail(err, errlen, r->offset, "mmap record too short"), -1;
+        return add_mmap(s, r, err, errlen);
+    case PERF_RECORD_COMM: {
+        const char *comm = r->len > 8 ? c_string(r->body + 8, r->body + r->len) : NULL;
+        if (!comm)
+            return fail(err, errlen, r->offset, "comm record without a name"), -1;
+        processes_comm(&s->procs, (int32_t)perf_u32(f, r->body), (int32_t)perf_u32(f, r->body + 4),
+                       comm, (r->misc & 0x2000) != 0);
+        return 0;
+    }
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+        if (r->len < 16)
+            return fail(err, errlen, r->offset, "fork/exit record too short"), -1;
+        if (r->type == PERF_RECORD_FORK)
+            processes_fork(&s->procs, (int32_t)perf_u32(f, r->body),
+                           (int32_t)perf_u32(f, r->body + 4), (int32_t)perf_u32(f, r->body + 8),
+                           (int32_t)perf_u32(f, r->body + 12));
+        return 0;
+    case PERF_RECORD_LOST:
+        if (r->len >= 16)
+            s->lost += perf_u64(f, r->body + 8);
+        return 0;
+    case PERF_RECORD_LOST_SAMPLES:
+        if (r->len >= 8)
+            s->lost += perf_u64(f, r->body);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* ---- building profiles ---- */
+
+static uint32_t str(const struct profd_host *h, struct profd_profile *p, const char *s)
+{
+    return h->profile_intern(p, s, strlen(s));
+}
+
+static const char *event_unit(const struct perf_attr *a)
+{
+    return a->type == 1 && a->config <= 1 ? "nanoseconds" : "count";   /* cpu-/task-clock */
+}
+
+static void set_types(struct perf_session *s, struct profd_profile *p)
+{
+    const struct profd_host *h = s->h;
+    size_t nattrs = s->ncolumns / 2;
+    p->sample_types = h->profile_alloc(p, s->ncolumns * sizeof(*p->sample_types));
+    p->nsample_types = (uint32_t)s->ncolumns;
+    for (size_t i = 0; i < nattrs; i++) {
+        char buf[32], col[300];
+        const char *name = perf_event_name(s->f, i, buf, sizeof(buf));
+        snprintf(col, sizeof(col), "%s_samples", name);
+        p->sample_types[2 * i] = (struct profd_value_type){str(h, p, col), str(h, p, "count")};
+        p->sample_types[2 * i + 1] =
+            (struct profd_value_type){str(h, p, name), str(h, p, event_unit(&s->f->attrs[i]))};
+    }
+    if (nattrs) {
+        const struct perf_attr *last = &s->f->attrs[nattrs - 1];
+        p->period_type = p->sample_types[s->ncolumns - 1];
+        p->default_sample_type = p->period_type.type;
+        if (last->flags & PERF_ATTR_FLAG_FREQ)
+            p->period = last->sample_period && !strcmp(event_unit(last), "nanoseconds")
+                            ? (int64_t)(1000000000 / last->sample_period)
+                            : 0;
+        else
+            p->period = (int64_t)last->sample_period;
+    }
+}
+
+/* The mapping ref of m in p, adding it on first use (refs in maps[]). */
+static uint32_t mapping_ref(const struct profd_host *h, struct profd_profile *p,
+                            const struct map **maps, const struct map *m)
+{
+    if (!m)
+        return 0;
+    for (uint32_t i = 0; i < p->nmappings; i++)
+        if (maps[i] == m)
+            return i + 1;
+    struct profd_mapping *pm = &p->mappings[p->nmappings];
+    *pm = (struct profd_mapping){.memory_start = m->start, .memory_limit = m->limit,
+                                 .file_offset = m->pgoff, .filename = str(h, p, m->filename),
+                                 .build_id = str(h, p, m->build_id)};
+    maps[p->nmappings] = m;
+    return ++p->nmappings;
+}
+
+static struct profd_profile *build_profile(struct perf_session *s, const struct out *o)
+{
+    const struct profd_host *h = s->h;
+    struct profd_profile *p = h->profile_new(o->nsamples * 64 + o->nlocs * 48 + 4096);
+    set_types(s, p);
+    /* Mappings: a linear search per location, over the few mappings a
+     * process has; distinct maps are at most the number of locations. */
+    const struct map **maps = calloc(o->nlocs + 1, sizeof(*maps));
+    if (!maps)
+        abort();
+    p->mappings = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->mappings));
+    p->locations = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->locations));
+    for (size_t i = 0; i < o->nlocs; i++)
+        p->locations[i] = (struct profd_location){
+            .address = o->locs[i].address, .mapping = mapping_ref(h, p, maps, o->locs[i].map)};
+    p->nlocations = (uint32_t)o->nlocs;
+    free(maps);
+    uint32_t k_tid = str(h, p, "tid"), k_cpu = str(h, p, "cpu"), k_comm = str(h, p, "comm");
+    p->samples = h->profile_alloc(p, (o->nsamples + 1) * sizeof(*p->samples));
+    for (size_t i = 0; i < o->nsamples; i++) {
+        const struct sample *sm = &o->samples[i];
+        struct profd_sample *ps = &p->samples[i];
+        ps->nlocations = sm->nframes;
+        ps->locations = h->profile_alloc(p, (sm->nframes + 1) * sizeof(*ps->locations));
+        for (uint32_t f = 0; f < sm->nframes; f++)
+            ps->locations[f] = o->stack_pool[sm->first + f] + 1;
+        ps->values = h->profile_alloc(p, s->ncolumns * sizeof(*ps->values));
+        memcpy(ps->values, o->values + sm->values, s->ncolumns * sizeof(*ps->values));
+        ps->labels = h->profile_alloc(p, 3 * sizeof(*ps->labels));
+        ps->nlabels = 0;
+        if (sm->tid >= 0)
+            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_tid, .num = sm->tid};
+        if (sm->cpu >= 0)
+            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_cpu, .num = sm->cpu};
+        if (sm->comm)
+            ps->labels[ps->nlabels++] =
+                (struct profd_sample_label){.key = k_comm, .str = str(h, p, sm->comm)};
+    }
+    p->nsamples = o->nsamples;
+    p->duration_nanos = (int64_t)(o->last_time - o->first_time);
+    return p;
+}
+
+static void set_labels(struct perf_session *s, const struct out *o, struct profd_labels *l)
+{
+    const struct profd_host *h = s->h;
+    const struct perf_meta *m = &s->f->meta;
+    char buf[64];
+    const char *event = s->ncolumns ? perf_event_name(s->f, s->o.split == SPLIT_EVENT ? o->attr : 0,
+                                                      buf, sizeof(buf))
+                                    : "perf";
+    char name[128];
+    snprintf(name, sizeof(name), "perf_%s", event);
+    for (char *c = name; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    h->labels_set(l, "__name__", name);
+    if (s->o.split == SPLIT_PID) {
+        h->labels_set(l, "service_name", o->comm);
+        if (s->o.label_pid) {
+            snprintf(buf, sizeof(buf), "%d", o->pid);
+            h->labels_set(l, "pid", buf);
+        }
+    } else {
+        h->labels_set(l, "service_name", "perf");
+    }
+    if (m->hostname)
+        h->labels_set(l, "hostname", m->hostname);
+    if (m->osrelease)
+        h->labels_set(l, "os_release", m->osrelease);
+}
+
+static void out_clear(struct out *o)
+{
+    free(o->locs);
+    index_clear(&o->loc_index);
+    free(o->stack_pool);
+    free(o->samples);
+    index_clear(&o->sample_index);
+    free(o->values);
+}
+
+struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
+{
+    struct perf_output *res = calloc(s->nouts + 1, sizeof(*res));
+    if (!res)
+        abort();
+    *n = 0;
+    for (size_t i = 0; i < s->nouts; i++) {
+        struct out *o = &s->outs[i];
+        if (o->nsamples) {
+            res[*n].profile = build_profile(s, o);
+            set_labels(s, o, &res[*n].labels);
+            (*n)++;
+        }
+        out_clear(o);
+    }
+    free(s->outs);
+    s->outs = NULL;
+    s->nouts = s->outs_cap = 0;
+    index_clear(&s->out_index);
+    return res;
+}
+
+void perf_session_free(struct perf_session *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nouts; i++)
+        out_clear(&s->outs[i]);
+    free(s->outs);
+    index_clear(&s->out_index);
+    processes_free(&s->procs);
+    free(s);
+}

@@ -200,6 +200,7 @@ class ScrapeTest(ProfdTestCase):
         p.wait_log(re.escape(base + "mutex failed: gzip: "))
         p.wait_log(re.escape(base + "block failed: not a block profile: it has no 'contentions'"))
         p.wait_log(re.escape(base + "threadcreate failed: gzip: decompressed size exceeds"))
+        p.wait_log(re.escape("scrape of http://%s/debug/fgprof" % bad.address) + r"\S* failed")
         p.wait_log(re.escape("scrape of http://%s/debug/pprof/goroutine failed: Timeout" %
                              slow.address))
         p.wait_log(r"wrote \./profiles/goroutine/%s/" % dir_of(good.address))

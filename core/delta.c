@@ -47,7 +47,8 @@ static uint64_t hash_bytes(const char *p, size_t n)
         h = mix_u64(h, w);
     }
     uint64_t tail = 0;
-    memcpy(&tail, p, n);
+    if (n)
+        memcpy(&tail, p, n);
     return mix_u64(h, tail);
 }
 

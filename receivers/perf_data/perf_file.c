@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "perf_file.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+
+#include "util.h"
 
 #define PERF_MAGIC 0x32454c4946524550ull   /* "PERFILE2" */
 #define FILE_HEADER_SIZE 104
@@ -38,17 +39,6 @@ enum {
     USER_COMPRESSED = 81,
     USER_COMPRESSED2 = 83,
 };
-
-static bool fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = snprintf(err, errlen, "byte %llu: ", (unsigned long long)off);
-    if (n >= 0 && (size_t)n < errlen)
-        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 uint16_t perf_u16(const struct perf_file *f, const uint8_t *p)
 {
@@ -110,12 +100,12 @@ static bool read_attr(const struct perf_file *f, const uint8_t *p, size_t avail,
                       struct perf_attr *a, uint64_t off, char *err, size_t errlen)
 {
     if (avail < 8)
-        return fail(err, errlen, off, "attr truncated");
+        return perf_fail(err, errlen, off, "attr truncated");
     uint32_t size = perf_u32(f, p + 4);
     if (size == 0)
         size = 64;   /* VER0 writers left it 0 */
     if (size < 64 || size > avail)
-        return fail(err, errlen, off, "attr size %u does not fit (%zu bytes left)", size, avail);
+        return perf_fail(err, errlen, off, "attr size %u does not fit (%zu bytes left)", size, avail);
     uint8_t buf[ATTR_KNOWN_SIZE] = {0};
     memcpy(buf, p, size < sizeof(buf) ? size : sizeof(buf));
     a->type = perf_u32(f, buf);
@@ -140,34 +130,49 @@ static struct perf_attr *add_attr(struct perf_file *f)
     return &f->attrs[f->nattrs++];
 }
 
+/* Sets the ids of a new attr a and indexes them. */
 static void set_ids(struct perf_file *f, struct perf_attr *a, const uint8_t *p, size_t n)
 {
-    free(a->ids);
     a->ids = calloc(n ? n : 1, sizeof(*a->ids));
     if (!a->ids)
         abort();
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         a->ids[i] = perf_u64(f, p + 8 * i);
+        index_add(&f->attr_by_id, index_mix(0, a->ids[i]), (uint32_t)(a - f->attrs));
+    }
     a->nids = n;
+}
+
+struct id_key {
+    const struct perf_file *f;
+    uint64_t id;
+};
+
+static bool has_id(void *arg, uint32_t pos)
+{
+    const struct id_key *k = arg;
+    const struct perf_attr *a = &k->f->attrs[pos];
+    for (size_t i = 0; i < a->nids; i++)
+        if (a->ids[i] == k->id)
+            return true;
+    return false;
 }
 
 const struct perf_attr *perf_attr_by_id(const struct perf_file *f, uint64_t id)
 {
-    for (size_t i = 0; i < f->nattrs; i++)
-        for (size_t k = 0; k < f->attrs[i].nids; k++)
-            if (f->attrs[i].ids[k] == id)
-                return &f->attrs[i];
-    return NULL;
+    struct id_key k = {f, id};
+    int64_t at = index_find(&f->attr_by_id, index_mix(0, id), has_id, &k);
+    return at >= 0 ? &f->attrs[at] : NULL;
 }
 
 static bool read_attrs_section(struct perf_file *f, uint64_t off, uint64_t size,
                                uint64_t entry_size, char *err, size_t errlen)
 {
     if (!fits(off, size, f->len))
-        return fail(err, errlen, 16, "attrs section [%llu, +%llu) runs past the end (%zu bytes)",
+        return perf_fail(err, errlen, 16, "attrs section [%llu, +%llu) runs past the end (%zu bytes)",
                     (unsigned long long)off, (unsigned long long)size, f->len);
     if (entry_size < 64 + 16)
-        return fail(err, errlen, 16, "attr_size %llu is too small",
+        return perf_fail(err, errlen, 16, "attr_size %llu is too small",
                     (unsigned long long)entry_size);
     for (uint64_t at = off; at + entry_size <= off + size; at += entry_size) {
         struct perf_attr *a = add_attr(f);
@@ -176,7 +181,7 @@ static bool read_attrs_section(struct perf_file *f, uint64_t off, uint64_t size,
         uint64_t ids_off = perf_u64(f, f->data + at + entry_size - 16);
         uint64_t ids_size = perf_u64(f, f->data + at + entry_size - 8);
         if (!fits(ids_off, ids_size, f->len))
-            return fail(err, errlen, at + entry_size - 16, "attr ids run past the end");
+            return perf_fail(err, errlen, at + entry_size - 16, "attr ids run past the end");
         set_ids(f, a, f->data + ids_off, ids_size / 8);
     }
     return true;
@@ -257,11 +262,8 @@ static void read_event_desc(struct perf_file *f, const uint8_t *p, const uint8_t
             return;
         }
         /* Name the attr with the same ids (or, without ids, the same position). */
-        struct perf_attr *match = NULL;
-        for (size_t k = 0; k < f->nattrs && !match && nids; k++)
-            for (size_t j = 0; j < f->attrs[k].nids && !match; j++)
-                if (f->attrs[k].ids[j] == perf_u64(f, p))
-                    match = &f->attrs[k];
+        const struct perf_attr *known = nids ? perf_attr_by_id(f, perf_u64(f, p)) : NULL;
+        struct perf_attr *match = known ? &f->attrs[known - f->attrs] : NULL;
         if (!match && i < f->nattrs)
             match = &f->attrs[i];
         if (match)
@@ -360,11 +362,11 @@ static bool read_features(struct perf_file *f, const uint8_t *bitmap, char *err,
         if (!(words[bit / 64] >> (bit % 64) & 1))
             continue;
         if (!fits(table, 16, f->len))
-            return fail(err, errlen, table, "feature table runs past the end");
+            return perf_fail(err, errlen, table, "feature table runs past the end");
         uint64_t off = perf_u64(f, f->data + table), size = perf_u64(f, f->data + table + 8);
         table += 16;
         if (!fits(off, size, f->len))
-            return fail(err, errlen, table - 16, "feature %d section runs past the end", bit);
+            return perf_fail(err, errlen, table - 16, "feature %d section runs past the end", bit);
         read_feature(f, bit, f->data + off, f->data + off + size);
     }
     return true;
@@ -378,13 +380,13 @@ int perf_open(struct perf_file *f, const uint8_t *data, size_t len, char *err, s
     f->data = data;
     f->len = len;
     if (len < PIPE_HEADER_SIZE)
-        return fail(err, errlen, 0, "too short for a perf.data header (%zu bytes)", len), -1;
+        return perf_fail(err, errlen, 0, "too short for a perf.data header (%zu bytes)", len), -1;
     uint64_t magic;
     memcpy(&magic, data, 8);
     if (magic == __builtin_bswap64(PERF_MAGIC))
         f->swap = true;
     else if (magic != PERF_MAGIC)
-        return fail(err, errlen, 0, "not a perf.data file (bad magic)"), -1;
+        return perf_fail(err, errlen, 0, "not a perf.data file (bad magic)"), -1;
     uint64_t hsize = perf_u64(f, data + 8);
     if (hsize == PIPE_HEADER_SIZE) {
         f->pipe = true;
@@ -393,12 +395,12 @@ int perf_open(struct perf_file *f, const uint8_t *data, size_t len, char *err, s
         return 0;
     }
     if (hsize != FILE_HEADER_SIZE || len < FILE_HEADER_SIZE)
-        return fail(err, errlen, 8, "unsupported header size %llu", (unsigned long long)hsize),
+        return perf_fail(err, errlen, 8, "unsupported header size %llu", (unsigned long long)hsize),
                -1;
     uint64_t attr_size = perf_u64(f, data + 16);
     uint64_t data_off = perf_u64(f, data + 40), data_size = perf_u64(f, data + 48);
     if (!fits(data_off, data_size, len))
-        return fail(err, errlen, 40, "data section [%llu, +%llu) runs past the end (%zu bytes)",
+        return perf_fail(err, errlen, 40, "data section [%llu, +%llu) runs past the end (%zu bytes)",
                     (unsigned long long)data_off, (unsigned long long)data_size, len),
                -1;
     f->pos = data_off;
@@ -425,7 +427,7 @@ static bool inflate(struct perf_file *f, const uint8_t *p, size_t n, uint64_t of
         if (f->inflated_len == cap) {
             cap = cap ? cap * 2 : (n * 8 > 65536 ? n * 8 : 65536);
             if (cap > MAX_INFLATED)
-                return fail(err, errlen, off, "compressed records inflate past %u bytes",
+                return perf_fail(err, errlen, off, "compressed records inflate past %u bytes",
                             MAX_INFLATED);
             uint8_t *grown = realloc(f->inflated, cap);
             if (!grown)
@@ -435,9 +437,9 @@ static bool inflate(struct perf_file *f, const uint8_t *p, size_t n, uint64_t of
         ZSTD_outBuffer out = {f->inflated, cap, f->inflated_len};
         size_t rc = ZSTD_decompressStream(f->zstd, &out, &in);
         if (ZSTD_isError(rc))
-            return fail(err, errlen, off, "zstd: %s", ZSTD_getErrorName(rc));
+            return perf_fail(err, errlen, off, "zstd: %s", ZSTD_getErrorName(rc));
         if (out.pos == f->inflated_len && in.pos < in.size && out.pos < cap)
-            return fail(err, errlen, off, "zstd made no progress");
+            return perf_fail(err, errlen, off, "zstd made no progress");
         f->inflated_len = out.pos;
     }
     f->inflated_at = off;
@@ -476,17 +478,17 @@ static bool consume_user_record(struct perf_file *f, uint32_t type, const uint8_
         return true;
     case USER_COMPRESSED:
         if (f->inflated_pos < f->inflated_len)
-            return fail(err, errlen, off, "COMPRESSED record inside compressed data");
+            return perf_fail(err, errlen, off, "COMPRESSED record inside compressed data");
         return inflate(f, body, len, off, err, errlen);
     case USER_COMPRESSED2: {
         if (len < 8)
-            return fail(err, errlen, off, "COMPRESSED2 record too short");
+            return perf_fail(err, errlen, off, "COMPRESSED2 record too short");
         uint64_t n = perf_u64(f, body);
         if (n > len - 8)
-            return fail(err, errlen, off, "COMPRESSED2 data size %llu runs past the record",
+            return perf_fail(err, errlen, off, "COMPRESSED2 data size %llu runs past the record",
                         (unsigned long long)n);
         if (f->inflated_pos < f->inflated_len)
-            return fail(err, errlen, off, "COMPRESSED2 record inside compressed data");
+            return perf_fail(err, errlen, off, "COMPRESSED2 record inside compressed data");
         return inflate(f, body + 8, n, off, err, errlen);
     }
     default:   /* FINISHED_ROUND, ID_INDEX, TIME_CONV, FINISHED_INIT, unknown: nothing needed */
@@ -513,13 +515,13 @@ int perf_next(struct perf_file *f, struct perf_record *r, char *err, size_t errl
             off = f->pos;
         }
         if (avail < 8)
-            return fail(err, errlen, off, "record header truncated (%zu bytes left)", avail), -1;
+            return perf_fail(err, errlen, off, "record header truncated (%zu bytes left)", avail), -1;
         uint32_t type = perf_u32(f, rec);
         uint16_t misc = perf_u16(f, rec + 4), size = perf_u16(f, rec + 6);
         if (size < 8)
-            return fail(err, errlen, off, "record of type %u has size %u", type, size), -1;
+            return perf_fail(err, errlen, off, "record of type %u has size %u", type, size), -1;
         if (size > avail)
-            return fail(err, errlen, off, "record of type %u (%u bytes) runs past its section "
+            return perf_fail(err, errlen, off, "record of type %u (%u bytes) runs past its section "
                         "(%zu bytes left)", type, size, avail), -1;
         size_t extra = 0;
         if (inflated)
@@ -531,7 +533,7 @@ int perf_next(struct perf_file *f, struct perf_record *r, char *err, size_t errl
                 return -1;
             if (extra) {
                 if (inflated || extra > f->end - f->pos)
-                    return fail(err, errlen, off, "payload of record type %u runs past the end",
+                    return perf_fail(err, errlen, off, "payload of record type %u runs past the end",
                                 type), -1;
                 f->pos += extra;
             }
@@ -549,6 +551,7 @@ void perf_close(struct perf_file *f)
         free(f->attrs[i].ids);
     }
     free(f->attrs);
+    index_clear(&f->attr_by_id);
     struct perf_meta *m = &f->meta;
     free(m->hostname);
     free(m->osrelease);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "index.h"
+
 enum {
     PERF_RECORD_MMAP = 1,
     PERF_RECORD_LOST = 2,
@@ -105,6 +107,7 @@ struct perf_file {
     bool pipe;
     struct perf_attr *attrs;
     size_t nattrs;
+    struct index attr_by_id;   /* event id -> attr position */
     struct perf_meta meta;
 
     size_t pos, end;       /* record stream cursor */

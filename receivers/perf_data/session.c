@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index.h"
 #include "process.h"
+#include "util.h"
 
 #define CONTEXT_MAX 0xfffffffffffff001ull
 #define CONTEXT_HV 0xffffffffffffffe0ull
@@ -63,31 +63,6 @@ struct perf_session {
     uint64_t samples, lost;
 };
 
-static bool fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = snprintf(err, errlen, "byte %llu: ", (unsigned long long)off);
-    if (n >= 0 && (size_t)n < errlen)
-        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return p;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(p, n * size);
-    if (!q)
-        abort();
-    *cap = n;
-    return q;
-}
-
 struct perf_session *perf_session_new(const struct profd_host *h, const struct perf_file *f,
                                       const struct perf_session_options *o)
 {
@@ -131,7 +106,7 @@ static struct out *out_for(struct perf_session *s, const struct process *p, size
     int64_t at = index_find(&s->out_index, hash, same_out, &k);
     if (at >= 0)
         return &s->outs[at];
-    s->outs = grow(s->outs, &s->outs_cap, s->nouts + 1, sizeof(*s->outs));
+    s->outs = perf_grow(s->outs, &s->outs_cap, s->nouts + 1, sizeof(*s->outs));
     struct out *o = &s->outs[s->nouts];
     memset(o, 0, sizeof(*o));
     o->key = key;
@@ -160,7 +135,7 @@ static uint32_t location_of(struct out *o, const struct frame *fr)
     int64_t at = index_find(&o->loc_index, hash, same_loc, &k);
     if (at >= 0)
         return (uint32_t)at;
-    o->locs = grow(o->locs, &o->locs_cap, o->nlocs + 1, sizeof(*o->locs));
+    o->locs = perf_grow(o->locs, &o->locs_cap, o->nlocs + 1, sizeof(*o->locs));
     o->locs[o->nlocs] = (struct location){fr->map, fr->address};
     index_add(&o->loc_index, hash, (uint32_t)o->nlocs);
     return (uint32_t)o->nlocs++;
@@ -199,11 +174,11 @@ static void aggregate(struct perf_session *s, struct out *o, const struct frame 
                      (uint64_t)(uintptr_t)k.comm);
     int64_t at = index_find(&o->sample_index, hash, same_sample, &k);
     if (at < 0) {
-        o->stack_pool = grow(o->stack_pool, &o->pool_cap, o->npool + n, sizeof(*o->stack_pool));
+        o->stack_pool = perf_grow(o->stack_pool, &o->pool_cap, o->npool + n, sizeof(*o->stack_pool));
         memcpy(o->stack_pool + o->npool, locs, n * sizeof(*locs));
-        o->values = grow(o->values, &o->values_cap, o->nvalues + s->ncolumns, sizeof(*o->values));
+        o->values = perf_grow(o->values, &o->values_cap, o->nvalues + s->ncolumns, sizeof(*o->values));
         memset(o->values + o->nvalues, 0, s->ncolumns * sizeof(*o->values));
-        o->samples = grow(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
+        o->samples = perf_grow(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
         o->samples[o->nsamples] = (struct sample){(uint32_t)o->npool, n, k.tid, k.cpu, k.comm,
                                                   (uint32_t)o->nvalues};
         o->npool += n;
@@ -315,12 +290,12 @@ static int add_sample(struct perf_session *s, const struct perf_record *r, char 
 {
     const struct perf_attr *a = sample_attr(s->f, r);
     if (!a)
-        return fail(err, errlen, r->offset, "sample with an unknown attr id"), -1;
+        return perf_fail(err, errlen, r->offset, "sample with an unknown attr id"), -1;
     size_t attr = (size_t)(a - s->f->attrs);
     if (!s->ncolumns)
         s->ncolumns = 2 * s->f->nattrs;
     if (2 * attr >= s->ncolumns)
-        return fail(err, errlen, r->offset, "sample of an event declared after the first sample"),
+        return perf_fail(err, errlen, r->offset, "sample of an event declared after the first sample"),
                -1;
     uint64_t st = a->sample_type, ip = 0, time = 0, period = 0, skip;
     uint32_t pid = 0, tid = 0, cpu = 0, res;
@@ -335,18 +310,18 @@ static int add_sample(struct perf_session *s, const struct perf_record *r, char 
               (!(st & PERF_SAMPLE_CPU) || take_u32_pair(&c, &cpu, &res)) &&
               (!(st & PERF_SAMPLE_PERIOD) || take_u64(&c, &period));
     if (!ok)
-        return fail(err, errlen, r->offset, "sample truncated"), -1;
+        return perf_fail(err, errlen, r->offset, "sample truncated"), -1;
     if (st & PERF_SAMPLE_READ) {
         size_t n = read_format_size(a->read_format, c.p, s->f, (size_t)(c.end - c.p));
         if (n > (size_t)(c.end - c.p))
-            return fail(err, errlen, r->offset, "sample read values run past the record"), -1;
+            return perf_fail(err, errlen, r->offset, "sample read values run past the record"), -1;
         c.p += n;
     }
     const uint8_t *chain = NULL;
     uint64_t nr = 0;
     if (st & PERF_SAMPLE_CALLCHAIN) {
         if (!take_u64(&c, &nr) || nr > (uint64_t)(c.end - c.p) / 8)
-            return fail(err, errlen, r->offset, "callchain of %llu entries is longer than the "
+            return perf_fail(err, errlen, r->offset, "callchain of %llu entries is longer than the "
                         "record", (unsigned long long)nr), -1;
         chain = c.p;
     }
@@ -376,7 +351,7 @@ static int add_mmap(struct perf_session *s, const struct perf_record *r, char *e
     size_t fixed = v2 ? 8 + 24 + 24 + 8 : 8 + 24;
     const char *name = r->len > fixed ? c_string(r->body + fixed, r->body + r->len) : NULL;
     if (!name)
-        return fail(err, errlen, r->offset, "mmap record without a file name"), -1;
+        return perf_fail(err, errlen, r->offset, "mmap record without a file name"), -1;
     struct map m = {.start = perf_u64(f, r->body + 8),
                     .pgoff = perf_u64(f, r->body + 24)};
     m.limit = m.start + perf_u64(f, r->body + 16);
@@ -399,12 +374,12 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
     case PERF_RECORD_MMAP:
     case PERF_RECORD_MMAP2:
         if (r->len < (r->type == PERF_RECORD_MMAP ? 33u : 65u))
-            return fail(err, errlen, r->offset, "mmap record too short"), -1;
+            return perf_fail(err, errlen, r->offset, "mmap record too short"), -1;
         return add_mmap(s, r, err, errlen);
     case PERF_RECORD_COMM: {
         const char *comm = r->len > 8 ? c_string(r->body + 8, r->body + r->len) : NULL;
         if (!comm)
-            return fail(err, errlen, r->offset, "comm record without a name"), -1;
+            return perf_fail(err, errlen, r->offset, "comm record without a name"), -1;
         processes_comm(&s->procs, (int32_t)perf_u32(f, r->body), (int32_t)perf_u32(f, r->body + 4),
                        comm, (r->misc & 0x2000) != 0);
         return 0;
@@ -412,7 +387,7 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
     case PERF_RECORD_FORK:
     case PERF_RECORD_EXIT:
         if (r->len < 16)
-            return fail(err, errlen, r->offset, "fork/exit record too short"), -1;
+            return perf_fail(err, errlen, r->offset, "fork/exit record too short"), -1;
         if (r->type == PERF_RECORD_FORK)
             processes_fork(&s->procs, (int32_t)perf_u32(f, r->body),
                            (int32_t)perf_u32(f, r->body + 4), (int32_t)perf_u32(f, r->body + 8),

@@ -26,7 +26,7 @@ def converted_stacks(path):
     """The same from profd's output read by `go tool pprof -raw`."""
     raw = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True,
                          timeout=120).stdout
-    maps = {m[0]: (int(m[1], 16), int(m[2], 16), os.path.basename(m[3]) and m[3])
+    maps = {m[0]: (int(m[1], 16), int(m[2], 16), m[3])
             for m in re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
     locs = {l[0]: (int(l[1], 16), l[2]) for l in
             re.findall(r"^\s+(\d+): (0x[0-9a-f]+) (?:M=(\d+))?", raw, re.M)}

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Small helpers shared by the perf_data sources. */
+#ifndef PROFD_PERF_UTIL_H
+#define PROFD_PERF_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes "byte OFF: <message>" into err; returns false, for `return fail(...)`. */
+bool perf_fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Returns p grown (doubling) to hold at least need elements of size bytes,
+ * updating *cap; aborts when memory runs out. */
+void *perf_grow(void *p, size_t *cap, size_t need, size_t size);
+
+#endif

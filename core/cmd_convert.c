@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "cli.h"
@@ -46,9 +47,12 @@ static void add_quoted(struct text *t, const char *s, bool glob)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: profd convert IN... -o OUT [--split pid|event|none]\n"
-                    "       (OUT '-' is standard output; several inputs, or a perf.data split\n"
-                    "       by pid or event, need OUT to be a directory)\n");
+    fprintf(stderr, "usage: profd convert IN... -o OUT\n"
+                    "       perf.data only: [--split pid|event|none] [--sample-labels tid,comm,cpu]\n"
+                    "                       [--partial]\n"
+                    "       (IN '-' is a pipe-mode perf.data on standard input; OUT '-' is\n"
+                    "       standard output; several inputs, or a perf.data split by pid or\n"
+                    "       event, need OUT to be a directory)\n");
     return 2;
 }
 
@@ -62,6 +66,25 @@ static bool is_perf_data(const char *path)
     size_t n = fread(magic, 1, sizeof(magic), f);
     fclose(f);
     return n == 8 && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8));
+}
+
+/* "tid,comm,cpu" as label_<name>: true options; false on an unknown name. */
+static bool add_sample_labels(struct text *t, const char *list)
+{
+    static const char *const known[] = {"tid", "comm", "cpu"};
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ",");
+        size_t k = 0;
+        while (k < 3 && (strlen(known[k]) != n || strncmp(p, known[k], n)))
+            k++;
+        if (k == 3)
+            return false;
+        add(t, "\n    label_");
+        add(t, known[k]);
+        add(t, ": true");
+        p += n + (p[n] == ',');
+    }
+    return true;
 }
 
 static bool is_dir(const char *p)
@@ -81,10 +104,11 @@ static uint64_t counter_sum(const char *id, const char *kind, const enum profd_c
 
 int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
 {
-    const char *out = NULL, *split = NULL;
+    const char *out = NULL, *split = NULL, *sample_labels = NULL;
+    bool partial = false;
     struct text t = {0};
     size_t ninputs = 0;
-    bool perf = argc > 0 && argv[0][0] != '-' && is_perf_data(argv[0]);
+    bool perf = argc > 0 && (!strcmp(argv[0], "-") || (argv[0][0] != '-' && is_perf_data(argv[0])));
     if (perf)
         add(&t, "receivers:\n  perf_data:\n    include: [");
     else
@@ -100,12 +124,20 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             split = argv[++i];
             continue;
         }
+        if (!strcmp(argv[i], "--sample-labels") && i + 1 < argc) {
+            sample_labels = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--partial")) {
+            partial = true;
+            continue;
+        }
         if (argv[i][0] == '-' && argv[i][1])
             return free(t.buf), usage();
         add(&t, ninputs++ ? ", " : "");
         add_quoted(&t, argv[i], true);
     }
-    if (!out || !ninputs || (split && !perf))
+    if (!out || !ninputs || ((split || sample_labels || partial) && !perf))
         return free(t.buf), usage();
     if (perf) {   /* a single output file holds one profile: merge unless told */
         add(&t, "]\n    split: ");
@@ -116,6 +148,10 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             free(t.buf);
             return 2;
         }
+        if (!add_sample_labels(&t, sample_labels))
+            return free(t.buf), usage();
+        add(&t, partial ? "\n    partial: true" : "");
+        add(&t, isatty(2) ? "\n    progress: true" : "");
     }
     add(&t, perf ? "\n" : "]\n");
     add(&t, "exporters:\n  pprof_file:\n    reencode: true\n    overwrite: true\n");

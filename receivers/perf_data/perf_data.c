@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * receiver perf_data: reads perf.data files (file or pipe mode, either byte
- * order, zstd-compressed records) matching globs, once, and emits one
- * unsymbolized pprof profile per process (or per event, or one in all).
- * Not yet: watching a directory, streaming stdin/FIFO input with
- * flush_interval, and --call-graph dwarf unwinding.
+ * receiver perf_data: Linux perf.data into unsymbolized pprof profiles, one
+ * per process (or per event, or one in all).
+ *
+ * Inputs come from `include`: files and globs are read whole (mmap), once,
+ * or, with `watch`, whenever a new file has stopped growing. "-" (standard
+ * input) and FIFOs are streams in pipe mode (`perf record -o - | profd`):
+ * read as bytes arrive, cut into profiles every flush_interval. At a FIFO's
+ * end the stream's profiles go out and the FIFO waits for its next writer.
  */
+#include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -16,22 +20,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perf_file.h"
 #include "profd/plugin.h"
-#include "session.h"
+#include "reader.h"
+
+#define READ_CHUNK (1u << 20)
 
 static const char *const splits[] = {"pid", "event", "none", NULL};
 
 struct config {
     struct profd_str_list include;
+    bool watch;
+    int64_t poll_interval, flush_interval;
     int split;
     bool label_pid, label_tid, label_comm, label_cpu;
-    bool partial;
+    bool partial, progress;
 };
 
 static const struct profd_option options[] = {
     {"include", PROFD_OPT_STRING_LIST, offsetof(struct config, include), "[./perf.data]",
-     "perf.data files or glob patterns, read once"},
+     "perf.data files or globs (read whole), FIFOs or - for standard input (streamed)"},
+    {"watch", PROFD_OPT_BOOL, offsetof(struct config, watch), "false",
+     "keep rescanning the globs and read each new file once it stops growing"},
+    {"poll_interval", PROFD_OPT_DURATION, offsetof(struct config, poll_interval), "5s",
+     "how often watch rescans"},
+    {"flush_interval", PROFD_OPT_DURATION, offsetof(struct config, flush_interval), "10s",
+     "streams: profiles are cut and emitted this often"},
     {"split", PROFD_OPT_ENUM, offsetof(struct config, split), "pid",
      "one profile per process (pid), per event, or one for everything (none)",
      .choices = splits},
@@ -45,14 +58,35 @@ static const struct profd_option options[] = {
      "sample label cpu"},
     {"partial", PROFD_OPT_BOOL, offsetof(struct config, partial), "false",
      "on malformed input, keep the profiles built so far instead of none"},
+    {"progress", PROFD_OPT_BOOL, offsetof(struct config, progress), "false",
+     "show a progress line on standard error while reading a file"},
     {0},
+};
+
+struct state;
+
+/* A stdin or FIFO input. */
+struct stream {
+    struct state *s;
+    char *path;               /* "-" for standard input */
+    int fd;
+    struct event *read_ev;
+    struct perf_reader *rd;   /* NULL until bytes arrive */
+    bool broken;              /* malformed: bytes are drained until the writer leaves */
 };
 
 struct state {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct event *run_ev;
+    struct event *run_ev, *poll_ev, *flush_ev;
+    struct stream *streams;
+    size_t nstreams;
+    size_t ending_streams;    /* open streams that end for good (stdin) */
+    bool keeps_running;       /* watch, or a FIFO */
+    struct profd_labels seen;      /* identities of files read */
+    struct profd_labels pending;   /* path -> identity at the last poll */
+    uint8_t *chunk;
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -60,6 +94,14 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     const struct config *cfg = cfgp;
     if (cfg->include.n == 0) {
         host->diag(d, &cfg->include, "include must list at least one perf.data file or glob");
+        return PROFD_ERR;
+    }
+    if (cfg->flush_interval <= 0) {
+        host->diag(d, &cfg->flush_interval, "flush_interval must be positive");
+        return PROFD_ERR;
+    }
+    if (cfg->watch && cfg->poll_interval <= 0) {
+        host->diag(d, &cfg->poll_interval, "poll_interval must be positive with watch");
         return PROFD_ERR;
     }
     return PROFD_OK;
@@ -78,31 +120,49 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     return PROFD_OK;
 }
 
-static void emit_outputs(struct state *s, const char *path, struct perf_output *outs, size_t n)
+static struct perf_session_options session_options(const struct config *c)
 {
-    const struct profd_host *h = s->host;
-    struct profd_batch *b = h->batch_new();
-    for (size_t i = 0; i < n; i++) {
-        struct profd_record *r = h->record_add_profile(b, outs[i].profile);
-        h->labels_copy(&r->labels, &outs[i].labels);
-        h->labels_clear(&outs[i].labels);
-        h->record_set_label(r, "__file__", path);
-    }
-    free(outs);
-    if (n && h->emit(s->self, b) == PROFD_ERETRY)
-        h->log(s->self, PROFD_LOG_WARN, "%s: pipeline full, profiles dropped", path);
-    h->batch_unref(b);
+    return (struct perf_session_options){(enum perf_split)c->split, c->label_pid, c->label_tid,
+                                         c->label_comm, c->label_cpu};
 }
 
-/* Reads one perf.data file through a session and emits its profiles. */
-static void ingest(struct state *s, const char *path)
+static void refuse(struct state *s, const char *path, const char *why)
+{
+    s->host->log(s->self, PROFD_LOG_ERROR, "%s: %s", path, why);
+    s->host->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+}
+
+/* Logs what a finished input held and emits the rest of its profiles;
+ * rc < 0 means it ended malformed (err says how). */
+static void finish(struct state *s, struct perf_reader *rd, int rc, const char *err)
 {
     const struct profd_host *h = s->host;
+    bool partial = s->cfg->partial;
+    if (rc < 0) {
+        h->log(s->self, PROFD_LOG_ERROR, "%s: %s%s", rd->path, err,
+               partial ? "; keeping the profiles built so far" : "");
+        h->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+    }
+    size_t n = perf_reader_flush(rd, true, rc < 0 && !partial);
+    uint64_t lost = perf_session_lost(rd->session);
+    if (lost)
+        h->log(s->self, PROFD_LOG_WARN, "%s: %llu samples were lost while recording", rd->path,
+               (unsigned long long)lost);
+    h->log(s->self, PROFD_LOG_INFO, "%s: %llu samples, %zu profiles%s", rd->path,
+           (unsigned long long)perf_session_samples(rd->session), n,
+           rd->file.stream ? " in the last interval" : "");
+}
+
+/* ---- whole files ---- */
+
+static void ingest(struct state *s, const char *path)
+{
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0) {
-        h->log(s->self, PROFD_LOG_ERROR, "%s: cannot open: %m", path);
-        h->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+        char why[128];
+        snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+        refuse(s, path, why);
         if (fd >= 0)
             close(fd);
         return;
@@ -110,53 +170,199 @@ static void ingest(struct state *s, const char *path)
     size_t len = (size_t)st.st_size;
     void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
     close(fd);
-    char err[512];
-    struct perf_file f;
     if (map == MAP_FAILED) {
-        h->log(s->self, PROFD_LOG_ERROR, "%s: empty or unreadable", path);
-        h->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+        refuse(s, path, "empty or unreadable");
         return;
     }
-    if (perf_open(&f, map, len, err, sizeof(err)) < 0) {
-        h->log(s->self, PROFD_LOG_ERROR, "%s: %s", path, err);
-        h->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
-        perf_close(&f);
-        munmap(map, len);
-        return;
+    madvise(map, len, MADV_SEQUENTIAL);
+    struct perf_reader *rd = perf_reader_new(s->host, s->self, path);
+    char err[512];
+    if (perf_open(&rd->file, map, len, err, sizeof(err)) < 0) {
+        refuse(s, path, err);
+    } else {
+        struct perf_session_options o = session_options(s->cfg);
+        perf_reader_start(rd, &o);
+        rd->progress = s->cfg->progress && len >= (16u << 20);
+        int rc = perf_reader_pump(rd, err, sizeof(err));
+        finish(s, rd, rc, err);
     }
-    const struct config *c = s->cfg;
-    struct perf_session_options o = {(enum perf_split)c->split, c->label_pid, c->label_tid,
-                                     c->label_comm, c->label_cpu};
-    struct perf_session *ses = perf_session_new(h, &f, &o);
-    struct perf_record r;
-    int rc;
-    uint64_t bad = 0;
-    while ((rc = perf_next(&f, &r, err, sizeof(err))) > 0)
-        if (perf_session_add(ses, &r, err, sizeof(err)) < 0 && bad++ < 10)
-            h->log(s->self, PROFD_LOG_WARN, "%s: %s (record skipped)", path, err);
-    size_t n;
-    struct perf_output *outs = perf_session_flush(ses, &n);
-    if (rc < 0) {
-        h->log(s->self, PROFD_LOG_ERROR, "%s: %s%s", path, err,
-               c->partial ? "; keeping the profiles built so far" : "");
-        h->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
-        if (!c->partial) {
-            for (size_t i = 0; i < n; i++) {
-                h->profile_free(outs[i].profile);
-                h->labels_clear(&outs[i].labels);
-            }
-            n = 0;
-        }
-    }
-    if (perf_session_lost(ses))
-        h->log(s->self, PROFD_LOG_WARN, "%s: %llu samples were lost while recording", path,
-               (unsigned long long)perf_session_lost(ses));
-    h->log(s->self, PROFD_LOG_INFO, "%s: %llu samples, %zu profiles", path,
-           (unsigned long long)perf_session_samples(ses), n);
-    emit_outputs(s, path, outs, n);
-    perf_session_free(ses);
-    perf_close(&f);
+    perf_reader_free(rd);
     munmap(map, len);
+}
+
+/* "size:mtime": a file is read again only when it changes. */
+static void identity_of(const struct stat *st, char *out, size_t n)
+{
+    snprintf(out, n, "%lld:%lld.%09ld", (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+             st->st_mtim.tv_nsec);
+}
+
+/* With watch, a file is read once its identity held still for a poll. */
+static void consider_file(struct state *s, const char *path, const struct stat *st)
+{
+    const struct profd_host *h = s->host;
+    if (!s->cfg->watch) {
+        ingest(s, path);
+        return;
+    }
+    char id[96], key[4200];
+    identity_of(st, id, sizeof(id));
+    snprintf(key, sizeof(key), "%s@%s", path, id);
+    if (h->labels_get(&s->seen, key))
+        return;
+    const char *before = h->labels_get(&s->pending, path);
+    if (before && !strcmp(before, id)) {
+        h->labels_set(&s->seen, key, "");
+        h->labels_del(&s->pending, path);
+        ingest(s, path);
+    } else {
+        h->labels_set(&s->pending, path, id);
+    }
+}
+
+/* ---- streams ---- */
+
+static void on_stream_readable(evutil_socket_t fd, short what, void *arg);
+
+static bool stream_open(struct stream *st)
+{
+    struct state *s = st->s;
+    bool is_stdin = !strcmp(st->path, "-");
+    st->fd = is_stdin ? dup(0) : open(st->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (st->fd < 0) {
+        char why[128];
+        snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+        refuse(s, st->path, why);
+        return false;
+    }
+    fcntl(st->fd, F_SETFL, fcntl(st->fd, F_GETFL) | O_NONBLOCK);
+    st->read_ev = event_new(s->host->event_base(s->self), st->fd, EV_READ | EV_PERSIST,
+                            on_stream_readable, st);
+    event_add(st->read_ev, NULL);
+    return true;
+}
+
+static void stream_close(struct stream *st)
+{
+    if (st->read_ev)
+        event_free(st->read_ev);
+    st->read_ev = NULL;
+    if (st->fd >= 0)
+        close(st->fd);
+    st->fd = -1;
+    perf_reader_free(st->rd);
+    st->rd = NULL;
+    st->broken = false;
+}
+
+static void maybe_done(struct state *s)
+{
+    if (!s->ending_streams && !s->keeps_running)
+        s->host->done(s->self);
+}
+
+/* The writer left: the last profiles go out; a FIFO waits for the next. */
+static void stream_ended(struct stream *st)
+{
+    struct state *s = st->s;
+    if (st->rd && !st->broken) {
+        char err[512];
+        perf_end_stream(&st->rd->file);
+        int rc = perf_reader_pump(st->rd, err, sizeof(err));
+        finish(s, st->rd, rc, err);
+    }
+    bool is_stdin = !strcmp(st->path, "-");
+    stream_close(st);
+    if (is_stdin) {
+        s->ending_streams--;
+        maybe_done(s);
+    } else {
+        stream_open(st);
+    }
+}
+
+static void on_stream_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct stream *st = arg;
+    struct state *s = st->s;
+    ssize_t n = read(fd, s->chunk, READ_CHUNK);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        if (n < 0)
+            s->host->log(s->self, PROFD_LOG_ERROR, "%s: read: %s", st->path, strerror(errno));
+        stream_ended(st);
+        return;
+    }
+    if (st->broken)
+        return;
+    if (!st->rd) {
+        st->rd = perf_reader_new(s->host, s->self, st->path);
+        perf_open_stream(&st->rd->file);
+        struct perf_session_options o = session_options(s->cfg);
+        perf_reader_start(st->rd, &o);
+    }
+    perf_feed(&st->rd->file, s->chunk, (size_t)n);
+    char err[512];
+    int rc = perf_reader_pump(st->rd, err, sizeof(err));
+    if (rc < 0) {   /* the rest of this writer's bytes cannot be framed */
+        finish(s, st->rd, rc, err);
+        st->broken = true;
+    }
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct state *s = arg;
+    for (size_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].rd && !s->streams[i].broken)
+            perf_reader_flush(s->streams[i].rd, false, false);
+}
+
+static void add_stream(struct state *s, const char *path)
+{
+    s->streams = realloc(s->streams, (s->nstreams + 1) * sizeof(*s->streams));
+    if (!s->streams || !(s->chunk = s->chunk ? s->chunk : malloc(READ_CHUNK)))
+        abort();
+    struct stream *st = &s->streams[s->nstreams];
+    *st = (struct stream){.s = s, .fd = -1};
+    if (!(st->path = strdup(path)))
+        abort();
+    s->nstreams++;
+}
+
+/* ---- scanning ---- */
+
+static bool is_stream(const char *path)
+{
+    struct stat st;
+    return !strcmp(path, "-") || (stat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+}
+
+static void scan(struct state *s)
+{
+    for (size_t i = 0; i < s->cfg->include.n; i++) {
+        const char *pattern = s->cfg->include.items[i];
+        if (is_stream(pattern))
+            continue;
+        glob_t g;
+        if (glob(pattern, 0, NULL, &g) != 0) {
+            if (!s->cfg->watch)
+                s->host->log(s->self, PROFD_LOG_WARN, "no file matches %s", pattern);
+            continue;
+        }
+        for (size_t k = 0; k < g.gl_pathc; k++) {
+            struct stat st;
+            if (stat(g.gl_pathv[k], &st) == 0 && S_ISREG(st.st_mode))
+                consider_file(s, g.gl_pathv[k], &st);
+            else if (!s->cfg->watch)
+                refuse(s, g.gl_pathv[k], "not a regular file");
+        }
+        globfree(&g);
+    }
 }
 
 static void on_run(evutil_socket_t fd, short what, void *arg)
@@ -164,23 +370,40 @@ static void on_run(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct state *s = arg;
-    for (size_t i = 0; i < s->cfg->include.n; i++) {
-        glob_t g;
-        if (glob(s->cfg->include.items[i], 0, NULL, &g) != 0) {
-            s->host->log(s->self, PROFD_LOG_WARN, "no file matches %s", s->cfg->include.items[i]);
-            continue;
-        }
-        for (size_t k = 0; k < g.gl_pathc; k++)
-            ingest(s, g.gl_pathv[k]);
-        globfree(&g);
-    }
-    s->host->done(s->self);
+    scan(s);
+    maybe_done(s);
 }
 
 static int start(void *st)
 {
     struct state *s = st;
-    s->run_ev = event_new(s->host->event_base(s->self), -1, 0, on_run, s);
+    struct event_base *base = s->host->event_base(s->self);
+    s->keeps_running = s->cfg->watch;
+    for (size_t i = 0; i < s->cfg->include.n; i++) {
+        const char *path = s->cfg->include.items[i];
+        if (!is_stream(path))
+            continue;
+        add_stream(s, path);
+        if (!stream_open(&s->streams[s->nstreams - 1]))
+            continue;
+        if (!strcmp(path, "-"))
+            s->ending_streams++;
+        else
+            s->keeps_running = true;
+    }
+    if (s->nstreams) {
+        struct timeval every = {s->cfg->flush_interval / 1000000000,
+                                s->cfg->flush_interval % 1000000000 / 1000};
+        s->flush_ev = event_new(base, -1, EV_PERSIST, on_flush, s);
+        event_add(s->flush_ev, &every);
+    }
+    if (s->cfg->watch) {
+        struct timeval every = {s->cfg->poll_interval / 1000000000,
+                                s->cfg->poll_interval % 1000000000 / 1000};
+        s->poll_ev = event_new(base, -1, EV_PERSIST, on_run, s);
+        event_add(s->poll_ev, &every);
+    }
+    s->run_ev = event_new(base, -1, 0, on_run, s);
     event_active(s->run_ev, EV_TIMEOUT, 0);
     return PROFD_OK;
 }
@@ -188,25 +411,44 @@ static int start(void *st)
 static int shutdown_(void *st)
 {
     struct state *s = st;
-    if (s->run_ev)
-        event_free(s->run_ev);
-    s->run_ev = NULL;
+    struct event **evs[] = {&s->run_ev, &s->poll_ev, &s->flush_ev};
+    for (size_t i = 0; i < sizeof(evs) / sizeof(*evs); i++) {
+        if (*evs[i])
+            event_free(*evs[i]);
+        *evs[i] = NULL;
+    }
+    for (size_t i = 0; i < s->nstreams; i++) {   /* what a stream holds is not lost */
+        struct stream *sm = &s->streams[i];
+        if (sm->rd && !sm->broken) {
+            char err[512];
+            perf_end_stream(&sm->rd->file);
+            finish(s, sm->rd, perf_reader_pump(sm->rd, err, sizeof(err)), err);
+        }
+        stream_close(sm);
+    }
     return PROFD_OK;
 }
 
 static void destroy(void *st)
 {
-    if (!st)
+    struct state *s = st;
+    if (!s)
         return;
-    shutdown_(st);
-    free(st);
+    shutdown_(s);
+    for (size_t i = 0; i < s->nstreams; i++)
+        free(s->streams[i].path);
+    free(s->streams);
+    free(s->chunk);
+    s->host->labels_clear(&s->seen);
+    s->host->labels_clear(&s->pending);
+    free(s);
 }
 
 static const struct profd_plugin plugin = {
     PROFD_PLUGIN_HEADER,
     .kind = PROFD_RECEIVER,
     .type = "perf_data",
-    .description = "reads Linux perf.data files into per-process pprof profiles (addresses)",
+    .description = "reads Linux perf.data files and streams into per-process pprof profiles",
     .options = options,
     .config_size = sizeof(struct config),
     .validate = validate,

@@ -24,6 +24,7 @@ enum {
     FEAT_CMDLINE = 11,
     FEAT_EVENT_DESC = 12,
     FEAT_SAMPLE_TIME = 21,
+    FEAT_CLOCK_DATA = 29,
     FEAT_BITS = 256,
 };
 
@@ -32,7 +33,6 @@ enum {
     USER_HEADER_EVENT_TYPE = 65,
     USER_HEADER_TRACING_DATA = 66,
     USER_HEADER_BUILD_ID = 67,
-    USER_FINISHED_ROUND = 68,
     USER_ID_INDEX = 69,
     USER_AUXTRACE = 71,
     USER_HEADER_FEATURE = 80,
@@ -340,6 +340,12 @@ static void read_feature(struct perf_file *f, int bit, const uint8_t *p, const u
             m->sample_time_last = perf_u64(f, p + 8);
         }
         break;
+    case FEAT_CLOCK_DATA:
+        if (end - p >= 24 && perf_u32(f, p) >= 1) {
+            m->clock_wall_ns = perf_u64(f, p + 8);
+            m->clock_ref_ns = perf_u64(f, p + 16);
+        }
+        break;
     }
 }
 
@@ -374,6 +380,18 @@ static bool read_features(struct perf_file *f, const uint8_t *bitmap, char *err,
 
 /* ---- open ---- */
 
+/* Checks the magic at the start of data and sets the byte order. */
+static bool read_magic(struct perf_file *f, const uint8_t *data, char *err, size_t errlen)
+{
+    uint64_t magic;
+    memcpy(&magic, data, 8);
+    if (magic == __builtin_bswap64(PERF_MAGIC))
+        f->swap = true;
+    else if (magic != PERF_MAGIC)
+        return perf_fail(err, errlen, 0, "not a perf.data file (bad magic)");
+    return true;
+}
+
 int perf_open(struct perf_file *f, const uint8_t *data, size_t len, char *err, size_t errlen)
 {
     memset(f, 0, sizeof(*f));
@@ -381,12 +399,8 @@ int perf_open(struct perf_file *f, const uint8_t *data, size_t len, char *err, s
     f->len = len;
     if (len < PIPE_HEADER_SIZE)
         return perf_fail(err, errlen, 0, "too short for a perf.data header (%zu bytes)", len), -1;
-    uint64_t magic;
-    memcpy(&magic, data, 8);
-    if (magic == __builtin_bswap64(PERF_MAGIC))
-        f->swap = true;
-    else if (magic != PERF_MAGIC)
-        return perf_fail(err, errlen, 0, "not a perf.data file (bad magic)"), -1;
+    if (!read_magic(f, data, err, errlen))
+        return -1;
     uint64_t hsize = perf_u64(f, data + 8);
     if (hsize == PIPE_HEADER_SIZE) {
         f->pipe = true;
@@ -412,7 +426,98 @@ int perf_open(struct perf_file *f, const uint8_t *data, size_t len, char *err, s
     return 0;
 }
 
+void perf_open_stream(struct perf_file *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->pipe = f->stream = true;
+}
+
+void perf_feed(struct perf_file *f, const uint8_t *bytes, size_t n)
+{
+    if (f->pos) {   /* drop what has been read */
+        memmove(f->buf, f->buf + f->pos, f->len - f->pos);
+        f->discarded += f->pos;
+        f->len -= f->pos;
+        f->pos = 0;
+    }
+    f->buf = perf_grow(f->buf, &f->buf_cap, f->len + n, 1);
+    memcpy(f->buf + f->len, bytes, n);
+    f->len += n;
+    f->end = f->len;
+    f->data = f->buf;
+}
+
+void perf_end_stream(struct perf_file *f)
+{
+    f->ended = true;
+}
+
+/* A stream's pipe header, once its 16 bytes have arrived: 1 read, 0 more
+ * bytes needed, -1 bad. */
+static int read_stream_header(struct perf_file *f, char *err, size_t errlen)
+{
+    if (f->len < PIPE_HEADER_SIZE)
+        return 0;
+    if (!read_magic(f, f->data, err, errlen))
+        return -1;
+    uint64_t hsize = perf_u64(f, f->data + 8);
+    if (hsize != PIPE_HEADER_SIZE)
+        return perf_fail(err, errlen, 8, "a stream must be in pipe mode (perf record -o -), "
+                         "not a file-mode header of %llu bytes", (unsigned long long)hsize), -1;
+    f->pos = PIPE_HEADER_SIZE;
+    f->header_read = true;
+    return 1;
+}
+
 /* ---- records ---- */
+
+const struct perf_attr *perf_sample_attr(const struct perf_file *f, const struct perf_record *r)
+{
+    if (f->nattrs == 1)
+        return &f->attrs[0];
+    if (!f->nattrs)
+        return NULL;
+    uint64_t st = f->attrs[0].sample_type;
+    size_t at;
+    if (st & PERF_SAMPLE_IDENTIFIER)
+        at = 0;
+    else if (st & PERF_SAMPLE_ID)
+        at = 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+                  !!(st & PERF_SAMPLE_ADDR));
+    else
+        return NULL;
+    if (r->len < at + 8)
+        return NULL;
+    return perf_attr_by_id(f, perf_u64(f, r->body + at));
+}
+
+uint64_t perf_record_time(const struct perf_file *f, const struct perf_record *r)
+{
+    if (r->type == PERF_RECORD_SAMPLE) {
+        const struct perf_attr *a = perf_sample_attr(f, r);
+        if (!a || !(a->sample_type & PERF_SAMPLE_TIME))
+            return PERF_NO_TIME;
+        uint64_t st = a->sample_type;
+        size_t at = 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+                         !!(st & PERF_SAMPLE_TID));
+        return r->len >= at + 8 ? perf_u64(f, r->body + at) : PERF_NO_TIME;
+    }
+    if (r->type >= 64 || !f->nattrs || !(f->attrs[0].flags & PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+        return PERF_NO_TIME;
+    /* The trailer ends with [time] [id] [stream_id] [cpu, res] [identifier]. */
+    const struct perf_attr *a = &f->attrs[0];
+    if ((a->sample_type & PERF_SAMPLE_IDENTIFIER) && r->len >= 8) {
+        const struct perf_attr *by_id = perf_attr_by_id(f, perf_u64(f, r->body + r->len - 8));
+        if (by_id)
+            a = by_id;
+    }
+    uint64_t st = a->sample_type;
+    if (!(st & PERF_SAMPLE_TIME))
+        return PERF_NO_TIME;
+    size_t back = 8 * (1 + !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+                       !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+    return r->len >= back ? perf_u64(f, r->body + r->len - back) : PERF_NO_TIME;
+}
 
 /* Decompresses a COMPRESSED record's zstd data into f->inflated. */
 static bool inflate(struct perf_file *f, const uint8_t *p, size_t n, uint64_t off, char *err,
@@ -446,9 +551,21 @@ static bool inflate(struct perf_file *f, const uint8_t *p, size_t n, uint64_t of
     return true;
 }
 
+/* Bytes that follow a record outside its size: TRACING_DATA and AUXTRACE
+ * carry their payload after the record. */
+static uint64_t payload_after(const struct perf_file *f, uint32_t type, const uint8_t *body,
+                              size_t len)
+{
+    if (type == USER_HEADER_TRACING_DATA && len >= 4)
+        return (perf_u32(f, body) + 7u) & ~7u;
+    if (type == USER_AUXTRACE && len >= 8)
+        return perf_u64(f, body);
+    return 0;
+}
+
 /* Handles a record that describes the recording. False on malformed input. */
 static bool consume_user_record(struct perf_file *f, uint32_t type, const uint8_t *rec, size_t size,
-                                uint64_t off, size_t *skip_extra, char *err, size_t errlen)
+                                uint64_t off, char *err, size_t errlen)
 {
     const uint8_t *body = rec + 8;
     size_t len = size - 8;
@@ -468,14 +585,6 @@ static bool consume_user_record(struct perf_file *f, uint32_t type, const uint8_
     case USER_HEADER_BUILD_ID:
         add_build_id(f, rec, size);
         return true;
-    case USER_HEADER_TRACING_DATA:
-        if (len >= 4)
-            *skip_extra = (perf_u32(f, body) + 7u) & ~7u;
-        return true;
-    case USER_AUXTRACE:
-        if (len >= 8)
-            *skip_extra = perf_u64(f, body);
-        return true;
     case USER_COMPRESSED:
         if (f->inflated_pos < f->inflated_len)
             return perf_fail(err, errlen, off, "COMPRESSED record inside compressed data");
@@ -491,52 +600,63 @@ static bool consume_user_record(struct perf_file *f, uint32_t type, const uint8_
             return perf_fail(err, errlen, off, "COMPRESSED2 record inside compressed data");
         return inflate(f, body + 8, n, off, err, errlen);
     }
-    default:   /* FINISHED_ROUND, ID_INDEX, TIME_CONV, FINISHED_INIT, unknown: nothing needed */
+    default:   /* ID_INDEX, TIME_CONV, FINISHED_INIT, TRACING_DATA, AUXTRACE, unknown */
         return true;
     }
 }
 
 int perf_next(struct perf_file *f, struct perf_record *r, char *err, size_t errlen)
 {
+    if (f->stream && !f->header_read) {
+        int rc = read_stream_header(f, err, errlen);
+        if (rc == 0 && f->ended)
+            return perf_fail(err, errlen, 0, "stream ended inside its header (%zu bytes)", f->len), -1;
+        if (rc <= 0)
+            return rc < 0 ? -1 : PERF_MORE;
+    }
     for (;;) {
         const uint8_t *rec;
         size_t avail;
         uint64_t off;
         bool inflated = f->inflated_pos < f->inflated_len;
+        bool more_may_come = f->stream && !f->ended && !inflated;
         if (inflated) {
             rec = f->inflated + f->inflated_pos;
             avail = f->inflated_len - f->inflated_pos;
             off = f->inflated_at;
         } else {
             if (f->pos >= f->end)
-                return 0;
+                return more_may_come ? PERF_MORE : 0;
             rec = f->data + f->pos;
             avail = f->end - f->pos;
-            off = f->pos;
+            off = f->discarded + f->pos;
         }
-        if (avail < 8)
+        if (avail < 8) {
+            if (more_may_come)
+                return PERF_MORE;
             return perf_fail(err, errlen, off, "record header truncated (%zu bytes left)", avail), -1;
+        }
         uint32_t type = perf_u32(f, rec);
         uint16_t misc = perf_u16(f, rec + 4), size = perf_u16(f, rec + 6);
         if (size < 8)
             return perf_fail(err, errlen, off, "record of type %u has size %u", type, size), -1;
-        if (size > avail)
-            return perf_fail(err, errlen, off, "record of type %u (%u bytes) runs past its section "
-                        "(%zu bytes left)", type, size, avail), -1;
-        size_t extra = 0;
+        uint64_t extra = size <= avail ? payload_after(f, type, rec + 8, size - 8u) : 0;
+        if (size > avail || extra > avail - size) {
+            if (more_may_come)
+                return PERF_MORE;
+            if (size > avail)
+                return perf_fail(err, errlen, off, "record of type %u (%u bytes) runs past its "
+                                 "section (%zu bytes left)", type, size, avail), -1;
+            return perf_fail(err, errlen, off, "payload of record type %u runs past the end", type),
+                   -1;
+        }
         if (inflated)
-            f->inflated_pos += size;
+            f->inflated_pos += size + extra;
         else
-            f->pos += size;
-        if (type >= 64) {
-            if (!consume_user_record(f, type, rec, size, off, &extra, err, errlen))
+            f->pos += size + extra;
+        if (type >= 64 && type != PERF_RECORD_FINISHED_ROUND) {
+            if (!consume_user_record(f, type, rec, size, off, err, errlen))
                 return -1;
-            if (extra) {
-                if (inflated || extra > f->end - f->pos)
-                    return perf_fail(err, errlen, off, "payload of record type %u runs past the end",
-                                type), -1;
-                f->pos += extra;
-            }
             continue;
         }
         *r = (struct perf_record){type, misc, rec + 8, size - 8u, off};
@@ -562,6 +682,7 @@ void perf_close(struct perf_file *f)
         free(m->build_ids[i].filename);
     free(m->build_ids);
     free(f->inflated);
+    free(f->buf);
     ZSTD_freeDCtx(f->zstd);
     memset(f, 0, sizeof(*f));
 }

@@ -28,7 +28,10 @@ enum {
     PERF_RECORD_MMAP2 = 10,
     PERF_RECORD_LOST_SAMPLES = 13,
     PERF_RECORD_KSYMBOL = 17,
+    PERF_RECORD_FINISHED_ROUND = 68,   /* handed out for time ordering */
 };
+
+#define PERF_NO_TIME UINT64_MAX
 
 /* sample_type bits */
 enum {
@@ -87,6 +90,7 @@ struct perf_meta {
     struct perf_build_id *build_ids;
     size_t nbuild_ids;
     uint64_t sample_time_first, sample_time_last;   /* SAMPLE_TIME feature, or 0 */
+    uint64_t clock_wall_ns, clock_ref_ns;   /* CLOCK_DATA: one instant on both clocks, or 0 */
 };
 
 /* One record handed out by perf_next. body points after the 8-byte header;
@@ -111,6 +115,11 @@ struct perf_file {
     struct perf_meta meta;
 
     size_t pos, end;       /* record stream cursor */
+    bool stream;           /* data arrives through perf_feed */
+    bool header_read, ended;
+    uint8_t *buf;          /* a stream's unread bytes (data points here) */
+    size_t buf_cap;
+    uint64_t discarded;    /* bytes of a stream dropped before buf */
     uint8_t *inflated;     /* records of the COMPRESSED record being read */
     size_t inflated_len, inflated_pos;
     uint64_t inflated_at;  /* offset of that COMPRESSED record */
@@ -123,9 +132,18 @@ struct perf_file {
  * err naming the problem and its byte offset.
  */
 int perf_open(struct perf_file *f, const uint8_t *data, size_t len, char *err, size_t errlen);
+/* Starts reading a pipe-mode stream whose bytes come through perf_feed. */
+void perf_open_stream(struct perf_file *f);
+/* Appends n bytes of a stream. Records handed out before are invalidated. */
+void perf_feed(struct perf_file *f, const uint8_t *bytes, size_t n);
+/* Marks a stream's end: the bytes left must now be whole records. */
+void perf_end_stream(struct perf_file *f);
+
+#define PERF_MORE 2
 /*
  * Reads the next record the caller should see. Returns 1 with *r filled, 0
- * at the end of the stream, -1 with err on malformed input.
+ * at the end of the input, PERF_MORE when a stream needs more bytes (feed
+ * them and call again), -1 with err on malformed input.
  */
 int perf_next(struct perf_file *f, struct perf_record *r, char *err, size_t errlen);
 /* Frees what perf_open and perf_next allocated. */
@@ -146,5 +164,11 @@ void perf_build_id_hex(const uint8_t *id, size_t n, char out[41], bool trim);
 
 /* The attr whose ids include id, or NULL. */
 const struct perf_attr *perf_attr_by_id(const struct perf_file *f, uint64_t id);
+/* The attr a SAMPLE record belongs to (by IDENTIFIER or the ID position
+ * rule; the only attr when there is one), or NULL. */
+const struct perf_attr *perf_sample_attr(const struct perf_file *f, const struct perf_record *r);
+/* The timestamp of r: a sample's TIME field, or the sample_id trailer of
+ * other records when the attrs have sample_id_all. PERF_NO_TIME if none. */
+uint64_t perf_record_time(const struct perf_file *f, const struct perf_record *r);
 
 #endif

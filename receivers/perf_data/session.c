@@ -36,7 +36,6 @@ struct sample {
 struct out {
     int64_t key;                  /* pid, attr index or 0 */
     int32_t pid;
-    char comm[PERF_COMM_LEN];
     size_t attr;                  /* SPLIT_EVENT: the event */
     struct location *locs;
     size_t nlocs, locs_cap;
@@ -61,6 +60,7 @@ struct perf_session {
     struct index out_index;
     size_t ncolumns;              /* 2 per attr, fixed at the first sample */
     uint64_t samples, lost;
+    uint64_t lost_in_window;      /* since the last flush */
 };
 
 struct perf_session *perf_session_new(const struct profd_host *h, const struct perf_file *f,
@@ -112,7 +112,6 @@ static struct out *out_for(struct perf_session *s, const struct process *p, size
     o->key = key;
     o->pid = p->pid;
     o->attr = attr;
-    snprintf(o->comm, sizeof(o->comm), "%s", p->comm);
     index_add(&s->out_index, hash, (uint32_t)s->nouts++);
     return o;
 }
@@ -222,26 +221,6 @@ static bool take_u32_pair(struct cursor *c, uint32_t *a, uint32_t *b)
     return true;
 }
 
-/* The attr a SAMPLE belongs to, by its id (see the id position rule). */
-static const struct perf_attr *sample_attr(const struct perf_file *f, const struct perf_record *r)
-{
-    if (f->nattrs == 1)
-        return &f->attrs[0];
-    uint64_t st = f->attrs[0].sample_type;
-    size_t at;
-    if (st & PERF_SAMPLE_IDENTIFIER) {
-        at = 0;
-    } else if (st & PERF_SAMPLE_ID) {
-        at = 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
-                  !!(st & PERF_SAMPLE_ADDR));
-    } else {
-        return NULL;
-    }
-    if (r->len < at + 8)
-        return NULL;
-    return perf_attr_by_id(f, perf_u64(f, r->body + at));
-}
-
 static size_t read_format_size(uint64_t rf, const uint8_t *p, const struct perf_file *f,
                                size_t avail)
 {
@@ -280,7 +259,7 @@ static uint32_t build_frames(struct perf_session *s, const struct process *p, ui
                 kernel = a == CONTEXT_HV;   /* guest contexts: treated as unknown below */
             continue;
         }
-        uint64_t addr = n ? a - 1 : a;
+        uint64_t addr = n && a ? a - 1 : a;   /* 0 stays: no call returns there */
         out[n++] = (struct frame){processes_find_map(&s->procs, kernel ? NULL : p, a), addr};
     }
     return n;
@@ -288,7 +267,7 @@ static uint32_t build_frames(struct perf_session *s, const struct process *p, ui
 
 static int add_sample(struct perf_session *s, const struct perf_record *r, char *err, size_t errlen)
 {
-    const struct perf_attr *a = sample_attr(s->f, r);
+    const struct perf_attr *a = perf_sample_attr(s->f, r);
     if (!a)
         return perf_fail(err, errlen, r->offset, "sample with an unknown attr id"), -1;
     size_t attr = (size_t)(a - s->f->attrs);
@@ -394,13 +373,15 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
                            (int32_t)perf_u32(f, r->body + 12));
         return 0;
     case PERF_RECORD_LOST:
-        if (r->len >= 16)
-            s->lost += perf_u64(f, r->body + 8);
+    case PERF_RECORD_LOST_SAMPLES: {
+        size_t at = r->type == PERF_RECORD_LOST ? 8 : 0;   /* after LOST's id */
+        if (r->len < at + 8)
+            return perf_fail(err, errlen, r->offset, "lost record too short"), -1;
+        uint64_t n = perf_u64(f, r->body + at);
+        s->lost += n;
+        s->lost_in_window += n;
         return 0;
-    case PERF_RECORD_LOST_SAMPLES:
-        if (r->len >= 8)
-            s->lost += perf_u64(f, r->body);
-        return 0;
+    }
     default:
         return 0;
     }
@@ -502,6 +483,17 @@ static struct profd_profile *build_profile(struct perf_session *s, const struct 
     }
     p->nsamples = o->nsamples;
     p->duration_nanos = (int64_t)(o->last_time - o->first_time);
+    const struct perf_meta *m = &s->f->meta;
+    if (m->clock_wall_ns && o->first_time)   /* perf clock -> wall clock */
+        p->time_nanos = (int64_t)(m->clock_wall_ns + (o->first_time - m->clock_ref_ns));
+    if (s->lost_in_window) {
+        char note[96];
+        snprintf(note, sizeof(note), "perf: %llu samples lost while recording (not included)",
+                 (unsigned long long)s->lost_in_window);
+        p->comments = h->profile_alloc(p, sizeof(*p->comments));
+        p->comments[0] = str(h, p, note);
+        p->ncomments = 1;
+    }
     return p;
 }
 
@@ -519,8 +511,8 @@ static void set_labels(struct perf_session *s, const struct out *o, struct profd
         if (*c == '-')
             *c = '_';
     h->labels_set(l, "__name__", name);
-    if (s->o.split == SPLIT_PID) {
-        h->labels_set(l, "service_name", o->comm);
+    if (s->o.split == SPLIT_PID) {   /* the process's name now: after an exec, the new one */
+        h->labels_set(l, "service_name", processes_get(&s->procs, o->pid)->comm);
         if (s->o.label_pid) {
             snprintf(buf, sizeof(buf), "%d", o->pid);
             h->labels_set(l, "pid", buf);
@@ -563,6 +555,7 @@ struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
     s->outs = NULL;
     s->nouts = s->outs_cap = 0;
     index_clear(&s->out_index);
+    s->lost_in_window = 0;
     return res;
 }
 

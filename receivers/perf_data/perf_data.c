@@ -155,23 +155,20 @@ static void finish(struct state *s, struct perf_reader *rd, int rc, const char *
 
 /* ---- whole files ---- */
 
-static void ingest(struct state *s, const char *path)
+/* Reads a whole perf.data (file or pipe mode) from fd, kept open by the caller. */
+static void ingest_fd(struct state *s, int fd, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        char why[128];
-        snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
-        refuse(s, path, why);
-        if (fd >= 0)
-            close(fd);
+    if (fstat(fd, &st) < 0 || !st.st_size) {
+        refuse(s, path, "empty or unreadable");
         return;
     }
     size_t len = (size_t)st.st_size;
-    void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
-        refuse(s, path, "empty or unreadable");
+        char why[128];
+        snprintf(why, sizeof(why), "cannot map: %s", strerror(errno));
+        refuse(s, path, why);
         return;
     }
     madvise(map, len, MADV_SEQUENTIAL);
@@ -188,6 +185,19 @@ static void ingest(struct state *s, const char *path)
     }
     perf_reader_free(rd);
     munmap(map, len);
+}
+
+static void ingest(struct state *s, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        char why[128];
+        snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+        refuse(s, path, why);
+        return;
+    }
+    ingest_fd(s, fd, path);
+    close(fd);
 }
 
 /* "size:mtime": a file is read again only when it changes. */
@@ -223,16 +233,38 @@ static void consider_file(struct state *s, const char *path, const struct stat *
 /* ---- streams ---- */
 
 static void on_stream_readable(evutil_socket_t fd, short what, void *arg);
+static void ingest_fd(struct state *s, int fd, const char *path);
+static int stream_read(struct stream *st);
 
+static bool is_stdin(const struct stream *st)
+{
+    return !strcmp(st->path, "-");
+}
+
+/*
+ * Opens a stream and watches it on the event loop. Standard input that
+ * cannot be watched is read now: a regular file whole (file mode works
+ * there too), anything else (a terminal, /dev/null) to its end.
+ */
 static bool stream_open(struct stream *st)
 {
     struct state *s = st->s;
-    bool is_stdin = !strcmp(st->path, "-");
-    st->fd = is_stdin ? dup(0) : open(st->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    st->fd = is_stdin(st) ? dup(0) : open(st->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (st->fd < 0) {
         char why[128];
         snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
         refuse(s, st->path, why);
+        return false;
+    }
+    struct stat sb;
+    if (is_stdin(st) && fstat(st->fd, &sb) == 0 && !S_ISFIFO(sb.st_mode) && !S_ISSOCK(sb.st_mode)) {
+        if (S_ISREG(sb.st_mode))
+            ingest_fd(s, st->fd, st->path);
+        else
+            while (stream_read(st) != 0) {
+            }
+        close(st->fd);
+        st->fd = -1;
         return false;
     }
     fcntl(st->fd, F_SETFL, fcntl(st->fd, F_GETFL) | O_NONBLOCK);
@@ -255,48 +287,39 @@ static void stream_close(struct stream *st)
     st->broken = false;
 }
 
-static void maybe_done(struct state *s)
-{
-    if (!s->ending_streams && !s->keeps_running)
-        s->host->done(s->self);
-}
-
-/* The writer left: the last profiles go out; a FIFO waits for the next. */
-static void stream_ended(struct stream *st)
+/* The writer left: the last profiles go out. */
+static void stream_finish(struct stream *st)
 {
     struct state *s = st->s;
-    if (st->rd && !st->broken) {
+    if (!st->rd) {
+        refuse(s, st->path, "the stream ended without any data");
+    } else if (!st->broken) {
         char err[512];
         perf_end_stream(&st->rd->file);
         int rc = perf_reader_pump(st->rd, err, sizeof(err));
         finish(s, st->rd, rc, err);
     }
-    bool is_stdin = !strcmp(st->path, "-");
-    stream_close(st);
-    if (is_stdin) {
-        s->ending_streams--;
-        maybe_done(s);
-    } else {
-        stream_open(st);
-    }
+    perf_reader_free(st->rd);
+    st->rd = NULL;
+    st->broken = false;
 }
 
-static void on_stream_readable(evutil_socket_t fd, short what, void *arg)
+/* Reads what is there and feeds it on. Returns 0 at the stream's end
+ * (finished), -1 when nothing is there yet, 1 after some bytes. */
+static int stream_read(struct stream *st)
 {
-    (void)what;
-    struct stream *st = arg;
     struct state *s = st->s;
-    ssize_t n = read(fd, s->chunk, READ_CHUNK);
+    ssize_t n = read(st->fd, s->chunk, READ_CHUNK);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
+        return -1;
     if (n <= 0) {
         if (n < 0)
             s->host->log(s->self, PROFD_LOG_ERROR, "%s: read: %s", st->path, strerror(errno));
-        stream_ended(st);
-        return;
+        stream_finish(st);
+        return 0;
     }
     if (st->broken)
-        return;
+        return 1;
     if (!st->rd) {
         st->rd = perf_reader_new(s->host, s->self, st->path);
         perf_open_stream(&st->rd->file);
@@ -305,10 +328,33 @@ static void on_stream_readable(evutil_socket_t fd, short what, void *arg)
     }
     perf_feed(&st->rd->file, s->chunk, (size_t)n);
     char err[512];
-    int rc = perf_reader_pump(st->rd, err, sizeof(err));
-    if (rc < 0) {   /* the rest of this writer's bytes cannot be framed */
-        finish(s, st->rd, rc, err);
+    if (perf_reader_pump(st->rd, err, sizeof(err)) < 0) {
+        /* The rest of this writer's bytes cannot be framed: drained, unread. */
+        finish(s, st->rd, -1, err);
         st->broken = true;
+    }
+    return 1;
+}
+
+static void maybe_done(struct state *s)
+{
+    if (!s->ending_streams && !s->keeps_running)
+        s->host->done(s->self);
+}
+
+static void on_stream_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct stream *st = arg;
+    if (stream_read(st) != 0)
+        return;
+    stream_close(st);
+    if (is_stdin(st)) {
+        st->s->ending_streams--;
+        maybe_done(st->s);
+    } else {
+        stream_open(st);   /* a FIFO: wait for the next writer */
     }
 }
 
@@ -385,7 +431,7 @@ static int start(void *st)
             continue;
         add_stream(s, path);
         if (!stream_open(&s->streams[s->nstreams - 1]))
-            continue;
+            continue;   /* failed, or standard input already read whole */
         if (!strcmp(path, "-"))
             s->ending_streams++;
         else
@@ -419,11 +465,8 @@ static int shutdown_(void *st)
     }
     for (size_t i = 0; i < s->nstreams; i++) {   /* what a stream holds is not lost */
         struct stream *sm = &s->streams[i];
-        if (sm->rd && !sm->broken) {
-            char err[512];
-            perf_end_stream(&sm->rd->file);
-            finish(s, sm->rd, perf_reader_pump(sm->rd, err, sizeof(err)), err);
-        }
+        if (sm->rd)
+            stream_finish(sm);
         stream_close(sm);
     }
     return PROFD_OK;

@@ -83,16 +83,38 @@ static const char *derived_name(uint32_t type, uint64_t config)
     return NULL;
 }
 
+/* The name an attr was given (EVENT_DESC), or perf's name for its type. */
+static const char *given_name(const struct perf_attr *a)
+{
+    return a->name && *a->name ? a->name : derived_name(a->type, a->config);
+}
+
+/* True when another attr's name shares the first len bytes of attr i's. */
+static bool base_shared(const struct perf_file *f, size_t i, size_t len)
+{
+    for (size_t k = 0; k < f->nattrs; k++) {
+        const char *other = k == i ? NULL : given_name(&f->attrs[k]);
+        if (other && !strncmp(other, given_name(&f->attrs[i]), len) &&
+            (other[len] == ':' || !other[len]))
+            return true;
+    }
+    return false;
+}
+
 const char *perf_event_name(const struct perf_file *f, size_t i, char *buf, size_t n)
 {
-    const struct perf_attr *a = &f->attrs[i];
-    const char *derived = derived_name(a->type, a->config);
-    if (a->name && *a->name)
-        return a->name;
-    if (derived)
-        return derived;
-    snprintf(buf, n, "event_%zu", i);
-    return buf;
+    const char *name = given_name(&f->attrs[i]);
+    if (!name) {
+        snprintf(buf, n, "event_%zu", i);
+        return buf;
+    }
+    /* "cpu-clock:ppp" is cpu-clock unless another event is cpu-clock too. */
+    const char *colon = strchr(name, ':');
+    if (colon && colon != name && !base_shared(f, i, (size_t)(colon - name))) {
+        snprintf(buf, n, "%.*s", (int)(colon - name), name);
+        return buf;
+    }
+    return name;
 }
 
 /* Reads a perf_event_attr of at most avail bytes at p into a. */

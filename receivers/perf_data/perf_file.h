@@ -155,7 +155,9 @@ uint32_t perf_u32(const struct perf_file *f, const uint8_t *p);
 uint64_t perf_u64(const struct perf_file *f, const uint8_t *p);
 
 /* The event name of attr number i: from EVENT_DESC, else the name perf
- * gives its type and config, else event_<i>. Writes into buf when needed. */
+ * gives its type and config, else event_<i>; modifiers (":ppp") are left
+ * out unless another event has the same base name. Writes into buf when
+ * needed. */
 const char *perf_event_name(const struct perf_file *f, size_t i, char *buf, size_t n);
 
 /* n (at most 20) build-id bytes as lowercase hex into out; with trim, the

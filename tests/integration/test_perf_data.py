@@ -5,29 +5,35 @@ import collections
 import glob
 import os
 import re
+import shutil
 import subprocess
+import unittest
 
-from harness import PROFD, ProfdTestCase
+from harness import PROFD, ROOT, ProfdTestCase, wait_until
 
 CORPUS_PERF = os.path.join(os.environ.get("PROFD_CORPUS", ""), "perf")
 HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+[\d.]+:", re.M)
 
 
 def expected_stacks(name):
-    """{(pid, tid, comm, stack)} from perf script, a stack being (dso-relative
-    address, dso) leaf first, with return addresses (all but the leaf) moved
-    back by 1 as profd does; 0 stays."""
-    out = collections.Counter()
     with open(os.path.join(CORPUS_PERF, "expected", name + ".script.txt")) as f:
-        for block in f.read().split("\n\n"):
-            head = HEADER.search(block)
-            frames = re.findall(r"^\s+([0-9a-f]+) .* \((.*)\)$", block, re.M)
-            if not head or not frames:
-                continue
-            addrs = [int(a, 16) for a, _ in frames]
-            addrs = addrs[:1] + [a - 1 if a else 0 for a in addrs[1:]]
-            stack = tuple(zip(addrs, (d for _, d in frames)))
-            out[(int(head.group(2)), int(head.group(3)), head.group(1), stack)] += 1
+        return script_stacks(f.read())
+
+
+def script_stacks(text):
+    """{(pid, tid, comm, stack)} from perf script output, a stack being
+    (dso-relative address, dso) leaf first, with return addresses (all but
+    the leaf) moved back by 1 as profd does; 0 stays."""
+    out = collections.Counter()
+    for block in text.split("\n\n"):
+        head = HEADER.search(block)
+        frames = re.findall(r"^\s+([0-9a-f]+) .* \((.*)\)$", block, re.M)
+        if not head or not frames:
+            continue
+        addrs = [int(a, 16) for a, _ in frames]
+        addrs = addrs[:1] + [a - 1 if a else 0 for a in addrs[1:]]
+        stack = tuple(zip(addrs, (d for _, d in frames)))
+        out[(int(head.group(2)), int(head.group(3)), head.group(1), stack)] += 1
     return out
 
 
@@ -94,3 +100,148 @@ class PerfDataTest(ProfdTestCase):
 
     def test_two_events_match_perf_script(self):
         self.check("burn.2events")
+
+
+def outputs_stacks(paths):
+    """converted_stacks summed over per-process files named <comm>.<pid>.*."""
+    got = collections.Counter()
+    for path in paths:
+        got.update(converted_stacks(path, int(re.search(r"\.(\d+)\.perf_", path).group(1))))
+    return got
+
+
+FINISHED_ROUND = bytes([68, 0, 0, 0, 0, 0, 8, 0])   # type 68, misc 0, size 8 (little endian)
+
+
+class PerfStreamTest(ProfdTestCase):
+    """Pipe-mode perf.data arriving over time: standard input and a FIFO."""
+
+    def test_standard_input_stream_matches_perf_script(self):
+        with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
+            data = f.read()
+        out = self.path("out")
+        os.mkdir(out)
+        r = subprocess.run([PROFD, "convert", "-", "-o", out, "--split", "pid", "--sample-labels",
+                            "tid,comm"], input=data, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(outputs_stacks(glob.glob(os.path.join(out, "*.pb.gz"))),
+                         expected_stacks("burn.pipe"))
+
+    def test_truncated_stream_is_refused_with_its_offset(self):
+        with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
+            data = f.read()[:5000]
+        r = subprocess.run([PROFD, "convert", "-", "-o", self.path("x.pb.gz")], input=data,
+                           capture_output=True, text=False, timeout=120)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr.decode(), r"-: byte \d+: record of type \d+ .* runs past")
+        self.assertFalse(os.path.exists(self.path("x.pb.gz")))
+
+    def test_fifo_is_cut_every_flush_interval_and_serves_writer_after_writer(self):
+        fifo = self.path("perf.fifo")
+        os.mkfifo(fifo)
+        p = self.start("""
+receivers:
+  perf_data:
+    include: [%s]
+    flush_interval: 100ms
+    label_tid: true
+    label_comm: true
+exporters:
+  pprof_file:
+    directory: profiles
+    path_template: "{service_name}.{pid}.{__name__}.pb.gz"
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [perf_data], exporters: [pprof_file]}
+""" % fifo)
+        p.wait_log(r"running with")
+        with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
+            data = f.read()
+        want = expected_stacks("burn.pipe")
+        w = os.open(fifo, os.O_WRONLY)
+        os.write(w, data[:7001])          # mid-record: the rest comes later
+        os.write(w, data[7001:])
+        os.write(w, FINISHED_ROUND * 2)   # after two rounds every queued sample is final
+        # Profiles come out while the writer is still there.
+        wait_until(lambda: self.outputs(), "a profile cut by flush_interval")
+        wait_until(lambda: outputs_stacks(self.outputs()) == want, "every sample of the stream")
+        os.close(w)
+        p.wait_log(r"perf\.fifo: \d+ samples")
+        # The FIFO is open again for the next writer.
+        w = os.open(fifo, os.O_WRONLY)
+        os.write(w, data)
+        os.close(w)
+        p.wait_log(r"perf\.fifo: \d+ samples", count=2)
+        doubled = collections.Counter({k: 2 * v for k, v in want.items()})
+        wait_until(lambda: outputs_stacks(self.outputs()) == doubled, "the second writer's samples")
+        self.assertEqual(p.stop(), 0)
+
+
+def perf_allowed():
+    """Why fresh recordings cannot be made here, or None when they can."""
+    if not shutil.which("perf") or not shutil.which("gcc"):
+        return "perf or gcc is not installed"
+    r = subprocess.run(["perf", "record", "-q", "-o", "/dev/null", "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode:
+        return "perf_event_open is not allowed here: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+    return None
+
+
+WHY_NO_PERF = perf_allowed()
+
+
+@unittest.skipIf(WHY_NO_PERF, WHY_NO_PERF)
+class PerfRecordTest(ProfdTestCase):
+    """Fresh `perf record` runs of a program written for the test (fork,
+    threads, exec): profd's stacks equal `perf script`'s on the same file."""
+
+    def setUp(self):
+        super().setUp()
+        self.prog = self.path("work")
+        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread",
+                        os.path.join(ROOT, "tests", "integration", "perf", "work.c"), "-o",
+                        self.prog], check=True, timeout=120)
+
+    def script(self, data):
+        r = subprocess.run(["perf", "script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i",
+                            data], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return script_stacks(r.stdout)
+
+    def convert(self, args, **kw):
+        out = self.path("out")
+        os.mkdir(out)
+        r = subprocess.run([PROFD, "convert"] + args + ["-o", out, "--split", "pid",
+                                                        "--sample-labels", "tid,comm"],
+                           capture_output=True, timeout=300, **kw)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return outputs_stacks(glob.glob(os.path.join(out, "*.pb.gz")))
+
+    def record(self, *opts):
+        data = self.path("perf.data")
+        subprocess.run(["perf", "record", "-q", "-F", "2000", "-g", "-o", data] + list(opts) +
+                       ["--", self.prog], check=True, capture_output=True, timeout=300)
+        return data
+
+    def test_file_mode(self):
+        data = self.record()
+        want = self.script(data)
+        self.assertGreater(sum(want.values()), 100)
+        self.assertEqual(self.convert([data]), want)
+
+    def test_zstd_compressed(self):
+        data = self.record("-z")
+        self.assertEqual(self.convert([data]), self.script(data))
+
+    def test_pipe_mode_streamed_through_standard_input(self):
+        saved = self.path("pipe.data")
+        rec = subprocess.Popen(["perf", "record", "-q", "-F", "2000", "-g", "-o", "-", "--",
+                                self.prog], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        tee = subprocess.Popen(["tee", saved], stdin=rec.stdout, stdout=subprocess.PIPE)
+        rec.stdout.close()
+        got = self.convert(["-"], stdin=tee.stdout)
+        self.assertEqual(rec.wait(timeout=60), 0)
+        self.assertEqual(tee.wait(timeout=60), 0)
+        self.assertEqual(got, self.script(saved))

@@ -78,6 +78,8 @@ static void deliver_first(struct perf_order *q, size_t n)
 /* Delivers the queued items with time <= limit. */
 static void deliver_until(struct perf_order *q, uint64_t limit)
 {
+    if (!q->nitems)
+        return;
     qsort(q->items, q->nitems, sizeof(*q->items), by_time);
     size_t n = 0;
     while (n < q->nitems && q->items[n].time <= limit)

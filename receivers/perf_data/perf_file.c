@@ -269,7 +269,7 @@ static void read_event_desc(struct perf_file *f, const uint8_t *p, const uint8_t
     uint32_t nr = perf_u32(f, p), attr_size = perf_u32(f, p + 4);
     p += 8;
     for (uint32_t i = 0; i < nr; i++) {
-        if ((size_t)(end - p) < attr_size + 4)
+        if ((size_t)(end - p) < (size_t)attr_size + 4)
             return;
         struct perf_attr a = {0};
         char ignored[8];
@@ -579,7 +579,7 @@ static uint64_t payload_after(const struct perf_file *f, uint32_t type, const ui
                               size_t len)
 {
     if (type == USER_HEADER_TRACING_DATA && len >= 4)
-        return (perf_u32(f, body) + 7u) & ~7u;
+        return ((uint64_t)perf_u32(f, body) + 7) & ~7ull;
     if (type == USER_AUXTRACE && len >= 8)
         return perf_u64(f, body);
     return 0;

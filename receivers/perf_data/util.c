@@ -18,7 +18,7 @@ bool perf_fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
 
 void *perf_grow(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
+    if (need <= *cap && p)
         return p;
     size_t n = *cap ? *cap * 2 : 16;
     while (n < need)

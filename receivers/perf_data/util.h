@@ -11,7 +11,7 @@
 bool perf_fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Returns p grown (doubling) to hold at least need elements of size bytes,
- * updating *cap; aborts when memory runs out. */
+ * updating *cap; never NULL, even for need 0; aborts when memory runs out. */
 void *perf_grow(void *p, size_t *cap, size_t need, size_t size);
 
 #endif

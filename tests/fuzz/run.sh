@@ -1,8 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
 # FUZZ_SECONDS (default 10) from its seeds: the pprof decoder from the shared
-# Go corpus; the config loader, relabel engine and file_sd reader from
-# tests/fuzz/seeds/<name>.
+# Go corpus; the perf.data reader from the shared perf corpus; the config
+# loader, relabel engine and file_sd reader from tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -20,13 +20,23 @@ clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
 clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
 clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.c config/tree.c \
     config/units.c config/diag.c core/alloc.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
+all_core=$(ls core/*.c config/*.c | grep -v core/main.c)
+perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
+receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c"
+clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
+    $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
+    -lzstd -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in pprof config relabel sd_file; do
+for t in ${FUZZ_ONLY:-pprof perf config relabel sd_file}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
-    if [ $t = pprof ]; then seeds="$CORPUS/go"; else seeds=tests/fuzz/seeds/$t; fi
+    case $t in
+    pprof) seeds="$CORPUS/go" ;;
+    perf) seeds="$CORPUS/perf" ;;
+    *) seeds=tests/fuzz/seeds/$t ;;
+    esac
     echo "fuzz_$t: ${SECONDS_EACH}s"
     if $FUZZ_BUILD/fuzz_$t -max_total_time="$SECONDS_EACH" -max_len=1048576 -rss_limit_mb=2048 \
         -print_final_stats=0 -artifact_prefix=$FUZZ_BUILD/crash-$t- $work "$seeds" \

@@ -83,6 +83,9 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUIL
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o %.a,$^) -o $@ $(LDLIBS)
 
+# Unit tests that compile a module's sources in also link that module's libraries.
+$(BUILD)/tests/test_perf_data_parts: LDLIBS += -lzstd
+
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"

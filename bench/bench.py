@@ -19,7 +19,13 @@
    cycles; the ratio is the median of the per-cycle ratios, so each pair saw
    the same machine load. Also profd's peak RSS.
 
-BENCH="codec passthrough scrape" selects sections (all by default).
+4. perf.data: a recording of at least PERF_MB (100) MB of bench/perf_load.c
+   (4 threads, recursive call trees) at -F 20000 with frame-pointer
+   callchains: `profd convert big.data -o out.pb.gz` against `perf script -i
+   big.data` (output to /dev/null), wall time and peak RSS, median of RUNS
+   runs each; profd's peak RSS also as a fraction of the file size.
+
+BENCH="codec passthrough scrape perf" selects sections (all by default).
 """
 import os
 import shutil
@@ -35,7 +41,8 @@ PROFD = os.path.join(BUILD, "profd")
 CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
-SECTIONS = os.environ.get("BENCH", "codec passthrough scrape").split()
+SECTIONS = os.environ.get("BENCH", "codec passthrough scrape perf").split()
+PERF_MB = int(os.environ.get("PERF_MB", "100"))
 
 
 def gnu_time(cmd, stdout=subprocess.DEVNULL):
@@ -257,6 +264,47 @@ def scrape_bench(work):
               max(curl_cpu), ratio, rss / 1024), flush=True)
 
 
+def make_perf_recording():
+    """build/bench/perf-big.data, recorded once; None when perf cannot record here."""
+    cache = os.path.join(BUILD, "bench", "perf-big.data")
+    if os.path.exists(cache) and os.path.getsize(cache) >= PERF_MB * 1000000:
+        return cache
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    load = os.path.join(BUILD, "bench", "perf_load")
+    subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread",
+                    os.path.join(ROOT, "bench", "perf_load.c"), "-o", load], check=True)
+    seconds = 10
+    while True:
+        print("recording %ds of perf_load at -F 20000 ..." % seconds, flush=True)
+        r = subprocess.run(["perf", "record", "-q", "-F", "20000", "-g", "-o", cache, "--", load,
+                            "4", str(seconds)], capture_output=True, text=True, timeout=900)
+        if r.returncode:
+            print("perf record failed, perf section skipped: %s" % r.stderr.strip())
+            return None
+        size = os.path.getsize(cache)
+        if size >= PERF_MB * 1000000:
+            return cache
+        seconds = int(seconds * PERF_MB * 1000000 / size * 1.1) + 1
+
+
+def perf_bench(work):
+    data = make_perf_recording()
+    if not data:
+        return
+    out = os.path.join(work, "perf.pb.gz")
+    rows = {"profd": [], "perf": []}
+    for _ in range(RUNS):   # interleaved, so machine noise hits both alike
+        rows["profd"].append(gnu_time([PROFD, "convert", data, "-o", out]))
+        rows["perf"].append(gnu_time(["perf", "script", "-i", data]))
+    med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
+           for k, v in rows.items()}
+    size = os.path.getsize(data)
+    print("| perf.data (frame pointers) | %.0f MB | %.2f s / %.1f MB | %.2f s / %.1f MB | %.1fx | "
+          "1/%.1f |" % (size / 1e6, med["profd"][0], med["profd"][1] / 1024, med["perf"][0],
+                        med["perf"][1] / 1024, med["perf"][0] / max(med["profd"][0], 1e-3),
+                        size / 1024 / med["profd"][1]), flush=True)
+
+
 def main():
     work = tempfile.mkdtemp(prefix="profd-bench-")
     os.chmod(work, 0o755)   # the scrape benchmark's nginx workers read below it
@@ -272,6 +320,11 @@ def main():
             print()
         if "passthrough" in SECTIONS:
             pass_through_bench(work)
+            print()
+        if "perf" in SECTIONS:
+            print("| input | size | profd convert | perf script | speed-up | profd RSS / file |")
+            print("|---|---|---|---|---|---|")
+            perf_bench(work)
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

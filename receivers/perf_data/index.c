@@ -6,38 +6,34 @@
 int64_t index_find(const struct index *ix, uint64_t hash, bool (*same)(void *arg, uint32_t pos),
                    void *arg)
 {
-    if (!ix->positions)
+    if (!ix->slots)
         return -1;
-    for (size_t i = hash & ix->mask; ix->positions[i]; i = (i + 1) & ix->mask)
-        if (ix->hashes[i] == hash && same(arg, ix->positions[i] - 1))
-            return ix->positions[i] - 1;
+    for (size_t i = hash & ix->mask; ix->slots[i].position; i = (i + 1) & ix->mask)
+        if (ix->slots[i].hash == hash && same(arg, ix->slots[i].position - 1))
+            return ix->slots[i].position - 1;
     return -1;
 }
 
 static void put(struct index *ix, uint64_t hash, uint32_t stored)
 {
     size_t i = hash & ix->mask;
-    while (ix->positions[i])
+    while (ix->slots[i].position)
         i = (i + 1) & ix->mask;
-    ix->hashes[i] = hash;
-    ix->positions[i] = stored;
+    ix->slots[i] = (struct index_slot){hash, stored};
 }
 
 void index_add(struct index *ix, uint64_t hash, uint32_t position)
 {
-    if (!ix->positions || (ix->count + 1) * 2 > ix->mask + 1) {
+    if (!ix->slots || (ix->count + 1) * 2 > ix->mask + 1) {
         struct index old = *ix;
-        size_t size = old.positions ? (old.mask + 1) * 2 : 64;
-        ix->hashes = calloc(size, sizeof(*ix->hashes));
-        ix->positions = calloc(size, sizeof(*ix->positions));
-        if (!ix->hashes || !ix->positions)
+        size_t size = old.slots ? (old.mask + 1) * 2 : 64;
+        if (!(ix->slots = calloc(size, sizeof(*ix->slots))))
             abort();
         ix->mask = size - 1;
-        for (size_t i = 0; old.positions && i <= old.mask; i++)
-            if (old.positions[i])
-                put(ix, old.hashes[i], old.positions[i]);
-        free(old.hashes);
-        free(old.positions);
+        for (size_t i = 0; old.slots && i <= old.mask; i++)
+            if (old.slots[i].position)
+                put(ix, old.slots[i].hash, old.slots[i].position);
+        free(old.slots);
     }
     put(ix, hash, position + 1);
     ix->count++;
@@ -45,7 +41,6 @@ void index_add(struct index *ix, uint64_t hash, uint32_t position)
 
 void index_clear(struct index *ix)
 {
-    free(ix->hashes);
-    free(ix->positions);
+    free(ix->slots);
     *ix = (struct index){0};
 }

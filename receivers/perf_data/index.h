@@ -11,9 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct index_slot {
+    uint64_t hash;
+    uint32_t position;     /* position + 1; 0 = empty slot */
+};
+
 struct index {
-    uint64_t *hashes;
-    uint32_t *positions;   /* position + 1; 0 = empty slot */
+    struct index_slot *slots;   /* hash and position side by side: one cache miss */
     size_t mask, count;
 };
 

@@ -180,6 +180,7 @@ static void ingest_fd(struct state *s, int fd, const char *path)
         struct perf_session_options o = session_options(s->cfg);
         perf_reader_start(rd, &o);
         rd->progress = s->cfg->progress && len >= (16u << 20);
+        rd->mapped = true;
         int rc = perf_reader_pump(rd, err, sizeof(err));
         finish(s, rd, rc, err);
     }

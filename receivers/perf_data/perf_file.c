@@ -40,27 +40,6 @@ enum {
     USER_COMPRESSED2 = 83,
 };
 
-uint16_t perf_u16(const struct perf_file *f, const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return f->swap ? __builtin_bswap16(v) : v;
-}
-
-uint32_t perf_u32(const struct perf_file *f, const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return f->swap ? __builtin_bswap32(v) : v;
-}
-
-uint64_t perf_u64(const struct perf_file *f, const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return f->swap ? __builtin_bswap64(v) : v;
-}
-
 /* True when [off, off + n) lies inside [0, limit). */
 static bool fits(uint64_t off, uint64_t n, uint64_t limit)
 {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "index.h"
 
@@ -150,9 +151,26 @@ int perf_next(struct perf_file *f, struct perf_record *r, char *err, size_t errl
 void perf_close(struct perf_file *f);
 
 /* Reads a field of the input at p, in host byte order. */
-uint16_t perf_u16(const struct perf_file *f, const uint8_t *p);
-uint32_t perf_u32(const struct perf_file *f, const uint8_t *p);
-uint64_t perf_u64(const struct perf_file *f, const uint8_t *p);
+static inline uint16_t perf_u16(const struct perf_file *f, const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return f->swap ? __builtin_bswap16(v) : v;
+}
+
+static inline uint32_t perf_u32(const struct perf_file *f, const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return f->swap ? __builtin_bswap32(v) : v;
+}
+
+static inline uint64_t perf_u64(const struct perf_file *f, const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return f->swap ? __builtin_bswap64(v) : v;
+}
 
 /* The event name of attr number i: from EVENT_DESC, else the name perf
  * gives its type and config, else event_<i>; modifiers (":ppp") are left

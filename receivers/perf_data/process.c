@@ -181,12 +181,10 @@ void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, c
 
 void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *comm, bool exec)
 {
+    /* Mappings stay through an exec, as perf keeps them: samples taken in
+     * execve still hold the old image's return addresses, and the new
+     * image's mmaps replace what they overlap. */
     struct process *p = processes_get(ps, pid);
-    if (exec) {
-        free(p->maps);
-        p->maps = NULL;
-        p->nmaps = p->cap = 0;
-    }
     if (pid == tid || exec)
         snprintf(p->comm, sizeof(p->comm), "%s", comm);
     thread_get(ps, pid, tid)->comm = intern(ps, comm);

@@ -61,7 +61,7 @@ const struct map *processes_find_map(const struct processes *ps, const struct pr
  * recording's build-id list by file name. */
 void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
                        const struct perf_file *f);
-/* A COMM record; exec drops the process's mappings. */
+/* A COMM record; with exec it renames the process (mappings stay). */
 void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *comm, bool exec);
 /* A FORK record: a new process copies its parent's mappings and comm. */
 void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid);

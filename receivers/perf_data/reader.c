@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define ORDER_MAX_BYTES (64u << 20)   /* queued records before an early flush */
 #define LOGGED_SKIPS 10
-#define PROGRESS_EVERY 65536         /* records between progress checks */
+#define CHECK_EVERY 4096             /* records between progress/release checks */
+#define RELEASE_STEP (2u << 20)      /* mapped bytes read before they are dropped */
 
 struct perf_reader *perf_reader_new(const struct profd_host *h, struct profd_component *self,
                                     const char *path)
@@ -51,20 +54,35 @@ static void show_progress(struct perf_reader *rd)
             f->end >> 20, percent == 100 ? "\n" : "");
 }
 
+/* Drops the mapped pages already read: records were copied out of them,
+ * so a file's resident memory stays a window, not the whole file. */
+static void release_read_pages(struct perf_reader *rd)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t upto = rd->file.pos / page * page;
+    if (upto < rd->released + RELEASE_STEP)
+        return;
+    madvise((void *)(uintptr_t)(rd->file.data + rd->released), upto - rd->released, MADV_DONTNEED);
+    rd->released = upto;
+}
+
 int perf_reader_pump(struct perf_reader *rd, char *err, size_t errlen)
 {
     struct perf_record r;
     int rc;
-    uint32_t since_progress = 0;
+    uint32_t since_check = 0;
     while ((rc = perf_next(&rd->file, &r, err, errlen)) == 1) {
         if (r.type == PERF_RECORD_FINISHED_ROUND)
             perf_order_round(rd->order);
         else
             perf_order_add(rd->order, &r);
-        if (rd->progress && ++since_progress == PROGRESS_EVERY) {
-            since_progress = 0;
+        if (++since_check < CHECK_EVERY)
+            continue;
+        since_check = 0;
+        if (rd->progress)
             show_progress(rd);
-        }
+        if (rd->mapped)
+            release_read_pages(rd);
     }
     if (rd->progress && rc == 0)
         show_progress(rd);

@@ -25,6 +25,8 @@ struct perf_reader {
     struct perf_order *order;
     uint64_t skipped;            /* malformed records skipped */
     bool progress;               /* show a progress line on stderr */
+    bool mapped;                 /* file.data is a private file mapping */
+    size_t released;             /* its bytes below this were dropped */
     int shown_percent;
 };
 

@@ -25,11 +25,14 @@ struct location {
     uint64_t address;
 };
 
+/* A distinct stack (and labels): its location refs and values live in the
+ * arena of the profile being built, so building it copies neither. */
 struct sample {
-    uint32_t first, nframes;   /* location positions in out->stack_pool */
+    uint32_t *locations;       /* location refs (position + 1), leaf first */
+    int64_t *values;
+    uint32_t nframes;
     int32_t tid, cpu;
     const char *comm;          /* interned in the session's comm pool */
-    uint32_t values;           /* position in out->values */
 };
 
 /* Aggregation state of one output profile. */
@@ -40,14 +43,21 @@ struct out {
     struct location *locs;
     size_t nlocs, locs_cap;
     struct index loc_index;
-    uint32_t *stack_pool;
-    size_t npool, pool_cap;
+    struct profd_profile *profile;   /* receives locations and values as they come */
     struct sample *samples;
     size_t nsamples, samples_cap;
     struct index sample_index;
-    int64_t *values;
-    size_t nvalues, values_cap;
     uint64_t first_time, last_time;
+};
+
+#define MEMO_SIZE 4096    /* remembered frames, a power of 2 */
+
+/* One remembered frame: valid while gen is the session's. */
+struct memo {
+    uint64_t key;     /* address, bit 63 set for a leaf */
+    uint64_t gen;
+    int32_t pid;
+    uint32_t out, loc;
 };
 
 struct perf_session {
@@ -61,6 +71,8 @@ struct perf_session {
     size_t ncolumns;              /* 2 per attr, fixed at the first sample */
     uint64_t samples, lost;
     uint64_t lost_in_window;      /* since the last flush */
+    struct memo *memo;
+    uint64_t gen;                 /* bumped when mappings or outputs change */
 };
 
 struct perf_session *perf_session_new(const struct profd_host *h, const struct perf_file *f,
@@ -72,6 +84,9 @@ struct perf_session *perf_session_new(const struct profd_host *h, const struct p
     s->h = h;
     s->f = f;
     s->o = *o;
+    s->gen = 1;
+    if (!(s->memo = calloc(MEMO_SIZE, sizeof(*s->memo))))
+        abort();
     return s;
 }
 
@@ -153,39 +168,37 @@ static bool same_sample(void *arg, uint32_t pos)
     struct sample_key *k = arg;
     const struct sample *sm = &k->o->samples[pos];
     return sm->nframes == k->n && sm->tid == k->tid && sm->cpu == k->cpu && sm->comm == k->comm &&
-           !memcmp(k->o->stack_pool + sm->first, k->locs, k->n * sizeof(*k->locs));
+           !memcmp(sm->locations, k->locs, k->n * sizeof(*k->locs));
 }
 
-/* Adds one sample (frames leaf first) of event attr with weight period. */
-static void aggregate(struct perf_session *s, struct out *o, const struct frame *frames,
-                      uint32_t n, size_t attr, uint64_t period, const struct thread *t,
-                      int32_t cpu, uint64_t time)
+/* Adds one sample (location refs leaf first) of event attr with weight period. */
+static void aggregate(struct perf_session *s, struct out *o, const uint32_t *locs, uint32_t n,
+                      size_t attr, uint64_t period, const struct thread *t, int32_t cpu,
+                      uint64_t time)
 {
-    uint32_t locs[MAX_FRAMES];
     uint64_t hash = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        locs[i] = location_of(o, &frames[i]);
+    for (uint32_t i = 0; i < n; i++)
         hash = index_mix(hash, locs[i]);
-    }
     struct sample_key k = {o, locs, n, s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
                            s->o.label_comm ? t->comm : NULL};
     hash = index_mix(index_mix(index_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
                      (uint64_t)(uintptr_t)k.comm);
     int64_t at = index_find(&o->sample_index, hash, same_sample, &k);
     if (at < 0) {
-        o->stack_pool = perf_grow(o->stack_pool, &o->pool_cap, o->npool + n, sizeof(*o->stack_pool));
-        memcpy(o->stack_pool + o->npool, locs, n * sizeof(*locs));
-        o->values = perf_grow(o->values, &o->values_cap, o->nvalues + s->ncolumns, sizeof(*o->values));
-        memset(o->values + o->nvalues, 0, s->ncolumns * sizeof(*o->values));
+        const struct profd_host *h = s->h;
+        if (!o->profile)
+            o->profile = h->profile_new(1u << 20);
+        struct sample sm = {h->profile_alloc(o->profile, (n ? n : 1) * sizeof(*locs)),
+                            h->profile_alloc(o->profile, s->ncolumns * sizeof(int64_t)), n, k.tid,
+                            k.cpu, k.comm};
+        memcpy(sm.locations, locs, n * sizeof(*locs));
+        memset(sm.values, 0, s->ncolumns * sizeof(int64_t));
         o->samples = perf_grow(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
-        o->samples[o->nsamples] = (struct sample){(uint32_t)o->npool, n, k.tid, k.cpu, k.comm,
-                                                  (uint32_t)o->nvalues};
-        o->npool += n;
-        o->nvalues += s->ncolumns;
+        o->samples[o->nsamples] = sm;
         index_add(&o->sample_index, hash, (uint32_t)o->nsamples);
         at = (int64_t)o->nsamples++;
     }
-    int64_t *v = o->values + o->samples[at].values;
+    int64_t *v = o->samples[at].values;
     v[2 * attr] += 1;
     v[2 * attr + 1] += (int64_t)period;
     if (time && (!o->first_time || time < o->first_time))
@@ -236,16 +249,34 @@ static size_t read_format_size(uint64_t rf, const uint8_t *p, const struct perf_
     return 8 + head + nr * per;
 }
 
-/* Turns a callchain (or the lone IP) into frames, leaf first: kernel
- * entries map through the kernel's mappings, user ones through p's;
- * every frame after the leaf is a return address, moved back by 1. */
-static uint32_t build_frames(struct perf_session *s, const struct process *p, uint16_t misc,
-                             uint64_t ip, const uint8_t *chain, uint64_t nr, struct frame *out)
+/* The location ref (position + 1) in o of address a of process p (the
+ * kernel when p is NULL), as a leaf or as a return address (moved back by
+ * 1; 0 stays: no call returns there). Remembered per (address, process,
+ * out) until the mappings change, since most frames repeat. */
+static uint32_t frame_location(struct perf_session *s, struct out *o, const struct process *p,
+                               uint64_t a, bool leaf)
+{
+    int32_t pid = p ? p->pid : -1;
+    uint32_t out = (uint32_t)(o - s->outs);
+    uint64_t key = a ^ (uint64_t)leaf << 63;
+    struct memo *m = &s->memo[index_mix(index_mix(key, (uint64_t)pid), out) & (MEMO_SIZE - 1)];
+    if (m->gen == s->gen && m->key == key && m->pid == pid && m->out == out)
+        return m->loc;
+    struct frame fr = {processes_find_map(&s->procs, p, a), leaf || !a ? a : a - 1};
+    *m = (struct memo){key, s->gen, pid, out, location_of(o, &fr) + 1};
+    return m->loc;
+}
+
+/* Turns a callchain (or the lone IP) into location refs, leaf first:
+ * kernel entries map through the kernel's mappings, user ones through p's. */
+static uint32_t stack_locations(struct perf_session *s, struct out *o, const struct process *p,
+                                uint16_t misc, uint64_t ip, const uint8_t *chain, uint64_t nr,
+                                uint32_t *locs)
 {
     bool kernel = (misc & 7) == 1;
     uint32_t n = 0;
     if (!chain) {
-        out[0] = (struct frame){processes_find_map(&s->procs, kernel ? NULL : p, ip), ip};
+        locs[0] = frame_location(s, o, kernel ? NULL : p, ip, true);
         return 1;
     }
     for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
@@ -259,8 +290,8 @@ static uint32_t build_frames(struct perf_session *s, const struct process *p, ui
                 kernel = a == CONTEXT_HV;   /* guest contexts: treated as unknown below */
             continue;
         }
-        uint64_t addr = n && a ? a - 1 : a;   /* 0 stays: no call returns there */
-        out[n++] = (struct frame){processes_find_map(&s->procs, kernel ? NULL : p, a), addr};
+        locs[n] = frame_location(s, o, kernel ? NULL : p, a, n == 0);
+        n++;
     }
     return n;
 }
@@ -308,9 +339,10 @@ static int add_sample(struct perf_session *s, const struct perf_record *r, char 
         period = (a->flags & PERF_ATTR_FLAG_FREQ) || !a->sample_period ? 1 : a->sample_period;
     const struct thread *t = processes_thread(&s->procs, (int32_t)pid, (int32_t)tid);
     const struct process *p = processes_get(&s->procs, (int32_t)pid);
-    struct frame frames[MAX_FRAMES];
-    uint32_t n = build_frames(s, p, r->misc, ip, chain, nr, frames);
-    aggregate(s, out_for(s, p, attr), frames, n, attr, period, t, (int32_t)cpu, time);
+    struct out *o = out_for(s, p, attr);
+    uint32_t locs[MAX_FRAMES];
+    uint32_t n = stack_locations(s, o, p, r->misc, ip, chain, nr, locs);
+    aggregate(s, o, locs, n, attr, period, t, (int32_t)cpu, time);
     s->samples++;
     return 0;
 }
@@ -340,6 +372,7 @@ static int add_mmap(struct perf_session *s, const struct perf_record *r, char *e
     }
     int32_t pid = (int32_t)perf_u32(f, r->body);
     processes_add_map(&s->procs, pid, &m, name, f);
+    s->gen++;
     return 0;
 }
 
@@ -367,6 +400,7 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
     case PERF_RECORD_EXIT:
         if (r->len < 16)
             return perf_fail(err, errlen, r->offset, "fork/exit record too short"), -1;
+        s->gen++;   /* a reused pid starts anew */
         if (r->type == PERF_RECORD_FORK)
             processes_fork(&s->procs, (int32_t)perf_u32(f, r->body),
                            (int32_t)perf_u32(f, r->body + 4), (int32_t)perf_u32(f, r->body + 8),
@@ -443,10 +477,15 @@ static uint32_t mapping_ref(const struct profd_host *h, struct profd_profile *p,
     return ++p->nmappings;
 }
 
-static struct profd_profile *build_profile(struct perf_session *s, const struct out *o)
+/* Completes o's profile (sample locations and values are in it already)
+ * and hands it over; the lookups are dropped first to keep the peak low. */
+static struct profd_profile *build_profile(struct perf_session *s, struct out *o)
 {
     const struct profd_host *h = s->h;
-    struct profd_profile *p = h->profile_new(o->nsamples * 64 + o->nlocs * 48 + 4096);
+    struct profd_profile *p = o->profile;
+    o->profile = NULL;
+    index_clear(&o->sample_index);
+    index_clear(&o->loc_index);
     set_types(s, p);
     /* Mappings: a linear search per location, over the few mappings a
      * process has; distinct maps are at most the number of locations. */
@@ -460,19 +499,17 @@ static struct profd_profile *build_profile(struct perf_session *s, const struct 
             .address = o->locs[i].address, .mapping = mapping_ref(h, p, maps, o->locs[i].map)};
     p->nlocations = (uint32_t)o->nlocs;
     free(maps);
-    uint32_t k_tid = str(h, p, "tid"), k_cpu = str(h, p, "cpu"), k_comm = str(h, p, "comm");
+    bool labeled = s->o.label_tid || s->o.label_cpu || s->o.label_comm;
+    uint32_t k_tid = labeled ? str(h, p, "tid") : 0, k_cpu = labeled ? str(h, p, "cpu") : 0,
+             k_comm = labeled ? str(h, p, "comm") : 0;
     p->samples = h->profile_alloc(p, (o->nsamples + 1) * sizeof(*p->samples));
     for (size_t i = 0; i < o->nsamples; i++) {
         const struct sample *sm = &o->samples[i];
         struct profd_sample *ps = &p->samples[i];
-        ps->nlocations = sm->nframes;
-        ps->locations = h->profile_alloc(p, (sm->nframes + 1) * sizeof(*ps->locations));
-        for (uint32_t f = 0; f < sm->nframes; f++)
-            ps->locations[f] = o->stack_pool[sm->first + f] + 1;
-        ps->values = h->profile_alloc(p, s->ncolumns * sizeof(*ps->values));
-        memcpy(ps->values, o->values + sm->values, s->ncolumns * sizeof(*ps->values));
+        *ps = (struct profd_sample){sm->locations, sm->values, NULL, sm->nframes, 0};
+        if (!labeled)
+            continue;
         ps->labels = h->profile_alloc(p, 3 * sizeof(*ps->labels));
-        ps->nlabels = 0;
         if (sm->tid >= 0)
             ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_tid, .num = sm->tid};
         if (sm->cpu >= 0)
@@ -526,14 +563,14 @@ static void set_labels(struct perf_session *s, const struct out *o, struct profd
         h->labels_set(l, "os_release", m->osrelease);
 }
 
-static void out_clear(struct out *o)
+static void out_clear(struct perf_session *s, struct out *o)
 {
+    if (o->profile)
+        s->h->profile_free(o->profile);
     free(o->locs);
     index_clear(&o->loc_index);
-    free(o->stack_pool);
     free(o->samples);
     index_clear(&o->sample_index);
-    free(o->values);
 }
 
 struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
@@ -549,13 +586,14 @@ struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
             set_labels(s, o, &res[*n].labels);
             (*n)++;
         }
-        out_clear(o);
+        out_clear(s, o);
     }
     free(s->outs);
     s->outs = NULL;
     s->nouts = s->outs_cap = 0;
     index_clear(&s->out_index);
     s->lost_in_window = 0;
+    s->gen++;
     return res;
 }
 
@@ -564,9 +602,10 @@ void perf_session_free(struct perf_session *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->nouts; i++)
-        out_clear(&s->outs[i]);
+        out_clear(s, &s->outs[i]);
     free(s->outs);
     index_clear(&s->out_index);
     processes_free(&s->procs);
+    free(s->memo);
     free(s);
 }

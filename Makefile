@@ -29,7 +29,7 @@ module_name  = $(patsubst %s,%,$(word 1,$(subst /, ,$(1))))_$(word 2,$(subst /, 
 MODULES := $(foreach d,$(MODULE_DIRS),$(BUILD)/modules/$(call module_name,$(d)).so)
 receiver_pprof_file_LIBS := -lpcre2-8 -levent
 receiver_pprof_scrape_LIBS := -lcurl -levent
-receiver_perf_data_LIBS := -lzstd -levent
+receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

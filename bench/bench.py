@@ -19,11 +19,13 @@
    cycles; the ratio is the median of the per-cycle ratios, so each pair saw
    the same machine load. Also profd's peak RSS.
 
-4. perf.data: a recording of at least PERF_MB (100) MB of bench/perf_load.c
-   (4 threads, recursive call trees) at -F 20000 with frame-pointer
-   callchains: `profd convert big.data -o out.pb.gz` against `perf script -i
-   big.data` (output to /dev/null), wall time and peak RSS, median of RUNS
-   runs each; profd's peak RSS also as a fraction of the file size.
+4. perf.data: recordings of at least PERF_MB (100) MB of bench/perf_load.c
+   (4 threads, recursive call trees), one at -F 20000 with frame-pointer
+   callchains, one at -F 1000 with --call-graph dwarf (8 KiB stack copies,
+   unwound with DWARF CFI): `profd convert big.data -o out.pb.gz` against
+   `perf script -i big.data` (output to /dev/null), wall time and peak RSS,
+   median of RUNS runs each; profd's peak RSS also as a fraction of the
+   file size.
 
 BENCH="codec passthrough scrape perf" selects sections (all by default).
 """
@@ -264,9 +266,10 @@ def scrape_bench(work):
               max(curl_cpu), ratio, rss / 1024), flush=True)
 
 
-def make_perf_recording():
-    """build/bench/perf-big.data, recorded once; None when perf cannot record here."""
-    cache = os.path.join(BUILD, "bench", "perf-big.data")
+def make_perf_recording(call_graph="fp", freq="20000"):
+    """build/bench/perf-<call_graph>.data, recorded once; None when perf
+    cannot record here."""
+    cache = os.path.join(BUILD, "bench", "perf-%s.data" % call_graph)
     if os.path.exists(cache) and os.path.getsize(cache) >= PERF_MB * 1000000:
         return cache
     os.makedirs(os.path.dirname(cache), exist_ok=True)
@@ -275,9 +278,11 @@ def make_perf_recording():
                     os.path.join(ROOT, "bench", "perf_load.c"), "-o", load], check=True)
     seconds = 10
     while True:
-        print("recording %ds of perf_load at -F 20000 ..." % seconds, flush=True)
-        r = subprocess.run(["perf", "record", "-q", "-F", "20000", "-g", "-o", cache, "--", load,
-                            "4", str(seconds)], capture_output=True, text=True, timeout=900)
+        print("recording %ds of perf_load at -F %s, --call-graph %s ..." % (seconds, freq, call_graph),
+              flush=True)
+        r = subprocess.run(["perf", "record", "-q", "-F", freq, "--call-graph", call_graph, "-o",
+                            cache, "--", load, "4", str(seconds)], capture_output=True, text=True,
+                           timeout=900)
         if r.returncode:
             print("perf record failed, perf section skipped: %s" % r.stderr.strip())
             return None
@@ -287,8 +292,8 @@ def make_perf_recording():
         seconds = int(seconds * PERF_MB * 1000000 / size * 1.1) + 1
 
 
-def perf_bench(work):
-    data = make_perf_recording()
+def perf_bench(work, call_graph, freq):
+    data = make_perf_recording(call_graph, freq)
     if not data:
         return
     out = os.path.join(work, "perf.pb.gz")
@@ -299,8 +304,8 @@ def perf_bench(work):
     med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
            for k, v in rows.items()}
     size = os.path.getsize(data)
-    print("| perf.data (frame pointers) | %.0f MB | %.2f s / %.1f MB | %.2f s / %.1f MB | %.1fx | "
-          "1/%.1f |" % (size / 1e6, med["profd"][0], med["profd"][1] / 1024, med["perf"][0],
+    print("| perf.data (--call-graph %s) | %.0f MB | %.2f s / %.1f MB | %.2f s / %.1f MB | %.1fx | "
+          "1/%.1f |" % (call_graph, size / 1e6, med["profd"][0], med["profd"][1] / 1024, med["perf"][0],
                         med["perf"][1] / 1024, med["perf"][0] / max(med["profd"][0], 1e-3),
                         size / 1024 / med["profd"][1]), flush=True)
 
@@ -324,7 +329,8 @@ def main():
         if "perf" in SECTIONS:
             print("| input | size | profd convert | perf script | speed-up | profd RSS / file |")
             print("|---|---|---|---|---|---|")
-            perf_bench(work)
+            perf_bench(work, "fp", "20000")
+            perf_bench(work, "dwarf", "1000")
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

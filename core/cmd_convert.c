@@ -49,7 +49,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: profd convert IN... -o OUT\n"
                     "       perf.data only: [--split pid|event|none] [--sample-labels tid,comm,cpu]\n"
-                    "                       [--partial]\n"
+                    "                       [--partial] [--binary-dir DIR]...\n"
                     "       (IN '-' is a pipe-mode perf.data on standard input; OUT '-' is\n"
                     "       standard output; several inputs, or a perf.data split by pid or\n"
                     "       event, need OUT to be a directory)\n");
@@ -105,6 +105,7 @@ static uint64_t counter_sum(const char *id, const char *kind, const enum profd_c
 int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
 {
     const char *out = NULL, *split = NULL, *sample_labels = NULL;
+    struct text binary_dirs = {0};   /* YAML flow list items */
     bool partial = false;
     struct text t = {0};
     size_t ninputs = 0;
@@ -128,17 +129,22 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             sample_labels = argv[++i];
             continue;
         }
+        if (!strcmp(argv[i], "--binary-dir") && i + 1 < argc) {
+            add(&binary_dirs, binary_dirs.len ? ", " : "");
+            add_quoted(&binary_dirs, argv[++i], false);
+            continue;
+        }
         if (!strcmp(argv[i], "--partial")) {
             partial = true;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
-            return free(t.buf), usage();
+            return free(t.buf), free(binary_dirs.buf), usage();
         add(&t, ninputs++ ? ", " : "");
         add_quoted(&t, argv[i], true);
     }
-    if (!out || !ninputs || ((split || sample_labels || partial) && !perf))
-        return free(t.buf), usage();
+    if (!out || !ninputs || ((split || sample_labels || partial || binary_dirs.len) && !perf))
+        return free(t.buf), free(binary_dirs.buf), usage();
     if (perf) {   /* a single output file holds one profile: merge unless told */
         add(&t, "]\n    split: ");
         add_quoted(&t, split ? split : is_dir(out) ? "pid" : "none", false);
@@ -151,6 +157,11 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
         if (!add_sample_labels(&t, sample_labels))
             return free(t.buf), usage();
         add(&t, partial ? "\n    partial: true" : "");
+        if (binary_dirs.len) {   /* before the defaults, which stay */
+            add(&t, "\n    binary_directories: [");
+            add(&t, binary_dirs.buf);
+            add(&t, ", ~/.debug, /usr/lib/debug]");
+        }
         add(&t, isatty(2) ? "\n    progress: true" : "");
     }
     add(&t, perf ? "\n" : "]\n");
@@ -191,6 +202,7 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
                                   .log_level = -1};
     int rc = profd_daemon_run(&o);
     free(t.buf);
+    free(binary_dirs.buf);
     static const enum profd_counter bad_in[] = {PROFD_C_REFUSED_RECORDS};
     static const enum profd_counter bad_out[] = {PROFD_C_FAILED_RECORDS, PROFD_C_DROPPED_RECORDS};
     if (rc == 0 && (counter_sum(perf ? "perf_data" : "pprof_file", "receiver", bad_in, 1) ||

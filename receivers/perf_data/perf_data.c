@@ -34,6 +34,7 @@ struct config {
     int split;
     bool label_pid, label_tid, label_comm, label_cpu;
     bool partial, progress;
+    struct profd_str_list binary_directories;
 };
 
 static const struct profd_option options[] = {
@@ -58,6 +59,10 @@ static const struct profd_option options[] = {
      "sample label cpu"},
     {"partial", PROFD_OPT_BOOL, offsetof(struct config, partial), "false",
      "on malformed input, keep the profiles built so far instead of none"},
+    {"binary_directories", PROFD_OPT_STRING_LIST, offsetof(struct config, binary_directories),
+     "[~/.debug, /usr/lib/debug]",
+     "--call-graph dwarf: where binaries are looked for after their recorded path (by file "
+     "name, .build-id/xx/rest[.debug], .build-id/xx/rest/elf)"},
     {"progress", PROFD_OPT_BOOL, offsetof(struct config, progress), "false",
      "show a progress line on standard error while reading a file"},
     {0},
@@ -123,7 +128,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
 static struct perf_session_options session_options(const struct config *c)
 {
     return (struct perf_session_options){(enum perf_split)c->split, c->label_pid, c->label_tid,
-                                         c->label_comm, c->label_cpu};
+                                         c->label_comm, c->label_cpu,
+                                         (const char *const *)c->binary_directories.items,
+                                         c->binary_directories.n};
 }
 
 static void refuse(struct state *s, const char *path, const char *why)

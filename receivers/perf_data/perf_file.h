@@ -63,6 +63,10 @@ enum {
     PERF_SAMPLE_WEIGHT_STRUCT = 1u << 24,
 };
 
+/* branch_sample_type bits that change a sample's layout */
+#define PERF_BRANCH_HW_INDEX (1ull << 17)
+#define PERF_BRANCH_COUNTERS (1ull << 19)
+
 /* One event of the recording. */
 struct perf_attr {
     uint32_t type;

@@ -156,6 +156,7 @@ static void insert_map(struct processes *ps, struct process *p, struct map *m)
     p->maps = kept;
     p->nmaps = nkept + 1;
     p->cap = cap;
+    p->maps_version = ++ps->versions;
 }
 
 void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
@@ -207,6 +208,7 @@ void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid
         free(p->maps);
         p->maps = maps;
         p->nmaps = p->cap = n;
+        p->maps_version = ++ps->versions;
         memcpy(p->comm, comm, sizeof(comm));
     }
     thread_get(ps, pid, tid)->comm = parent_comm;

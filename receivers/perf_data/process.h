@@ -33,6 +33,7 @@ struct process {
     char comm[PERF_COMM_LEN];
     struct map **maps;      /* sorted by start */
     size_t nmaps, cap;
+    uint64_t maps_version;  /* changes whenever maps change; never reused */
 };
 
 struct processes {
@@ -48,6 +49,7 @@ struct processes {
     char **strings;         /* interned file names and comms */
     size_t nstrings, strings_cap;
     struct index string_index;
+    uint64_t versions;      /* the last maps_version handed out */
 };
 
 /* The process pid, created (named "[pid]") when first seen. */

@@ -7,6 +7,7 @@
 
 #include "index.h"
 #include "process.h"
+#include "unwind.h"
 #include "util.h"
 
 #define CONTEXT_MAX 0xfffffffffffff001ull
@@ -14,6 +15,7 @@
 #define CONTEXT_KERNEL 0xffffffffffffff80ull
 #define CONTEXT_USER 0xfffffffffffffe00ull
 #define MAX_FRAMES 1024
+#define MISC_MMAP_DATA 0x2000
 
 struct frame {
     const struct map *map;
@@ -73,6 +75,7 @@ struct perf_session {
     uint64_t lost_in_window;      /* since the last flush */
     struct memo *memo;
     uint64_t gen;                 /* bumped when mappings or outputs change */
+    struct unwinder *unwinder;    /* made on the first dwarf-mode sample */
 };
 
 struct perf_session *perf_session_new(const struct profd_host *h, const struct perf_file *f,
@@ -268,18 +271,18 @@ static uint32_t frame_location(struct perf_session *s, struct out *o, const stru
 }
 
 /* Turns a callchain (or the lone IP) into location refs, leaf first:
- * kernel entries map through the kernel's mappings, user ones through p's. */
+ * kernel entries map through the kernel's mappings, user ones through p's.
+ * With a user context (dwarf mode) the user part comes from unwinding its
+ * stack copy instead. */
 static uint32_t stack_locations(struct perf_session *s, struct out *o, const struct process *p,
                                 uint16_t misc, uint64_t ip, const uint8_t *chain, uint64_t nr,
-                                uint32_t *locs)
+                                const struct user_context *uc, uint32_t *locs)
 {
     bool kernel = (misc & 7) == 1;
     uint32_t n = 0;
-    if (!chain) {
-        locs[0] = frame_location(s, o, kernel ? NULL : p, ip, true);
-        return 1;
-    }
-    for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
+    if (!chain && (!uc || kernel))
+        locs[n++] = frame_location(s, o, kernel ? NULL : p, ip, true);
+    for (uint64_t i = 0; chain && i < nr && n < MAX_FRAMES; i++) {
         uint64_t a = perf_u64(s->f, chain + 8 * i);
         if (a >= CONTEXT_MAX) {
             if (a == CONTEXT_KERNEL)
@@ -290,10 +293,72 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
                 kernel = a == CONTEXT_HV;   /* guest contexts: treated as unknown below */
             continue;
         }
+        if (uc && !kernel)
+            continue;   /* the unwinder gives the user part */
         locs[n] = frame_location(s, o, kernel ? NULL : p, a, n == 0);
         n++;
     }
+    if (uc && n < MAX_FRAMES) {
+        if (!s->unwinder)
+            s->unwinder = unwinder_new(s->o.binary_dirs, s->o.nbinary_dirs);
+        uint64_t pcs[MAX_FRAMES];
+        uint32_t got = unwinder_unwind(s->unwinder, s->f, p, uc, pcs, MAX_FRAMES - n);
+        for (uint32_t i = 0; i < got; i++, n++)
+            locs[n] = frame_location(s, o, p, pcs[i], n == 0);
+    }
     return n;
+}
+
+/* Skips RAW and BRANCH_STACK, then reads REGS_USER and STACK_USER into uc
+ * (uc->stack stays NULL without a user stack). False when they do not fit. */
+static bool take_user_context(struct cursor *c, const struct perf_attr *a, struct user_context *uc)
+{
+    uint64_t st = a->sample_type, n;
+    if (st & PERF_SAMPLE_RAW) {
+        if (c->end - c->p < 4)
+            return false;
+        uint32_t size = perf_u32(c->f, c->p);
+        if ((uint64_t)size > (uint64_t)(c->end - c->p) - 4)
+            return false;
+        c->p += 4 + size;
+    }
+    if (st & PERF_SAMPLE_BRANCH_STACK) {
+        uint64_t hw_index;
+        if (!take_u64(c, &n) ||
+            ((a->branch_sample_type & PERF_BRANCH_HW_INDEX) && !take_u64(c, &hw_index)))
+            return false;
+        size_t per = (a->branch_sample_type & PERF_BRANCH_COUNTERS) ? 32 : 24;
+        if (n > (uint64_t)(c->end - c->p) / per)
+            return false;
+        c->p += per * n;   /* entries, then as many counters when present */
+    }
+    if (st & PERF_SAMPLE_REGS_USER) {
+        uint64_t abi;
+        if (!take_u64(c, &abi))
+            return false;
+        if (abi) {
+            size_t bytes = 8 * (size_t)__builtin_popcountll(a->sample_regs_user);
+            if (bytes > (size_t)(c->end - c->p))
+                return false;
+            uc->regs_mask = a->sample_regs_user;
+            uc->regs = c->p;
+            c->p += bytes;
+        }
+    }
+    if (st & PERF_SAMPLE_STACK_USER) {
+        uint64_t size, dyn;
+        if (!take_u64(c, &size) || size > (uint64_t)(c->end - c->p))
+            return false;
+        const uint8_t *stack = c->p;
+        c->p += size;
+        if (size && (!take_u64(c, &dyn) || dyn > size))
+            return false;
+        if (size && dyn && uc->regs) {
+            uc->stack = stack;
+            uc->stack_size = dyn;
+        }
+    }
+    return true;
 }
 
 static int add_sample(struct perf_session *s, const struct perf_record *r, char *err, size_t errlen)
@@ -334,14 +399,19 @@ static int add_sample(struct perf_session *s, const struct perf_record *r, char 
             return perf_fail(err, errlen, r->offset, "callchain of %llu entries is longer than the "
                         "record", (unsigned long long)nr), -1;
         chain = c.p;
+        c.p += 8 * nr;
     }
+    struct user_context uc = {.tid = (int32_t)tid};
+    if (!take_user_context(&c, a, &uc))
+        return perf_fail(err, errlen, r->offset, "sample raw data, branch stack, registers or "
+                         "stack copy run past the record"), -1;
     if (!period)
         period = (a->flags & PERF_ATTR_FLAG_FREQ) || !a->sample_period ? 1 : a->sample_period;
     const struct thread *t = processes_thread(&s->procs, (int32_t)pid, (int32_t)tid);
     const struct process *p = processes_get(&s->procs, (int32_t)pid);
     struct out *o = out_for(s, p, attr);
     uint32_t locs[MAX_FRAMES];
-    uint32_t n = stack_locations(s, o, p, r->misc, ip, chain, nr, locs);
+    uint32_t n = stack_locations(s, o, p, r->misc, ip, chain, nr, uc.stack ? &uc : NULL, locs);
     aggregate(s, o, locs, n, attr, period, t, (int32_t)cpu, time);
     s->samples++;
     return 0;
@@ -359,6 +429,8 @@ static int add_mmap(struct perf_session *s, const struct perf_record *r, char *e
 {
     const struct perf_file *f = s->f;
     bool v2 = r->type == PERF_RECORD_MMAP2;
+    if (r->misc & MISC_MMAP_DATA)
+        return 0;   /* a data mapping (perf record -d): no code runs there */
     size_t fixed = v2 ? 8 + 24 + 24 + 8 : 8 + 24;
     const char *name = r->len > fixed ? c_string(r->body + fixed, r->body + r->len) : NULL;
     if (!name)
@@ -606,6 +678,7 @@ void perf_session_free(struct perf_session *s)
     free(s->outs);
     index_clear(&s->out_index);
     processes_free(&s->procs);
+    unwinder_free(s->unwinder);
     free(s->memo);
     free(s);
 }

@@ -20,6 +20,8 @@ enum perf_split { SPLIT_PID, SPLIT_EVENT, SPLIT_NONE };
 struct perf_session_options {
     enum perf_split split;
     bool label_pid, label_tid, label_comm, label_cpu;
+    const char *const *binary_dirs;   /* where dwarf-mode unwinding looks for binaries */
+    size_t nbinary_dirs;
 };
 
 /* One output profile with the series labels it should carry. */

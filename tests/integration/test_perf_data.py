@@ -15,23 +15,33 @@ CORPUS_PERF = os.path.join(os.environ.get("PROFD_CORPUS", ""), "perf")
 HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+[\d.]+:", re.M)
 
 
-def expected_stacks(name):
+def expected_stacks(name, unwound=False):
     with open(os.path.join(CORPUS_PERF, "expected", name + ".script.txt")) as f:
-        return script_stacks(f.read())
+        return script_stacks(f.read(), unwound)
 
 
-def script_stacks(text):
+def script_stacks(text, unwound=False):
     """{(pid, tid, comm, stack)} from perf script output, a stack being
     (dso-relative address, dso) leaf first, with return addresses (all but
-    the leaf) moved back by 1 as profd does; 0 stays."""
+    the leaf) moved back by 1 as profd does; 0 stays. With unwound (dwarf
+    mode), perf has moved the user frames back already, all but the first
+    (the interrupted instruction)."""
     out = collections.Counter()
     for block in text.split("\n\n"):
         head = HEADER.search(block)
         frames = re.findall(r"^\s+([0-9a-f]+) .* \((.*)\)$", block, re.M)
+        # perf script lists a function inlined at an address before the
+        # frame of that address: one frame, not two.
+        frames = [f for i, f in enumerate(frames)
+                  if not (f[1] == "inlined" and i + 1 < len(frames) and frames[i + 1][0] == f[0])]
         if not head or not frames:
             continue
+        kernel = [d == "[kernel.kallsyms]" for _, d in frames]
+        first_user = kernel.index(False) if False in kernel else len(frames)
         addrs = [int(a, 16) for a, _ in frames]
-        addrs = addrs[:1] + [a - 1 if a else 0 for a in addrs[1:]]
+        addrs = addrs[:1] + [a - 1 if a and (not unwound or kernel[i] or i == first_user) else a
+                             for i, a in enumerate(addrs[1:], 1)]
+        addrs = [0 if a == 2**64 - 1 else a for a in addrs]   # an unwound 0, moved back
         stack = tuple(zip(addrs, (d for _, d in frames)))
         out[(int(head.group(2)), int(head.group(3)), head.group(1), stack)] += 1
     return out
@@ -67,21 +77,38 @@ def converted_stacks(path, pid):
     return out
 
 
+def addresses_only(stacks):
+    """Stacks keyed by addresses alone: perf script names the DSO of a frame
+    that has inlined functions "(inlined)"."""
+    out = collections.Counter()
+    for (pid, tid, comm, stack), n in stacks.items():
+        out[(pid, tid, comm, tuple(a for a, _ in stack))] += n
+    return out
+
+
 class PerfDataTest(ProfdTestCase):
 
-    def check(self, name):
+    def check(self, name, *args, unwound=False):
         out = self.path(name)
         os.mkdir(out)
         r = subprocess.run([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o", out,
-                            "--split", "pid", "--sample-labels", "tid,comm"],
+                            "--split", "pid", "--sample-labels", "tid,comm"] + list(args),
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         got = collections.Counter()
         for path in glob.glob(os.path.join(out, "*.pb.gz")):
             got.update(converted_stacks(path, int(re.search(r"\.(\d+)\.perf_", path).group(1))))
-        want = expected_stacks(name)
+        want = expected_stacks(name, unwound)
         self.assertGreater(len(want), 0)
+        if any(d == "inlined" for key in want for _, d in key[3]):
+            got, want = addresses_only(got), addresses_only(want)
         self.assertEqual(got, want)
+        return got
+
+    def test_dwarf_stacks_unwound_like_perf_script(self):
+        got = self.check("burn.dwarf", "--binary-dir", os.path.join(CORPUS_PERF, "..", "bin"),
+                         unwound=True)
+        self.assertTrue(any(len(stack) > 4 for (_, _, _, stack) in got))
 
     def test_frame_pointer_stacks_match_perf_script(self):
         self.check("burn.fp")
@@ -204,11 +231,11 @@ class PerfRecordTest(ProfdTestCase):
                         os.path.join(ROOT, "tests", "integration", "perf", "work.c"), "-o",
                         self.prog], check=True, timeout=120)
 
-    def script(self, data):
+    def script(self, data, unwound=False):
         r = subprocess.run(["perf", "script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i",
                             data], capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
-        return script_stacks(r.stdout)
+        return script_stacks(r.stdout, unwound)
 
     def convert(self, args, **kw):
         out = self.path("out")
@@ -219,10 +246,11 @@ class PerfRecordTest(ProfdTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return outputs_stacks(glob.glob(os.path.join(out, "*.pb.gz")))
 
-    def record(self, *opts):
+    def record(self, *opts, call_graph="fp"):
         data = self.path("perf.data")
-        subprocess.run(["perf", "record", "-q", "-F", "2000", "-g", "-o", data] + list(opts) +
-                       ["--", self.prog], check=True, capture_output=True, timeout=300)
+        subprocess.run(["perf", "record", "-q", "-F", "2000", "--call-graph", call_graph, "-o",
+                        data] + list(opts) + ["--", self.prog], check=True, capture_output=True,
+                       timeout=300)
         return data
 
     def test_file_mode(self):
@@ -230,6 +258,13 @@ class PerfRecordTest(ProfdTestCase):
         want = self.script(data)
         self.assertGreater(sum(want.values()), 100)
         self.assertEqual(self.convert([data]), want)
+
+    def test_dwarf_unwinding(self):
+        data = self.record(call_graph="dwarf")
+        got, want = addresses_only(self.convert([data])), addresses_only(self.script(data, True))
+        self.assertGreater(sum(want.values()), 100)
+        self.assertTrue(any(len(k[3]) > 3 for k in want))
+        self.assertEqual(got, want)
 
     def test_zstd_compressed(self):
         data = self.record("-z")

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* perf's x86-64 register numbers (asm/perf_regs.h) for DWARF registers
+ * 0..15 (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15), then the IP. */
+static const int perf_reg_of_dwarf[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
+#define PERF_REG_SP 7
+
+/* Where a recorded binary was found here (path NULL: nowhere). */
+struct binary {
+    const char *filename;   /* interned by the processes table */
+    char build_id[41];
+    char *path;
+};
+
+/* A process's Dwfl, valid while its maps_version holds. */
+struct proc_dwfl {
+    int32_t pid;
+    uint64_t version;
+    Dwfl *dwfl;
+    bool usable;            /* attached, with at least one module */
+};
+
+struct unwinder {
+    char **dirs;
+    size_t ndirs;
+    struct binary *binaries;
+    size_t nbinaries, binaries_cap;
+    struct proc_dwfl *procs;
+    size_t nprocs, procs_cap;
+    /* The sample being unwound, read by the callbacks. */
+    const struct perf_file *f;
+    const struct user_context *c;
+    uint64_t sp;
+    uint64_t *pcs;
+    uint32_t npcs, max;
+    uint64_t unwound, stopped;
+};
+
+struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs)
+{
+    struct unwinder *u = calloc(1, sizeof(*u));
+    if (!u || (ndirs && !(u->dirs = calloc(ndirs, sizeof(*u->dirs)))))
+        abort();
+    const char *home = getenv("HOME");
+    for (size_t i = 0; i < ndirs; i++) {   /* "~/x" is $HOME/x */
+        bool tilde = !strncmp(dirs[i], "~/", 2) && home;
+        if (asprintf(&u->dirs[i], "%s%s", tilde ? home : "", dirs[i] + (tilde ? 1 : 0)) < 0)
+            abort();
+    }
+    u->ndirs = ndirs;
+    elf_version(EV_CURRENT);
+    return u;
+}
+
+/* ---- finding binaries ---- */
+
+/* True when the ELF file at path exists and, if want is not empty, has
+ * that GNU build-id. */
+static bool is_binary(const char *path, const char *want)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    bool ok = elf && elf_kind(elf) == ELF_K_ELF;
+    if (ok && *want) {
+        const void *id;
+        ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+        char hex[41] = "";
+        if (n > 0)
+            perf_build_id_hex(id, (size_t)n, hex, true);
+        ok = n > 0 && !strcmp(hex, want);
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return ok;
+}
+
+static char *found(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        abort();
+    return copy;
+}
+
+/* The local copy of a recorded binary, or NULL. */
+static char *locate(const struct unwinder *u, const char *filename, const char *build_id)
+{
+    if (is_binary(filename, build_id))
+        return found(filename);
+    const char *slash = strrchr(filename, '/');
+    const char *base = slash ? slash + 1 : filename;
+    char path[4096];
+    for (size_t i = 0; i < u->ndirs; i++) {
+        snprintf(path, sizeof(path), "%s/%s", u->dirs[i], base);
+        if (is_binary(path, build_id))
+            return found(path);
+        if (strlen(build_id) < 4)
+            continue;
+        static const char *const layouts[] = {"%s/.build-id/%.2s/%s", "%s/.build-id/%.2s/%s/elf",
+                                              "%s/.build-id/%.2s/%s.debug"};
+        for (size_t k = 0; k < sizeof(layouts) / sizeof(*layouts); k++) {
+            snprintf(path, sizeof(path), layouts[k], u->dirs[i], build_id, build_id + 2);
+            if (is_binary(path, build_id))
+                return found(path);
+        }
+    }
+    return NULL;
+}
+
+/* This process's vDSO as a file (a memfd path), when it is the one the
+ * recording names: same build-id, or none recorded. NULL otherwise. */
+static char *own_vdso(const char *build_id)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long start = 0, end = 0;
+    while (maps && fgets(line, sizeof(line), maps))
+        if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+            break;
+    if (maps)
+        fclose(maps);
+    if (!end)
+        return NULL;
+    int fd = memfd_create("vdso", MFD_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    if (write(fd, (const void *)start, end - start) != (ssize_t)(end - start) ||
+        !is_binary(path, build_id)) {
+        close(fd);
+        return NULL;
+    }
+    return found(path);   /* the memfd stays open for the unwinder's life */
+}
+
+/* Where m's file is here, looked up once per (file, build-id). */
+static const char *binary_for(struct unwinder *u, const struct map *m)
+{
+    for (size_t i = 0; i < u->nbinaries; i++)
+        if (u->binaries[i].filename == m->filename && !strcmp(u->binaries[i].build_id, m->build_id))
+            return u->binaries[i].path;
+    u->binaries = perf_grow(u->binaries, &u->binaries_cap, u->nbinaries + 1, sizeof(*u->binaries));
+    struct binary *b = &u->binaries[u->nbinaries++];
+    b->filename = m->filename;
+    memcpy(b->build_id, m->build_id, sizeof(b->build_id));
+    if (!strcmp(m->filename, "[vdso]"))
+        b->path = own_vdso(m->build_id);
+    else
+        b->path = m->filename[0] == '/' ? locate(u, m->filename, m->build_id) : NULL;
+    return b->path;
+}
+
+/* ---- the thread state elfutils asks for ---- */
+
+static uint64_t reg(const struct unwinder *u, int perf_reg)
+{
+    uint64_t mask = u->c->regs_mask;
+    if (!(mask >> perf_reg & 1))
+        return 0;
+    int at = __builtin_popcountll(mask & ((1ull << perf_reg) - 1));
+    return perf_u64(u->f, u->c->regs + 8 * at);
+}
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
+{
+    (void)dwfl;
+    struct unwinder *u = arg;
+    if (*thread_arg)
+        return 0;
+    *thread_arg = u;
+    return u->c->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
+{
+    (void)dwfl;
+    (void)tid;
+    *thread_arg = arg;
+    return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    (void)dwfl;
+    struct unwinder *u = arg;
+    if (addr < u->sp || addr - u->sp > u->c->stack_size || u->c->stack_size - (addr - u->sp) < 8)
+        return false;
+    *result = perf_u64(u->f, u->c->stack + (addr - u->sp));
+    return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+    struct unwinder *u = arg;
+    Dwarf_Word regs[17];
+    for (int i = 0; i < 17; i++)
+        regs[i] = reg(u, perf_reg_of_dwarf[i]);
+    return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+/* ---- per-process Dwfl ---- */
+
+/* Reports every file p maps (once, at its first mapping) and attaches. */
+static void build_dwfl(struct unwinder *u, struct proc_dwfl *pd, const struct process *p)
+{
+    pd->dwfl = dwfl_begin(&offline_callbacks);
+    pd->usable = false;
+    if (!pd->dwfl)
+        return;
+    dwfl_report_begin(pd->dwfl);
+    size_t modules = 0;
+    for (size_t i = 0; i < p->nmaps; i++) {
+        const struct map *m = p->maps[i];
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = p->maps[k]->filename == m->filename;
+        const char *path = seen ? NULL : binary_for(u, m);
+        if (path && dwfl_report_elf(pd->dwfl, m->filename, path, -1, m->start - m->pgoff, false))
+            modules++;
+    }
+    dwfl_report_end(pd->dwfl, NULL, NULL);
+    pd->usable = modules && dwfl_attach_state(pd->dwfl, NULL, p->pid, &thread_callbacks, u);
+}
+
+static struct proc_dwfl *dwfl_for(struct unwinder *u, const struct process *p)
+{
+    struct proc_dwfl *pd = NULL;
+    for (size_t i = 0; i < u->nprocs && !pd; i++)
+        if (u->procs[i].pid == p->pid)
+            pd = &u->procs[i];
+    if (!pd) {
+        u->procs = perf_grow(u->procs, &u->procs_cap, u->nprocs + 1, sizeof(*u->procs));
+        pd = &u->procs[u->nprocs++];
+        *pd = (struct proc_dwfl){.pid = p->pid, .version = p->maps_version};
+        build_dwfl(u, pd, p);
+    } else if (pd->version != p->maps_version) {
+        if (pd->dwfl)
+            dwfl_end(pd->dwfl);
+        pd->version = p->maps_version;
+        build_dwfl(u, pd, p);
+    }
+    return pd;
+}
+
+static int on_frame(Dwfl_Frame *frame, void *arg)
+{
+    struct unwinder *u = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(frame, &pc, &activation))
+        return DWARF_CB_ABORT;
+    if (u->npcs && pc == u->pcs[u->npcs - 1] && !activation)
+        return DWARF_CB_ABORT;   /* no progress: a broken CFI loop */
+    u->pcs[u->npcs++] = pc;      /* a 0 ends the stack, kept as perf keeps it */
+    return pc && u->npcs < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const struct process *p,
+                         const struct user_context *c, uint64_t *pcs, uint32_t max)
+{
+    if (!max)
+        return 0;
+    u->f = f;
+    u->c = c;
+    u->sp = reg(u, PERF_REG_SP);
+    u->pcs = pcs;
+    u->max = max;
+    u->npcs = 0;
+    struct proc_dwfl *pd = dwfl_for(u, p);
+    if (pd->usable)
+        dwfl_getthread_frames(pd->dwfl, c->tid, on_frame, u);
+    if (!u->npcs)   /* no binary or no CFI: the sampled IP alone */
+        pcs[u->npcs++] = reg(u, perf_reg_of_dwarf[16]);
+    u->unwound++;
+    u->stopped += u->npcs == 1;
+    return u->npcs;
+}
+
+void unwinder_stats(const struct unwinder *u, uint64_t *unwound, uint64_t *stopped)
+{
+    *unwound = u->unwound;
+    *stopped = u->stopped;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+    if (!u)
+        return;
+    for (size_t i = 0; i < u->nprocs; i++)
+        if (u->procs[i].dwfl)
+            dwfl_end(u->procs[i].dwfl);
+    free(u->procs);
+    for (size_t i = 0; i < u->nbinaries; i++) {
+        int fd;
+        if (u->binaries[i].path && sscanf(u->binaries[i].path, "/proc/self/fd/%d", &fd) == 1)
+            close(fd);   /* the vDSO's memfd */
+        free(u->binaries[i].path);
+    }
+    free(u->binaries);
+    for (size_t i = 0; i < u->ndirs; i++)
+        free(u->dirs[i]);
+    free(u->dirs);
+    free(u);
+}

@@ -9,8 +9,7 @@
 
 #define ORDER_MAX_BYTES (64u << 20)   /* queued records before an early flush */
 #define LOGGED_SKIPS 10
-#define CHECK_EVERY 4096             /* records between progress/release checks */
-#define RELEASE_STEP (2u << 20)      /* mapped bytes read before they are dropped */
+#define CHECK_STEP (1u << 20)        /* input bytes between progress/release checks */
 
 struct perf_reader *perf_reader_new(const struct profd_host *h, struct profd_component *self,
                                     const char *path)
@@ -60,7 +59,7 @@ static void release_read_pages(struct perf_reader *rd)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t upto = rd->file.pos / page * page;
-    if (upto < rd->released + RELEASE_STEP)
+    if (upto <= rd->released)
         return;
     madvise((void *)(uintptr_t)(rd->file.data + rd->released), upto - rd->released, MADV_DONTNEED);
     rd->released = upto;
@@ -70,15 +69,15 @@ int perf_reader_pump(struct perf_reader *rd, char *err, size_t errlen)
 {
     struct perf_record r;
     int rc;
-    uint32_t since_check = 0;
+    size_t next_check = rd->file.pos + CHECK_STEP;
     while ((rc = perf_next(&rd->file, &r, err, errlen)) == 1) {
         if (r.type == PERF_RECORD_FINISHED_ROUND)
             perf_order_round(rd->order);
         else
             perf_order_add(rd->order, &r);
-        if (++since_check < CHECK_EVERY)
+        if (rd->file.pos < next_check)
             continue;
-        since_check = 0;
+        next_check = rd->file.pos + CHECK_STEP;
         if (rd->progress)
             show_progress(rd);
         if (rd->mapped)

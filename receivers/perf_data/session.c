@@ -478,6 +478,18 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
                            (int32_t)perf_u32(f, r->body + 4), (int32_t)perf_u32(f, r->body + 8),
                            (int32_t)perf_u32(f, r->body + 12));
         return 0;
+    case PERF_RECORD_KSYMBOL: {   /* kernel code loaded later: BPF programs, JITs */
+        const char *name = r->len > 16 ? c_string(r->body + 16, r->body + r->len) : NULL;
+        if (!name)
+            return perf_fail(err, errlen, r->offset, "ksymbol record without a name"), -1;
+        if (perf_u16(f, r->body + 14) & 1)
+            return 0;   /* unregistered: its old address range just goes unused */
+        struct map m = {.start = perf_u64(f, r->body)};
+        m.limit = m.start + perf_u32(f, r->body + 8);
+        processes_add_map(&s->procs, -1, &m, name, f);
+        s->gen++;
+        return 0;
+    }
     case PERF_RECORD_LOST:
     case PERF_RECORD_LOST_SAMPLES: {
         size_t at = r->type == PERF_RECORD_LOST ? 8 : 0;   /* after LOST's id */

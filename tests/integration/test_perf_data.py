@@ -140,6 +140,39 @@ def outputs_stacks(paths):
 FINISHED_ROUND = bytes([68, 0, 0, 0, 0, 0, 8, 0])   # type 68, misc 0, size 8 (little endian)
 
 
+class PerfWatchTest(ProfdTestCase):
+
+    def test_watched_directory_reads_each_new_file_once(self):
+        os.mkdir(self.path("in"))
+        p = self.start("""
+receivers:
+  perf_data:
+    include: [in/*.data]
+    watch: true
+    poll_interval: 50ms
+    split: none
+exporters:
+  pprof_file:
+    directory: profiles
+    path_template: "{__name__}.pb.gz"
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [perf_data], exporters: [pprof_file]}
+""")
+        p.wait_log(r"running with")
+        self.spool("a.data", src=os.path.join(CORPUS_PERF, "burn.fp.data"), spool_dir="in")
+        p.wait_log(r"in/a\.data: \d+ samples, 1 profiles")
+        self.spool("b.data", src=os.path.join(CORPUS_PERF, "sysc.data"), spool_dir="in")
+        p.wait_log(r"in/b\.data: \d+ samples, 1 profiles")
+        wait_until(lambda: len(self.outputs()) == 2, "two profiles")
+        mark = p.mark()
+        self.spool("c.data", src=os.path.join(CORPUS_PERF, "burn.zstd.data"), spool_dir="in")
+        p.wait_log(r"in/c\.data: \d+ samples", start=mark)
+        self.assertEqual(len(p.wait_log(r"in/a\.data: \d+ samples")), 1)   # not read again
+        self.assertEqual(p.stop(), 0)
+
+
 class PerfStreamTest(ProfdTestCase):
     """Pipe-mode perf.data arriving over time: standard input and a FIFO."""
 

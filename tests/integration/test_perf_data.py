@@ -6,6 +6,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import unittest
 
@@ -138,6 +139,47 @@ def outputs_stacks(paths):
 
 
 FINISHED_ROUND = bytes([68, 0, 0, 0, 0, 0, 8, 0])   # type 68, misc 0, size 8 (little endian)
+
+
+@unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
+                     "valgrind not installed, or a sanitizer build")
+class PerfValgrindTest(ProfdTestCase):
+
+    def test_dwarf_file_and_open_stream_leave_no_leaks(self):
+        fifo = self.path("perf.fifo")
+        os.mkfifo(fifo)
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write("""
+receivers:
+  perf_data:
+    include: [%s, %s]
+    binary_directories: [%s]
+exporters:
+  pprof_file: {directory: out}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [perf_data], exporters: [pprof_file]}
+""" % (os.path.join(CORPUS_PERF, "burn.dwarf.data"), fifo, os.path.join(CORPUS_PERF, "..", "bin")))
+        proc = subprocess.Popen(
+            ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
+             "--error-exitcode=99", "--log-file=" + self.path("vg.log"), PROFD, "--config",
+             "profd.yaml", "--log-level", "debug"],
+            cwd=self.dir, stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:
+            if "burn.dwarf.data: " in line and "samples" in line:
+                break
+        with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
+            data = f.read()
+        w = os.open(fifo, os.O_WRONLY)
+        os.write(w, data[:9000])   # a stream left half read at shutdown
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stderr.read()
+        os.close(w)
+        rc = proc.wait(timeout=300)
+        log = open(self.path("vg.log")).read()
+        self.assertEqual(rc, 0, log + rest)
+        self.assertIn("ERROR SUMMARY: 0 errors", log)
 
 
 class PerfWatchTest(ProfdTestCase):

@@ -30,6 +30,8 @@ MODULES := $(foreach d,$(MODULE_DIRS),$(BUILD)/modules/$(call module_name,$(d)).
 receiver_pprof_file_LIBS := -lpcre2-8 -levent
 receiver_pprof_scrape_LIBS := -lcurl -levent
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
+# Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
+receiver_perf_data_SRCS := lib/binary_lookup.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
@@ -63,10 +65,10 @@ $(BUILD)/profd: $(BUILD)/obj/core/main.o $(CORE_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 define module_rule
-$(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h
+$(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) $($(call module_name,$(1))_SRCS) $(wildcard lib/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h
 	@mkdir -p $(BUILD)/modules
 	@echo "  MODULE  $$@"
-	$(Q)$(CC) $(CFLAGS) $(MODFLAGS) $(wildcard $(1)/*.c) -o $$@ $($(call module_name,$(1))_LIBS) -lc
+	$(Q)$(CC) $(CFLAGS) $(MODFLAGS) $(wildcard $(1)/*.c) $($(call module_name,$(1))_SRCS) -o $$@ $($(call module_name,$(1))_LIBS) -lc
 endef
 $(foreach d,$(MODULE_DIRS),$(eval $(call module_rule,$(d))))
 

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../lib/binary_lookup.h"
 #include "util.h"
 
 /* perf's x86-64 register numbers (asm/perf_regs.h) for DWARF registers
@@ -34,8 +35,7 @@ struct proc_dwfl {
 };
 
 struct unwinder {
-    char **dirs;
-    size_t ndirs;
+    struct binary_lookup lookup;
     struct binary *binaries;
     size_t nbinaries, binaries_cap;
     struct proc_dwfl *procs;
@@ -52,43 +52,13 @@ struct unwinder {
 struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs)
 {
     struct unwinder *u = calloc(1, sizeof(*u));
-    if (!u || (ndirs && !(u->dirs = calloc(ndirs, sizeof(*u->dirs)))))
+    if (!u)
         abort();
-    const char *home = getenv("HOME");
-    for (size_t i = 0; i < ndirs; i++) {   /* "~/x" is $HOME/x */
-        bool tilde = !strncmp(dirs[i], "~/", 2) && home;
-        if (asprintf(&u->dirs[i], "%s%s", tilde ? home : "", dirs[i] + (tilde ? 1 : 0)) < 0)
-            abort();
-    }
-    u->ndirs = ndirs;
-    elf_version(EV_CURRENT);
+    binary_lookup_init(&u->lookup, dirs, ndirs, NULL, NULL, 0, true);
     return u;
 }
 
 /* ---- finding binaries ---- */
-
-/* True when the ELF file at path exists and, if want is not empty, has
- * that GNU build-id. */
-static bool is_binary(const char *path, const char *want)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    bool ok = elf && elf_kind(elf) == ELF_K_ELF;
-    if (ok && *want) {
-        const void *id;
-        ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-        char hex[41] = "";
-        if (n > 0)
-            perf_build_id_hex(id, (size_t)n, hex, true);
-        ok = n > 0 && !strcmp(hex, want);
-    }
-    if (elf)
-        elf_end(elf);
-    close(fd);
-    return ok;
-}
 
 static char *found(const char *path)
 {
@@ -96,31 +66,6 @@ static char *found(const char *path)
     if (!copy)
         abort();
     return copy;
-}
-
-/* The local copy of a recorded binary, or NULL. */
-static char *locate(const struct unwinder *u, const char *filename, const char *build_id)
-{
-    if (is_binary(filename, build_id))
-        return found(filename);
-    const char *slash = strrchr(filename, '/');
-    const char *base = slash ? slash + 1 : filename;
-    char path[4096];
-    for (size_t i = 0; i < u->ndirs; i++) {
-        snprintf(path, sizeof(path), "%s/%s", u->dirs[i], base);
-        if (is_binary(path, build_id))
-            return found(path);
-        if (strlen(build_id) < 4)
-            continue;
-        static const char *const layouts[] = {"%s/.build-id/%.2s/%s", "%s/.build-id/%.2s/%s/elf",
-                                              "%s/.build-id/%.2s/%s.debug"};
-        for (size_t k = 0; k < sizeof(layouts) / sizeof(*layouts); k++) {
-            snprintf(path, sizeof(path), layouts[k], u->dirs[i], build_id, build_id + 2);
-            if (is_binary(path, build_id))
-                return found(path);
-        }
-    }
-    return NULL;
 }
 
 /* This process's vDSO as a file (a memfd path), when it is the one the
@@ -143,7 +88,7 @@ static char *own_vdso(const char *build_id)
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
     if (write(fd, (const void *)start, end - start) != (ssize_t)(end - start) ||
-        !is_binary(path, build_id)) {
+        !binary_lookup_is_elf(path, build_id)) {
         close(fd);
         return NULL;
     }
@@ -163,7 +108,8 @@ static const char *binary_for(struct unwinder *u, const struct map *m)
     if (!strcmp(m->filename, "[vdso]"))
         b->path = own_vdso(m->build_id);
     else
-        b->path = m->filename[0] == '/' ? locate(u, m->filename, m->build_id) : NULL;
+        b->path = m->filename[0] == '/' ? binary_lookup_find(&u->lookup, m->filename, m->build_id)
+                                        : NULL;
     return b->path;
 }
 
@@ -327,8 +273,6 @@ void unwinder_free(struct unwinder *u)
         free(u->binaries[i].path);
     }
     free(u->binaries);
-    for (size_t i = 0; i < u->ndirs; i++)
-        free(u->dirs[i]);
-    free(u->dirs);
+    binary_lookup_free(&u->lookup);
     free(u);
 }

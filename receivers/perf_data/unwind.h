@@ -6,11 +6,9 @@
  * binaries the process had mapped. One Dwfl per process is kept while the
  * process's mappings stay the same, so CFI is parsed once, not per sample.
  *
- * Binaries are looked up by their recorded path (used only when its
- * build-id matches, or when none was recorded), then in each configured
- * directory by file name and by the build-id layouts .build-id/xx/rest
- * (debug directories) and .build-id/xx/rest/elf (perf's cache). The [vdso]
- * is this process's own when its build-id is the recorded one. x86-64 only.
+ * Binaries are found as lib/binary_lookup.h describes, in the configured
+ * directories; the [vdso] is this process's own when its build-id is the
+ * recorded one. x86-64 only.
  */
 #ifndef PROFD_PERF_UNWIND_H
 #define PROFD_PERF_UNWIND_H

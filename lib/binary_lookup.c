@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "binary_lookup.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *copy(const char *s)
+{
+    char *c = strdup(s);
+    if (!c)
+        abort();
+    return c;
+}
+
+static char **copy_all(const char *const *items, size_t n, bool expand_home)
+{
+    char **out = calloc(n ? n : 1, sizeof(*out));
+    const char *home = getenv("HOME");
+    if (!out)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        bool tilde = expand_home && home && !strncmp(items[i], "~/", 2);
+        if (asprintf(&out[i], "%s%s", tilde ? home : "", items[i] + (tilde ? 1 : 0)) < 0)
+            abort();
+    }
+    return out;
+}
+
+void binary_lookup_init(struct binary_lookup *l, const char *const *dirs, size_t ndirs,
+                        const char *const *remap_from, const char *const *remap_to,
+                        size_t nremaps, bool recorded_path)
+{
+    elf_version(EV_CURRENT);
+    l->dirs = copy_all(dirs, ndirs, true);
+    l->ndirs = ndirs;
+    l->remap_from = copy_all(remap_from, nremaps, false);
+    l->remap_to = copy_all(remap_to, nremaps, true);
+    l->nremaps = nremaps;
+    l->recorded_path = recorded_path;
+}
+
+/* Lowercase hex of n id bytes; trailing zero 4-byte groups of a 20-byte
+ * slot are dropped, as perf.data stores short ids. */
+static void hex_of(const unsigned char *id, size_t n, char out[41])
+{
+    if (n > 20)
+        n = 20;
+    while (n >= 4 && !memcmp(id + n - 4, "\0\0\0\0", 4))
+        n -= 4;
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
+    out[2 * n] = 0;
+}
+
+bool binary_lookup_is_elf(const char *path, const char *want)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    bool ok = elf && elf_kind(elf) == ELF_K_ELF;
+    if (ok && *want) {
+        const void *id;
+        ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+        char hex[41] = "";
+        if (n > 0)
+            hex_of(id, (size_t)n, hex);
+        char trimmed[41];
+        snprintf(trimmed, sizeof(trimmed), "%s", want);
+        for (size_t len = strlen(trimmed); len >= 8 && !strcmp(trimmed + len - 8, "00000000");
+             len -= 8)
+            trimmed[len - 8] = 0;
+        ok = n > 0 && !strcmp(hex, trimmed);
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return ok;
+}
+
+char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id)
+{
+    char path[4096];
+    if (l->recorded_path && binary_lookup_is_elf(filename, build_id))
+        return copy(filename);
+    for (size_t i = 0; i < l->nremaps; i++) {
+        size_t n = strlen(l->remap_from[i]);
+        if (!strncmp(filename, l->remap_from[i], n) && (!filename[n] || filename[n] == '/')) {
+            snprintf(path, sizeof(path), "%s%s", l->remap_to[i], filename + n);
+            if (binary_lookup_is_elf(path, build_id))
+                return copy(path);
+        }
+    }
+    const char *slash = strrchr(filename, '/');
+    const char *base = slash ? slash + 1 : filename;
+    static const char *const layouts[] = {"%s/.build-id/%.2s/%s", "%s/.build-id/%.2s/%s.debug",
+                                          "%s/.build-id/%.2s/%s/elf"};
+    for (size_t i = 0; i < l->ndirs; i++) {
+        for (size_t k = 0; strlen(build_id) > 2 && k < sizeof(layouts) / sizeof(*layouts); k++) {
+            snprintf(path, sizeof(path), layouts[k], l->dirs[i], build_id, build_id + 2);
+            if (binary_lookup_is_elf(path, build_id))
+                return copy(path);
+        }
+        snprintf(path, sizeof(path), "%s/%s", l->dirs[i], base);
+        if (*base && binary_lookup_is_elf(path, build_id))
+            return copy(path);
+    }
+    return NULL;
+}
+
+void binary_lookup_free(struct binary_lookup *l)
+{
+    for (size_t i = 0; i < l->ndirs; i++)
+        free(l->dirs[i]);
+    for (size_t i = 0; i < l->nremaps; i++) {
+        free(l->remap_from[i]);
+        free(l->remap_to[i]);
+    }
+    free(l->dirs);
+    free(l->remap_from);
+    free(l->remap_to);
+    *l = (struct binary_lookup){0};
+}

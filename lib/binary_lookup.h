@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Finding, on this host, the binary a profile or a recording names by path
+ * and GNU build-id. Compiled into the modules that need it (perf_data's
+ * unwinder, the symbolize processor).
+ *
+ * Candidates, in order: the recorded path (only when its build-id matches,
+ * or when none was recorded), the path with each remap applied (same
+ * check), then in each directory: .build-id/xx/rest, .build-id/xx/rest.debug
+ * (debug directories), .build-id/xx/rest/elf (perf's build-id cache), and
+ * the file name alone. A file of another build never stands in for it.
+ */
+#ifndef PROFD_BINARY_LOOKUP_H
+#define PROFD_BINARY_LOOKUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct binary_lookup {
+    char **dirs;                 /* a leading ~/ expanded to $HOME */
+    size_t ndirs;
+    char **remap_from, **remap_to;
+    size_t nremaps;
+    bool recorded_path;          /* try the recorded path itself */
+};
+
+/* Fills l from dirs[ndirs] and remap pairs (all copied). */
+void binary_lookup_init(struct binary_lookup *l, const char *const *dirs, size_t ndirs,
+                        const char *const *remap_from, const char *const *remap_to,
+                        size_t nremaps, bool recorded_path);
+/* The path of a local copy of filename with build_id (lowercase hex, ""
+ * when unknown), malloc'd, or NULL. */
+char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id);
+/* True when path is an ELF file and, if want is not empty, its GNU
+ * build-id is want (trailing zero 4-byte groups of a 20-byte id ignored). */
+bool binary_lookup_is_elf(const char *path, const char *want);
+void binary_lookup_free(struct binary_lookup *l);
+
+#endif

@@ -2,8 +2,9 @@
 /*
  * `profd convert IN... -o OUT`: builds a one-shot pipeline config (the
  * pprof_file receiver reading the inputs once, or perf_data when the first
- * input is a perf.data file; the pprof_file exporter writing OUT) and runs it
- * through the same modules the daemon uses.
+ * input is a perf.data file, then symbolize when that module is present;
+ * the pprof_file exporter writing OUT) and runs it through the same modules
+ * the daemon uses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "alloc.h"
 #include "cli.h"
 #include "daemon.h"
+#include "loader.h"
 #include "metrics.h"
 
 struct text {
@@ -193,11 +195,20 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
         add(&t, "\n");
         free(copy);
     }
+    /* perf.data holds bare addresses: symbolize them when the module is here. */
+    char err[512];
+    bool symbolize = perf && profd_loader_get(l, PROFD_PROCESSOR, "symbolize", err, sizeof(err));
+    if (symbolize) {
+        add(&t, "processors:\n  symbolize:\n    debug_directories: [");
+        add(&t, binary_dirs.buf ? binary_dirs.buf : "");
+        add(&t, binary_dirs.len ? ", " : "");
+        add(&t, "/usr/lib/debug, ~/.debug]\n");
+    }
     add(&t, "service:\n  telemetry: {metrics: {address: \"\"}, logs: {level: warn}}\n"
             "  pipelines:\n    profiles:\n      receivers: [");
     add(&t, perf ? "perf_data" : "pprof_file");
-    add(&t, "]\n"
-            "      exporters: [pprof_file]\n");
+    add(&t, symbolize ? "]\n      processors: [symbolize]\n" : "]\n");
+    add(&t, "      exporters: [pprof_file]\n");
     struct profd_run_options o = {.config_text = t.buf, .loader = l, .oneshot = true,
                                   .log_level = -1};
     int rc = profd_daemon_run(&o);

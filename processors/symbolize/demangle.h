@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Readable names from mangled ones (C++ and Rust's legacy scheme, through
+ * the C++ runtime's demangler). */
+#ifndef PROFD_DEMANGLE_H
+#define PROFD_DEMANGLE_H
+
+enum demangle_mode { DEMANGLE_FULL, DEMANGLE_TEMPLATES, DEMANGLE_NONE };
+
+/* The display name of symbol name (malloc'd): demangled with parameters
+ * (full), demangled without the parameter list (templates), or as it is
+ * (none, and for names that are not mangled). Rust's trailing ::h<hash>
+ * is dropped. */
+char *demangle(const char *name, enum demangle_mode mode);
+
+#endif

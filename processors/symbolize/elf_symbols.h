@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * One binary opened for symbolization with elfutils: ELF symbol tables
+ * (.symtab, .dynsym, and .gnu_debugdata's MiniDebugInfo), DWARF line tables
+ * and inlined subroutines, from the binary or from its separate debug file
+ * (found by build-id or .gnu_debuglink under the debug path).
+ */
+#ifndef PROFD_ELF_SYMBOLS_H
+#define PROFD_ELF_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_binary;
+
+/* One frame at an address, innermost first; strings live until the binary
+ * is closed. name is the DWARF or symbol name (mangled when the producer
+ * mangles), file "" and lines 0 when unknown. */
+struct elf_frame {
+    const char *name;
+    const char *file;
+    const char *dir;       /* the (absolute) compilation directory when file is
+                            * relative, else "" */
+    int64_t line, column, decl_line;
+};
+
+/* Opens path. debug_path is elfutils' debuginfo path: directories joined by
+ * ':', searched for separate debug files. NULL with err filled on failure. */
+struct elf_binary *elf_binary_open(const char *path, const char *debug_path, char *err,
+                                   size_t errlen);
+/* Sets *vaddr to the virtual address file offset off is loaded at, from
+ * the program headers. Returns 1, or 0 when no loadable segment holds it. */
+int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr);
+/* Frames at vaddr (innermost first), at most max. Returns how many. */
+size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max);
+/* An estimate of the memory the binary holds (its files' sizes). */
+size_t elf_binary_footprint(const struct elf_binary *b);
+void elf_binary_close(struct elf_binary *b);
+
+#endif

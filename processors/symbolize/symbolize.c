@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * processor symbolize: fills functions, files, lines and inline frames for
+ * every location that has an address and a mapping but no lines, from the
+ * binary the mapping names (found by build-id and path, never a different
+ * build). Locations already symbolized pass untouched. A location that
+ * cannot be symbolized stays as it is and is counted by reason
+ * (profd_symbolize_locations{result=...}); the record always goes on.
+ *
+ * Opened binaries are kept, least recently used first out, within
+ * max_memory (their files' sizes); a binary that could not be found is not
+ * looked for again before negative_ttl.
+ *
+ * Not yet: debuginfod, kernel symbols (kallsyms, System.map), JIT perf maps,
+ * Go's .gopclntab for Go binaries without DWARF, /proc/<pid>/root.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../lib/binary_lookup.h"
+#include "demangle.h"
+#include "elf_symbols.h"
+#include "profd/plugin.h"
+
+#define MAX_INLINE 64
+
+static const char *const demangle_modes[] = {"full", "templates", "none", NULL};
+
+struct config {
+    struct profd_str_list debug_directories;
+    struct profd_str_map path_remaps;
+    bool use_local_path;
+    int demangle;
+    bool keep_addresses;
+    uint64_t max_memory;
+    int64_t negative_ttl;
+};
+
+static const struct profd_option options[] = {
+    {"debug_directories", PROFD_OPT_STRING_LIST, offsetof(struct config, debug_directories),
+     "[/usr/lib/debug, ~/.debug]",
+     "where binaries and debug files are looked for: .build-id/xx/rest[.debug], perf's "
+     ".build-id/xx/rest/elf, by file name, and (for debug files) by .gnu_debuglink"},
+    {"path_remaps", PROFD_OPT_STRING_MAP, offsetof(struct config, path_remaps), NULL,
+     "recorded path prefix -> local prefix, e.g. {/app: /srv/app} (build-ids still checked)"},
+    {"use_local_path", PROFD_OPT_BOOL, offsetof(struct config, use_local_path), "true",
+     "use the mapping's own path on this host when its build-id matches"},
+    {"demangle", PROFD_OPT_ENUM, offsetof(struct config, demangle), "full",
+     "function names: demangled in full, without parameters (templates), or as mangled (none)",
+     .choices = demangle_modes},
+    {"keep_addresses", PROFD_OPT_BOOL, offsetof(struct config, keep_addresses), "true",
+     "keep each symbolized location's address (false: set it to 0)"},
+    {"max_memory", PROFD_OPT_SIZE, offsetof(struct config, max_memory), "256MiB",
+     "binaries kept open at once, by file size; least recently used closed first"},
+    {"negative_ttl", PROFD_OPT_DURATION, offsetof(struct config, negative_ttl), "5m",
+     "a binary not found is not looked for again for this long"},
+    {0},
+};
+
+/* Why a location was or was not symbolized, for the gauges. */
+enum result { R_SYMBOLIZED, R_NO_BINARY, R_NO_SYMBOLS, R_OUTSIDE, R_KERNEL, R_COUNT_ };
+static const char *const result_names[] = {"symbolized", "no_binary", "no_symbols",
+                                           "outside_segments", "kernel"};
+
+/* A binary by (recorded path, build-id): open, or known missing. */
+struct binary {
+    char *filename, *build_id;
+    struct elf_binary *elf;       /* NULL: not found (until retry_at) */
+    int64_t retry_at;
+    uint64_t last_used;
+};
+
+struct state {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    struct binary_lookup lookup;
+    char *debug_path;             /* elfutils' debuginfo path */
+    struct binary *binaries;
+    size_t nbinaries;
+    size_t open_bytes;
+    uint64_t clock;               /* use counter for LRU */
+    uint64_t results[R_COUNT_];
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
+                  void **out)
+{
+    const struct config *cfg = cfgp;
+    struct state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return PROFD_ERR;
+    *s = (struct state){.host = host, .self = self, .cfg = cfg};
+    binary_lookup_init(&s->lookup, (const char *const *)cfg->debug_directories.items,
+                       cfg->debug_directories.n, (const char *const *)cfg->path_remaps.keys,
+                       (const char *const *)cfg->path_remaps.values, cfg->path_remaps.n,
+                       cfg->use_local_path);
+    size_t len = 1;
+    for (size_t i = 0; i < s->lookup.ndirs; i++)
+        len += strlen(s->lookup.dirs[i]) + 1;
+    if (!(s->debug_path = calloc(1, len + 1)))
+        abort();
+    strcpy(s->debug_path, "-");   /* no CRC check of debuglink files */
+    for (size_t i = 0; i < s->lookup.ndirs; i++) {
+        strcat(s->debug_path, ":");
+        strcat(s->debug_path, s->lookup.dirs[i]);
+    }
+    *out = s;
+    return PROFD_OK;
+}
+
+/* ---- binaries ---- */
+
+static void close_binary(struct state *s, struct binary *b)
+{
+    if (!b->elf)
+        return;
+    s->open_bytes -= elf_binary_footprint(b->elf);
+    elf_binary_close(b->elf);
+    b->elf = NULL;
+    b->retry_at = 0;   /* evicted, not missing: may open again at once */
+}
+
+/* Closes the least recently used binaries until `need` more bytes fit. */
+static void make_room(struct state *s, size_t need)
+{
+    while (s->open_bytes + need > s->cfg->max_memory) {
+        struct binary *lru = NULL;
+        for (size_t i = 0; i < s->nbinaries; i++)
+            if (s->binaries[i].elf && (!lru || s->binaries[i].last_used < lru->last_used))
+                lru = &s->binaries[i];
+        if (!lru)
+            return;
+        close_binary(s, lru);
+    }
+}
+
+static struct binary *binary_entry(struct state *s, const char *filename, const char *build_id)
+{
+    for (size_t i = 0; i < s->nbinaries; i++)
+        if (!strcmp(s->binaries[i].filename, filename) && !strcmp(s->binaries[i].build_id, build_id))
+            return &s->binaries[i];
+    struct binary *grown = realloc(s->binaries, (s->nbinaries + 1) * sizeof(*grown));
+    if (!grown)
+        abort();
+    s->binaries = grown;
+    struct binary *b = &s->binaries[s->nbinaries++];
+    *b = (struct binary){strdup(filename), strdup(build_id)};
+    if (!b->filename || !b->build_id)
+        abort();
+    return b;
+}
+
+/* The opened binary for a mapping, or NULL (known missing for a while). */
+static struct elf_binary *binary_for(struct state *s, const char *filename, const char *build_id)
+{
+    struct binary *b = binary_entry(s, filename, build_id);
+    b->last_used = ++s->clock;
+    if (b->elf || (b->retry_at && now_ns() < b->retry_at))
+        return b->elf;
+    char *path = binary_lookup_find(&s->lookup, filename, build_id);
+    char err[512] = "not found";
+    struct elf_binary *elf = path ? elf_binary_open(path, s->debug_path, err, sizeof(err)) : NULL;
+    if (!elf) {
+        s->host->log(s->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
+                     build_id, err);
+        b->retry_at = now_ns() + s->cfg->negative_ttl;
+    } else {
+        make_room(s, elf_binary_footprint(elf));
+        s->open_bytes += elf_binary_footprint(elf);
+        b->elf = elf;
+    }
+    free(path);
+    return b->elf;
+}
+
+/* ---- functions of a profile ---- */
+
+/* Deduplicates functions by (name, system_name, filename, start_line). */
+struct function_index {
+    uint32_t *slots;   /* function ref, 0 = empty */
+    size_t mask;
+};
+
+static uint64_t function_hash(const struct profd_function *f)
+{
+    uint64_t h = f->name * 0x9e3779b97f4a7c15ull;
+    h ^= (f->system_name + (h << 6) + (h >> 2)) * 0xbf58476d1ce4e5b9ull;
+    h ^= (f->filename + (h << 6) + (h >> 2)) * 0x94d049bb133111ebull;
+    return h ^ (uint64_t)f->start_line;
+}
+
+static bool same_function(const struct profd_function *a, const struct profd_function *b)
+{
+    return a->name == b->name && a->system_name == b->system_name &&
+           a->filename == b->filename && a->start_line == b->start_line;
+}
+
+/* Adds ref (a function of p) to the index, which must have room. */
+static void index_put(struct function_index *ix, const struct profd_profile *p, uint32_t ref)
+{
+    size_t i = function_hash(&p->functions[ref - 1]) & ix->mask;
+    while (ix->slots[i])
+        i = (i + 1) & ix->mask;
+    ix->slots[i] = ref;
+}
+
+static void index_build(struct function_index *ix, const struct profd_profile *p, size_t room)
+{
+    size_t size = 64;
+    while (size < 2 * (p->nfunctions + room))
+        size *= 2;
+    if (!(ix->slots = calloc(size, sizeof(*ix->slots))))
+        abort();
+    ix->mask = size - 1;
+    for (uint32_t i = 0; i < p->nfunctions; i++)
+        index_put(ix, p, i + 1);
+}
+
+/* The ref of function f in p, added when new. */
+static uint32_t function_ref(const struct profd_host *h, struct profd_profile *p,
+                             struct function_index *ix, const struct profd_function *f)
+{
+    for (size_t i = function_hash(f) & ix->mask; ix->slots[i]; i = (i + 1) & ix->mask)
+        if (same_function(&p->functions[ix->slots[i] - 1], f))
+            return ix->slots[i];
+    if (p->nfunctions == p->functions_cap) {
+        uint32_t cap = p->functions_cap ? 2 * p->functions_cap : 64;
+        struct profd_function *grown = h->profile_alloc(p, cap * sizeof(*grown));
+        if (p->nfunctions)
+            memcpy(grown, p->functions, p->nfunctions * sizeof(*grown));
+        p->functions = grown;
+        p->functions_cap = cap;
+    }
+    p->functions[p->nfunctions++] = *f;
+    if (2 * p->nfunctions > ix->mask + 1) {   /* keep the load at most 1/2 */
+        free(ix->slots);
+        index_build(ix, p, p->nfunctions);
+    } else {
+        index_put(ix, p, p->nfunctions);
+    }
+    return p->nfunctions;
+}
+
+/* ---- locations ---- */
+
+static uint32_t intern(const struct profd_host *h, struct profd_profile *p, const char *s)
+{
+    return h->profile_intern(p, s, strlen(s));
+}
+
+static bool is_kernel(const char *filename)
+{
+    return !strncmp(filename, "[kernel.kallsyms]", 17) || !strcmp(filename, "[vmlinux]") ||
+           strstr(filename, ".ko") != NULL;
+}
+
+/* Symbolizes location l of mapping m from binary b. */
+static enum result symbolize_location(struct state *s, struct profd_profile *p,
+                                      struct function_index *ix, struct profd_location *l,
+                                      struct profd_mapping *m, struct elf_binary *b)
+{
+    const struct profd_host *h = s->host;
+    uint64_t vaddr;
+    if (l->address < m->memory_start ||
+        !elf_binary_vaddr(b, l->address - m->memory_start + m->file_offset, &vaddr))
+        return R_OUTSIDE;
+    struct elf_frame frames[MAX_INLINE];
+    size_t n = elf_binary_frames(b, vaddr, frames, MAX_INLINE);
+    if (!n)
+        return R_NO_SYMBOLS;
+    l->lines = h->profile_alloc(p, n * sizeof(*l->lines));
+    l->nlines = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        char *display = demangle(frames[i].name, (enum demangle_mode)s->cfg->demangle);
+        char file[4096];
+        snprintf(file, sizeof(file), "%s%s%s", frames[i].dir, frames[i].dir[0] ? "/" : "",
+                 frames[i].file);
+        struct profd_function f = {intern(h, p, display), intern(h, p, frames[i].name),
+                                   intern(h, p, file), frames[i].decl_line};
+        free(display);
+        l->lines[i] = (struct profd_line){function_ref(h, p, ix, &f), frames[i].line,
+                                          frames[i].column};
+        m->has_filenames |= frames[i].file[0] != 0;
+        m->has_line_numbers |= frames[i].line != 0;
+    }
+    m->has_functions = true;
+    m->has_inline_frames |= n > 1;
+    if (!s->cfg->keep_addresses)
+        l->address = 0;
+    return R_SYMBOLIZED;
+}
+
+/* Symbolizes every location of p that has an address and a mapping but no
+ * lines. Returns true when anything changed. */
+static bool symbolize_profile(struct state *s, struct profd_profile *p)
+{
+    struct elf_binary **bins = calloc(p->nmappings + 1, sizeof(*bins));
+    bool *looked = calloc(p->nmappings + 1, sizeof(*looked));
+    if (!bins || !looked)
+        abort();
+    struct function_index ix = {0};
+    index_build(&ix, p, 0);
+    bool changed = false;
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        struct profd_location *l = &p->locations[i];
+        if (l->nlines || !l->mapping || l->mapping > p->nmappings)
+            continue;
+        struct profd_mapping *m = &p->mappings[l->mapping - 1];
+        char filename[4096], build_id[128];
+        const struct profd_str *fs = &p->strings[m->filename], *bs = &p->strings[m->build_id];
+        snprintf(filename, sizeof(filename), "%.*s", (int)fs->len, fs->ptr);
+        snprintf(build_id, sizeof(build_id), "%.*s", (int)bs->len, bs->ptr);
+        enum result r;
+        if (is_kernel(filename)) {
+            r = R_KERNEL;
+        } else {
+            if (!looked[l->mapping]) {
+                looked[l->mapping] = true;
+                bins[l->mapping] = filename[0] == '/' ? binary_for(s, filename, build_id) : NULL;
+            }
+            r = bins[l->mapping] ? symbolize_location(s, p, &ix, l, m, bins[l->mapping])
+                                 : R_NO_BINARY;
+        }
+        s->results[r]++;
+        changed |= r == R_SYMBOLIZED;
+    }
+    free(ix.slots);
+    free(bins);
+    free(looked);
+    return changed;
+}
+
+static void publish_results(struct state *s)
+{
+    char labels[64];
+    for (int r = 0; r < R_COUNT_; r++) {
+        snprintf(labels, sizeof(labels), "result=\"%s\"", result_names[r]);
+        s->host->gauge_set(s->self, "profd_symbolize_locations",
+                           "locations seen by the symbolizer, by outcome", labels,
+                           (double)s->results[r]);
+    }
+}
+
+static int consume(void *st, struct profd_batch *b)
+{
+    struct state *s = st;
+    for (size_t i = 0; i < b->nrecords; i++) {
+        struct profd_record *r = b->records[i];
+        char err[512];
+        struct profd_profile *p = s->host->record_profile(r, err, sizeof(err));
+        if (!p) {
+            s->host->log(s->self, PROFD_LOG_WARN, "left unsymbolized: %s", err);
+            continue;
+        }
+        if (symbolize_profile(s, p))
+            s->host->record_touch(r);
+    }
+    publish_results(s);
+    return s->host->emit(s->self, b);
+}
+
+static void destroy(void *st)
+{
+    struct state *s = st;
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nbinaries; i++) {
+        close_binary(s, &s->binaries[i]);
+        free(s->binaries[i].filename);
+        free(s->binaries[i].build_id);
+    }
+    free(s->binaries);
+    binary_lookup_free(&s->lookup);
+    free(s->debug_path);
+    free(s);
+}
+
+static const struct profd_plugin plugin = {
+    PROFD_PLUGIN_HEADER,
+    .kind = PROFD_PROCESSOR,
+    .type = "symbolize",
+    .description = "addresses to functions, files, lines and inline frames (ELF, DWARF)",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .flags = PROFD_PLUGIN_MUTATES,
+    .create = create,
+    .consume = consume,
+    .destroy = destroy,
+};
+
+PROFD_PLUGIN_DEFINE(plugin)

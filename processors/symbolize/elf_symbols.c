@@ -114,8 +114,13 @@ static size_t dwarf_frames(struct elf_binary *b, Dwarf_Addr addr, struct elf_fra
     const char *comp_dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
     if (!comp_dir || comp_dir[0] != '/')
         comp_dir = "";   /* a relative one (glibc's "./elf") says nothing more */
-    Dwarf_Die *scopes = NULL;
-    int nscopes = dwarf_getscopes(cu, addr - dwbias, &scopes);
+    /* The innermost scope at addr, then its concrete parents (getscopes
+     * alone would go on through an inlined function's abstract origin). */
+    Dwarf_Die *at = NULL, *scopes = NULL;
+    int nscopes = 0;
+    if (dwarf_getscopes(cu, addr - dwbias, &at) > 0)
+        nscopes = dwarf_getscopes_die(&at[0], &scopes);
+    free(at);
     size_t n = 0;
     int64_t cur_line = line, cur_column = column;
     for (int i = 0; i < nscopes && n < max; i++) {
@@ -136,6 +141,25 @@ static size_t dwarf_frames(struct elf_binary *b, Dwarf_Addr addr, struct elf_fra
     return n;
 }
 
+/* The function symbol with the highest address at or below addr, or NULL. */
+static const char *preceding_function(struct elf_binary *b, Dwarf_Addr addr)
+{
+    int n = dwfl_module_getsymtab(b->mod);
+    const char *best = NULL;
+    GElf_Addr best_at = 0;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &value, NULL, NULL, NULL);
+        if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && value <= addr &&
+            (!best || value > best_at)) {
+            best = name;
+            best_at = value;
+        }
+    }
+    return best;
+}
+
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
     if (!max)
@@ -144,12 +168,25 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     size_t n = dwarf_frames(b, addr, out, max);
     if (n)
         return n;
+    /* No DWARF function here: the symbol, else the nearest function symbol
+     * before addr (padding after a function's end), and the line table. */
     GElf_Off off;
     GElf_Sym sym;
     const char *name = dwfl_module_addrinfo(b->mod, addr, &off, &sym, NULL, NULL, NULL);
     if (!name)
+        name = preceding_function(b, addr);
+    if (!name)
         return 0;
     out[0] = (struct elf_frame){name, "", "", 0, 0, 0};
+    int line = 0;
+    Dwfl_Line *l = dwfl_module_getsrc(b->mod, addr);
+    const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+    const char *dir = l ? dwfl_line_comp_dir(l) : NULL;
+    if (file) {
+        out[0].file = file;
+        out[0].dir = file[0] != '/' && dir && dir[0] == '/' ? dir : "";
+        out[0].line = line;
+    }
     return 1;
 }
 

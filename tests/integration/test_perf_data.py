@@ -51,7 +51,8 @@ def script_stacks(text, unwound=False):
 def converted_stacks(path, pid):
     """The same from one of profd's per-process outputs (sample labels tid
     and comm), read by `go tool pprof -raw`."""
-    raw = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True,
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
+                         capture_output=True, text=True,
                          timeout=120).stdout
     maps = {m[0]: (int(m[1], 16), int(m[2], 16), m[3])
             for m in re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
@@ -105,6 +106,36 @@ class PerfDataTest(ProfdTestCase):
             got, want = addresses_only(got), addresses_only(want)
         self.assertEqual(got, want)
         return got
+
+    def test_user_functions_symbolized_like_perf_script(self):
+        """Functions of the corpus binaries' frames: profd's symbolize
+        processor (by build-id from the corpus bin/) against perf script."""
+        bins = os.path.join(CORPUS_PERF, "..", "bin")
+        for name in ["burn.fp", "mt", "sysc", "burn.dwarf"]:
+            with open(os.path.join(CORPUS_PERF, "expected", name + ".script.txt")) as f:
+                want = {(int(a, 16), os.path.basename(d)): sym for a, sym, d in re.findall(
+                    r"^\s+([0-9a-f]+) (\w+)(?:\+0x[0-9a-f]+)? \((/tmp/profd-corpus/bin/\w+)\)$",
+                    f.read(), re.M)}
+            out = self.path(name + ".pb.gz")
+            r = subprocess.run([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o",
+                                out, "--binary-dir", bins], capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", out],
+                                 capture_output=True, text=True, timeout=120).stdout
+            maps = {m[0]: (int(m[1], 16), int(m[2], 16), os.path.basename(m[3])) for m in
+                    re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
+            got = {}
+            for lid, addr, m, fn in re.findall(r"^\s+(\d+): (0x[0-9a-f]+) M=(\d+) (\S+) ", raw,
+                                               re.M):
+                start, off, base = maps[m]
+                if base in ("burn", "mt", "sysc"):
+                    got[int(addr, 16) - start + off] = (base, fn)
+            self.assertGreater(len(got), 3, name)
+            for a, (base, fn) in got.items():
+                # perf names the return address, profd the call before it (a - 1).
+                self.assertIn(want.get((a, base), want.get((a + 1, base))), (fn,),
+                              "%s: %s+%#x" % (name, base, a))
 
     def test_dwarf_stacks_unwound_like_perf_script(self):
         got = self.check("burn.dwarf", "--binary-dir", os.path.join(CORPUS_PERF, "..", "bin"),

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: Apache-2.0
+"""symbolize processor: function names, files, lines and inline chains equal
+what `addr2line -f -i -C` says for the same addresses."""
+import glob
+import gzip
+import os
+import re
+import shutil
+import subprocess
+
+from harness import PROFD, ROOT, ProfdTestCase
+
+CORPUS = os.environ.get("PROFD_CORPUS", "")
+SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
+BASE = 0x7f0000000000   # where the test "process" loaded its binary
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(num, value):
+    """An int (varint) or bytes (length-delimited) field."""
+    if isinstance(value, int):
+        return varint(num << 3) + varint(value)
+    return varint(num << 3 | 2) + varint(len(value)) + value
+
+
+def pprof(mapping, addresses):
+    """A raw pprof profile: one sample per address, all in one mapping
+    (start, limit, offset, filename, build_id)."""
+    strings = ["", "samples", "count", mapping[3], mapping[4]]
+    out = field(1, field(1, 1) + field(2, 2))
+    for i in range(len(addresses)):
+        out += field(2, field(1, i + 1) + field(2, 1))
+    out += field(3, field(1, 1) + field(2, mapping[0]) + field(3, mapping[1]) +
+                 field(4, mapping[2]) + field(5, 3) + field(6, 4))
+    for i, a in enumerate(addresses):
+        out += field(4, field(1, i + 1) + field(2, 1) + field(3, a))
+    for s in strings:
+        out += field(6, s.encode())
+    return out
+
+
+def build_id(path):
+    notes = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", notes)
+    return m.group(1) if m else ""
+
+
+def text_segment(path):
+    """(p_offset, p_vaddr, p_filesz) of the executable PT_LOAD."""
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
+    for m in re.finditer(r"LOAD\s+(0x\w+) (0x\w+) \S+ (0x\w+) \S+ (.*?)\s+0x", out):
+        if "E" in m.group(4):
+            return int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16)
+    raise AssertionError("no executable segment in " + path)
+
+
+def function_addresses(path, names):
+    """Every instruction address of the named functions (ELF addresses)."""
+    out = subprocess.run(["objdump", "-d", path], capture_output=True, text=True).stdout
+    addrs = []
+    for name in names:
+        body = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)\n\n" % re.escape(name), out, re.M | re.S)
+        addrs += [int(a, 16) for a in re.findall(r"^\s+([0-9a-f]+):", body.group(1), re.M)]
+    return addrs
+
+
+def addr2line(path, addrs):
+    """{address: [(function, file, line)] innermost first}."""
+    out = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", path] +
+                         ["%#x" % a for a in addrs], capture_output=True, text=True,
+                         timeout=120).stdout
+    res = {}
+    for group in re.split(r"^(?=0x[0-9a-f]+$)", out, flags=re.M):
+        lines = group.splitlines()
+        if not lines:
+            continue
+        frames = []
+        for fn, loc in zip(lines[1::2], lines[2::2]):
+            loc = re.sub(r" \(discriminator \d+\)$", "", loc)
+            file, _, line = loc.rpartition(":")
+            frames.append((fn, "" if file == "??" else file, int(line) if line.isdigit() else 0))
+        res[int(lines[0], 16)] = frames
+    return res
+
+
+def symbolized(path):
+    """{address: [(function, file, line)] innermost first} from profd's
+    output, read by `go tool pprof -raw`."""
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
+                         capture_output=True, text=True,
+                         timeout=120).stdout
+    locs = raw.split("Locations\n")[1].split("Mappings\n")[0]
+    res = {}
+    current = None
+    for line in locs.splitlines():
+        m = re.match(r"^\s+\d+: (0x[0-9a-f]+) M=\d+ ?(.*)$", line)
+        if m:
+            current = res.setdefault(int(m.group(1), 16), [])
+            rest = m.group(2)
+        else:
+            rest = line.strip()
+        f = re.match(r"^(.*) (\S*):(\d+) s=\d+$", rest)
+        if f and current is not None:
+            current.append((f.group(1), f.group(2), int(f.group(3))))
+    return res
+
+
+CONFIG = """
+receivers:
+  pprof_file:
+    include: [in/*.pb.gz]
+    oneshot: true
+    after_ingest: keep
+    poll_interval: 0s
+    source_label: __file__
+processors:
+  symbolize:
+    debug_directories: [%s]
+exporters:
+  pprof_file: {directory: out, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
+"""
+
+
+class SymbolizeTest(ProfdTestCase):
+
+    def compile(self, name, *flags):
+        path = self.path(name)
+        subprocess.run(["gcc", "-O2", "-g"] + list(flags) + [SOURCE, "-o", path], check=True,
+                       timeout=120)
+        return path
+
+    def run_symbolize(self, profiles, debug_dirs=()):
+        """Writes {name: raw pprof} to in/, runs profd over them, returns
+        {name: symbolized(output)}."""
+        os.makedirs(self.path("in"))
+        for name, data in profiles.items():
+            with open(self.path("in", name + ".pb.gz"), "wb") as f:
+                f.write(gzip.compress(data))
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write(CONFIG % ", ".join(debug_dirs))
+        r = subprocess.run([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.log = r.stderr
+        return {name: symbolized(glob.glob(self.path("out", "**", name + "*"), recursive=True)[0])
+                for name in profiles}
+
+    def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None):
+        """Every instruction of walk, outer and main, as a process would have
+        it loaded at BASE, symbolized by profd and by addr2line."""
+        addrs = function_addresses(binary, ["walk", "outer", "main"])
+        off, vaddr, size = text_segment(binary)
+        pie = vaddr < 0x400000
+        base = BASE if pie else 0
+        start = base + vaddr
+        mapping = (start, start + size, off, recorded_path or binary, build_id(binary))
+        got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])}, debug_dirs)["p"]
+        want = addr2line(oracle or binary, addrs)
+        self.assertEqual(len(want), len(addrs))
+        self.assertTrue(any(len(f) > 2 for f in want.values()), "no inline chains to compare")
+        for a in addrs:
+            self.assertEqual(got.get(base + a), want[a], "address %#x" % a)
+
+    def test_pie_with_inlining_matches_addr2line(self):
+        self.check_against_addr2line(self.compile("inl", "-fPIE", "-pie"))
+
+    def test_non_pie_matches_addr2line(self):
+        self.check_against_addr2line(self.compile("inl", "-no-pie"))
+
+    def test_stripped_binary_with_debug_file_by_build_id(self):
+        full = self.compile("inl.full")
+        stripped = self.path("inl")
+        bid = build_id(full)
+        debug_dir = self.path("debug", ".build-id", bid[:2])
+        os.makedirs(debug_dir)
+        subprocess.run(["objcopy", "--only-keep-debug", full, os.path.join(debug_dir,
+                        bid[2:] + ".debug")], check=True)
+        subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
+        self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full)
+
+    def test_binary_found_through_build_id_directory_by_a_foreign_path(self):
+        binary = self.compile("inl")
+        bid = build_id(binary)
+        d = self.path("cache", ".build-id", bid[:2], bid[2:])
+        os.makedirs(d)
+        shutil.copy(binary, os.path.join(d, "elf"))   # perf's build-id cache layout
+        self.check_against_addr2line(binary, recorded_path="/nonexistent/app/inl",
+                                     debug_dirs=[self.path("cache")])
+
+    def test_other_build_is_never_used(self):
+        binary = self.compile("inl")
+        addrs = function_addresses(binary, ["walk"])
+        off, vaddr, size = text_segment(binary)
+        mapping = (BASE + vaddr, BASE + vaddr + size, off, binary, "00" * 20)
+        got = self.run_symbolize({"p": pprof(mapping, [BASE + a for a in addrs])})["p"]
+        self.assertTrue(all(not frames for frames in got.values()), got)
+        self.assertIn("not found", self.log)

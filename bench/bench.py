@@ -22,10 +22,10 @@
 4. perf.data: recordings of at least PERF_MB (100) MB of bench/perf_load.c
    (4 threads, recursive call trees), one at -F 20000 with frame-pointer
    callchains, one at -F 1000 with --call-graph dwarf (8 KiB stack copies,
-   unwound with DWARF CFI): `profd convert big.data -o out.pb.gz` against
-   `perf script -i big.data` (output to /dev/null), wall time and peak RSS,
-   median of RUNS runs each; profd's peak RSS also as a fraction of the
-   file size.
+   unwound with DWARF CFI): `profd convert big.data -o out.pb.gz` (with the
+   symbolize processor, and with --no-symbolize) against `perf script -i
+   big.data` (output to /dev/null), wall time and peak RSS, median of RUNS
+   runs each; profd's peak RSS also as a fraction of the file size.
 
 BENCH="codec passthrough scrape perf" selects sections (all by default).
 """
@@ -297,17 +297,22 @@ def perf_bench(work, call_graph, freq):
     if not data:
         return
     out = os.path.join(work, "perf.pb.gz")
-    rows = {"profd": [], "perf": []}
+    bins = os.path.join(BUILD, "bench")
+    rows = {"profd": [], "profd addresses": [], "perf": []}
     for _ in range(RUNS):   # interleaved, so machine noise hits both alike
-        rows["profd"].append(gnu_time([PROFD, "convert", data, "-o", out]))
+        rows["profd"].append(gnu_time([PROFD, "convert", data, "-o", out, "--binary-dir", bins]))
+        rows["profd addresses"].append(gnu_time([PROFD, "convert", data, "-o", out,
+                                                 "--no-symbolize"]))
         rows["perf"].append(gnu_time(["perf", "script", "-i", data]))
     med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
            for k, v in rows.items()}
     size = os.path.getsize(data)
-    print("| perf.data (--call-graph %s) | %.0f MB | %.2f s / %.1f MB | %.2f s / %.1f MB | %.1fx | "
-          "1/%.1f |" % (call_graph, size / 1e6, med["profd"][0], med["profd"][1] / 1024, med["perf"][0],
-                        med["perf"][1] / 1024, med["perf"][0] / max(med["profd"][0], 1e-3),
-                        size / 1024 / med["profd"][1]), flush=True)
+    for key, what in (("profd", "symbolized"), ("profd addresses", "addresses only")):
+        print("| perf.data (--call-graph %s), %s | %.0f MB | %.2f s / %.1f MB | %.2f s / %.1f MB | "
+              "%.1fx | 1/%.1f |" % (call_graph, what, size / 1e6, med[key][0], med[key][1] / 1024,
+                                    med["perf"][0], med["perf"][1] / 1024,
+                                    med["perf"][0] / max(med[key][0], 1e-3),
+                                    size / 1024 / med[key][1]), flush=True)
 
 
 def main():

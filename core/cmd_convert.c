@@ -51,7 +51,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: profd convert IN... -o OUT\n"
                     "       perf.data only: [--split pid|event|none] [--sample-labels tid,comm,cpu]\n"
-                    "                       [--partial] [--binary-dir DIR]...\n"
+                    "                       [--partial] [--binary-dir DIR]... [--no-symbolize]\n"
                     "       (IN '-' is a pipe-mode perf.data on standard input; OUT '-' is\n"
                     "       standard output; several inputs, or a perf.data split by pid or\n"
                     "       event, need OUT to be a directory)\n");
@@ -108,7 +108,7 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
 {
     const char *out = NULL, *split = NULL, *sample_labels = NULL;
     struct text binary_dirs = {0};   /* YAML flow list items */
-    bool partial = false;
+    bool partial = false, no_symbolize = false;
     struct text t = {0};
     size_t ninputs = 0;
     bool perf = argc > 0 && (!strcmp(argv[0], "-") || (argv[0][0] != '-' && is_perf_data(argv[0])));
@@ -134,6 +134,10 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
         if (!strcmp(argv[i], "--binary-dir") && i + 1 < argc) {
             add(&binary_dirs, binary_dirs.len ? ", " : "");
             add_quoted(&binary_dirs, argv[++i], false);
+            continue;
+        }
+        if (!strcmp(argv[i], "--no-symbolize")) {
+            no_symbolize = true;
             continue;
         }
         if (!strcmp(argv[i], "--partial")) {
@@ -197,7 +201,8 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
     }
     /* perf.data holds bare addresses: symbolize them when the module is here. */
     char err[512];
-    bool symbolize = perf && profd_loader_get(l, PROFD_PROCESSOR, "symbolize", err, sizeof(err));
+    bool symbolize = perf && !no_symbolize &&
+                     profd_loader_get(l, PROFD_PROCESSOR, "symbolize", err, sizeof(err));
     if (symbolize) {
         add(&t, "processors:\n  symbolize:\n    debug_directories: [");
         add(&t, binary_dirs.buf ? binary_dirs.buf : "");

@@ -3,7 +3,7 @@
 # its tests and benchmarks) when any is missing. Idempotent and quiet when
 # everything is present.
 set -eu
-build="gcc make pkg-config libyaml-dev libprotobuf-c-dev protobuf-c-compiler libevent-dev
+build="gcc g++ make pkg-config libyaml-dev libprotobuf-c-dev protobuf-c-compiler libevent-dev
 libdeflate-dev libjansson-dev libpcre2-dev libssl-dev libcurl4-openssl-dev libzstd-dev libdw-dev libelf-dev"
 test="clang libclang-rt-14-dev golang-go golang-github-felixge-fgprof-dev python3 valgrind time procps nginx-light curl openssl linux-perf"
 want=$build

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
 # FUZZ_SECONDS (default 10) from its seeds: the pprof decoder from the shared
-# Go corpus; the perf.data reader from the shared perf corpus; the config
-# loader, relabel engine and file_sd reader from tests/fuzz/seeds/<name>.
+# Go corpus; the perf.data reader from the shared perf corpus; symbolize's
+# ELF/DWARF reading from the corpus binaries; the config loader, relabel
+# engine and file_sd reader from tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -27,15 +28,18 @@ receivers/perf_data/unwind.c lib/binary_lookup.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
     -lzstd -ldw -lelf -ldl -lm
+clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c -o $FUZZ_BUILD/fuzz_elf \
+    -ldw -lelf
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf config relabel sd_file}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in
     pprof) seeds="$CORPUS/go" ;;
     perf) seeds="$CORPUS/perf" ;;
+    elf) seeds="$CORPUS/bin" ;;
     *) seeds=tests/fuzz/seeds/$t ;;
     esac
     echo "fuzz_$t: ${SECONDS_EACH}s"

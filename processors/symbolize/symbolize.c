@@ -11,8 +11,14 @@
  * max_memory (their files' sizes); a binary that could not be found is not
  * looked for again before negative_ttl.
  *
- * Not yet: debuginfod, kernel symbols (kallsyms, System.map), JIT perf maps,
- * Go's .gopclntab for Go binaries without DWARF, /proc/<pid>/root.
+ * Kernel frames ([kernel.kallsyms] mappings) get function names from
+ * /proc/kallsyms only when the running kernel's build-id is the recorded
+ * one (a different KASLR offset is undone through _text), or from a
+ * configured System.map.
+ *
+ * Not yet: debuginfod, vmlinux with DWARF for kernel lines, kernel modules,
+ * JIT perf maps, Go's .gopclntab for Go binaries without DWARF,
+ * /proc/<pid>/root.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +28,7 @@
 #include "../../lib/binary_lookup.h"
 #include "demangle.h"
 #include "elf_symbols.h"
+#include "kernel_symbols.h"
 #include "profd/plugin.h"
 
 #define MAX_INLINE 64
@@ -36,6 +43,7 @@ struct config {
     bool keep_addresses;
     uint64_t max_memory;
     int64_t negative_ttl;
+    char *kallsyms, *kernel_notes, *system_map;
 };
 
 static const struct profd_option options[] = {
@@ -56,6 +64,13 @@ static const struct profd_option options[] = {
      "binaries kept open at once, by file size; least recently used closed first"},
     {"negative_ttl", PROFD_OPT_DURATION, offsetof(struct config, negative_ttl), "5m",
      "a binary not found is not looked for again for this long"},
+    {"kallsyms", PROFD_OPT_STRING, offsetof(struct config, kallsyms), "/proc/kallsyms",
+     "kernel symbols of the running kernel, used when its build-id (kernel_notes) is the "
+     "recorded one; \"\" turns this off"},
+    {"kernel_notes", PROFD_OPT_STRING, offsetof(struct config, kernel_notes), "/sys/kernel/notes",
+     "where the running kernel's build-id is read"},
+    {"system_map", PROFD_OPT_STRING, offsetof(struct config, system_map), NULL,
+     "a System.map for kernel frames, used whatever their build-id"},
     {0},
 };
 
@@ -82,6 +97,10 @@ struct state {
     size_t nbinaries;
     size_t open_bytes;
     uint64_t clock;               /* use counter for LRU */
+    struct kernel_symbols *kernel;    /* loaded on the first kernel frame */
+    bool kernel_tried;
+    bool kernel_any_build;        /* from system_map: no build-id check */
+    char kernel_build_id[41];     /* of the table's kernel ("" with system_map) */
     uint64_t results[R_COUNT_];
 };
 
@@ -258,6 +277,53 @@ static uint32_t intern(const struct profd_host *h, struct profd_profile *p, cons
     return h->profile_intern(p, s, strlen(s));
 }
 
+/* The kernel symbol table for a mapping of that build-id, or NULL. */
+static const struct kernel_symbols *kernel_table(struct state *s, const char *build_id)
+{
+    const struct config *c = s->cfg;
+    if (!s->kernel_tried) {
+        s->kernel_tried = true;
+        char err[512];
+        const char *path = c->system_map ? c->system_map : c->kallsyms;
+        s->kernel_any_build = c->system_map != NULL;
+        if (!s->kernel_any_build && path && *path)
+            kernel_build_id(c->kernel_notes, s->kernel_build_id);
+        if (path && *path && (s->kernel_any_build || s->kernel_build_id[0]) &&
+            !(s->kernel = kernel_symbols_load(path, err, sizeof(err))))
+            s->host->log(s->self, PROFD_LOG_INFO, "kernel frames stay addresses: %s", err);
+    }
+    if (!s->kernel || (!s->kernel_any_build && strcmp(build_id, s->kernel_build_id)))
+        return NULL;
+    return s->kernel;
+}
+
+/* Names kernel location l of mapping m ("[kernel.kallsyms]_text", whose
+ * file offset is where _text was when recorded). */
+static enum result symbolize_kernel(struct state *s, struct profd_profile *p,
+                                    struct function_index *ix, struct profd_location *l,
+                                    struct profd_mapping *m, const char *filename,
+                                    const char *build_id)
+{
+    const struct profd_host *h = s->host;
+    const struct kernel_symbols *k = strncmp(filename, "[kernel.kallsyms]", 17)
+                                         ? NULL : kernel_table(s, build_id);
+    if (!k)
+        return R_KERNEL;
+    uint64_t addr = l->address;
+    if (m->file_offset && kernel_symbols_text(k))   /* another boot's KASLR offset */
+        addr = addr - m->file_offset + kernel_symbols_text(k);
+    const char *name = kernel_symbols_find(k, addr);
+    if (!name)
+        return R_NO_SYMBOLS;
+    uint32_t n = intern(h, p, name);
+    struct profd_function f = {n, n, 0, 0};
+    l->lines = h->profile_alloc(p, sizeof(*l->lines));
+    l->lines[0] = (struct profd_line){function_ref(h, p, ix, &f), 0, 0};
+    l->nlines = 1;
+    m->has_functions = true;
+    return R_SYMBOLIZED;
+}
+
 static bool is_kernel(const char *filename)
 {
     return !strncmp(filename, "[kernel.kallsyms]", 17) || !strcmp(filename, "[vmlinux]") ||
@@ -322,7 +388,7 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p)
         snprintf(build_id, sizeof(build_id), "%.*s", (int)bs->len, bs->ptr);
         enum result r;
         if (is_kernel(filename)) {
-            r = R_KERNEL;
+            r = symbolize_kernel(s, p, &ix, l, m, filename, build_id);
         } else {
             if (!looked[l->mapping]) {
                 looked[l->mapping] = true;
@@ -380,6 +446,7 @@ static void destroy(void *st)
         free(s->binaries[i].build_id);
     }
     free(s->binaries);
+    kernel_symbols_free(s->kernel);
     binary_lookup_free(&s->lookup);
     free(s->debug_path);
     free(s);

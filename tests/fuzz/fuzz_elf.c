@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer driver: the symbolize processor's ELF and DWARF reading, on a
- * (corrupted) binary written to a memory file: open it, translate file
- * offsets, and symbolize addresses across its loadable segments. */
+/* libFuzzer driver: the symbolize processor's file readers on bytes written
+ * to a memory file: ELF and DWARF (open, translate file offsets, symbolize
+ * addresses across the loadable segments), the kernel notes build-id, and
+ * the kallsyms table. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "../../processors/symbolize/elf_symbols.h"
+#include "../../processors/symbolize/kernel_symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -27,6 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
             elf_binary_frames(b, vaddr, frames, 16);
     }
     elf_binary_close(b);
+    char id[41];
+    kernel_build_id(path, id);
+    struct kernel_symbols *k = kernel_symbols_load(path, err, sizeof(err));
+    for (uint64_t a = 0; k && a < 64; a++)
+        kernel_symbols_find(k, kernel_symbols_text(k) + a * 4099);
+    kernel_symbols_free(k);
     close(fd);
     return 0;
 }

@@ -137,6 +137,58 @@ class PerfDataTest(ProfdTestCase):
                 self.assertIn(want.get((a, base), want.get((a + 1, base))), (fn,),
                               "%s: %s+%#x" % (name, base, a))
 
+    def test_kernel_functions_from_kallsyms_like_perf_script(self):
+        """Kernel frames are named from /proc/kallsyms only when the running
+        kernel is the recorded one (its build-id), else left as addresses."""
+        with open(os.path.join(CORPUS_PERF, "expected", "sysc.script.txt")) as f:
+            want = {int(a, 16): sym for a, sym in re.findall(
+                r"^\s+([0-9a-f]+) ([\w.]+)(?:\+0x[0-9a-f]+)? \(\[kernel\.kallsyms\]\)$", f.read(),
+                re.M)}
+        out = self.path("k.pb.gz")
+        r = subprocess.run([PROFD, "convert", os.path.join(CORPUS_PERF, "sysc.data"), "-o", out],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", out],
+                             capture_output=True, text=True, timeout=120).stdout
+        got = {int(a, 16): fn for a, fn in
+               re.findall(r"^\s+\d+: (0xffff[0-9a-f]+) M=\d+ ?(\S*)", raw, re.M)}
+        self.assertGreater(len(got), 10)
+        recorded = re.search(r"^\d+: 0xffff\S+ \[kernel\.kallsyms\]_text ([0-9a-f]+)", raw, re.M)
+        with open("/sys/kernel/notes", "rb") as f:
+            running = f.read()
+        if not recorded or bytes.fromhex(recorded.group(1)) not in running:
+            self.assertTrue(all(fn == "" for fn in got.values()), "another kernel's names used")
+            return
+        for a, fn in got.items():
+            self.assertIn(want.get(a, want.get(a + 1)), (fn,), "%#x" % a)
+
+    def test_kernel_frames_of_another_kernel_stay_addresses(self):
+        notes = self.path("notes")
+        with open(notes, "wb") as f:   # a kernel whose build-id is not the recorded one
+            f.write(bytes([4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0]) + b"GNU\0" + bytes(range(20)))
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write("""
+receivers:
+  perf_data: {include: [%s], split: none}
+processors:
+  symbolize: {kernel_notes: %s}
+exporters:
+  pprof_file: {directory: out, path_template: k.pb.gz}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [perf_data], processors: [symbolize], exporters: [pprof_file]}
+""" % (os.path.join(CORPUS_PERF, "sysc.data"), notes))
+        r = subprocess.run([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none",
+                              self.path("out", "k.pb.gz")], capture_output=True, text=True,
+                             timeout=120).stdout
+        kernel = re.findall(r"^\s+\d+: 0xffff[0-9a-f]+ M=\d+ ?(.*)$", raw, re.M)
+        self.assertGreater(len(kernel), 10)
+        self.assertEqual(set(kernel), {""})
+
     def test_dwarf_stacks_unwound_like_perf_script(self):
         got = self.check("burn.dwarf", "--binary-dir", os.path.join(CORPUS_PERF, "..", "bin"),
                          unwound=True)

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernel_symbols.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ksym {
+    uint64_t addr;
+    uint32_t name;        /* offset in names */
+};
+
+struct kernel_symbols {
+    struct ksym *syms;    /* sorted by address */
+    size_t n;
+    char *names;
+    size_t names_len;
+    uint64_t text;
+};
+
+static int by_address(const void *a, const void *b)
+{
+    const struct ksym *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, n * size);
+    if (!q)
+        abort();
+    *cap = n;
+    return q;
+}
+
+struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return NULL;
+    }
+    struct kernel_symbols *k = calloc(1, sizeof(*k));
+    if (!k)
+        abort();
+    size_t cap = 0, names_cap = 0;
+    bool any_address = false;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long addr;
+        char type, name[512];
+        if (sscanf(line, "%llx %c %511s", &addr, &type, name) != 3)
+            continue;
+        any_address |= addr != 0;
+        if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+            continue;
+        size_t len = strlen(name) + 1;
+        k->names = grow(k->names, &names_cap, k->names_len + len, 1);
+        memcpy(k->names + k->names_len, name, len);
+        k->syms = grow(k->syms, &cap, k->n + 1, sizeof(*k->syms));
+        k->syms[k->n++] = (struct ksym){addr, (uint32_t)k->names_len};
+        k->names_len += len;
+        if (!strcmp(name, "_text"))
+            k->text = addr;
+    }
+    fclose(f);
+    if (!any_address || !k->n) {
+        snprintf(err, errlen, "%s: %s", path, any_address ? "no text symbols" : "addresses hidden "
+                 "(kernel.kptr_restrict)");
+        kernel_symbols_free(k);
+        return NULL;
+    }
+    qsort(k->syms, k->n, sizeof(*k->syms), by_address);
+    return k;
+}
+
+const char *kernel_symbols_find(const struct kernel_symbols *k, uint64_t addr)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {   /* the first symbol above addr */
+        size_t mid = (lo + hi) / 2;
+        if (k->syms[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || lo == k->n)   /* below the first, or past the last symbol */
+        return NULL;
+    return k->names + k->syms[lo - 1].name;
+}
+
+uint64_t kernel_symbols_text(const struct kernel_symbols *k)
+{
+    return k->text;
+}
+
+size_t kernel_symbols_footprint(const struct kernel_symbols *k)
+{
+    return k->n * sizeof(*k->syms) + k->names_len;
+}
+
+void kernel_symbols_free(struct kernel_symbols *k)
+{
+    if (!k)
+        return;
+    free(k->syms);
+    free(k->names);
+    free(k);
+}
+
+void kernel_build_id(const char *notes_path, char out[41])
+{
+    out[0] = 0;
+    FILE *f = fopen(notes_path, "rb");
+    if (!f)
+        return;
+    unsigned char buf[4096];
+    size_t len = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    /* ELF notes: namesz, descsz, type, name (4-aligned), desc (4-aligned). */
+    for (size_t at = 0; at + 12 <= len;) {
+        uint32_t namesz, descsz, type;
+        memcpy(&namesz, buf + at, 4);
+        memcpy(&descsz, buf + at + 4, 4);
+        memcpy(&type, buf + at + 8, 4);
+        size_t name_at = at + 12, desc_at = name_at + ((namesz + 3u) & ~3u);
+        if (desc_at > len || descsz > len - desc_at)
+            return;
+        if (type == 3 && namesz == 4 && !memcmp(buf + name_at, "GNU", 4) && descsz <= 20) {
+            for (uint32_t i = 0; i < descsz; i++)
+                snprintf(out + 2 * i, 3, "%02x", buf[desc_at + i]);
+            return;
+        }
+        at = desc_at + ((descsz + 3u) & ~3u);
+    }
+}

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernel_symbols.h"
 
+#include "../../lib/grow.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +27,6 @@ static int by_address(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return p;
-    size_t n = *cap ? *cap : 4096;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(p, n * size);
-    if (!q)
-        abort();
-    *cap = n;
-    return q;
-}
-
 struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -61,9 +49,9 @@ struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t e
         if (type != 't' && type != 'T' && type != 'w' && type != 'W')
             continue;
         size_t len = strlen(name) + 1;
-        k->names = grow(k->names, &names_cap, k->names_len + len, 1);
+        k->names = grow_array(k->names, &names_cap, k->names_len + len, 1);
         memcpy(k->names + k->names_len, name, len);
-        k->syms = grow(k->syms, &cap, k->n + 1, sizeof(*k->syms));
+        k->syms = grow_array(k->syms, &cap, k->n + 1, sizeof(*k->syms));
         k->syms[k->n++] = (struct ksym){addr, (uint32_t)k->names_len};
         k->names_len += len;
         if (!strcmp(name, "_text"))

@@ -57,7 +57,7 @@ static void deliver_first(struct perf_order *q, size_t n)
     }
     /* What stays moves to the spare arena, which becomes the arena. */
     size_t used = 0;
-    q->spare = perf_grow(q->spare, &q->spare_cap, q->used + 1, 1);
+    q->spare = grow_array(q->spare, &q->spare_cap, q->used + 1, 1);
     for (size_t i = n; i < q->nitems; i++) {
         struct queued *it = &q->items[i];
         memcpy(q->spare + used, q->arena + it->at, it->len);
@@ -99,8 +99,8 @@ void perf_order_add(struct perf_order *q, const struct perf_record *r)
         qsort(q->items, q->nitems, sizeof(*q->items), by_time);
         deliver_first(q, (q->nitems + 1) / 2);
     }
-    q->items = perf_grow(q->items, &q->items_cap, q->nitems + 1, sizeof(*q->items));
-    q->arena = perf_grow(q->arena, &q->arena_cap, q->used + r->len + 1, 1);
+    q->items = grow_array(q->items, &q->items_cap, q->nitems + 1, sizeof(*q->items));
+    q->arena = grow_array(q->arena, &q->arena_cap, q->used + r->len + 1, 1);
     memcpy(q->arena + q->used, r->body, r->len);
     q->items[q->nitems++] = (struct queued){time, q->seq++, r->offset, q->used, r->type,
                                             (uint32_t)r->len, r->misc};

@@ -441,7 +441,7 @@ void perf_feed(struct perf_file *f, const uint8_t *bytes, size_t n)
         f->len -= f->pos;
         f->pos = 0;
     }
-    f->buf = perf_grow(f->buf, &f->buf_cap, f->len + n, 1);
+    f->buf = grow_array(f->buf, &f->buf_cap, f->len + n, 1);
     memcpy(f->buf + f->len, bytes, n);
     f->len += n;
     f->end = f->len;

@@ -33,7 +33,7 @@ static const char *intern(struct processes *ps, const char *s)
     int64_t at = index_find(&ps->string_index, h, same_str, &k);
     if (at >= 0)
         return ps->strings[at];
-    ps->strings = perf_grow(ps->strings, &ps->strings_cap, ps->nstrings + 1, sizeof(*ps->strings));
+    ps->strings = grow_array(ps->strings, &ps->strings_cap, ps->nstrings + 1, sizeof(*ps->strings));
     if (!(ps->strings[ps->nstrings] = strdup(s)))
         abort();
     index_add(&ps->string_index, h, (uint32_t)ps->nstrings);
@@ -62,7 +62,7 @@ struct process *processes_get(struct processes *ps, int32_t pid)
     int64_t at = index_find(&ps->proc_index, (uint64_t)pid, same_id, &k);
     if (at >= 0)
         return &ps->procs[at];
-    ps->procs = perf_grow(ps->procs, &ps->procs_cap, ps->nprocs + 1, sizeof(*ps->procs));
+    ps->procs = grow_array(ps->procs, &ps->procs_cap, ps->nprocs + 1, sizeof(*ps->procs));
     struct process *p = &ps->procs[ps->nprocs];
     memset(p, 0, sizeof(*p));
     p->pid = pid;
@@ -80,7 +80,7 @@ static struct thread *thread_get(struct processes *ps, int32_t pid, int32_t tid)
         return &ps->threads[at];
     }
     const char *comm = intern(ps, processes_get(ps, pid)->comm);
-    ps->threads = perf_grow(ps->threads, &ps->threads_cap, ps->nthreads + 1, sizeof(*ps->threads));
+    ps->threads = grow_array(ps->threads, &ps->threads_cap, ps->nthreads + 1, sizeof(*ps->threads));
     ps->threads[ps->nthreads] = (struct thread){tid, pid, comm};
     index_add(&ps->thread_index, (uint64_t)tid, (uint32_t)ps->nthreads);
     return &ps->threads[ps->nthreads++];
@@ -115,7 +115,7 @@ static struct map *new_map(struct processes *ps, const struct map *m)
     if (!n)
         abort();
     *n = *m;
-    ps->all_maps = perf_grow(ps->all_maps, &ps->all_cap, ps->nall + 1, sizeof(*ps->all_maps));
+    ps->all_maps = grow_array(ps->all_maps, &ps->all_cap, ps->nall + 1, sizeof(*ps->all_maps));
     ps->all_maps[ps->nall++] = n;
     return n;
 }
@@ -128,28 +128,28 @@ static void insert_map(struct processes *ps, struct process *p, struct map *m)
     for (size_t i = 0; i < p->nmaps; i++) {
         struct map *o = p->maps[i];
         if (o->limit <= m->start || o->start >= m->limit) {
-            kept = perf_grow(kept, &cap, nkept + 1, sizeof(*kept));
+            kept = grow_array(kept, &cap, nkept + 1, sizeof(*kept));
             kept[nkept++] = o;
             continue;
         }
         if (o->start < m->start) {   /* the part below m */
             struct map below = *o;
             below.limit = m->start;
-            kept = perf_grow(kept, &cap, nkept + 1, sizeof(*kept));
+            kept = grow_array(kept, &cap, nkept + 1, sizeof(*kept));
             kept[nkept++] = new_map(ps, &below);
         }
         if (o->limit > m->limit) {   /* the part above m */
             struct map above = *o;
             above.pgoff += m->limit - o->start;
             above.start = m->limit;
-            kept = perf_grow(kept, &cap, nkept + 1, sizeof(*kept));
+            kept = grow_array(kept, &cap, nkept + 1, sizeof(*kept));
             kept[nkept++] = new_map(ps, &above);
         }
     }
     size_t at = 0;
     while (at < nkept && kept[at]->start < m->start)
         at++;
-    kept = perf_grow(kept, &cap, nkept + 1, sizeof(*kept));
+    kept = grow_array(kept, &cap, nkept + 1, sizeof(*kept));
     memmove(&kept[at + 1], &kept[at], (nkept - at) * sizeof(*kept));
     kept[at] = m;
     free(p->maps);

@@ -124,7 +124,7 @@ static struct out *out_for(struct perf_session *s, const struct process *p, size
     int64_t at = index_find(&s->out_index, hash, same_out, &k);
     if (at >= 0)
         return &s->outs[at];
-    s->outs = perf_grow(s->outs, &s->outs_cap, s->nouts + 1, sizeof(*s->outs));
+    s->outs = grow_array(s->outs, &s->outs_cap, s->nouts + 1, sizeof(*s->outs));
     struct out *o = &s->outs[s->nouts];
     memset(o, 0, sizeof(*o));
     o->key = key;
@@ -152,7 +152,7 @@ static uint32_t location_of(struct out *o, const struct frame *fr)
     int64_t at = index_find(&o->loc_index, hash, same_loc, &k);
     if (at >= 0)
         return (uint32_t)at;
-    o->locs = perf_grow(o->locs, &o->locs_cap, o->nlocs + 1, sizeof(*o->locs));
+    o->locs = grow_array(o->locs, &o->locs_cap, o->nlocs + 1, sizeof(*o->locs));
     o->locs[o->nlocs] = (struct location){fr->map, fr->address};
     index_add(&o->loc_index, hash, (uint32_t)o->nlocs);
     return (uint32_t)o->nlocs++;
@@ -196,7 +196,7 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
                             k.cpu, k.comm};
         memcpy(sm.locations, locs, n * sizeof(*locs));
         memset(sm.values, 0, s->ncolumns * sizeof(int64_t));
-        o->samples = perf_grow(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
+        o->samples = grow_array(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
         o->samples[o->nsamples] = sm;
         index_add(&o->sample_index, hash, (uint32_t)o->nsamples);
         at = (int64_t)o->nsamples++;

@@ -101,7 +101,7 @@ static const char *binary_for(struct unwinder *u, const struct map *m)
     for (size_t i = 0; i < u->nbinaries; i++)
         if (u->binaries[i].filename == m->filename && !strcmp(u->binaries[i].build_id, m->build_id))
             return u->binaries[i].path;
-    u->binaries = perf_grow(u->binaries, &u->binaries_cap, u->nbinaries + 1, sizeof(*u->binaries));
+    u->binaries = grow_array(u->binaries, &u->binaries_cap, u->nbinaries + 1, sizeof(*u->binaries));
     struct binary *b = &u->binaries[u->nbinaries++];
     b->filename = m->filename;
     memcpy(b->build_id, m->build_id, sizeof(b->build_id));
@@ -205,7 +205,7 @@ static struct proc_dwfl *dwfl_for(struct unwinder *u, const struct process *p)
         if (u->procs[i].pid == p->pid)
             pd = &u->procs[i];
     if (!pd) {
-        u->procs = perf_grow(u->procs, &u->procs_cap, u->nprocs + 1, sizeof(*u->procs));
+        u->procs = grow_array(u->procs, &u->procs_cap, u->nprocs + 1, sizeof(*u->procs));
         pd = &u->procs[u->nprocs++];
         *pd = (struct proc_dwfl){.pid = p->pid, .version = p->maps_version};
         build_dwfl(u, pd, p);

@@ -15,17 +15,3 @@ bool perf_fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
     va_end(ap);
     return false;
 }
-
-void *perf_grow(void *p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap && p)
-        return p;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(p, n * size);
-    if (!q)
-        abort();
-    *cap = n;
-    return q;
-}

@@ -7,11 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../lib/grow.h"
+
 /* Writes "byte OFF: <message>" into err; returns false, for `return fail(...)`. */
 bool perf_fail(char *err, size_t errlen, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Returns p grown (doubling) to hold at least need elements of size bytes,
- * updating *cap; never NULL, even for need 0; aborts when memory runs out. */
-void *perf_grow(void *p, size_t *cap, size_t need, size_t size);
 
 #endif

@@ -24,12 +24,12 @@ clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.
 all_core=$(ls core/*.c config/*.c | grep -v core/main.c)
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c
-receivers/perf_data/unwind.c lib/binary_lookup.c"
+receivers/perf_data/unwind.c lib/binary_lookup.c lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
     -lzstd -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c \
-    processors/symbolize/kernel_symbols.c -o $FUZZ_BUILD/fuzz_elf \
+    processors/symbolize/kernel_symbols.c lib/grow.c -o $FUZZ_BUILD/fuzz_elf \
     -ldw -lelf
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS

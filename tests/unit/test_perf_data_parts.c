@@ -4,6 +4,7 @@
  * Compiled in from the module sources. */
 #include "check.h"
 
+#include "../../lib/grow.c"
 #include "../../receivers/perf_data/index.c"
 #include "../../receivers/perf_data/order.c"
 #include "../../receivers/perf_data/perf_file.c"

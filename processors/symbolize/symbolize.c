@@ -16,19 +16,23 @@
  * one (a different KASLR offset is undone through _text), or from a
  * configured System.map.
  *
+ * Code in anonymous mappings of a record with a pid label is named from
+ * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
+ *
  * Not yet: debuginfod, vmlinux with DWARF for kernel lines, kernel modules,
- * JIT perf maps, Go's .gopclntab for Go binaries without DWARF,
- * /proc/<pid>/root.
+ * Go's .gopclntab for Go binaries without DWARF, /proc/<pid>/root.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "../../lib/binary_lookup.h"
 #include "demangle.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
+#include "perf_map.h"
 #include "profd/plugin.h"
 
 #define MAX_INLINE 64
@@ -44,6 +48,7 @@ struct config {
     uint64_t max_memory;
     int64_t negative_ttl;
     char *kallsyms, *kernel_notes, *system_map;
+    char *perf_map_dir;
 };
 
 static const struct profd_option options[] = {
@@ -69,6 +74,9 @@ static const struct profd_option options[] = {
      "recorded one; \"\" turns this off"},
     {"kernel_notes", PROFD_OPT_STRING, offsetof(struct config, kernel_notes), "/sys/kernel/notes",
      "where the running kernel's build-id is read"},
+    {"perf_map_dir", PROFD_OPT_STRING, offsetof(struct config, perf_map_dir), "/tmp",
+     "where JITs' perf-<pid>.map files are, for code in anonymous mappings of a record with "
+     "a pid label; \"\" turns this off"},
     {"system_map", PROFD_OPT_STRING, offsetof(struct config, system_map), NULL,
      "a System.map for kernel frames, used whatever their build-id"},
     {0},
@@ -78,6 +86,12 @@ static const struct profd_option options[] = {
 enum result { R_SYMBOLIZED, R_NO_BINARY, R_NO_SYMBOLS, R_OUTSIDE, R_KERNEL, R_COUNT_ };
 static const char *const result_names[] = {"symbolized", "no_binary", "no_symbols",
                                            "outside_segments", "kernel"};
+
+/* A JIT's perf-<pid>.map, read again when the file changes. */
+struct jit_map {
+    int32_t pid;
+    struct perf_map *map;         /* NULL: none */
+};
 
 /* A binary by (recorded path, build-id): open, or known missing. */
 struct binary {
@@ -101,6 +115,8 @@ struct state {
     bool kernel_tried;
     bool kernel_any_build;        /* from system_map: no build-id check */
     char kernel_build_id[41];     /* of the table's kernel ("" with system_map) */
+    struct jit_map *jit_maps;     /* perf-<pid>.map files read */
+    size_t njit_maps;
     uint64_t results[R_COUNT_];
 };
 
@@ -277,6 +293,23 @@ static uint32_t intern(const struct profd_host *h, struct profd_profile *p, cons
     return h->profile_intern(p, s, strlen(s));
 }
 
+/* Gives l one line: function name (no file or line), from a symbol table
+ * that names functions only (kallsyms, perf maps). NULL name: not found. */
+static enum result name_only(struct state *s, struct profd_profile *p, struct function_index *ix,
+                             struct profd_location *l, struct profd_mapping *m, const char *name)
+{
+    const struct profd_host *h = s->host;
+    if (!name)
+        return R_NO_SYMBOLS;
+    uint32_t n = intern(h, p, name);
+    struct profd_function f = {n, n, 0, 0};
+    l->lines = h->profile_alloc(p, sizeof(*l->lines));
+    l->lines[0] = (struct profd_line){function_ref(h, p, ix, &f), 0, 0};
+    l->nlines = 1;
+    m->has_functions = true;
+    return R_SYMBOLIZED;
+}
+
 /* The kernel symbol table for a mapping of that build-id, or NULL. */
 static const struct kernel_symbols *kernel_table(struct state *s, const char *build_id)
 {
@@ -304,7 +337,6 @@ static enum result symbolize_kernel(struct state *s, struct profd_profile *p,
                                     struct profd_mapping *m, const char *filename,
                                     const char *build_id)
 {
-    const struct profd_host *h = s->host;
     const struct kernel_symbols *k = strncmp(filename, "[kernel.kallsyms]", 17)
                                          ? NULL : kernel_table(s, build_id);
     if (!k)
@@ -312,16 +344,63 @@ static enum result symbolize_kernel(struct state *s, struct profd_profile *p,
     uint64_t addr = l->address;
     if (m->file_offset && kernel_symbols_text(k))   /* another boot's KASLR offset */
         addr = addr - m->file_offset + kernel_symbols_text(k);
-    const char *name = kernel_symbols_find(k, addr);
-    if (!name)
-        return R_NO_SYMBOLS;
-    uint32_t n = intern(h, p, name);
-    struct profd_function f = {n, n, 0, 0};
-    l->lines = h->profile_alloc(p, sizeof(*l->lines));
-    l->lines[0] = (struct profd_line){function_ref(h, p, ix, &f), 0, 0};
-    l->nlines = 1;
-    m->has_functions = true;
-    return R_SYMBOLIZED;
+    return name_only(s, p, ix, l, m, kernel_symbols_find(k, addr));
+}
+
+/* The perf map of pid, (re)read when new or changed; NULL when none. */
+static const struct perf_map *jit_map_for(struct state *s, int32_t pid)
+{
+    struct jit_map *j = NULL;
+    for (size_t i = 0; i < s->njit_maps && !j; i++)
+        if (s->jit_maps[i].pid == pid)
+            j = &s->jit_maps[i];
+    if (!j) {
+        struct jit_map *grown = realloc(s->jit_maps, (s->njit_maps + 1) * sizeof(*grown));
+        if (!grown)
+            abort();
+        s->jit_maps = grown;
+        j = &s->jit_maps[s->njit_maps++];
+        *j = (struct jit_map){.pid = pid};
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/perf-%d.map", s->cfg->perf_map_dir, pid);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        perf_map_free(j->map);
+        j->map = NULL;
+        return NULL;
+    }
+    if (j->map) {
+        off_t size;
+        struct timespec mtime;
+        perf_map_stamp(j->map, &size, &mtime);
+        if (size == st.st_size && mtime.tv_sec == st.st_mtim.tv_sec &&
+            mtime.tv_nsec == st.st_mtim.tv_nsec)
+            return j->map;
+        perf_map_free(j->map);
+    }
+    j->map = perf_map_load(path);
+    return j->map;
+}
+
+/* True for the mapping names perf and others give anonymous (JIT) code. */
+static bool is_anonymous(const char *filename)
+{
+    return !filename[0] || !strcmp(filename, "//anon") || !strncmp(filename, "[anon", 5) ||
+           !strncmp(filename, "/tmp/perf-", 10);
+}
+
+/* Names location l, in an anonymous mapping of process pid, from its JIT's
+ * perf map. */
+static enum result symbolize_jit(struct state *s, struct profd_profile *p,
+                                 struct function_index *ix, struct profd_location *l,
+                                 struct profd_mapping *m, int32_t pid)
+{
+    const struct perf_map *map = pid > 0 && s->cfg->perf_map_dir && *s->cfg->perf_map_dir
+                                     ? jit_map_for(s, pid) : NULL;
+    if (!map)
+        return R_NO_BINARY;
+    return name_only(s, p, ix, l, m, perf_map_find(map, l->address));
 }
 
 static bool is_kernel(const char *filename)
@@ -368,7 +447,7 @@ static enum result symbolize_location(struct state *s, struct profd_profile *p,
 
 /* Symbolizes every location of p that has an address and a mapping but no
  * lines. Returns true when anything changed. */
-static bool symbolize_profile(struct state *s, struct profd_profile *p)
+static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t pid)
 {
     struct elf_binary **bins = calloc(p->nmappings + 1, sizeof(*bins));
     bool *looked = calloc(p->nmappings + 1, sizeof(*looked));
@@ -389,6 +468,8 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p)
         enum result r;
         if (is_kernel(filename)) {
             r = symbolize_kernel(s, p, &ix, l, m, filename, build_id);
+        } else if (is_anonymous(filename)) {
+            r = symbolize_jit(s, p, &ix, l, m, pid);
         } else {
             if (!looked[l->mapping]) {
                 looked[l->mapping] = true;
@@ -428,7 +509,8 @@ static int consume(void *st, struct profd_batch *b)
             s->host->log(s->self, PROFD_LOG_WARN, "left unsymbolized: %s", err);
             continue;
         }
-        if (symbolize_profile(s, p))
+        const char *pid = s->host->record_label(r, "pid");
+        if (symbolize_profile(s, p, pid ? atoi(pid) : 0))
             s->host->record_touch(r);
     }
     publish_results(s);
@@ -446,6 +528,9 @@ static void destroy(void *st)
         free(s->binaries[i].build_id);
     }
     free(s->binaries);
+    for (size_t i = 0; i < s->njit_maps; i++)
+        perf_map_free(s->jit_maps[i].map);
+    free(s->jit_maps);
     kernel_symbols_free(s->kernel);
     binary_lookup_free(&s->lookup);
     free(s->debug_path);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: the symbolize processor's file readers on bytes written
  * to a memory file: ELF and DWARF (open, translate file offsets, symbolize
- * addresses across the loadable segments), the kernel notes build-id, and
- * the kallsyms table. */
+ * addresses across the loadable segments), the kernel notes build-id, the
+ * kallsyms table and a JIT perf map. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -10,6 +10,7 @@
 
 #include "../../processors/symbolize/elf_symbols.h"
 #include "../../processors/symbolize/kernel_symbols.h"
+#include "../../processors/symbolize/perf_map.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -35,6 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (uint64_t a = 0; k && a < 64; a++)
         kernel_symbols_find(k, kernel_symbols_text(k) + a * 4099);
     kernel_symbols_free(k);
+    struct perf_map *m = perf_map_load(path);
+    for (uint64_t a = 0; m && a < 64; a++)
+        perf_map_find(m, a * 4099);
+    perf_map_free(m);
     close(fd);
     return 0;
 }

@@ -29,7 +29,8 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
     -lzstd -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c \
-    processors/symbolize/kernel_symbols.c lib/grow.c -o $FUZZ_BUILD/fuzz_elf \
+    processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c lib/grow.c \
+    -o $FUZZ_BUILD/fuzz_elf \
     -ldw -lelf
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS

@@ -122,9 +122,10 @@ receivers:
     after_ingest: keep
     poll_interval: 0s
     source_label: __file__
+    filename_pattern: '(?<pid>\\d+)-.*'
 processors:
   symbolize:
-    debug_directories: [%s]
+    debug_directories: [%s]%s
 exporters:
   pprof_file: {directory: out, path_template: "{__file__}"}
 service:
@@ -142,7 +143,7 @@ class SymbolizeTest(ProfdTestCase):
                        timeout=120)
         return path
 
-    def run_symbolize(self, profiles, debug_dirs=()):
+    def run_symbolize(self, profiles, debug_dirs=(), extra=""):
         """Writes {name: raw pprof} to in/, runs profd over them, returns
         {name: symbolized(output)}."""
         os.makedirs(self.path("in"))
@@ -150,7 +151,7 @@ class SymbolizeTest(ProfdTestCase):
             with open(self.path("in", name + ".pb.gz"), "wb") as f:
                 f.write(gzip.compress(data))
         with open(self.path("profd.yaml"), "w") as f:
-            f.write(CONFIG % ", ".join(debug_dirs))
+            f.write(CONFIG % (", ".join(debug_dirs), extra))
         r = subprocess.run([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -208,3 +209,22 @@ class SymbolizeTest(ProfdTestCase):
         got = self.run_symbolize({"p": pprof(mapping, [BASE + a for a in addrs])})["p"]
         self.assertTrue(all(not frames for frames in got.values()), got)
         self.assertIn("not found", self.log)
+
+    def test_jit_code_named_from_perf_map_of_its_pid(self):
+        jit = self.path("jit")
+        os.makedirs(jit)
+        with open(os.path.join(jit, "perf-4242.map"), "w") as f:
+            f.write("7f1000001000 100 LazyCompile:*hot app.js:10\n"
+                    "7f1000001100 80 Builtin:Call\n"
+                    "7f1000001000 40 LazyCompile:*rewritten app.js:10\n")   # later wins
+        mapping = (0x7f1000000000, 0x7f1000100000, 0, "//anon", "")
+        addrs = [0x7f1000001010, 0x7f1000001050, 0x7f1000001120, 0x7f1000009000]
+        got = self.run_symbolize({"4242-a": pprof(mapping, addrs), "77-b": pprof(mapping, addrs)},
+                                 extra="\n    perf_map_dir: " + jit)
+        names = {a: [f[0] for f in frames] for a, frames in got["4242-a"].items()}
+        self.assertEqual(names, {0x7f1000001010: ["LazyCompile:*rewritten app.js:10"],
+                                 0x7f1000001050: ["LazyCompile:*hot app.js:10"],
+                                 0x7f1000001120: ["Builtin:Call"],
+                                 0x7f1000009000: []})
+        # another process's JIT map is not used for pid 77
+        self.assertTrue(all(not frames for frames in got["77-b"].values()))

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf_symbols.h"
 
+#include "../../lib/search.h"
+#include "scope_index.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -10,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+struct func_sym;
+
 struct elf_binary {
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -17,6 +22,10 @@ struct elf_binary {
     char *debug_path;
     GElf_Addr bias;          /* added to an ELF address to get the module's */
     size_t footprint;
+    struct scope_index *scopes;
+    struct func_sym *syms;   /* read on the first lookup without DWARF */
+    size_t nsyms;
+    bool symbols_read;
 };
 
 struct elf_binary *elf_binary_open(const char *path, const char *debug_path, char *err,
@@ -42,6 +51,7 @@ struct elf_binary *elf_binary_open(const char *path, const char *debug_path, cha
     }
     struct stat st;
     b->footprint = stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+    b->scopes = scope_index_new(b->mod);
     return b;
 }
 
@@ -64,100 +74,65 @@ int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr)
     return 0;
 }
 
-/* A DIE's name: its linkage (mangled) name when it has one, else its
- * name, following abstract origins and specifications. */
-static const char *die_name(Dwarf_Die *die)
+/* A function symbol, for lookups by address. */
+struct func_sym {
+    GElf_Addr value, size;
+    const char *name;
+    int rank;                /* GLOBAL 2, WEAK 1, LOCAL 0: preferred among aliases */
+};
+
+static int sym_order(const void *a, const void *b)
 {
-    Dwarf_Attribute attr;
-    const char *s = NULL;
-    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-        s = dwarf_formstring(&attr);
-    if (!s && dwarf_attr_integrate(die, DW_AT_name, &attr))
-        s = dwarf_formstring(&attr);
-    return s;
+    const struct func_sym *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return y->rank - x->rank;   /* the preferred alias first */
 }
 
-/* Where an inlined subroutine was called from: file and line in its caller. */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int64_t *line)
+/* Reads the module's function symbols once, sorted by address. */
+static void read_symbols(struct elf_binary *b)
 {
-    Dwarf_Attribute attr;
-    Dwarf_Word v;
-    Dwarf_Files *files;
-    size_t nfiles;
-    *file = "";
-    *line = 0;
-    if (dwarf_attr(inlined, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 &&
-        dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles) {
-        const char *f = dwarf_filesrc(files, v, NULL, NULL);
-        *file = f ? f : "";
-    }
-    if (dwarf_attr(inlined, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0)
-        *line = (int64_t)v;
-}
-
-/* Frames from DWARF: the function scopes around addr, innermost first. */
-static size_t dwarf_frames(struct elf_binary *b, Dwarf_Addr addr, struct elf_frame *out,
-                           size_t max)
-{
-    Dwarf_Addr dwbias;
-    Dwarf_Die *cu = dwfl_module_addrdie(b->mod, addr, &dwbias);
-    if (!cu)
-        return 0;
-    const char *file = "";
-    int line = 0, column = 0;
-    Dwfl_Line *l = dwfl_module_getsrc(b->mod, addr);
-    const char *f = l ? dwfl_lineinfo(l, NULL, &line, &column, NULL, NULL) : NULL;
-    if (f)
-        file = f;
-    Dwarf_Attribute attr;
-    const char *comp_dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
-    if (!comp_dir || comp_dir[0] != '/')
-        comp_dir = "";   /* a relative one (glibc's "./elf") says nothing more */
-    /* The innermost scope at addr, then its concrete parents (getscopes
-     * alone would go on through an inlined function's abstract origin). */
-    Dwarf_Die *at = NULL, *scopes = NULL;
-    int nscopes = 0;
-    if (dwarf_getscopes(cu, addr - dwbias, &at) > 0)
-        nscopes = dwarf_getscopes_die(&at[0], &scopes);
-    free(at);
-    size_t n = 0;
-    int64_t cur_line = line, cur_column = column;
-    for (int i = 0; i < nscopes && n < max; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-            continue;
-        const char *name = die_name(&scopes[i]);
-        int decl = 0;
-        dwarf_decl_line(&scopes[i], &decl);
-        out[n++] = (struct elf_frame){name ? name : "", file, file[0] == '/' ? "" : comp_dir,
-                                      cur_line, cur_column, decl};
-        if (tag == DW_TAG_subprogram)
-            break;
-        call_site(cu, &scopes[i], &file, &cur_line);
-        cur_column = 0;
-    }
-    free(scopes);
-    return n;
-}
-
-/* The function symbol with the highest address at or below addr, or NULL. */
-static const char *preceding_function(struct elf_binary *b, Dwarf_Addr addr)
-{
+    b->symbols_read = true;
     int n = dwfl_module_getsymtab(b->mod);
-    const char *best = NULL;
-    GElf_Addr best_at = 0;
+    if (n <= 0)
+        return;
+    b->syms = calloc((size_t)n, sizeof(*b->syms));
+    if (!b->syms)
+        abort();
     for (int i = 1; i < n; i++) {
         GElf_Sym sym;
         GElf_Addr value;
         const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &value, NULL, NULL, NULL);
-        if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && value <= addr &&
-            (!best || value > best_at)) {
-            best = name;
-            best_at = value;
-        }
+        int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+        if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+            continue;
+        b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name,
+                                                bind == STB_GLOBAL ? 2 : bind == STB_WEAK};
     }
-    return best;
+    qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_order);
+}
+
+/* The function symbol holding addr, else the nearest one below it (the
+ * padding after a function's end belongs to it), or NULL. */
+static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
+{
+    if (!b->symbols_read)
+        read_symbols(b);
+    size_t lo = first_above(b->syms, b->nsyms, sizeof(*b->syms), offsetof(struct func_sym, value),
+                            addr);
+    if (!lo)
+        return NULL;
+    GElf_Addr at = b->syms[lo - 1].value;
+    size_t first = lo - 1;
+    while (first && b->syms[first - 1].value == at)
+        first--;
+    /* Of the aliases at that address, the preferred one; a sized symbol of
+     * an earlier address that still holds addr wins over an unsized one. */
+    for (size_t i = first; i > 0 && i + 8 > first; i--)
+        if (b->syms[i - 1].size && addr - b->syms[i - 1].value < b->syms[i - 1].size &&
+            !(b->syms[first].size && addr - at < b->syms[first].size))
+            return b->syms[i - 1].name;
+    return b->syms[first].name;
 }
 
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
@@ -165,16 +140,11 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     if (!max)
         return 0;
     Dwarf_Addr addr = vaddr + b->bias;
-    size_t n = dwarf_frames(b, addr, out, max);
+    size_t n = scope_index_frames(b->scopes, addr, out, max);
     if (n)
         return n;
-    /* No DWARF function here: the symbol, else the nearest function symbol
-     * before addr (padding after a function's end), and the line table. */
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(b->mod, addr, &off, &sym, NULL, NULL, NULL);
-    if (!name)
-        name = preceding_function(b, addr);
+    /* No DWARF function here: the function symbol, and the line table. */
+    const char *name = function_symbol(b, addr);
     if (!name)
         return 0;
     out[0] = (struct elf_frame){name, "", "", 0, 0, 0};
@@ -192,13 +162,15 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
 
 size_t elf_binary_footprint(const struct elf_binary *b)
 {
-    return b->footprint;
+    return b->footprint + scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
 }
 
 void elf_binary_close(struct elf_binary *b)
 {
     if (!b)
         return;
+    scope_index_free(b->scopes);
+    free(b->syms);
     if (b->dwfl)
         dwfl_end(b->dwfl);
     free(b->debug_path);

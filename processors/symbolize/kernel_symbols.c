@@ -2,6 +2,7 @@
 #include "kernel_symbols.h"
 
 #include "../../lib/grow.h"
+#include "../../lib/search.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -70,14 +71,7 @@ struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t e
 
 const char *kernel_symbols_find(const struct kernel_symbols *k, uint64_t addr)
 {
-    size_t lo = 0, hi = k->n;
-    while (lo < hi) {   /* the first symbol above addr */
-        size_t mid = (lo + hi) / 2;
-        if (k->syms[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = first_above(k->syms, k->n, sizeof(*k->syms), offsetof(struct ksym, addr), addr);
     if (!lo || lo == k->n)   /* below the first, or past the last symbol */
         return NULL;
     return k->names + k->syms[lo - 1].name;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/search.h"
 
 struct entry {
     uint64_t start, size;
@@ -78,14 +79,8 @@ struct perf_map *perf_map_load(const char *path)
 
 const char *perf_map_find(const struct perf_map *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {   /* the first entry starting above addr */
-        size_t mid = (lo + hi) / 2;
-        if (m->entries[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = first_above(m->entries, m->n, sizeof(*m->entries), offsetof(struct entry, start),
+                            addr);
     /* Entries starting at or below addr, nearest first: the latest-written
      * one that covers addr. Bounded look-back keeps this cheap. */
     const struct entry *best = NULL;

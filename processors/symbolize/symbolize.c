@@ -97,6 +97,7 @@ struct jit_map {
 struct binary {
     char *filename, *build_id;
     struct elf_binary *elf;       /* NULL: not found (until retry_at) */
+    size_t charged;               /* its footprint counted in open_bytes */
     int64_t retry_at;
     uint64_t last_used;
 };
@@ -159,7 +160,7 @@ static void close_binary(struct state *s, struct binary *b)
 {
     if (!b->elf)
         return;
-    s->open_bytes -= elf_binary_footprint(b->elf);
+    s->open_bytes -= b->charged;
     elf_binary_close(b->elf);
     b->elf = NULL;
     b->retry_at = 0;   /* evicted, not missing: may open again at once */
@@ -210,8 +211,9 @@ static struct elf_binary *binary_for(struct state *s, const char *filename, cons
                      build_id, err);
         b->retry_at = now_ns() + s->cfg->negative_ttl;
     } else {
-        make_room(s, elf_binary_footprint(elf));
-        s->open_bytes += elf_binary_footprint(elf);
+        b->charged = elf_binary_footprint(elf);
+        make_room(s, b->charged);
+        s->open_bytes += b->charged;
         b->elf = elf;
     }
     free(path);

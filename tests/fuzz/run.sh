@@ -28,7 +28,7 @@ receivers/perf_data/unwind.c lib/binary_lookup.c lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
     -lzstd -ldw -lelf -ldl -lm
-clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c \
+clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
     processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c lib/grow.c \
     -o $FUZZ_BUILD/fuzz_elf \
     -ldw -lelf

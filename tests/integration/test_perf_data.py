@@ -10,7 +10,7 @@ import signal
 import subprocess
 import unittest
 
-from harness import PROFD, ROOT, ProfdTestCase, wait_until
+from harness import PROFD, ROOT, ProfdTestCase, run_command, wait_until
 
 CORPUS_PERF = os.path.join(os.environ.get("PROFD_CORPUS", ""), "perf")
 HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+[\d.]+:", re.M)
@@ -93,7 +93,7 @@ class PerfDataTest(ProfdTestCase):
     def check(self, name, *args, unwound=False):
         out = self.path(name)
         os.mkdir(out)
-        r = subprocess.run([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o", out,
+        r = run_command([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o", out,
                             "--split", "pid", "--sample-labels", "tid,comm"] + list(args),
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -117,7 +117,7 @@ class PerfDataTest(ProfdTestCase):
                     r"^\s+([0-9a-f]+) (\w+)(?:\+0x[0-9a-f]+)? \((/tmp/profd-corpus/bin/\w+)\)$",
                     f.read(), re.M)}
             out = self.path(name + ".pb.gz")
-            r = subprocess.run([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o",
+            r = run_command([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o",
                                 out, "--binary-dir", bins], capture_output=True, text=True,
                                timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -145,7 +145,7 @@ class PerfDataTest(ProfdTestCase):
                 r"^\s+([0-9a-f]+) ([\w.]+)(?:\+0x[0-9a-f]+)? \(\[kernel\.kallsyms\]\)$", f.read(),
                 re.M)}
         out = self.path("k.pb.gz")
-        r = subprocess.run([PROFD, "convert", os.path.join(CORPUS_PERF, "sysc.data"), "-o", out],
+        r = run_command([PROFD, "convert", os.path.join(CORPUS_PERF, "sysc.data"), "-o", out],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", out],
@@ -179,7 +179,7 @@ service:
   pipelines:
     profiles: {receivers: [perf_data], processors: [symbolize], exporters: [pprof_file]}
 """ % (os.path.join(CORPUS_PERF, "sysc.data"), notes))
-        r = subprocess.run([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none",
@@ -306,7 +306,7 @@ class PerfStreamTest(ProfdTestCase):
             data = f.read()
         out = self.path("out")
         os.mkdir(out)
-        r = subprocess.run([PROFD, "convert", "-", "-o", out, "--split", "pid", "--sample-labels",
+        r = run_command([PROFD, "convert", "-", "-o", out, "--split", "pid", "--sample-labels",
                             "tid,comm"], input=data, capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(outputs_stacks(glob.glob(os.path.join(out, "*.pb.gz"))),
@@ -315,7 +315,7 @@ class PerfStreamTest(ProfdTestCase):
     def test_truncated_stream_is_refused_with_its_offset(self):
         with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
             data = f.read()[:5000]
-        r = subprocess.run([PROFD, "convert", "-", "-o", self.path("x.pb.gz")], input=data,
+        r = run_command([PROFD, "convert", "-", "-o", self.path("x.pb.gz")], input=data,
                            capture_output=True, text=False, timeout=120)
         self.assertEqual(r.returncode, 1)
         self.assertRegex(r.stderr.decode(), r"-: byte \d+: record of type \d+ .* runs past")
@@ -398,7 +398,7 @@ class PerfRecordTest(ProfdTestCase):
     def convert(self, args, **kw):
         out = self.path("out")
         os.mkdir(out)
-        r = subprocess.run([PROFD, "convert"] + args + ["-o", out, "--split", "pid",
+        r = run_command([PROFD, "convert"] + args + ["-o", out, "--split", "pid",
                                                         "--sample-labels", "tid,comm"],
                            capture_output=True, timeout=300, **kw)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 
-from harness import PROFD, ROOT, ProfdTestCase
+from harness import PROFD, ROOT, ProfdTestCase, run_command
 
 CORPUS = os.environ.get("PROFD_CORPUS", "")
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
@@ -152,7 +152,7 @@ class SymbolizeTest(ProfdTestCase):
                 f.write(gzip.compress(data))
         with open(self.path("profd.yaml"), "w") as f:
             f.write(CONFIG % (", ".join(debug_dirs), extra))
-        r = subprocess.run([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.log = r.stderr

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "scope_index.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/grow.h"
+#include "../../lib/search.h"
+
+/* What a function or inlined subroutine is: its name, and (inlined) where
+ * its caller called it. */
+struct scope_info {
+    const char *name;
+    const char *call_file, *call_dir;
+    int64_t call_line;
+    int decl_line;
+};
+
+/* An address range of an inlined subroutine, depth 1 for one inlined
+ * directly into the function. */
+struct nested {
+    Dwarf_Addr low, high;
+    uint32_t depth, info;
+};
+
+/* An address range of a function; its inlined ranges are nested[first,
+ * first + count). A function in several pieces has one entry per piece. */
+struct func {
+    Dwarf_Addr low, high;
+    uint32_t info, first, count;
+};
+
+struct scope_index {
+    Dwfl_Module *mod;
+    struct func *funcs;           /* sorted by low, over every unit read */
+    size_t nfuncs, funcs_cap;
+    struct nested *nested;
+    size_t nnested, nested_cap;
+    struct scope_info *infos;
+    size_t ninfos, infos_cap;
+    Dwarf_Off *units;             /* units read (offsets) */
+    size_t nunits, units_cap;
+    /* While reading a unit: */
+    struct func *fresh;
+    size_t nfresh, fresh_cap;
+    Dwarf_Die *cu;
+    const char *comp_dir;
+    Dwarf_Addr bias;
+};
+
+struct scope_index *scope_index_new(Dwfl_Module *mod)
+{
+    struct scope_index *x = calloc(1, sizeof(*x));
+    if (!x)
+        abort();
+    x->mod = mod;
+    return x;
+}
+
+/* ---- reading a unit ---- */
+
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *s = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+        s = dwarf_formstring(&attr);
+    if (!s && dwarf_attr_integrate(die, DW_AT_name, &attr))
+        s = dwarf_formstring(&attr);
+    return s ? s : "";
+}
+
+static uint32_t add_info(struct scope_index *x, Dwarf_Die *die, bool inlined)
+{
+    struct scope_info in = {die_name(die), "", "", 0, 0};
+    dwarf_decl_line(die, &in.decl_line);
+    Dwarf_Attribute attr;
+    Dwarf_Word v;
+    Dwarf_Files *files;
+    size_t nfiles;
+    if (inlined && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 &&
+        dwarf_getsrcfiles(x->cu, &files, &nfiles) == 0 && v < nfiles) {
+        const char *f = dwarf_filesrc(files, v, NULL, NULL);
+        if (f) {
+            in.call_file = f;
+            in.call_dir = f[0] == '/' ? "" : x->comp_dir;
+        }
+    }
+    if (inlined && dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0)
+        in.call_line = (int64_t)v;
+    x->infos = grow_array(x->infos, &x->infos_cap, x->ninfos + 1, sizeof(*x->infos));
+    x->infos[x->ninfos] = in;
+    return (uint32_t)x->ninfos++;
+}
+
+/* Calls fn(x, low, high, arg) for each address range of die (module addresses). */
+static size_t each_range(struct scope_index *x, Dwarf_Die *die,
+                         void (*fn)(struct scope_index *, Dwarf_Addr, Dwarf_Addr, void *),
+                         void *arg)
+{
+    Dwarf_Addr base, low, high;
+    size_t n = 0;
+    for (ptrdiff_t off = 0; (off = dwarf_ranges(die, off, &base, &low, &high)) > 0;)
+        if (high > low) {
+            fn(x, low + x->bias, high + x->bias, arg);
+            n++;
+        }
+    return n;
+}
+
+static void add_nested(struct scope_index *x, Dwarf_Addr low, Dwarf_Addr high, void *arg)
+{
+    const struct nested *proto = arg;
+    x->nested = grow_array(x->nested, &x->nested_cap, x->nnested + 1, sizeof(*x->nested));
+    x->nested[x->nnested++] = (struct nested){low, high, proto->depth, proto->info};
+}
+
+/* Inlined subroutines below die, at depth and deeper. */
+static void read_inlined(struct scope_index *x, Dwarf_Die *die, uint32_t depth)
+{
+    Dwarf_Die child;
+    if (dwarf_child(die, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_inlined_subroutine) {
+            struct nested proto = {0, 0, depth, add_info(x, &child, true)};
+            each_range(x, &child, add_nested, &proto);
+            read_inlined(x, &child, depth + 1);
+        } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+                   tag == DW_TAG_catch_block) {
+            read_inlined(x, &child, depth);
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void add_func(struct scope_index *x, Dwarf_Addr low, Dwarf_Addr high, void *arg)
+{
+    const uint32_t *info = arg;
+    x->fresh = grow_array(x->fresh, &x->fresh_cap, x->nfresh + 1, sizeof(*x->fresh));
+    x->fresh[x->nfresh++] = (struct func){low, high, *info, 0, 0};
+}
+
+/* Functions with code below die (namespaces and classes included). */
+static void read_functions(struct scope_index *x, Dwarf_Die *die)
+{
+    Dwarf_Die child;
+    if (dwarf_child(die, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram) {
+            uint32_t info = add_info(x, &child, false);
+            size_t pieces_at = x->nfresh, first = x->nnested;
+            if (!each_range(x, &child, add_func, &info))
+                continue;
+            read_inlined(x, &child, 1);
+            for (size_t i = pieces_at; i < x->nfresh; i++) {
+                x->fresh[i].first = (uint32_t)first;
+                x->fresh[i].count = (uint32_t)(x->nnested - first);
+            }
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+                   tag == DW_TAG_module) {
+            read_functions(x, &child);
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int by_low(const void *a, const void *b)
+{
+    const struct func *x = a, *y = b;
+    return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Reads the unit cu once and merges its functions into the sorted list. */
+static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
+{
+    Dwarf_Off off = dwarf_dieoffset(cu);
+    for (size_t i = 0; i < x->nunits; i++)
+        if (x->units[i] == off)
+            return;
+    x->units = grow_array(x->units, &x->units_cap, x->nunits + 1, sizeof(*x->units));
+    x->units[x->nunits++] = off;
+    Dwarf_Attribute attr;
+    const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
+    x->comp_dir = dir && dir[0] == '/' ? dir : "";   /* a relative one says nothing more */
+    x->cu = cu;
+    x->bias = bias;
+    x->nfresh = 0;
+    read_functions(x, cu);
+    if (!x->nfresh)
+        return;
+    qsort(x->fresh, x->nfresh, sizeof(*x->fresh), by_low);
+    struct func *merged = malloc((x->nfuncs + x->nfresh + 1) * sizeof(*merged));
+    if (!merged)
+        abort();
+    size_t i = 0, k = 0, n = 0;
+    while (i < x->nfuncs || k < x->nfresh)
+        merged[n++] = k == x->nfresh || (i < x->nfuncs && x->funcs[i].low <= x->fresh[k].low)
+                          ? x->funcs[i++]
+                          : x->fresh[k++];
+    free(x->funcs);
+    x->funcs = merged;
+    x->nfuncs = x->funcs_cap = n;
+}
+
+/* ---- lookups ---- */
+
+/* The function piece holding addr, or NULL. */
+static const struct func *find_func(const struct scope_index *x, Dwarf_Addr addr)
+{
+    size_t lo = first_above(x->funcs, x->nfuncs, sizeof(*x->funcs), offsetof(struct func, low),
+                            addr);
+    for (size_t i = lo, looked = 0; i-- > 0 && looked < 8; looked++)   /* overlaps are rare */
+        if (addr < x->funcs[i].high)
+            return &x->funcs[i];
+    return NULL;
+}
+
+size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_frame *out,
+                          size_t max)
+{
+    const struct func *f = find_func(x, addr);
+    if (!f) {
+        Dwarf_Addr bias;
+        Dwarf_Die *cu = dwfl_module_addrdie(x->mod, addr, &bias);
+        if (!cu)
+            return 0;
+        read_unit(x, cu, bias);
+        if (!(f = find_func(x, addr)))
+            return 0;
+    }
+    /* The inlined ranges holding addr, one per depth, deepest first. */
+    const struct nested *chain[64];
+    size_t depth = 0;
+    for (uint32_t i = f->first; i < f->first + f->count && depth < 64; i++) {
+        const struct nested *n = &x->nested[i];
+        if (addr >= n->low && addr < n->high && n->depth == depth + 1)
+            chain[depth++] = n;
+    }
+    int line = 0, column = 0;
+    const char *file = "", *dir = "";
+    Dwfl_Line *l = dwfl_module_getsrc(x->mod, addr);
+    const char *lf = l ? dwfl_lineinfo(l, NULL, &line, &column, NULL, NULL) : NULL;
+    if (lf) {
+        const char *cd = dwfl_line_comp_dir(l);
+        file = lf;
+        dir = lf[0] != '/' && cd && cd[0] == '/' ? cd : "";
+    }
+    size_t n = 0;
+    int64_t cur_line = line, cur_column = column;
+    for (size_t d = depth + 1; d-- > 0 && n < max;) {
+        const struct scope_info *in = &x->infos[d ? chain[d - 1]->info : f->info];
+        out[n++] = (struct elf_frame){in->name, file, dir, cur_line, cur_column, in->decl_line};
+        file = in->call_file;   /* where the caller called this one */
+        dir = in->call_dir;
+        cur_line = in->call_line;
+        cur_column = 0;
+    }
+    return n;
+}
+
+size_t scope_index_footprint(const struct scope_index *x)
+{
+    return x->nfuncs * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +
+           x->ninfos * sizeof(*x->infos);
+}
+
+void scope_index_free(struct scope_index *x)
+{
+    if (!x)
+        return;
+    free(x->funcs);
+    free(x->nested);
+    free(x->infos);
+    free(x->units);
+    free(x->fresh);
+    free(x);
+}

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Inline chains by address, fast: each compilation unit's functions and
+ * inlined subroutines are read once (on the first address that falls in
+ * the unit) into sorted ranges with their names and call sites resolved;
+ * a lookup is then a binary search over functions and a scan of the one
+ * function's inlined ranges, instead of a walk of the unit's DIE tree.
+ */
+#ifndef PROFD_SCOPE_INDEX_H
+#define PROFD_SCOPE_INDEX_H
+
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+
+#include "elf_symbols.h"
+
+struct scope_index;
+
+struct scope_index *scope_index_new(Dwfl_Module *mod);
+/* The frames at module address addr, innermost first (at most max), with
+ * the innermost line from the line table and each caller's line from the
+ * call site of the frame inside it. 0 when no DWARF function holds addr. */
+size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_frame *out,
+                          size_t max);
+/* An estimate of the memory the index holds. */
+size_t scope_index_footprint(const struct scope_index *x);
+void scope_index_free(struct scope_index *x);
+
+#endif

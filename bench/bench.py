@@ -27,7 +27,14 @@
    big.data` (output to /dev/null), wall time and peak RSS, median of RUNS
    runs each; profd's peak RSS also as a fraction of the file size.
 
-BENCH="codec passthrough scrape perf" selects sections (all by default).
+5. Symbolization: SYM_ADDRESSES (1,000,000) addresses drawn at random from
+   the text of libc.so.6, whose full DWARF comes from Debian's libc6-dbg,
+   in one pprof profile run through pprof_file -> symbolize -> pprof_file,
+   against `addr2line -f -i -e libc.so.6` reading the same addresses: wall
+   time, addresses/s, peak RSS, and how many addresses got the same
+   function/file/line chain from both.
+
+BENCH="codec passthrough scrape perf symbolize" selects sections (all by default).
 """
 import os
 import shutil
@@ -43,15 +50,16 @@ PROFD = os.path.join(BUILD, "profd")
 CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
-SECTIONS = os.environ.get("BENCH", "codec passthrough scrape perf").split()
+SECTIONS = os.environ.get("BENCH", "codec passthrough scrape perf symbolize").split()
+SYM_ADDRESSES = int(os.environ.get("SYM_ADDRESSES", "1000000"))
 PERF_MB = int(os.environ.get("PERF_MB", "100"))
 
 
-def gnu_time(cmd, stdout=subprocess.DEVNULL):
+def gnu_time(cmd, stdout=subprocess.DEVNULL, **kw):
     """Runs cmd under GNU time; returns (seconds, peak KiB)."""
     fmt = "%e %M"
     r = subprocess.run(["/usr/bin/time", "-f", fmt] + cmd, stdout=stdout, stderr=subprocess.PIPE,
-                       text=True, timeout=600)
+                       text=True, timeout=600, **kw)
     if r.returncode != 0:
         sys.exit("failed: %s\n%s" % (" ".join(cmd), r.stderr))
     secs, kib = r.stderr.strip().splitlines()[-1].split()
@@ -315,6 +323,128 @@ def perf_bench(work, call_graph, freq):
                                     size / 1024 / med[key][1]), flush=True)
 
 
+def pprof_with_addresses(mapping, addresses):
+    """A raw pprof profile with one sample per address, in one mapping
+    (start, limit, offset, filename, build_id)."""
+    def varint(out, n):
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            out.append(b | (0x80 if n else 0))
+            if not n:
+                return
+
+    def field(out, num, value):
+        if isinstance(value, int):
+            varint(out, num << 3)
+            varint(out, value)
+        else:
+            varint(out, num << 3 | 2)
+            varint(out, len(value))
+            out += value
+
+    def message(*fields):
+        m = bytearray()
+        for num, value in fields:
+            field(m, num, value)
+        return bytes(m)
+
+    out = bytearray()
+    field(out, 1, message((1, 1), (2, 2)))
+    for i in range(len(addresses)):
+        field(out, 2, message((1, i + 1), (2, 1)))
+    field(out, 3, message((1, 1), (2, mapping[0]), (3, mapping[1]), (4, mapping[2]), (5, 3), (6, 4)))
+    for i, a in enumerate(addresses):
+        field(out, 4, message((1, i + 1), (2, 1), (3, a)))
+    for text in ["", "samples", "count", mapping[3], mapping[4]]:
+        field(out, 6, text.encode())
+    return bytes(out)
+
+
+SYM_CONFIG = """
+receivers:
+  pprof_file: {include: [in/*.pb.gz], oneshot: true, after_ingest: keep, poll_interval: 0s}
+processors:
+  symbolize: {debug_directories: [/usr/lib/debug]}
+exporters:
+  pprof_file: {directory: out, path_template: "p.pb.gz", overwrite: true}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: warn}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
+"""
+
+
+def symbolize_bench(work):
+    import gzip
+    import random
+    import re
+    lib = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    heads = subprocess.run(["readelf", "-lWn", lib], capture_output=True, text=True).stdout
+    seg = re.search(r"LOAD\s+(0x\w+) (0x\w+) \S+ (0x\w+) \S+ R E", heads)
+    build_id = re.search(r"Build ID: (\w+)", heads).group(1)
+    if not seg or not os.path.isdir("/usr/lib/debug/.build-id/" + build_id[:2]):
+        print("symbolize: libc.so.6's debug info (libc6-dbg) is not installed; skipped")
+        return
+    off, vaddr, size = (int(g, 16) for g in seg.groups())
+    rnd = random.Random(1)
+    addrs = [vaddr + rnd.randrange(size) for _ in range(SYM_ADDRESSES)]
+    base = 0x7f0000000000
+    d = os.path.join(work, "sym")
+    os.makedirs(os.path.join(d, "in"))
+    with open(os.path.join(d, "in", "p.pb.gz"), "wb") as f:
+        f.write(gzip.compress(pprof_with_addresses(
+            (base + vaddr, base + vaddr + size, off, lib, build_id), [base + a for a in addrs]), 1))
+    with open(os.path.join(d, "profd.yaml"), "w") as f:
+        f.write(SYM_CONFIG)
+    with open(os.path.join(d, "addrs.txt"), "w") as f:
+        f.write("\n".join("%#x" % a for a in addrs))
+    rows = {"profd": [], "addr2line": []}
+    for _ in range(RUNS):
+        rows["profd"].append(gnu_time([PROFD, "--config", os.path.join(d, "profd.yaml")], cwd=d))
+        with open(os.path.join(d, "addrs.txt")) as src, open(os.path.join(d, "a2l.txt"), "w") as dst:
+            rows["addr2line"].append(gnu_time(["addr2line", "-f", "-i", "-a", "-e", lib],
+                                              stdin=src, stdout=dst))
+    med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
+           for k, v in rows.items()}
+    same = compare_with_addr2line(os.path.join(d, "out", "p.pb.gz"), os.path.join(d, "a2l.txt"), base)
+    print("| %d libc addresses | %.2f s, %.0f/s, %.1f MB | %.2f s, %.0f/s, %.1f MB | %.1fx | "
+          "%.2f%% |" % (len(addrs), med["profd"][0], len(addrs) / med["profd"][0],
+                        med["profd"][1] / 1024, med["addr2line"][0],
+                        len(addrs) / med["addr2line"][0], med["addr2line"][1] / 1024,
+                        med["addr2line"][0] / max(med["profd"][0], 1e-3), 100.0 * same / len(addrs)),
+          flush=True)
+
+
+def compare_with_addr2line(pprof_path, a2l_path, base):
+    """How many addresses have the same (function, file, line) chain."""
+    import re
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", pprof_path],
+                         capture_output=True, text=True).stdout
+    ours, current = {}, None
+    for line in raw.split("Locations\n")[1].split("Mappings\n")[0].splitlines():
+        m = re.match(r"^\s+\d+: (0x[0-9a-f]+) M=\d+ ?(.*)$", line)
+        rest = m.group(2) if m else line.strip()
+        if m:
+            current = ours.setdefault(int(m.group(1), 16) - base, [])
+        f = re.match(r"^(.*) (\S*):(\d+) s=\d+$", rest)
+        if f and current is not None:
+            current.append((f.group(1), f.group(2), int(f.group(3))))
+    same = 0
+    with open(a2l_path) as f:
+        for group in re.split(r"^(?=0x[0-9a-f]+$)", f.read(), flags=re.M):
+            lines = group.splitlines()
+            if not lines:
+                continue
+            frames = []
+            for fn, loc in zip(lines[1::2], lines[2::2]):
+                loc = re.sub(r" \(discriminator \d+\)$", "", loc)
+                file, _, num = loc.rpartition(":")
+                frames.append((fn, "" if file == "??" else file, int(num) if num.isdigit() else 0))
+            same += ours.get(int(lines[0], 16)) == frames
+    return same
+
+
 def main():
     work = tempfile.mkdtemp(prefix="profd-bench-")
     os.chmod(work, 0o755)   # the scrape benchmark's nginx workers read below it
@@ -336,6 +466,12 @@ def main():
             print("|---|---|---|---|---|---|")
             perf_bench(work, "fp", "20000")
             perf_bench(work, "dwarf", "1000")
+            print()
+        if "symbolize" in SECTIONS:
+            print("| symbolize | profd (pprof_file -> symbolize -> pprof_file) | addr2line -f -i | "
+                  "speed-up | same chains |")
+            print("|---|---|---|---|---|")
+            symbolize_bench(work)
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

@@ -249,6 +249,35 @@ static bool is_stdin(const struct stream *st)
     return !strcmp(st->path, "-");
 }
 
+/* A stream's reader taken off it, so the stream can reopen at once while
+ * what it read is finished. */
+struct ended {
+    struct perf_reader *rd;   /* NULL: no byte arrived */
+    bool broken;
+};
+
+static struct ended detach(struct stream *st)
+{
+    struct ended e = {st->rd, st->broken};
+    st->rd = NULL;
+    st->broken = false;
+    return e;
+}
+
+/* The writer left: the last profiles of what it wrote go out. */
+static void finish_stream(struct state *s, const char *path, struct ended e)
+{
+    if (!e.rd) {
+        refuse(s, path, "the stream ended without any data");
+    } else if (!e.broken) {
+        char err[512];
+        perf_end_stream(&e.rd->file);
+        int rc = perf_reader_pump(e.rd, err, sizeof(err));
+        finish(s, e.rd, rc, err);
+    }
+    perf_reader_free(e.rd);
+}
+
 /*
  * Opens a stream and watches it on the event loop. Standard input that
  * cannot be watched is read now: a regular file whole (file mode works
@@ -271,6 +300,8 @@ static bool stream_open(struct stream *st)
         else
             while (stream_read(st) != 0) {
             }
+        if (!S_ISREG(sb.st_mode))
+            finish_stream(s, st->path, detach(st));
         close(st->fd);
         st->fd = -1;
         return false;
@@ -295,25 +326,9 @@ static void stream_close(struct stream *st)
     st->broken = false;
 }
 
-/* The writer left: the last profiles go out. */
-static void stream_finish(struct stream *st)
-{
-    struct state *s = st->s;
-    if (!st->rd) {
-        refuse(s, st->path, "the stream ended without any data");
-    } else if (!st->broken) {
-        char err[512];
-        perf_end_stream(&st->rd->file);
-        int rc = perf_reader_pump(st->rd, err, sizeof(err));
-        finish(s, st->rd, rc, err);
-    }
-    perf_reader_free(st->rd);
-    st->rd = NULL;
-    st->broken = false;
-}
-
 /* Reads what is there and feeds it on. Returns 0 at the stream's end
- * (finished), -1 when nothing is there yet, 1 after some bytes. */
+ * (its reader is left for detach), -1 when nothing is there yet, 1 after
+ * some bytes. */
 static int stream_read(struct stream *st)
 {
     struct state *s = st->s;
@@ -323,7 +338,6 @@ static int stream_read(struct stream *st)
     if (n <= 0) {
         if (n < 0)
             s->host->log(s->self, PROFD_LOG_ERROR, "%s: read: %s", st->path, strerror(errno));
-        stream_finish(st);
         return 0;
     }
     if (st->broken)
@@ -357,12 +371,14 @@ static void on_stream_readable(evutil_socket_t fd, short what, void *arg)
     struct stream *st = arg;
     if (stream_read(st) != 0)
         return;
+    struct ended e = detach(st);
     stream_close(st);
+    if (!is_stdin(st))   /* a FIFO: open for the next writer before anything else */
+        stream_open(st);
+    finish_stream(st->s, st->path, e);
     if (is_stdin(st)) {
         st->s->ending_streams--;
         maybe_done(st->s);
-    } else {
-        stream_open(st);   /* a FIFO: wait for the next writer */
     }
 }
 
@@ -474,7 +490,7 @@ static int shutdown_(void *st)
     for (size_t i = 0; i < s->nstreams; i++) {   /* what a stream holds is not lost */
         struct stream *sm = &s->streams[i];
         if (sm->rd)
-            stream_finish(sm);
+            finish_stream(s, sm->path, detach(sm));
         stream_close(sm);
     }
     return PROFD_OK;

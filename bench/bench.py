@@ -417,32 +417,14 @@ def symbolize_bench(work):
 
 
 def compare_with_addr2line(pprof_path, a2l_path, base):
-    """How many addresses have the same (function, file, line) chain."""
-    import re
-    raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", pprof_path],
-                         capture_output=True, text=True).stdout
-    ours, current = {}, None
-    for line in raw.split("Locations\n")[1].split("Mappings\n")[0].splitlines():
-        m = re.match(r"^\s+\d+: (0x[0-9a-f]+) M=\d+ ?(.*)$", line)
-        rest = m.group(2) if m else line.strip()
-        if m:
-            current = ours.setdefault(int(m.group(1), 16) - base, [])
-        f = re.match(r"^(.*) (\S*):(\d+) s=\d+$", rest)
-        if f and current is not None:
-            current.append((f.group(1), f.group(2), int(f.group(3))))
-    same = 0
+    """How many addresses have the same (function, file, line) chain, read
+    the way the symbolize tests read both."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    import test_symbolize
+    ours = test_symbolize.symbolized(pprof_path)
     with open(a2l_path) as f:
-        for group in re.split(r"^(?=0x[0-9a-f]+$)", f.read(), flags=re.M):
-            lines = group.splitlines()
-            if not lines:
-                continue
-            frames = []
-            for fn, loc in zip(lines[1::2], lines[2::2]):
-                loc = re.sub(r" \(discriminator \d+\)$", "", loc)
-                file, _, num = loc.rpartition(":")
-                frames.append((fn, "" if file == "??" else file, int(num) if num.isdigit() else 0))
-            same += ours.get(int(lines[0], 16)) == frames
-    return same
+        theirs = test_symbolize.parse_addr2line(f.read())
+    return sum(ours.get(base + a) == frames for a, frames in theirs.items())
 
 
 def main():

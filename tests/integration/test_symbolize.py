@@ -78,6 +78,11 @@ def addr2line(path, addrs):
     out = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", path] +
                          ["%#x" % a for a in addrs], capture_output=True, text=True,
                          timeout=120).stdout
+    return parse_addr2line(out)
+
+
+def parse_addr2line(out):
+    """The same from the output of `addr2line -a -f -i`."""
     res = {}
     for group in re.split(r"^(?=0x[0-9a-f]+$)", out, flags=re.M):
         lines = group.splitlines()

@@ -154,7 +154,7 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     const char *dir = l ? dwfl_line_comp_dir(l) : NULL;
     if (file) {
         out[0].file = file;
-        out[0].dir = file[0] != '/' && dir && dir[0] == '/' ? dir : "";
+        out[0].dir = file[0] != '/' && dir ? dir : "";
         out[0].line = line;
     }
     return 1;

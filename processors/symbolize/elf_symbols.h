@@ -19,8 +19,9 @@ struct elf_binary;
 struct elf_frame {
     const char *name;
     const char *file;
-    const char *dir;       /* the (absolute) compilation directory when file is
-                            * relative, else "" */
+    const char *dir;       /* the compilation directory when file is relative
+                            * (joined even when itself relative, as addr2line
+                            * does), else "" */
     int64_t line, column, decl_line;
 };
 

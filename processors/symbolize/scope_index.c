@@ -187,7 +187,7 @@ static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
     x->units[x->nunits++] = off;
     Dwarf_Attribute attr;
     const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
-    x->comp_dir = dir && dir[0] == '/' ? dir : "";   /* a relative one says nothing more */
+    x->comp_dir = dir ? dir : "";   /* joined as addr2line does, even when relative */
     x->cu = cu;
     x->bias = bias;
     x->nfresh = 0;
@@ -249,7 +249,7 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
     if (lf) {
         const char *cd = dwfl_line_comp_dir(l);
         file = lf;
-        dir = lf[0] != '/' && cd && cd[0] == '/' ? cd : "";
+        dir = lf[0] != '/' && cd ? cd : "";
     }
     size_t n = 0;
     int64_t cur_line = line, cur_column = column;

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../../lib/binary_lookup.h"
+#include "../../lib/grow.h"
 #include "demangle.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
@@ -109,7 +110,7 @@ struct state {
     struct binary_lookup lookup;
     char *debug_path;             /* elfutils' debuginfo path */
     struct binary *binaries;
-    size_t nbinaries;
+    size_t nbinaries, binaries_cap;
     size_t open_bytes;
     uint64_t clock;               /* use counter for LRU */
     struct kernel_symbols *kernel;    /* loaded on the first kernel frame */
@@ -117,7 +118,7 @@ struct state {
     bool kernel_any_build;        /* from system_map: no build-id check */
     char kernel_build_id[41];     /* of the table's kernel ("" with system_map) */
     struct jit_map *jit_maps;     /* perf-<pid>.map files read */
-    size_t njit_maps;
+    size_t njit_maps, jit_maps_cap;
     uint64_t results[R_COUNT_];
 };
 
@@ -185,10 +186,7 @@ static struct binary *binary_entry(struct state *s, const char *filename, const 
     for (size_t i = 0; i < s->nbinaries; i++)
         if (!strcmp(s->binaries[i].filename, filename) && !strcmp(s->binaries[i].build_id, build_id))
             return &s->binaries[i];
-    struct binary *grown = realloc(s->binaries, (s->nbinaries + 1) * sizeof(*grown));
-    if (!grown)
-        abort();
-    s->binaries = grown;
+    s->binaries = grow_array(s->binaries, &s->binaries_cap, s->nbinaries + 1, sizeof(*s->binaries));
     struct binary *b = &s->binaries[s->nbinaries++];
     *b = (struct binary){strdup(filename), strdup(build_id)};
     if (!b->filename || !b->build_id)
@@ -333,16 +331,11 @@ static const struct kernel_symbols *kernel_table(struct state *s, const char *bu
 }
 
 /* Names kernel location l of mapping m ("[kernel.kallsyms]_text", whose
- * file offset is where _text was when recorded). */
+ * file offset is where _text was when recorded) from table k. */
 static enum result symbolize_kernel(struct state *s, struct profd_profile *p,
                                     struct function_index *ix, struct profd_location *l,
-                                    struct profd_mapping *m, const char *filename,
-                                    const char *build_id)
+                                    struct profd_mapping *m, const struct kernel_symbols *k)
 {
-    const struct kernel_symbols *k = strncmp(filename, "[kernel.kallsyms]", 17)
-                                         ? NULL : kernel_table(s, build_id);
-    if (!k)
-        return R_KERNEL;
     uint64_t addr = l->address;
     if (m->file_offset && kernel_symbols_text(k))   /* another boot's KASLR offset */
         addr = addr - m->file_offset + kernel_symbols_text(k);
@@ -357,10 +350,8 @@ static const struct perf_map *jit_map_for(struct state *s, int32_t pid)
         if (s->jit_maps[i].pid == pid)
             j = &s->jit_maps[i];
     if (!j) {
-        struct jit_map *grown = realloc(s->jit_maps, (s->njit_maps + 1) * sizeof(*grown));
-        if (!grown)
-            abort();
-        s->jit_maps = grown;
+        s->jit_maps = grow_array(s->jit_maps, &s->jit_maps_cap, s->njit_maps + 1,
+                                 sizeof(*s->jit_maps));
         j = &s->jit_maps[s->njit_maps++];
         *j = (struct jit_map){.pid = pid};
     }
@@ -390,19 +381,6 @@ static bool is_anonymous(const char *filename)
 {
     return !filename[0] || !strcmp(filename, "//anon") || !strncmp(filename, "[anon", 5) ||
            !strncmp(filename, "/tmp/perf-", 10);
-}
-
-/* Names location l, in an anonymous mapping of process pid, from its JIT's
- * perf map. */
-static enum result symbolize_jit(struct state *s, struct profd_profile *p,
-                                 struct function_index *ix, struct profd_location *l,
-                                 struct profd_mapping *m, int32_t pid)
-{
-    const struct perf_map *map = pid > 0 && s->cfg->perf_map_dir && *s->cfg->perf_map_dir
-                                     ? jit_map_for(s, pid) : NULL;
-    if (!map)
-        return R_NO_BINARY;
-    return name_only(s, p, ix, l, m, perf_map_find(map, l->address));
 }
 
 static bool is_kernel(const char *filename)
@@ -447,13 +425,43 @@ static enum result symbolize_location(struct state *s, struct profd_profile *p,
     return R_SYMBOLIZED;
 }
 
+/* Where a mapping's addresses get their names, decided once per profile. */
+struct source {
+    bool decided;
+    enum result missing;                 /* the outcome when no table is there */
+    const struct kernel_symbols *kernel;
+    const struct perf_map *jit;
+    struct elf_binary *elf;
+};
+
+static struct source source_of(struct state *s, const struct profd_profile *p,
+                               const struct profd_mapping *m, int32_t pid)
+{
+    char filename[4096], build_id[128];
+    const struct profd_str *fs = &p->strings[m->filename], *bs = &p->strings[m->build_id];
+    snprintf(filename, sizeof(filename), "%.*s", (int)fs->len, fs->ptr);
+    snprintf(build_id, sizeof(build_id), "%.*s", (int)bs->len, bs->ptr);
+    struct source src = {.decided = true, .missing = R_NO_BINARY};
+    if (is_kernel(filename)) {
+        src.missing = R_KERNEL;
+        if (!strncmp(filename, "[kernel.kallsyms]", 17))
+            src.kernel = kernel_table(s, build_id);
+    } else if (is_anonymous(filename)) {
+        if (pid > 0 && s->cfg->perf_map_dir && *s->cfg->perf_map_dir)
+            src.jit = jit_map_for(s, pid);
+    } else if (filename[0] == '/') {
+        src.elf = binary_for(s, filename, build_id);
+    }
+    return src;
+}
+
 /* Symbolizes every location of p that has an address and a mapping but no
- * lines. Returns true when anything changed. */
+ * lines; pid is the record's process (for JIT maps), 0 when unknown.
+ * Returns true when anything changed. */
 static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t pid)
 {
-    struct elf_binary **bins = calloc(p->nmappings + 1, sizeof(*bins));
-    bool *looked = calloc(p->nmappings + 1, sizeof(*looked));
-    if (!bins || !looked)
+    struct source *sources = calloc(p->nmappings + 1, sizeof(*sources));
+    if (!sources)
         abort();
     struct function_index ix = {0};
     index_build(&ix, p, 0);
@@ -463,29 +471,21 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t 
         if (l->nlines || !l->mapping || l->mapping > p->nmappings)
             continue;
         struct profd_mapping *m = &p->mappings[l->mapping - 1];
-        char filename[4096], build_id[128];
-        const struct profd_str *fs = &p->strings[m->filename], *bs = &p->strings[m->build_id];
-        snprintf(filename, sizeof(filename), "%.*s", (int)fs->len, fs->ptr);
-        snprintf(build_id, sizeof(build_id), "%.*s", (int)bs->len, bs->ptr);
-        enum result r;
-        if (is_kernel(filename)) {
-            r = symbolize_kernel(s, p, &ix, l, m, filename, build_id);
-        } else if (is_anonymous(filename)) {
-            r = symbolize_jit(s, p, &ix, l, m, pid);
-        } else {
-            if (!looked[l->mapping]) {
-                looked[l->mapping] = true;
-                bins[l->mapping] = filename[0] == '/' ? binary_for(s, filename, build_id) : NULL;
-            }
-            r = bins[l->mapping] ? symbolize_location(s, p, &ix, l, m, bins[l->mapping])
-                                 : R_NO_BINARY;
-        }
+        struct source *src = &sources[l->mapping];
+        if (!src->decided)
+            *src = source_of(s, p, m, pid);
+        enum result r = src->missing;
+        if (src->kernel)
+            r = symbolize_kernel(s, p, &ix, l, m, src->kernel);
+        else if (src->jit)
+            r = name_only(s, p, &ix, l, m, perf_map_find(src->jit, l->address));
+        else if (src->elf)
+            r = symbolize_location(s, p, &ix, l, m, src->elf);
         s->results[r]++;
         changed |= r == R_SYMBOLIZED;
     }
     free(ix.slots);
-    free(bins);
-    free(looked);
+    free(sources);
     return changed;
 }
 

@@ -139,6 +139,14 @@ static void refuse(struct state *s, const char *path, const char *why)
     s->host->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
 }
 
+/* refuse() with errno's message after what failed. */
+static void refuse_errno(struct state *s, const char *path, const char *what)
+{
+    char why[128];
+    snprintf(why, sizeof(why), "%s: %s", what, strerror(errno));
+    refuse(s, path, why);
+}
+
 /* Logs what a finished input held and emits the rest of its profiles;
  * rc < 0 means it ended malformed (err says how). */
 static void finish(struct state *s, struct perf_reader *rd, int rc, const char *err)
@@ -173,9 +181,7 @@ static void ingest_fd(struct state *s, int fd, const char *path)
     size_t len = (size_t)st.st_size;
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
-        char why[128];
-        snprintf(why, sizeof(why), "cannot map: %s", strerror(errno));
-        refuse(s, path, why);
+        refuse_errno(s, path, "cannot map");
         return;
     }
     madvise(map, len, MADV_SEQUENTIAL);
@@ -199,9 +205,7 @@ static void ingest(struct state *s, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        char why[128];
-        snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
-        refuse(s, path, why);
+        refuse_errno(s, path, "cannot open");
         return;
     }
     ingest_fd(s, fd, path);
@@ -288,9 +292,7 @@ static bool stream_open(struct stream *st)
     struct state *s = st->s;
     st->fd = is_stdin(st) ? dup(0) : open(st->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (st->fd < 0) {
-        char why[128];
-        snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
-        refuse(s, st->path, why);
+        refuse_errno(s, st->path, "cannot open");
         return false;
     }
     struct stat sb;

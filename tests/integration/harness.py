@@ -58,6 +58,20 @@ def run_command(cmd, **kw):
     return r
 
 
+def raw_pprof(path):
+    """`go tool pprof -raw` of path, as profd wrote it: -symbolize=none, or
+    pprof would symbolize from local binaries by itself."""
+    return subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
+                          capture_output=True, text=True, timeout=120).stdout
+
+
+def valgrind(log):
+    """The command prefix running profd under valgrind's leak check, its
+    report written to log (for Profd's wrapper)."""
+    return ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
+            "--error-exitcode=99", "--log-file=" + log]
+
+
 def run(args, **kw):
     """Runs profd with args to completion; returns CompletedProcess."""
     return run_command([PROFD] + args, capture_output=True, text=True, timeout=120, **kw)
@@ -66,9 +80,9 @@ def run(args, **kw):
 class Profd:
     """One profd process with its log lines collected as they arrive."""
 
-    def __init__(self, workdir, config_text=None, args=(), log_level="debug"):
+    def __init__(self, workdir, config_text=None, args=(), log_level="debug", wrapper=()):
         self.workdir = workdir
-        cmd = [PROFD, "--log-level", log_level]
+        cmd = list(wrapper) + [PROFD, "--log-level", log_level]
         if config_text is not None:
             self.config = os.path.join(workdir, "profd.yaml")
             with open(self.config, "w") as f:

@@ -3,12 +3,11 @@
 import os
 import shutil
 import signal
-import subprocess
 import unittest
 import urllib.error
 import urllib.request
 
-from harness import (GO_CORPUS, PROFD, ProfdTestCase, metric_value, wait_until)
+from harness import GO_CORPUS, ProfdTestCase, metric_value, valgrind
 
 CONFIG = """
 receivers:
@@ -97,24 +96,12 @@ class LifecycleTest(ProfdTestCase):
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")
     def test_valgrind_run_and_shutdown_has_no_leaks(self):
-        with open(self.path("profd.yaml"), "w") as f:
-            f.write(CONFIG % "./out")
         self.spool("a.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
-        proc = subprocess.Popen(
-            ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
-             "--error-exitcode=99", "--log-file=" + self.path("vg.log"), PROFD, "--config",
-             "profd.yaml", "--log-level", "debug"],
-            cwd=self.dir, stderr=subprocess.PIPE, text=True)
-        for line in proc.stderr:
-            if "wrote ./out/" in line:
-                break
+        p = self.start(CONFIG % "./out", wrapper=valgrind(self.path("vg.log")))
+        p.wait_log(r"wrote \./out/", deadline=120)
         self.spool("b.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
-        for line in proc.stderr:
-            if "wrote ./out/" in line:
-                break
-        proc.send_signal(signal.SIGTERM)
-        proc.stderr.read()
-        rc = proc.wait(timeout=120)
+        p.wait_log(r"wrote \./out/", count=2, deadline=120)
+        rc = p.stop(timeout=120)
         log = open(self.path("vg.log")).read()
         self.assertEqual(rc, 0, log)
         self.assertIn("ERROR SUMMARY: 0 errors", log)

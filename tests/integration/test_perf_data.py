@@ -6,11 +6,10 @@ import glob
 import os
 import re
 import shutil
-import signal
 import subprocess
 import unittest
 
-from harness import PROFD, ROOT, ProfdTestCase, run_command, wait_until
+from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command, valgrind, wait_until
 
 CORPUS_PERF = os.path.join(os.environ.get("PROFD_CORPUS", ""), "perf")
 HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+[\d.]+:", re.M)
@@ -51,9 +50,7 @@ def script_stacks(text, unwound=False):
 def converted_stacks(path, pid):
     """The same from one of profd's per-process outputs (sample labels tid
     and comm), read by `go tool pprof -raw`."""
-    raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
-                         capture_output=True, text=True,
-                         timeout=120).stdout
+    raw = raw_pprof(path)
     maps = {m[0]: (int(m[1], 16), int(m[2], 16), m[3])
             for m in re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
     locs = {l[0]: (int(l[1], 16), l[2]) for l in
@@ -77,6 +74,21 @@ def converted_stacks(path, pid):
         label = dict(re.findall(r"(\w+):\[(.*)\]", labels))
         out[(pid, int(label["tid"]), label["comm"], tuple(stack))] += int(count)
     return out
+
+
+def config(receiver, exporter, processor=""):
+    """perf_data (with these YAML options) -> [symbolize] -> pprof_file."""
+    return """
+receivers:
+  perf_data: {%s}
+%sexporters:
+  pprof_file: {%s}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [perf_data], %sexporters: [pprof_file]}
+""" % (receiver, "processors:\n  symbolize: {%s}\n" % processor if processor else "", exporter,
+       "processors: [symbolize], " if processor else "")
 
 
 def addresses_only(stacks):
@@ -121,8 +133,7 @@ class PerfDataTest(ProfdTestCase):
                                 out, "--binary-dir", bins], capture_output=True, text=True,
                                timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
-            raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", out],
-                                 capture_output=True, text=True, timeout=120).stdout
+            raw = raw_pprof(out)
             maps = {m[0]: (int(m[1], 16), int(m[2], 16), os.path.basename(m[3])) for m in
                     re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
             got = {}
@@ -148,8 +159,7 @@ class PerfDataTest(ProfdTestCase):
         r = run_command([PROFD, "convert", os.path.join(CORPUS_PERF, "sysc.data"), "-o", out],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", out],
-                             capture_output=True, text=True, timeout=120).stdout
+        raw = raw_pprof(out)
         got = {int(a, 16): fn for a, fn in
                re.findall(r"^\s+\d+: (0xffff[0-9a-f]+) M=\d+ ?(\S*)", raw, re.M)}
         self.assertGreater(len(got), 10)
@@ -167,24 +177,12 @@ class PerfDataTest(ProfdTestCase):
         with open(notes, "wb") as f:   # a kernel whose build-id is not the recorded one
             f.write(bytes([4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0]) + b"GNU\0" + bytes(range(20)))
         with open(self.path("profd.yaml"), "w") as f:
-            f.write("""
-receivers:
-  perf_data: {include: [%s], split: none}
-processors:
-  symbolize: {kernel_notes: %s}
-exporters:
-  pprof_file: {directory: out, path_template: k.pb.gz}
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [perf_data], processors: [symbolize], exporters: [pprof_file]}
-""" % (os.path.join(CORPUS_PERF, "sysc.data"), notes))
+            f.write(config("include: [%s], split: none" % os.path.join(CORPUS_PERF, "sysc.data"),
+                           "directory: out, path_template: k.pb.gz", "kernel_notes: " + notes))
         r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none",
-                              self.path("out", "k.pb.gz")], capture_output=True, text=True,
-                             timeout=120).stdout
+        raw = raw_pprof(self.path("out", "k.pb.gz"))
         kernel = re.findall(r"^\s+\d+: 0xffff[0-9a-f]+ M=\d+ ?(.*)$", raw, re.M)
         self.assertGreater(len(kernel), 10)
         self.assertEqual(set(kernel), {""})
@@ -231,37 +229,19 @@ class PerfValgrindTest(ProfdTestCase):
     def test_dwarf_file_and_open_stream_leave_no_leaks(self):
         fifo = self.path("perf.fifo")
         os.mkfifo(fifo)
-        with open(self.path("profd.yaml"), "w") as f:
-            f.write("""
-receivers:
-  perf_data:
-    include: [%s, %s]
-    binary_directories: [%s]
-exporters:
-  pprof_file: {directory: out}
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [perf_data], exporters: [pprof_file]}
-""" % (os.path.join(CORPUS_PERF, "burn.dwarf.data"), fifo, os.path.join(CORPUS_PERF, "..", "bin")))
-        proc = subprocess.Popen(
-            ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
-             "--error-exitcode=99", "--log-file=" + self.path("vg.log"), PROFD, "--config",
-             "profd.yaml", "--log-level", "debug"],
-            cwd=self.dir, stderr=subprocess.PIPE, text=True)
-        for line in proc.stderr:
-            if "burn.dwarf.data: " in line and "samples" in line:
-                break
+        text = config("include: [%s, %s], binary_directories: [%s]" % (
+            os.path.join(CORPUS_PERF, "burn.dwarf.data"), fifo,
+            os.path.join(CORPUS_PERF, "..", "bin")), "directory: out")
+        p = self.start(text, wrapper=valgrind(self.path("vg.log")))
+        p.wait_log(r"burn\.dwarf\.data: \d+ samples", deadline=120)
         with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
             data = f.read()
         w = os.open(fifo, os.O_WRONLY)
         os.write(w, data[:9000])   # a stream left half read at shutdown
-        proc.send_signal(signal.SIGTERM)
-        rest = proc.stderr.read()
+        rc = p.stop(timeout=300)
         os.close(w)
-        rc = proc.wait(timeout=300)
         log = open(self.path("vg.log")).read()
-        self.assertEqual(rc, 0, log + rest)
+        self.assertEqual(rc, 0, log + p.log_text())
         self.assertIn("ERROR SUMMARY: 0 errors", log)
 
 
@@ -269,22 +249,8 @@ class PerfWatchTest(ProfdTestCase):
 
     def test_watched_directory_reads_each_new_file_once(self):
         os.mkdir(self.path("in"))
-        p = self.start("""
-receivers:
-  perf_data:
-    include: [in/*.data]
-    watch: true
-    poll_interval: 50ms
-    split: none
-exporters:
-  pprof_file:
-    directory: profiles
-    path_template: "{__name__}.pb.gz"
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [perf_data], exporters: [pprof_file]}
-""")
+        p = self.start(config("include: [in/*.data], watch: true, poll_interval: 50ms, split: none",
+                              'directory: profiles, path_template: "{__name__}.pb.gz"'))
         p.wait_log(r"running with")
         self.spool("a.data", src=os.path.join(CORPUS_PERF, "burn.fp.data"), spool_dir="in")
         p.wait_log(r"in/a\.data: \d+ samples, 1 profiles")
@@ -324,22 +290,9 @@ class PerfStreamTest(ProfdTestCase):
     def test_fifo_is_cut_every_flush_interval_and_serves_writer_after_writer(self):
         fifo = self.path("perf.fifo")
         os.mkfifo(fifo)
-        p = self.start("""
-receivers:
-  perf_data:
-    include: [%s]
-    flush_interval: 100ms
-    label_tid: true
-    label_comm: true
-exporters:
-  pprof_file:
-    directory: profiles
-    path_template: "{service_name}.{pid}.{__name__}.pb.gz"
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [perf_data], exporters: [pprof_file]}
-""" % fifo)
+        p = self.start(config("include: [%s], flush_interval: 100ms, label_tid: true, "
+                              "label_comm: true" % fifo,
+                              'directory: profiles, path_template: "{service_name}.{pid}.{__name__}.pb.gz"'))
         p.wait_log(r"running with")
         with open(os.path.join(CORPUS_PERF, "burn.pipe.data"), "rb") as f:
             data = f.read()

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 
-from harness import PROFD, ROOT, ProfdTestCase, run_command
+from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command
 
 CORPUS = os.environ.get("PROFD_CORPUS", "")
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
@@ -100,9 +100,7 @@ def parse_addr2line(out):
 def symbolized(path):
     """{address: [(function, file, line)] innermost first} from profd's
     output, read by `go tool pprof -raw`."""
-    raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
-                         capture_output=True, text=True,
-                         timeout=120).stdout
+    raw = raw_pprof(path)
     locs = raw.split("Locations\n")[1].split("Mappings\n")[0]
     res = {}
     current = None

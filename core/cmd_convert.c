@@ -104,6 +104,23 @@ static uint64_t counter_sum(const char *id, const char *kind, const enum profd_c
     return sum;
 }
 
+/* The first argument that is an input rather than an option or an option's
+ * value, or NULL. "-" (standard input) counts as an input. */
+static const char *first_input(int argc, char **argv)
+{
+    static const char *const with_value[] = {"-o", "--split", "--sample-labels", "--binary-dir"};
+    for (int i = 0; i < argc; i++) {
+        bool takes_value = false;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            takes_value |= !strcmp(argv[i], with_value[k]);
+        if (takes_value)
+            i++;
+        else if (argv[i][0] != '-' || !argv[i][1])
+            return argv[i];
+    }
+    return NULL;
+}
+
 int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
 {
     const char *out = NULL, *split = NULL, *sample_labels = NULL;
@@ -111,7 +128,8 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
     bool partial = false, no_symbolize = false;
     struct text t = {0};
     size_t ninputs = 0;
-    bool perf = argc > 0 && (!strcmp(argv[0], "-") || (argv[0][0] != '-' && is_perf_data(argv[0])));
+    const char *first = first_input(argc, argv);
+    bool perf = first && (!strcmp(first, "-") || is_perf_data(first));
     if (perf)
         add(&t, "receivers:\n  perf_data:\n    include: [");
     else

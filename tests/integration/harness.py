@@ -297,13 +297,13 @@ def pprof_samples(path):
         if section == "Samples:":
             if not columns:
                 columns = [c.replace("[dflt]", "") for c in line.split()]
-            elif re.match(r"^\s+-?\d+(\s+-?\d+)*: ", line):
+            elif re.match(r"^ *-?\d+(\s+-?\d+)*: ", line):
                 values, ids = line.split(":", 1)
                 samples.append([[int(v) for v in values.split()], ids.split(), []])
             elif line.strip():
                 samples[-1][2].append(line.strip())
         elif section == "Locations":
-            m = re.match(r"^\s+(\d+): (0x[0-9a-f]+) (?:M=\d+ )?(.*)$", line)
+            m = re.match(r"^ *(\d+): (0x[0-9a-f]+) (?:M=\d+ )?(.*)$", line)
             if m:
                 loc = m.group(1)
                 locs[loc] = [m.group(2), m.group(3)]

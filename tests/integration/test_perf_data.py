@@ -54,10 +54,10 @@ def converted_stacks(path, pid):
     maps = {m[0]: (int(m[1], 16), int(m[2], 16), m[3])
             for m in re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
     locs = {l[0]: (int(l[1], 16), l[2]) for l in
-            re.findall(r"^\s+(\d+): (0x[0-9a-f]+) (?:M=(\d+))?", raw, re.M)}
+            re.findall(r"^ *(\d+): (0x[0-9a-f]+) (?:M=(\d+))?", raw, re.M)}
     out = collections.Counter()
     samples = raw.split("Samples:")[1].split("Locations")[0]
-    for values, ids, labels in re.findall(r"^\s+([\d ]+): ([\d ]+)\n((?:\s+\w+:\[.*\]\n)*)",
+    for values, ids, labels in re.findall(r"^ *([\d ]+): ([\d ]+)\n((?:\s+\w+:\[.*\]\n)*)",
                                           samples, re.M):
         count = sum(int(v) for v in values.split()[0::2])   # the <event>_samples columns
         stack = []
@@ -105,8 +105,9 @@ class PerfDataTest(ProfdTestCase):
     def check(self, name, *args, unwound=False):
         out = self.path(name)
         os.mkdir(out)
-        r = run_command([PROFD, "convert", os.path.join(CORPUS_PERF, name + ".data"), "-o", out,
-                            "--split", "pid", "--sample-labels", "tid,comm"] + list(args),
+        # Extra options go before the input: perf.data is recognised wherever it stands.
+        r = run_command([PROFD, "convert"] + list(args) + [os.path.join(CORPUS_PERF, name + ".data"),
+                            "-o", out, "--split", "pid", "--sample-labels", "tid,comm"],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         got = collections.Counter()
@@ -137,7 +138,7 @@ class PerfDataTest(ProfdTestCase):
             maps = {m[0]: (int(m[1], 16), int(m[2], 16), os.path.basename(m[3])) for m in
                     re.findall(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", raw, re.M)}
             got = {}
-            for lid, addr, m, fn in re.findall(r"^\s+(\d+): (0x[0-9a-f]+) M=(\d+) (\S+) ", raw,
+            for lid, addr, m, fn in re.findall(r"^ *(\d+): (0x[0-9a-f]+) M=(\d+) (\S+) ", raw,
                                                re.M):
                 start, off, base = maps[m]
                 if base in ("burn", "mt", "sysc"):
@@ -161,7 +162,7 @@ class PerfDataTest(ProfdTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         raw = raw_pprof(out)
         got = {int(a, 16): fn for a, fn in
-               re.findall(r"^\s+\d+: (0xffff[0-9a-f]+) M=\d+ ?(\S*)", raw, re.M)}
+               re.findall(r"^ *\d+: (0xffff[0-9a-f]+) M=\d+ ?(\S*)", raw, re.M)}
         self.assertGreater(len(got), 10)
         recorded = re.search(r"^\d+: 0xffff\S+ \[kernel\.kallsyms\]_text ([0-9a-f]+)", raw, re.M)
         with open("/sys/kernel/notes", "rb") as f:
@@ -183,7 +184,7 @@ class PerfDataTest(ProfdTestCase):
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         raw = raw_pprof(self.path("out", "k.pb.gz"))
-        kernel = re.findall(r"^\s+\d+: 0xffff[0-9a-f]+ M=\d+ ?(.*)$", raw, re.M)
+        kernel = re.findall(r"^ *\d+: 0xffff[0-9a-f]+ M=\d+ ?(.*)$", raw, re.M)
         self.assertGreater(len(kernel), 10)
         self.assertEqual(set(kernel), {""})
 

@@ -105,7 +105,7 @@ def symbolized(path):
     res = {}
     current = None
     for line in locs.splitlines():
-        m = re.match(r"^\s+\d+: (0x[0-9a-f]+) M=\d+ ?(.*)$", line)
+        m = re.match(r"^ *\d+: (0x[0-9a-f]+) M=\d+ ?(.*)$", line)
         if m:
             current = res.setdefault(int(m.group(1), 16), [])
             rest = m.group(2)

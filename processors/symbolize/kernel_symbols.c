@@ -28,6 +28,36 @@ static int by_address(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Parses one "address type name[\t[module]]" line: false when it is not
+ * one. name points into line, its length in *name_len. */
+static bool parse_line(const char *line, uint64_t *addr, char *type, const char **name,
+                       size_t *name_len)
+{
+    uint64_t a = 0;
+    const char *p = line;
+    for (;; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : (*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'
+                                                      ? (*p | 0x20) - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        a = a << 4 | (uint64_t)d;
+    }
+    if (p == line || p - line > 16 || p[0] != ' ' || !p[1] || p[2] != ' ')
+        return false;
+    *addr = a;
+    *type = p[1];
+    *name = p + 3;
+    *name_len = strcspn(*name, " \t\r\n");
+    return *name_len > 0;
+}
+
+/* Gives back the unused tail of a grown array. */
+static void *fit(void *array, size_t bytes)
+{
+    void *fitted = bytes ? realloc(array, bytes) : NULL;
+    return fitted ? fitted : array;
+}
+
 struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -42,20 +72,22 @@ struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t e
     bool any_address = false;
     char line[1024];
     while (fgets(line, sizeof(line), f)) {
-        unsigned long long addr;
-        char type, name[512];
-        if (sscanf(line, "%llx %c %511s", &addr, &type, name) != 3)
+        uint64_t addr;
+        char type;
+        const char *name;
+        size_t len;
+        if (!parse_line(line, &addr, &type, &name, &len))
             continue;
         any_address |= addr != 0;
         if (type != 't' && type != 'T' && type != 'w' && type != 'W')
             continue;
-        size_t len = strlen(name) + 1;
-        k->names = grow_array(k->names, &names_cap, k->names_len + len, 1);
+        k->names = grow_array(k->names, &names_cap, k->names_len + len + 1, 1);
         memcpy(k->names + k->names_len, name, len);
+        k->names[k->names_len + len] = '\0';
         k->syms = grow_array(k->syms, &cap, k->n + 1, sizeof(*k->syms));
         k->syms[k->n++] = (struct ksym){addr, (uint32_t)k->names_len};
-        k->names_len += len;
-        if (!strcmp(name, "_text"))
+        k->names_len += len + 1;
+        if (len == 5 && !memcmp(name, "_text", 5))
             k->text = addr;
     }
     fclose(f);
@@ -65,6 +97,8 @@ struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t e
         kernel_symbols_free(k);
         return NULL;
     }
+    k->names = fit(k->names, k->names_len);
+    k->syms = fit(k->syms, k->n * sizeof(*k->syms));
     qsort(k->syms, k->n, sizeof(*k->syms), by_address);
     return k;
 }

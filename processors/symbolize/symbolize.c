@@ -11,10 +11,12 @@
  * max_memory (their files' sizes); a binary that could not be found is not
  * looked for again before negative_ttl.
  *
- * Kernel frames ([kernel.kallsyms] mappings) get function names from
- * /proc/kallsyms only when the running kernel's build-id is the recorded
- * one (a different KASLR offset is undone through _text), or from a
- * configured System.map.
+ * Kernel frames ([kernel.kallsyms] mappings) get function names from the
+ * kallsyms copy perf's build-id cache keeps for the recorded kernel
+ * (<debug directory>/[kernel.kallsyms]/<build-id>/kallsyms), else from
+ * /proc/kallsyms when the running kernel's build-id is the recorded one (a
+ * different KASLR offset is undone through _text), or from a configured
+ * System.map whatever the build-id.
  *
  * Code in anonymous mappings of a record with a pid label is named from
  * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
@@ -56,7 +59,8 @@ static const struct profd_option options[] = {
     {"debug_directories", PROFD_OPT_STRING_LIST, offsetof(struct config, debug_directories),
      "[/usr/lib/debug, ~/.debug]",
      "where binaries and debug files are looked for: .build-id/xx/rest[.debug], perf's "
-     ".build-id/xx/rest/elf, by file name, and (for debug files) by .gnu_debuglink"},
+     ".build-id/xx/rest/elf and [kernel.kallsyms]/<build-id>/kallsyms, by file name, and (for "
+     "debug files) by .gnu_debuglink"},
     {"path_remaps", PROFD_OPT_STRING_MAP, offsetof(struct config, path_remaps), NULL,
      "recorded path prefix -> local prefix, e.g. {/app: /srv/app} (build-ids still checked)"},
     {"use_local_path", PROFD_OPT_BOOL, offsetof(struct config, use_local_path), "true",
@@ -94,6 +98,12 @@ struct jit_map {
     struct perf_map *map;         /* NULL: none */
 };
 
+/* A kernel's symbol table by build-id, or the knowledge that there is none. */
+struct kernel_table {
+    char build_id[41];
+    struct kernel_symbols *syms;  /* NULL: none found */
+};
+
 /* A binary by (recorded path, build-id): open, or known missing. */
 struct binary {
     char *filename, *build_id;
@@ -113,10 +123,9 @@ struct state {
     size_t nbinaries, binaries_cap;
     size_t open_bytes;
     uint64_t clock;               /* use counter for LRU */
-    struct kernel_symbols *kernel;    /* loaded on the first kernel frame */
-    bool kernel_tried;
-    bool kernel_any_build;        /* from system_map: no build-id check */
-    char kernel_build_id[41];     /* of the table's kernel ("" with system_map) */
+    struct kernel_table *kernels; /* each loaded on its first frame */
+    size_t nkernels, kernels_cap;
+    char running_kernel[41];      /* the running kernel's build-id, "" unknown */
     struct jit_map *jit_maps;     /* perf-<pid>.map files read */
     size_t njit_maps, jit_maps_cap;
     uint64_t results[R_COUNT_];
@@ -310,24 +319,50 @@ static enum result name_only(struct state *s, struct profd_profile *p, struct fu
     return R_SYMBOLIZED;
 }
 
+/* Loads the symbol table of the kernel with that build-id ("" for the
+ * system_map, which serves any): perf's build-id cache copy in a debug
+ * directory, else kallsyms when it is the running kernel. NULL: none. */
+static struct kernel_symbols *load_kernel(struct state *s, const char *build_id)
+{
+    const struct config *c = s->cfg;
+    char err[512], path[4096];
+    if (c->system_map)
+        return kernel_symbols_load(c->system_map, err, sizeof(err));
+    for (size_t i = 0; *build_id && i < s->lookup.ndirs; i++) {
+        snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->lookup.dirs[i],
+                 build_id);
+        struct kernel_symbols *k = access(path, R_OK) ? NULL :
+                                   kernel_symbols_load(path, err, sizeof(err));
+        if (k)
+            return k;
+    }
+    if (!c->kallsyms || !*c->kallsyms)
+        return NULL;
+    if (!s->running_kernel[0])
+        kernel_build_id(c->kernel_notes, s->running_kernel);
+    if (!*build_id || strcmp(build_id, s->running_kernel))
+        return NULL;
+    struct kernel_symbols *k = kernel_symbols_load(c->kallsyms, err, sizeof(err));
+    if (!k)
+        s->host->log(s->self, PROFD_LOG_INFO, "kernel frames stay addresses: %s", err);
+    return k;
+}
+
 /* The kernel symbol table for a mapping of that build-id, or NULL. */
 static const struct kernel_symbols *kernel_table(struct state *s, const char *build_id)
 {
-    const struct config *c = s->cfg;
-    if (!s->kernel_tried) {
-        s->kernel_tried = true;
-        char err[512];
-        const char *path = c->system_map ? c->system_map : c->kallsyms;
-        s->kernel_any_build = c->system_map != NULL;
-        if (!s->kernel_any_build && path && *path)
-            kernel_build_id(c->kernel_notes, s->kernel_build_id);
-        if (path && *path && (s->kernel_any_build || s->kernel_build_id[0]) &&
-            !(s->kernel = kernel_symbols_load(path, err, sizeof(err))))
-            s->host->log(s->self, PROFD_LOG_INFO, "kernel frames stay addresses: %s", err);
-    }
-    if (!s->kernel || (!s->kernel_any_build && strcmp(build_id, s->kernel_build_id)))
-        return NULL;
-    return s->kernel;
+    if (s->cfg->system_map)
+        build_id = "";   /* one table for all */
+    if (strlen(build_id) >= sizeof(s->kernels->build_id))
+        return NULL;     /* no GNU build-id is that long */
+    for (size_t i = 0; i < s->nkernels; i++)
+        if (!strcmp(s->kernels[i].build_id, build_id))
+            return s->kernels[i].syms;
+    s->kernels = grow_array(s->kernels, &s->kernels_cap, s->nkernels + 1, sizeof(*s->kernels));
+    struct kernel_table *t = &s->kernels[s->nkernels++];
+    memcpy(t->build_id, build_id, strlen(build_id) + 1);
+    t->syms = load_kernel(s, build_id);
+    return t->syms;
 }
 
 /* Names kernel location l of mapping m ("[kernel.kallsyms]_text", whose
@@ -533,7 +568,9 @@ static void destroy(void *st)
     for (size_t i = 0; i < s->njit_maps; i++)
         perf_map_free(s->jit_maps[i].map);
     free(s->jit_maps);
-    kernel_symbols_free(s->kernel);
+    for (size_t i = 0; i < s->nkernels; i++)
+        kernel_symbols_free(s->kernels[i].syms);
+    free(s->kernels);
     binary_lookup_free(&s->lookup);
     free(s->debug_path);
     free(s);

@@ -2,8 +2,9 @@
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
 # FUZZ_SECONDS (default 10) from its seeds: the pprof decoder from the shared
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
-# ELF/DWARF reading from the corpus binaries; the config loader, relabel
-# engine and file_sd reader from tests/fuzz/seeds/<name>.
+# ELF/DWARF, kallsyms and perf map reading from the corpus binaries and
+# tests/fuzz/seeds/elf; the config loader, relabel engine and file_sd reader
+# from tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -41,12 +42,12 @@ for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file}; do
     case $t in
     pprof) seeds="$CORPUS/go" ;;
     perf) seeds="$CORPUS/perf" ;;
-    elf) seeds="$CORPUS/bin" ;;
+    elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms and perf maps
     *) seeds=tests/fuzz/seeds/$t ;;
     esac
     echo "fuzz_$t: ${SECONDS_EACH}s"
     if $FUZZ_BUILD/fuzz_$t -max_total_time="$SECONDS_EACH" -max_len=1048576 -rss_limit_mb=2048 \
-        -print_final_stats=0 -artifact_prefix=$FUZZ_BUILD/crash-$t- $work "$seeds" \
+        -print_final_stats=0 -artifact_prefix=$FUZZ_BUILD/crash-$t- $work $seeds \
         > $FUZZ_BUILD/fuzz_$t.log 2>&1; then
         echo "fuzz_$t: ok ($(grep -c '' $FUZZ_BUILD/fuzz_$t.log) log lines)"
     else

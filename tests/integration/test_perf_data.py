@@ -173,20 +173,53 @@ class PerfDataTest(ProfdTestCase):
         for a, fn in got.items():
             self.assertIn(want.get(a, want.get(a + 1)), (fn,), "%#x" % a)
 
-    def test_kernel_frames_of_another_kernel_stay_addresses(self):
+    def kernel_names(self, cache):
+        """Kernel frames' function names ("" when none) and the recorded
+        kernel build-id of sysc.data converted with this debug directory,
+        on a host whose running kernel is another one."""
         notes = self.path("notes")
         with open(notes, "wb") as f:   # a kernel whose build-id is not the recorded one
             f.write(bytes([4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0]) + b"GNU\0" + bytes(range(20)))
         with open(self.path("profd.yaml"), "w") as f:
             f.write(config("include: [%s], split: none" % os.path.join(CORPUS_PERF, "sysc.data"),
-                           "directory: out, path_template: k.pb.gz", "kernel_notes: " + notes))
+                           "directory: out, path_template: k.pb.gz, overwrite: true",
+                           "kernel_notes: %s, debug_directories: [%s]" % (notes, cache)))
         r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         raw = raw_pprof(self.path("out", "k.pb.gz"))
-        kernel = re.findall(r"^ *\d+: 0xffff[0-9a-f]+ M=\d+ ?(.*)$", raw, re.M)
-        self.assertGreater(len(kernel), 10)
-        self.assertEqual(set(kernel), {""})
+        recorded = re.search(r"^ *\d+: 0xffff\S+ \[kernel\.kallsyms\]_text ([0-9a-f]+)", raw, re.M)
+        return ({int(a, 16): fn for a, fn in re.findall(r"^ *\d+: (0xffff[0-9a-f]+) M=\d+ ?(\S*)",
+                                                        raw, re.M)}, recorded.group(1))
+
+    def test_kernel_frames_of_another_kernel_stay_addresses(self):
+        names, _ = self.kernel_names(self.path("empty"))
+        self.assertGreater(len(names), 10)
+        self.assertEqual(set(names.values()), {""})
+
+    def test_kernel_frames_named_from_perf_build_id_cache(self):
+        """perf's build-id cache keeps the recorded kernel's kallsyms
+        ([kernel.kallsyms]/<build-id>/kallsyms): kernel frames are named from
+        it whatever kernel runs here."""
+        with open(os.path.join(CORPUS_PERF, "expected", "sysc.script.txt")) as f:
+            want = {int(a, 16): sym for a, sym in re.findall(
+                r"^\s+([0-9a-f]+) ([\w.]+) \(\[kernel\.kallsyms\]\)$", f.read(), re.M)}
+        _, build_id = self.kernel_names(self.path("cache"))
+        entry = self.path("cache", "[kernel.kallsyms]", build_id)
+        os.makedirs(entry)
+        with open(os.path.join(entry, "kallsyms"), "w") as f:
+            # A symbol starting just below each frame perf named (below its
+            # return address), and one past them all, as kallsyms ends.
+            for start, sym in sorted({(a - 1, sym) for a, sym in want.items()}):
+                f.write("%016x T %s\n" % (start, sym))
+            f.write("%016x T _etext\n" % (max(want) + 1))
+        names, _ = self.kernel_names(self.path("cache"))
+        # perf names the return address, profd the call before it (a - 1).
+        named = {a: (want.get(a, want.get(a + 1)), fn) for a, fn in names.items()
+                 if a in want or a + 1 in want}
+        self.assertGreater(len(named), 10)
+        for a, (theirs, ours) in named.items():
+            self.assertEqual(theirs, ours, "%#x" % a)
 
     def test_dwarf_stacks_unwound_like_perf_script(self):
         got = self.check("burn.dwarf", "--binary-dir", os.path.join(CORPUS_PERF, "..", "bin"),

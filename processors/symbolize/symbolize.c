@@ -22,7 +22,7 @@
  * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
  *
  * Not yet: debuginfod, vmlinux with DWARF for kernel lines, kernel modules,
- * Go's .gopclntab for Go binaries without DWARF, /proc/<pid>/root.
+ * Go's .gopclntab for Go binaries without DWARF.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +53,7 @@ struct config {
     int64_t negative_ttl;
     char *kallsyms, *kernel_notes, *system_map;
     char *perf_map_dir;
+    bool proc_root;
 };
 
 static const struct profd_option options[] = {
@@ -82,6 +83,9 @@ static const struct profd_option options[] = {
     {"perf_map_dir", PROFD_OPT_STRING, offsetof(struct config, perf_map_dir), "/tmp",
      "where JITs' perf-<pid>.map files are, for code in anonymous mappings of a record with "
      "a pid label; \"\" turns this off"},
+    {"proc_root", PROFD_OPT_BOOL, offsetof(struct config, proc_root), "true",
+     "for a record with a pid label, also look for a binary (with a build-id, which must "
+     "match) under /proc/<pid>/root: live containers' files"},
     {"system_map", PROFD_OPT_STRING, offsetof(struct config, system_map), NULL,
      "a System.map for kernel frames, used whatever their build-id"},
     {0},
@@ -203,14 +207,33 @@ static struct binary *binary_entry(struct state *s, const char *filename, const 
     return b;
 }
 
-/* The opened binary for a mapping, or NULL (known missing for a while). */
-static struct elf_binary *binary_for(struct state *s, const char *filename, const char *build_id)
+/* The binary filename with build_id (never another build) as process pid
+ * sees it, from its root: a live container's file. malloc'd, or NULL. */
+static char *in_process_root(const struct state *s, const char *filename, const char *build_id,
+                             int32_t pid)
+{
+    char *path;
+    if (!s->cfg->proc_root || pid <= 0 || !*build_id || filename[0] != '/' ||
+        asprintf(&path, "/proc/%d/root%s", pid, filename) < 0)
+        return NULL;
+    if (binary_lookup_is_elf(path, build_id))
+        return path;
+    free(path);
+    return NULL;
+}
+
+/* The opened binary for a mapping of process pid (0: unknown), or NULL
+ * (known missing for a while). */
+static struct elf_binary *binary_for(struct state *s, const char *filename, const char *build_id,
+                                     int32_t pid)
 {
     struct binary *b = binary_entry(s, filename, build_id);
     b->last_used = ++s->clock;
     if (b->elf || (b->retry_at && now_ns() < b->retry_at))
         return b->elf;
     char *path = binary_lookup_find(&s->lookup, filename, build_id);
+    if (!path)
+        path = in_process_root(s, filename, build_id, pid);
     char err[512] = "not found";
     struct elf_binary *elf = path ? elf_binary_open(path, s->debug_path, err, sizeof(err)) : NULL;
     if (!elf) {
@@ -485,13 +508,14 @@ static struct source source_of(struct state *s, const struct profd_profile *p,
         if (pid > 0 && s->cfg->perf_map_dir && *s->cfg->perf_map_dir)
             src.jit = jit_map_for(s, pid);
     } else if (filename[0] == '/') {
-        src.elf = binary_for(s, filename, build_id);
+        src.elf = binary_for(s, filename, build_id, pid);
     }
     return src;
 }
 
 /* Symbolizes every location of p that has an address and a mapping but no
- * lines; pid is the record's process (for JIT maps), 0 when unknown.
+ * lines; pid is the record's process (for JIT maps and its root), 0 when
+ * unknown.
  * Returns true when anything changed. */
 static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t pid)
 {

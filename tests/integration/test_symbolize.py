@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 
-from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command
+from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command, wait_until
 
 CORPUS = os.environ.get("PROFD_CORPUS", "")
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
@@ -162,16 +162,19 @@ class SymbolizeTest(ProfdTestCase):
         return {name: symbolized(glob.glob(self.path("out", "**", name + "*"), recursive=True)[0])
                 for name in profiles}
 
-    def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None):
-        """Every instruction of walk, outer and main, as a process would have
-        it loaded at BASE, symbolized by profd and by addr2line."""
+    def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None,
+                                pid=0):
+        """Every instruction of walk, outer and main, as a process (pid, when
+        not 0) would have it loaded at BASE, symbolized by profd and by
+        addr2line."""
         addrs = function_addresses(binary, ["walk", "outer", "main"])
         off, vaddr, size = text_segment(binary)
         pie = vaddr < 0x400000
         base = BASE if pie else 0
         start = base + vaddr
         mapping = (start, start + size, off, recorded_path or binary, build_id(binary))
-        got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])}, debug_dirs)["p"]
+        name = "%d-p" % pid if pid else "p"
+        got = self.run_symbolize({name: pprof(mapping, [base + a for a in addrs])}, debug_dirs)[name]
         want = addr2line(oracle or binary, addrs)
         self.assertEqual(len(want), len(addrs))
         self.assertTrue(any(len(f) > 2 for f in want.values()), "no inline chains to compare")
@@ -203,6 +206,31 @@ class SymbolizeTest(ProfdTestCase):
         shutil.copy(binary, os.path.join(d, "elf"))   # perf's build-id cache layout
         self.check_against_addr2line(binary, recorded_path="/nonexistent/app/inl",
                                      debug_dirs=[self.path("cache")])
+
+    def test_binary_of_a_live_container_found_under_its_proc_root(self):
+        """A binary that only a process's own mount namespace has (as in a
+        container) is read through /proc/<pid>/root, its build-id checked."""
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("a private mount namespace needs root and unshare")
+        hidden, seen, ready = self.path("hidden"), self.path("seen"), self.path("ready")
+        os.makedirs(seen)
+        os.makedirs(hidden)
+        binary = self.compile(os.path.join("hidden", "inl"))
+        container = subprocess.Popen(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             'mount --bind "$1" "$2" && touch "$3" && exec sleep 600', "sh", hidden, seen, ready],
+            stderr=subprocess.PIPE, text=True)
+        try:
+            wait_until(lambda: os.path.exists(ready) or container.poll() is not None,
+                       "the mount namespace")
+            if not os.path.exists(ready):
+                self.skipTest("no private mount namespace here: " + container.stderr.read())
+            recorded = os.path.join(seen, "inl")
+            self.assertFalse(os.path.exists(recorded))   # not on this side of the mount
+            self.check_against_addr2line(binary, recorded_path=recorded, pid=container.pid)
+        finally:
+            container.kill()
+            container.wait()
 
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")

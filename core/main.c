@@ -30,6 +30,10 @@ static int usage(int code)
 
 int main(int argc, char **argv)
 {
+    /* Network fetches of debug info happen only where a config asks for
+     * them (symbolize's debuginfod_urls): elfutils, loaded with the modules,
+     * would otherwise query the servers this variable names on its own. */
+    unsetenv("DEBUGINFOD_URLS");
     const char *cmd = "run", *config = NULL;
     const char **dirs = profd_xcalloc((size_t)argc + 1, sizeof(*dirs));
     char **rest = profd_xcalloc((size_t)argc + 1, sizeof(*rest));

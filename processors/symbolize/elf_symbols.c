@@ -20,6 +20,8 @@ struct elf_binary {
     Dwfl_Module *mod;
     Dwfl_Callbacks callbacks;
     char *debug_path;
+    elf_debug_fetch_fn fetch;
+    void *fetch_arg;
     GElf_Addr bias;          /* added to an ELF address to get the module's */
     size_t footprint;
     struct scope_index *scopes;
@@ -28,13 +30,38 @@ struct elf_binary {
     bool symbols_read;
 };
 
-struct elf_binary *elf_binary_open(const char *path, const char *debug_path, char *err,
+/* elfutils' search of the debug path, then the binary's fetch function. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                          Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+    const struct elf_binary *b = *userdata;
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len;
+    if (fd >= 0 || !b || !b->fetch || (len = dwfl_module_build_id(mod, &bits, &vaddr)) <= 0)
+        return fd;
+    char *path = NULL;
+    int fetched = b->fetch(b->fetch_arg, bits, (size_t)len, &path);
+    if (fetched < 0)
+        return fd;
+    free(*debuginfo_file_name);
+    *debuginfo_file_name = path;
+    return fetched;
+}
+
+struct elf_binary *elf_binary_open(const char *path, const char *debug_path,
+                                   elf_debug_fetch_fn fetch, void *fetch_arg, char *err,
                                    size_t errlen)
 {
     struct elf_binary *b = calloc(1, sizeof(*b));
     if (!b || !(b->debug_path = strdup(debug_path ? debug_path : "")))
         abort();
-    b->callbacks = (Dwfl_Callbacks){.find_debuginfo = dwfl_standard_find_debuginfo,
+    b->fetch = fetch;
+    b->fetch_arg = fetch_arg;
+    b->callbacks = (Dwfl_Callbacks){.find_debuginfo = find_debuginfo,
                                     .section_address = dwfl_offline_section_address,
                                     .debuginfo_path = &b->debug_path};
     b->dwfl = dwfl_begin(&b->callbacks);
@@ -43,6 +70,9 @@ struct elf_binary *elf_binary_open(const char *path, const char *debug_path, cha
         b->mod = dwfl_report_elf(b->dwfl, "binary", path, -1, 0, false);
         dwfl_report_end(b->dwfl, NULL, NULL);
     }
+    void **userdata;
+    if (b->mod && dwfl_module_info(b->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+        *userdata = b;   /* for find_debuginfo */
     Elf *elf = b->mod ? dwfl_module_getelf(b->mod, &b->bias) : NULL;
     if (!elf) {
         snprintf(err, errlen, "%s: %s", path, dwfl_errmsg(-1));

@@ -3,7 +3,7 @@
  * One binary opened for symbolization with elfutils: ELF symbol tables
  * (.symtab, .dynsym, and .gnu_debugdata's MiniDebugInfo), DWARF line tables
  * and inlined subroutines, from the binary or from its separate debug file
- * (found by build-id or .gnu_debuglink under the debug path).
+ * (found by build-id or .gnu_debuglink under the debug path, else fetched).
  */
 #ifndef PROFD_ELF_SYMBOLS_H
 #define PROFD_ELF_SYMBOLS_H
@@ -25,9 +25,17 @@ struct elf_frame {
     int64_t line, column, decl_line;
 };
 
+/* Finds the separate debug file of the binary with this build-id (raw
+ * bytes) somewhere else than the debug path, e.g. on debuginfod servers:
+ * an open descriptor with *path set (malloc'd), or a negative number. */
+typedef int (*elf_debug_fetch_fn)(void *arg, const unsigned char *build_id, size_t len,
+                                  char **path);
+
 /* Opens path. debug_path is elfutils' debuginfo path: directories joined by
- * ':', searched for separate debug files. NULL with err filled on failure. */
-struct elf_binary *elf_binary_open(const char *path, const char *debug_path, char *err,
+ * ':', searched for separate debug files; fetch (may be NULL) is asked,
+ * with fetch_arg, when they have none. NULL with err filled on failure. */
+struct elf_binary *elf_binary_open(const char *path, const char *debug_path,
+                                   elf_debug_fetch_fn fetch, void *fetch_arg, char *err,
                                    size_t errlen);
 /* Sets *vaddr to the virtual address file offset off is loaded at, from
  * the program headers. Returns 1, or 0 when no loadable segment holds it. */

@@ -7,6 +7,10 @@
  * cannot be symbolized stays as it is and is counted by reason
  * (profd_symbolize_locations{result=...}); the record always goes on.
  *
+ * Binaries are looked for on this host (lib/binary_lookup.h), then under
+ * /proc/<pid>/root for a record with a pid label, then on the configured
+ * debuginfod servers, always by build-id when one was recorded.
+ *
  * Opened binaries are kept, least recently used first out, within
  * max_memory (their files' sizes); a binary that could not be found is not
  * looked for again before negative_ttl.
@@ -21,7 +25,7 @@
  * Code in anonymous mappings of a record with a pid label is named from
  * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
  *
- * Not yet: debuginfod, vmlinux with DWARF for kernel lines, kernel modules,
+ * Not yet: vmlinux with DWARF for kernel lines, kernel modules,
  * Go's .gopclntab for Go binaries without DWARF.
  */
 #include <stdio.h>
@@ -33,6 +37,7 @@
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
+#include "debuginfod.h"
 #include "demangle.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
@@ -54,6 +59,9 @@ struct config {
     char *kallsyms, *kernel_notes, *system_map;
     char *perf_map_dir;
     bool proc_root;
+    struct profd_str_list debuginfod_urls;
+    int64_t debuginfod_timeout;
+    char *debuginfod_cache;
 };
 
 static const struct profd_option options[] = {
@@ -86,6 +94,14 @@ static const struct profd_option options[] = {
     {"proc_root", PROFD_OPT_BOOL, offsetof(struct config, proc_root), "true",
      "for a record with a pid label, also look for a binary (with a build-id, which must "
      "match) under /proc/<pid>/root: live containers' files"},
+    {"debuginfod_urls", PROFD_OPT_STRING_LIST, offsetof(struct config, debuginfod_urls), "[]",
+     "debuginfod servers asked, last, for binaries and debug files by build-id (off when "
+     "empty; the DEBUGINFOD_URLS environment variable is not used)"},
+    {"debuginfod_timeout", PROFD_OPT_DURATION, offsetof(struct config, debuginfod_timeout), "10s",
+     "a server that sends nothing for this long is given up (whole seconds)"},
+    {"debuginfod_cache", PROFD_OPT_STRING, offsetof(struct config, debuginfod_cache), "",
+     "where fetched files and misses are kept (\"\": libdebuginfod's default, "
+     "~/.cache/debuginfod_client)"},
     {"system_map", PROFD_OPT_STRING, offsetof(struct config, system_map), NULL,
      "a System.map for kernel frames, used whatever their build-id"},
     {0},
@@ -123,6 +139,7 @@ struct state {
     const struct config *cfg;
     struct binary_lookup lookup;
     char *debug_path;             /* elfutils' debuginfo path */
+    struct remote_debuginfo *remote;   /* debuginfod, NULL when off */
     struct binary *binaries;
     size_t nbinaries, binaries_cap;
     size_t open_bytes;
@@ -141,6 +158,8 @@ static int64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
+static void destroy(void *st);
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
                   void **out)
@@ -163,6 +182,16 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     for (size_t i = 0; i < s->lookup.ndirs; i++) {
         strcat(s->debug_path, ":");
         strcat(s->debug_path, s->lookup.dirs[i]);
+    }
+    char err[256];
+    if (cfg->debuginfod_urls.n &&
+        !(s->remote = remote_debuginfo_new((const char *const *)cfg->debuginfod_urls.items,
+                                           cfg->debuginfod_urls.n,
+                                           cfg->debuginfod_timeout / 1000000000,
+                                           cfg->debuginfod_cache, err, sizeof(err)))) {
+        host->log(self, PROFD_LOG_ERROR, "%s", err);
+        destroy(s);
+        return PROFD_ERR;
     }
     *out = s;
     return PROFD_OK;
@@ -207,6 +236,12 @@ static struct binary *binary_entry(struct state *s, const char *filename, const 
     return b;
 }
 
+/* elf_debug_fetch_fn over the debuginfod client arg. */
+static int fetch_debug_file(void *arg, const unsigned char *build_id, size_t len, char **path)
+{
+    return remote_debuginfo_debug_file(arg, build_id, len, path);
+}
+
 /* The binary filename with build_id (never another build) as process pid
  * sees it, from its root: a live container's file. malloc'd, or NULL. */
 static char *in_process_root(const struct state *s, const char *filename, const char *build_id,
@@ -231,11 +266,14 @@ static struct elf_binary *binary_for(struct state *s, const char *filename, cons
     b->last_used = ++s->clock;
     if (b->elf || (b->retry_at && now_ns() < b->retry_at))
         return b->elf;
+    char err[512] = "not found";
     char *path = binary_lookup_find(&s->lookup, filename, build_id);
     if (!path)
         path = in_process_root(s, filename, build_id, pid);
-    char err[512] = "not found";
-    struct elf_binary *elf = path ? elf_binary_open(path, s->debug_path, err, sizeof(err)) : NULL;
+    if (!path && s->remote && *build_id)
+        path = remote_debuginfo_executable(s->remote, build_id, err, sizeof(err));
+    struct elf_binary *elf = path ? elf_binary_open(path, s->debug_path, s->remote ? fetch_debug_file
+                                                    : NULL, s->remote, err, sizeof(err)) : NULL;
     if (!elf) {
         s->host->log(s->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
                      build_id, err);
@@ -597,6 +635,7 @@ static void destroy(void *st)
     free(s->kernels);
     binary_lookup_free(&s->lookup);
     free(s->debug_path);
+    remote_debuginfo_free(s->remote);
     free(s);
 }
 

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     }
     char path[64], err[256];
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    struct elf_binary *b = elf_binary_open(path, "", err, sizeof(err));
+    struct elf_binary *b = elf_binary_open(path, "", NULL, NULL, err, sizeof(err));
     for (uint64_t off = 0; b && off < len; off += 97) {
         uint64_t vaddr;
         struct elf_frame frames[16];

@@ -6,7 +6,9 @@ import gzip
 import os
 import re
 import shutil
+import socket
 import subprocess
+import urllib.request
 
 from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command, wait_until
 
@@ -163,7 +165,7 @@ class SymbolizeTest(ProfdTestCase):
                 for name in profiles}
 
     def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None,
-                                pid=0):
+                                pid=0, extra=""):
         """Every instruction of walk, outer and main, as a process (pid, when
         not 0) would have it loaded at BASE, symbolized by profd and by
         addr2line."""
@@ -174,7 +176,8 @@ class SymbolizeTest(ProfdTestCase):
         start = base + vaddr
         mapping = (start, start + size, off, recorded_path or binary, build_id(binary))
         name = "%d-p" % pid if pid else "p"
-        got = self.run_symbolize({name: pprof(mapping, [base + a for a in addrs])}, debug_dirs)[name]
+        got = self.run_symbolize({name: pprof(mapping, [base + a for a in addrs])}, debug_dirs,
+                                 extra)[name]
         want = addr2line(oracle or binary, addrs)
         self.assertEqual(len(want), len(addrs))
         self.assertTrue(any(len(f) > 2 for f in want.values()), "no inline chains to compare")
@@ -231,6 +234,48 @@ class SymbolizeTest(ProfdTestCase):
         finally:
             container.kill()
             container.wait()
+
+    def test_binary_and_debug_file_fetched_from_debuginfod(self):
+        """A binary known only by build-id comes from a debuginfod server
+        (elfutils' own), stripped, and then its separate debug file."""
+        if not shutil.which("debuginfod"):
+            self.skipTest("debuginfod (the server) is not installed")
+        full = self.compile("inl.full")
+        served = self.path("served")
+        os.makedirs(served)
+        subprocess.run(["objcopy", "--only-keep-debug", full, os.path.join(served, "inl.debug")],
+                       check=True)
+        subprocess.run(["objcopy", "--strip-debug", full, os.path.join(served, "inl")], check=True)
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        server = subprocess.Popen(["debuginfod", "-F", served, "-p", str(port), "-d",
+                                   self.path("db.sqlite")], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        url = "http://127.0.0.1:%d" % port
+
+        def indexed():   # both files scanned and served
+            if server.poll() is not None:
+                raise AssertionError("debuginfod exited: " + server.stderr.read())
+            for kind in ("executable", "debuginfo"):
+                try:
+                    urllib.request.urlopen("%s/buildid/%s/%s" % (url, build_id(full), kind),
+                                           timeout=5).close()
+                except OSError:
+                    return False
+            return True
+
+        try:
+            wait_until(indexed, "debuginfod to index " + served)
+            self.check_against_addr2line(full, recorded_path="/nonexistent/inl", oracle=full,
+                                         extra="\n    debuginfod_urls: [%s]\n"
+                                               "    debuginfod_cache: %s" % (url, self.path("cache")))
+        finally:
+            server.terminate()
+            server.wait()
+        fetched = sorted(os.listdir(os.path.join(self.path("cache"), build_id(full))))
+        self.assertEqual(fetched, ["debuginfo", "executable"])
 
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")

@@ -2,6 +2,7 @@
 #include "elf_symbols.h"
 
 #include "../../lib/search.h"
+#include "gopclntab.h"
 #include "scope_index.h"
 
 #include <dwarf.h>
@@ -28,6 +29,8 @@ struct elf_binary {
     struct func_sym *syms;   /* read on the first lookup without DWARF */
     size_t nsyms;
     bool symbols_read;
+    struct go_pclntab *gopclntab;   /* read on the first lookup without DWARF */
+    bool gopclntab_read;
 };
 
 /* elfutils' search of the debug path, then the binary's fetch function. */
@@ -165,6 +168,29 @@ static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
     return b->syms[first].name;
 }
 
+/* Reads the binary's Go pc-line table, when it is a Go binary. */
+static void read_gopclntab(struct elf_binary *b)
+{
+    b->gopclntab_read = true;
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(b->mod, &bias);
+    size_t names;
+    if (!elf || elf_getshdrstrndx(elf, &names) != 0)
+        return;
+    uint64_t text = 0;
+    Elf_Data *table = NULL;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
+        if (name && !strcmp(name, ".text"))
+            text = sh.sh_addr;
+        else if (name && !strcmp(name, ".gopclntab") && sh.sh_type != SHT_NOBITS)
+            table = elf_getdata(scn, NULL);
+    }
+    if (table && table->d_buf)
+        b->gopclntab = go_pclntab_open(table->d_buf, table->d_size, text);
+}
+
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
     if (!max)
@@ -173,7 +199,16 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     size_t n = scope_index_frames(b->scopes, addr, out, max);
     if (n)
         return n;
-    /* No DWARF function here: the function symbol, and the line table. */
+    /* No DWARF function here: Go's pc-line table, then the function symbol
+     * and the line table. */
+    if (!b->gopclntab_read)
+        read_gopclntab(b);
+    const char *go_function, *go_file;
+    int64_t go_line;
+    if (b->gopclntab && go_pclntab_lookup(b->gopclntab, vaddr, &go_function, &go_file, &go_line)) {
+        out[0] = (struct elf_frame){go_function, go_file, "", go_line, 0, 0};
+        return 1;
+    }
     const char *name = function_symbol(b, addr);
     if (!name)
         return 0;
@@ -201,6 +236,7 @@ void elf_binary_close(struct elf_binary *b)
         return;
     scope_index_free(b->scopes);
     free(b->syms);
+    go_pclntab_free(b->gopclntab);
     if (b->dwfl)
         dwfl_end(b->dwfl);
     free(b->debug_path);

@@ -25,8 +25,8 @@
  * Code in anonymous mappings of a record with a pid label is named from
  * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
  *
- * Not yet: vmlinux with DWARF for kernel lines, kernel modules,
- * Go's .gopclntab for Go binaries without DWARF.
+ * Not yet: vmlinux with DWARF for kernel lines, kernel modules, Go inline
+ * frames for Go binaries without DWARF.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../processors/symbolize/elf_symbols.h"
+#include "../../processors/symbolize/gopclntab.h"
 #include "../../processors/symbolize/kernel_symbols.h"
 #include "../../processors/symbolize/perf_map.h"
 
@@ -36,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (uint64_t a = 0; k && a < 64; a++)
         kernel_symbols_find(k, kernel_symbols_text(k) + a * 4099);
     kernel_symbols_free(k);
+    /* The same bytes as the contents of a Go binary's .gopclntab. */
+    struct go_pclntab *g = go_pclntab_open(data, len, 0x401000);
+    for (uint64_t a = 0; g && a < 64; a++) {
+        const char *function, *file;
+        int64_t line;
+        go_pclntab_lookup(g, 0x401000 + a * 4099, &function, &file, &line);
+    }
+    go_pclntab_free(g);
     struct perf_map *m = perf_map_load(path);
     for (uint64_t a = 0; m && a < 64; a++)
         perf_map_find(m, a * 4099);

@@ -2,9 +2,9 @@
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
 # FUZZ_SECONDS (default 10) from its seeds: the pprof decoder from the shared
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
-# ELF/DWARF, kallsyms and perf map reading from the corpus binaries and
-# tests/fuzz/seeds/elf; the config loader, relabel engine and file_sd reader
-# from tests/fuzz/seeds/<name>.
+# ELF/DWARF, Go pc-line table, kallsyms and perf map reading from the corpus
+# binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
+# loader, relabel engine and file_sd reader from tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -30,7 +30,8 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
     -lzstd -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
-    processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c lib/grow.c \
+    processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c \
+    processors/symbolize/gopclntab.c lib/grow.c \
     -o $FUZZ_BUILD/fuzz_elf \
     -ldw -lelf
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
@@ -45,6 +46,10 @@ for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file}; do
     elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms and perf maps
     *) seeds=tests/fuzz/seeds/$t ;;
     esac
+    if [ $t = elf ] && command -v go >/dev/null; then   # a Go pc-line table to start from
+        go build -ldflags="-s -w" -o $FUZZ_BUILD/gofuncs tests/integration/symbolize/gofuncs.go
+        objcopy -O binary --only-section=.gopclntab $FUZZ_BUILD/gofuncs $work/gopclntab
+    fi
     echo "fuzz_$t: ${SECONDS_EACH}s"
     if $FUZZ_BUILD/fuzz_$t -max_total_time="$SECONDS_EACH" -max_len=1048576 -rss_limit_mb=2048 \
         -print_final_stats=0 -artifact_prefix=$FUZZ_BUILD/crash-$t- $work $seeds \

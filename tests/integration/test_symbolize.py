@@ -277,6 +277,34 @@ class SymbolizeTest(ProfdTestCase):
         fetched = sorted(os.listdir(os.path.join(self.path("cache"), build_id(full))))
         self.assertEqual(fetched, ["debuginfo", "executable"])
 
+    def test_stripped_go_binary_named_from_its_pclntab(self):
+        """A Go binary built with -ldflags='-s -w' has no symbol table and no
+        DWARF, only .gopclntab: functions, files and lines come from it as
+        `go tool addr2line` gives them (the function holding an address, the
+        line of its innermost code)."""
+        if not shutil.which("go"):
+            self.skipTest("go (golang-go) is not installed")
+        source = os.path.join(ROOT, "tests", "integration", "symbolize", "gofuncs.go")
+        binary, full = self.path("gofuncs"), self.path("gofuncs.full")
+        for path, flags in ((binary, ["-ldflags=-s -w"]), (full, [])):
+            subprocess.run(["go", "build"] + flags + ["-o", path, source], check=True, timeout=300,
+                           cwd=self.dir)
+        # Instruction addresses from the unstripped build (same layout).
+        dump = subprocess.run(["go", "tool", "objdump", "-s", r"^main\.(sumSquares|main)$", full],
+                              capture_output=True, text=True, check=True, timeout=120).stdout
+        addrs = [int(a, 16) for a in re.findall(r"\t(0x[0-9a-f]+)\t", dump)]
+        self.assertGreater(len(addrs), 20)
+        out = subprocess.run(["go", "tool", "addr2line", binary], input="".join(
+            "%#x\n" % a for a in addrs), capture_output=True, text=True, check=True,
+                             timeout=120).stdout.splitlines()
+        want = {a: [(fn, where.rpartition(":")[0], int(where.rpartition(":")[2]))]
+                for a, fn, where in zip(addrs, out[0::2], out[1::2])}
+        self.assertEqual({fn for frames in want.values() for fn, _, _ in frames},
+                         {"main.sumSquares", "main.main"})
+        off, vaddr, size = text_segment(binary)
+        got = self.run_symbolize({"p": pprof((vaddr, vaddr + size, off, binary, ""), addrs)})["p"]
+        self.assertEqual(got, want)
+
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")
         addrs = function_addresses(binary, ["walk"])

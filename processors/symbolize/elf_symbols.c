@@ -16,6 +16,13 @@
 
 struct func_sym;
 
+/* A loadable segment: file range [offset, offset + size) at vaddr. */
+struct segment {
+    uint64_t offset, size, vaddr;
+};
+
+#define MAX_SEGMENTS 16
+
 struct elf_binary {
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -31,7 +38,22 @@ struct elf_binary {
     bool symbols_read;
     struct go_pclntab *gopclntab;   /* read on the first lookup without DWARF */
     bool gopclntab_read;
+    struct segment segments[MAX_SEGMENTS];
+    size_t nsegments;
 };
+
+/* Notes the loadable segments' file ranges and addresses. */
+static void read_segments(struct elf_binary *b, Elf *elf)
+{
+    size_t n;
+    if (elf_getphdrnum(elf, &n) != 0)
+        return;
+    for (size_t i = 0; i < n && b->nsegments < MAX_SEGMENTS; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+            b->segments[b->nsegments++] = (struct segment){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+    }
+}
 
 /* elfutils' search of the debug path, then the binary's fetch function. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -82,6 +104,7 @@ struct elf_binary *elf_binary_open(const char *path, const char *debug_path,
         elf_binary_close(b);
         return NULL;
     }
+    read_segments(b, elf);
     struct stat st;
     b->footprint = stat(path, &st) == 0 ? (size_t)st.st_size : 0;
     b->scopes = scope_index_new(b->mod);
@@ -90,17 +113,10 @@ struct elf_binary *elf_binary_open(const char *path, const char *debug_path,
 
 int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr)
 {
-    GElf_Addr bias;
-    Elf *elf = dwfl_module_getelf(b->mod, &bias);
-    size_t n;
-    if (!elf || elf_getphdrnum(elf, &n) != 0)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-            continue;
-        if (off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) {
-            *vaddr = ph.p_vaddr + (off - ph.p_offset);
+    for (size_t i = 0; i < b->nsegments; i++) {
+        const struct segment *g = &b->segments[i];
+        if (off >= g->offset && off - g->offset < g->size) {
+            *vaddr = g->vaddr + (off - g->offset);
             return 1;
         }
     }

@@ -43,6 +43,7 @@
 #include "kernel_symbols.h"
 #include "perf_map.h"
 #include "profd/plugin.h"
+#include "profile_functions.h"
 
 #define MAX_INLINE 64
 
@@ -116,6 +117,7 @@ static const char *const result_names[] = {"symbolized", "no_binary", "no_symbol
 struct jit_map {
     int32_t pid;
     struct perf_map *map;         /* NULL: none */
+    uint64_t serial;              /* of the last profile that checked the file */
 };
 
 /* A kernel's symbol table by build-id, or the knowledge that there is none. */
@@ -131,6 +133,7 @@ struct binary {
     size_t charged;               /* its footprint counted in open_bytes */
     int64_t retry_at;
     uint64_t last_used;
+    uint64_t serial;              /* of the last profile that used it */
 };
 
 struct state {
@@ -144,12 +147,14 @@ struct state {
     size_t nbinaries, binaries_cap;
     size_t open_bytes;
     uint64_t clock;               /* use counter for LRU */
+    uint64_t serial;              /* of the profile being symbolized */
     struct kernel_table *kernels; /* each loaded on its first frame */
     size_t nkernels, kernels_cap;
     char running_kernel[41];      /* the running kernel's build-id, "" unknown */
     struct jit_map *jit_maps;     /* perf-<pid>.map files read */
     size_t njit_maps, jit_maps_cap;
     uint64_t results[R_COUNT_];
+    int64_t busy_ns;              /* time spent in symbolize_profile */
 };
 
 static int64_t now_ns(void)
@@ -209,13 +214,15 @@ static void close_binary(struct state *s, struct binary *b)
     b->retry_at = 0;   /* evicted, not missing: may open again at once */
 }
 
-/* Closes the least recently used binaries until `need` more bytes fit. */
+/* Closes the least recently used binaries until `need` more bytes fit;
+ * those the profile being symbolized uses stay, even past max_memory. */
 static void make_room(struct state *s, size_t need)
 {
     while (s->open_bytes + need > s->cfg->max_memory) {
         struct binary *lru = NULL;
         for (size_t i = 0; i < s->nbinaries; i++)
-            if (s->binaries[i].elf && (!lru || s->binaries[i].last_used < lru->last_used))
+            if (s->binaries[i].elf && s->binaries[i].serial != s->serial &&
+                (!lru || s->binaries[i].last_used < lru->last_used))
                 lru = &s->binaries[i];
         if (!lru)
             return;
@@ -264,6 +271,7 @@ static struct elf_binary *binary_for(struct state *s, const char *filename, cons
 {
     struct binary *b = binary_entry(s, filename, build_id);
     b->last_used = ++s->clock;
+    b->serial = s->serial;
     if (b->elf || (b->retry_at && now_ns() < b->retry_at))
         return b->elf;
     char err[512] = "not found";
@@ -288,93 +296,17 @@ static struct elf_binary *binary_for(struct state *s, const char *filename, cons
     return b->elf;
 }
 
-/* ---- functions of a profile ---- */
-
-/* Deduplicates functions by (name, system_name, filename, start_line). */
-struct function_index {
-    uint32_t *slots;   /* function ref, 0 = empty */
-    size_t mask;
-};
-
-static uint64_t function_hash(const struct profd_function *f)
-{
-    uint64_t h = f->name * 0x9e3779b97f4a7c15ull;
-    h ^= (f->system_name + (h << 6) + (h >> 2)) * 0xbf58476d1ce4e5b9ull;
-    h ^= (f->filename + (h << 6) + (h >> 2)) * 0x94d049bb133111ebull;
-    return h ^ (uint64_t)f->start_line;
-}
-
-static bool same_function(const struct profd_function *a, const struct profd_function *b)
-{
-    return a->name == b->name && a->system_name == b->system_name &&
-           a->filename == b->filename && a->start_line == b->start_line;
-}
-
-/* Adds ref (a function of p) to the index, which must have room. */
-static void index_put(struct function_index *ix, const struct profd_profile *p, uint32_t ref)
-{
-    size_t i = function_hash(&p->functions[ref - 1]) & ix->mask;
-    while (ix->slots[i])
-        i = (i + 1) & ix->mask;
-    ix->slots[i] = ref;
-}
-
-static void index_build(struct function_index *ix, const struct profd_profile *p, size_t room)
-{
-    size_t size = 64;
-    while (size < 2 * (p->nfunctions + room))
-        size *= 2;
-    if (!(ix->slots = calloc(size, sizeof(*ix->slots))))
-        abort();
-    ix->mask = size - 1;
-    for (uint32_t i = 0; i < p->nfunctions; i++)
-        index_put(ix, p, i + 1);
-}
-
-/* The ref of function f in p, added when new. */
-static uint32_t function_ref(const struct profd_host *h, struct profd_profile *p,
-                             struct function_index *ix, const struct profd_function *f)
-{
-    for (size_t i = function_hash(f) & ix->mask; ix->slots[i]; i = (i + 1) & ix->mask)
-        if (same_function(&p->functions[ix->slots[i] - 1], f))
-            return ix->slots[i];
-    if (p->nfunctions == p->functions_cap) {
-        uint32_t cap = p->functions_cap ? 2 * p->functions_cap : 64;
-        struct profd_function *grown = h->profile_alloc(p, cap * sizeof(*grown));
-        if (p->nfunctions)
-            memcpy(grown, p->functions, p->nfunctions * sizeof(*grown));
-        p->functions = grown;
-        p->functions_cap = cap;
-    }
-    p->functions[p->nfunctions++] = *f;
-    if (2 * p->nfunctions > ix->mask + 1) {   /* keep the load at most 1/2 */
-        free(ix->slots);
-        index_build(ix, p, p->nfunctions);
-    } else {
-        index_put(ix, p, p->nfunctions);
-    }
-    return p->nfunctions;
-}
-
 /* ---- locations ---- */
-
-static uint32_t intern(const struct profd_host *h, struct profd_profile *p, const char *s)
-{
-    return h->profile_intern(p, s, strlen(s));
-}
 
 /* Gives l one line: function name (no file or line), from a symbol table
  * that names functions only (kallsyms, perf maps). NULL name: not found. */
-static enum result name_only(struct state *s, struct profd_profile *p, struct function_index *ix,
+static enum result name_only(struct state *s, struct profile_functions *pf,
                              struct profd_location *l, struct profd_mapping *m, const char *name)
 {
-    const struct profd_host *h = s->host;
     if (!name)
         return R_NO_SYMBOLS;
-    uint32_t n = intern(h, p, name);
-    struct profd_function f = {n, n, 0, 0};
-    l->lines = h->profile_alloc(p, sizeof(*l->lines));
-    l->lines[0] = (struct profd_line){function_ref(h, p, ix, &f), 0, 0};
+    l->lines = s->host->profile_alloc(pf->profile, sizeof(*l->lines));
+    l->lines[0] = (struct profd_line){profile_functions_named(pf, name), 0, 0};
     l->nlines = 1;
     m->has_functions = true;
     return R_SYMBOLIZED;
@@ -428,17 +360,18 @@ static const struct kernel_symbols *kernel_table(struct state *s, const char *bu
 
 /* Names kernel location l of mapping m ("[kernel.kallsyms]_text", whose
  * file offset is where _text was when recorded) from table k. */
-static enum result symbolize_kernel(struct state *s, struct profd_profile *p,
-                                    struct function_index *ix, struct profd_location *l,
-                                    struct profd_mapping *m, const struct kernel_symbols *k)
+static enum result symbolize_kernel(struct state *s, struct profile_functions *pf,
+                                    struct profd_location *l, struct profd_mapping *m,
+                                    const struct kernel_symbols *k)
 {
     uint64_t addr = l->address;
     if (m->file_offset && kernel_symbols_text(k))   /* another boot's KASLR offset */
         addr = addr - m->file_offset + kernel_symbols_text(k);
-    return name_only(s, p, ix, l, m, kernel_symbols_find(k, addr));
+    return name_only(s, pf, l, m, kernel_symbols_find(k, addr));
 }
 
-/* The perf map of pid, (re)read when new or changed; NULL when none. */
+/* The perf map of pid, (re)read when new or changed since the last
+ * profile; NULL when none. */
 static const struct perf_map *jit_map_for(struct state *s, int32_t pid)
 {
     struct jit_map *j = NULL;
@@ -450,7 +383,10 @@ static const struct perf_map *jit_map_for(struct state *s, int32_t pid)
                                  sizeof(*s->jit_maps));
         j = &s->jit_maps[s->njit_maps++];
         *j = (struct jit_map){.pid = pid};
+    } else if (j->serial == s->serial) {
+        return j->map;   /* checked for this profile already, maybe in use */
     }
+    j->serial = s->serial;
     char path[4096];
     snprintf(path, sizeof(path), "%s/perf-%d.map", s->cfg->perf_map_dir, pid);
     struct stat st;
@@ -486,11 +422,10 @@ static bool is_kernel(const char *filename)
 }
 
 /* Symbolizes location l of mapping m from binary b. */
-static enum result symbolize_location(struct state *s, struct profd_profile *p,
-                                      struct function_index *ix, struct profd_location *l,
-                                      struct profd_mapping *m, struct elf_binary *b)
+static enum result symbolize_location(struct state *s, struct profile_functions *pf,
+                                      struct profd_location *l, struct profd_mapping *m,
+                                      struct elf_binary *b)
 {
-    const struct profd_host *h = s->host;
     uint64_t vaddr;
     if (l->address < m->memory_start ||
         !elf_binary_vaddr(b, l->address - m->memory_start + m->file_offset, &vaddr))
@@ -499,18 +434,11 @@ static enum result symbolize_location(struct state *s, struct profd_profile *p,
     size_t n = elf_binary_frames(b, vaddr, frames, MAX_INLINE);
     if (!n)
         return R_NO_SYMBOLS;
-    l->lines = h->profile_alloc(p, n * sizeof(*l->lines));
+    l->lines = s->host->profile_alloc(pf->profile, n * sizeof(*l->lines));
     l->nlines = (uint32_t)n;
     for (size_t i = 0; i < n; i++) {
-        char *display = demangle(frames[i].name, (enum demangle_mode)s->cfg->demangle);
-        char file[4096];
-        snprintf(file, sizeof(file), "%s%s%s", frames[i].dir, frames[i].dir[0] ? "/" : "",
-                 frames[i].file);
-        struct profd_function f = {intern(h, p, display), intern(h, p, frames[i].name),
-                                   intern(h, p, file), frames[i].decl_line};
-        free(display);
-        l->lines[i] = (struct profd_line){function_ref(h, p, ix, &f), frames[i].line,
-                                          frames[i].column};
+        l->lines[i] = (struct profd_line){profile_functions_of_frame(pf, &frames[i]),
+                                          frames[i].line, frames[i].column};
         m->has_filenames |= frames[i].file[0] != 0;
         m->has_line_numbers |= frames[i].line != 0;
     }
@@ -551,37 +479,94 @@ static struct source source_of(struct state *s, const struct profd_profile *p,
     return src;
 }
 
+/* A location to symbolize and its address, for sorting. */
+struct by_address {
+    uint64_t address;
+    uint32_t location;   /* index in the profile */
+};
+
+/* Sorts a[n] by address, stably (radix sort, 11 bits a pass, least
+ * significant first; a pass where every address has the same digit moves
+ * nothing). Returns a or spare, whichever holds the result. */
+static struct by_address *sort_by_address(struct by_address *a, struct by_address *spare, size_t n)
+{
+    enum { BITS = 11, DIGITS = 1 << BITS };
+    for (unsigned shift = 0; shift < 64; shift += BITS) {
+        size_t count[DIGITS] = {0};
+        bool moves = true;
+        for (size_t i = 0; i < n; i++)
+            count[(a[i].address >> shift) & (DIGITS - 1)]++;
+        for (size_t d = 0, at = 0; d < DIGITS; d++) {
+            size_t c = count[d];
+            moves &= c != n;
+            count[d] = at;
+            at += c;
+        }
+        if (!moves)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            spare[count[(a[i].address >> shift) & (DIGITS - 1)]++] = a[i];
+        struct by_address *sorted = spare;
+        spare = a;
+        a = sorted;
+    }
+    return a;
+}
+
+/* The locations of p to symbolize (an address and a mapping, no lines),
+ * by address: neighbours in the binaries' tables are looked up one after
+ * the other. Sets *n; the result is freed with free(*block). */
+static const struct by_address *locations_by_address(const struct profd_profile *p, size_t *n,
+                                                     void **block)
+{
+    struct by_address *a = malloc(2 * ((size_t)p->nlocations + 1) * sizeof(*a));
+    if (!a)
+        abort();
+    *block = a;
+    *n = 0;
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        const struct profd_location *l = &p->locations[i];
+        if (!l->nlines && l->mapping && l->mapping <= p->nmappings)
+            a[(*n)++] = (struct by_address){l->address, i};
+    }
+    return sort_by_address(a, a + p->nlocations + 1, *n);
+}
+
 /* Symbolizes every location of p that has an address and a mapping but no
  * lines; pid is the record's process (for JIT maps and its root), 0 when
- * unknown.
- * Returns true when anything changed. */
+ * unknown. Returns true when anything changed. */
 static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t pid)
 {
+    s->serial++;   /* what this profile uses stays open until it is done */
     struct source *sources = calloc(p->nmappings + 1, sizeof(*sources));
     if (!sources)
         abort();
-    struct function_index ix = {0};
-    index_build(&ix, p, 0);
+    struct profile_functions pf;
+    profile_functions_init(&pf, s->host, p, (enum demangle_mode)s->cfg->demangle);
+    size_t n;
+    void *block;
+    const struct by_address *order = locations_by_address(p, &n, &block);
     bool changed = false;
-    for (uint32_t i = 0; i < p->nlocations; i++) {
-        struct profd_location *l = &p->locations[i];
-        if (l->nlines || !l->mapping || l->mapping > p->nmappings)
-            continue;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 16 < n)   /* locations come in address order, not memory order */
+            __builtin_prefetch(&p->locations[order[i + 16].location], 1);
+        struct profd_location *l = &p->locations[order[i].location];
         struct profd_mapping *m = &p->mappings[l->mapping - 1];
         struct source *src = &sources[l->mapping];
         if (!src->decided)
             *src = source_of(s, p, m, pid);
         enum result r = src->missing;
         if (src->kernel)
-            r = symbolize_kernel(s, p, &ix, l, m, src->kernel);
+            r = symbolize_kernel(s, &pf, l, m, src->kernel);
         else if (src->jit)
-            r = name_only(s, p, &ix, l, m, perf_map_find(src->jit, l->address));
+            r = name_only(s, &pf, l, m, perf_map_find(src->jit, l->address));
         else if (src->elf)
-            r = symbolize_location(s, p, &ix, l, m, src->elf);
+            r = symbolize_location(s, &pf, l, m, src->elf);
         s->results[r]++;
         changed |= r == R_SYMBOLIZED;
     }
-    free(ix.slots);
+    free(block);
+    profile_functions_free(&pf);
     free(sources);
     return changed;
 }
@@ -595,6 +580,9 @@ static void publish_results(struct state *s)
                            "locations seen by the symbolizer, by outcome", labels,
                            (double)s->results[r]);
     }
+    s->host->gauge_set(s->self, "profd_symbolize_seconds",
+                       "time spent symbolizing profiles since start", "",
+                       (double)s->busy_ns / 1e9);
 }
 
 static int consume(void *st, struct profd_batch *b)
@@ -609,8 +597,13 @@ static int consume(void *st, struct profd_batch *b)
             continue;
         }
         const char *pid = s->host->record_label(r, "pid");
+        int64_t start = now_ns();
         if (symbolize_profile(s, p, pid ? atoi(pid) : 0))
             s->host->record_touch(r);
+        int64_t took = now_ns() - start;
+        s->busy_ns += took;
+        s->host->log(s->self, PROFD_LOG_DEBUG, "%u locations looked at in %.3f s",
+                     p->nlocations, (double)took / 1e9);
     }
     publish_results(s);
     return s->host->emit(s->self, b);

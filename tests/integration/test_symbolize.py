@@ -3,6 +3,7 @@
 what `addr2line -f -i -C` says for the same addresses."""
 import glob
 import gzip
+import itertools
 import os
 import re
 import shutil
@@ -37,14 +38,24 @@ def field(num, value):
 def pprof(mapping, addresses):
     """A raw pprof profile: one sample per address, all in one mapping
     (start, limit, offset, filename, build_id)."""
-    strings = ["", "samples", "count", mapping[3], mapping[4]]
+    return pprof_mappings([(mapping, addresses)])
+
+
+def pprof_mappings(parts):
+    """The same over several [(mapping, addresses)], locations in turn from
+    each mapping."""
+    strings = ["", "samples", "count"]
     out = field(1, field(1, 1) + field(2, 2))
-    for i in range(len(addresses)):
-        out += field(2, field(1, i + 1) + field(2, 1))
-    out += field(3, field(1, 1) + field(2, mapping[0]) + field(3, mapping[1]) +
-                 field(4, mapping[2]) + field(5, 3) + field(6, 4))
-    for i, a in enumerate(addresses):
-        out += field(4, field(1, i + 1) + field(2, 1) + field(3, a))
+    locations = []   # (mapping id, address)
+    for m, (mapping, addresses) in enumerate(parts, 1):
+        out += field(3, field(1, m) + field(2, mapping[0]) + field(3, mapping[1]) +
+                     field(4, mapping[2]) + field(5, len(strings)) + field(6, len(strings) + 1))
+        strings += [mapping[3], mapping[4]]
+        locations.append([(m, a) for a in addresses])
+    interleaved = [loc for turn in itertools.zip_longest(*locations) for loc in turn if loc]
+    for i, (m, a) in enumerate(interleaved, 1):
+        out += field(2, field(1, i) + field(2, 1))
+        out += field(4, field(1, i) + field(2, m) + field(3, a))
     for s in strings:
         out += field(6, s.encode())
     return out
@@ -303,6 +314,21 @@ class SymbolizeTest(ProfdTestCase):
                          {"main.sumSquares", "main.main"})
         off, vaddr, size = text_segment(binary)
         got = self.run_symbolize({"p": pprof((vaddr, vaddr + size, off, binary, ""), addrs)})["p"]
+        self.assertEqual(got, want)
+
+    def test_binaries_beyond_max_memory_stay_open_for_their_profile(self):
+        """Two binaries that do not fit in max_memory together, their
+        locations interleaved: each is kept open until the profile is done
+        (closing one to open the other must not leave the first in use)."""
+        pie, fixed = self.compile("inl.pie", "-fPIE", "-pie"), self.compile("inl.fixed", "-no-pie")
+        parts, want = [], {}
+        for binary, base in ((pie, BASE), (fixed, 0)):
+            addrs = function_addresses(binary, ["walk", "outer"])
+            off, vaddr, size = text_segment(binary)
+            parts.append(((base + vaddr, base + vaddr + size, off, binary, build_id(binary)),
+                          [base + a for a in addrs]))
+            want.update({base + a: frames for a, frames in addr2line(binary, addrs).items()})
+        got = self.run_symbolize({"p": pprof_mappings(parts)}, extra="\n    max_memory: 1")["p"]
         self.assertEqual(got, want)
 
     def test_other_build_is_never_used(self):

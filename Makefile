@@ -32,7 +32,7 @@ receiver_pprof_scrape_LIBS := -lcurl -levent
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/grow.c
-processor_symbolize_LIBS := -ldw -lelf -ldebuginfod -lstdc++
+processor_symbolize_LIBS := -ldw -lelf -lstdc++
 processor_symbolize_SRCS := lib/binary_lookup.c lib/grow.c
 
 PROTO_SRC := $(wildcard proto/*.proto)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Fetching binaries and debug files by build-id from debuginfod servers
- * (elfutils' libdebuginfod), off unless configured. Files land in the
- * client's cache directory, which also remembers misses for a while.
+ * (elfutils' libdebuginfod, loaded when servers are configured), off
+ * unless configured. Files land in the client's cache directory, which
+ * also remembers misses for a while.
  *
  * libdebuginfod takes its settings from the environment only, so
  * remote_debuginfo_new sets DEBUGINFOD_URLS, DEBUGINFOD_TIMEOUT and

@@ -99,7 +99,11 @@ struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t e
     }
     k->names = fit(k->names, k->names_len);
     k->syms = fit(k->syms, k->n * sizeof(*k->syms));
-    qsort(k->syms, k->n, sizeof(*k->syms), by_address);
+    bool sorted = true;   /* kallsyms files mostly are */
+    for (size_t i = 1; i < k->n && sorted; i++)
+        sorted = k->syms[i - 1].addr <= k->syms[i].addr;
+    if (!sorted)
+        qsort(k->syms, k->n, sizeof(*k->syms), by_address);
     return k;
 }
 

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -515,12 +516,16 @@ static struct by_address *sort_by_address(struct by_address *a, struct by_addres
 
 /* The locations of p to symbolize (an address and a mapping, no lines),
  * by address: neighbours in the binaries' tables are looked up one after
- * the other. Sets *n; the result is freed with free(*block). */
+ * the other. Sets *n; the result lives in a mapping of *size bytes at
+ * *block (mapped, not allocated, so that this profile-sized scratch space
+ * goes back to the system at once: munmap it). */
 static const struct by_address *locations_by_address(const struct profd_profile *p, size_t *n,
-                                                     void **block)
+                                                     void **block, size_t *size)
 {
-    struct by_address *a = malloc(2 * ((size_t)p->nlocations + 1) * sizeof(*a));
-    if (!a)
+    *size = 2 * ((size_t)p->nlocations + 1) * sizeof(struct by_address);
+    struct by_address *a = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                -1, 0);
+    if (a == MAP_FAILED)
         abort();
     *block = a;
     *n = 0;
@@ -543,9 +548,9 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t 
         abort();
     struct profile_functions pf;
     profile_functions_init(&pf, s->host, p, (enum demangle_mode)s->cfg->demangle);
-    size_t n;
+    size_t n, size;
     void *block;
-    const struct by_address *order = locations_by_address(p, &n, &block);
+    const struct by_address *order = locations_by_address(p, &n, &block, &size);
     bool changed = false;
     for (size_t i = 0; i < n; i++) {
         if (i + 16 < n)   /* locations come in address order, not memory order */
@@ -565,7 +570,7 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t 
         s->results[r]++;
         changed |= r == R_SYMBOLIZED;
     }
-    free(block);
+    munmap(block, size);
     profile_functions_free(&pf);
     free(sources);
     return changed;

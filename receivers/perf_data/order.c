@@ -8,11 +8,22 @@
 
 struct queued {
     uint64_t time, seq, offset;
-    size_t at;            /* body position in the arena */
+    size_t at;            /* body position in its arena */
     uint32_t type, len;
     uint16_t misc;
+    uint8_t arena;        /* which of the two */
 };
 
+/* Bodies of queued records. */
+struct arena {
+    uint8_t *bytes;
+    size_t used, cap;
+};
+
+/* Records of the current round go to arenas[current]; those of the round
+ * before are in the other one. A round hands out everything the round
+ * before queued (perf's rule), so that arena empties as a whole and is
+ * reused without moving any body. */
 struct perf_order {
     const struct perf_file *f;
     size_t max_bytes;
@@ -20,10 +31,8 @@ struct perf_order {
     void *arg;
     struct queued *items;
     size_t nitems, items_cap;
-    uint8_t *arena;
-    size_t used, arena_cap;
-    uint8_t *spare;         /* the next arena, swapped in when the queue compacts */
-    size_t spare_cap;
+    struct arena arenas[2];
+    int current;
     uint64_t seq;
     uint64_t max_time;      /* newest time queued so far */
     uint64_t next_flush;    /* a round delivers up to this time */
@@ -47,32 +56,40 @@ static int by_time(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sorts the queue, delivers the first n items and keeps the rest. */
+static size_t queued_bytes(const struct perf_order *q)
+{
+    return q->arenas[0].used + q->arenas[1].used;
+}
+
+/* Delivers the first n items (sorted) and keeps the rest. */
 static void deliver_first(struct perf_order *q, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct queued *it = &q->items[i];
-        struct perf_record r = {it->type, it->misc, q->arena + it->at, it->len, it->offset};
+        struct perf_record r = {it->type, it->misc, q->arenas[it->arena].bytes + it->at, it->len,
+                                it->offset};
         q->deliver(q->arg, &r);
     }
-    /* What stays moves to the spare arena, which becomes the arena. */
-    size_t used = 0;
-    q->spare = grow_array(q->spare, &q->spare_cap, q->used + 1, 1);
-    for (size_t i = n; i < q->nitems; i++) {
-        struct queued *it = &q->items[i];
-        memcpy(q->spare + used, q->arena + it->at, it->len);
-        it->at = used;
-        used += it->len;
-        q->items[i - n] = *it;
-    }
-    uint8_t *old = q->arena;
-    size_t old_cap = q->arena_cap;
-    q->arena = q->spare;
-    q->arena_cap = q->spare_cap;
-    q->spare = old;
-    q->spare_cap = old_cap;
+    memmove(q->items, q->items + n, (q->nitems - n) * sizeof(*q->items));
     q->nitems -= n;
-    q->used = used;
+}
+
+/* Moves the bodies of what stays into one arena, the current one. */
+static void compact(struct perf_order *q)
+{
+    struct arena fresh = {0};
+    fresh.bytes = grow_array(NULL, &fresh.cap, queued_bytes(q) + 1, 1);
+    for (size_t i = 0; i < q->nitems; i++) {
+        struct queued *it = &q->items[i];
+        memcpy(fresh.bytes + fresh.used, q->arenas[it->arena].bytes + it->at, it->len);
+        it->at = fresh.used;
+        it->arena = (uint8_t)q->current;
+        fresh.used += it->len;
+    }
+    free(q->arenas[0].bytes);
+    free(q->arenas[1].bytes);
+    q->arenas[q->current] = fresh;
+    q->arenas[!q->current] = (struct arena){0};
 }
 
 /* Delivers the queued items with time <= limit. */
@@ -95,16 +112,18 @@ void perf_order_add(struct perf_order *q, const struct perf_record *r)
         q->deliver(q->arg, r);
         return;
     }
-    if (q->used + r->len > q->max_bytes && q->nitems) {
+    if (queued_bytes(q) + r->len > q->max_bytes && q->nitems) {
         qsort(q->items, q->nitems, sizeof(*q->items), by_time);
         deliver_first(q, (q->nitems + 1) / 2);
+        compact(q);
     }
+    struct arena *a = &q->arenas[q->current];
     q->items = grow_array(q->items, &q->items_cap, q->nitems + 1, sizeof(*q->items));
-    q->arena = grow_array(q->arena, &q->arena_cap, q->used + r->len + 1, 1);
-    memcpy(q->arena + q->used, r->body, r->len);
-    q->items[q->nitems++] = (struct queued){time, q->seq++, r->offset, q->used, r->type,
-                                            (uint32_t)r->len, r->misc};
-    q->used += r->len;
+    a->bytes = grow_array(a->bytes, &a->cap, a->used + r->len + 1, 1);
+    memcpy(a->bytes + a->used, r->body, r->len);
+    q->items[q->nitems++] = (struct queued){time, q->seq++, r->offset, a->used, r->type,
+                                            (uint32_t)r->len, r->misc, (uint8_t)q->current};
+    a->used += r->len;
     if (time > q->max_time)
         q->max_time = time;
 }
@@ -113,6 +132,13 @@ void perf_order_round(struct perf_order *q)
 {
     deliver_until(q, q->next_flush);
     q->next_flush = q->max_time;
+    bool only_current = true;   /* unless times ran backwards past a round */
+    for (size_t i = 0; i < q->nitems && only_current; i++)
+        only_current = q->items[i].arena == q->current;
+    if (!only_current)
+        compact(q);
+    q->current = !q->current;      /* the emptied arena takes the next round */
+    q->arenas[q->current].used = 0;
 }
 
 void perf_order_drain(struct perf_order *q)
@@ -125,7 +151,7 @@ void perf_order_free(struct perf_order *q)
     if (!q)
         return;
     free(q->items);
-    free(q->arena);
-    free(q->spare);
+    free(q->arenas[0].bytes);
+    free(q->arenas[1].bytes);
     free(q);
 }

@@ -13,7 +13,8 @@
  *
  * Opened binaries are kept, least recently used first out, within
  * max_memory (their files' sizes); a binary that could not be found is not
- * looked for again before negative_ttl.
+ * looked for again before negative_ttl. What is kept (symbol_cache.c) is
+ * shared by the instances of one id, one per pipeline that lists it.
  *
  * Kernel frames ([kernel.kallsyms] mappings) get function names from the
  * kallsyms copy perf's build-id cache keeps for the recorded kernel
@@ -32,19 +33,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "../../lib/binary_lookup.h"
-#include "../../lib/grow.h"
-#include "debuginfod.h"
 #include "demangle.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
 #include "perf_map.h"
 #include "profd/plugin.h"
 #include "profile_functions.h"
+#include "symbol_cache.h"
 
 #define MAX_INLINE 64
 
@@ -114,46 +111,11 @@ enum result { R_SYMBOLIZED, R_NO_BINARY, R_NO_SYMBOLS, R_OUTSIDE, R_KERNEL, R_CO
 static const char *const result_names[] = {"symbolized", "no_binary", "no_symbols",
                                            "outside_segments", "kernel"};
 
-/* A JIT's perf-<pid>.map, read again when the file changes. */
-struct jit_map {
-    int32_t pid;
-    struct perf_map *map;         /* NULL: none */
-    uint64_t serial;              /* of the last profile that checked the file */
-};
-
-/* A kernel's symbol table by build-id, or the knowledge that there is none. */
-struct kernel_table {
-    char build_id[41];
-    struct kernel_symbols *syms;  /* NULL: none found */
-};
-
-/* A binary by (recorded path, build-id): open, or known missing. */
-struct binary {
-    char *filename, *build_id;
-    struct elf_binary *elf;       /* NULL: not found (until retry_at) */
-    size_t charged;               /* its footprint counted in open_bytes */
-    int64_t retry_at;
-    uint64_t last_used;
-    uint64_t serial;              /* of the last profile that used it */
-};
-
 struct state {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct binary_lookup lookup;
-    char *debug_path;             /* elfutils' debuginfo path */
-    struct remote_debuginfo *remote;   /* debuginfod, NULL when off */
-    struct binary *binaries;
-    size_t nbinaries, binaries_cap;
-    size_t open_bytes;
-    uint64_t clock;               /* use counter for LRU */
-    uint64_t serial;              /* of the profile being symbolized */
-    struct kernel_table *kernels; /* each loaded on its first frame */
-    size_t nkernels, kernels_cap;
-    char running_kernel[41];      /* the running kernel's build-id, "" unknown */
-    struct jit_map *jit_maps;     /* perf-<pid>.map files read */
-    size_t njit_maps, jit_maps_cap;
+    struct symbol_cache *cache;   /* shared with the instances of this id */
     uint64_t results[R_COUNT_];
     int64_t busy_ns;              /* time spent in symbolize_profile */
 };
@@ -165,136 +127,29 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void destroy(void *st);
-
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
                   void **out)
 {
     const struct config *cfg = cfgp;
+    struct symbol_cache_settings settings = {
+        (const char *const *)cfg->debug_directories.items, cfg->debug_directories.n,
+        (const char *const *)cfg->path_remaps.keys, (const char *const *)cfg->path_remaps.values,
+        cfg->path_remaps.n, cfg->use_local_path, cfg->proc_root, cfg->max_memory,
+        cfg->negative_ttl, cfg->kallsyms, cfg->kernel_notes, cfg->system_map, cfg->perf_map_dir,
+        (const char *const *)cfg->debuginfod_urls.items, cfg->debuginfod_urls.n,
+        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_cache};
+    char err[512];
+    struct symbol_cache *cache = symbol_cache_acquire(host->id(self), &settings, err, sizeof(err));
+    if (!cache) {
+        host->log(self, PROFD_LOG_ERROR, "%s", err);
+        return PROFD_ERR;
+    }
     struct state *s = calloc(1, sizeof(*s));
     if (!s)
-        return PROFD_ERR;
-    *s = (struct state){.host = host, .self = self, .cfg = cfg};
-    binary_lookup_init(&s->lookup, (const char *const *)cfg->debug_directories.items,
-                       cfg->debug_directories.n, (const char *const *)cfg->path_remaps.keys,
-                       (const char *const *)cfg->path_remaps.values, cfg->path_remaps.n,
-                       cfg->use_local_path);
-    size_t len = 1;
-    for (size_t i = 0; i < s->lookup.ndirs; i++)
-        len += strlen(s->lookup.dirs[i]) + 1;
-    if (!(s->debug_path = calloc(1, len + 1)))
         abort();
-    strcpy(s->debug_path, "-");   /* no CRC check of debuglink files */
-    for (size_t i = 0; i < s->lookup.ndirs; i++) {
-        strcat(s->debug_path, ":");
-        strcat(s->debug_path, s->lookup.dirs[i]);
-    }
-    char err[256];
-    if (cfg->debuginfod_urls.n &&
-        !(s->remote = remote_debuginfo_new((const char *const *)cfg->debuginfod_urls.items,
-                                           cfg->debuginfod_urls.n,
-                                           cfg->debuginfod_timeout / 1000000000,
-                                           cfg->debuginfod_cache, err, sizeof(err)))) {
-        host->log(self, PROFD_LOG_ERROR, "%s", err);
-        destroy(s);
-        return PROFD_ERR;
-    }
+    *s = (struct state){.host = host, .self = self, .cfg = cfg, .cache = cache};
     *out = s;
     return PROFD_OK;
-}
-
-/* ---- binaries ---- */
-
-static void close_binary(struct state *s, struct binary *b)
-{
-    if (!b->elf)
-        return;
-    s->open_bytes -= b->charged;
-    elf_binary_close(b->elf);
-    b->elf = NULL;
-    b->retry_at = 0;   /* evicted, not missing: may open again at once */
-}
-
-/* Closes the least recently used binaries until `need` more bytes fit;
- * those the profile being symbolized uses stay, even past max_memory. */
-static void make_room(struct state *s, size_t need)
-{
-    while (s->open_bytes + need > s->cfg->max_memory) {
-        struct binary *lru = NULL;
-        for (size_t i = 0; i < s->nbinaries; i++)
-            if (s->binaries[i].elf && s->binaries[i].serial != s->serial &&
-                (!lru || s->binaries[i].last_used < lru->last_used))
-                lru = &s->binaries[i];
-        if (!lru)
-            return;
-        close_binary(s, lru);
-    }
-}
-
-static struct binary *binary_entry(struct state *s, const char *filename, const char *build_id)
-{
-    for (size_t i = 0; i < s->nbinaries; i++)
-        if (!strcmp(s->binaries[i].filename, filename) && !strcmp(s->binaries[i].build_id, build_id))
-            return &s->binaries[i];
-    s->binaries = grow_array(s->binaries, &s->binaries_cap, s->nbinaries + 1, sizeof(*s->binaries));
-    struct binary *b = &s->binaries[s->nbinaries++];
-    *b = (struct binary){strdup(filename), strdup(build_id)};
-    if (!b->filename || !b->build_id)
-        abort();
-    return b;
-}
-
-/* elf_debug_fetch_fn over the debuginfod client arg. */
-static int fetch_debug_file(void *arg, const unsigned char *build_id, size_t len, char **path)
-{
-    return remote_debuginfo_debug_file(arg, build_id, len, path);
-}
-
-/* The binary filename with build_id (never another build) as process pid
- * sees it, from its root: a live container's file. malloc'd, or NULL. */
-static char *in_process_root(const struct state *s, const char *filename, const char *build_id,
-                             int32_t pid)
-{
-    char *path;
-    if (!s->cfg->proc_root || pid <= 0 || !*build_id || filename[0] != '/' ||
-        asprintf(&path, "/proc/%d/root%s", pid, filename) < 0)
-        return NULL;
-    if (binary_lookup_is_elf(path, build_id))
-        return path;
-    free(path);
-    return NULL;
-}
-
-/* The opened binary for a mapping of process pid (0: unknown), or NULL
- * (known missing for a while). */
-static struct elf_binary *binary_for(struct state *s, const char *filename, const char *build_id,
-                                     int32_t pid)
-{
-    struct binary *b = binary_entry(s, filename, build_id);
-    b->last_used = ++s->clock;
-    b->serial = s->serial;
-    if (b->elf || (b->retry_at && now_ns() < b->retry_at))
-        return b->elf;
-    char err[512] = "not found";
-    char *path = binary_lookup_find(&s->lookup, filename, build_id);
-    if (!path)
-        path = in_process_root(s, filename, build_id, pid);
-    if (!path && s->remote && *build_id)
-        path = remote_debuginfo_executable(s->remote, build_id, err, sizeof(err));
-    struct elf_binary *elf = path ? elf_binary_open(path, s->debug_path, s->remote ? fetch_debug_file
-                                                    : NULL, s->remote, err, sizeof(err)) : NULL;
-    if (!elf) {
-        s->host->log(s->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
-                     build_id, err);
-        b->retry_at = now_ns() + s->cfg->negative_ttl;
-    } else {
-        b->charged = elf_binary_footprint(elf);
-        make_room(s, b->charged);
-        s->open_bytes += b->charged;
-        b->elf = elf;
-    }
-    free(path);
-    return b->elf;
 }
 
 /* ---- locations ---- */
@@ -313,52 +168,6 @@ static enum result name_only(struct state *s, struct profile_functions *pf,
     return R_SYMBOLIZED;
 }
 
-/* Loads the symbol table of the kernel with that build-id ("" for the
- * system_map, which serves any): perf's build-id cache copy in a debug
- * directory, else kallsyms when it is the running kernel. NULL: none. */
-static struct kernel_symbols *load_kernel(struct state *s, const char *build_id)
-{
-    const struct config *c = s->cfg;
-    char err[512], path[4096];
-    if (c->system_map)
-        return kernel_symbols_load(c->system_map, err, sizeof(err));
-    for (size_t i = 0; *build_id && i < s->lookup.ndirs; i++) {
-        snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->lookup.dirs[i],
-                 build_id);
-        struct kernel_symbols *k = access(path, R_OK) ? NULL :
-                                   kernel_symbols_load(path, err, sizeof(err));
-        if (k)
-            return k;
-    }
-    if (!c->kallsyms || !*c->kallsyms)
-        return NULL;
-    if (!s->running_kernel[0])
-        kernel_build_id(c->kernel_notes, s->running_kernel);
-    if (!*build_id || strcmp(build_id, s->running_kernel))
-        return NULL;
-    struct kernel_symbols *k = kernel_symbols_load(c->kallsyms, err, sizeof(err));
-    if (!k)
-        s->host->log(s->self, PROFD_LOG_INFO, "kernel frames stay addresses: %s", err);
-    return k;
-}
-
-/* The kernel symbol table for a mapping of that build-id, or NULL. */
-static const struct kernel_symbols *kernel_table(struct state *s, const char *build_id)
-{
-    if (s->cfg->system_map)
-        build_id = "";   /* one table for all */
-    if (strlen(build_id) >= sizeof(s->kernels->build_id))
-        return NULL;     /* no GNU build-id is that long */
-    for (size_t i = 0; i < s->nkernels; i++)
-        if (!strcmp(s->kernels[i].build_id, build_id))
-            return s->kernels[i].syms;
-    s->kernels = grow_array(s->kernels, &s->kernels_cap, s->nkernels + 1, sizeof(*s->kernels));
-    struct kernel_table *t = &s->kernels[s->nkernels++];
-    memcpy(t->build_id, build_id, strlen(build_id) + 1);
-    t->syms = load_kernel(s, build_id);
-    return t->syms;
-}
-
 /* Names kernel location l of mapping m ("[kernel.kallsyms]_text", whose
  * file offset is where _text was when recorded) from table k. */
 static enum result symbolize_kernel(struct state *s, struct profile_functions *pf,
@@ -369,44 +178,6 @@ static enum result symbolize_kernel(struct state *s, struct profile_functions *p
     if (m->file_offset && kernel_symbols_text(k))   /* another boot's KASLR offset */
         addr = addr - m->file_offset + kernel_symbols_text(k);
     return name_only(s, pf, l, m, kernel_symbols_find(k, addr));
-}
-
-/* The perf map of pid, (re)read when new or changed since the last
- * profile; NULL when none. */
-static const struct perf_map *jit_map_for(struct state *s, int32_t pid)
-{
-    struct jit_map *j = NULL;
-    for (size_t i = 0; i < s->njit_maps && !j; i++)
-        if (s->jit_maps[i].pid == pid)
-            j = &s->jit_maps[i];
-    if (!j) {
-        s->jit_maps = grow_array(s->jit_maps, &s->jit_maps_cap, s->njit_maps + 1,
-                                 sizeof(*s->jit_maps));
-        j = &s->jit_maps[s->njit_maps++];
-        *j = (struct jit_map){.pid = pid};
-    } else if (j->serial == s->serial) {
-        return j->map;   /* checked for this profile already, maybe in use */
-    }
-    j->serial = s->serial;
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/perf-%d.map", s->cfg->perf_map_dir, pid);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        perf_map_free(j->map);
-        j->map = NULL;
-        return NULL;
-    }
-    if (j->map) {
-        off_t size;
-        struct timespec mtime;
-        perf_map_stamp(j->map, &size, &mtime);
-        if (size == st.st_size && mtime.tv_sec == st.st_mtim.tv_sec &&
-            mtime.tv_nsec == st.st_mtim.tv_nsec)
-            return j->map;
-        perf_map_free(j->map);
-    }
-    j->map = perf_map_load(path);
-    return j->map;
 }
 
 /* True for the mapping names perf and others give anonymous (JIT) code. */
@@ -470,12 +241,11 @@ static struct source source_of(struct state *s, const struct profd_profile *p,
     if (is_kernel(filename)) {
         src.missing = R_KERNEL;
         if (!strncmp(filename, "[kernel.kallsyms]", 17))
-            src.kernel = kernel_table(s, build_id);
+            src.kernel = symbol_cache_kernel(s->cache, build_id);
     } else if (is_anonymous(filename)) {
-        if (pid > 0 && s->cfg->perf_map_dir && *s->cfg->perf_map_dir)
-            src.jit = jit_map_for(s, pid);
+        src.jit = symbol_cache_jit(s->cache, pid);
     } else if (filename[0] == '/') {
-        src.elf = binary_for(s, filename, build_id, pid);
+        src.elf = symbol_cache_binary(s->cache, filename, build_id, pid);
     }
     return src;
 }
@@ -542,7 +312,7 @@ static const struct by_address *locations_by_address(const struct profd_profile 
  * unknown. Returns true when anything changed. */
 static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t pid)
 {
-    s->serial++;   /* what this profile uses stays open until it is done */
+    symbol_cache_begin(s->cache, s->host, s->self);
     struct source *sources = calloc(p->nmappings + 1, sizeof(*sources));
     if (!sources)
         abort();
@@ -573,6 +343,7 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t 
     munmap(block, size);
     profile_functions_free(&pf);
     free(sources);
+    symbol_cache_end(s->cache);
     return changed;
 }
 
@@ -619,21 +390,7 @@ static void destroy(void *st)
     struct state *s = st;
     if (!s)
         return;
-    for (size_t i = 0; i < s->nbinaries; i++) {
-        close_binary(s, &s->binaries[i]);
-        free(s->binaries[i].filename);
-        free(s->binaries[i].build_id);
-    }
-    free(s->binaries);
-    for (size_t i = 0; i < s->njit_maps; i++)
-        perf_map_free(s->jit_maps[i].map);
-    free(s->jit_maps);
-    for (size_t i = 0; i < s->nkernels; i++)
-        kernel_symbols_free(s->kernels[i].syms);
-    free(s->kernels);
-    binary_lookup_free(&s->lookup);
-    free(s->debug_path);
-    remote_debuginfo_free(s->remote);
+    symbol_cache_release(s->cache);
     free(s);
 }
 

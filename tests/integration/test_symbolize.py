@@ -331,6 +331,48 @@ class SymbolizeTest(ProfdTestCase):
         got = self.run_symbolize({"p": pprof_mappings(parts)}, extra="\n    max_memory: 1")["p"]
         self.assertEqual(got, want)
 
+    def test_pipelines_share_one_symbolizer_cache(self):
+        """symbolize listed by two pipelines: one cache, so a binary is
+        looked for (and a miss logged) once, and both pipelines' profiles
+        are symbolized."""
+        binary = self.compile("inl")
+        addrs = function_addresses(binary, ["walk"])
+        off, vaddr, size = text_segment(binary)
+        present = (BASE + vaddr, BASE + vaddr + size, off, binary, build_id(binary))
+        missing = (0x10000, 0x20000, 0, "/nonexistent/app", "ab" * 20)
+        profile = pprof_mappings([(present, [BASE + a for a in addrs]), (missing, [0x10010])])
+        for d in ("a", "b"):
+            os.makedirs(self.path("in", d))
+            with open(self.path("in", d, "p.pb.gz"), "wb") as f:
+                f.write(gzip.compress(profile))
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write("""
+receivers:
+  pprof_file/a: {include: [in/a/*.pb.gz], oneshot: true, after_ingest: keep, poll_interval: 0s,
+                 source_label: __file__}
+  pprof_file/b: {include: [in/b/*.pb.gz], oneshot: true, after_ingest: keep, poll_interval: 0s,
+                 source_label: __file__}
+processors:
+  symbolize: {debug_directories: []}
+exporters:
+  pprof_file: {directory: out, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles/a: {receivers: [pprof_file/a], processors: [symbolize], exporters: [pprof_file]}
+    profiles/b: {receivers: [pprof_file/b], processors: [symbolize], exporters: [pprof_file]}
+""")
+        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+                        text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.count("/nonexistent/app build-id"), 1, r.stderr)
+        want = addr2line(binary, addrs)
+        for out in glob.glob(self.path("out", "**", "*.pb.gz"), recursive=True):
+            got = symbolized(out)
+            for a in addrs:
+                self.assertEqual(got.get(BASE + a), want[a])
+        self.assertEqual(len(glob.glob(self.path("out", "**", "*.pb.gz"), recursive=True)), 2)
+
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")
         addrs = function_addresses(binary, ["walk"])

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbol_cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../lib/binary_lookup.h"
+#include "../../lib/grow.h"
+#include "debuginfod.h"
+
+/* A JIT's perf-<pid>.map, read again when the file changes. */
+struct jit_map {
+    int32_t pid;
+    struct perf_map *map;         /* NULL: none */
+    uint64_t serial;              /* of the last profile that checked the file */
+};
+
+/* A kernel's symbol table by build-id, or the knowledge that there is none. */
+struct kernel_table {
+    char build_id[41];
+    struct kernel_symbols *syms;  /* NULL: none found */
+};
+
+/* A binary by (recorded path, build-id): open, or known missing. */
+struct binary {
+    char *filename, *build_id;
+    struct elf_binary *elf;       /* NULL: not found (until retry_at) */
+    size_t charged;               /* its footprint counted in open_bytes */
+    int64_t retry_at;
+    uint64_t last_used;
+    uint64_t serial;              /* of the last profile that used it */
+};
+
+struct symbol_cache {
+    char *id;
+    int holders;
+    struct symbol_cache *next;    /* in the registry */
+    pthread_mutex_t lock;
+    /* Settings (copies). */
+    struct binary_lookup lookup;
+    char *debug_path;             /* elfutils' debuginfo path */
+    bool proc_root;
+    uint64_t max_memory;
+    int64_t negative_ttl;
+    char *kallsyms, *kernel_notes, *system_map, *perf_map_dir;   /* NULL: off */
+    struct remote_debuginfo *remote;   /* debuginfod, NULL when off */
+    /* The profile being symbolized. */
+    const struct profd_host *host;
+    struct profd_component *self;
+    uint64_t serial;
+    /* What is kept. */
+    struct binary *binaries;
+    size_t nbinaries, binaries_cap;
+    size_t open_bytes;
+    uint64_t clock;               /* use counter for LRU */
+    struct kernel_table *kernels; /* each loaded on its first frame */
+    size_t nkernels, kernels_cap;
+    char running_kernel[41];      /* the running kernel's build-id, "" unknown */
+    struct jit_map *jit_maps;
+    size_t njit_maps, jit_maps_cap;
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct symbol_cache *registry;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static char *copy(const char *s)
+{
+    char *c = s && *s ? strdup(s) : NULL;
+    if (s && *s && !c)
+        abort();
+    return c;
+}
+
+/* elfutils' debuginfo path: "-" (no CRC check of debuglink files), then
+ * the debug directories, joined by ':'. */
+static char *debuginfo_path(const struct binary_lookup *l)
+{
+    size_t len = 2;
+    for (size_t i = 0; i < l->ndirs; i++)
+        len += strlen(l->dirs[i]) + 1;
+    char *path = calloc(1, len);
+    if (!path)
+        abort();
+    strcpy(path, "-");
+    for (size_t i = 0; i < l->ndirs; i++) {
+        strcat(path, ":");
+        strcat(path, l->dirs[i]);
+    }
+    return path;
+}
+
+static void cache_free(struct symbol_cache *c)
+{
+    for (size_t i = 0; i < c->nbinaries; i++) {
+        elf_binary_close(c->binaries[i].elf);
+        free(c->binaries[i].filename);
+        free(c->binaries[i].build_id);
+    }
+    free(c->binaries);
+    for (size_t i = 0; i < c->njit_maps; i++)
+        perf_map_free(c->jit_maps[i].map);
+    free(c->jit_maps);
+    for (size_t i = 0; i < c->nkernels; i++)
+        kernel_symbols_free(c->kernels[i].syms);
+    free(c->kernels);
+    binary_lookup_free(&c->lookup);
+    free(c->debug_path);
+    free(c->kallsyms);
+    free(c->kernel_notes);
+    free(c->system_map);
+    free(c->perf_map_dir);
+    remote_debuginfo_free(c->remote);
+    pthread_mutex_destroy(&c->lock);
+    free(c->id);
+    free(c);
+}
+
+/* A new cache from settings s, or NULL with err filled. */
+static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_settings *s,
+                                      char *err, size_t errlen)
+{
+    struct symbol_cache *c = calloc(1, sizeof(*c));
+    if (!c)
+        abort();
+    pthread_mutex_init(&c->lock, NULL);
+    c->id = copy(id);
+    binary_lookup_init(&c->lookup, s->debug_directories, s->ndebug_directories, s->remap_from,
+                       s->remap_to, s->nremaps, s->use_local_path);
+    c->debug_path = debuginfo_path(&c->lookup);
+    c->proc_root = s->proc_root;
+    c->max_memory = s->max_memory;
+    c->negative_ttl = s->negative_ttl;
+    c->kallsyms = copy(s->kallsyms);
+    c->kernel_notes = copy(s->kernel_notes);
+    c->system_map = copy(s->system_map);
+    c->perf_map_dir = copy(s->perf_map_dir);
+    if (s->ndebuginfod_urls &&
+        !(c->remote = remote_debuginfo_new(s->debuginfod_urls, s->ndebuginfod_urls,
+                                           s->debuginfod_timeout_s, s->debuginfod_cache, err,
+                                           errlen))) {
+        cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+struct symbol_cache *symbol_cache_acquire(const char *id, const struct symbol_cache_settings *s,
+                                          char *err, size_t errlen)
+{
+    pthread_mutex_lock(&registry_lock);
+    struct symbol_cache *c = registry;
+    while (c && strcmp(c->id, id))
+        c = c->next;
+    if (!c && (c = cache_new(id, s, err, errlen))) {
+        c->next = registry;
+        registry = c;
+    }
+    if (c)
+        c->holders++;
+    pthread_mutex_unlock(&registry_lock);
+    return c;
+}
+
+void symbol_cache_release(struct symbol_cache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    bool last = --c->holders == 0;
+    if (last) {
+        struct symbol_cache **at = &registry;
+        while (*at != c)
+            at = &(*at)->next;
+        *at = c->next;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (last)
+        cache_free(c);
+}
+
+void symbol_cache_begin(struct symbol_cache *c, const struct profd_host *h,
+                        struct profd_component *self)
+{
+    pthread_mutex_lock(&c->lock);
+    c->host = h;
+    c->self = self;
+    c->serial++;
+}
+
+void symbol_cache_end(struct symbol_cache *c)
+{
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- binaries ---- */
+
+static void close_binary(struct symbol_cache *c, struct binary *b)
+{
+    if (!b->elf)
+        return;
+    c->open_bytes -= b->charged;
+    elf_binary_close(b->elf);
+    b->elf = NULL;
+    b->retry_at = 0;   /* evicted, not missing: may open again at once */
+}
+
+/* Closes the least recently used binaries until `need` more bytes fit;
+ * those the profile being symbolized uses stay, even past max_memory. */
+static void make_room(struct symbol_cache *c, size_t need)
+{
+    while (c->open_bytes + need > c->max_memory) {
+        struct binary *lru = NULL;
+        for (size_t i = 0; i < c->nbinaries; i++)
+            if (c->binaries[i].elf && c->binaries[i].serial != c->serial &&
+                (!lru || c->binaries[i].last_used < lru->last_used))
+                lru = &c->binaries[i];
+        if (!lru)
+            return;
+        close_binary(c, lru);
+    }
+}
+
+static struct binary *binary_entry(struct symbol_cache *c, const char *filename,
+                                   const char *build_id)
+{
+    for (size_t i = 0; i < c->nbinaries; i++)
+        if (!strcmp(c->binaries[i].filename, filename) && !strcmp(c->binaries[i].build_id, build_id))
+            return &c->binaries[i];
+    c->binaries = grow_array(c->binaries, &c->binaries_cap, c->nbinaries + 1, sizeof(*c->binaries));
+    struct binary *b = &c->binaries[c->nbinaries++];
+    *b = (struct binary){strdup(filename), strdup(build_id)};
+    if (!b->filename || !b->build_id)
+        abort();
+    return b;
+}
+
+/* elf_debug_fetch_fn over the debuginfod client arg. */
+static int fetch_debug_file(void *arg, const unsigned char *build_id, size_t len, char **path)
+{
+    return remote_debuginfo_debug_file(arg, build_id, len, path);
+}
+
+/* The binary filename with build_id (never another build) as process pid
+ * sees it, from its root: a live container's file. malloc'd, or NULL. */
+static char *in_process_root(const struct symbol_cache *c, const char *filename,
+                             const char *build_id, int32_t pid)
+{
+    char *path;
+    if (!c->proc_root || pid <= 0 || !*build_id || filename[0] != '/' ||
+        asprintf(&path, "/proc/%d/root%s", pid, filename) < 0)
+        return NULL;
+    if (binary_lookup_is_elf(path, build_id))
+        return path;
+    free(path);
+    return NULL;
+}
+
+struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
+                                       const char *build_id, int32_t pid)
+{
+    struct binary *b = binary_entry(c, filename, build_id);
+    b->last_used = ++c->clock;
+    b->serial = c->serial;
+    if (b->elf || (b->retry_at && now_ns() < b->retry_at))
+        return b->elf;
+    char err[512] = "not found";
+    char *path = binary_lookup_find(&c->lookup, filename, build_id);
+    if (!path)
+        path = in_process_root(c, filename, build_id, pid);
+    if (!path && c->remote && *build_id)
+        path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err));
+    struct elf_binary *elf = path ? elf_binary_open(path, c->debug_path, c->remote ? fetch_debug_file
+                                                    : NULL, c->remote, err, sizeof(err)) : NULL;
+    if (!elf) {
+        c->host->log(c->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
+                     build_id, err);
+        b->retry_at = now_ns() + c->negative_ttl;
+    } else {
+        b->charged = elf_binary_footprint(elf);
+        make_room(c, b->charged);
+        c->open_bytes += b->charged;
+        b->elf = elf;
+    }
+    free(path);
+    return b->elf;
+}
+
+/* ---- kernels ---- */
+
+/* Loads the symbol table of the kernel with that build-id ("" for the
+ * system_map, which serves any): perf's build-id cache copy in a debug
+ * directory, else kallsyms when it is the running kernel. NULL: none. */
+static struct kernel_symbols *load_kernel(struct symbol_cache *c, const char *build_id)
+{
+    char err[512], path[4096];
+    if (c->system_map)
+        return kernel_symbols_load(c->system_map, err, sizeof(err));
+    for (size_t i = 0; *build_id && i < c->lookup.ndirs; i++) {
+        snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", c->lookup.dirs[i],
+                 build_id);
+        struct kernel_symbols *k = access(path, R_OK) ? NULL :
+                                   kernel_symbols_load(path, err, sizeof(err));
+        if (k)
+            return k;
+    }
+    if (!c->kallsyms)
+        return NULL;
+    if (!c->running_kernel[0] && c->kernel_notes)
+        kernel_build_id(c->kernel_notes, c->running_kernel);
+    if (!*build_id || strcmp(build_id, c->running_kernel))
+        return NULL;
+    struct kernel_symbols *k = kernel_symbols_load(c->kallsyms, err, sizeof(err));
+    if (!k)
+        c->host->log(c->self, PROFD_LOG_INFO, "kernel frames stay addresses: %s", err);
+    return k;
+}
+
+const struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id)
+{
+    if (c->system_map)
+        build_id = "";   /* one table for all */
+    if (strlen(build_id) >= sizeof(c->kernels->build_id))
+        return NULL;     /* no GNU build-id is that long */
+    for (size_t i = 0; i < c->nkernels; i++)
+        if (!strcmp(c->kernels[i].build_id, build_id))
+            return c->kernels[i].syms;
+    c->kernels = grow_array(c->kernels, &c->kernels_cap, c->nkernels + 1, sizeof(*c->kernels));
+    struct kernel_table *t = &c->kernels[c->nkernels++];
+    memcpy(t->build_id, build_id, strlen(build_id) + 1);
+    t->syms = load_kernel(c, build_id);
+    return t->syms;
+}
+
+/* ---- JIT maps ---- */
+
+const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid)
+{
+    if (!c->perf_map_dir || pid <= 0)
+        return NULL;
+    struct jit_map *j = NULL;
+    for (size_t i = 0; i < c->njit_maps && !j; i++)
+        if (c->jit_maps[i].pid == pid)
+            j = &c->jit_maps[i];
+    if (!j) {
+        c->jit_maps = grow_array(c->jit_maps, &c->jit_maps_cap, c->njit_maps + 1,
+                                 sizeof(*c->jit_maps));
+        j = &c->jit_maps[c->njit_maps++];
+        *j = (struct jit_map){.pid = pid};
+    } else if (j->serial == c->serial) {
+        return j->map;   /* checked for this profile already, maybe in use */
+    }
+    j->serial = c->serial;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/perf-%d.map", c->perf_map_dir, pid);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        perf_map_free(j->map);
+        j->map = NULL;
+        return NULL;
+    }
+    if (j->map) {
+        off_t size;
+        struct timespec mtime;
+        perf_map_stamp(j->map, &size, &mtime);
+        if (size == st.st_size && mtime.tv_sec == st.st_mtim.tv_sec &&
+            mtime.tv_nsec == st.st_mtim.tv_nsec)
+            return j->map;
+        perf_map_free(j->map);
+    }
+    j->map = perf_map_load(path);
+    return j->map;
+}

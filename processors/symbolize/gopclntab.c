@@ -109,16 +109,16 @@ static int64_t pc_value(const struct go_pclntab *t, uint32_t off, uint64_t entry
     if (!p)
         return -1;
     const uint8_t *end = t->data + t->len;
-    int64_t value = -1;
+    uint32_t value = UINT32_MAX;   /* Go's int32 -1, wrapping as Go's arithmetic does */
     uint64_t pc = entry;
     for (bool first = true;; first = false) {
         uint64_t delta, step;
         if (!uvarint(&p, end, &delta) || (delta == 0 && !first) || !uvarint(&p, end, &step))
             return -1;
-        value += delta & 1 ? -(int64_t)(delta >> 1) - 1 : (int64_t)(delta >> 1);
+        value += (uint32_t)(delta & 1 ? ~(delta >> 1) : delta >> 1);   /* zig-zag */
         pc += step * t->quantum;
         if (addr < pc)
-            return value;
+            return (int32_t)value;
     }
 }
 

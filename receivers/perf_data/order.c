@@ -9,6 +9,7 @@
 struct queued {
     uint64_t time, seq, offset;
     size_t at;            /* body position in its arena */
+    const uint8_t *stable;   /* the body where it stays, not copied; NULL: in its arena */
     uint32_t type, len;
     uint16_t misc;
     uint8_t arena;        /* which of the two */
@@ -33,6 +34,7 @@ struct perf_order {
     size_t nitems, items_cap;
     struct arena arenas[2];
     int current;
+    size_t stable_bytes;    /* of the queued records not copied */
     uint64_t seq;
     uint64_t max_time;      /* newest time queued so far */
     uint64_t next_flush;    /* a round delivers up to this time */
@@ -58,7 +60,12 @@ static int by_time(const void *a, const void *b)
 
 static size_t queued_bytes(const struct perf_order *q)
 {
-    return q->arenas[0].used + q->arenas[1].used;
+    return q->arenas[0].used + q->arenas[1].used + q->stable_bytes;
+}
+
+static const uint8_t *body_of(const struct perf_order *q, const struct queued *it)
+{
+    return it->stable ? it->stable : q->arenas[it->arena].bytes + it->at;
 }
 
 /* Delivers the first n items (sorted) and keeps the rest. */
@@ -66,9 +73,10 @@ static void deliver_first(struct perf_order *q, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct queued *it = &q->items[i];
-        struct perf_record r = {it->type, it->misc, q->arenas[it->arena].bytes + it->at, it->len,
-                                it->offset};
+        struct perf_record r = {it->type, it->misc, body_of(q, it), it->len, it->offset};
         q->deliver(q->arg, &r);
+        if (it->stable)
+            q->stable_bytes -= it->len;
     }
     memmove(q->items, q->items + n, (q->nitems - n) * sizeof(*q->items));
     q->nitems -= n;
@@ -78,9 +86,11 @@ static void deliver_first(struct perf_order *q, size_t n)
 static void compact(struct perf_order *q)
 {
     struct arena fresh = {0};
-    fresh.bytes = grow_array(NULL, &fresh.cap, queued_bytes(q) + 1, 1);
+    fresh.bytes = grow_array(NULL, &fresh.cap, queued_bytes(q) - q->stable_bytes + 1, 1);
     for (size_t i = 0; i < q->nitems; i++) {
         struct queued *it = &q->items[i];
+        if (it->stable)
+            continue;
         memcpy(fresh.bytes + fresh.used, q->arenas[it->arena].bytes + it->at, it->len);
         it->at = fresh.used;
         it->arena = (uint8_t)q->current;
@@ -105,7 +115,7 @@ static void deliver_until(struct perf_order *q, uint64_t limit)
         deliver_first(q, n);
 }
 
-void perf_order_add(struct perf_order *q, const struct perf_record *r)
+void perf_order_add(struct perf_order *q, const struct perf_record *r, bool stable)
 {
     uint64_t time = perf_record_time(q->f, r);
     if (time == PERF_NO_TIME) {
@@ -119,11 +129,16 @@ void perf_order_add(struct perf_order *q, const struct perf_record *r)
     }
     struct arena *a = &q->arenas[q->current];
     q->items = grow_array(q->items, &q->items_cap, q->nitems + 1, sizeof(*q->items));
-    a->bytes = grow_array(a->bytes, &a->cap, a->used + r->len + 1, 1);
-    memcpy(a->bytes + a->used, r->body, r->len);
-    q->items[q->nitems++] = (struct queued){time, q->seq++, r->offset, a->used, r->type,
-                                            (uint32_t)r->len, r->misc, (uint8_t)q->current};
-    a->used += r->len;
+    struct queued it = {time, q->seq++, r->offset, a->used, stable ? r->body : NULL, r->type,
+                        (uint32_t)r->len, r->misc, (uint8_t)q->current};
+    if (stable) {
+        q->stable_bytes += r->len;
+    } else {
+        a->bytes = grow_array(a->bytes, &a->cap, a->used + r->len + 1, 1);
+        memcpy(a->bytes + a->used, r->body, r->len);
+        a->used += r->len;
+    }
+    q->items[q->nitems++] = it;
     if (time > q->max_time)
         q->max_time = time;
 }
@@ -134,11 +149,20 @@ void perf_order_round(struct perf_order *q)
     q->next_flush = q->max_time;
     bool only_current = true;   /* unless times ran backwards past a round */
     for (size_t i = 0; i < q->nitems && only_current; i++)
-        only_current = q->items[i].arena == q->current;
+        only_current = q->items[i].stable || q->items[i].arena == q->current;
     if (!only_current)
         compact(q);
     q->current = !q->current;      /* the emptied arena takes the next round */
     q->arenas[q->current].used = 0;
+}
+
+uint64_t perf_order_oldest_stable(const struct perf_order *q)
+{
+    uint64_t oldest = UINT64_MAX;
+    for (size_t i = 0; i < q->nitems; i++)
+        if (q->items[i].stable && q->items[i].offset < oldest)
+            oldest = q->items[i].offset;
+    return oldest;
 }
 
 void perf_order_drain(struct perf_order *q)

@@ -53,12 +53,14 @@ static void show_progress(struct perf_reader *rd)
             f->end >> 20, percent == 100 ? "\n" : "");
 }
 
-/* Drops the mapped pages already read: records were copied out of them,
- * so a file's resident memory stays a window, not the whole file. */
+/* Drops the mapped pages already read and no longer queued (records not
+ * copied stay readable where they are), so a file's resident memory stays
+ * a window, not the whole file. */
 static void release_read_pages(struct perf_reader *rd)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t upto = rd->file.pos / page * page;
+    uint64_t keep = perf_order_oldest_stable(rd->order);   /* queued bodies read from here */
+    size_t upto = (keep < rd->file.pos ? keep : rd->file.pos) / page * page;
     if (upto <= rd->released)
         return;
     madvise((void *)(uintptr_t)(rd->file.data + rd->released), upto - rd->released, MADV_DONTNEED);
@@ -74,7 +76,8 @@ int perf_reader_pump(struct perf_reader *rd, char *err, size_t errlen)
         if (r.type == PERF_RECORD_FINISHED_ROUND)
             perf_order_round(rd->order);
         else
-            perf_order_add(rd->order, &r);
+            perf_order_add(rd->order, &r, rd->mapped && r.body >= rd->file.data &&
+                                              r.body < rd->file.data + rd->file.len);
         if (rd->file.pos < next_check)
             continue;
         next_check = rd->file.pos + CHECK_STEP;

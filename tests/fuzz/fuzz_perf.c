@@ -44,7 +44,7 @@ static int pump(struct perf_file *f, struct perf_order *q)
         if (r.type == PERF_RECORD_FINISHED_ROUND)
             perf_order_round(q);
         else
-            perf_order_add(q, &r);
+            perf_order_add(q, &r, !f->stream && r.body >= f->data && r.body < f->data + f->len);
     }
     return rc;
 }

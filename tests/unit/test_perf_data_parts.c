@@ -39,7 +39,7 @@ static void add_sample(struct perf_order *q, uint64_t time)
     uint8_t body[16] = {0};
     memcpy(body + 8, &time, 8);
     struct perf_record r = {PERF_RECORD_SAMPLE, 0, body, sizeof(body), 0};
-    perf_order_add(q, &r);
+    perf_order_add(q, &r, false);
 }
 
 TEST(order_waits_a_round_and_hands_out_in_time_order)

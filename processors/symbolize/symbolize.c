@@ -21,13 +21,16 @@
  * (<debug directory>/[kernel.kallsyms]/<build-id>/kallsyms), else from
  * /proc/kallsyms when the running kernel's build-id is the recorded one (a
  * different KASLR offset is undone through _text), or from a configured
- * System.map whatever the build-id.
+ * System.map whatever the build-id. Kernel modules' frames (mappings named
+ * *.ko or [module], or in the kernel's half of the address space) are
+ * named from the same table, whose module symbols apply when its _text is
+ * the recorded one (the same boot's layout).
  *
  * Code in anonymous mappings of a record with a pid label is named from
  * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
  *
- * Not yet: vmlinux with DWARF for kernel lines, kernel modules, Go inline
- * frames for Go binaries without DWARF.
+ * Not yet: vmlinux with DWARF for kernel lines, Go inline frames for Go
+ * binaries without DWARF.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,14 +171,16 @@ static enum result name_only(struct state *s, struct profile_functions *pf,
     return R_SYMBOLIZED;
 }
 
-/* Names kernel location l of mapping m ("[kernel.kallsyms]_text", whose
- * file offset is where _text was when recorded) from table k. */
+/* Names kernel location l of mapping m from table k. The kernel's own
+ * mapping ("[kernel.kallsyms]_text") has the recorded address of _text as
+ * its file offset, which undoes another boot's KASLR offset; a module's
+ * addresses (module) are used as they are. */
 static enum result symbolize_kernel(struct state *s, struct profile_functions *pf,
                                     struct profd_location *l, struct profd_mapping *m,
-                                    const struct kernel_symbols *k)
+                                    const struct kernel_symbols *k, bool module)
 {
     uint64_t addr = l->address;
-    if (m->file_offset && kernel_symbols_text(k))   /* another boot's KASLR offset */
+    if (!module && m->file_offset && kernel_symbols_text(k))
         addr = addr - m->file_offset + kernel_symbols_text(k);
     return name_only(s, pf, l, m, kernel_symbols_find(k, addr));
 }
@@ -187,10 +192,42 @@ static bool is_anonymous(const char *filename)
            !strncmp(filename, "/tmp/perf-", 10);
 }
 
-static bool is_kernel(const char *filename)
+static bool is_kernel_itself(const char *filename)
 {
-    return !strncmp(filename, "[kernel.kallsyms]", 17) || !strcmp(filename, "[vmlinux]") ||
-           strstr(filename, ".ko") != NULL;
+    return !strncmp(filename, "[kernel.kallsyms]", 17);
+}
+
+/* The kernel, or a kernel module: by name, or by address (the upper half
+ * of the address space, where x86-64 and arm64 kernels live). */
+static bool is_kernel(const char *filename, const struct profd_mapping *m)
+{
+    return is_kernel_itself(filename) || !strcmp(filename, "[vmlinux]") ||
+           strstr(filename, ".ko") != NULL || m->memory_start >= 0xffff800000000000ull;
+}
+
+/* Copies string ref of p into buf. */
+static void string_of(const struct profd_profile *p, uint32_t ref, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*s", (int)p->strings[ref].len, p->strings[ref].ptr);
+}
+
+/* The symbol table for kernel module mapping m of p: its kernel's (the
+ * build-id of p's kernel mapping), when that table's kernel had the
+ * recorded layout (the same _text), so that module addresses mean the
+ * same; else NULL. */
+static const struct kernel_symbols *module_table(struct state *s, const struct profd_profile *p)
+{
+    char filename[64], build_id[128];
+    for (uint32_t i = 0; i < p->nmappings; i++) {
+        const struct profd_mapping *km = &p->mappings[i];
+        string_of(p, km->filename, filename, sizeof(filename));
+        if (!is_kernel_itself(filename))
+            continue;
+        string_of(p, km->build_id, build_id, sizeof(build_id));
+        const struct kernel_symbols *k = symbol_cache_kernel(s->cache, build_id);
+        return k && (!km->file_offset || kernel_symbols_text(k) == km->file_offset) ? k : NULL;
+    }
+    return NULL;
 }
 
 /* Symbolizes location l of mapping m from binary b. */
@@ -226,6 +263,7 @@ struct source {
     bool decided;
     enum result missing;                 /* the outcome when no table is there */
     const struct kernel_symbols *kernel;
+    bool module;                         /* a kernel module, named from its kernel's table */
     const struct perf_map *jit;
     struct elf_binary *elf;
 };
@@ -234,14 +272,13 @@ static struct source source_of(struct state *s, const struct profd_profile *p,
                                const struct profd_mapping *m, int32_t pid)
 {
     char filename[4096], build_id[128];
-    const struct profd_str *fs = &p->strings[m->filename], *bs = &p->strings[m->build_id];
-    snprintf(filename, sizeof(filename), "%.*s", (int)fs->len, fs->ptr);
-    snprintf(build_id, sizeof(build_id), "%.*s", (int)bs->len, bs->ptr);
+    string_of(p, m->filename, filename, sizeof(filename));
+    string_of(p, m->build_id, build_id, sizeof(build_id));
     struct source src = {.decided = true, .missing = R_NO_BINARY};
-    if (is_kernel(filename)) {
+    if (is_kernel(filename, m)) {
         src.missing = R_KERNEL;
-        if (!strncmp(filename, "[kernel.kallsyms]", 17))
-            src.kernel = symbol_cache_kernel(s->cache, build_id);
+        src.module = !is_kernel_itself(filename);
+        src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
     } else if (is_anonymous(filename)) {
         src.jit = symbol_cache_jit(s->cache, pid);
     } else if (filename[0] == '/') {
@@ -332,7 +369,7 @@ static bool symbolize_profile(struct state *s, struct profd_profile *p, int32_t 
             *src = source_of(s, p, m, pid);
         enum result r = src->missing;
         if (src->kernel)
-            r = symbolize_kernel(s, &pf, l, m, src->kernel);
+            r = symbolize_kernel(s, &pf, l, m, src->kernel, src->module);
         else if (src->jit)
             r = name_only(s, &pf, l, m, perf_map_find(src->jit, l->address));
         else if (src->elf)

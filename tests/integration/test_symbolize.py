@@ -373,6 +373,38 @@ service:
                 self.assertEqual(got.get(BASE + a), want[a])
         self.assertEqual(len(glob.glob(self.path("out", "**", "*.pb.gz"), recursive=True)), 2)
 
+    def test_kernel_module_frames_named_from_their_kernels_table(self):
+        """A module's frames ([mymod], in the kernel's half of the address
+        space) are named from the module symbols of the recorded kernel's
+        kallsyms, when that table has the recorded layout (same _text); the
+        kernel's own frames are named either way (KASLR undone)."""
+        kid = "5e" * 20
+        cache = self.path("cache", "[kernel.kallsyms]", kid)
+        os.makedirs(cache)
+        with open(os.path.join(cache, "kallsyms"), "w") as f:
+            f.write("ffffffff81000000 T _text\nffffffff81000100 T core_fn\n"
+                    "ffffffff81001000 T core_end\nffffffffc0001000 t mod_fn_a\t[mymod]\n"
+                    "ffffffffc0001800 t mod_fn_b\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n")
+        notes = self.path("notes")   # the running kernel is another one
+        with open(notes, "wb") as f:
+            f.write(bytes([4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0]) + b"GNU\0" + bytes(range(20)))
+        module = (0xffffffffc0001000, 0xffffffffc0003000, 0, "[mymod]", "")
+
+        def profile(text):   # recorded with _text at `text`
+            kernel = (text, text + 0x1000000, text, "[kernel.kallsyms]_text", kid)
+            return pprof_mappings([(kernel, [text + 0x150]),
+                                   (module, [0xffffffffc0001010, 0xffffffffc0001900])])
+
+        got = self.run_symbolize({"same": profile(0xffffffff81000000),
+                                  "other": profile(0xffffffff9a000000)}, [self.path("cache")],
+                                 "\n    kernel_notes: " + notes)
+        names = {k: {a: [f[0] for f in frames] for a, frames in v.items()} for k, v in got.items()}
+        self.assertEqual(names["same"], {0xffffffff81000150: ["core_fn"],
+                                         0xffffffffc0001010: ["mod_fn_a"],
+                                         0xffffffffc0001900: ["mod_fn_b"]})
+        self.assertEqual(names["other"], {0xffffffff9a000150: ["core_fn"],
+                                          0xffffffffc0001010: [], 0xffffffffc0001900: []})
+
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")
         addrs = function_addresses(binary, ["walk"])

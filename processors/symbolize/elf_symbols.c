@@ -22,6 +22,8 @@ struct segment {
 };
 
 #define MAX_SEGMENTS 16
+#define MAX_GO_SECTIONS 3
+#define MAX_GO_FRAMES 64
 
 struct elf_binary {
     Dwfl *dwfl;
@@ -38,6 +40,8 @@ struct elf_binary {
     bool symbols_read;
     struct go_pclntab *gopclntab;   /* read on the first lookup without DWARF */
     bool gopclntab_read;
+    struct go_section go_sections[MAX_GO_SECTIONS];   /* its data, for inline trees */
+    size_t ngo_sections;
     struct segment segments[MAX_SEGMENTS];
     size_t nsegments;
 };
@@ -184,27 +188,39 @@ static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
     return b->syms[first].name;
 }
 
-/* Reads the binary's Go pc-line table, when it is a Go binary. */
+/* Reads the binary's Go pc-line table, when it is a Go binary, with the
+ * sections that hold the runtime's module data and functions' data. */
 static void read_gopclntab(struct elf_binary *b)
 {
+    static const char *const data_sections[] = {".noptrdata", ".data", ".rodata"};
     b->gopclntab_read = true;
     GElf_Addr bias;
     Elf *elf = dwfl_module_getelf(b->mod, &bias);
     size_t names;
     if (!elf || elf_getshdrstrndx(elf, &names) != 0)
         return;
-    uint64_t text = 0;
+    uint64_t text = 0, table_addr = 0;
     Elf_Data *table = NULL;
     for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
         GElf_Shdr sh;
         const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
-        if (name && !strcmp(name, ".text"))
+        if (!name || sh.sh_type == SHT_NOBITS)
+            continue;
+        if (!strcmp(name, ".text"))
             text = sh.sh_addr;
-        else if (name && !strcmp(name, ".gopclntab") && sh.sh_type != SHT_NOBITS)
+        if (!strcmp(name, ".gopclntab")) {
             table = elf_getdata(scn, NULL);
+            table_addr = sh.sh_addr;
+        }
+        Elf_Data *d;
+        for (size_t i = 0; i < 3 && b->ngo_sections < MAX_GO_SECTIONS; i++)
+            if (!strcmp(name, data_sections[i]) && (d = elf_getdata(scn, NULL)) && d->d_buf)
+                b->go_sections[b->ngo_sections++] = (struct go_section){sh.sh_addr, d->d_buf,
+                                                                        d->d_size};
     }
     if (table && table->d_buf)
-        b->gopclntab = go_pclntab_open(table->d_buf, table->d_size, text);
+        b->gopclntab = go_pclntab_open(table->d_buf, table->d_size, table_addr, text,
+                                       b->go_sections, b->ngo_sections);
 }
 
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
@@ -219,12 +235,13 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
      * and the line table. */
     if (!b->gopclntab_read)
         read_gopclntab(b);
-    const char *go_function, *go_file;
-    int64_t go_line;
-    if (b->gopclntab && go_pclntab_lookup(b->gopclntab, vaddr, &go_function, &go_file, &go_line)) {
-        out[0] = (struct elf_frame){go_function, go_file, "", go_line, 0, 0};
-        return 1;
-    }
+    struct go_frame go[MAX_GO_FRAMES];
+    size_t ngo = b->gopclntab ? go_pclntab_frames(b->gopclntab, vaddr, go,
+                                                  max < MAX_GO_FRAMES ? max : MAX_GO_FRAMES) : 0;
+    for (size_t i = 0; i < ngo; i++)
+        out[i] = (struct elf_frame){go[i].function, go[i].file, "", go[i].line, 0, 0};
+    if (ngo)
+        return ngo;
     const char *name = function_symbol(b, addr);
     if (!name)
         return 0;

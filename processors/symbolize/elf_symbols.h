@@ -3,8 +3,9 @@
  * One binary opened for symbolization with elfutils: DWARF line tables and
  * inlined subroutines, from the binary or from its separate debug file
  * (found by build-id or .gnu_debuglink under the debug path, else fetched);
- * where DWARF has no function, Go's .gopclntab, then ELF symbol tables
- * (.symtab, .dynsym, and .gnu_debugdata's MiniDebugInfo) with line tables.
+ * where DWARF has no function, Go's .gopclntab (with inlined calls), then
+ * ELF symbol tables (.symtab, .dynsym, and .gnu_debugdata's MiniDebugInfo)
+ * with line tables.
  */
 #ifndef PROFD_ELF_SYMBOLS_H
 #define PROFD_ELF_SYMBOLS_H

@@ -29,8 +29,7 @@
  * Code in anonymous mappings of a record with a pid label is named from
  * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
  *
- * Not yet: vmlinux with DWARF for kernel lines, Go inline frames for Go
- * binaries without DWARF.
+ * Not yet: vmlinux with DWARF for kernel lines.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -37,12 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (uint64_t a = 0; k && a < 64; a++)
         kernel_symbols_find(k, kernel_symbols_text(k) + a * 4099);
     kernel_symbols_free(k);
-    /* The same bytes as the contents of a Go binary's .gopclntab. */
-    struct go_pclntab *g = go_pclntab_open(data, len, 0x401000);
+    /* The same bytes as the contents of a Go binary's .gopclntab, which are
+     * also the data searched for module data and inline trees. */
+    struct go_section section = {0x4b9000, data, len};
+    struct go_pclntab *g = go_pclntab_open(data, len, section.addr, 0x401000, &section, 1);
     for (uint64_t a = 0; g && a < 64; a++) {
-        const char *function, *file;
-        int64_t line;
-        go_pclntab_lookup(g, 0x401000 + a * 4099, &function, &file, &line);
+        struct go_frame frames[16];
+        go_pclntab_frames(g, 0x401000 + a * 4099, frames, 16);
     }
     go_pclntab_free(g);
     struct perf_map *m = perf_map_load(path);

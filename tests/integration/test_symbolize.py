@@ -318,6 +318,95 @@ class SymbolizeTest(ProfdTestCase):
         got = self.run_symbolize({"p": pprof((vaddr, vaddr + size, off, binary, ""), addrs)})["p"]
         self.assertEqual(got, want)
 
+    def test_binaries_beyond_max_memory_stay_open_for_their_profile(self):
+        """Two binaries that do not fit in max_memory together, their
+        locations interleaved: each is kept open until the profile is done
+        (closing one to open the other must not leave the first in use)."""
+        pie, fixed = self.compile("inl.pie", "-fPIE", "-pie"), self.compile("inl.fixed", "-no-pie")
+        parts, want = [], {}
+        for binary, base in ((pie, BASE), (fixed, 0)):
+            addrs = function_addresses(binary, ["walk", "outer"])
+            off, vaddr, size = text_segment(binary)
+            parts.append(((base + vaddr, base + vaddr + size, off, binary, build_id(binary)),
+                          [base + a for a in addrs]))
+            want.update({base + a: frames for a, frames in addr2line(binary, addrs).items()})
+        got = self.run_symbolize({"p": pprof_mappings(parts)}, extra="\n    max_memory: 1")["p"]
+        self.assertEqual(got, want)
+
+    def test_pipelines_share_one_symbolizer_cache(self):
+        """symbolize listed by two pipelines: one cache, so a binary is
+        looked for (and a miss logged) once, and both pipelines' profiles
+        are symbolized."""
+        binary = self.compile("inl")
+        addrs = function_addresses(binary, ["walk"])
+        off, vaddr, size = text_segment(binary)
+        present = (BASE + vaddr, BASE + vaddr + size, off, binary, build_id(binary))
+        missing = (0x10000, 0x20000, 0, "/nonexistent/app", "ab" * 20)
+        profile = pprof_mappings([(present, [BASE + a for a in addrs]), (missing, [0x10010])])
+        for d in ("a", "b"):
+            os.makedirs(self.path("in", d))
+            with open(self.path("in", d, "p.pb.gz"), "wb") as f:
+                f.write(gzip.compress(profile))
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write("""
+receivers:
+  pprof_file/a: {include: [in/a/*.pb.gz], oneshot: true, after_ingest: keep, poll_interval: 0s,
+                 source_label: __file__}
+  pprof_file/b: {include: [in/b/*.pb.gz], oneshot: true, after_ingest: keep, poll_interval: 0s,
+                 source_label: __file__}
+processors:
+  symbolize: {debug_directories: []}
+exporters:
+  pprof_file: {directory: out, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles/a: {receivers: [pprof_file/a], processors: [symbolize], exporters: [pprof_file]}
+    profiles/b: {receivers: [pprof_file/b], processors: [symbolize], exporters: [pprof_file]}
+""")
+        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+                        text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.count("/nonexistent/app build-id"), 1, r.stderr)
+        want = addr2line(binary, addrs)
+        for out in glob.glob(self.path("out", "**", "*.pb.gz"), recursive=True):
+            got = symbolized(out)
+            for a in addrs:
+                self.assertEqual(got.get(BASE + a), want[a])
+        self.assertEqual(len(glob.glob(self.path("out", "**", "*.pb.gz"), recursive=True)), 2)
+
+    def test_kernel_module_frames_named_from_their_kernels_table(self):
+        """A module's frames ([mymod], in the kernel's half of the address
+        space) are named from the module symbols of the recorded kernel's
+        kallsyms, when that table has the recorded layout (same _text); the
+        kernel's own frames are named either way (KASLR undone)."""
+        kid = "5e" * 20
+        cache = self.path("cache", "[kernel.kallsyms]", kid)
+        os.makedirs(cache)
+        with open(os.path.join(cache, "kallsyms"), "w") as f:
+            f.write("ffffffff81000000 T _text\nffffffff81000100 T core_fn\n"
+                    "ffffffff81001000 T core_end\nffffffffc0001000 t mod_fn_a\t[mymod]\n"
+                    "ffffffffc0001800 t mod_fn_b\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n")
+        notes = self.path("notes")   # the running kernel is another one
+        with open(notes, "wb") as f:
+            f.write(bytes([4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0]) + b"GNU\0" + bytes(range(20)))
+        module = (0xffffffffc0001000, 0xffffffffc0003000, 0, "[mymod]", "")
+
+        def profile(text):   # recorded with _text at `text`
+            kernel = (text, text + 0x1000000, text, "[kernel.kallsyms]_text", kid)
+            return pprof_mappings([(kernel, [text + 0x150]),
+                                   (module, [0xffffffffc0001010, 0xffffffffc0001900])])
+
+        got = self.run_symbolize({"same": profile(0xffffffff81000000),
+                                  "other": profile(0xffffffff9a000000)}, [self.path("cache")],
+                                 "\n    kernel_notes: " + notes)
+        names = {k: {a: [f[0] for f in frames] for a, frames in v.items()} for k, v in got.items()}
+        self.assertEqual(names["same"], {0xffffffff81000150: ["core_fn"],
+                                         0xffffffffc0001010: ["mod_fn_a"],
+                                         0xffffffffc0001900: ["mod_fn_b"]})
+        self.assertEqual(names["other"], {0xffffffff9a000150: ["core_fn"],
+                                          0xffffffffc0001010: [], 0xffffffffc0001900: []})
+
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")
         addrs = function_addresses(binary, ["walk"])

@@ -87,8 +87,11 @@ void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t
         put_sample(&w, p, &p->samples[i]);
     for (uint32_t i = 0; i < p->nmappings; i++)
         put_mapping(&w, &p->mappings[i], i + 1);
-    for (uint32_t i = 0; i < p->nlocations; i++)
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        if (i + 8 < p->nlocations)   /* lines may be anywhere: a symbolizer adds them in its order */
+            __builtin_prefetch(p->locations[i + 8].lines);
         put_location(&w, &p->locations[i], i + 1);
+    }
     for (uint32_t i = 0; i < p->nfunctions; i++)
         put_function(&w, &p->functions[i], i + 1);
     for (uint32_t i = 0; i < p->nstrings; i++)

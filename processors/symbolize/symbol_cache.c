@@ -199,11 +199,6 @@ void symbol_cache_begin(struct symbol_cache *c, const struct profd_host *h,
     c->serial++;
 }
 
-void symbol_cache_end(struct symbol_cache *c)
-{
-    pthread_mutex_unlock(&c->lock);
-}
-
 /* ---- binaries ---- */
 
 static void close_binary(struct symbol_cache *c, struct binary *b)
@@ -230,6 +225,13 @@ static void make_room(struct symbol_cache *c, size_t need)
             return;
         close_binary(c, lru);
     }
+}
+
+void symbol_cache_end(struct symbol_cache *c)
+{
+    c->serial++;      /* nothing is in use any more: back within max_memory */
+    make_room(c, 0);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static struct binary *binary_entry(struct symbol_cache *c, const char *filename,

@@ -9,7 +9,8 @@
  * one cache, so a binary is opened once whatever the number of pipelines.
  * A profile is symbolized under the cache's lock, between
  * symbol_cache_begin and symbol_cache_end; what it looks up stays open
- * until then, even past max_memory.
+ * until then, even past max_memory, and the cache is brought back within
+ * max_memory when it ends.
  */
 #ifndef PROFD_SYMBOLIZE_SYMBOL_CACHE_H
 #define PROFD_SYMBOLIZE_SYMBOL_CACHE_H

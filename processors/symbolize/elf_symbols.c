@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct func_sym;
 
@@ -44,6 +46,7 @@ struct elf_binary {
     size_t ngo_sections;
     struct segment segments[MAX_SEGMENTS];
     size_t nsegments;
+    bool inflated_dropped;   /* file pages dropped once DWARF was first read */
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -229,6 +232,10 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
         return 0;
     Dwarf_Addr addr = vaddr + b->bias;
     size_t n = scope_index_frames(b->scopes, addr, out, max);
+    if (n && !b->inflated_dropped) {   /* compressed sections were read and inflated */
+        b->inflated_dropped = true;
+        elf_binary_drop_pages(b);
+    }
     if (n)
         return n;
     /* No DWARF function here: Go's pc-line table, then the function symbol
@@ -261,6 +268,29 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
 size_t elf_binary_footprint(const struct elf_binary *b)
 {
     return b->footprint + scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
+}
+
+/* Drops the resident pages of elf's mapped file, if it is mapped. */
+static void drop_file_pages(Elf *elf)
+{
+    size_t size;
+    char *image = elf ? elf_rawfile(elf, &size) : NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
+    if (image && size)   /* unmodified private pages come back from the file */
+        madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
+}
+
+void elf_binary_drop_pages(struct elf_binary *b)
+{
+    GElf_Addr bias;
+    const char *debug_file = NULL;
+    drop_file_pages(dwfl_module_getelf(b->mod, &bias));
+    dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+    Dwarf *dwarf = debug_file ? dwfl_module_getdwarf(b->mod, &bias) : NULL;   /* loaded already */
+    Elf *debug = dwarf ? dwarf_getelf(dwarf) : NULL;
+    if (debug && debug != dwfl_module_getelf(b->mod, &bias))
+        drop_file_pages(debug);
 }
 
 void elf_binary_close(struct elf_binary *b)

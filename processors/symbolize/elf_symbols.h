@@ -46,6 +46,11 @@ int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr);
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max);
 /* An estimate of the memory the binary holds (its files' sizes). */
 size_t elf_binary_footprint(const struct elf_binary *b);
+/* Lets the system take back the pages of the binary's files read so far
+ * (what is needed again is read again from the page cache): inflated
+ * sections and indexes are on the heap, the files themselves need not stay
+ * resident between profiles. */
+void elf_binary_drop_pages(struct elf_binary *b);
 void elf_binary_close(struct elf_binary *b);
 
 #endif

@@ -13,12 +13,14 @@
 
 struct kernel_symbols;
 
-/* Reads the text symbols of a kallsyms-format file. NULL with err filled
- * when it cannot be read or holds no addresses (kptr_restrict hides them). */
+/* Reads the text symbols of a kallsyms-format file: a regular file sorted
+ * by address is mapped and searched in place, anything else (such as
+ * /proc/kallsyms) is read into a table. NULL with err filled when it cannot
+ * be read or holds no addresses (kptr_restrict hides them). */
 struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t errlen);
 /* The function holding addr (the last text symbol at or below it, before
- * the table's end), or NULL. */
-const char *kernel_symbols_find(const struct kernel_symbols *k, uint64_t addr);
+ * the table's end), or NULL. The name is valid until the next call. */
+const char *kernel_symbols_find(struct kernel_symbols *k, uint64_t addr);
 /* The address of _text in the table (0 when absent): with the recorded
  * one, it undoes a different KASLR offset. */
 uint64_t kernel_symbols_text(const struct kernel_symbols *k);

@@ -229,6 +229,9 @@ static void make_room(struct symbol_cache *c, size_t need)
 
 void symbol_cache_end(struct symbol_cache *c)
 {
+    for (size_t i = 0; i < c->nbinaries; i++)
+        if (c->binaries[i].elf && c->binaries[i].serial == c->serial)
+            elf_binary_drop_pages(c->binaries[i].elf);
     c->serial++;      /* nothing is in use any more: back within max_memory */
     make_room(c, 0);
     pthread_mutex_unlock(&c->lock);
@@ -329,7 +332,7 @@ static struct kernel_symbols *load_kernel(struct symbol_cache *c, const char *bu
     return k;
 }
 
-const struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id)
+struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id)
 {
     if (c->system_map)
         build_id = "";   /* one table for all */

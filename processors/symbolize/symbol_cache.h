@@ -61,7 +61,7 @@ void symbol_cache_end(struct symbol_cache *c);
 struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
                                        const char *build_id, int32_t pid);
 /* The symbol table of the kernel with that build-id, or NULL. */
-const struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id);
+struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id);
 /* The JIT perf map of pid (perf_map_dir/perf-<pid>.map, read again when it
  * changed since the last profile), or NULL. */
 const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid);

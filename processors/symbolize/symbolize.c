@@ -176,7 +176,7 @@ static enum result name_only(struct state *s, struct profile_functions *pf,
  * addresses (module) are used as they are. */
 static enum result symbolize_kernel(struct state *s, struct profile_functions *pf,
                                     struct profd_location *l, struct profd_mapping *m,
-                                    const struct kernel_symbols *k, bool module)
+                                    struct kernel_symbols *k, bool module)
 {
     uint64_t addr = l->address;
     if (!module && m->file_offset && kernel_symbols_text(k))
@@ -214,7 +214,7 @@ static void string_of(const struct profd_profile *p, uint32_t ref, char *buf, si
  * build-id of p's kernel mapping), when that table's kernel had the
  * recorded layout (the same _text), so that module addresses mean the
  * same; else NULL. */
-static const struct kernel_symbols *module_table(struct state *s, const struct profd_profile *p)
+static struct kernel_symbols *module_table(struct state *s, const struct profd_profile *p)
 {
     char filename[64], build_id[128];
     for (uint32_t i = 0; i < p->nmappings; i++) {
@@ -223,7 +223,7 @@ static const struct kernel_symbols *module_table(struct state *s, const struct p
         if (!is_kernel_itself(filename))
             continue;
         string_of(p, km->build_id, build_id, sizeof(build_id));
-        const struct kernel_symbols *k = symbol_cache_kernel(s->cache, build_id);
+        struct kernel_symbols *k = symbol_cache_kernel(s->cache, build_id);
         return k && (!km->file_offset || kernel_symbols_text(k) == km->file_offset) ? k : NULL;
     }
     return NULL;
@@ -261,7 +261,7 @@ static enum result symbolize_location(struct state *s, struct profile_functions 
 struct source {
     bool decided;
     enum result missing;                 /* the outcome when no table is there */
-    const struct kernel_symbols *kernel;
+    struct kernel_symbols *kernel;
     bool module;                         /* a kernel module, named from its kernel's table */
     const struct perf_map *jit;
     struct elf_binary *elf;

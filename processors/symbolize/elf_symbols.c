@@ -270,15 +270,21 @@ size_t elf_binary_footprint(const struct elf_binary *b)
     return b->footprint + scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
 }
 
-/* Drops the resident pages of elf's mapped file, if it is mapped. */
+/* Drops the resident pages of elf's mapped file, if it is mapped and of
+ * this host's byte order (libelf may convert a foreign file's data in
+ * place, and dropped pages come back as the file has them). */
 static void drop_file_pages(Elf *elf)
 {
     size_t size;
     char *image = elf ? elf_rawfile(elf, &size) : NULL;
+    const uint16_t one = 1;
+    int native = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+    if (!image || size <= EI_DATA || image[EI_DATA] != native)
+        return;
     long page = sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
-    if (image && size)   /* unmodified private pages come back from the file */
-        madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
+    /* Unmodified private pages come back from the file. */
+    madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
 }
 
 void elf_binary_drop_pages(struct elf_binary *b)

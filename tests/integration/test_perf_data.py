@@ -91,6 +91,15 @@ service:
        "processors: [symbolize], " if processor else "")
 
 
+def without_repeats(stacks):
+    """Stacks keyed by addresses (addresses_only) with a frame repeated
+    back to back kept once."""
+    out = collections.Counter()
+    for (pid, tid, comm, stack), n in stacks.items():
+        out[(pid, tid, comm, tuple(a for i, a in enumerate(stack) if not i or stack[i - 1] != a))] += n
+    return out
+
+
 def addresses_only(stacks):
     """Stacks keyed by addresses alone: perf script names the DSO of a frame
     that has inlined functions "(inlined)"."""
@@ -412,7 +421,11 @@ class PerfRecordTest(ProfdTestCase):
 
     def test_dwarf_unwinding(self):
         data = self.record(call_graph="dwarf")
-        got, want = addresses_only(self.convert([data])), addresses_only(self.script(data, True))
+        # perf script's unwinder now and then repeats a frame (call_init in
+        # ld.so's start-up, the same return address twice): the program has
+        # no recursion, so repeated frames are compared once.
+        got, want = (without_repeats(addresses_only(c)) for c in
+                     (self.convert([data]), self.script(data, True)))
         self.assertGreater(sum(want.values()), 100)
         self.assertTrue(any(len(k[3]) > 3 for k in want))
         self.assertEqual(got, want)

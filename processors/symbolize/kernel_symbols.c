@@ -33,10 +33,15 @@ struct kernel_symbols {
     uint64_t text;
 };
 
+/* By address, then in file order (names are stored in it), so that of
+ * aliases at one address the last one listed is found, as when the file
+ * is searched in place. */
 static int by_address(const void *a, const void *b)
 {
     const struct ksym *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
 }
 
 /* Parses one "address type name[\t[module]]" line starting at line and

@@ -195,7 +195,9 @@ static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
  * sections that hold the runtime's module data and functions' data. */
 static void read_gopclntab(struct elf_binary *b)
 {
-    static const char *const data_sections[] = {".noptrdata", ".data", ".rodata"};
+    /* The runtime's module data is in .noptrdata; inline trees in .rodata. */
+    static const char *const data_sections[MAX_GO_SECTIONS] = {".noptrdata", ".data", ".rodata"};
+    struct go_section found[MAX_GO_SECTIONS] = {{0}};
     b->gopclntab_read = true;
     GElf_Addr bias;
     Elf *elf = dwfl_module_getelf(b->mod, &bias);
@@ -216,11 +218,13 @@ static void read_gopclntab(struct elf_binary *b)
             table_addr = sh.sh_addr;
         }
         Elf_Data *d;
-        for (size_t i = 0; i < 3 && b->ngo_sections < MAX_GO_SECTIONS; i++)
+        for (size_t i = 0; i < MAX_GO_SECTIONS; i++)
             if (!strcmp(name, data_sections[i]) && (d = elf_getdata(scn, NULL)) && d->d_buf)
-                b->go_sections[b->ngo_sections++] = (struct go_section){sh.sh_addr, d->d_buf,
-                                                                        d->d_size};
+                found[i] = (struct go_section){sh.sh_addr, d->d_buf, d->d_size};
     }
+    for (size_t i = 0; i < MAX_GO_SECTIONS; i++)   /* in the order above: module data first */
+        if (found[i].data)
+            b->go_sections[b->ngo_sections++] = found[i];
     if (table && table->d_buf)
         b->gopclntab = go_pclntab_open(table->d_buf, table->d_size, table_addr, text,
                                        b->go_sections, b->ngo_sections);
@@ -291,11 +295,12 @@ void elf_binary_drop_pages(struct elf_binary *b)
 {
     GElf_Addr bias;
     const char *debug_file = NULL;
-    drop_file_pages(dwfl_module_getelf(b->mod, &bias));
+    Elf *main = dwfl_module_getelf(b->mod, &bias);
+    drop_file_pages(main);
     dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
     Dwarf *dwarf = debug_file ? dwfl_module_getdwarf(b->mod, &bias) : NULL;   /* loaded already */
     Elf *debug = dwarf ? dwarf_getelf(dwarf) : NULL;
-    if (debug && debug != dwfl_module_getelf(b->mod, &bias))
+    if (debug && debug != main)
         drop_file_pages(debug);
 }
 

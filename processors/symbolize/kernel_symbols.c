@@ -265,11 +265,6 @@ uint64_t kernel_symbols_text(const struct kernel_symbols *k)
     return k->text;
 }
 
-size_t kernel_symbols_footprint(const struct kernel_symbols *k)
-{
-    return k->map ? 0 : k->n * sizeof(*k->syms) + k->names_len;   /* a mapping is page cache */
-}
-
 void kernel_symbols_free(struct kernel_symbols *k)
 {
     if (!k)

@@ -24,8 +24,6 @@ const char *kernel_symbols_find(struct kernel_symbols *k, uint64_t addr);
 /* The address of _text in the table (0 when absent): with the recorded
  * one, it undoes a different KASLR offset. */
 uint64_t kernel_symbols_text(const struct kernel_symbols *k);
-/* An estimate of the memory the table holds. */
-size_t kernel_symbols_footprint(const struct kernel_symbols *k);
 void kernel_symbols_free(struct kernel_symbols *k);
 
 /* The running kernel's build-id (lowercase hex) from notes_path (normally

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile_functions.h"
 
+#include "../../lib/hash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +14,16 @@ struct frame_memo {
     uint32_t ref;                /* 0 = empty slot */
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xbf58476d1ce4e5b9ull;
-}
-
 static uint64_t function_hash(const struct profd_function *f)
 {
-    return mix(mix(mix(mix(0, f->name), f->system_name), f->filename), (uint64_t)f->start_line);
+    uint64_t h = hash_mix(hash_mix(0, f->name), f->system_name);
+    return hash_mix(hash_mix(h, f->filename), (uint64_t)f->start_line);
 }
 
 static uint64_t frame_hash(const struct elf_frame *fr)
 {
-    return mix(mix(mix(mix(0, (uintptr_t)fr->name), (uintptr_t)fr->file), (uintptr_t)fr->dir),
-               (uint64_t)fr->decl_line);
+    uint64_t h = hash_mix(hash_mix(0, (uintptr_t)fr->name), (uintptr_t)fr->file);
+    return hash_mix(hash_mix(h, (uintptr_t)fr->dir), (uint64_t)fr->decl_line);
 }
 
 static bool same_function(const struct profd_function *a, const struct profd_function *b)

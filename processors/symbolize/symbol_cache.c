@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/binary_lookup.h"
+#include "../../lib/clock.h"
 #include "../../lib/grow.h"
 #include "debuginfod.h"
 
@@ -67,13 +67,6 @@ struct symbol_cache {
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct symbol_cache *registry;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static char *copy(const char *s)
 {
@@ -278,7 +271,7 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
     struct binary *b = binary_entry(c, filename, build_id);
     b->last_used = ++c->clock;
     b->serial = c->serial;
-    if (b->elf || (b->retry_at && now_ns() < b->retry_at))
+    if (b->elf || (b->retry_at && monotonic_ns() < b->retry_at))
         return b->elf;
     char err[512] = "not found";
     char *path = binary_lookup_find(&c->lookup, filename, build_id);
@@ -291,7 +284,7 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
     if (!elf) {
         c->host->log(c->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
                      build_id, err);
-        b->retry_at = now_ns() + c->negative_ttl;
+        b->retry_at = monotonic_ns() + c->negative_ttl;
     } else {
         b->charged = elf_binary_footprint(elf);
         make_room(c, b->charged);

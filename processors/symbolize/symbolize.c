@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
+#include "../../lib/clock.h"
 #include "demangle.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
@@ -121,13 +121,6 @@ struct state {
     uint64_t results[R_COUNT_];
     int64_t busy_ns;              /* time spent in symbolize_profile */
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
                   void **out)
@@ -409,10 +402,10 @@ static int consume(void *st, struct profd_batch *b)
             continue;
         }
         const char *pid = s->host->record_label(r, "pid");
-        int64_t start = now_ns();
+        int64_t start = monotonic_ns();
         if (symbolize_profile(s, p, pid ? atoi(pid) : 0))
             s->host->record_touch(r);
-        int64_t took = now_ns() - start;
+        int64_t took = monotonic_ns() - start;
         s->busy_ns += took;
         s->host->log(s->self, PROFD_LOG_DEBUG, "%u locations looked at in %.3f s",
                      p->nlocations, (double)took / 1e9);

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../lib/hash.h"
+
 struct index_slot {
     uint64_t hash;
     uint32_t position;     /* position + 1; 0 = empty slot */
@@ -28,13 +30,5 @@ int64_t index_find(const struct index *ix, uint64_t hash, bool (*same)(void *arg
 /* Adds (hash -> position). */
 void index_add(struct index *ix, uint64_t hash, uint32_t position);
 void index_clear(struct index *ix);
-
-/* Mixes v into h. */
-static inline uint64_t index_mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 31);
-}
 
 #endif

@@ -139,7 +139,7 @@ static void set_ids(struct perf_file *f, struct perf_attr *a, const uint8_t *p, 
         abort();
     for (size_t i = 0; i < n; i++) {
         a->ids[i] = perf_u64(f, p + 8 * i);
-        index_add(&f->attr_by_id, index_mix(0, a->ids[i]), (uint32_t)(a - f->attrs));
+        index_add(&f->attr_by_id, hash_mix(0, a->ids[i]), (uint32_t)(a - f->attrs));
     }
     a->nids = n;
 }
@@ -162,7 +162,7 @@ static bool has_id(void *arg, uint32_t pos)
 const struct perf_attr *perf_attr_by_id(const struct perf_file *f, uint64_t id)
 {
     struct id_key k = {f, id};
-    int64_t at = index_find(&f->attr_by_id, index_mix(0, id), has_id, &k);
+    int64_t at = index_find(&f->attr_by_id, hash_mix(0, id), has_id, &k);
     return at >= 0 ? &f->attrs[at] : NULL;
 }
 

@@ -11,7 +11,7 @@ static uint64_t hash_str(const char *s)
 {
     uint64_t h = 0;
     for (; *s; s++)
-        h = index_mix(h, (unsigned char)*s);
+        h = hash_mix(h, (unsigned char)*s);
     return h;
 }
 

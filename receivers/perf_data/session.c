@@ -120,7 +120,7 @@ static struct out *out_for(struct perf_session *s, const struct process *p, size
 {
     int64_t key = s->o.split == SPLIT_PID ? p->pid : s->o.split == SPLIT_EVENT ? (int64_t)attr : 0;
     struct out_key k = {s, key};
-    uint64_t hash = index_mix(0, (uint64_t)key);
+    uint64_t hash = hash_mix(0, (uint64_t)key);
     int64_t at = index_find(&s->out_index, hash, same_out, &k);
     if (at >= 0)
         return &s->outs[at];
@@ -148,7 +148,7 @@ static bool same_loc(void *arg, uint32_t pos)
 static uint32_t location_of(struct out *o, const struct frame *fr)
 {
     struct loc_key k = {o, fr};
-    uint64_t hash = index_mix(index_mix(0, (uint64_t)(uintptr_t)fr->map), fr->address);
+    uint64_t hash = hash_mix(hash_mix(0, (uint64_t)(uintptr_t)fr->map), fr->address);
     int64_t at = index_find(&o->loc_index, hash, same_loc, &k);
     if (at >= 0)
         return (uint32_t)at;
@@ -181,10 +181,10 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
 {
     uint64_t hash = 0;
     for (uint32_t i = 0; i < n; i++)
-        hash = index_mix(hash, locs[i]);
+        hash = hash_mix(hash, locs[i]);
     struct sample_key k = {o, locs, n, s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
                            s->o.label_comm ? t->comm : NULL};
-    hash = index_mix(index_mix(index_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
+    hash = hash_mix(hash_mix(hash_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
                      (uint64_t)(uintptr_t)k.comm);
     int64_t at = index_find(&o->sample_index, hash, same_sample, &k);
     if (at < 0) {
@@ -262,7 +262,7 @@ static uint32_t frame_location(struct perf_session *s, struct out *o, const stru
     int32_t pid = p ? p->pid : -1;
     uint32_t out = (uint32_t)(o - s->outs);
     uint64_t key = a ^ (uint64_t)leaf << 63;
-    struct memo *m = &s->memo[index_mix(index_mix(key, (uint64_t)pid), out) & (MEMO_SIZE - 1)];
+    struct memo *m = &s->memo[hash_mix(hash_mix(key, (uint64_t)pid), out) & (MEMO_SIZE - 1)];
     if (m->gen == s->gen && m->key == key && m->pid == pid && m->out == out)
         return m->loc;
     struct frame fr = {processes_find_map(&s->procs, p, a), leaf || !a ? a : a - 1};

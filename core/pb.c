@@ -91,6 +91,16 @@ void pb_put_bytes_always(struct pb_writer *w, uint32_t field, const void *data, 
     w->len += len;
 }
 
+void pb_put_fixed64(struct pb_writer *w, uint32_t field, uint64_t v)
+{
+    if (!v)
+        return;
+    pb_writer_reserve(w, 15);
+    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_I64);
+    memcpy(w->buf + w->len, &v, 8);   /* little-endian hosts only, as the decoder */
+    w->len += 8;
+}
+
 void pb_put_bytes(struct pb_writer *w, uint32_t field, const void *data, size_t len)
 {
     if (len)

@@ -145,6 +145,8 @@ void pb_put_uint(struct pb_writer *w, uint32_t field, uint64_t v);
 void pb_put_int(struct pb_writer *w, uint32_t field, int64_t v);
 void pb_put_bool(struct pb_writer *w, uint32_t field, bool v);
 void pb_put_bytes(struct pb_writer *w, uint32_t field, const void *data, size_t len);
+/* A fixed64 field (wire type 1); omitted when v is 0. */
+void pb_put_fixed64(struct pb_writer *w, uint32_t field, uint64_t v);
 /* Always writes the field, even when empty (repeated strings). */
 void pb_put_bytes_always(struct pb_writer *w, uint32_t field, const void *data, size_t len);
 /* Packed repeated fields; nothing written when n == 0. */

@@ -8,7 +8,8 @@ PREFIX   ?= /usr/local
 WERROR   ?= -Werror
 SANITIZE ?=
 
-PKGS     := yaml-0.1 libevent libdeflate jansson libprotobuf-c libpcre2-8 libcrypto
+PKGS     := yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto \
+            libnghttp2 libzstd libcurl
 OPT      ?= -O2 -g
 CFLAGS   := $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
             $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \

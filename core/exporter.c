@@ -236,6 +236,14 @@ static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
     return ok;
 }
 
+/* The wait the exporter asked for during this thread's last consume. */
+static _Thread_local int64_t retry_hint_ns;
+
+void profd_exporter_retry_after(int64_t ns)
+{
+    retry_hint_ns = ns;
+}
+
 static void export_one(struct profd_queue *q, struct profd_batch *b, size_t bytes)
 {
     struct profd_component *c = q->c;
@@ -243,6 +251,7 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, size_t byte
     clock_gettime(CLOCK_MONOTONIC, &started);
     uint32_t seed = (uint32_t)(uintptr_t)b ^ (uint32_t)started.tv_nsec;
     for (unsigned attempt = 0;; attempt++) {
+        retry_hint_ns = 0;
         int rc = c->plugin->consume(c->state, b);
         if (rc == PROFD_OK) {
             atomic_fetch_add(&c->metrics->counters[PROFD_C_SENT_RECORDS], b->nrecords);
@@ -265,6 +274,8 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, size_t byte
         seed = seed * 1664525u + 1013904223u;
         int64_t delay = profd_backoff_ns(q->s.retry_on_failure.initial_interval,
                                          q->s.retry_on_failure.max_interval, attempt, seed >> 8);
+        if (retry_hint_ns > delay)   /* the server said when (Retry-After, RetryInfo) */
+            delay = retry_hint_ns;
         profd_log(PROFD_LOG_INFO, c->id, "export failed (retryable); retry %u in %lld ms",
                   attempt + 1, (long long)(delay / 1000000));
         if (!wait_retry(q, delay)) {

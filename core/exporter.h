@@ -54,6 +54,10 @@ void profd_queue_drain(struct profd_queue *q);
 /* Frees the queue (after drain). Accepts NULL. */
 void profd_queue_destroy(struct profd_queue *q);
 
+/* Called from an exporter's consume on a sender thread: the retry its
+ * PROFD_ERETRY asks for waits at least ns. */
+void profd_exporter_retry_after(int64_t ns);
+
 /* Backoff before retry number attempt (0-based): initial * 1.5^attempt,
  * capped at max, randomized by +-50%. */
 int64_t profd_backoff_ns(int64_t initial, int64_t max, unsigned attempt, uint32_t random);

@@ -9,15 +9,20 @@
 #include "../config/tree.h"
 #include "alloc.h"
 #include "arena.h"
+#include "compression.h"
 #include "delta.h"
+#include "exporter.h"
 #include "graph.h"
 #include "labels.h"
 #include "log.h"
 #include "pprof.h"
+#include "otlp.h"
 #include "profile.h"
 #include "record.h"
 #include "sd_file.h"
 #include "relabel.h"
+#include "rpc_client.h"
+#include "rpc_server.h"
 
 static void host_log(struct profd_component *self, enum profd_log_level level, const char *fmt,
                      ...)
@@ -88,6 +93,23 @@ static int host_profile_delta(struct profd_delta_state **state, struct profd_pro
     return (int)profd_profile_delta(state, p, cumulative);
 }
 
+static int host_otlp_decode(const uint8_t *data, size_t len, struct profd_batch *b,
+                            size_t *rejected, char *message, size_t message_len, char *err,
+                            size_t errlen)
+{
+    struct profd_otlp_result res;
+    int rc = profd_otlp_decode(data, len, b, &res, err, errlen);
+    *rejected = res.rejected;
+    snprintf(message, message_len, "%s", res.message);
+    return rc;
+}
+
+static void host_retry_after(struct profd_component *self, int64_t ns)
+{
+    (void)self;
+    profd_exporter_retry_after(ns);
+}
+
 const struct profd_host profd_host_services = {
     .abi_version = PROFD_ABI_VERSION,
     .host_size = sizeof(struct profd_host),
@@ -131,4 +153,14 @@ const struct profd_host profd_host_services = {
     .profile_intern = profd_profile_intern,
     .profile_alloc = host_profile_alloc,
     .profile_free = profd_profile_free,
+    .server_start = profd_server_start,
+    .server_stop = profd_server_stop,
+    .client_new = profd_client_new,
+    .client_call = profd_client_call,
+    .client_free = profd_client_free,
+    .retry_after = host_retry_after,
+    .otlp_decode = host_otlp_decode,
+    .otlp_encode = profd_otlp_encode,
+    .compress = profd_compress,
+    .decompress = profd_decompress,
 };

@@ -81,6 +81,78 @@ struct profd_target_group {
  */
 typedef void (*profd_ack_fn)(void *arg, bool ok);
 
+/* How a server speaks: gRPC over HTTP/2, or plain HTTP/1.1 requests. */
+enum profd_rpc_protocol {
+    PROFD_RPC_GRPC = 1,
+    PROFD_RPC_HTTP = 2,
+};
+
+/*
+ * One request a server received whole. The body is decompressed already
+ * (Content-Encoding, or the gRPC message's grpc-encoding) and, for gRPC, is
+ * the one message without its 5-byte prefix. Valid for the handler's call.
+ */
+struct profd_rpc_request {
+    enum profd_rpc_protocol protocol;
+    const char *path;
+    const char *content_type;   /* "" when absent */
+    const uint8_t *body;
+    size_t len;
+    /* A request header by lowercase name, or NULL. */
+    const char *(*header)(const struct profd_rpc_request *req, const char *name);
+    void *impl;
+};
+
+/* What the handler answers. body is malloc'd and taken over by the server. */
+struct profd_rpc_response {
+    int http_status;            /* HTTP only; 200 when left 0 */
+    int grpc_status;            /* gRPC only; 0 = OK */
+    char message[256];          /* grpc-message, or logged for HTTP errors */
+    const char *content_type;   /* HTTP only: of body */
+    uint8_t *body;
+    size_t len;
+};
+
+/* Handles one request on the event loop thread; must not block. */
+typedef void (*profd_rpc_handler)(void *arg, const struct profd_rpc_request *req,
+                                  struct profd_rpc_response *res);
+
+struct profd_server_options {
+    const char *endpoint;             /* host:port, [v6]:port or :port */
+    enum profd_rpc_protocol protocol;
+    const char *tls_cert_file;        /* NULL or "": plaintext (gRPC: h2c) */
+    const char *tls_key_file;
+    const char *tls_client_ca_file;   /* set: clients must present a certificate */
+    size_t max_body;                  /* decompressed bytes; larger: 413 / RESOURCE_EXHAUSTED */
+};
+
+struct profd_server;   /* opaque */
+
+/* An outbound connection for unary calls: gRPC over HTTP/2 (h2c with prior
+ * knowledge for http://, ALPN h2 for https://) or HTTP POSTs. */
+struct profd_client_options {
+    const char *url;                  /* http(s)://host:port[/path] */
+    enum profd_rpc_protocol protocol;
+    const char *content_type;         /* HTTP: of the body */
+    const char *compression;          /* "gzip", "zstd", or NULL/"" for none */
+    const struct profd_str_map *headers;   /* extra request headers, or NULL */
+    const char *ca_file, *cert_file, *key_file;
+    bool insecure_skip_verify;
+    int64_t timeout;                  /* ns per call; 0 = none */
+};
+
+/* What one call came back with. body is malloc'd (the caller frees it). */
+struct profd_call_result {
+    int http_status;                  /* 0 when no response came */
+    int grpc_status;                  /* gRPC; synthesized from http_status when absent */
+    char message[256];                /* why it failed */
+    int64_t retry_after;              /* ns the server asked to wait, or 0 */
+    uint8_t *body;
+    size_t len;
+};
+
+struct profd_client;   /* opaque */
+
 /*
  * Services the daemon offers to a module. Every function is thread-safe
  * unless its comment says otherwise. Check host_size before using a member
@@ -187,6 +259,47 @@ struct profd_host {
     /* Creates a record owned by b holding profile p (taken over), for
      * receivers that build profiles rather than receive pprof bytes. */
     struct profd_record *(*record_add_profile)(struct profd_batch *b, struct profd_profile *p);
+
+    /* Servers on the daemon's event loop (main thread only). server_start
+     * binds and listens; NULL with err set when it cannot. Transport errors
+     * (bad framing, encoding, size) are answered, logged and counted as
+     * refused by the server itself; everything else reaches fn. server_stop
+     * says goodbye to every client (GOAWAY) and closes; accepts NULL. */
+    struct profd_server *(*server_start)(struct profd_component *self,
+                                         const struct profd_server_options *o,
+                                         profd_rpc_handler fn, void *arg, char *err,
+                                         size_t errlen);
+    void (*server_stop)(struct profd_server *s);
+
+    /* Clients for exporters (any thread; calls on one client are serialized).
+     * client_call sends body (gRPC: one message to path, e.g.
+     * "/pkg.Service/Method"; HTTP: to the URL, path ignored) and returns
+     * PROFD_OK, PROFD_ERETRY for what the protocol says to retry (gRPC
+     * UNAVAILABLE and kin, HTTP 429/502/503/504, no connection), or
+     * PROFD_ERR; res says more in every case. */
+    struct profd_client *(*client_new)(const struct profd_client_options *o, char *err,
+                                       size_t errlen);
+    int (*client_call)(struct profd_client *c, const char *path, const uint8_t *body,
+                       size_t len, struct profd_call_result *res);
+    void (*client_free)(struct profd_client *c);
+    /* From an exporter's consume: wait at least ns before the retry that the
+     * PROFD_ERETRY it is about to return asks for (Retry-After, RetryInfo). */
+    void (*retry_after)(struct profd_component *self, int64_t ns);
+
+    /* OTLP profiles (see core/otlp.h): decode appends one record per
+     * profile to b and returns 0 (rejected counts refused profiles, message
+     * says why), or -1 with err when the request is malformed. encode writes
+     * one ExportProfilesServiceRequest (malloc'd) for n records. */
+    int (*otlp_decode)(const uint8_t *data, size_t len, struct profd_batch *b, size_t *rejected,
+                       char *message, size_t message_len, char *err, size_t errlen);
+    void (*otlp_encode)(struct profd_record *const *records, size_t n, uint8_t **out,
+                        size_t *len, size_t *skipped, char *err, size_t errlen);
+    /* Compression for modules: gzip or zstd ("gzip"/"zstd"); decompress
+     * refuses output above max_out. 0, or -1 with err. */
+    int (*compress)(const char *encoding, const uint8_t *data, size_t len, uint8_t **out,
+                    size_t *out_len);
+    int (*decompress)(const char *encoding, const uint8_t *data, size_t len, size_t max_out,
+                      uint8_t **out, size_t *out_len, char *err, size_t errlen);
 };
 
 struct profd_plugin {

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * gRPC unary calls over HTTP/2 (nghttp2 on libevent bufferevents). A stream
+ * collects its headers and DATA; at END_STREAM the 5-byte framed message is
+ * checked, decompressed per grpc-encoding and handed to the module's
+ * handler, whose answer goes back as HEADERS + DATA + trailers, or as one
+ * Trailers-Only HEADERS frame for an error.
+ */
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/listener.h>
+#include <nghttp2/nghttp2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "compression.h"
+#include "rpc_server.h"
+
+enum {
+    GRPC_OK = 0, GRPC_INVALID_ARGUMENT = 3, GRPC_DEADLINE_EXCEEDED = 4,
+    GRPC_RESOURCE_EXHAUSTED = 8, GRPC_UNIMPLEMENTED = 12, GRPC_INTERNAL = 13,
+};
+
+#define STREAM_WINDOW (16 << 20)
+#define CONN_WINDOW (64 << 20)
+
+struct h2_header {
+    char *name, *value;
+};
+
+struct h2_stream {
+    int32_t id;
+    struct h2_header *headers;
+    size_t nheaders, headers_cap;
+    uint8_t *body;
+    size_t len, cap;
+    bool answered;
+    uint8_t *resp;             /* framed response message */
+    size_t resp_len, resp_off;
+};
+
+struct h2_conn {
+    struct h2_conn *next, **prevp;
+    struct profd_server *s;
+    struct bufferevent *bev;
+    nghttp2_session *session;
+    char peer[64];
+};
+
+static const char *stream_header(const struct h2_stream *st, const char *name)
+{
+    for (size_t i = 0; i < st->nheaders; i++)
+        if (strcmp(st->headers[i].name, name) == 0)
+            return st->headers[i].value;
+    return NULL;
+}
+
+static const char *request_header(const struct profd_rpc_request *req, const char *name)
+{
+    return stream_header(req->impl, name);
+}
+
+static void stream_free(struct h2_stream *st)
+{
+    for (size_t i = 0; i < st->nheaders; i++) {
+        free(st->headers[i].name);
+        free(st->headers[i].value);
+    }
+    free(st->headers);
+    free(st->body);
+    free(st->resp);
+    free(st);
+}
+
+static void conn_free(struct h2_conn *c)
+{
+    *c->prevp = c->next;
+    if (c->next)
+        c->next->prevp = c->prevp;
+    nghttp2_session_del(c->session);   /* frees the streams through on_stream_close */
+    bufferevent_free(c->bev);
+    free(c);
+}
+
+/* Hands nghttp2's pending frames to the socket; closes the connection when
+ * the session is over and everything is written. */
+static void flush(struct h2_conn *c)
+{
+    for (;;) {
+        const uint8_t *data;
+        ssize_t n = nghttp2_session_mem_send(c->session, &data);
+        if (n < 0) {
+            conn_free(c);
+            return;
+        }
+        if (n == 0)
+            break;
+        bufferevent_write(c->bev, data, (size_t)n);
+    }
+    if (!nghttp2_session_want_read(c->session) && !nghttp2_session_want_write(c->session) &&
+        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        conn_free(c);
+}
+
+/* grpc-message: bytes outside 0x20-0x7e, and '%', percent-encoded. */
+static void percent_encode(const char *in, char *out, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 4 < n; p++) {
+        if (*p < 0x20 || *p > 0x7e || *p == '%') {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        } else {
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = '\0';
+}
+
+#define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE}
+
+/* Answers with status only (Trailers-Only), or a plain HTTP status when
+ * http_status is not 200 (not a gRPC request at all). */
+static void answer_status(struct h2_conn *c, struct h2_stream *st, int http_status,
+                          int grpc_status, const char *message)
+{
+    char status[8], code[12], encoded[768];
+    snprintf(status, sizeof(status), "%d", http_status);
+    snprintf(code, sizeof(code), "%d", grpc_status);
+    percent_encode(message, encoded, sizeof(encoded));
+    nghttp2_nv nva[] = {NV(":status", status), NV("content-type", "application/grpc"),
+                        NV("grpc-status", code), NV("grpc-message", encoded)};
+    nghttp2_nv plain[] = {NV(":status", status), NV("content-type", "text/plain")};
+    if (http_status != 200)
+        nghttp2_submit_response(c->session, st->id, plain, 2, NULL);
+    else
+        nghttp2_submit_response(c->session, st->id, nva, message[0] ? 4 : 3, NULL);
+    st->answered = true;
+    if (grpc_status != GRPC_OK || http_status != 200)
+        profd_server_refused(c->s, c->peer, stream_header(st, ":path"), message);
+}
+
+static ssize_t read_response(nghttp2_session *session, int32_t stream_id, uint8_t *buf,
+                             size_t length, uint32_t *data_flags, nghttp2_data_source *source,
+                             void *user_data)
+{
+    (void)user_data;
+    struct h2_stream *st = source->ptr;
+    size_t n = st->resp_len - st->resp_off;
+    if (n > length)
+        n = length;
+    memcpy(buf, st->resp + st->resp_off, n);
+    st->resp_off += n;
+    if (st->resp_off == st->resp_len) {
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        nghttp2_nv trailers[] = {NV("grpc-status", "0")};
+        nghttp2_submit_trailer(session, stream_id, trailers, 1);
+    }
+    return (ssize_t)n;
+}
+
+static void answer_message(struct h2_conn *c, struct h2_stream *st, uint8_t *msg, size_t len)
+{
+    st->resp = profd_xmalloc(len + 5);
+    st->resp[0] = 0;
+    uint32_t be = htonl((uint32_t)len);
+    memcpy(st->resp + 1, &be, 4);
+    if (len)
+        memcpy(st->resp + 5, msg, len);
+    st->resp_len = len + 5;
+    nghttp2_nv nva[] = {NV(":status", "200"), NV("content-type", "application/grpc"),
+                        NV("grpc-accept-encoding", "gzip,zstd,identity")};
+    nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_response};
+    nghttp2_submit_response(c->session, st->id, nva, 3, &prd);
+    st->answered = true;
+}
+
+/* grpc-timeout ("<digits><unit>") in nanoseconds; 0 when absent or bad. */
+static uint64_t grpc_timeout_ns(const char *v)
+{
+    if (!v)
+        return 0;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    static const struct {
+        char unit;
+        uint64_t ns;
+    } units[] = {{'H', 3600000000000ull}, {'M', 60000000000ull}, {'S', 1000000000ull},
+                 {'m', 1000000ull},       {'u', 1000ull},        {'n', 1}};
+    for (size_t i = 0; end != v && end[1] == '\0' && i < 6; i++)
+        if (*end == units[i].unit)
+            return n * units[i].ns;
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void handle(struct h2_conn *c, struct h2_stream *st)
+{
+    const struct profd_server_options *o = &c->s->o;
+    uint64_t started = now_ns(), timeout = grpc_timeout_ns(stream_header(st, "grpc-timeout"));
+    const char *ctype = stream_header(st, "content-type");
+    char why[300];
+    if (!ctype || strncmp(ctype, "application/grpc", 16) != 0 || (ctype[16] && ctype[16] != '+' &&
+                                                                  ctype[16] != ';')) {
+        snprintf(why, sizeof(why), "content-type \"%s\" is not application/grpc",
+                 ctype ? ctype : "");
+        return answer_status(c, st, 415, 0, why);
+    }
+    if (st->len > 0 && st->len < 5)
+        return answer_status(c, st, 200, GRPC_INVALID_ARGUMENT, "truncated gRPC message prefix");
+    uint32_t mlen = 0;
+    if (st->len >= 5) {
+        memcpy(&mlen, st->body + 1, 4);
+        mlen = ntohl(mlen);
+    }
+    if (st->len >= 5 && (size_t)mlen + 5 != st->len) {
+        snprintf(why, sizeof(why), (size_t)mlen + 5 > st->len
+                     ? "truncated gRPC message: its prefix says %u bytes, %zu came"
+                     : "more than one message in a unary call (first of %u bytes, %zu in all)",
+                 mlen, st->len - 5);
+        return answer_status(c, st, 200, GRPC_INVALID_ARGUMENT, why);
+    }
+    const char *enc = stream_header(st, "grpc-encoding");
+    bool compressed = st->len >= 5 && (st->body[0] & 1);
+    if (compressed && (!enc || !*enc || !strcasecmp(enc, "identity")))
+        return answer_status(c, st, 200, GRPC_INTERNAL,
+                             "compressed message without a grpc-encoding");
+    if (compressed && !profd_encoding_known(enc)) {
+        snprintf(why, sizeof(why), "grpc-encoding \"%s\" is not supported (gzip, zstd)", enc);
+        return answer_status(c, st, 200, GRPC_UNIMPLEMENTED, why);
+    }
+    uint8_t *msg;
+    size_t len;
+    const uint8_t *data = st->len >= 5 ? st->body + 5 : st->body;
+    if (profd_decompress(compressed ? enc : "", data, mlen, o->max_body, &msg, &len, why,
+                         sizeof(why)) < 0)
+        return answer_status(c, st, 200,
+                             strstr(why, "limit") || strstr(why, "more than")
+                                 ? GRPC_RESOURCE_EXHAUSTED
+                                 : GRPC_INTERNAL,
+                             why);
+    struct profd_rpc_request req = {
+        .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
+        .body = msg, .len = len, .header = request_header, .impl = st};
+    struct profd_rpc_response res = {0};
+    c->s->fn(c->s->arg, &req, &res);
+    free(msg);
+    if (timeout && now_ns() - started > timeout) {
+        free(res.body);
+        return answer_status(c, st, 200, GRPC_DEADLINE_EXCEEDED, "deadline exceeded");
+    }
+    if (res.grpc_status != GRPC_OK) {
+        free(res.body);
+        return answer_status(c, st, 200, res.grpc_status, res.message);
+    }
+    answer_message(c, st, res.body, res.len);
+    free(res.body);
+}
+
+static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+    (void)user_data;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    struct h2_stream *st = profd_xcalloc(1, sizeof(*st));
+    st->id = frame->hd.stream_id;
+    nghttp2_session_set_stream_user_data(session, st->id, st);
+    return 0;
+}
+
+static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user_data)
+{
+    (void)flags;
+    (void)user_data;
+    struct h2_stream *st = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    if (!st || st->nheaders >= 64)
+        return 0;
+    profd_grow(&st->headers, &st->headers_cap, st->nheaders + 1, sizeof(*st->headers));
+    st->headers[st->nheaders++] = (struct h2_header){
+        profd_xstrndup((const char *)name, namelen), profd_xstrndup((const char *)value, valuelen)};
+    return 0;
+}
+
+static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
+                   const uint8_t *data, size_t len, void *user_data)
+{
+    (void)flags;
+    struct h2_conn *c = user_data;
+    struct h2_stream *st = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (!st || st->answered)
+        return 0;
+    if (st->len + len > c->s->o.max_body + 5) {
+        char why[128];
+        snprintf(why, sizeof(why), "message over the limit of %zu bytes", c->s->o.max_body);
+        answer_status(c, st, 200, GRPC_RESOURCE_EXHAUSTED, why);
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_NO_ERROR);
+        return 0;
+    }
+    profd_grow(&st->body, &st->cap, st->len + len, 1);
+    memcpy(st->body + st->len, data, len);
+    st->len += len;
+    return 0;
+}
+
+static int on_frame(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+    struct h2_conn *c = user_data;
+    if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
+        !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+        return 0;
+    struct h2_stream *st = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    if (st && !st->answered)
+        handle(c, st);
+    return 0;
+}
+
+static int on_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
+                    void *user_data)
+{
+    (void)error_code;
+    (void)user_data;
+    struct h2_stream *st = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (st) {
+        nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        stream_free(st);
+    }
+    return 0;
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    struct h2_conn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    size_t len = evbuffer_get_length(in);
+    ssize_t n = nghttp2_session_mem_recv(c->session, evbuffer_pullup(in, -1), len);
+    if (n < 0) {
+        profd_server_refused(c->s, c->peer, NULL, nghttp2_strerror((int)n));
+        conn_free(c);
+        return;
+    }
+    evbuffer_drain(in, (size_t)n);
+    flush(c);
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    flush(arg);
+}
+
+static void on_event(struct bufferevent *bev, short events, void *arg)
+{
+    (void)bev;
+    if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+        conn_free(arg);
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
+                      int addrlen, void *arg)
+{
+    (void)l;
+    (void)addrlen;
+    struct profd_server *s = arg;
+    struct h2_conn *c = profd_xcalloc(1, sizeof(*c));
+    c->s = s;
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (addr->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)addr)->sin_addr, host, sizeof(host));
+        port = ntohs(((struct sockaddr_in *)addr)->sin_port);
+    } else if (addr->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)addr)->sin6_addr, host, sizeof(host));
+        port = ntohs(((struct sockaddr_in6 *)addr)->sin6_port);
+    }
+    snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
+    c->bev = s->tls ? bufferevent_openssl_socket_new(s->base, fd, SSL_new(s->tls),
+                                                     BUFFEREVENT_SSL_ACCEPTING,
+                                                     BEV_OPT_CLOSE_ON_FREE)
+                    : bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    nghttp2_session_callbacks *cb;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+    nghttp2_session_server_new(&c->session, cb, c);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
+                                         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW}};
+    nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, settings, 2);
+    nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, CONN_WINDOW);
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prevp = &c->next;
+    c->prevp = &s->conns;
+    s->conns = c;
+    bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    flush(c);
+}
+
+int profd_h2_listen(struct profd_server *s, const struct sockaddr *addr, int addrlen, char *err,
+                    size_t errlen)
+{
+    s->listener = evconnlistener_new_bind(s->base, on_accept, s,
+                                          LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1, addr,
+                                          addrlen);
+    if (!s->listener) {
+        snprintf(err, errlen, "cannot listen on %s: %s", s->o.endpoint,
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        return -1;
+    }
+    return 0;
+}
+
+void profd_h2_close_all(struct profd_server *s)
+{
+    while (s->conns) {
+        struct h2_conn *c = s->conns;
+        /* GOAWAY: every request received so far was answered already */
+        nghttp2_session_terminate_session(c->session, NGHTTP2_NO_ERROR);
+        const uint8_t *data;
+        ssize_t n;
+        while ((n = nghttp2_session_mem_send(c->session, &data)) > 0)
+            bufferevent_write(c->bev, data, (size_t)n);
+        if (!s->tls)
+            evbuffer_write(bufferevent_get_output(c->bev), bufferevent_getfd(c->bev));
+        conn_free(c);
+    }
+}

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unary calls for exporters through libcurl: gRPC over HTTP/2 (5-byte
+ * framing, grpc-encoding, status from the trailers, which libcurl hands to
+ * the header callback like headers) and plain HTTP POSTs. One easy handle
+ * per client keeps its connection between calls.
+ */
+#include "rpc_client.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "compression.h"
+
+enum {
+    GRPC_CANCELLED = 1, GRPC_UNKNOWN = 2, GRPC_DEADLINE_EXCEEDED = 4,
+    GRPC_PERMISSION_DENIED = 7, GRPC_RESOURCE_EXHAUSTED = 8, GRPC_ABORTED = 10,
+    GRPC_OUT_OF_RANGE = 11, GRPC_UNIMPLEMENTED = 12, GRPC_INTERNAL = 13, GRPC_UNAVAILABLE = 14,
+    GRPC_DATA_LOSS = 15, GRPC_UNAUTHENTICATED = 16,
+};
+
+#define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
+
+struct profd_client {
+    pthread_mutex_t mu;
+    CURL *curl;
+    struct curl_slist *headers;
+    char *url;                   /* without a trailing slash for gRPC */
+    enum profd_rpc_protocol protocol;
+    char *compression;
+    int64_t timeout;
+};
+
+/* What the callbacks collect during one call. */
+struct call {
+    struct profd_call_result *res;
+    bool grpc_status_seen, retry_info;
+    char encoding[32];
+    uint8_t *body;
+    size_t len, cap;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct profd_client *profd_client_new(const struct profd_client_options *o, char *err,
+                                      size_t errlen)
+{
+    pthread_once(&curl_once, curl_init);
+    struct profd_client *c = profd_xcalloc(1, sizeof(*c));
+    pthread_mutex_init(&c->mu, NULL);
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        snprintf(err, errlen, "libcurl: cannot create a handle");
+        profd_client_free(c);
+        return NULL;
+    }
+    c->protocol = o->protocol;
+    c->url = profd_xstrdup(o->url);
+    if (c->protocol == PROFD_RPC_GRPC && c->url[0] && c->url[strlen(c->url) - 1] == '/')
+        c->url[strlen(c->url) - 1] = '\0';
+    c->compression = profd_xstrdup(o->compression ? o->compression : "");
+    if (!profd_encoding_known(c->compression)) {
+        snprintf(err, errlen, "unknown compression \"%s\" (gzip, zstd, none)", c->compression);
+        profd_client_free(c);
+        return NULL;
+    }
+    c->timeout = o->timeout;
+    bool tls = strncmp(o->url, "https://", 8) == 0;
+    CURL *h = c->curl;
+    if (c->protocol == PROFD_RPC_GRPC) {
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
+                         tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        c->headers = curl_slist_append(c->headers, "content-type: application/grpc");
+        c->headers = curl_slist_append(c->headers, "te: trailers");
+        c->headers = curl_slist_append(c->headers, "grpc-accept-encoding: gzip,zstd,identity");
+        if (*c->compression && strcasecmp(c->compression, "identity")) {
+            char line[64];
+            snprintf(line, sizeof(line), "grpc-encoding: %s", c->compression);
+            c->headers = curl_slist_append(c->headers, line);
+        }
+    } else {
+        char line[256];
+        snprintf(line, sizeof(line), "Content-Type: %s",
+                 o->content_type ? o->content_type : "application/x-protobuf");
+        c->headers = curl_slist_append(c->headers, line);
+        if (*c->compression && strcasecmp(c->compression, "identity")) {
+            snprintf(line, sizeof(line), "Content-Encoding: %s", c->compression);
+            c->headers = curl_slist_append(c->headers, line);
+        }
+        c->headers = curl_slist_append(c->headers, "Expect:");
+    }
+    for (size_t i = 0; o->headers && i < o->headers->n; i++) {
+        char *line = profd_xasprintf("%s: %s", o->headers->keys[i], o->headers->values[i]);
+        c->headers = curl_slist_append(c->headers, line);
+        free(line);
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    if (o->ca_file && *o->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+    if (o->cert_file && *o->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert_file);
+    if (o->key_file && *o->key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
+    if (o->insecure_skip_verify) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    return c;
+}
+
+void profd_client_free(struct profd_client *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    curl_slist_free_all(c->headers);
+    pthread_mutex_destroy(&c->mu);
+    free(c->url);
+    free(c->compression);
+    free(c);
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct call *call = arg;
+    size_t len = size * n;
+    if (call->len + len > MAX_RESPONSE + 5)
+        return 0;   /* aborts the transfer */
+    profd_grow(&call->body, &call->cap, call->len + len, 1);
+    memcpy(call->body + call->len, data, len);
+    call->len += len;
+    return len;
+}
+
+/* Percent-decodes a grpc-message value. */
+static void percent_decode(const char *in, size_t len, char *out, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < n; i++) {
+        unsigned v;
+        if (in[i] == '%' && i + 2 < len && sscanf(in + i + 1, "%2x", &v) == 1) {
+            out[o++] = (char)v;
+            i += 2;
+        } else {
+            out[o++] = in[i];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Looks for a google.rpc.RetryInfo among the details of a base64
+ * google.rpc.Status; its delay in ns, or -1 when there is none. */
+static int64_t retry_info_delay(const char *b64, size_t len)
+{
+    uint8_t raw[1024];
+    char padded[1400];
+    if (len > sizeof(padded) - 4)
+        return -1;
+    memcpy(padded, b64, len);
+    while (len % 4)
+        padded[len++] = '=';
+    int n = EVP_DecodeBlock(raw, (const unsigned char *)padded, (int)len);
+    if (n <= 0)
+        return -1;
+    static const char type[] = "type.googleapis.com/google.rpc.RetryInfo";
+    uint8_t *at = memmem(raw, (size_t)n, type, sizeof(type) - 1);
+    if (!at)
+        return -1;
+    /* Any.value (field 2) follows: RetryInfo{retry_delay = 1: Duration{seconds, nanos}} */
+    uint8_t *p = at + sizeof(type) - 1, *end = raw + n;
+    int64_t fields[3] = {0};
+    if (p + 2 > end || p[0] != 0x12)
+        return 0;
+    p += 2;                               /* Any.value tag and length */
+    if (p + 2 > end || p[0] != 0x0a)
+        return 0;
+    p += 2;                               /* RetryInfo.retry_delay tag and length */
+    while (p < end) {
+        unsigned field = p[0] >> 3;
+        uint64_t v = 0;
+        int shift = 0;
+        for (p++; p < end && shift < 64; shift += 7) {
+            v |= (uint64_t)(*p & 0x7f) << shift;
+            if (!(*p++ & 0x80))
+                break;
+        }
+        if (field == 1 || field == 2)
+            fields[field] = (int64_t)v;
+    }
+    return fields[1] * 1000000000LL + fields[2];
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    struct call *call = arg;
+    size_t len = size * n;
+    while (len && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+        len--;
+    const char *colon = memchr(data, ':', len);
+    if (!colon)
+        return size * n;
+    size_t nlen = (size_t)(colon - data);
+    const char *v = colon + 1;
+    while (v < data + len && *v == ' ')
+        v++;
+    size_t vlen = (size_t)(data + len - v);
+#define IS(name) (nlen == sizeof(name) - 1 && strncasecmp(data, name, nlen) == 0)
+    if (IS("grpc-status")) {
+        call->res->grpc_status = atoi(v);
+        call->grpc_status_seen = true;
+    } else if (IS("grpc-message")) {
+        percent_decode(v, vlen, call->res->message, sizeof(call->res->message));
+    } else if (IS("grpc-encoding") && vlen < sizeof(call->encoding)) {
+        memcpy(call->encoding, v, vlen);
+        call->encoding[vlen] = '\0';
+    } else if (IS("grpc-status-details-bin")) {
+        int64_t d = retry_info_delay(v, vlen);
+        if (d >= 0) {
+            call->retry_info = true;
+            call->res->retry_after = d;
+        }
+    } else if (IS("retry-after")) {
+        char text[64];
+        snprintf(text, sizeof(text), "%.*s", (int)vlen, v);
+        char *end;
+        long secs = strtol(text, &end, 10);
+        if (*end) {   /* an HTTP-date */
+            time_t when = curl_getdate(text, NULL);
+            secs = when > 0 ? (long)(when - time(NULL)) : 0;
+        }
+        call->res->retry_after = secs > 0 ? secs * 1000000000LL : 0;
+    }
+#undef IS
+    return size * n;
+}
+
+/* The gRPC code a response without grpc-status stands for. */
+static int grpc_from_http(int status)
+{
+    switch (status) {
+    case 400: return GRPC_INTERNAL;
+    case 401: return GRPC_UNAUTHENTICATED;
+    case 403: return GRPC_PERMISSION_DENIED;
+    case 404: return GRPC_UNIMPLEMENTED;
+    case 429: case 502: case 503: case 504: return GRPC_UNAVAILABLE;
+    default: return GRPC_UNKNOWN;
+    }
+}
+
+static bool grpc_retryable(int code, bool retry_info)
+{
+    return code == GRPC_CANCELLED || code == GRPC_DEADLINE_EXCEEDED || code == GRPC_ABORTED ||
+           code == GRPC_OUT_OF_RANGE || code == GRPC_UNAVAILABLE || code == GRPC_DATA_LOSS ||
+           (code == GRPC_RESOURCE_EXHAUSTED && retry_info);
+}
+
+/* Unframes (and decompresses) a gRPC response message into res->body. */
+static int grpc_message(struct call *call)
+{
+    struct profd_call_result *res = call->res;
+    if (call->len == 0)
+        return PROFD_OK;
+    uint32_t mlen;
+    if (call->len < 5 || (memcpy(&mlen, call->body + 1, 4), (size_t)ntohl(mlen) + 5 != call->len)) {
+        snprintf(res->message, sizeof(res->message), "malformed gRPC response framing");
+        return PROFD_ERR;
+    }
+    char why[200];
+    if (profd_decompress(call->body[0] & 1 ? call->encoding : "", call->body + 5, call->len - 5,
+                         MAX_RESPONSE, &res->body, &res->len, why, sizeof(why)) < 0) {
+        snprintf(res->message, sizeof(res->message), "response: %s", why);
+        return PROFD_ERR;
+    }
+    return PROFD_OK;
+}
+
+static int finish_grpc(struct call *call)
+{
+    struct profd_call_result *res = call->res;
+    if (!call->grpc_status_seen) {
+        res->grpc_status = grpc_from_http(res->http_status);
+        if (!res->message[0])
+            snprintf(res->message, sizeof(res->message), "HTTP status %d without grpc-status",
+                     res->http_status);
+        return grpc_retryable(res->grpc_status, false) ? PROFD_ERETRY : PROFD_ERR;
+    }
+    if (res->grpc_status != 0) {
+        if (!res->message[0])
+            snprintf(res->message, sizeof(res->message), "gRPC status %d", res->grpc_status);
+        return grpc_retryable(res->grpc_status, call->retry_info) ? PROFD_ERETRY : PROFD_ERR;
+    }
+    return grpc_message(call);
+}
+
+static int finish_http(struct call *call)
+{
+    struct profd_call_result *res = call->res;
+    int s = res->http_status;
+    if (s >= 200 && s < 300) {
+        res->body = call->body;
+        res->len = call->len;
+        call->body = NULL;
+        return PROFD_OK;
+    }
+    snprintf(res->message, sizeof(res->message), "HTTP status %d", s);
+    return s == 429 || s == 502 || s == 503 || s == 504 ? PROFD_ERETRY : PROFD_ERR;
+}
+
+int profd_client_call(struct profd_client *c, const char *path, const uint8_t *body, size_t len,
+                      struct profd_call_result *res)
+{
+    *res = (struct profd_call_result){0};
+    struct call call = {.res = res};
+    uint8_t *payload = NULL;
+    size_t plen = 0;
+    bool compress = *c->compression && strcasecmp(c->compression, "identity");
+    uint8_t *packed = NULL;
+    size_t packed_len = len;
+    if (compress && profd_compress(c->compression, body, len, &packed, &packed_len) < 0) {
+        snprintf(res->message, sizeof(res->message), "%s compression failed", c->compression);
+        return PROFD_ERR;
+    }
+    const uint8_t *msg = compress ? packed : body;
+    char *url;
+    if (c->protocol == PROFD_RPC_GRPC) {
+        plen = packed_len + 5;
+        payload = profd_xmalloc(plen);
+        payload[0] = compress;
+        uint32_t be = htonl((uint32_t)packed_len);
+        memcpy(payload + 1, &be, 4);
+        memcpy(payload + 5, msg, packed_len);
+        url = profd_xasprintf("%s%s", c->url, path);
+    } else {
+        url = profd_xstrdup(c->url);
+    }
+    pthread_mutex_lock(&c->mu);
+    CURL *h = c->curl;
+    struct curl_slist *timeout_header = NULL, *headers = c->headers;
+    if (c->protocol == PROFD_RPC_GRPC && c->timeout > 0) {
+        char line[48];
+        snprintf(line, sizeof(line), "grpc-timeout: %lldm", (long long)(c->timeout / 1000000));
+        timeout_header = curl_slist_append(NULL, line);
+        timeout_header->next = c->headers;
+        headers = timeout_header;
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload ? payload : msg);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(payload ? plen : packed_len));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout / 1000000));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &call);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &call);
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
+    pthread_mutex_unlock(&c->mu);
+    if (timeout_header) {
+        timeout_header->next = NULL;
+        curl_slist_free_all(timeout_header);
+    }
+    free(url);
+    free(payload);
+    free(packed);
+    res->http_status = (int)status;
+    int out;
+    if (rc != CURLE_OK) {
+        snprintf(res->message, sizeof(res->message), "%s", curl_easy_strerror(rc));
+        res->grpc_status = GRPC_UNAVAILABLE;
+        out = rc == CURLE_WRITE_ERROR ? PROFD_ERR : PROFD_ERETRY;
+    } else {
+        out = c->protocol == PROFD_RPC_GRPC ? finish_grpc(&call) : finish_http(&call);
+    }
+    free(call.body);
+    return out;
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rpc_server.h"
+
+#include <event2/http.h>
+#include <event2/listener.h>
+#include <netdb.h>
+#include <openssl/err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "graph.h"
+#include "log.h"
+
+/* Splits host:port, [v6]:port or :port; host "" means every address. */
+static int split_endpoint(const char *endpoint, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(endpoint, ':');
+    if (!colon || !colon[1])
+        return -1;
+    const char *h = endpoint;
+    size_t n = (size_t)(colon - endpoint);
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n >= hostlen)
+        return -1;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static const char *tls_error(void)
+{
+    unsigned long e = ERR_get_error();
+    return e ? ERR_reason_error_string(e) : "unknown error";
+}
+
+/* ALPN: h2 for gRPC, http/1.1 otherwise. */
+static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)ssl;
+    const struct profd_server *s = arg;
+    const char *want = s->o.protocol == PROFD_RPC_GRPC ? "h2" : "http/1.1";
+    for (unsigned int i = 0; i < inlen;) {
+        unsigned int n = in[i];
+        if (i + 1 + n > inlen)
+            break;
+        if (n == strlen(want) && memcmp(in + i + 1, want, n) == 0) {
+            *out = in + i + 1;
+            *outlen = (unsigned char)n;
+            return SSL_TLSEXT_ERR_OK;
+        }
+        i += 1 + n;
+    }
+    return SSL_TLSEXT_ERR_NOACK;
+}
+
+static int tls_setup(struct profd_server *s, char *err, size_t errlen)
+{
+    const struct profd_server_options *o = &s->o;
+    s->tls = SSL_CTX_new(TLS_server_method());
+    if (!s->tls) {
+        snprintf(err, errlen, "TLS: %s", tls_error());
+        return -1;
+    }
+    SSL_CTX_set_min_proto_version(s->tls, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate_chain_file(s->tls, o->tls_cert_file) != 1) {
+        snprintf(err, errlen, "TLS certificate %s: %s", o->tls_cert_file, tls_error());
+        return -1;
+    }
+    if (SSL_CTX_use_PrivateKey_file(s->tls, o->tls_key_file, SSL_FILETYPE_PEM) != 1) {
+        snprintf(err, errlen, "TLS key %s: %s", o->tls_key_file, tls_error());
+        return -1;
+    }
+    if (o->tls_client_ca_file && *o->tls_client_ca_file) {
+        if (SSL_CTX_load_verify_locations(s->tls, o->tls_client_ca_file, NULL) != 1) {
+            snprintf(err, errlen, "TLS client CA %s: %s", o->tls_client_ca_file, tls_error());
+            return -1;
+        }
+        SSL_CTX_set_verify(s->tls, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    }
+    SSL_CTX_set_alpn_select_cb(s->tls, select_alpn, s);
+    return 0;
+}
+
+struct profd_server *profd_server_start(struct profd_component *self,
+                                        const struct profd_server_options *o,
+                                        profd_rpc_handler fn, void *arg, char *err,
+                                        size_t errlen)
+{
+    struct profd_server *s = profd_xcalloc(1, sizeof(*s));
+    s->self = self;
+    s->base = self->graph->base;
+    s->o = *o;
+    s->endpoint = profd_xstrdup(o->endpoint ? o->endpoint : "");
+    s->o.endpoint = s->endpoint;
+    s->fn = fn;
+    s->arg = arg;
+    char host[256];
+    int port;
+    if (split_endpoint(s->endpoint, host, sizeof(host), &port) < 0) {
+        snprintf(err, errlen, "endpoint \"%s\" is not host:port", s->endpoint);
+        goto fail;
+    }
+    if (o->tls_cert_file && *o->tls_cert_file && tls_setup(s, err, errlen) < 0)
+        goto fail;
+    if (o->protocol == PROFD_RPC_HTTP) {
+        if (profd_http1_listen(s, host, port, err, errlen) < 0)
+            goto fail;
+        return s;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rc = getaddrinfo(host[0] ? host : NULL, portstr, &hints, &ai);
+    if (rc != 0) {
+        snprintf(err, errlen, "endpoint %s: %s", s->endpoint, gai_strerror(rc));
+        goto fail;
+    }
+    rc = profd_h2_listen(s, ai->ai_addr, (int)ai->ai_addrlen, err, errlen);
+    freeaddrinfo(ai);
+    if (rc < 0)
+        goto fail;
+    return s;
+fail:
+    profd_server_stop(s);
+    return NULL;
+}
+
+void profd_server_stop(struct profd_server *s)
+{
+    if (!s)
+        return;
+    if (s->listener)
+        evconnlistener_free(s->listener);
+    profd_h2_close_all(s);
+    if (s->http)
+        evhttp_free(s->http);
+    if (s->tls)
+        SSL_CTX_free(s->tls);
+    free(s->endpoint);
+    free(s);
+}
+
+void profd_server_refused(struct profd_server *s, const char *peer, const char *path,
+                          const char *why)
+{
+    profd_log(PROFD_LOG_WARN, s->self->id, "refused %s from %s: %s", path ? path : "request",
+              peer, why);
+    atomic_fetch_add(&s->self->metrics->counters[PROFD_C_REFUSED_RECORDS], 1);
+}

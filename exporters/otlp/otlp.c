@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * exporter otlp: records as OTLP ExportProfilesServiceRequests (one
+ * dictionary per request) over gRPC or HTTP. Retries are the exporter
+ * helper's, on what the OTLP specification calls retryable (gRPC
+ * UNAVAILABLE and kin, HTTP 429/502/503/504, no connection), waiting at
+ * least what Retry-After or a RetryInfo asked for; never on a 400 or
+ * INVALID_ARGUMENT.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profd/plugin.h"
+
+#define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+enum { PROTO_GRPC, PROTO_HTTP };
+static const char *const protocols[] = {"grpc", "http", NULL};
+enum { COMPRESS_GZIP, COMPRESS_ZSTD, COMPRESS_NONE };
+static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
+
+struct tls_config {
+    char *ca_file, *cert_file, *key_file;
+    bool insecure_skip_verify;
+};
+
+struct config {
+    char *endpoint;
+    int protocol;
+    char *path;
+    int compression;
+    struct profd_str_map headers;
+    int64_t timeout;
+    int64_t send_batch_size;
+    struct tls_config tls;
+};
+
+#define SUB(type, field) offsetof(type, field)
+
+static const struct profd_option tls_options[] = {
+    {"ca_file", PROFD_OPT_STRING, SUB(struct tls_config, ca_file), NULL,
+     "CA certificates to verify the server with (PEM)"},
+    {"cert_file", PROFD_OPT_STRING, SUB(struct tls_config, cert_file), NULL,
+     "client certificate (PEM)"},
+    {"key_file", PROFD_OPT_STRING, SUB(struct tls_config, key_file), NULL, "client key (PEM)"},
+    {"insecure_skip_verify", PROFD_OPT_BOOL, SUB(struct tls_config, insecure_skip_verify),
+     "false", "do not verify the server's certificate"},
+    {0},
+};
+
+static const struct profd_option options[] = {
+    {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), NULL,
+     "host:port or http(s)://host:port; https:// means TLS", .required = 1},
+    {"protocol", PROFD_OPT_ENUM, offsetof(struct config, protocol), "grpc",
+     "grpc, or http (protobuf POSTs)", .choices = protocols},
+    {"path", PROFD_OPT_STRING, offsetof(struct config, path), "/v1development/profiles",
+     "the request path of the http protocol"},
+    {"compression", PROFD_OPT_ENUM, offsetof(struct config, compression), "gzip",
+     "gzip, zstd or none", .choices = compressions},
+    {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,
+     "headers (gRPC metadata) sent with every request"},
+    {"timeout", PROFD_OPT_DURATION, offsetof(struct config, timeout), "10s",
+     "deadline of one request"},
+    {"send_batch_size", PROFD_OPT_INT, offsetof(struct config, send_batch_size), "256",
+     "most records in one request"},
+    {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings", tls_options},
+    {0},
+};
+
+struct otlp_exporter {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    struct profd_client *client;
+};
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    int rc = PROFD_OK;
+    if (cfg->endpoint && !*cfg->endpoint) {
+        host->diag(d, &cfg->endpoint, "endpoint is empty");
+        rc = PROFD_ERR;
+    }
+    if (cfg->send_batch_size < 1) {
+        host->diag(d, &cfg->send_batch_size, "send_batch_size must be at least 1");
+        rc = PROFD_ERR;
+    }
+    return rc;
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
+                  void **out)
+{
+    const struct config *cfg = cfgp;
+    struct otlp_exporter *e = calloc(1, sizeof(*e));
+    if (!e)
+        return PROFD_ERR;
+    e->host = host;
+    e->self = self;
+    e->cfg = cfg;
+    bool has_scheme = strstr(cfg->endpoint, "://") != NULL;
+    char url[1024];
+    snprintf(url, sizeof(url), "%s%s%s", has_scheme ? "" : "http://", cfg->endpoint,
+             cfg->protocol == PROTO_HTTP ? cfg->path : "");
+    struct profd_client_options o = {
+        .url = url,
+        .protocol = cfg->protocol == PROTO_GRPC ? PROFD_RPC_GRPC : PROFD_RPC_HTTP,
+        .content_type = "application/x-protobuf",
+        .compression = cfg->compression == COMPRESS_NONE ? "" : compressions[cfg->compression],
+        .headers = &cfg->headers,
+        .ca_file = cfg->tls.ca_file,
+        .cert_file = cfg->tls.cert_file,
+        .key_file = cfg->tls.key_file,
+        .insecure_skip_verify = cfg->tls.insecure_skip_verify,
+        .timeout = cfg->timeout,
+    };
+    char err[256];
+    e->client = host->client_new(&o, err, sizeof(err));
+    if (!e->client) {
+        host->log(self, PROFD_LOG_ERROR, "%s", err);
+        free(e);
+        return PROFD_ERR;
+    }
+    *out = e;
+    return PROFD_OK;
+}
+
+/* The partial success of an ExportProfilesServiceResponse, if any. */
+static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, size_t len)
+{
+    /* partial_success = 1 { rejected_profiles = 1; error_message = 2 } */
+    if (len < 2 || body[0] != 0x0a)
+        return;
+    const uint8_t *p = body + 2, *end = body + len;
+    uint64_t rejected = 0;
+    int shift = 0;
+    if (p < end && *p == 0x08)
+        for (p++; p < end && shift < 64; shift += 7) {
+            rejected |= (uint64_t)(*p & 0x7f) << shift;
+            if (!(*p++ & 0x80))
+                break;
+        }
+    const char *msg = "";
+    int msg_len = 0;
+    if (p + 1 < end && *p == 0x12 && p[1] < 0x80 && p + 2 + p[1] <= end) {
+        msg = (const char *)p + 2;
+        msg_len = p[1];
+    }
+    if (rejected) {
+        e->host->count(e->self, PROFD_C_FAILED_RECORDS, rejected);
+        e->host->log(e->self, PROFD_LOG_WARN, "the receiver refused %llu profiles: %.*s",
+                     (unsigned long long)rejected, msg_len, msg);
+    }
+}
+
+/* Sends records[0..n) as one request. */
+static int send_records(struct otlp_exporter *e, struct profd_record *const *records, size_t n)
+{
+    const struct profd_host *host = e->host;
+    uint8_t *body;
+    size_t len, skipped;
+    char err[256];
+    host->otlp_encode(records, n, &body, &len, &skipped, err, sizeof(err));
+    if (skipped)
+        host->log(e->self, PROFD_LOG_WARN, "left out %zu records that cannot be decoded: %s",
+                  skipped, err);
+    struct profd_call_result res;
+    int rc = host->client_call(e->client, GRPC_PATH, body, len, &res);
+    free(body);
+    if (rc == PROFD_OK)
+        log_partial_success(e, res.body, res.len);
+    else if (rc == PROFD_ERETRY && res.retry_after)
+        host->retry_after(e->self, res.retry_after);
+    if (rc != PROFD_OK)
+        host->log(e->self, rc == PROFD_ERETRY ? PROFD_LOG_WARN : PROFD_LOG_ERROR,
+                  "export to %s failed%s: %s", e->cfg->endpoint,
+                  rc == PROFD_ERETRY ? " (will retry)" : "", res.message);
+    free(res.body);
+    return rc;
+}
+
+/* A batch of more than send_batch_size records goes as several requests; a
+ * retryable failure of a later one retries the whole batch, so the earlier
+ * requests are sent again (OTLP receivers do not deduplicate): keep
+ * send_batch_size above the batches the pipeline makes. */
+static int consume(void *st, struct profd_batch *b)
+{
+    struct otlp_exporter *e = st;
+    size_t step = (size_t)e->cfg->send_batch_size;
+    for (size_t i = 0; i < b->nrecords; i += step) {
+        size_t n = b->nrecords - i < step ? b->nrecords - i : step;
+        int rc = send_records(e, b->records + i, n);
+        if (rc != PROFD_OK)
+            return rc;
+    }
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    struct otlp_exporter *e = st;
+    if (e)
+        e->host->client_free(e->client);
+    free(e);
+}
+
+static const struct profd_plugin plugin = {
+    PROFD_PLUGIN_HEADER,
+    .kind = PROFD_EXPORTER,
+    .type = "otlp",
+    .description = "sends profiles as OTLP over gRPC or HTTP",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .consume = consume,
+    .destroy = destroy,
+};
+
+PROFD_PLUGIN_DEFINE(plugin)

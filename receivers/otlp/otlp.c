@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * receiver otlp: OTLP profiles over gRPC (ProfilesService/Export) and over
+ * HTTP (POST of a protobuf ExportProfilesServiceRequest), translated by the
+ * daemon's OTLP codec into one record per profile and emitted. Answers as
+ * the OTLP specification says: partial success when some profiles were
+ * refused, INVALID_ARGUMENT / 400 for a malformed request, UNAVAILABLE / 503
+ * when the pipeline pushes back (the client retries).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profd/plugin.h"
+#include "status.h"
+
+#define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+struct tls_config {
+    char *cert_file, *key_file, *client_ca_file;
+};
+
+struct endpoint_config {
+    char *endpoint;
+    char *path;                 /* HTTP only */
+    struct tls_config tls;
+};
+
+struct config {
+    struct {
+        struct endpoint_config grpc, http;
+    } protocols;
+    uint64_t max_request_body_size;
+    char *bearer_token;
+};
+
+#define SUB(type, field) offsetof(type, field)
+
+static const struct profd_option tls_options[] = {
+    {"cert_file", PROFD_OPT_STRING, SUB(struct tls_config, cert_file), NULL,
+     "server certificate chain (PEM); set: TLS"},
+    {"key_file", PROFD_OPT_STRING, SUB(struct tls_config, key_file), NULL, "server key (PEM)"},
+    {"client_ca_file", PROFD_OPT_STRING, SUB(struct tls_config, client_ca_file), NULL,
+     "CA of the client certificates to require (PEM)"},
+    {0},
+};
+
+static const struct profd_option grpc_options[] = {
+    {"endpoint", PROFD_OPT_STRING, SUB(struct endpoint_config, endpoint), "127.0.0.1:4317",
+     "host:port to listen on for gRPC; \"\" turns gRPC off"},
+    {"tls", PROFD_OPT_OBJECT, SUB(struct endpoint_config, tls), NULL, "TLS settings",
+     tls_options},
+    {0},
+};
+
+static const struct profd_option http_options[] = {
+    {"endpoint", PROFD_OPT_STRING, SUB(struct endpoint_config, endpoint), "127.0.0.1:4318",
+     "host:port to listen on for OTLP/HTTP; \"\" turns it off"},
+    {"path", PROFD_OPT_STRING, SUB(struct endpoint_config, path), "/v1development/profiles",
+     "the request path"},
+    {"tls", PROFD_OPT_OBJECT, SUB(struct endpoint_config, tls), NULL, "TLS settings",
+     tls_options},
+    {0},
+};
+
+static const struct profd_option protocol_options[] = {
+    {"grpc", PROFD_OPT_OBJECT, offsetof(struct config, protocols.grpc) -
+     offsetof(struct config, protocols), NULL, "gRPC server", grpc_options},
+    {"http", PROFD_OPT_OBJECT, offsetof(struct config, protocols.http) -
+     offsetof(struct config, protocols), NULL, "HTTP server", http_options},
+    {0},
+};
+
+static const struct profd_option options[] = {
+    {"protocols", PROFD_OPT_OBJECT, offsetof(struct config, protocols), NULL,
+     "the servers to run", protocol_options},
+    {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
+     "64MiB", "largest request accepted, counted after decompression"},
+    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
+     "when set, requests must carry \"Authorization: Bearer <token>\""},
+    {0},
+};
+
+struct otlp_receiver {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    struct profd_server *grpc, *http;
+};
+
+static bool has_tls(const struct tls_config *t)
+{
+    return t->cert_file && *t->cert_file;
+}
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    const struct endpoint_config *eps[] = {&cfg->protocols.grpc, &cfg->protocols.http};
+    int rc = PROFD_OK;
+    for (size_t i = 0; i < 2; i++)
+        if (has_tls(&eps[i]->tls) != (eps[i]->tls.key_file && *eps[i]->tls.key_file)) {
+            host->diag(d, &eps[i]->tls, "TLS needs both cert_file and key_file");
+            rc = PROFD_ERR;
+        }
+    if (cfg->max_request_body_size == 0) {
+        host->diag(d, &cfg->max_request_body_size, "max_request_body_size must be above 0");
+        rc = PROFD_ERR;
+    }
+    if (!*cfg->protocols.grpc.endpoint && !*cfg->protocols.http.endpoint) {
+        host->diag(d, &cfg->protocols, "both protocols are off: nothing would be received");
+        rc = PROFD_ERR;
+    }
+    return rc;
+}
+
+static bool authorized(const struct otlp_receiver *r, const struct profd_rpc_request *req)
+{
+    if (!r->cfg->bearer_token || !*r->cfg->bearer_token)
+        return true;
+    const char *auth = req->header(req, "authorization");
+    return auth && !strncmp(auth, "Bearer ", 7) && !strcmp(auth + 7, r->cfg->bearer_token);
+}
+
+static bool is_type(const char *content_type, const char *want)
+{
+    size_t n = strlen(want);
+    return !strncmp(content_type, want, n) && (content_type[n] == '\0' || content_type[n] == ';');
+}
+
+/* Translates and emits one request; fills res on every path. */
+static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
+{
+    struct otlp_receiver *r = arg;
+    const struct profd_host *host = r->host;
+    bool grpc = req->protocol == PROFD_RPC_GRPC;
+    if (grpc ? strcmp(req->path, GRPC_PATH) != 0
+             : strcmp(req->path, r->cfg->protocols.http.path) != 0) {
+        snprintf(res->message, sizeof(res->message), "unknown path %s", req->path);
+        return status_error(res, grpc, STATUS_UNIMPLEMENTED, 404);
+    }
+    if (!authorized(r, req)) {
+        snprintf(res->message, sizeof(res->message), "missing or wrong bearer token");
+        return status_error(res, grpc, STATUS_UNAUTHENTICATED, 401);
+    }
+    if (!grpc && !is_type(req->content_type, "application/x-protobuf")) {
+        snprintf(res->message, sizeof(res->message),
+                 "Content-Type \"%s\" is not application/x-protobuf", req->content_type);
+        return status_error(res, grpc, STATUS_INVALID_ARGUMENT, 415);
+    }
+    struct profd_batch *b = host->batch_new();
+    size_t rejected;
+    char why[256], err[sizeof(res->message)];
+    if (host->otlp_decode(req->body, req->len, b, &rejected, why, sizeof(why), err,
+                          sizeof(err)) < 0) {
+        host->batch_unref(b);
+        snprintf(res->message, sizeof(res->message), "%s", err);
+        return status_error(res, grpc, STATUS_INVALID_ARGUMENT, 400);
+    }
+    if (rejected) {
+        host->count(r->self, PROFD_C_REFUSED_RECORDS, rejected);
+        host->log(r->self, PROFD_LOG_WARN, "refused %zu profiles of a request: %s", rejected,
+                  why);
+    }
+    size_t n = b->nrecords;
+    if (n && host->emit(r->self, b) != PROFD_OK) {
+        host->batch_unref(b);
+        snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
+        return status_error(res, grpc, STATUS_UNAVAILABLE, 503);
+    }
+    host->batch_unref(b);
+    host->count(r->self, PROFD_C_ACCEPTED_RECORDS, n);
+    host->count(r->self, PROFD_C_ACCEPTED_BYTES, req->len);
+    export_response(res, rejected, why);
+    if (!grpc)
+        res->content_type = "application/x-protobuf";
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
+                  void **out)
+{
+    struct otlp_receiver *r = calloc(1, sizeof(*r));
+    if (!r)
+        return PROFD_ERR;
+    r->host = host;
+    r->self = self;
+    r->cfg = cfg;
+    *out = r;
+    return PROFD_OK;
+}
+
+static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint_config *ep,
+                                  enum profd_rpc_protocol protocol)
+{
+    struct profd_server_options o = {.endpoint = ep->endpoint,
+                                     .protocol = protocol,
+                                     .tls_cert_file = ep->tls.cert_file,
+                                     .tls_key_file = ep->tls.key_file,
+                                     .tls_client_ca_file = ep->tls.client_ca_file,
+                                     .max_body = r->cfg->max_request_body_size};
+    char err[512];
+    struct profd_server *s = r->host->server_start(r->self, &o, handle, r, err, sizeof(err));
+    if (!s)
+        r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
+    else
+        r->host->log(r->self, PROFD_LOG_INFO, "OTLP/%s on %s%s",
+                     protocol == PROFD_RPC_GRPC ? "gRPC" : "HTTP", ep->endpoint,
+                     has_tls(&ep->tls) ? " (TLS)" : "");
+    return s;
+}
+
+static int start(void *st)
+{
+    struct otlp_receiver *r = st;
+    const struct config *cfg = r->cfg;
+    if (*cfg->protocols.grpc.endpoint &&
+        !(r->grpc = serve(r, &cfg->protocols.grpc, PROFD_RPC_GRPC)))
+        return PROFD_ERR;
+    if (*cfg->protocols.http.endpoint &&
+        !(r->http = serve(r, &cfg->protocols.http, PROFD_RPC_HTTP)))
+        return PROFD_ERR;
+    return PROFD_OK;
+}
+
+static int shutdown(void *st)
+{
+    struct otlp_receiver *r = st;
+    r->host->server_stop(r->grpc);
+    r->host->server_stop(r->http);
+    r->grpc = r->http = NULL;
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    if (st)
+        shutdown(st);
+    free(st);
+}
+
+static const struct profd_plugin plugin = {
+    PROFD_PLUGIN_HEADER,
+    .kind = PROFD_RECEIVER,
+    .type = "otlp",
+    .description = "OTLP profiles over gRPC and HTTP",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .start = start,
+    .shutdown = shutdown,
+    .destroy = destroy,
+};
+
+PROFD_PLUGIN_DEFINE(plugin)

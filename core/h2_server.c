@@ -308,8 +308,12 @@ static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     if (st->len + len > c->s->o.max_body + 5) {
         char why[128];
         snprintf(why, sizeof(why), "message over the limit of %zu bytes", c->s->o.max_body);
+        /* answered now; the rest of the body is read and dropped (a RST_STREAM
+         * after the trailers makes grpc-core clients report INTERNAL instead) */
         answer_status(c, st, 200, GRPC_RESOURCE_EXHAUSTED, why);
-        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_NO_ERROR);
+        free(st->body);
+        st->body = NULL;
+        st->len = st->cap = 0;
         return 0;
     }
     profd_grow(&st->body, &st->cap, st->len + len, 1);
@@ -427,6 +431,7 @@ int profd_h2_listen(struct profd_server *s, const struct sockaddr *addr, int add
                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         return -1;
     }
+    profd_server_note_address(s, evconnlistener_get_fd(s->listener));
     return 0;
 }
 

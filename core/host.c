@@ -155,6 +155,7 @@ const struct profd_host profd_host_services = {
     .profile_free = profd_profile_free,
     .server_start = profd_server_start,
     .server_stop = profd_server_stop,
+    .server_address = profd_server_address,
     .client_new = profd_client_new,
     .client_call = profd_client_call,
     .client_free = profd_client_free,

@@ -114,9 +114,12 @@ int profd_http1_listen(struct profd_server *s, const char *host, int port, char 
     evhttp_set_gencb(s->http, on_request, s);
     if (s->tls)
         evhttp_set_bevcb(s->http, tls_bufferevent, s);
-    if (!evhttp_bind_socket_with_handle(s->http, host[0] ? host : "0.0.0.0", (ev_uint16_t)port)) {
+    struct evhttp_bound_socket *bound =
+        evhttp_bind_socket_with_handle(s->http, host[0] ? host : "0.0.0.0", (ev_uint16_t)port);
+    if (!bound) {
         snprintf(err, errlen, "cannot listen on %s", s->o.endpoint);
         return -1;
     }
+    profd_server_note_address(s, evhttp_bound_socket_get_fd(bound));
     return 0;
 }

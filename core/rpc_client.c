@@ -83,6 +83,11 @@ struct profd_client *profd_client_new(const struct profd_client_options *o, char
     if (c->protocol == PROFD_RPC_GRPC) {
         curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                          tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        /* libcurl before 8.0 fails every call after the first on a reused h2c
+         * prior-knowledge connection ("Error in the HTTP2 framing layer",
+         * curl issue 10634): there, each call opens its own connection */
+        if (!tls && curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+            curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
         c->headers = curl_slist_append(c->headers, "content-type: application/grpc");
         c->headers = curl_slist_append(c->headers, "te: trailers");
         c->headers = curl_slist_append(c->headers, "grpc-accept-encoding: gzip,zstd,identity");

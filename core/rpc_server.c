@@ -3,6 +3,7 @@
 
 #include <event2/http.h>
 #include <event2/listener.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <openssl/err.h>
 #include <stdio.h>
@@ -151,6 +152,30 @@ void profd_server_stop(struct profd_server *s)
         SSL_CTX_free(s->tls);
     free(s->endpoint);
     free(s);
+}
+
+const char *profd_server_address(const struct profd_server *s)
+{
+    return s->address;
+}
+
+void profd_server_note_address(struct profd_server *s, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+            snprintf(s->address, sizeof(s->address), "[%s]:%d", host, port);
+            return;
+        }
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
+    snprintf(s->address, sizeof(s->address), "%s:%d", host, port);
 }
 
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,

@@ -21,6 +21,7 @@ struct profd_server {
     struct event_base *base;
     struct profd_server_options o;
     char *endpoint;                  /* owned copies of the option strings */
+    char address[80];                /* what it listens on, port resolved */
     profd_rpc_handler fn;
     void *arg;
     SSL_CTX *tls;                    /* NULL: plaintext */
@@ -35,6 +36,9 @@ struct profd_server *profd_server_start(struct profd_component *self,
                                         profd_rpc_handler fn, void *arg, char *err,
                                         size_t errlen);
 void profd_server_stop(struct profd_server *s);
+const char *profd_server_address(const struct profd_server *s);
+/* Records the address fd listens on in s->address. */
+void profd_server_note_address(struct profd_server *s, int fd);
 
 /* Protocol halves, in h2_server.c and http1_server.c: 0, or -1 with err. */
 int profd_h2_listen(struct profd_server *s, const struct sockaddr *addr, int addrlen, char *err,

@@ -50,8 +50,8 @@ static const struct profd_option tls_options[] = {
 };
 
 static const struct profd_option options[] = {
-    {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), NULL,
-     "host:port or http(s)://host:port; https:// means TLS", .required = 1},
+    {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:4317",
+     "host:port or http(s)://host:port; https:// means TLS"},
     {"protocol", PROFD_OPT_ENUM, offsetof(struct config, protocol), "grpc",
      "grpc, or http (protobuf POSTs)", .choices = protocols},
     {"path", PROFD_OPT_STRING, offsetof(struct config, path), "/v1development/profiles",
@@ -79,7 +79,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 {
     const struct config *cfg = cfgp;
     int rc = PROFD_OK;
-    if (cfg->endpoint && !*cfg->endpoint) {
+    if (!*cfg->endpoint) {
         host->diag(d, &cfg->endpoint, "endpoint is empty");
         rc = PROFD_ERR;
     }

@@ -204,7 +204,7 @@ static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint
         r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
     else
         r->host->log(r->self, PROFD_LOG_INFO, "OTLP/%s on %s%s",
-                     protocol == PROFD_RPC_GRPC ? "gRPC" : "HTTP", ep->endpoint,
+                     protocol == PROFD_RPC_GRPC ? "gRPC" : "HTTP", r->host->server_address(s),
                      has_tls(&ep->tls) ? " (TLS)" : "");
     return s;
 }

@@ -270,6 +270,8 @@ struct profd_host {
                                          profd_rpc_handler fn, void *arg, char *err,
                                          size_t errlen);
     void (*server_stop)(struct profd_server *s);
+    /* The address a server listens on, port resolved ("127.0.0.1:4317"). */
+    const char *(*server_address)(const struct profd_server *s);
 
     /* Clients for exporters (any thread; calls on one client are serialized).
      * client_call sends body (gRPC: one message to path, e.g.

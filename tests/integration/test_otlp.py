@@ -1,0 +1,374 @@
+# SPDX-License-Identifier: Apache-2.0
+"""OTLP profiles in and out: profd -> profd over gRPC and HTTP for every Go
+corpus profile, Python grpcio (with classes protoc generates from
+proto/otlp) as the client that sends known profiles and as the server that
+checks what the exporter sends, and the protocol's answers to bad input."""
+import concurrent.futures
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+import urllib.error
+import urllib.request
+
+from harness import (GO_CORPUS, PROFD, ROOT, ProfdTestCase, corpus_files, raw_pprof, run,
+                     wait_until)
+
+EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+try:
+    import grpc
+except ImportError:   # the suite installs python3-grpcio; say so rather than fail obscurely
+    grpc = None
+
+_pb = None
+
+
+def pb():
+    """The generated OTLP classes (protoc --python_out over proto/otlp), once."""
+    global _pb
+    if _pb is None:
+        out = tempfile.mkdtemp(prefix="profd-otlp-pb-")
+        src = os.path.join(ROOT, "proto", "otlp")
+        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + out] +
+                       [os.path.join(src, f) for f in sorted(os.listdir(src))], check=True)
+        sys.path.insert(0, out)
+        import profiles_service_pb2
+        import status_pb2
+        _pb = (profiles_service_pb2, status_pb2)
+    return _pb
+
+
+def receiver_config(out_dir="profiles", extra=""):
+    return """
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "127.0.0.1:0"}
+      http: {endpoint: "127.0.0.1:0"}
+%s
+exporters:
+  pprof_file: {directory: ./%s, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [otlp], exporters: [pprof_file]}
+""" % (extra, out_dir)
+
+
+def addresses(p):
+    """The gRPC and HTTP addresses a receiving profd logged."""
+    grpc_line = p.wait_log(r"OTLP/gRPC on ")[0]
+    http_line = p.wait_log(r"OTLP/HTTP on ")[0]
+    return grpc_line.rsplit(" ", 1)[1], http_line.rsplit(" ", 1)[1]
+
+
+def known_request(bad_stack=False):
+    """A small profile built field by field: main -> foo, two samples, a
+    sample attribute, a mapping with a build-id, a resource service name."""
+    svc, _ = pb()
+    from profiles_pb2 import (Function, KeyValueAndUnit, Line, Location, Mapping, Profile,
+                              ProfilesDictionary, ResourceProfiles, Sample, ScopeProfiles, Stack,
+                              ValueType)
+    from common_pb2 import AnyValue, KeyValue
+    from resource_pb2 import Resource
+    strings = ["", "cpu", "nanoseconds", "main", "main.go", "foo", "/bin/app", "thread", "t1",
+               "process.executable.build_id.gnu", "0123abcd", "samples", "count"]
+    s = {v: i for i, v in enumerate(strings)}
+    d = ProfilesDictionary(
+        string_table=strings,
+        mapping_table=[Mapping(), Mapping(memory_start=0x400000, memory_limit=0x500000,
+                                          filename_strindex=s["/bin/app"],
+                                          attribute_indices=[2])],
+        function_table=[Function(), Function(name_strindex=s["main"], filename_strindex=s["main.go"]),
+                        Function(name_strindex=s["foo"], filename_strindex=s["main.go"])],
+        location_table=[Location(),
+                        Location(mapping_index=1, address=0x401000,
+                                 lines=[Line(function_index=1, line=10)]),
+                        Location(mapping_index=1, address=0x402000,
+                                 lines=[Line(function_index=2, line=20)])],
+        stack_table=[Stack(), Stack(location_indices=[2, 1]), Stack(location_indices=[1])],
+        attribute_table=[KeyValueAndUnit(),
+                         KeyValueAndUnit(key_strindex=s["thread"],
+                                         value=AnyValue(string_value="t1")),
+                         KeyValueAndUnit(key_strindex=s["process.executable.build_id.gnu"],
+                                         value=AnyValue(string_value="0123abcd"))])
+    prof = Profile(sample_type=ValueType(type_strindex=s["cpu"], unit_strindex=s["nanoseconds"]),
+                   period_type=ValueType(type_strindex=s["cpu"], unit_strindex=s["nanoseconds"]),
+                   period=10000000, time_unix_nano=1700000000000000000, duration_nano=10**9,
+                   samples=[Sample(stack_index=9 if bad_stack else 1, values=[30],
+                                   attribute_indices=[1]),
+                            Sample(stack_index=2, values=[7, 5])])
+    res = Resource(attributes=[KeyValue(key="service.name", value=AnyValue(string_value="app")),
+                               KeyValue(key="__file__", value=AnyValue(string_value="known.pb.gz"))])
+    return svc.ExportProfilesServiceRequest(
+        resource_profiles=[ResourceProfiles(resource=res,
+                                            scope_profiles=[ScopeProfiles(profiles=[prof])])],
+        dictionary=d)
+
+
+def grpc_call(address, request_bytes, compression=None, timeout=20):
+    """Sends raw bytes as the Export request; (status code, details, response bytes)."""
+    with grpc.insecure_channel(address) as ch:
+        call = ch.unary_unary(EXPORT, request_serializer=lambda b: b,
+                              response_deserializer=lambda b: b)
+        try:
+            resp = call(request_bytes, timeout=timeout, compression=compression)
+            return grpc.StatusCode.OK, "", resp
+        except grpc.RpcError as e:
+            return e.code(), e.details(), b""
+
+
+def http_post(address, body, content_type="application/x-protobuf", headers=None,
+              path="/v1development/profiles"):
+    """(status, body) of a POST to the receiver's HTTP server."""
+    req = urllib.request.Request("http://%s%s" % (address, path), data=body, method="POST",
+                                 headers=dict({"Content-Type": content_type}, **(headers or {})))
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+@unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+class OtlpReceiverTest(ProfdTestCase):
+
+    def test_known_profile_from_grpcio_arrives_whole(self):
+        p = self.start(receiver_config())
+        grpc_addr, http_addr = addresses(p)
+        code, details, resp = grpc_call(grpc_addr, known_request().SerializeToString())
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        svc, _ = pb()
+        self.assertFalse(svc.ExportProfilesServiceResponse.FromString(resp).HasField("partial_success"))
+        out = self.path("profiles", "known.pb.gz")
+        wait_until(lambda: os.path.exists(out), "the known profile written")
+        raw = raw_pprof(out)
+        self.assertIn("Samples:\ncpu/nanoseconds\n", raw)
+        self.assertRegex(raw, r"\n +30: 1 2 \n\s+thread:\[t1\]")
+        self.assertRegex(raw, r"\n +12: 2 \n")   # values of one sample are summed
+        self.assertRegex(raw, r"1: 0x402000 M=1 foo main.go:20 s=0")
+        self.assertRegex(raw, r"2: 0x401000 M=1 main main.go:10 s=0")
+        self.assertIn("/bin/app 0123abcd", raw)
+
+    def test_bad_requests_get_the_protocols_errors_and_the_server_keeps_serving(self):
+        p = self.start(receiver_config(extra="    max_request_body_size: 64KiB\n"))
+        grpc_addr, http_addr = addresses(p)
+        code, details, _ = grpc_call(grpc_addr, b"\xff\xff\xff garbage")
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("at byte", details)
+        req = known_request()
+        req.dictionary.location_table[1].lines[0].function_index = 99
+        code, details, _ = grpc_call(grpc_addr, req.SerializeToString())
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("function_index 99 out of range", details)
+        code, details, _ = grpc_call(grpc_addr, b"\x0a" + b"\x00" * 100000)
+        self.assertEqual(code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+        # a gzip bomb: small on the wire, over the limit once inflated
+        code, details, _ = grpc_call(grpc_addr, b"\x2a\x00" * 2000000, grpc.Compression.Gzip)
+        self.assertEqual(code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+        # a stack pointing nowhere: that profile refused alone (partial success)
+        code, details, resp = grpc_call(grpc_addr, known_request(bad_stack=True).SerializeToString())
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        svc, status_pb2 = pb()
+        ps = svc.ExportProfilesServiceResponse.FromString(resp).partial_success
+        self.assertEqual(ps.rejected_profiles, 1)
+        self.assertIn("stack_index 9 out of range", ps.error_message)
+        # HTTP: wrong content type, garbage, oversize, gzip bomb, wrong method and path
+        status, body = http_post(http_addr, b"{}", content_type="application/xml")
+        self.assertEqual(status, 415)
+        status, body = http_post(http_addr, b"\xff\xff\xff")
+        self.assertEqual(status, 400)
+        self.assertEqual(status_pb2.Status.FromString(body).code, 3)
+        self.assertIn("at byte", status_pb2.Status.FromString(body).message)
+        status, _ = http_post(http_addr, b"\x00" * 100000)
+        self.assertEqual(status, 413)
+        status, _ = http_post(http_addr, gzip.compress(b"\x2a\x00" * 2000000),
+                              headers={"Content-Encoding": "gzip"})
+        self.assertEqual(status, 413)
+        status, _ = http_post(http_addr, b"", path="/elsewhere")
+        self.assertEqual(status, 404)
+        # a truncated gRPC frame, sent by hand over h2c
+        with open(self.path("truncated"), "wb") as f:
+            f.write(b"\x00\x00\x00\x01\x00ab")   # says 256 bytes, has 2
+        r = subprocess.run(["curl", "-sS", "-v", "--http2-prior-knowledge", "-H",
+                            "content-type: application/grpc", "-H", "te: trailers",
+                            "--data-binary", "@" + self.path("truncated"), "http://%s%s" %
+                            (grpc_addr, EXPORT)], capture_output=True, text=True, timeout=20)
+        self.assertIn("grpc-status: 3", r.stderr)
+        self.assertIn("truncated gRPC message", r.stderr)
+        # still serving, and what it refused was logged with the reason
+        code, details, _ = grpc_call(grpc_addr, known_request().SerializeToString())
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        wait_until(lambda: os.path.exists(self.path("profiles", "known.pb.gz")), "a good profile")
+        self.assertIn("function_index 99 out of range", p.log_text())
+        self.assertEqual(p.stop(), 0)
+
+    def test_bearer_token(self):
+        p = self.start(receiver_config(extra="    bearer_token: s3cret\n"))
+        grpc_addr, http_addr = addresses(p)
+        code, _, _ = grpc_call(grpc_addr, known_request().SerializeToString())
+        self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED)
+        status, _ = http_post(http_addr, known_request().SerializeToString(),
+                              headers={"Authorization": "Bearer s3cret"})
+        self.assertEqual(status, 200)
+        self.assertNotIn("s3cret", p.log_text())
+
+
+def without_orphans(raw):
+    """go tool pprof -raw output, less the mappings of a profile without
+    samples: OTLP reaches mappings only through locations, so a mapping that
+    no sample uses has nothing to travel with (the Go runtime lists its
+    binary even in an empty mutex profile)."""
+    head = raw.partition("Mappings\n")[0]
+    return head if head.endswith("\nLocations\n") else raw
+
+
+def sender_config(spool, exporter):
+    return """
+receivers:
+  pprof_file: {include: ["%s/*.pb.gz"], after_ingest: keep, source_label: __file__}
+exporters:
+  otlp: {%s}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pprof_file], exporters: [otlp]}
+""" % (spool, exporter)
+
+
+@unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+class ProfdToProfdTest(ProfdTestCase):
+    """What one profd's exporter sends, a second profd's receiver takes, and
+    every corpus profile comes out as it went in (go tool pprof -raw)."""
+
+    def round_trip(self, protocol, compression):
+        receiver = self.start(receiver_config())
+        grpc_addr, http_addr = addresses(receiver)
+        spool = self.path("spool")
+        os.makedirs(spool)
+        names = corpus_files()
+        for name in names:
+            shutil.copyfile(os.path.join(GO_CORPUS, name), os.path.join(spool, name))
+        endpoint = grpc_addr if protocol == "grpc" else http_addr
+        sender_dir = self.path("sender")
+        os.makedirs(sender_dir)
+        from harness import Profd
+        sender = Profd(sender_dir, sender_config(spool, 'endpoint: "%s", protocol: %s, '
+                                                 'compression: %s' % (endpoint, protocol,
+                                                                      compression)))
+        self.procs.append(sender)
+        outs = [self.path("profiles", n) for n in names]
+        wait_until(lambda: all(os.path.exists(o) for o in outs), "every corpus profile received")
+        for name, out in zip(names, outs):
+            self.assertEqual(without_orphans(raw_pprof(out)),
+                             without_orphans(raw_pprof(os.path.join(GO_CORPUS, name))), name)
+        self.assertEqual(sender.stop(), 0)
+        self.assertEqual(receiver.stop(), 0)
+
+    def test_grpc_gzip(self):
+        self.round_trip("grpc", "gzip")
+
+    def test_grpc_uncompressed(self):
+        self.round_trip("grpc", "none")
+
+    def test_http_gzip(self):
+        self.round_trip("http", "gzip")
+
+    def test_http_zstd(self):
+        self.round_trip("http", "zstd")
+
+
+@unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+class OtlpExporterTest(ProfdTestCase):
+    """A grpcio server as the receiving end: it checks the request field by
+    field and answers as a backend would (UNAVAILABLE first: retried;
+    INVALID_ARGUMENT: not retried)."""
+
+    def serve(self, answers):
+        svc, _ = pb()
+        got, lock = [], threading.Lock()
+
+        def export(request, context):
+            with lock:
+                got.append((svc.ExportProfilesServiceRequest.FromString(request),
+                            dict(context.invocation_metadata())))
+                answer = answers.pop(0) if len(answers) > 1 else answers[0]
+            if answer != grpc.StatusCode.OK:
+                context.abort(answer, "backend says %s" % answer.name)
+            return b""
+
+        handler = grpc.method_handlers_generic_handler(
+            "opentelemetry.proto.collector.profiles.v1development.ProfilesService",
+            {"Export": grpc.unary_unary_rpc_method_handler(
+                export, request_deserializer=lambda b: b, response_serializer=lambda b: b)})
+        server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        return "127.0.0.1:%d" % port, got
+
+    def perf_profile(self):
+        """A symbolless pprof of a corpus perf.data: mappings with build-ids."""
+        src = os.path.join(os.path.dirname(GO_CORPUS), "perf", "burn.fp.data")
+        out = self.path("spool", "perf.pb.gz")
+        os.makedirs(self.path("spool"), exist_ok=True)
+        r = run(["convert", "--no-symbolize", src, "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+
+    def test_request_fields_and_retry_on_unavailable(self):
+        self.perf_profile()
+        address, got = self.serve([grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.OK])
+        p = self.start(sender_config(self.path("spool"),
+                                     'endpoint: "%s", headers: {x-tenant: t1}, '
+                                     'retry_on_failure: {initial_interval: 10ms}' % address))
+        wait_until(lambda: len(got) >= 3, "a retried request and its sibling")
+        p.wait_log(r"will retry")
+        requests = [r for r, _ in got]
+        self.assertEqual(got[0][1].get("x-tenant"), "t1")
+        by_file = {}
+        for req in requests:
+            d = req.dictionary
+            self.assertEqual(d.string_table[0], "")
+            self.assertEqual(d.mapping_table[0].ByteSize(), 0)
+            self.assertEqual(d.location_table[0].ByteSize(), 0)
+            self.assertEqual(d.link_table[0].trace_id, b"\0" * 16)
+            self.assertEqual(len(set(d.string_table)), len(d.string_table))   # deduplicated
+            for rp in req.resource_profiles:
+                attrs = {kv.key: kv.value.string_value for kv in rp.resource.attributes}
+                by_file[attrs["__file__"]] = (req, rp)
+        heap_req, heap = by_file["heap.pb.gz"]
+        types = [heap_req.dictionary.string_table[p.sample_type.type_strindex]
+                 for p in heap.scope_profiles[0].profiles]
+        self.assertEqual(types, ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space"])
+        perf_req, perf = by_file["perf.pb.gz"]
+        d = perf_req.dictionary
+        build_ids = set()
+        for m in d.mapping_table[1:]:
+            for i in m.attribute_indices:
+                a = d.attribute_table[i]
+                if d.string_table[a.key_strindex] == "process.executable.build_id.gnu":
+                    build_ids.add(a.value.string_value)
+        raw = raw_pprof(self.path("spool", "perf.pb.gz"))
+        for bid in build_ids:
+            self.assertIn(bid, raw)
+        self.assertTrue(build_ids)
+        for prof in perf.scope_profiles[0].profiles:
+            for s in prof.samples:
+                self.assertEqual(len(s.values), 1)
+                self.assertLess(s.stack_index, len(d.stack_table))
+
+    def test_invalid_argument_is_not_retried(self):
+        shutil.copytree(GO_CORPUS, self.path("spool"))
+        address, got = self.serve([grpc.StatusCode.INVALID_ARGUMENT])
+        p = self.start(sender_config(self.path("spool"), 'endpoint: "%s", '
+                                     'retry_on_failure: {initial_interval: 10ms}' % address))
+        p.wait_log(r"export to .* failed: backend says INVALID_ARGUMENT")
+        wait_until(lambda: len(got) >= len(corpus_files()), "every batch tried once")
+        self.assertNotIn("will retry", p.log_text())

@@ -62,6 +62,7 @@ static int unzstd(const uint8_t *data, size_t len, size_t max_out, uint8_t **out
         if (o.pos == o.size) {
             if (cap >= max_out) {
                 snprintf(err, errlen, "zstd: more than %zu bytes once decompressed", max_out);
+                rc = (size_t)PROFD_DECOMPRESS_TOO_LARGE;
                 goto fail;
             }
             cap = cap * 2 < max_out ? cap * 2 : max_out;
@@ -87,7 +88,8 @@ static int unzstd(const uint8_t *data, size_t len, size_t max_out, uint8_t **out
 fail:
     ZSTD_freeDStream(z);
     free(buf);
-    return -1;
+    return rc == (size_t)PROFD_DECOMPRESS_TOO_LARGE ? PROFD_DECOMPRESS_TOO_LARGE
+                                                    : PROFD_DECOMPRESS_CORRUPT;
 }
 
 int profd_decompress(const char *encoding, const uint8_t *data, size_t len, size_t max_out,
@@ -98,8 +100,10 @@ int profd_decompress(const char *encoding, const uint8_t *data, size_t len, size
         *out_len = 0;
         return 0;
     }
-    if (is(encoding, "gzip"))
-        return profd_gunzip(data, len, max_out, out, out_len, err, errlen);
+    if (is(encoding, "gzip")) {
+        int rc = profd_gunzip(data, len, max_out, out, out_len, err, errlen);
+        return rc == -2 ? PROFD_DECOMPRESS_TOO_LARGE : rc;
+    }
     if (is(encoding, "zstd"))
         return unzstd(data, len, max_out, out, out_len, err, errlen);
     if (!profd_encoding_known(encoding)) {
@@ -108,7 +112,7 @@ int profd_decompress(const char *encoding, const uint8_t *data, size_t len, size
     }
     if (len > max_out) {
         snprintf(err, errlen, "body of %zu bytes is over the limit of %zu", len, max_out);
-        return -1;
+        return PROFD_DECOMPRESS_TOO_LARGE;
     }
     *out = profd_xmalloc(len ? len : 1);
     if (len)

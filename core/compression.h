@@ -16,8 +16,10 @@ bool profd_encoding_known(const char *encoding);
 int profd_compress(const char *encoding, const uint8_t *data, size_t len, uint8_t **out,
                    size_t *out_len);
 
+enum { PROFD_DECOMPRESS_CORRUPT = -1, PROFD_DECOMPRESS_TOO_LARGE = -2 };
+
 /* Decompresses into a new malloc'd buffer, refusing output above max_out.
- * 0, or -1 with err saying what was wrong. */
+ * 0, or one of the codes above with err saying what was wrong. */
 int profd_decompress(const char *encoding, const uint8_t *data, size_t len, size_t max_out,
                      uint8_t **out, size_t *out_len, char *err, size_t errlen);
 

@@ -40,6 +40,7 @@ int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out,
 {
     size_t cap = 0, used = 0, in_off = 0;
     uint8_t *buf = NULL;
+    int rc = -1;
     /* The last member's ISIZE is a good first guess when there is one member. */
     size_t guess = len >= 18 ? member_isize(data, len) : 0;
     cap = guess > 0 && guess <= max_out ? guess : len * 4 + 64;
@@ -68,6 +69,7 @@ int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out,
             if (cap >= max_out) {
                 snprintf(err, errlen, "gzip: decompressed size exceeds the limit of %zu bytes",
                          max_out);
+                rc = -2;
                 goto fail;
             }
             cap = cap * 2 > max_out ? max_out : cap * 2;
@@ -79,7 +81,7 @@ int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out,
     return 0;
 fail:
     free(buf);
-    return -1;
+    return rc;
 }
 
 void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)

@@ -12,7 +12,8 @@ bool profd_is_gzip(const uint8_t *data, size_t len);
 
 /*
  * Decompresses every gzip member of data into a new malloc'd buffer. Refuses
- * output above max_out bytes. Returns 0, or -1 with err filled.
+ * output above max_out bytes. Returns 0, or with err filled -2 when the
+ * output would exceed max_out and -1 when the data is not gzip.
  */
 int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
                  char *err, size_t errlen);

@@ -19,13 +19,8 @@
 #include <time.h>
 
 #include "alloc.h"
-#include "compression.h"
+#include "grpc_frame.h"
 #include "rpc_server.h"
-
-enum {
-    GRPC_OK = 0, GRPC_INVALID_ARGUMENT = 3, GRPC_DEADLINE_EXCEEDED = 4,
-    GRPC_RESOURCE_EXHAUSTED = 8, GRPC_UNIMPLEMENTED = 12, GRPC_INTERNAL = 13,
-};
 
 #define STREAM_WINDOW (16 << 20)
 #define CONN_WINDOW (64 << 20)
@@ -41,6 +36,7 @@ struct h2_stream {
     uint8_t *body;
     size_t len, cap;
     bool answered;
+    uint64_t started;          /* when its HEADERS came, for grpc-timeout */
     uint8_t *resp;             /* framed response message */
     size_t resp_len, resp_off;
 };
@@ -170,9 +166,7 @@ static ssize_t read_response(nghttp2_session *session, int32_t stream_id, uint8_
 static void answer_message(struct h2_conn *c, struct h2_stream *st, uint8_t *msg, size_t len)
 {
     st->resp = profd_xmalloc(len + 5);
-    st->resp[0] = 0;
-    uint32_t be = htonl((uint32_t)len);
-    memcpy(st->resp + 1, &be, 4);
+    grpc_frame_prefix(st->resp, 0, len);
     if (len)
         memcpy(st->resp + 5, msg, len);
     st->resp_len = len + 5;
@@ -211,7 +205,10 @@ static uint64_t now_ns(void)
 static void handle(struct h2_conn *c, struct h2_stream *st)
 {
     const struct profd_server_options *o = &c->s->o;
-    uint64_t started = now_ns(), timeout = grpc_timeout_ns(stream_header(st, "grpc-timeout"));
+    uint64_t timeout = grpc_timeout_ns(stream_header(st, "grpc-timeout"));
+    if (timeout && now_ns() - st->started > timeout)   /* the client gave up meanwhile */
+        return answer_status(c, st, 200, GRPC_DEADLINE_EXCEEDED,
+                             "the request took longer to arrive than its grpc-timeout");
     const char *ctype = stream_header(st, "content-type");
     char why[300];
     if (!ctype || strncmp(ctype, "application/grpc", 16) != 0 || (ctype[16] && ctype[16] != '+' &&
@@ -220,49 +217,18 @@ static void handle(struct h2_conn *c, struct h2_stream *st)
                  ctype ? ctype : "");
         return answer_status(c, st, 415, 0, why);
     }
-    if (st->len > 0 && st->len < 5)
-        return answer_status(c, st, 200, GRPC_INVALID_ARGUMENT, "truncated gRPC message prefix");
-    uint32_t mlen = 0;
-    if (st->len >= 5) {
-        memcpy(&mlen, st->body + 1, 4);
-        mlen = ntohl(mlen);
-    }
-    if (st->len >= 5 && (size_t)mlen + 5 != st->len) {
-        snprintf(why, sizeof(why), (size_t)mlen + 5 > st->len
-                     ? "truncated gRPC message: its prefix says %u bytes, %zu came"
-                     : "more than one message in a unary call (first of %u bytes, %zu in all)",
-                 mlen, st->len - 5);
-        return answer_status(c, st, 200, GRPC_INVALID_ARGUMENT, why);
-    }
-    const char *enc = stream_header(st, "grpc-encoding");
-    bool compressed = st->len >= 5 && (st->body[0] & 1);
-    if (compressed && (!enc || !*enc || !strcasecmp(enc, "identity")))
-        return answer_status(c, st, 200, GRPC_INTERNAL,
-                             "compressed message without a grpc-encoding");
-    if (compressed && !profd_encoding_known(enc)) {
-        snprintf(why, sizeof(why), "grpc-encoding \"%s\" is not supported (gzip, zstd)", enc);
-        return answer_status(c, st, 200, GRPC_UNIMPLEMENTED, why);
-    }
     uint8_t *msg;
     size_t len;
-    const uint8_t *data = st->len >= 5 ? st->body + 5 : st->body;
-    if (profd_decompress(compressed ? enc : "", data, mlen, o->max_body, &msg, &len, why,
-                         sizeof(why)) < 0)
-        return answer_status(c, st, 200,
-                             strstr(why, "limit") || strstr(why, "more than")
-                                 ? GRPC_RESOURCE_EXHAUSTED
-                                 : GRPC_INTERNAL,
-                             why);
+    int code = grpc_unframe(st->body, st->len, stream_header(st, "grpc-encoding"), o->max_body,
+                            &msg, &len, why, sizeof(why));
+    if (code != GRPC_OK)
+        return answer_status(c, st, 200, code, why);
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
         .body = msg, .len = len, .header = request_header, .impl = st};
     struct profd_rpc_response res = {0};
     c->s->fn(c->s->arg, &req, &res);
     free(msg);
-    if (timeout && now_ns() - started > timeout) {
-        free(res.body);
-        return answer_status(c, st, 200, GRPC_DEADLINE_EXCEEDED, "deadline exceeded");
-    }
     if (res.grpc_status != GRPC_OK) {
         free(res.body);
         return answer_status(c, st, 200, res.grpc_status, res.message);
@@ -278,6 +244,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
         return 0;
     struct h2_stream *st = profd_xcalloc(1, sizeof(*st));
     st->id = frame->hd.stream_id;
+    st->started = now_ns();
     nghttp2_session_set_stream_user_data(session, st->id, st);
     return 0;
 }

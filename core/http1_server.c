@@ -63,10 +63,10 @@ static void on_request(struct evhttp_request *r, void *arg)
     size_t raw_len = evbuffer_get_length(in);
     uint8_t *body;
     size_t len;
-    if (profd_decompress(enc ? enc : "", evbuffer_pullup(in, -1), raw_len, s->o.max_body, &body,
-                         &len, why, sizeof(why)) < 0)
-        return reply_text(s, r, strstr(why, "limit") || strstr(why, "more than") ? 413 : 400,
-                          why);
+    int rc = profd_decompress(enc ? enc : "", evbuffer_pullup(in, -1), raw_len, s->o.max_body,
+                              &body, &len, why, sizeof(why));
+    if (rc < 0)
+        return reply_text(s, r, rc == PROFD_DECOMPRESS_TOO_LARGE ? 413 : 400, why);
     const char *ctype = evhttp_find_header(in_headers, "Content-Type");
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;

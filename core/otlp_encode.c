@@ -58,7 +58,7 @@ static const uint8_t *entry(const struct dict_table *t, size_t i, size_t *len)
 {
     size_t start = i ? t->ends[i - 1] : 0;
     *len = t->ends[i] - start;
-    return t->data.buf + start;
+    return t->data.buf ? t->data.buf + start : (const uint8_t *)"";   /* only empty entries yet */
 }
 
 static void table_rehash(struct dict_table *t)
@@ -367,8 +367,9 @@ static void put_profile(struct encoder *e, uint32_t type_index, const uint32_t *
     for (size_t i = 0; type_index < p->nsample_types && i < p->nsamples; i++) {
         size_t sm = pb_begin(w, 2);
         pb_put_uint(w, 1, e->sample_stack[i]);
-        pb_put_packed_u32(w, 2, e->attr_pool + e->attr_start[i],
-                          e->attr_start[i + 1] - e->attr_start[i]);
+        size_t nattrs = e->attr_start[i + 1] - e->attr_start[i];
+        if (nattrs)
+            pb_put_packed_u32(w, 2, e->attr_pool + e->attr_start[i], nattrs);
         pb_put_uint(w, 3, e->sample_link[i]);
         pb_put_packed_i64(w, 4, &p->samples[i].values[type_index], 1);
         pb_end(w, sm);
@@ -451,6 +452,7 @@ void profd_otlp_encode(struct profd_record *const *records, size_t n, uint8_t **
                        size_t *len, size_t *skipped, char *err, size_t errlen)
 {
     struct encoder e = {0};
+    pb_writer_reserve(&e.scratch, 4096);   /* entries are interned from it, even empty ones */
     *skipped = 0;
     if (errlen)
         err[0] = '\0';

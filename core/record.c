@@ -191,7 +191,7 @@ int profd_record_pprof(struct profd_record *r, bool gzip, bool reencode, uint8_t
     bool is_gzip = r->encoding == PROFD_ENC_PPROF_GZIP;
     if (is_gzip && !gzip)
         return profd_gunzip(r->payload, r->payload_len, PROFD_PPROF_MAX_DECODED, out, len, err,
-                            errlen);
+                            errlen) < 0 ? -1 : 0;
     if (!is_gzip && gzip) {
         profd_gzip(r->payload, r->payload_len, out, len);
         return 0;

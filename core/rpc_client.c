@@ -7,7 +7,6 @@
  */
 #include "rpc_client.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -19,13 +18,7 @@
 
 #include "alloc.h"
 #include "compression.h"
-
-enum {
-    GRPC_CANCELLED = 1, GRPC_UNKNOWN = 2, GRPC_DEADLINE_EXCEEDED = 4,
-    GRPC_PERMISSION_DENIED = 7, GRPC_RESOURCE_EXHAUSTED = 8, GRPC_ABORTED = 10,
-    GRPC_OUT_OF_RANGE = 11, GRPC_UNIMPLEMENTED = 12, GRPC_INTERNAL = 13, GRPC_UNAVAILABLE = 14,
-    GRPC_DATA_LOSS = 15, GRPC_UNAUTHENTICATED = 16,
-};
+#include "grpc_frame.h"
 
 #define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
 
@@ -280,16 +273,9 @@ static bool grpc_retryable(int code, bool retry_info)
 static int grpc_message(struct call *call)
 {
     struct profd_call_result *res = call->res;
-    if (call->len == 0)
-        return PROFD_OK;
-    uint32_t mlen;
-    if (call->len < 5 || (memcpy(&mlen, call->body + 1, 4), (size_t)ntohl(mlen) + 5 != call->len)) {
-        snprintf(res->message, sizeof(res->message), "malformed gRPC response framing");
-        return PROFD_ERR;
-    }
     char why[200];
-    if (profd_decompress(call->body[0] & 1 ? call->encoding : "", call->body + 5, call->len - 5,
-                         MAX_RESPONSE, &res->body, &res->len, why, sizeof(why)) < 0) {
+    if (grpc_unframe(call->body, call->len, call->encoding, MAX_RESPONSE, &res->body, &res->len,
+                     why, sizeof(why)) != GRPC_OK) {
         snprintf(res->message, sizeof(res->message), "response: %s", why);
         return PROFD_ERR;
     }
@@ -347,9 +333,7 @@ int profd_client_call(struct profd_client *c, const char *path, const uint8_t *b
     if (c->protocol == PROFD_RPC_GRPC) {
         plen = packed_len + 5;
         payload = profd_xmalloc(plen);
-        payload[0] = compress;
-        uint32_t be = htonl((uint32_t)packed_len);
-        memcpy(payload + 1, &be, 4);
+        grpc_frame_prefix(payload, compress, packed_len);
         memcpy(payload + 5, msg, packed_len);
         url = profd_xasprintf("%s%s", c->url, path);
     } else {

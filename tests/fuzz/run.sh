@@ -4,7 +4,8 @@
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
 # ELF/DWARF, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
-# loader, relabel engine and file_sd reader from tests/fuzz/seeds/<name>.
+# loader, relabel engine, file_sd reader, OTLP decoder and gRPC framer from
+# tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -12,7 +13,7 @@ FUZZ_BUILD=build-fuzz
 SECONDS_EACH=${FUZZ_SECONDS:-10}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
--std=gnu11 -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate)"
+-std=gnu11 -DPROFD_VERSION=\"fuzz\" -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate)"
 LIBS="$(pkg-config --libs yaml-0.1 libdeflate libpcre2-8 libcrypto) -lpthread"
 mkdir -p $FUZZ_BUILD
 core="core/pb.c core/pprof_decode.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c"
@@ -23,21 +24,26 @@ clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
 clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.c config/tree.c \
     config/units.c config/diag.c core/alloc.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
 all_core=$(ls core/*.c config/*.c | grep -v core/main.c)
+PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
+libnghttp2 libzstd libcurl"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c
 receivers/perf_data/unwind.c lib/binary_lookup.c lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
-    $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs libevent jansson libprotobuf-c) \
-    -lzstd -ldw -lelf -ldl -lm
+    $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
     processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c \
     processors/symbolize/gopclntab.c lib/grow.c \
     -o $FUZZ_BUILD/fuzz_elf \
     -ldw -lelf
+clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp.c \
+    $all_core -o $FUZZ_BUILD/fuzz_otlp $LIBS $(pkg-config --libs $PKGS) -ldl -lm
+clang $FLAGS tests/fuzz/fuzz_grpc_frame.c core/grpc_frame.c core/compression.c core/gzip.c \
+    core/alloc.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp grpc_frame}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "grpc_frame.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "compression.h"
+
+void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len)
+{
+    prefix[0] = compressed ? 1 : 0;
+    prefix[1] = (uint8_t)(len >> 24);
+    prefix[2] = (uint8_t)(len >> 16);
+    prefix[3] = (uint8_t)(len >> 8);
+    prefix[4] = (uint8_t)len;
+}
+
+int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
+                 uint8_t **out, size_t *out_len, char *err, size_t errlen)
+{
+    if (len > 0 && len < 5) {
+        snprintf(err, errlen, "truncated gRPC message prefix (%zu bytes)", len);
+        return GRPC_INVALID_ARGUMENT;
+    }
+    size_t mlen = len ? (size_t)body[1] << 24 | (size_t)body[2] << 16 | (size_t)body[3] << 8 |
+                            body[4]
+                      : 0;
+    if (len && mlen + 5 != len) {
+        snprintf(err, errlen, mlen + 5 > len
+                     ? "truncated gRPC message: its prefix says %zu bytes, %zu came"
+                     : "more than one message in a unary call (first of %zu bytes, %zu in all)",
+                 mlen, len - 5);
+        return GRPC_INVALID_ARGUMENT;
+    }
+    bool compressed = len && (body[0] & 1);
+    if (compressed && (!encoding || !*encoding || !strcasecmp(encoding, "identity"))) {
+        snprintf(err, errlen, "compressed message without a grpc-encoding");
+        return GRPC_INTERNAL;
+    }
+    if (compressed && !profd_encoding_known(encoding)) {
+        snprintf(err, errlen, "grpc-encoding \"%s\" is not supported (gzip, zstd)", encoding);
+        return GRPC_UNIMPLEMENTED;
+    }
+    int rc = profd_decompress(compressed ? encoding : "", len ? body + 5 : body, mlen, max_out,
+                              out, out_len, err, errlen);
+    if (rc == PROFD_DECOMPRESS_TOO_LARGE)
+        return GRPC_RESOURCE_EXHAUSTED;
+    return rc < 0 ? GRPC_INTERNAL : GRPC_OK;
+}

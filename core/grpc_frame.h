@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+/* gRPC length-prefixed messages (1 flag byte, 4-byte big-endian length). */
+#ifndef PROFD_GRPC_FRAME_H
+#define PROFD_GRPC_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    GRPC_OK = 0, GRPC_CANCELLED = 1, GRPC_UNKNOWN = 2, GRPC_INVALID_ARGUMENT = 3,
+    GRPC_DEADLINE_EXCEEDED = 4, GRPC_PERMISSION_DENIED = 7, GRPC_RESOURCE_EXHAUSTED = 8,
+    GRPC_ABORTED = 10, GRPC_OUT_OF_RANGE = 11, GRPC_UNIMPLEMENTED = 12, GRPC_INTERNAL = 13,
+    GRPC_UNAVAILABLE = 14, GRPC_DATA_LOSS = 15, GRPC_UNAUTHENTICATED = 16,
+};
+
+/*
+ * Takes the one message of a unary call out of its frame: checks the prefix
+ * against the bytes that came, and decompresses with encoding (the
+ * grpc-encoding header, or NULL) when the flag says so, refusing more than
+ * max_out bytes. Returns GRPC_OK with a malloc'd *out, or the status to
+ * answer with and why in err. An empty body is an empty message.
+ */
+int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
+                 uint8_t **out, size_t *out_len, char *err, size_t errlen);
+
+/* Writes the 5-byte prefix of an uncompressed or compressed message. */
+void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len);
+
+#endif

@@ -119,7 +119,13 @@ asan:
 fuzz: test-deps
 	BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} tests/fuzz/run.sh
 
-bench: test-deps all
+# The OTLP codec benchmark links the daemon's core.
+$(BUILD)/bench/otlp_codec: bench/otlp_codec.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  BENCH   $@"
+	$(Q)$(CC) $(CFLAGS) $< $(CORE_LIB) -o $@ $(LDLIBS)
+
+bench: test-deps all $(BUILD)/bench/otlp_codec
 	BUILD=$(BUILD) bench/run.sh
 
 install: all

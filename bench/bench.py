@@ -38,7 +38,10 @@
    which alias of a function symbol is named, and how many differ where
    llvm-symbolizer (the second opinion) gives profd's files and lines.
 
-BENCH="codec passthrough scrape perf symbolize" selects sections (all by default).
+6. OTLP: see bench/otlp_bench.py (codec cost per profile next to the pprof
+   decoder; export -> receive over loopback gRPC with grpcio clients).
+
+BENCH="codec passthrough scrape perf symbolize otlp" selects sections (all by default).
 """
 import os
 import shutil
@@ -54,7 +57,7 @@ PROFD = os.path.join(BUILD, "profd")
 CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
-SECTIONS = os.environ.get("BENCH", "codec passthrough scrape perf symbolize").split()
+SECTIONS = os.environ.get("BENCH", "codec passthrough scrape perf symbolize otlp").split()
 SYM_ADDRESSES = int(os.environ.get("SYM_ADDRESSES", "1000000"))
 PERF_MB = int(os.environ.get("PERF_MB", "100"))
 
@@ -528,6 +531,10 @@ def main():
                   "speed-up (whole run; processor) | same chains |")
             print("|---|---|---|---|---|")
             symbolize_bench(work)
+            print()
+        if "otlp" in SECTIONS:
+            from otlp_bench import otlp_bench
+            otlp_bench(BUILD, CORPUS, work)
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "pprof.h"
 #include "otlp.h"
+#include "otlp_json.h"
 #include "profile.h"
 #include "record.h"
 #include "sd_file.h"
@@ -162,6 +163,8 @@ const struct profd_host profd_host_services = {
     .retry_after = host_retry_after,
     .otlp_decode = host_otlp_decode,
     .otlp_encode = profd_otlp_encode,
+    .otlp_from_json = profd_otlp_from_json,
+    .otlp_to_json = profd_otlp_to_json,
     .compress = profd_compress,
     .decompress = profd_decompress,
 };

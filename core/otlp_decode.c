@@ -153,7 +153,11 @@ static int read_sample(struct decoder *d, const struct pb_field *sf, struct samp
             if (!sum_values(&f, &s->value, &has_values))
                 return fail(err, errlen, "Sample.values malformed at byte %zu", f.offset);
             break;
-        case 5:
+        case 5:   /* packed, or one fixed64 per field */
+            if (f.wire == PB_I64) {
+                timestamps++;
+                break;
+            }
             if (f.wire != PB_LEN || f.len % 8)
                 return fail(err, errlen, "Sample.timestamps_unix_nano malformed at byte %zu",
                             f.offset);

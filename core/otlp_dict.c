@@ -259,9 +259,7 @@ static int stack_field(struct parse *ps, void *entry, const struct pb_field *f)
     struct otlp_stack *s = entry;
     if (f->number != 1)
         return 0;
-    /* v1.7's field 7 held AttributeUnit, whose field 1 was a single index */
-    if (wire(ps, f, PB_LEN, "Stack.location_indices") < 0 ||
-        !otlp_pool_append(ps->d, f, &s->locations))
+    if (!otlp_pool_append(ps->d, f, &s->locations))
         return fail(ps, f->offset, "Stack.location_indices malformed");
     return 0;
 }

@@ -17,6 +17,8 @@
 
 enum { PROTO_GRPC, PROTO_HTTP };
 static const char *const protocols[] = {"grpc", "http", NULL};
+enum { ENCODING_PROTO, ENCODING_JSON };
+static const char *const encodings[] = {"proto", "json", NULL};
 enum { COMPRESS_GZIP, COMPRESS_ZSTD, COMPRESS_NONE };
 static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
 
@@ -29,6 +31,7 @@ struct config {
     char *endpoint;
     int protocol;
     char *path;
+    int encoding;
     int compression;
     struct profd_str_map headers;
     int64_t timeout;
@@ -56,6 +59,8 @@ static const struct profd_option options[] = {
      "grpc, or http (protobuf POSTs)", .choices = protocols},
     {"path", PROFD_OPT_STRING, offsetof(struct config, path), "/v1development/profiles",
      "the request path of the http protocol"},
+    {"encoding", PROFD_OPT_ENUM, offsetof(struct config, encoding), "proto",
+     "proto, or json (OTLP/JSON; http protocol only)", .choices = encodings},
     {"compression", PROFD_OPT_ENUM, offsetof(struct config, compression), "gzip",
      "gzip, zstd or none", .choices = compressions},
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,
@@ -83,6 +88,10 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->endpoint, "endpoint is empty");
         rc = PROFD_ERR;
     }
+    if (cfg->encoding == ENCODING_JSON && cfg->protocol != PROTO_HTTP) {
+        host->diag(d, &cfg->encoding, "json needs protocol: http (gRPC carries protobuf)");
+        rc = PROFD_ERR;
+    }
     if (cfg->send_batch_size < 1) {
         host->diag(d, &cfg->send_batch_size, "send_batch_size must be at least 1");
         rc = PROFD_ERR;
@@ -107,7 +116,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     struct profd_client_options o = {
         .url = url,
         .protocol = cfg->protocol == PROTO_GRPC ? PROFD_RPC_GRPC : PROFD_RPC_HTTP,
-        .content_type = "application/x-protobuf",
+        .content_type = cfg->encoding == ENCODING_JSON ? "application/json"
+                                                       : "application/x-protobuf",
         .compression = cfg->compression == COMPRESS_NONE ? "" : compressions[cfg->compression],
         .headers = &cfg->headers,
         .ca_file = cfg->tls.ca_file,
@@ -166,11 +176,26 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
     if (skipped)
         host->log(e->self, PROFD_LOG_WARN, "left out %zu records that cannot be decoded: %s",
                   skipped, err);
+    bool json = e->cfg->encoding == ENCODING_JSON;
+    if (json) {
+        char *text = host->otlp_to_json(PROFD_OTLP_REQUEST, body, len, &len);
+        free(body);
+        body = (uint8_t *)text;
+    }
     struct profd_call_result res;
     int rc = host->client_call(e->client, GRPC_PATH, body, len, &res);
     free(body);
-    if (rc == PROFD_OK)
+    if (rc == PROFD_OK && json) {
+        uint8_t *proto;
+        size_t proto_len;
+        if (host->otlp_from_json(PROFD_OTLP_RESPONSE, (const char *)res.body, res.len, &proto,
+                                 &proto_len, err, sizeof(err)) == 0) {
+            log_partial_success(e, proto, proto_len);
+            free(proto);
+        }
+    } else if (rc == PROFD_OK) {
         log_partial_success(e, res.body, res.len);
+    }
     else if (rc == PROFD_ERETRY && res.retry_after)
         host->retry_after(e->self, res.retry_after);
     if (rc != PROFD_OK)

@@ -7,6 +7,7 @@
  * refused, INVALID_ARGUMENT / 400 for a malformed request, UNAVAILABLE / 503
  * when the pipeline pushes back (the client retries).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,34 +129,71 @@ static bool is_type(const char *content_type, const char *want)
     return !strncmp(content_type, want, n) && (content_type[n] == '\0' || content_type[n] == ';');
 }
 
+/* The encoding of a request (and so of its answer); -1 when unsupported. */
+static int request_format(const struct profd_rpc_request *req)
+{
+    if (req->protocol == PROFD_RPC_GRPC)
+        return ANSWER_GRPC;
+    if (is_type(req->content_type, "application/x-protobuf"))
+        return ANSWER_PROTOBUF;
+    if (is_type(req->content_type, "application/json"))
+        return ANSWER_JSON;
+    return -1;
+}
+
+/* Decodes the request into b; the error in res when it cannot. */
+static bool decode(struct otlp_receiver *r, const struct profd_rpc_request *req,
+                   enum answer_format format, struct profd_batch *b, size_t *rejected,
+                   char *why, size_t whylen, struct profd_rpc_response *res)
+{
+    const struct profd_host *host = r->host;
+    const uint8_t *body = req->body;
+    size_t len = req->len;
+    uint8_t *transcoded = NULL;
+    int rc = 0;
+    if (format == ANSWER_JSON) {
+        rc = host->otlp_from_json(PROFD_OTLP_REQUEST, (const char *)req->body, req->len,
+                                  &transcoded, &len, res->message, sizeof(res->message));
+        body = transcoded;
+    }
+    if (rc == 0)
+        rc = host->otlp_decode(body, len, b, rejected, why, whylen, res->message,
+                               sizeof(res->message));
+    free(transcoded);
+    if (rc < 0)
+        status_error(res, format, STATUS_INVALID_ARGUMENT, 400);
+    return rc == 0;
+}
+
 /* Translates and emits one request; fills res on every path. */
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
     struct otlp_receiver *r = arg;
     const struct profd_host *host = r->host;
     bool grpc = req->protocol == PROFD_RPC_GRPC;
+    int format = request_format(req);
+    enum answer_format answer = format < 0 ? ANSWER_PROTOBUF : (enum answer_format)format;
     if (grpc ? strcmp(req->path, GRPC_PATH) != 0
              : strcmp(req->path, r->cfg->protocols.http.path) != 0) {
         snprintf(res->message, sizeof(res->message), "unknown path %s", req->path);
-        return status_error(res, grpc, STATUS_UNIMPLEMENTED, 404);
+        return status_error(res, answer, STATUS_UNIMPLEMENTED, 404);
     }
     if (!authorized(r, req)) {
         snprintf(res->message, sizeof(res->message), "missing or wrong bearer token");
-        return status_error(res, grpc, STATUS_UNAUTHENTICATED, 401);
+        return status_error(res, answer, STATUS_UNAUTHENTICATED, 401);
     }
-    if (!grpc && !is_type(req->content_type, "application/x-protobuf")) {
+    if (format < 0) {
         snprintf(res->message, sizeof(res->message),
-                 "Content-Type \"%s\" is not application/x-protobuf", req->content_type);
-        return status_error(res, grpc, STATUS_INVALID_ARGUMENT, 415);
+                 "Content-Type \"%s\" is neither application/x-protobuf nor application/json",
+                 req->content_type);
+        return status_error(res, answer, STATUS_INVALID_ARGUMENT, 415);
     }
     struct profd_batch *b = host->batch_new();
-    size_t rejected;
-    char why[256], err[sizeof(res->message)];
-    if (host->otlp_decode(req->body, req->len, b, &rejected, why, sizeof(why), err,
-                          sizeof(err)) < 0) {
+    size_t rejected = 0;
+    char why[256];
+    if (!decode(r, req, answer, b, &rejected, why, sizeof(why), res)) {
         host->batch_unref(b);
-        snprintf(res->message, sizeof(res->message), "%s", err);
-        return status_error(res, grpc, STATUS_INVALID_ARGUMENT, 400);
+        return;
     }
     if (rejected) {
         host->count(r->self, PROFD_C_REFUSED_RECORDS, rejected);
@@ -166,14 +204,22 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     if (n && host->emit(r->self, b) != PROFD_OK) {
         host->batch_unref(b);
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
-        return status_error(res, grpc, STATUS_UNAVAILABLE, 503);
+        return status_error(res, answer, STATUS_UNAVAILABLE, 503);
     }
     host->batch_unref(b);
     host->count(r->self, PROFD_C_ACCEPTED_RECORDS, n);
     host->count(r->self, PROFD_C_ACCEPTED_BYTES, req->len);
     export_response(res, rejected, why);
-    if (!grpc)
+    if (answer == ANSWER_JSON) {
+        size_t len;
+        char *json = host->otlp_to_json(PROFD_OTLP_RESPONSE, res->body, res->len, &len);
+        free(res->body);
+        res->body = (uint8_t *)json;
+        res->len = len;
+        res->content_type = "application/json";
+    } else if (answer == ANSWER_PROTOBUF) {
         res->content_type = "application/x-protobuf";
+    }
 }
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,

@@ -2,6 +2,7 @@
 #include "status.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,13 +28,37 @@ static size_t put_string(uint8_t *out, unsigned field, const char *s)
     return n + len;
 }
 
-void status_error(struct profd_rpc_response *res, bool grpc, int code, int http_status)
+/* {"code":N,"message":"..."} with the message escaped for JSON. */
+static void status_json(struct profd_rpc_response *res, int code)
 {
-    if (grpc) {
+    res->content_type = "application/json";
+    res->body = malloc(64 + 6 * sizeof(res->message));
+    if (!res->body)
+        return;
+    char *o = (char *)res->body;
+    o += sprintf(o, "{\"code\":%d,\"message\":\"", code);
+    for (const unsigned char *p = (const unsigned char *)res->message; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            *o++ = '\\', *o++ = (char)*p;
+        else if (*p < 0x20)
+            o += sprintf(o, "\\u%04x", *p);
+        else
+            *o++ = (char)*p;
+    }
+    o += sprintf(o, "\"}");
+    res->len = (size_t)(o - (char *)res->body);
+}
+
+void status_error(struct profd_rpc_response *res, enum answer_format format, int code,
+                  int http_status)
+{
+    if (format == ANSWER_GRPC) {
         res->grpc_status = code;
         return;
     }
     res->http_status = http_status;
+    if (format == ANSWER_JSON)
+        return status_json(res, code);
     res->content_type = "application/x-protobuf";
     res->body = malloc(MAX_BODY);
     if (!res->body)

@@ -208,6 +208,26 @@ class OtlpReceiverTest(ProfdTestCase):
         self.assertIn("function_index 99 out of range", p.log_text())
         self.assertEqual(p.stop(), 0)
 
+    def test_json_from_protobufs_own_json_printer(self):
+        from google.protobuf import json_format
+        p = self.start(receiver_config())
+        _, http_addr = addresses(p)
+        body = json_format.MessageToJson(known_request()).encode()
+        status, resp = http_post(http_addr, body, content_type="application/json")
+        self.assertEqual(status, 200, resp)
+        self.assertEqual(resp.strip(), b"{}")
+        out = self.path("profiles", "known.pb.gz")
+        wait_until(lambda: os.path.exists(out), "the known profile written")
+        self.assertRegex(raw_pprof(out), r"\n +30: 1 2 \n\s+thread:\[t1\]")
+        status, resp = http_post(http_addr, b'{"resourceProfiles": [', content_type="application/json")
+        self.assertEqual(status, 400)
+        self.assertIn(b'"code":3', resp)
+        self.assertIn(b"line 1", resp)
+        body = json_format.MessageToJson(known_request(bad_stack=True)).encode()
+        status, resp = http_post(http_addr, body, content_type="application/json")
+        self.assertEqual(status, 200)
+        self.assertIn(b'"rejectedProfiles":"1"', resp)
+
     def test_bearer_token(self):
         p = self.start(receiver_config(extra="    bearer_token: s3cret\n"))
         grpc_addr, http_addr = addresses(p)
@@ -246,7 +266,7 @@ class ProfdToProfdTest(ProfdTestCase):
     """What one profd's exporter sends, a second profd's receiver takes, and
     every corpus profile comes out as it went in (go tool pprof -raw)."""
 
-    def round_trip(self, protocol, compression):
+    def round_trip(self, protocol, compression, encoding="proto"):
         receiver = self.start(receiver_config())
         grpc_addr, http_addr = addresses(receiver)
         spool = self.path("spool")
@@ -259,8 +279,8 @@ class ProfdToProfdTest(ProfdTestCase):
         os.makedirs(sender_dir)
         from harness import Profd
         sender = Profd(sender_dir, sender_config(spool, 'endpoint: "%s", protocol: %s, '
-                                                 'compression: %s' % (endpoint, protocol,
-                                                                      compression)))
+                                                 'compression: %s, encoding: %s' % (
+                                                     endpoint, protocol, compression, encoding)))
         self.procs.append(sender)
         outs = [self.path("profiles", n) for n in names]
         wait_until(lambda: all(os.path.exists(o) for o in outs), "every corpus profile received")
@@ -281,6 +301,9 @@ class ProfdToProfdTest(ProfdTestCase):
 
     def test_http_zstd(self):
         self.round_trip("http", "zstd")
+
+    def test_http_json(self):
+        self.round_trip("http", "gzip", "json")
 
 
 @unittest.skipIf(grpc is None, "python3-grpcio is not installed")

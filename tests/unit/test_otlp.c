@@ -9,6 +9,7 @@
 
 #include "../../core/labels.h"
 #include "../../core/otlp.h"
+#include "../../core/otlp_json.h"
 #include "../../core/pb.h"
 #include "../../core/pprof.h"
 #include "../../core/profile.h"
@@ -165,6 +166,80 @@ TEST(corpus_round_trip_keeps_everything)
         profd_batch_unref(in);
         profd_batch_unref(out);
     }
+}
+
+TEST(json_round_trip_keeps_everything)
+{
+    for (size_t f = 0; f < sizeof(corpus_files) / sizeof(*corpus_files); f++) {
+        struct profd_batch *in = corpus_batch(corpus_files[f]);
+        char err[256];
+        struct profd_profile *p = profd_record_profile(in->records[0], err, sizeof(err));
+        size_t len, json_len, back_len;
+        uint8_t *otlp = encode(in, &len), *back;
+        char *json = profd_otlp_to_json(PROFD_OTLP_REQUEST, otlp, len, &json_len);
+        CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, json, json_len, &back, &back_len, err,
+                                       sizeof(err)), 0);
+        struct profd_batch *out = profd_batch_new();
+        struct profd_otlp_result res;
+        if (profd_otlp_decode(back, back_len, out, &res, err, sizeof(err)) != 0)
+            CHECK_FAIL_("%s: %s", corpus_files[f], err);
+        CHECK_INT(out->nrecords, 1);
+        if (out->nrecords == 1) {
+            char *want = dump(p), *got = dump(out->records[0]->profile);
+            if (strcmp(want, got) != 0)
+                CHECK_FAIL_("%s: JSON round trip differs", corpus_files[f]);
+            free(want);
+            free(got);
+        }
+        free(otlp);
+        free(json);
+        free(back);
+        profd_batch_unref(in);
+        profd_batch_unref(out);
+    }
+}
+
+TEST(json_follows_otlp_rules)
+{
+    static const char req[] =
+        "{\"resourceProfiles\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+        "\"value\":{\"stringValue\":\"svc\"}}]},\"scopeProfiles\":[{\"profiles\":[{"
+        "\"sampleType\":{\"typeStrindex\":1,\"unitStrindex\":2},\"timeUnixNano\":"
+        "\"1700000000000000001\",\"samples\":[{\"stackIndex\":1,\"values\":[\"5\",7],"
+        "\"linkIndex\":1,\"unknownKey\":true}]}]}]}],\"dictionary\":{\"stringTable\":[\"\","
+        "\"cpu\",\"nanoseconds\",\"f\"],\"functionTable\":[{},{\"nameStrindex\":3}],"
+        "\"locationTable\":[{},{\"address\":\"4096\",\"lines\":[{\"functionIndex\":1,"
+        "\"line\":\"3\"}]}],\"stackTable\":[{},{\"locationIndices\":[1]}],\"linkTable\":[{},"
+        "{\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"A1A2A3A4A5A6A7A8\"}]}}";
+    uint8_t *pb;
+    size_t len;
+    char err[256];
+    CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, req, sizeof(req) - 1, &pb, &len, err,
+                                   sizeof(err)), 0);
+    struct profd_batch *out = profd_batch_new();
+    struct profd_otlp_result res;
+    CHECK_INT(profd_otlp_decode(pb, len, out, &res, err, sizeof(err)), 0);
+    CHECK_INT(out->nrecords, 1);
+    if (out->nrecords == 1) {
+        struct profd_profile *p = out->records[0]->profile;
+        CHECK_STR(profd_record_label(out->records[0], "service_name"), "svc");
+        CHECK_INT(out->records[0]->time_nanos, 1700000000000000001LL);
+        CHECK_INT(p->samples[0].values[0], 12);
+        CHECK_INT(p->locations[0].address, 4096);
+        CHECK_INT(p->locations[0].lines[0].line, 3);
+        char *d = dump(p);
+        CHECK_CONTAINS(d, "'trace_id''0102030405060708090a0b0c0d0e0f10'");
+        CHECK_CONTAINS(d, "'span_id''a1a2a3a4a5a6a7a8'");
+        free(d);
+    }
+    free(pb);
+    profd_batch_unref(out);
+    CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, "{\"dictionary\": [", 15, &pb, &len, err,
+                                   sizeof(err)), -1);
+    CHECK_CONTAINS(err, "line 1");
+    CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, "{\"dictionary\":{\"stringTable\":3}}",
+                                   32, &pb, &len, err, sizeof(err)), -1);
+    CHECK_CONTAINS(err, "stringTable: not an array");
 }
 
 TEST(records_share_one_dictionary)

@@ -128,6 +128,12 @@ struct profd_server_options {
 
 struct profd_server;   /* opaque */
 
+/* The OTLP profiles service's messages, for the JSON transcoder. */
+enum profd_otlp_message {
+    PROFD_OTLP_REQUEST = 1,     /* ExportProfilesServiceRequest */
+    PROFD_OTLP_RESPONSE = 2,    /* ExportProfilesServiceResponse */
+};
+
 /* An outbound connection for unary calls: gRPC over HTTP/2 (h2c with prior
  * knowledge for http://, ALPN h2 for https://) or HTTP POSTs. */
 struct profd_client_options {
@@ -296,6 +302,12 @@ struct profd_host {
                        char *message, size_t message_len, char *err, size_t errlen);
     void (*otlp_encode)(struct profd_record *const *records, size_t n, uint8_t **out,
                         size_t *len, size_t *skipped, char *err, size_t errlen);
+    /* OTLP's JSON encoding of a message <-> its protobuf bytes (malloc'd):
+     * from_json 0, or -1 with err; to_json never fails. */
+    int (*otlp_from_json)(enum profd_otlp_message which, const char *json, size_t len,
+                          uint8_t **out, size_t *out_len, char *err, size_t errlen);
+    char *(*otlp_to_json)(enum profd_otlp_message which, const uint8_t *data, size_t len,
+                          size_t *out_len);
     /* Compression for modules: gzip or zstd ("gzip"/"zstd"); decompress
      * refuses output above max_out. 0, or -1 with err. */
     int (*compress)(const char *encoding, const uint8_t *data, size_t len, uint8_t **out,

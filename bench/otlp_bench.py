@@ -61,6 +61,12 @@ def client(address, requests, seconds, out):
     out.put((sent, nbytes, failed, lat))
 
 
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -79,6 +85,18 @@ def otlp_bench(build, corpus, work):
     print(table)
     requests = [open(os.path.join(req_dir, "%d.otlp" % i), "rb").read() for i in range(len(names))]
 
+    big = [r for r in requests if len(r) > 1 << 20]
+    small = [r for r in requests if len(r) <= 1 << 20]
+    print("| export -> receive (gRPC, %d grpcio clients, %.0f s each) | profiles/s | MB/s | "
+          "receiver CPU | p50 / p99 latency | failed | receiver peak RSS, 1st / 2nd half |" %
+          (CLIENTS, SECONDS))
+    print("|---|---|---|---|---|---|---|")
+    load_row(build, work, "%d small corpus profiles, round robin" % len(small), small)
+    load_row(build, work, "bigheap (%.1f MB request)" % (len(big[0]) / 1e6), big)
+
+
+def load_row(build, work, what, requests):
+    """Starts a receiving profd, loads it with requests, prints one row."""
     cfg = os.path.join(work, "otlp.yaml")
     with open(cfg, "w") as f:
         f.write(RECEIVER)
@@ -92,7 +110,7 @@ def otlp_bench(build, corpus, work):
     out = multiprocessing.Queue()
     procs = [multiprocessing.Process(target=client, args=(address, requests, SECONDS, out))
              for _ in range(CLIENTS)]
-    start = time.monotonic()
+    start, cpu0 = time.monotonic(), cpu_seconds(profd.pid)
     for p in procs:
         p.start()
     samples = []
@@ -103,6 +121,7 @@ def otlp_bench(build, corpus, work):
     for p in procs:
         p.join()
     elapsed = time.monotonic() - start
+    cpu = cpu_seconds(profd.pid) - cpu0
     profd.terminate()
     profd.wait(timeout=60)
     sent = sum(r[0] for r in results)
@@ -111,11 +130,7 @@ def otlp_bench(build, corpus, work):
     lat = sorted(x for r in results for x in r[3])
     first = max((k for t, k in samples if t < SECONDS / 2), default=0)
     second = max((k for t, k in samples if t >= SECONDS / 2), default=0)
-    print("| export -> receive (gRPC, %d grpcio clients, %.0f s) | profiles/s | MB/s | "
-          "p50 / p99 latency | failed | receiver peak RSS, 1st / 2nd half |" % (CLIENTS, SECONDS))
-    print("|---|---|---|---|---|---|")
-    print("| the %d Go corpus profiles, round robin | %.0f | %.1f | %.1f / %.1f ms | %d | "
-          "%.1f / %.1f MB |" % (len(names), sent / elapsed, nbytes / elapsed / 1e6,
-                                statistics.median(lat) * 1e3 if lat else 0,
-                                lat[int(len(lat) * 0.99)] * 1e3 if lat else 0, failed,
-                                first / 1024, second / 1024))
+    print("| %s | %.0f | %.1f | %.0f%% | %.1f / %.1f ms | %d | %.1f / %.1f MB |" % (
+        what, sent / elapsed, nbytes / elapsed / 1e6, 100 * cpu / elapsed,
+        statistics.median(lat) * 1e3 if lat else 0,
+        lat[int(len(lat) * 0.99)] * 1e3 if lat else 0, failed, first / 1024, second / 1024))

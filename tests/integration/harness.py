@@ -65,6 +65,24 @@ def raw_pprof(path):
                           capture_output=True, text=True, timeout=120).stdout
 
 
+def make_test_certs(directory):
+    """A private CA and a server certificate for 127.0.0.1 signed by it:
+    returns the paths (ca.pem, srv.pem, srv.key)."""
+    ca_key, ca, key, csr, cert, ext = (os.path.join(directory, n) for n in
+                                       ("ca.key", "ca.pem", "srv.key", "srv.csr", "srv.pem",
+                                        "ext.cnf"))
+    run = lambda *a: subprocess.run(["openssl"] + list(a), check=True, capture_output=True)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+        "-days", "1", "-subj", "/CN=profd test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+        "-subj", "/CN=127.0.0.1")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+        "-out", cert, "-days", "1", "-extfile", ext)
+    return ca, cert, key
+
+
 def valgrind(log):
     """The command prefix running profd under valgrind's leak check, its
     report written to log (for Profd's wrapper)."""

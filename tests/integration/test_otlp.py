@@ -15,8 +15,8 @@ import unittest
 import urllib.error
 import urllib.request
 
-from harness import (GO_CORPUS, PROFD, ROOT, ProfdTestCase, corpus_files, raw_pprof, run,
-                     wait_until)
+from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, make_test_certs,
+                     raw_pprof, run, wait_until)
 
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
@@ -43,13 +43,13 @@ def pb():
     return _pb
 
 
-def receiver_config(out_dir="profiles", extra=""):
+def receiver_config(out_dir="profiles", extra="", tls=""):
     return """
 receivers:
   otlp:
     protocols:
-      grpc: {endpoint: "127.0.0.1:0"}
-      http: {endpoint: "127.0.0.1:0"}
+      grpc: {endpoint: "127.0.0.1:0"%s}
+      http: {endpoint: "127.0.0.1:0"%s}
 %s
 exporters:
   pprof_file: {directory: ./%s, path_template: "{__file__}"}
@@ -57,14 +57,15 @@ service:
   telemetry: {metrics: {address: ""}}
   pipelines:
     profiles: {receivers: [otlp], exporters: [pprof_file]}
-""" % (extra, out_dir)
+""" % (tls, tls, extra, out_dir)
 
 
 def addresses(p):
     """The gRPC and HTTP addresses a receiving profd logged."""
     grpc_line = p.wait_log(r"OTLP/gRPC on ")[0]
     http_line = p.wait_log(r"OTLP/HTTP on ")[0]
-    return grpc_line.rsplit(" ", 1)[1], http_line.rsplit(" ", 1)[1]
+    return (grpc_line.split("OTLP/gRPC on ")[1].split()[0],
+            http_line.split("OTLP/HTTP on ")[1].split()[0])
 
 
 def known_request(bad_stack=False):
@@ -228,6 +229,35 @@ class OtlpReceiverTest(ProfdTestCase):
         self.assertEqual(status, 200)
         self.assertIn(b'"rejectedProfiles":"1"', resp)
 
+    def test_tls_on_both_protocols(self):
+        import ssl
+        ca, cert, key = make_test_certs(self.dir)
+        p = self.start(receiver_config(tls=", tls: {cert_file: %s, key_file: %s}" % (cert, key)))
+        grpc_addr, http_addr = addresses(p)
+        creds = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
+        with grpc.secure_channel(grpc_addr, creds) as ch:
+            call = ch.unary_unary(EXPORT, request_serializer=lambda b: b,
+                                  response_deserializer=lambda b: b)
+            call(known_request().SerializeToString(), timeout=20)
+        wait_until(lambda: os.path.exists(self.path("profiles", "known.pb.gz")), "via gRPC+TLS")
+        os.unlink(self.path("profiles", "known.pb.gz"))
+        ctx = ssl.create_default_context(cafile=ca)
+        req = urllib.request.Request("https://%s/v1development/profiles" % http_addr,
+                                     data=known_request().SerializeToString(), method="POST",
+                                     headers={"Content-Type": "application/x-protobuf"})
+        with urllib.request.urlopen(req, timeout=20, context=ctx) as r:
+            self.assertEqual(r.status, 200)
+        wait_until(lambda: os.path.exists(self.path("profiles", "known.pb.gz")), "via HTTPS")
+        # profd -> profd over TLS, verified against the private CA
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        os.makedirs(self.path("sender"))
+        sender = Profd(self.path("sender"), sender_config(
+            self.path("spool"), 'endpoint: "https://%s", tls: {ca_file: %s}' % (grpc_addr, ca)))
+        self.procs.append(sender)
+        wait_until(lambda: os.path.exists(self.path("profiles", "heap.pb.gz")), "profd over TLS")
+        self.assertEqual(sender.stop(), 0)
+
     def test_bearer_token(self):
         p = self.start(receiver_config(extra="    bearer_token: s3cret\n"))
         grpc_addr, http_addr = addresses(p)
@@ -277,7 +307,6 @@ class ProfdToProfdTest(ProfdTestCase):
         endpoint = grpc_addr if protocol == "grpc" else http_addr
         sender_dir = self.path("sender")
         os.makedirs(sender_dir)
-        from harness import Profd
         sender = Profd(sender_dir, sender_config(spool, 'endpoint: "%s", protocol: %s, '
                                                  'compression: %s, encoding: %s' % (
                                                      endpoint, protocol, compression, encoding)))

@@ -6,8 +6,8 @@ import os
 import re
 import subprocess
 
-from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, metric_value, pprof_samples,
-                     subtract, wait_until)
+from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, make_test_certs, metric_value,
+                     pprof_samples, subtract, wait_until)
 
 SCRAPE = """
 receivers:
@@ -313,18 +313,7 @@ class ScrapeTest(ProfdTestCase):
         self.assertNotIn("pw", p.log_text())   # secrets never logged
 
     def test_https_with_a_private_ca_and_insecure_skip_verify(self):
-        ca_key, ca, key, csr, cert = (self.path(n) for n in
-                                      ("ca.key", "ca.pem", "srv.key", "srv.csr", "srv.pem"))
-        run = lambda *a: subprocess.run(["openssl"] + list(a), check=True, capture_output=True)
-        run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
-            "-days", "1", "-subj", "/CN=profd test CA")
-        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-            "-subj", "/CN=127.0.0.1")
-        ext = self.path("ext.cnf")
-        with open(ext, "w") as f:
-            f.write("subjectAltName=IP:127.0.0.1\n")
-        run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
-            "-out", cert, "-days", "1", "-extfile", ext)
+        ca, cert, key = make_test_certs(self.dir)
         fake = FakeTarget(tls=(cert, key))
         self.targets.append(fake)
         fake.set("/debug/pprof/goroutine",

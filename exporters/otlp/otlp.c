@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/client_tls.h"
 #include "profd/plugin.h"
 
 #define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -22,11 +23,6 @@ static const char *const encodings[] = {"proto", "json", NULL};
 enum { COMPRESS_GZIP, COMPRESS_ZSTD, COMPRESS_NONE };
 static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
 
-struct tls_config {
-    char *ca_file, *cert_file, *key_file;
-    bool insecure_skip_verify;
-};
-
 struct config {
     char *endpoint;
     int protocol;
@@ -36,20 +32,7 @@ struct config {
     struct profd_str_map headers;
     int64_t timeout;
     int64_t send_batch_size;
-    struct tls_config tls;
-};
-
-#define SUB(type, field) offsetof(type, field)
-
-static const struct profd_option tls_options[] = {
-    {"ca_file", PROFD_OPT_STRING, SUB(struct tls_config, ca_file), NULL,
-     "CA certificates to verify the server with (PEM)"},
-    {"cert_file", PROFD_OPT_STRING, SUB(struct tls_config, cert_file), NULL,
-     "client certificate (PEM)"},
-    {"key_file", PROFD_OPT_STRING, SUB(struct tls_config, key_file), NULL, "client key (PEM)"},
-    {"insecure_skip_verify", PROFD_OPT_BOOL, SUB(struct tls_config, insecure_skip_verify),
-     "false", "do not verify the server's certificate"},
-    {0},
+    struct client_tls tls;
 };
 
 static const struct profd_option options[] = {
@@ -69,7 +52,8 @@ static const struct profd_option options[] = {
      "deadline of one request"},
     {"send_batch_size", PROFD_OPT_INT, offsetof(struct config, send_batch_size), "256",
      "most records in one request"},
-    {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings", tls_options},
+    {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
+     client_tls_options},
     {0},
 };
 

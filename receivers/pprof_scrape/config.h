@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../lib/client_tls.h"
 #include "profd/plugin.h"
 
 struct static_config {
@@ -20,11 +21,6 @@ struct file_sd_config {
 
 struct basic_auth {
     char *username, *password, *password_file;
-};
-
-struct tls_config {
-    char *ca_file, *cert_file, *key_file;
-    bool insecure_skip_verify;
 };
 
 struct custom_profile {
@@ -54,7 +50,7 @@ struct job {
     struct profd_relabel *relabel_configs;
     struct basic_auth basic_auth;
     char *bearer_token, *bearer_token_file;
-    struct tls_config tls_config;
+    struct client_tls tls_config;
     struct profiling_config profiling_config;
     struct shard shard;
     bool honor_labels;

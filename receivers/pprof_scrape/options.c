@@ -29,16 +29,6 @@ static const struct profd_option basic_auth_options[] = {
     {0},
 };
 
-static const struct profd_option tls_options[] = {
-    {"ca_file", PROFD_OPT_STRING, SUB(struct tls_config, ca_file), NULL, "CA certificates (PEM)"},
-    {"cert_file", PROFD_OPT_STRING, SUB(struct tls_config, cert_file), NULL,
-     "client certificate (PEM)"},
-    {"key_file", PROFD_OPT_STRING, SUB(struct tls_config, key_file), NULL, "client key (PEM)"},
-    {"insecure_skip_verify", PROFD_OPT_BOOL, SUB(struct tls_config, insecure_skip_verify),
-     "false", "do not verify the server's certificate"},
-    {0},
-};
-
 static const struct profd_option custom_options[] = {
     {"name", PROFD_OPT_STRING, SUB(struct custom_profile, name), NULL,
      "profile type (__name__); a preset's name overrides that preset", .required = 1},
@@ -97,7 +87,7 @@ static const struct profd_option job_options[] = {
     {"bearer_token_file", PROFD_OPT_STRING, SUB(struct job, bearer_token_file), NULL,
      "file holding the bearer token, read again whenever it changes"},
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
-     tls_options},
+     client_tls_options},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,
      "which profiles to scrape", profiling_options},
     {"honor_labels", PROFD_OPT_BOOL, SUB(struct job, honor_labels), "false",

@@ -434,7 +434,7 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
-    const struct tls_config *t = &j->tls_config;
+    const struct client_tls *t = &j->tls_config;
     if (t->ca_file)
         curl_easy_setopt(e, CURLOPT_CAINFO, t->ca_file);
     if (t->cert_file)

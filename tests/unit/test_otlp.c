@@ -138,7 +138,9 @@ static struct profd_batch *corpus_batch(const char *name)
     return b;
 }
 
-TEST(corpus_round_trip_keeps_everything)
+/* Every corpus profile through OTLP (and OTLP's JSON when via_json) and
+ * back must keep every fact and its series labels. */
+static void check_corpus_round_trip(bool via_json)
 {
     for (size_t f = 0; f < sizeof(corpus_files) / sizeof(*corpus_files); f++) {
         struct profd_batch *in = corpus_batch(corpus_files[f]);
@@ -147,12 +149,21 @@ TEST(corpus_round_trip_keeps_everything)
         CHECK(p != NULL);
         size_t len;
         uint8_t *otlp = encode(in, &len);
+        if (via_json) {
+            size_t json_len;
+            char *json = profd_otlp_to_json(PROFD_OTLP_REQUEST, otlp, len, &json_len);
+            free(otlp);
+            CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, json, json_len, &otlp, &len, err,
+                                           sizeof(err)), 0);
+            free(json);
+        }
         struct profd_batch *out = profd_batch_new();
         struct profd_otlp_result res;
-        CHECK_INT(profd_otlp_decode(otlp, len, out, &res, err, sizeof(err)), 0);
+        if (profd_otlp_decode(otlp, len, out, &res, err, sizeof(err)) != 0)
+            CHECK_FAIL_("%s: %s", corpus_files[f], err);
         CHECK_INT(res.rejected, 0);
         CHECK_INT(out->nrecords, 1);
-        if (out->nrecords == 1) {
+        if (p && out->nrecords == 1) {
             struct profd_record *r = out->records[0];
             CHECK_STR(profd_record_label(r, "service_name"), "corpus");
             CHECK_STR(profd_record_label(r, "__name__"), corpus_files[f]);
@@ -168,35 +179,14 @@ TEST(corpus_round_trip_keeps_everything)
     }
 }
 
+TEST(corpus_round_trip_keeps_everything)
+{
+    check_corpus_round_trip(false);
+}
+
 TEST(json_round_trip_keeps_everything)
 {
-    for (size_t f = 0; f < sizeof(corpus_files) / sizeof(*corpus_files); f++) {
-        struct profd_batch *in = corpus_batch(corpus_files[f]);
-        char err[256];
-        struct profd_profile *p = profd_record_profile(in->records[0], err, sizeof(err));
-        size_t len, json_len, back_len;
-        uint8_t *otlp = encode(in, &len), *back;
-        char *json = profd_otlp_to_json(PROFD_OTLP_REQUEST, otlp, len, &json_len);
-        CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, json, json_len, &back, &back_len, err,
-                                       sizeof(err)), 0);
-        struct profd_batch *out = profd_batch_new();
-        struct profd_otlp_result res;
-        if (profd_otlp_decode(back, back_len, out, &res, err, sizeof(err)) != 0)
-            CHECK_FAIL_("%s: %s", corpus_files[f], err);
-        CHECK_INT(out->nrecords, 1);
-        if (out->nrecords == 1) {
-            char *want = dump(p), *got = dump(out->records[0]->profile);
-            if (strcmp(want, got) != 0)
-                CHECK_FAIL_("%s: JSON round trip differs", corpus_files[f]);
-            free(want);
-            free(got);
-        }
-        free(otlp);
-        free(json);
-        free(back);
-        profd_batch_unref(in);
-        profd_batch_unref(out);
-    }
+    check_corpus_round_trip(true);
 }
 
 TEST(json_follows_otlp_rules)

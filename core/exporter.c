@@ -308,6 +308,31 @@ static void linger(struct profd_queue *q)
         pthread_cond_broadcast(&q->work);
 }
 
+/* Pops the head item (q->mu held) into *b, and for an exporter that merges
+ * batches every further item of the same burst, up to flush_size records,
+ * into one merged batch. Returns the bytes taken. */
+static size_t take_burst(struct profd_queue *q, struct profd_batch **b)
+{
+    bool merge = q->c->plugin->flags & PROFD_PLUGIN_MERGES_BATCHES;
+    struct profd_batch *parts[256];
+    size_t n = 0, bytes = 0, records = 0;
+    do {
+        struct item *it = q->head;
+        q->head = it->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->bytes -= it->bytes;
+        q->records -= it->batch->nrecords;
+        bytes += it->bytes;
+        records += it->batch->nrecords;
+        parts[n++] = it->batch;
+        free(it);
+    } while (merge && q->head && q->head->seq <= q->flushed && n < 256 &&
+             (int64_t)(records + q->head->batch->nrecords) <= q->s.sending_queue.flush_size);
+    *b = n == 1 ? parts[0] : profd_batch_merge(parts, n);
+    return bytes;
+}
+
 static void *sender_main(void *arg)
 {
     struct profd_queue *q = arg;
@@ -322,18 +347,13 @@ static void *sender_main(void *arg)
             linger(q);
         if (!q->head || q->stop_now)
             break;
-        struct item *it = q->head;
-        q->head = it->next;
-        if (!q->head)
-            q->tail = NULL;
-        q->bytes -= it->bytes;
-        q->records -= it->batch->nrecords;
+        struct profd_batch *b;
+        size_t bytes = take_burst(q, &b);
         update_gauges(q);
         if (q->room_waiters)
             pthread_cond_broadcast(&q->room);
         pthread_mutex_unlock(&q->mu);
-        export_one(q, it->batch, it->bytes);
-        free(it);
+        export_one(q, b, bytes);
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);

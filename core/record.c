@@ -52,10 +52,27 @@ void profd_batch_unref(struct profd_batch *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
         return;
-    for (size_t i = 0; i < b->nrecords; i++)
+    for (size_t i = 0; i < b->nparts; i++)
+        profd_batch_unref(b->parts[i]);
+    free(b->parts);
+    for (size_t i = 0; !b->parts && i < b->nrecords; i++)
         record_free(b->records[i]);
     free(b->records);
     free(b);
+}
+
+struct profd_batch *profd_batch_merge(struct profd_batch **parts, size_t n)
+{
+    struct profd_batch *b = profd_batch_new();
+    b->parts = profd_xmalloc(n * sizeof(*parts));
+    memcpy(b->parts, parts, n * sizeof(*parts));
+    b->nparts = n;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < parts[i]->nrecords; k++) {
+            profd_grow(&b->records, &b->cap, b->nrecords + 1, sizeof(*b->records));
+            b->records[b->nrecords++] = parts[i]->records[k];
+        }
+    return b;
 }
 
 static struct profd_record *record_new(struct profd_batch *b)

@@ -17,6 +17,10 @@ struct profd_batch *profd_batch_new(void);
 void profd_batch_ref(struct profd_batch *b);
 /* Drops one reference; the last one frees every record. Accepts NULL. */
 void profd_batch_unref(struct profd_batch *b);
+/* One batch listing the records of parts[0..n), taking over one reference
+ * of each part (released when the merged batch is freed). Read-only: for
+ * exporters that send several batches at once. */
+struct profd_batch *profd_batch_merge(struct profd_batch **parts, size_t n);
 /* A deep copy of b whose records share nothing with b's but their acks. */
 struct profd_batch *profd_batch_copy(const struct profd_batch *b);
 /* Attaches one ack to every record of b (replacing none: records without an

@@ -219,6 +219,7 @@ static const struct profd_plugin plugin = {
     PROFD_PLUGIN_HEADER,
     .kind = PROFD_EXPORTER,
     .type = "otlp",
+    .flags = PROFD_PLUGIN_MERGES_BATCHES,
     .description = "sends profiles as OTLP over gRPC or HTTP",
     .options = options,
     .config_size = sizeof(struct config),

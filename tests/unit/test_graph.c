@@ -104,6 +104,8 @@ static int mutate_consume(void *st, struct profd_batch *b)
     return s->host->emit(s->self, b);
 }
 
+static int largest_batch;   /* most records a sink was given at once */
+
 enum { SINK_OK, SINK_RETRY_ONCE, SINK_FAIL, SINK_RETRY_ALWAYS };
 static const char *const sink_modes[] = {"ok", "retry_once", "fail", "retry_always", NULL};
 
@@ -137,6 +139,8 @@ static int sink_consume(void *st, struct profd_batch *b)
     }
     pthread_mutex_lock(&mu);
     delivered += (int)b->nrecords;
+    if ((int)b->nrecords > largest_batch)
+        largest_batch = (int)b->nrecords;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&mu);
     return PROFD_OK;
@@ -150,6 +154,8 @@ static const struct profd_plugin test_modules[] = {
     MODULE(PROFD_RECEIVER, "src", NULL, 0, NULL, 0),
     MODULE(PROFD_PROCESSOR, "mut", mutate_consume, PROFD_PLUGIN_MUTATES, NULL, 0),
     MODULE(PROFD_EXPORTER, "sink", sink_consume, 0, sink_options, sizeof(struct sink_cfg)),
+    MODULE(PROFD_EXPORTER, "msink", sink_consume, PROFD_PLUGIN_MERGES_BATCHES, sink_options,
+           sizeof(struct sink_cfg)),
 };
 
 /* ---- harness ---- */
@@ -158,7 +164,7 @@ static struct profd_graph *start_graph(const char *yaml, struct profd_loader **l
 {
     struct profd_loader *l = profd_loader_create(NULL, 0);
     char err[256];
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < sizeof(test_modules) / sizeof(*test_modules); i++)
         profd_loader_register(l, &test_modules[i], err, sizeof(err));
     struct profd_diag d = {0};
     struct cfg_node *root = cfg_load_string("g.yaml", yaml, &d);
@@ -404,6 +410,31 @@ TEST(idle_sender_waits_for_a_burst)
     stop_graph(g, l);
     CHECK(mono_ms() - t0 < 250);
     CHECK_INT(counter("sink/fl", "exporter", PROFD_C_SENT_RECORDS), 5);
+}
+
+TEST(a_merging_exporter_gets_a_burst_as_one_batch)
+{
+    reset();
+    ack_calls = ack_ok = largest_batch = 0;
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/mg: {}}\n"
+        "exporters:\n"
+        "  msink/mg: {mode: retry_once, sending_queue: {flush_timeout: 300ms, flush_size: 3},\n"
+        "             retry_on_failure: {initial_interval: 5ms}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/mg], exporters: [msink/mg]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(emit_one(true), PROFD_OK);
+    CHECK(wait_delivered(3));
+    CHECK_INT(largest_batch, 3);   /* one call for the three batches, retried whole */
+    stop_graph(g, l);
+    CHECK_INT(ack_calls, 3);       /* every record's ack, once the merged batch is done */
+    CHECK_INT(ack_ok, 1);          /* ... and the last one said ok */
+    CHECK_INT(counter("msink/mg", "exporter", PROFD_C_SENT_RECORDS), 3);
 }
 
 TEST(drain_deadline_drops_what_cannot_be_sent)

@@ -126,11 +126,14 @@ struct profd_record {
     struct profd_ack *ack;               /* shared completion tracker, or NULL */
 };
 
-/* A reference-counted list of records. */
+/* A reference-counted list of records. A merged batch (parts != NULL) lists
+ * the records of other batches, which it holds a reference to. */
 struct profd_batch {
     _Atomic int refs;
     struct profd_record **records;
     size_t nrecords, cap;
+    struct profd_batch **parts;
+    size_t nparts;
 };
 
 #endif

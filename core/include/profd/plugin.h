@@ -46,6 +46,9 @@ enum profd_kind {
 
 /* Descriptor flags. */
 #define PROFD_PLUGIN_MUTATES 0x1u   /* consume() changes the batch it is given */
+/* Exporters: consume() is given the records of every batch queued in one
+ * burst (sending_queue.flush_timeout / flush_size) as one batch. */
+#define PROFD_PLUGIN_MERGES_BATCHES 0x2u
 
 enum profd_log_level { PROFD_LOG_ERROR, PROFD_LOG_WARN, PROFD_LOG_INFO, PROFD_LOG_DEBUG };
 

@@ -32,6 +32,7 @@ struct config {
     struct profd_str_map headers;
     int64_t timeout;
     int64_t send_batch_size;
+    uint64_t max_request_size;
     struct client_tls tls;
 };
 
@@ -52,6 +53,9 @@ static const struct profd_option options[] = {
      "deadline of one request"},
     {"send_batch_size", PROFD_OPT_INT, offsetof(struct config, send_batch_size), "256",
      "most records in one request"},
+    {"max_request_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_size), "4MiB",
+     "records are split over several requests above this (gRPC servers' default limit); "
+     "a single larger record is sent alone"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      client_tls_options},
     {0},
@@ -149,7 +153,8 @@ static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, si
     }
 }
 
-/* Sends records[0..n) as one request. */
+/* Sends records[0..n) as one request, or halves when that is over
+ * max_request_size. */
 static int send_records(struct otlp_exporter *e, struct profd_record *const *records, size_t n)
 {
     const struct profd_host *host = e->host;
@@ -157,6 +162,11 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
     size_t len, skipped;
     char err[256];
     host->otlp_encode(records, n, &body, &len, &skipped, err, sizeof(err));
+    if (len > e->cfg->max_request_size && n > 1) {
+        free(body);
+        int rc = send_records(e, records, n / 2);
+        return rc == PROFD_OK ? send_records(e, records + n / 2, n - n / 2) : rc;
+    }
     if (skipped)
         host->log(e->self, PROFD_LOG_WARN, "left out %zu records that cannot be decoded: %s",
                   skipped, err);
@@ -190,10 +200,10 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
     return rc;
 }
 
-/* A batch of more than send_batch_size records goes as several requests; a
- * retryable failure of a later one retries the whole batch, so the earlier
- * requests are sent again (OTLP receivers do not deduplicate): keep
- * send_batch_size above the batches the pipeline makes. */
+/* A batch of more than send_batch_size records, or of more than
+ * max_request_size bytes, goes as several requests; a retryable failure of
+ * a later one retries the whole batch, so the earlier requests are sent
+ * again (OTLP receivers do not deduplicate). */
 static int consume(void *st, struct profd_batch *b)
 {
     struct otlp_exporter *e = st;

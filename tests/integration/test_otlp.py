@@ -6,11 +6,13 @@ checks what the exporter sends, and the protocol's answers to bad input."""
 import concurrent.futures
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -110,6 +112,14 @@ def known_request(bad_stack=False):
         resource_profiles=[ResourceProfiles(resource=res,
                                             scope_profiles=[ScopeProfiles(profiles=[prof])])],
         dictionary=d)
+
+
+def varint(n):
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7f | 0x80])
+        n >>= 7
+    return out + bytes([n])
 
 
 def grpc_call(address, request_bytes, compression=None, timeout=20):
@@ -342,14 +352,28 @@ class OtlpExporterTest(ProfdTestCase):
     INVALID_ARGUMENT: not retried)."""
 
     def serve(self, answers):
-        svc, _ = pb()
+        """A grpcio Export server answering with answers in turn (the last
+        repeating): a status code, or (code, retry delay in seconds) for an
+        error carrying a google.rpc.RetryInfo. Returns (address, requests),
+        each request (message, metadata, monotonic arrival time)."""
+        svc, status_pb2 = pb()
         got, lock = [], threading.Lock()
 
         def export(request, context):
             with lock:
                 got.append((svc.ExportProfilesServiceRequest.FromString(request),
-                            dict(context.invocation_metadata())))
+                            dict(context.invocation_metadata()), time.monotonic()))
                 answer = answers.pop(0) if len(answers) > 1 else answers[0]
+            if isinstance(answer, tuple):   # RetryInfo{retry_delay: Duration{nanos}}
+                answer, delay = answer
+                nanos = int(delay * 1e9)
+                duration = b"\x10" + varint(nanos)
+                info = b"\x0a" + varint(len(duration)) + duration
+                st = status_pb2.Status(code=answer.value[0], message="slow down", details=[
+                    status_pb2.Any(type_url="type.googleapis.com/google.rpc.RetryInfo",
+                                   value=info)])
+                context.set_trailing_metadata([("grpc-status-details-bin",
+                                                st.SerializeToString())])
             if answer != grpc.StatusCode.OK:
                 context.abort(answer, "backend says %s" % answer.name)
             return b""
@@ -380,9 +404,13 @@ class OtlpExporterTest(ProfdTestCase):
         p = self.start(sender_config(self.path("spool"),
                                      'endpoint: "%s", headers: {x-tenant: t1}, '
                                      'retry_on_failure: {initial_interval: 10ms}' % address))
-        wait_until(lambda: len(got) >= 3, "a retried request and its sibling")
+        def delivered():
+            """The files in the requests after the first (which was refused)."""
+            return {kv.value.string_value for r, _, _ in got[1:] for rp in r.resource_profiles
+                    for kv in rp.resource.attributes if kv.key == "__file__"}
+        wait_until(lambda: delivered() == {"heap.pb.gz", "perf.pb.gz"}, "every file, retried")
         p.wait_log(r"will retry")
-        requests = [r for r, _ in got]
+        requests = [r for r, _, _ in got]
         self.assertEqual(got[0][1].get("x-tenant"), "t1")
         by_file = {}
         for req in requests:
@@ -416,11 +444,55 @@ class OtlpExporterTest(ProfdTestCase):
                 self.assertEqual(len(s.values), 1)
                 self.assertLess(s.stack_index, len(d.stack_table))
 
+    def test_retry_info_sets_the_wait_and_is_needed_for_resource_exhausted(self):
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        address, got = self.serve([(grpc.StatusCode.RESOURCE_EXHAUSTED, 0.5),
+                                   grpc.StatusCode.RESOURCE_EXHAUSTED])
+        p = self.start(sender_config(self.path("spool"), 'endpoint: "%s", '
+                                     'retry_on_failure: {initial_interval: 10ms}' % address))
+        p.wait_log(r"export to .* failed: backend says RESOURCE_EXHAUSTED")
+        self.assertEqual(len(got), 2)   # retried once (RetryInfo), then not (no RetryInfo)
+        self.assertGreaterEqual(got[1][2] - got[0][2], 0.5)
+
+    def test_http_retry_after(self):
+        import http.server
+        arrivals = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                arrivals.append(time.monotonic())
+                first = len(arrivals) == 1
+                self.send_response(429 if first else 200)
+                if first:
+                    self.send_header("Retry-After", "1")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        self.start(sender_config(self.path("spool"), 'endpoint: "127.0.0.1:%d", protocol: http, '
+                                 'retry_on_failure: {initial_interval: 10ms}' %
+                                 server.server_address[1]))
+        wait_until(lambda: len(arrivals) >= 2, "the retry")
+        self.assertGreaterEqual(arrivals[1] - arrivals[0], 1.0)
+
     def test_invalid_argument_is_not_retried(self):
         shutil.copytree(GO_CORPUS, self.path("spool"))
         address, got = self.serve([grpc.StatusCode.INVALID_ARGUMENT])
-        p = self.start(sender_config(self.path("spool"), 'endpoint: "%s", '
-                                     'retry_on_failure: {initial_interval: 10ms}' % address))
-        p.wait_log(r"export to .* failed: backend says INVALID_ARGUMENT")
-        wait_until(lambda: len(got) >= len(corpus_files()), "every batch tried once")
+        config = sender_config(self.path("spool"), 'endpoint: "%s", '
+                               'retry_on_failure: {initial_interval: 10ms}' % address)
+        p = self.start(config.replace("after_ingest: keep", "after_ingest: keep, oneshot: true"))
+        failed = p.wait_log(r"failed to export \d+ record\(s\): permanent error")
+        p.stop()
         self.assertNotIn("will retry", p.log_text())
+        # one request per failure logged: none was sent again
+        self.assertEqual(len(got), len(re.findall(r"backend says INVALID_ARGUMENT", p.log_text())))
+        self.assertGreaterEqual(len(got), 1, p.log_text())

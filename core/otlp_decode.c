@@ -290,7 +290,8 @@ static int check_view(const struct decoder *d, const struct profile_view *v, cha
 static bool same_list(const struct otlp_dict *d, struct otlp_list a, struct otlp_list b)
 {
     return a.count == b.count &&
-           memcmp(d->pool + a.start, d->pool + b.start, a.count * sizeof(*d->pool)) == 0;
+           (a.count == 0 ||
+            memcmp(d->pool + a.start, d->pool + b.start, a.count * sizeof(*d->pool)) == 0);
 }
 
 static bool same_bytes(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)

@@ -464,6 +464,8 @@ static json_t *message_to_json(const struct message *m, const uint8_t *data, siz
 
 static char *to_json(const struct message *m, const uint8_t *data, size_t len, size_t *out_len)
 {
+    if (!data)   /* an empty message may come as no buffer at all */
+        data = (const uint8_t *)"";
     json_t *obj = message_to_json(m, data, len, 0);
     char *s = json_dumps(obj, JSON_COMPACT);
     json_decref(obj);

@@ -206,9 +206,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
         return status_error(res, answer, STATUS_UNAVAILABLE, 503);
     }
-    host->batch_unref(b);
-    host->count(r->self, PROFD_C_ACCEPTED_RECORDS, n);
-    host->count(r->self, PROFD_C_ACCEPTED_BYTES, req->len);
+    host->batch_unref(b);   /* emit counted what was accepted */
     export_response(res, rejected, why);
     if (answer == ANSWER_JSON) {
         size_t len;

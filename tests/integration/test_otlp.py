@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 
 from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, make_test_certs,
-                     raw_pprof, run, wait_until)
+                     metric_value, raw_pprof, run, wait_until)
 
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
@@ -45,7 +45,7 @@ def pb():
     return _pb
 
 
-def receiver_config(out_dir="profiles", extra="", tls=""):
+def receiver_config(out_dir="profiles", extra="", tls="", metrics=""):
     return """
 receivers:
   otlp:
@@ -56,10 +56,10 @@ receivers:
 exporters:
   pprof_file: {directory: ./%s, path_template: "{__file__}"}
 service:
-  telemetry: {metrics: {address: ""}}
+  telemetry: {metrics: {address: "%s"}}
   pipelines:
     profiles: {receivers: [otlp], exporters: [pprof_file]}
-""" % (tls, tls, extra, out_dir)
+""" % (tls, tls, extra, out_dir, metrics)
 
 
 def addresses(p):
@@ -167,7 +167,8 @@ class OtlpReceiverTest(ProfdTestCase):
         self.assertIn("/bin/app 0123abcd", raw)
 
     def test_bad_requests_get_the_protocols_errors_and_the_server_keeps_serving(self):
-        p = self.start(receiver_config(extra="    max_request_body_size: 64KiB\n"))
+        p = self.start(receiver_config(extra="    max_request_body_size: 64KiB\n",
+                                       metrics="127.0.0.1:0"))
         grpc_addr, http_addr = addresses(p)
         code, details, _ = grpc_call(grpc_addr, b"\xff\xff\xff garbage")
         self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
@@ -217,6 +218,12 @@ class OtlpReceiverTest(ProfdTestCase):
         self.assertEqual(code, grpc.StatusCode.OK, details)
         wait_until(lambda: os.path.exists(self.path("profiles", "known.pb.gz")), "a good profile")
         self.assertIn("function_index 99 out of range", p.log_text())
+        # every refusal counted (evhttp answers an oversize body itself, uncounted)
+        refused = metric_value(p.metrics(), "profd_component_refused_records_total",
+                               kind="receiver", id="otlp")
+        self.assertGreaterEqual(refused, 10)
+        self.assertEqual(metric_value(p.metrics(), "profd_component_accepted_records_total",
+                                      kind="receiver", id="otlp"), 1)
         self.assertEqual(p.stop(), 0)
 
     def test_json_from_protobufs_own_json_printer(self):

@@ -9,7 +9,7 @@ WERROR   ?= -Werror
 SANITIZE ?=
 
 PKGS     := yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto \
-            libnghttp2 libzstd libcurl
+            libnghttp2 libzstd
 OPT      ?= -O2 -g
 CFLAGS   := $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
             $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \
@@ -19,7 +19,7 @@ LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -ldl -lm
 # the executable, so sanitized modules are linked without it.
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
 
-CORE_SRC := $(wildcard core/*.c config/*.c)
+CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c
 CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
 CORE_OBJ := $(CORE_LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libprofdcore.a
@@ -35,6 +35,8 @@ receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/grow.c
 processor_symbolize_LIBS := -ldw -lelf -lstdc++
 processor_symbolize_SRCS := lib/binary_lookup.c lib/grow.c
+exporter_otlp_LIBS := -lcurl -lcrypto
+exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

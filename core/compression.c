@@ -108,7 +108,7 @@ int profd_decompress(const char *encoding, const uint8_t *data, size_t len, size
         return unzstd(data, len, max_out, out, out_len, err, errlen);
     if (!profd_encoding_known(encoding)) {
         snprintf(err, errlen, "unsupported encoding \"%s\"", encoding);
-        return -1;
+        return PROFD_DECOMPRESS_UNSUPPORTED;
     }
     if (len > max_out) {
         snprintf(err, errlen, "body of %zu bytes is over the limit of %zu", len, max_out);

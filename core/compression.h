@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profd/plugin.h"   /* PROFD_DECOMPRESS_* */
+
 /* True for the encodings below: "gzip", "zstd", "identity" and "" (none). */
 bool profd_encoding_known(const char *encoding);
 
@@ -16,10 +18,8 @@ bool profd_encoding_known(const char *encoding);
 int profd_compress(const char *encoding, const uint8_t *data, size_t len, uint8_t **out,
                    size_t *out_len);
 
-enum { PROFD_DECOMPRESS_CORRUPT = -1, PROFD_DECOMPRESS_TOO_LARGE = -2 };
-
 /* Decompresses into a new malloc'd buffer, refusing output above max_out.
- * 0, or one of the codes above with err saying what was wrong. */
+ * 0, or a PROFD_DECOMPRESS_* code with err saying what was wrong. */
 int profd_decompress(const char *encoding, const uint8_t *data, size_t len, size_t max_out,
                      uint8_t **out, size_t *out_len, char *err, size_t errlen);
 

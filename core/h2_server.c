@@ -19,7 +19,8 @@
 #include <time.h>
 
 #include "alloc.h"
-#include "grpc_frame.h"
+#include "../lib/grpc_frame.h"
+#include "compression.h"
 #include "rpc_server.h"
 
 #define STREAM_WINDOW (16 << 20)
@@ -220,7 +221,7 @@ static void handle(struct h2_conn *c, struct h2_stream *st)
     uint8_t *msg;
     size_t len;
     int code = grpc_unframe(st->body, st->len, stream_header(st, "grpc-encoding"), o->max_body,
-                            &msg, &len, why, sizeof(why));
+                            profd_decompress, &msg, &len, why, sizeof(why));
     if (code != GRPC_OK)
         return answer_status(c, st, 200, code, why);
     struct profd_rpc_request req = {

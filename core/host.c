@@ -22,7 +22,6 @@
 #include "record.h"
 #include "sd_file.h"
 #include "relabel.h"
-#include "rpc_client.h"
 #include "rpc_server.h"
 
 static void host_log(struct profd_component *self, enum profd_log_level level, const char *fmt,
@@ -157,9 +156,6 @@ const struct profd_host profd_host_services = {
     .server_start = profd_server_start,
     .server_stop = profd_server_stop,
     .server_address = profd_server_address,
-    .client_new = profd_client_new,
-    .client_call = profd_client_call,
-    .client_free = profd_client_free,
     .retry_after = host_retry_after,
     .otlp_decode = host_otlp_decode,
     .otlp_encode = profd_otlp_encode,

@@ -176,11 +176,9 @@ void otlp_attrs_to_series(const struct otlp_dict *d, struct otlp_list list,
     }
 }
 
-bool otlp_attr_to_label(const struct otlp_dict *d, const struct otlp_attr *a,
-                        struct profd_profile *p, struct profd_sample_label *l, uint32_t key,
-                        uint32_t unit)
+bool otlp_attr_to_label(const struct otlp_attr *a, struct profd_profile *p,
+                        struct profd_sample_label *l, uint32_t key, uint32_t unit)
 {
-    (void)d;
     *l = (struct profd_sample_label){.key = key};
     if (a->value.kind == OTLP_V_INT) {
         l->num = a->value.i;

@@ -45,9 +45,8 @@ void otlp_attrs_to_series(const struct otlp_dict *d, struct otlp_list list,
 /* Fills l from a sample attribute (key and unit already interned into p):
  * ints become numeric labels with the unit, everything else strings. False
  * for values a label cannot hold (arrays, maps). */
-bool otlp_attr_to_label(const struct otlp_dict *d, const struct otlp_attr *a,
-                        struct profd_profile *p, struct profd_sample_label *l, uint32_t key,
-                        uint32_t unit);
+bool otlp_attr_to_label(const struct otlp_attr *a, struct profd_profile *p,
+                        struct profd_sample_label *l, uint32_t key, uint32_t unit);
 /* Writes trace_id and span_id labels (lowercase hex) for a link; returns how
  * many were written (0..2). */
 uint32_t otlp_link_to_labels(const struct otlp_link *link, struct profd_profile *p,

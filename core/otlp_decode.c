@@ -433,7 +433,7 @@ static void build_sample(struct decoder *d, struct profd_profile *p, struct prof
     for (uint32_t k = 0; k < s->attrs.count; k++) {
         const struct otlp_attr *a = &d->dict.attrs[d->dict.pool[s->attrs.start + k]];
         struct profd_sample_label *l = &out->labels[out->nlabels];
-        if (otlp_attr_to_label(&d->dict, a, p, l, str_ref(d, p, a->key), str_ref(d, p, a->unit)))
+        if (otlp_attr_to_label(a, p, l, str_ref(d, p, a->key), str_ref(d, p, a->unit)))
             out->nlabels++;
     }
     if (s->link)
@@ -551,10 +551,12 @@ static int scope_profiles(struct decoder *d, const struct pb_field *sf,
         size_t n = 1;
         while (i + n < d->nviews && same_pprof(&d->dict, &d->views[i], &d->views[i + n]))
             n++;
-        if (add_record(d, resource, &d->views[i], n, msg, sizeof(msg)) < 0)
-            d->res->rejected += n - 1, refuse(d, msg);
-        else
+        if (add_record(d, resource, &d->views[i], n, msg, sizeof(msg)) < 0) {
+            d->res->rejected += n - 1;   /* refuse() counts the first */
+            refuse(d, msg);
+        } else {
             d->res->records++;
+        }
         i += n;
     }
     for (size_t i = 0; i < d->nviews; i++)

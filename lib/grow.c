@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "grow.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 void *grow_array(void *p, size_t *cap, size_t need, size_t size)
@@ -15,4 +17,24 @@ void *grow_array(void *p, size_t *cap, size_t need, size_t size)
         abort();
     *cap = n;
     return q;
+}
+
+void *must_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+char *must_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s;
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        abort();
+    return s;
 }

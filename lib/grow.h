@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Growing arrays, for the modules that compile lib/ sources in. */
+/* Growing arrays and allocations that abort when memory runs out, as the
+ * daemon's own do, for the modules that compile lib/ sources in. */
 #ifndef PROFD_GROW_H
 #define PROFD_GROW_H
 
@@ -8,5 +9,10 @@
 /* Returns p grown (doubling) to hold at least need elements of size bytes,
  * updating *cap; never NULL, even for need 0; aborts when memory runs out. */
 void *grow_array(void *p, size_t *cap, size_t need, size_t size);
+
+/* malloc that aborts instead of returning NULL (n 0 gives a valid block). */
+void *must_malloc(size_t n);
+/* printf into a new block; aborts when memory runs out. */
+char *must_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

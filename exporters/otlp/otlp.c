@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../lib/client_tls.h"
+#include "../../lib/rpc_client.h"
 #include "profd/plugin.h"
 
 #define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -65,7 +66,7 @@ struct otlp_exporter {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct profd_client *client;
+    struct rpc_client *client;
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -101,7 +102,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     char url[1024];
     snprintf(url, sizeof(url), "%s%s%s", has_scheme ? "" : "http://", cfg->endpoint,
              cfg->protocol == PROTO_HTTP ? cfg->path : "");
-    struct profd_client_options o = {
+    struct rpc_client_options o = {
         .url = url,
         .protocol = cfg->protocol == PROTO_GRPC ? PROFD_RPC_GRPC : PROFD_RPC_HTTP,
         .content_type = cfg->encoding == ENCODING_JSON ? "application/json"
@@ -115,7 +116,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         .timeout = cfg->timeout,
     };
     char err[256];
-    e->client = host->client_new(&o, err, sizeof(err));
+    e->client = rpc_client_new(host, &o, err, sizeof(err));
     if (!e->client) {
         host->log(self, PROFD_LOG_ERROR, "%s", err);
         free(e);
@@ -176,8 +177,8 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
         free(body);
         body = (uint8_t *)text;
     }
-    struct profd_call_result res;
-    int rc = host->client_call(e->client, GRPC_PATH, body, len, &res);
+    struct rpc_result res;
+    int rc = rpc_client_call(e->client, GRPC_PATH, body, len, &res);
     free(body);
     if (rc == PROFD_OK && json) {
         uint8_t *proto;
@@ -221,7 +222,7 @@ static void destroy(void *st)
 {
     struct otlp_exporter *e = st;
     if (e)
-        e->host->client_free(e->client);
+        rpc_client_free(e->client);
     free(e);
 }
 

@@ -4,7 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../core/grpc_frame.h"
+#include "../../core/compression.h"
+#include "../../lib/grpc_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -14,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     uint8_t *msg;
     size_t n;
     char err[256];
-    if (grpc_unframe(data + 1, len - 1, encoding, 1 << 20, &msg, &n, err, sizeof(err)) == 0) {
+    if (grpc_unframe(data + 1, len - 1, encoding, 1 << 20, profd_decompress, &msg, &n, err,
+                     sizeof(err)) == 0) {
         if (n > (1 << 20))
             abort();   /* the limit holds */
         free(msg);

@@ -23,9 +23,9 @@ clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
 clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
 clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.c config/tree.c \
     config/units.c config/diag.c core/alloc.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
-all_core=$(ls core/*.c config/*.c | grep -v core/main.c)
+all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
-libnghttp2 libzstd libcurl"
+libnghttp2 libzstd"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c
 receivers/perf_data/unwind.c lib/binary_lookup.c lib/grow.c"
@@ -40,7 +40,7 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     $all_core -o $FUZZ_BUILD/fuzz_otlp $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp_json.c \
     $all_core -o $FUZZ_BUILD/fuzz_otlp_json $LIBS $(pkg-config --libs $PKGS) -ldl -lm
-clang $FLAGS tests/fuzz/fuzz_grpc_frame.c core/grpc_frame.c core/compression.c core/gzip.c \
+clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS

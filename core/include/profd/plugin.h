@@ -137,30 +137,12 @@ enum profd_otlp_message {
     PROFD_OTLP_RESPONSE = 2,    /* ExportProfilesServiceResponse */
 };
 
-/* An outbound connection for unary calls: gRPC over HTTP/2 (h2c with prior
- * knowledge for http://, ALPN h2 for https://) or HTTP POSTs. */
-struct profd_client_options {
-    const char *url;                  /* http(s)://host:port[/path] */
-    enum profd_rpc_protocol protocol;
-    const char *content_type;         /* HTTP: of the body */
-    const char *compression;          /* "gzip", "zstd", or NULL/"" for none */
-    const struct profd_str_map *headers;   /* extra request headers, or NULL */
-    const char *ca_file, *cert_file, *key_file;
-    bool insecure_skip_verify;
-    int64_t timeout;                  /* ns per call; 0 = none */
+/* What host->decompress returns besides 0. */
+enum {
+    PROFD_DECOMPRESS_CORRUPT = -1,
+    PROFD_DECOMPRESS_TOO_LARGE = -2,     /* the output would pass max_out */
+    PROFD_DECOMPRESS_UNSUPPORTED = -3,   /* an encoding other than gzip, zstd, identity */
 };
-
-/* What one call came back with. body is malloc'd (the caller frees it). */
-struct profd_call_result {
-    int http_status;                  /* 0 when no response came */
-    int grpc_status;                  /* gRPC; synthesized from http_status when absent */
-    char message[256];                /* why it failed */
-    int64_t retry_after;              /* ns the server asked to wait, or 0 */
-    uint8_t *body;
-    size_t len;
-};
-
-struct profd_client;   /* opaque */
 
 /*
  * Services the daemon offers to a module. Every function is thread-safe
@@ -282,17 +264,6 @@ struct profd_host {
     /* The address a server listens on, port resolved ("127.0.0.1:4317"). */
     const char *(*server_address)(const struct profd_server *s);
 
-    /* Clients for exporters (any thread; calls on one client are serialized).
-     * client_call sends body (gRPC: one message to path, e.g.
-     * "/pkg.Service/Method"; HTTP: to the URL, path ignored) and returns
-     * PROFD_OK, PROFD_ERETRY for what the protocol says to retry (gRPC
-     * UNAVAILABLE and kin, HTTP 429/502/503/504, no connection), or
-     * PROFD_ERR; res says more in every case. */
-    struct profd_client *(*client_new)(const struct profd_client_options *o, char *err,
-                                       size_t errlen);
-    int (*client_call)(struct profd_client *c, const char *path, const uint8_t *body,
-                       size_t len, struct profd_call_result *res);
-    void (*client_free)(struct profd_client *c);
     /* From an exporter's consume: wait at least ns before the retry that the
      * PROFD_ERETRY it is about to return asks for (Retry-After, RetryInfo). */
     void (*retry_after)(struct profd_component *self, int64_t ns);
@@ -311,8 +282,9 @@ struct profd_host {
                           uint8_t **out, size_t *out_len, char *err, size_t errlen);
     char *(*otlp_to_json)(enum profd_otlp_message which, const uint8_t *data, size_t len,
                           size_t *out_len);
-    /* Compression for modules: gzip or zstd ("gzip"/"zstd"); decompress
-     * refuses output above max_out. 0, or -1 with err. */
+    /* Compression for modules: gzip or zstd ("gzip"/"zstd"; "identity" or
+     * "" copy). compress: 0, or -1 for an unknown encoding. decompress: 0,
+     * or a PROFD_DECOMPRESS_* code with err saying why. */
     int (*compress)(const char *encoding, const uint8_t *data, size_t len, uint8_t **out,
                     size_t *out_len);
     int (*decompress)(const char *encoding, const uint8_t *data, size_t len, size_t max_out,

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unary calls for exporters through libcurl: gRPC over HTTP/2 (5-byte
- * framing, grpc-encoding, status from the trailers, which libcurl hands to
- * the header callback like headers) and plain HTTP POSTs. One easy handle
- * per client keeps its connection between calls.
+ * gRPC over libcurl: 5-byte framing, grpc-encoding, and the status from the
+ * trailers, which libcurl hands to the header callback like headers. One
+ * easy handle per client keeps its connection between calls.
  */
 #include "rpc_client.h"
 
@@ -16,13 +15,13 @@
 #include <strings.h>
 #include <time.h>
 
-#include "alloc.h"
-#include "compression.h"
+#include "grow.h"
 #include "grpc_frame.h"
 
 #define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
 
-struct profd_client {
+struct rpc_client {
+    const struct profd_host *host;
     pthread_mutex_t mu;
     CURL *curl;
     struct curl_slist *headers;
@@ -34,7 +33,7 @@ struct profd_client {
 
 /* What the callbacks collect during one call. */
 struct call {
-    struct profd_call_result *res;
+    struct rpc_result *res;
     bool grpc_status_seen, retry_info;
     char encoding[32];
     uint8_t *body;
@@ -48,28 +47,25 @@ static void curl_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-struct profd_client *profd_client_new(const struct profd_client_options *o, char *err,
-                                      size_t errlen)
+struct rpc_client *rpc_client_new(const struct profd_host *host,
+                                  const struct rpc_client_options *o, char *err, size_t errlen)
 {
     pthread_once(&curl_once, curl_init);
-    struct profd_client *c = profd_xcalloc(1, sizeof(*c));
+    struct rpc_client *c = must_malloc(sizeof(*c));
+    memset(c, 0, sizeof(*c));
+    c->host = host;
     pthread_mutex_init(&c->mu, NULL);
     c->curl = curl_easy_init();
     if (!c->curl) {
         snprintf(err, errlen, "libcurl: cannot create a handle");
-        profd_client_free(c);
+        rpc_client_free(c);
         return NULL;
     }
     c->protocol = o->protocol;
-    c->url = profd_xstrdup(o->url);
+    c->url = must_asprintf("%s", o->url);
     if (c->protocol == PROFD_RPC_GRPC && c->url[0] && c->url[strlen(c->url) - 1] == '/')
         c->url[strlen(c->url) - 1] = '\0';
-    c->compression = profd_xstrdup(o->compression ? o->compression : "");
-    if (!profd_encoding_known(c->compression)) {
-        snprintf(err, errlen, "unknown compression \"%s\" (gzip, zstd, none)", c->compression);
-        profd_client_free(c);
-        return NULL;
-    }
+    c->compression = must_asprintf("%s", o->compression ? o->compression : "");
     c->timeout = o->timeout;
     bool tls = strncmp(o->url, "https://", 8) == 0;
     CURL *h = c->curl;
@@ -101,7 +97,7 @@ struct profd_client *profd_client_new(const struct profd_client_options *o, char
         c->headers = curl_slist_append(c->headers, "Expect:");
     }
     for (size_t i = 0; o->headers && i < o->headers->n; i++) {
-        char *line = profd_xasprintf("%s: %s", o->headers->keys[i], o->headers->values[i]);
+        char *line = must_asprintf("%s: %s", o->headers->keys[i], o->headers->values[i]);
         c->headers = curl_slist_append(c->headers, line);
         free(line);
     }
@@ -122,7 +118,7 @@ struct profd_client *profd_client_new(const struct profd_client_options *o, char
     return c;
 }
 
-void profd_client_free(struct profd_client *c)
+void rpc_client_free(struct rpc_client *c)
 {
     if (!c)
         return;
@@ -141,7 +137,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     size_t len = size * n;
     if (call->len + len > MAX_RESPONSE + 5)
         return 0;   /* aborts the transfer */
-    profd_grow(&call->body, &call->cap, call->len + len, 1);
+    call->body = grow_array(call->body, &call->cap, call->len + len, 1);
     memcpy(call->body + call->len, data, len);
     call->len += len;
     return len;
@@ -270,21 +266,21 @@ static bool grpc_retryable(int code, bool retry_info)
 }
 
 /* Unframes (and decompresses) a gRPC response message into res->body. */
-static int grpc_message(struct call *call)
+static int grpc_message(const struct rpc_client *c, struct call *call)
 {
-    struct profd_call_result *res = call->res;
+    struct rpc_result *res = call->res;
     char why[200];
-    if (grpc_unframe(call->body, call->len, call->encoding, MAX_RESPONSE, &res->body, &res->len,
-                     why, sizeof(why)) != GRPC_OK) {
+    if (grpc_unframe(call->body, call->len, call->encoding, MAX_RESPONSE, c->host->decompress,
+                     &res->body, &res->len, why, sizeof(why)) != GRPC_OK) {
         snprintf(res->message, sizeof(res->message), "response: %s", why);
         return PROFD_ERR;
     }
     return PROFD_OK;
 }
 
-static int finish_grpc(struct call *call)
+static int finish_grpc(const struct rpc_client *c, struct call *call)
 {
-    struct profd_call_result *res = call->res;
+    struct rpc_result *res = call->res;
     if (!call->grpc_status_seen) {
         res->grpc_status = grpc_from_http(res->http_status);
         if (!res->message[0])
@@ -297,12 +293,12 @@ static int finish_grpc(struct call *call)
             snprintf(res->message, sizeof(res->message), "gRPC status %d", res->grpc_status);
         return grpc_retryable(res->grpc_status, call->retry_info) ? PROFD_ERETRY : PROFD_ERR;
     }
-    return grpc_message(call);
+    return grpc_message(c, call);
 }
 
 static int finish_http(struct call *call)
 {
-    struct profd_call_result *res = call->res;
+    struct rpc_result *res = call->res;
     int s = res->http_status;
     if (s >= 200 && s < 300) {
         res->body = call->body;
@@ -314,17 +310,17 @@ static int finish_http(struct call *call)
     return s == 429 || s == 502 || s == 503 || s == 504 ? PROFD_ERETRY : PROFD_ERR;
 }
 
-int profd_client_call(struct profd_client *c, const char *path, const uint8_t *body, size_t len,
-                      struct profd_call_result *res)
+int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,
+                    struct rpc_result *res)
 {
-    *res = (struct profd_call_result){0};
+    *res = (struct rpc_result){0};
     struct call call = {.res = res};
     uint8_t *payload = NULL;
     size_t plen = 0;
     bool compress = *c->compression && strcasecmp(c->compression, "identity");
     uint8_t *packed = NULL;
     size_t packed_len = len;
-    if (compress && profd_compress(c->compression, body, len, &packed, &packed_len) < 0) {
+    if (compress && c->host->compress(c->compression, body, len, &packed, &packed_len) < 0) {
         snprintf(res->message, sizeof(res->message), "%s compression failed", c->compression);
         return PROFD_ERR;
     }
@@ -332,12 +328,12 @@ int profd_client_call(struct profd_client *c, const char *path, const uint8_t *b
     char *url;
     if (c->protocol == PROFD_RPC_GRPC) {
         plen = packed_len + 5;
-        payload = profd_xmalloc(plen);
+        payload = must_malloc(plen);
         grpc_frame_prefix(payload, compress, packed_len);
         memcpy(payload + 5, msg, packed_len);
-        url = profd_xasprintf("%s%s", c->url, path);
+        url = must_asprintf("%s%s", c->url, path);
     } else {
-        url = profd_xstrdup(c->url);
+        url = must_asprintf("%s", c->url);
     }
     pthread_mutex_lock(&c->mu);
     CURL *h = c->curl;
@@ -377,7 +373,7 @@ int profd_client_call(struct profd_client *c, const char *path, const uint8_t *b
         res->grpc_status = GRPC_UNAVAILABLE;
         out = rc == CURLE_WRITE_ERROR ? PROFD_ERR : PROFD_ERETRY;
     } else {
-        out = c->protocol == PROFD_RPC_GRPC ? finish_grpc(&call) : finish_http(&call);
+        out = c->protocol == PROFD_RPC_GRPC ? finish_grpc(c, &call) : finish_http(&call);
     }
     free(call.body);
     return out;

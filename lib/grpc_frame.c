@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "compression.h"
+#include "profd/plugin.h"
 
 void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len)
 {
@@ -18,7 +18,8 @@ void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len)
 }
 
 int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
-                 uint8_t **out, size_t *out_len, char *err, size_t errlen)
+                 grpc_decompress_fn decompress, uint8_t **out, size_t *out_len, char *err,
+                 size_t errlen)
 {
     if (len > 0 && len < 5) {
         snprintf(err, errlen, "truncated gRPC message prefix (%zu bytes)", len);
@@ -39,12 +40,12 @@ int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t m
         snprintf(err, errlen, "compressed message without a grpc-encoding");
         return GRPC_INTERNAL;
     }
-    if (compressed && !profd_encoding_known(encoding)) {
+    int rc = decompress(compressed ? encoding : "", len ? body + 5 : body, mlen, max_out, out,
+                        out_len, err, errlen);
+    if (rc == PROFD_DECOMPRESS_UNSUPPORTED) {
         snprintf(err, errlen, "grpc-encoding \"%s\" is not supported (gzip, zstd)", encoding);
         return GRPC_UNIMPLEMENTED;
     }
-    int rc = profd_decompress(compressed ? encoding : "", len ? body + 5 : body, mlen, max_out,
-                              out, out_len, err, errlen);
     if (rc == PROFD_DECOMPRESS_TOO_LARGE)
         return GRPC_RESOURCE_EXHAUSTED;
     return rc < 0 ? GRPC_INTERNAL : GRPC_OK;

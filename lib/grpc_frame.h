@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* gRPC length-prefixed messages (1 flag byte, 4-byte big-endian length). */
+/* gRPC length-prefixed messages (1 flag byte, 4-byte big-endian length), for
+ * the daemon's server and the modules' clients. */
 #ifndef PROFD_GRPC_FRAME_H
 #define PROFD_GRPC_FRAME_H
 
@@ -13,6 +14,13 @@ enum {
     GRPC_UNAVAILABLE = 14, GRPC_DATA_LOSS = 15, GRPC_UNAUTHENTICATED = 16,
 };
 
+/* A decompressor with the contract of struct profd_host.decompress (0,
+ * PROFD_DECOMPRESS_TOO_LARGE, PROFD_DECOMPRESS_UNSUPPORTED or another
+ * negative for corrupt input): the daemon's own, or the host table's. */
+typedef int (*grpc_decompress_fn)(const char *encoding, const uint8_t *data, size_t len,
+                                  size_t max_out, uint8_t **out, size_t *out_len, char *err,
+                                  size_t errlen);
+
 /*
  * Takes the one message of a unary call out of its frame: checks the prefix
  * against the bytes that came, and decompresses with encoding (the
@@ -21,7 +29,8 @@ enum {
  * answer with and why in err. An empty body is an empty message.
  */
 int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
-                 uint8_t **out, size_t *out_len, char *err, size_t errlen);
+                 grpc_decompress_fn decompress, uint8_t **out, size_t *out_len, char *err,
+                 size_t errlen);
 
 /* Writes the 5-byte prefix of an uncompressed or compressed message. */
 void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len);

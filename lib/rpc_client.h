@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unary calls for exporters: gRPC over HTTP/2 (h2c with prior knowledge for
+ * http://, ALPN h2 for https://) or HTTP POSTs, through libcurl. Compiled
+ * into the modules that send (libcurl stays out of the daemon itself).
+ */
+#ifndef PROFD_LIB_RPC_CLIENT_H
+#define PROFD_LIB_RPC_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/plugin.h"
+
+struct rpc_client_options {
+    const char *url;                  /* http(s)://host:port[/path] */
+    enum profd_rpc_protocol protocol;
+    const char *content_type;         /* HTTP: of the body */
+    const char *compression;          /* "gzip", "zstd", or NULL/"" for none */
+    const struct profd_str_map *headers;   /* extra request headers, or NULL */
+    const char *ca_file, *cert_file, *key_file;
+    bool insecure_skip_verify;
+    int64_t timeout;                  /* ns per call; 0 = none */
+};
+
+/* What one call came back with. body is malloc'd (the caller frees it). */
+struct rpc_result {
+    int http_status;                  /* 0 when no response came */
+    int grpc_status;                  /* gRPC; synthesized from http_status when absent */
+    char message[256];                /* why it failed */
+    int64_t retry_after;              /* ns the server asked to wait, or 0 */
+    uint8_t *body;
+    size_t len;
+};
+
+struct rpc_client;
+
+/* A client for o's endpoint; host supplies compression. NULL with err set
+ * when libcurl cannot be set up. */
+struct rpc_client *rpc_client_new(const struct profd_host *host,
+                                  const struct rpc_client_options *o, char *err, size_t errlen);
+
+/*
+ * Sends body (gRPC: one message to path, e.g. "/pkg.Service/Method"; HTTP:
+ * to the URL, path ignored). Returns PROFD_OK, PROFD_ERETRY for what OTLP
+ * says to retry (gRPC UNAVAILABLE and kin, RESOURCE_EXHAUSTED with a
+ * RetryInfo, HTTP 429/502/503/504, no connection), or PROFD_ERR; res says
+ * more in every case. Any thread; calls on one client are serialized.
+ */
+int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,
+                    struct rpc_result *res);
+
+/* Frees the client; accepts NULL. */
+void rpc_client_free(struct rpc_client *c);
+
+#endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Protocol-buffers wire format: a bounds-checked reader that remembers byte
- * offsets for error messages, and an append-only writer.
+ * Protocol-buffers wire format: the reader of lib/pb_reader.h, helpers for
+ * repeated fields, and an append-only writer.
  */
 #ifndef PROFD_PB_H
 #define PROFD_PB_H
@@ -11,117 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2, PB_I32 = 5 };
-
-struct pb_reader {
-    const uint8_t *base;   /* start of the whole buffer, for offsets */
-    const uint8_t *p, *end;
-};
-
-/* One field as read by pb_next. For PB_LEN, data/len give the payload. */
-struct pb_field {
-    uint32_t number;
-    uint32_t wire;
-    uint64_t value;        /* VARINT, I64, I32 */
-    const uint8_t *data;   /* LEN */
-    size_t len;
-    size_t offset;         /* byte offset of the tag in the whole buffer */
-};
-
-static inline void pb_reader_init(struct pb_reader *r, const uint8_t *base, const uint8_t *p,
-                                  size_t len)
-{
-    r->base = base;
-    r->p = p;
-    r->end = p + len;
-}
-
-/* Reads a varint; false when truncated or longer than 10 bytes. */
-static inline bool pb_varint(struct pb_reader *r, uint64_t *out)
-{
-    if (r->p < r->end && *r->p < 0x80) {   /* most varints are one byte */
-        *out = *r->p++;
-        return true;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 70 && r->p < r->end; shift += 7) {
-        uint8_t b = *r->p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-/*
- * Reads the next field. Returns 1 on success, 0 at the end of the buffer, and
- * -1 on malformed input (with *err naming the problem and f->offset set).
- * Group wire types (3, 4) are refused: no message we read uses them.
- */
-static inline int pb_next(struct pb_reader *r, struct pb_field *f, const char **err)
-{
-    if (r->p >= r->end)
-        return 0;
-    f->offset = (size_t)(r->p - r->base);
-    uint64_t tag;
-    if (!pb_varint(r, &tag)) {
-        *err = "truncated field tag";
-        return -1;
-    }
-    f->number = (uint32_t)(tag >> 3);
-    f->wire = (uint32_t)(tag & 7);
-    if (f->number == 0 || tag >> 32) {
-        *err = "invalid field number";
-        return -1;
-    }
-    switch (f->wire) {
-    case PB_VARINT:
-        if (!pb_varint(r, &f->value)) {
-            *err = "truncated varint";
-            return -1;
-        }
-        return 1;
-    case PB_I64:
-        if (r->end - r->p < 8) {
-            *err = "truncated fixed64";
-            return -1;
-        }
-        memcpy(&f->value, r->p, 8);
-        r->p += 8;
-        return 1;
-    case PB_I32: {
-        if (r->end - r->p < 4) {
-            *err = "truncated fixed32";
-            return -1;
-        }
-        uint32_t v;
-        memcpy(&v, r->p, 4);
-        f->value = v;
-        r->p += 4;
-        return 1;
-    }
-    case PB_LEN: {
-        uint64_t len;
-        if (!pb_varint(r, &len)) {
-            *err = "truncated length";
-            return -1;
-        }
-        if (len > (uint64_t)(r->end - r->p)) {
-            *err = "length runs past the end of the message";
-            return -1;
-        }
-        f->data = r->p;
-        f->len = (size_t)len;
-        r->p += len;
-        return 1;
-    }
-    default:
-        *err = "unsupported wire type";
-        return -1;
-    }
-}
+#include "../lib/pb_reader.h"
 
 /*
  * Calls fn for each value of a repeated int field given in either packed

@@ -12,19 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/server_tls.h"
 #include "profd/plugin.h"
 #include "status.h"
 
 #define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
-struct tls_config {
-    char *cert_file, *key_file, *client_ca_file;
-};
-
 struct endpoint_config {
     char *endpoint;
     char *path;                 /* HTTP only */
-    struct tls_config tls;
+    struct server_tls tls;
 };
 
 struct config {
@@ -37,20 +34,11 @@ struct config {
 
 #define SUB(type, field) offsetof(type, field)
 
-static const struct profd_option tls_options[] = {
-    {"cert_file", PROFD_OPT_STRING, SUB(struct tls_config, cert_file), NULL,
-     "server certificate chain (PEM); set: TLS"},
-    {"key_file", PROFD_OPT_STRING, SUB(struct tls_config, key_file), NULL, "server key (PEM)"},
-    {"client_ca_file", PROFD_OPT_STRING, SUB(struct tls_config, client_ca_file), NULL,
-     "CA of the client certificates to require (PEM)"},
-    {0},
-};
-
 static const struct profd_option grpc_options[] = {
     {"endpoint", PROFD_OPT_STRING, SUB(struct endpoint_config, endpoint), "127.0.0.1:4317",
      "host:port to listen on for gRPC; \"\" turns gRPC off"},
     {"tls", PROFD_OPT_OBJECT, SUB(struct endpoint_config, tls), NULL, "TLS settings",
-     tls_options},
+     server_tls_options},
     {0},
 };
 
@@ -60,7 +48,7 @@ static const struct profd_option http_options[] = {
     {"path", PROFD_OPT_STRING, SUB(struct endpoint_config, path), "/v1development/profiles",
      "the request path"},
     {"tls", PROFD_OPT_OBJECT, SUB(struct endpoint_config, tls), NULL, "TLS settings",
-     tls_options},
+     server_tls_options},
     {0},
 };
 
@@ -89,18 +77,13 @@ struct otlp_receiver {
     struct profd_server *grpc, *http;
 };
 
-static bool has_tls(const struct tls_config *t)
-{
-    return t->cert_file && *t->cert_file;
-}
-
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
     const struct endpoint_config *eps[] = {&cfg->protocols.grpc, &cfg->protocols.http};
     int rc = PROFD_OK;
     for (size_t i = 0; i < 2; i++)
-        if (has_tls(&eps[i]->tls) != (eps[i]->tls.key_file && *eps[i]->tls.key_file)) {
+        if (server_tls_half(&eps[i]->tls)) {
             host->diag(d, &eps[i]->tls, "TLS needs both cert_file and key_file");
             rc = PROFD_ERR;
         }
@@ -249,7 +232,7 @@ static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint
     else
         r->host->log(r->self, PROFD_LOG_INFO, "OTLP/%s on %s%s",
                      protocol == PROFD_RPC_GRPC ? "gRPC" : "HTTP", r->host->server_address(s),
-                     has_tls(&ep->tls) ? " (TLS)" : "");
+                     server_tls_on(&ep->tls) ? " (TLS)" : "");
     return s;
 }
 

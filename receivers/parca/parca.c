@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * receiver parca: what Parca Agent pushes, Parca's profile store
+ * WriteRaw over gRPC (h2c or TLS). Every raw sample of every series is one
+ * record holding the pprof as sent, with the series' labels; a request is
+ * accepted whole or refused whole, with the status Parca answers with
+ * (INVALID_ARGUMENT for a series without __name__, a bad label name, or a
+ * sample that is not pprof).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/pb_reader.h"
+#include "../../lib/server_tls.h"
+#include "profd/plugin.h"
+
+#define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
+
+enum { S_INVALID_ARGUMENT = 3, S_UNIMPLEMENTED = 12, S_UNAVAILABLE = 14, S_UNAUTHENTICATED = 16 };
+
+struct config {
+    char *endpoint;
+    struct server_tls tls;
+    uint64_t max_message_size;
+    char *bearer_token;
+};
+
+static const struct profd_option options[] = {
+    {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:7070",
+     "host:port to listen on for gRPC (Parca's port)"},
+    {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
+     server_tls_options},
+    {"max_message_size", PROFD_OPT_SIZE, offsetof(struct config, max_message_size), "64MiB",
+     "largest request accepted, counted after decompression (Parca's own limit)"},
+    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
+     "when set, requests must carry \"authorization: Bearer <token>\""},
+    {0},
+};
+
+struct parca_receiver {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    struct profd_server *server;
+};
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    if (server_tls_half(&cfg->tls)) {
+        host->diag(d, &cfg->tls, "TLS needs both cert_file and key_file");
+        return PROFD_ERR;
+    }
+    return PROFD_OK;
+}
+
+/* A Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*. */
+static bool valid_name(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                  (i > 0 && c >= '0' && c <= '9');
+        if (!ok)
+            return false;
+    }
+    return n > 0;
+}
+
+/* Adds the labels of a LabelSet to l; false with why set when one is bad. */
+static bool read_labels(const struct profd_host *host, const uint8_t *data, size_t len,
+                        struct profd_labels *l, char *why, size_t whylen)
+{
+    struct pb_reader r, lr;
+    struct pb_field f = {0}, g = {0};
+    const char *err;
+    pb_reader_init(&r, data, data, len);
+    while (pb_next(&r, &f, &err) > 0) {
+        if (f.number != 1 || f.wire != PB_LEN)
+            continue;
+        const uint8_t *name = NULL, *value = (const uint8_t *)"";
+        size_t nlen = 0, vlen = 0;
+        pb_reader_init(&lr, f.data, f.data, f.len);
+        while (pb_next(&lr, &g, &err) > 0) {
+            if (g.number == 1 && g.wire == PB_LEN)
+                name = g.data, nlen = g.len;
+            else if (g.number == 2 && g.wire == PB_LEN)
+                value = g.data, vlen = g.len;
+        }
+        char key[256], val[1024];
+        if (!name || !valid_name(name, nlen) || nlen >= sizeof(key)) {
+            snprintf(why, whylen, "invalid label name \"%.*s\"", (int)(nlen < 64 ? nlen : 64),
+                     name ? (const char *)name : "");
+            return false;
+        }
+        snprintf(key, sizeof(key), "%.*s", (int)nlen, name);
+        snprintf(val, sizeof(val), "%.*s", (int)vlen, value);
+        if (host->labels_get(l, key)) {
+            snprintf(why, whylen, "duplicate label name \"%.64s\"", key);
+            return false;
+        }
+        host->labels_set(l, key, val);
+    }
+    return true;
+}
+
+/* Turns one RawProfileSeries into records of b; false with why set. */
+static bool read_series(struct parca_receiver *r, const struct pb_field *sf, size_t index,
+                        struct profd_batch *b, char *why, size_t whylen)
+{
+    const struct profd_host *host = r->host;
+    struct profd_labels labels = {0};
+    struct pb_reader rd;
+    struct pb_field f = {0}, g = {0};
+    const char *err;
+    bool ok = true;
+    pb_reader_init(&rd, sf->data, sf->data, sf->len);
+    while (ok && pb_next(&rd, &f, &err) > 0)
+        if (f.number == 1 && f.wire == PB_LEN)
+            ok = read_labels(host, f.data, f.len, &labels, why, whylen);
+    if (ok && !host->labels_get(&labels, "__name__")) {
+        snprintf(why, whylen, "series %zu: missing __name__ label", index);
+        ok = false;
+    }
+    size_t sample = 0;
+    pb_reader_init(&rd, sf->data, sf->data, sf->len);
+    while (ok && pb_next(&rd, &f, &err) > 0) {
+        if (f.number != 2 || f.wire != PB_LEN)
+            continue;
+        struct pb_reader sr;
+        pb_reader_init(&sr, f.data, f.data, f.len);
+        while (ok && pb_next(&sr, &g, &err) > 0) {
+            if (g.number != 1 || g.wire != PB_LEN)
+                continue;
+            uint8_t *copy = malloc(g.len ? g.len : 1);
+            if (!copy)
+                abort();
+            memcpy(copy, g.data, g.len);
+            bool gz = g.len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
+            struct profd_record *rec = host->record_add(
+                b, copy, g.len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+            host->labels_copy(&rec->labels, &labels);
+            char perr[256];
+            if (!host->record_profile(rec, perr, sizeof(perr))) {
+                snprintf(why, whylen, "series %zu sample %zu: raw_profile: %.180s", index, sample,
+                         perr);
+                ok = false;
+            } else {
+                rec->time_nanos = rec->profile->time_nanos;
+                rec->duration_nanos = rec->profile->duration_nanos;
+            }
+            sample++;
+        }
+    }
+    host->labels_clear(&labels);
+    return ok;
+}
+
+static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
+{
+    struct parca_receiver *r = arg;
+    const struct profd_host *host = r->host;
+    if (strcmp(req->path, WRITE_RAW) != 0) {
+        snprintf(res->message, sizeof(res->message), "unknown method %s", req->path);
+        res->grpc_status = S_UNIMPLEMENTED;
+        return;
+    }
+    const char *token = r->cfg->bearer_token, *auth = req->header(req, "authorization");
+    if (token && *token && (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token))) {
+        snprintf(res->message, sizeof(res->message), "missing or wrong bearer token");
+        res->grpc_status = S_UNAUTHENTICATED;
+        return;
+    }
+    struct profd_batch *b = host->batch_new();
+    struct pb_reader rd;
+    struct pb_field f = {0};
+    const char *err = NULL;
+    int rc;
+    size_t series = 0;
+    bool ok = true;
+    pb_reader_init(&rd, req->body, req->body, req->len);
+    while (ok && (rc = pb_next(&rd, &f, &err)) > 0)
+        if (f.number == 2 && f.wire == PB_LEN)
+            ok = read_series(r, &f, series++, b, res->message, sizeof(res->message));
+    if (ok && rc < 0) {
+        snprintf(res->message, sizeof(res->message), "WriteRawRequest: %s at byte %zu", err,
+                 f.offset);
+        ok = false;
+    }
+    if (ok && b->nrecords && host->emit(r->self, b) != PROFD_OK) {
+        snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
+        res->grpc_status = S_UNAVAILABLE;
+    } else if (!ok) {
+        res->grpc_status = S_INVALID_ARGUMENT;
+    }
+    host->batch_unref(b);
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
+                  void **out)
+{
+    struct parca_receiver *r = calloc(1, sizeof(*r));
+    if (!r)
+        return PROFD_ERR;
+    *r = (struct parca_receiver){host, self, cfg, NULL};
+    *out = r;
+    return PROFD_OK;
+}
+
+static int start(void *st)
+{
+    struct parca_receiver *r = st;
+    const struct config *cfg = r->cfg;
+    struct profd_server_options o = {.endpoint = cfg->endpoint,
+                                     .protocol = PROFD_RPC_GRPC,
+                                     .tls_cert_file = cfg->tls.cert_file,
+                                     .tls_key_file = cfg->tls.key_file,
+                                     .tls_client_ca_file = cfg->tls.client_ca_file,
+                                     .max_body = cfg->max_message_size};
+    char err[512];
+    r->server = r->host->server_start(r->self, &o, handle, r, err, sizeof(err));
+    if (!r->server) {
+        r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
+        return PROFD_ERR;
+    }
+    r->host->log(r->self, PROFD_LOG_INFO, "Parca WriteRaw (gRPC) on %s%s",
+                 r->host->server_address(r->server), server_tls_on(&cfg->tls) ? " (TLS)" : "");
+    return PROFD_OK;
+}
+
+static int shutdown(void *st)
+{
+    struct parca_receiver *r = st;
+    r->host->server_stop(r->server);
+    r->server = NULL;
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    if (st)
+        shutdown(st);
+    free(st);
+}
+
+static const struct profd_plugin plugin = {
+    PROFD_PLUGIN_HEADER,
+    .kind = PROFD_RECEIVER,
+    .type = "parca",
+    .description = "Parca's WriteRaw over gRPC, as Parca Agent pushes",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .start = start,
+    .shutdown = shutdown,
+    .destroy = destroy,
+};
+
+PROFD_PLUGIN_DEFINE(plugin)

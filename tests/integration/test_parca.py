@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Parca's WriteRaw in and out: profd -> profd for every Go corpus profile,
+Python grpcio (classes protoc generates from proto/parca and proto/profile.proto)
+as the client Parca Agent would be and as the Parca server checking what the
+exporter sends, and Parca's answers to what it refuses."""
+import concurrent.futures
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, raw_pprof, wait_until)
+
+WRITE_RAW = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
+
+try:
+    import grpc
+except ImportError:
+    grpc = None
+
+_pb = None
+
+
+def pb():
+    """(profilestore_pb2, profile_pb2), generated once."""
+    global _pb
+    if _pb is None:
+        out = tempfile.mkdtemp(prefix="profd-parca-pb-")
+        for src, name in (("proto/parca", "profilestore.proto"), ("proto", "profile.proto")):
+            subprocess.run(["protoc", "--proto_path=" + os.path.join(ROOT, src),
+                            "--python_out=" + out, os.path.join(ROOT, src, name)], check=True)
+        sys.path.insert(0, out)
+        import profilestore_pb2
+        import profile_pb2
+        _pb = (profilestore_pb2, profile_pb2)
+    return _pb
+
+
+RECEIVER = """
+receivers:
+  parca: {endpoint: "127.0.0.1:0"}
+exporters:
+  pprof_file: {directory: ./profiles, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [parca], exporters: [pprof_file]}
+"""
+
+SENDER = """
+receivers:
+  pprof_file: {include: ["%s/*.pb.gz"], after_ingest: keep, source_label: __file__}
+exporters:
+  parca: {%s}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pprof_file], exporters: [parca]}
+"""
+
+
+def address(p):
+    return p.wait_log(r"Parca WriteRaw \(gRPC\) on ")[0].split(" on ")[1].split()[0]
+
+
+def write_raw(addr, series, timeout=20):
+    """Sends a WriteRawRequest of [(labels dict, [raw profile bytes])]."""
+    store, _ = pb()
+    req = store.WriteRawRequest(series=[
+        store.RawProfileSeries(
+            labels=store.LabelSet(labels=[store.Label(name=k, value=v) for k, v in labels.items()]),
+            samples=[store.RawSample(raw_profile=raw) for raw in raws])
+        for labels, raws in series])
+    with grpc.insecure_channel(addr) as ch:
+        call = ch.unary_unary(WRITE_RAW, request_serializer=lambda m: m.SerializeToString(),
+                              response_deserializer=lambda b: b)
+        try:
+            call(req, timeout=timeout)
+            return grpc.StatusCode.OK, ""
+        except grpc.RpcError as e:
+            return e.code(), e.details()
+
+
+@unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+class ParcaTest(ProfdTestCase):
+
+    def test_profd_to_profd_every_corpus_profile(self):
+        receiver = self.start(RECEIVER)
+        os.makedirs(self.path("spool"))
+        for name in corpus_files():
+            shutil.copyfile(os.path.join(GO_CORPUS, name), self.path("spool", name))
+        os.makedirs(self.path("sender"))
+        sender = Profd(self.path("sender"), SENDER % (self.path("spool"),
+                                                      'endpoint: "%s"' % address(receiver)))
+        self.procs.append(sender)
+        outs = [self.path("profiles", n) for n in corpus_files()]
+        wait_until(lambda: all(os.path.exists(o) for o in outs), "every profile through Parca")
+        for name, out in zip(corpus_files(), outs):
+            self.assertEqual(raw_pprof(out), raw_pprof(os.path.join(GO_CORPUS, name)), name)
+        self.assertEqual(sender.stop(), 0)
+        self.assertEqual(receiver.stop(), 0)
+
+    def test_what_the_receiver_refuses(self):
+        p = self.start(RECEIVER)
+        addr = address(p)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        code, details = write_raw(addr, [({"job": "x"}, [heap])])
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("missing __name__ label", details)
+        code, details = write_raw(addr, [({"__name__": "memory", "bad-name": "x"}, [heap])])
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("invalid label name", details)
+        code, details = write_raw(addr, [({"__name__": "memory"}, [b"not a profile"])])
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("raw_profile", details)
+        code, details = write_raw(addr, [({"__name__": "memory", "__file__": "ok.pb.gz"},
+                                          [gzip.decompress(heap)])])
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        wait_until(lambda: os.path.exists(self.path("profiles", "ok.pb.gz")), "the good one")
+        self.assertEqual(raw_pprof(self.path("profiles", "ok.pb.gz")),
+                         raw_pprof(os.path.join(GO_CORPUS, "heap.pb.gz")))
+        self.assertEqual(p.stop(), 0)
+
+    def test_exporter_sends_what_parca_checks(self):
+        store, profile_pb2 = pb()
+        got, lock = [], threading.Lock()
+
+        def write(request, context):
+            with lock:
+                got.append((store.WriteRawRequest.FromString(request),
+                            dict(context.invocation_metadata())))
+            return b""
+
+        handler = grpc.method_handlers_generic_handler(
+            "parca.profilestore.v1alpha1.ProfileStoreService",
+            {"WriteRaw": grpc.unary_unary_rpc_method_handler(
+                write, request_deserializer=lambda b: b, response_serializer=lambda b: b)})
+        server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        shutil.copytree(GO_CORPUS, self.path("spool"))
+        self.start(SENDER % (self.path("spool"), 'endpoint: "127.0.0.1:%d", '
+                             'bearer_token: t0k, headers: {projectid: p1}' % port))
+
+        def series():
+            with lock:
+                return [s for r, _ in got for s in r.series]
+        wait_until(lambda: len(series()) >= len(corpus_files()), "every profile sent")
+        self.assertEqual(got[0][1].get("authorization"), "Bearer t0k")
+        self.assertEqual(got[0][1].get("projectid"), "p1")
+        for s in series():
+            labels = {l.name: l.value for l in s.labels.labels}
+            self.assertIn("__name__", labels)
+            self.assertEqual(len(s.samples), 1)
+            raw = s.samples[0].raw_profile
+            self.assertEqual(raw[:2], b"\x1f\x8b")
+            prof = profile_pb2.Profile.FromString(gzip.decompress(raw))
+            self.assertEqual(prof.string_table[0], "")
+            for table in (prof.mapping, prof.location, prof.function):
+                self.assertEqual([e.id for e in table], list(range(1, len(table) + 1)))

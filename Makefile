@@ -38,7 +38,8 @@ processor_symbolize_SRCS := lib/binary_lookup.c lib/grow.c
 exporter_otlp_LIBS := -lcurl -lcrypto
 exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 exporter_parca_LIBS := -lcurl -lcrypto
-exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
+exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c
+receiver_parca_SRCS := lib/raw_series.c lib/grow.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

@@ -13,6 +13,7 @@
 
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
+#include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "profd/plugin.h"
 
@@ -53,67 +54,7 @@ struct parca_exporter {
     struct rpc_client *client;
 };
 
-/* A growable protobuf output buffer. */
-struct buf {
-    uint8_t *p;
-    size_t len, cap;
-};
-
-static void put_varint(struct buf *b, uint64_t v)
-{
-    b->p = grow_array(b->p, &b->cap, b->len + 10, 1);
-    while (v >= 0x80) {
-        b->p[b->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->len++] = (uint8_t)v;
-}
-
-/* A length-delimited field: field number, length, bytes. */
-static void put_bytes(struct buf *b, unsigned field, const void *data, size_t len)
-{
-    put_varint(b, (uint64_t)field << 3 | 2);
-    put_varint(b, len);
-    b->p = grow_array(b->p, &b->cap, b->len + len, 1);
-    if (len)
-        memcpy(b->p + b->len, data, len);
-    b->len += len;
-}
-
-/* One RawProfileSeries of record r into out; false with why set when the
- * record cannot go (no __name__, undecodable payload). */
-static bool put_series(struct parca_exporter *e, struct profd_record *r, struct buf *out,
-                       char *why, size_t whylen)
-{
-    const struct profd_host *host = e->host;
-    if (!host->record_label(r, "__name__")) {
-        snprintf(why, whylen, "a record without __name__ (Parca requires it)");
-        return false;
-    }
-    uint8_t *pprof;
-    size_t pprof_len;
-    if (host->record_pprof(r, true, true, &pprof, &pprof_len, why, whylen) < 0)
-        return false;
-    struct buf labels = {0}, label = {0}, sample = {0}, series = {0};
-    for (size_t i = 0; i < r->labels.n; i++) {
-        label.len = 0;
-        put_bytes(&label, 1, r->labels.items[i].name, strlen(r->labels.items[i].name));
-        put_bytes(&label, 2, r->labels.items[i].value, strlen(r->labels.items[i].value));
-        put_bytes(&labels, 1, label.p, label.len);
-    }
-    put_bytes(&sample, 1, pprof, pprof_len);
-    free(pprof);
-    put_bytes(&series, 1, labels.p, labels.len);
-    put_bytes(&series, 2, sample.p, sample.len);
-    put_bytes(out, 2, series.p, series.len);
-    free(labels.p);
-    free(label.p);
-    free(sample.p);
-    free(series.p);
-    return true;
-}
-
-static int send_request(struct parca_exporter *e, const struct buf *req)
+static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 {
     struct rpc_result res;
     int rc = rpc_client_call(e->client, WRITE_RAW, req->p, req->len, &res);
@@ -132,15 +73,19 @@ static int send_request(struct parca_exporter *e, const struct buf *req)
 static int consume(void *st, struct profd_batch *b)
 {
     struct parca_exporter *e = st;
-    struct buf req = {0}, series = {0};
+    struct pb_buf req = {0}, series = {0};
     int rc = PROFD_OK;
     if (e->cfg->tenant && *e->cfg->tenant)
-        put_bytes(&req, 1, e->cfg->tenant, strlen(e->cfg->tenant));
+        pb_buf_bytes(&req, 1, e->cfg->tenant, strlen(e->cfg->tenant));
     size_t head = req.len;
     for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++) {
         char why[256];
         series.len = 0;
-        if (!put_series(e, b->records[i], &series, why, sizeof(why))) {
+        bool named = e->host->record_label(b->records[i], "__name__") != NULL;
+        if (!named)
+            snprintf(why, sizeof(why), "a record without __name__ (Parca requires it)");
+        if (!named || !raw_series_write(e->host, b->records[i], RAW_LABEL_SET, 2, &series, why,
+                                        sizeof(why))) {
             e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
             e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
             continue;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../lib/pb_reader.h"
+#include "../../lib/raw_series.h"
 #include "../../lib/server_tls.h"
 #include "profd/plugin.h"
 
@@ -55,108 +56,6 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     return PROFD_OK;
 }
 
-/* A Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*. */
-static bool valid_name(const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                  (i > 0 && c >= '0' && c <= '9');
-        if (!ok)
-            return false;
-    }
-    return n > 0;
-}
-
-/* Adds the labels of a LabelSet to l; false with why set when one is bad. */
-static bool read_labels(const struct profd_host *host, const uint8_t *data, size_t len,
-                        struct profd_labels *l, char *why, size_t whylen)
-{
-    struct pb_reader r, lr;
-    struct pb_field f = {0}, g = {0};
-    const char *err;
-    pb_reader_init(&r, data, data, len);
-    while (pb_next(&r, &f, &err) > 0) {
-        if (f.number != 1 || f.wire != PB_LEN)
-            continue;
-        const uint8_t *name = NULL, *value = (const uint8_t *)"";
-        size_t nlen = 0, vlen = 0;
-        pb_reader_init(&lr, f.data, f.data, f.len);
-        while (pb_next(&lr, &g, &err) > 0) {
-            if (g.number == 1 && g.wire == PB_LEN)
-                name = g.data, nlen = g.len;
-            else if (g.number == 2 && g.wire == PB_LEN)
-                value = g.data, vlen = g.len;
-        }
-        char key[256], val[1024];
-        if (!name || !valid_name(name, nlen) || nlen >= sizeof(key)) {
-            snprintf(why, whylen, "invalid label name \"%.*s\"", (int)(nlen < 64 ? nlen : 64),
-                     name ? (const char *)name : "");
-            return false;
-        }
-        snprintf(key, sizeof(key), "%.*s", (int)nlen, name);
-        snprintf(val, sizeof(val), "%.*s", (int)vlen, value);
-        if (host->labels_get(l, key)) {
-            snprintf(why, whylen, "duplicate label name \"%.64s\"", key);
-            return false;
-        }
-        host->labels_set(l, key, val);
-    }
-    return true;
-}
-
-/* Turns one RawProfileSeries into records of b; false with why set. */
-static bool read_series(struct parca_receiver *r, const struct pb_field *sf, size_t index,
-                        struct profd_batch *b, char *why, size_t whylen)
-{
-    const struct profd_host *host = r->host;
-    struct profd_labels labels = {0};
-    struct pb_reader rd;
-    struct pb_field f = {0}, g = {0};
-    const char *err;
-    bool ok = true;
-    pb_reader_init(&rd, sf->data, sf->data, sf->len);
-    while (ok && pb_next(&rd, &f, &err) > 0)
-        if (f.number == 1 && f.wire == PB_LEN)
-            ok = read_labels(host, f.data, f.len, &labels, why, whylen);
-    if (ok && !host->labels_get(&labels, "__name__")) {
-        snprintf(why, whylen, "series %zu: missing __name__ label", index);
-        ok = false;
-    }
-    size_t sample = 0;
-    pb_reader_init(&rd, sf->data, sf->data, sf->len);
-    while (ok && pb_next(&rd, &f, &err) > 0) {
-        if (f.number != 2 || f.wire != PB_LEN)
-            continue;
-        struct pb_reader sr;
-        pb_reader_init(&sr, f.data, f.data, f.len);
-        while (ok && pb_next(&sr, &g, &err) > 0) {
-            if (g.number != 1 || g.wire != PB_LEN)
-                continue;
-            uint8_t *copy = malloc(g.len ? g.len : 1);
-            if (!copy)
-                abort();
-            memcpy(copy, g.data, g.len);
-            bool gz = g.len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
-            struct profd_record *rec = host->record_add(
-                b, copy, g.len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
-            host->labels_copy(&rec->labels, &labels);
-            char perr[256];
-            if (!host->record_profile(rec, perr, sizeof(perr))) {
-                snprintf(why, whylen, "series %zu sample %zu: raw_profile: %.180s", index, sample,
-                         perr);
-                ok = false;
-            } else {
-                rec->time_nanos = rec->profile->time_nanos;
-                rec->duration_nanos = rec->profile->duration_nanos;
-            }
-            sample++;
-        }
-    }
-    host->labels_clear(&labels);
-    return ok;
-}
-
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
     struct parca_receiver *r = arg;
@@ -182,7 +81,8 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     pb_reader_init(&rd, req->body, req->body, req->len);
     while (ok && (rc = pb_next(&rd, &f, &err)) > 0)
         if (f.number == 2 && f.wire == PB_LEN)
-            ok = read_series(r, &f, series++, b, res->message, sizeof(res->message));
+            ok = raw_series_read(host, f.data, f.len, RAW_LABEL_SET, true, series++, b,
+                                 res->message, sizeof(res->message));
     if (ok && rc < 0) {
         snprintf(res->message, sizeof(res->message), "WriteRawRequest: %s at byte %zu", err,
                  f.offset);

@@ -114,6 +114,7 @@ class ParcaTest(ProfdTestCase):
         code, details = write_raw(addr, [({"__name__": "memory", "bad-name": "x"}, [heap])])
         self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("invalid label name", details)
+        self.assertIn("bad-name", details)
         code, details = write_raw(addr, [({"__name__": "memory"}, [b"not a profile"])])
         self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("raw_profile", details)

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "raw_series.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "pb_reader.h"
+
+static void put_varint(struct pb_buf *b, uint64_t v)
+{
+    b->p = grow_array(b->p, &b->cap, b->len + 10, 1);
+    while (v >= 0x80) {
+        b->p[b->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->len++] = (uint8_t)v;
+}
+
+void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len)
+{
+    put_varint(b, (uint64_t)field << 3 | 2);
+    put_varint(b, len);
+    b->p = grow_array(b->p, &b->cap, b->len + len, 1);
+    if (len)
+        memcpy(b->p + b->len, data, len);
+    b->len += len;
+}
+
+/* A Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*. */
+static bool valid_name(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                  (i > 0 && c >= '0' && c <= '9');
+        if (!ok)
+            return false;
+    }
+    return n > 0;
+}
+
+/* Adds one label { name = 1, value = 2 } to l; false with why set. */
+static bool read_label(const struct profd_host *host, const uint8_t *data, size_t len,
+                       struct profd_labels *l, char *why, size_t whylen)
+{
+    struct pb_reader r;
+    struct pb_field f = {0};
+    const char *err;
+    const uint8_t *name = NULL, *value = (const uint8_t *)"";
+    size_t nlen = 0, vlen = 0;
+    pb_reader_init(&r, data, data, len);
+    while (pb_next(&r, &f, &err) > 0) {
+        if (f.number == 1 && f.wire == PB_LEN)
+            name = f.data, nlen = f.len;
+        else if (f.number == 2 && f.wire == PB_LEN)
+            value = f.data, vlen = f.len;
+    }
+    char key[256], val[2048];
+    if (!name || !valid_name(name, nlen) || nlen >= sizeof(key) || vlen >= sizeof(val)) {
+        snprintf(why, whylen, "invalid label name or value \"%.*s\"",
+                 (int)(nlen < 64 ? nlen : 64), name ? (const char *)name : "");
+        return false;
+    }
+    snprintf(key, sizeof(key), "%.*s", (int)nlen, name);
+    snprintf(val, sizeof(val), "%.*s", (int)vlen, value);
+    if (host->labels_get(l, key)) {
+        snprintf(why, whylen, "duplicate label name \"%.64s\"", key);
+        return false;
+    }
+    host->labels_set(l, key, val);
+    return true;
+}
+
+/* The labels of a series (field 1, in either shape) into l. */
+static bool read_labels(const struct profd_host *host, const uint8_t *data, size_t len,
+                        enum raw_labels shape, struct profd_labels *l, char *why, size_t whylen)
+{
+    struct pb_reader r, sr;
+    struct pb_field f = {0}, g = {0};
+    const char *err;
+    pb_reader_init(&r, data, data, len);
+    while (pb_next(&r, &f, &err) > 0) {
+        if (f.number != 1 || f.wire != PB_LEN)
+            continue;
+        if (shape == RAW_LABEL_PAIRS) {
+            if (!read_label(host, f.data, f.len, l, why, whylen))
+                return false;
+            continue;
+        }
+        pb_reader_init(&sr, f.data, f.data, f.len);
+        while (pb_next(&sr, &g, &err) > 0)
+            if (g.number == 1 && g.wire == PB_LEN &&
+                !read_label(host, g.data, g.len, l, why, whylen))
+                return false;
+    }
+    return true;
+}
+
+/* One RawSample's raw_profile as a record of b; false with why set. */
+static bool read_sample(const struct profd_host *host, const uint8_t *data, size_t len,
+                        const struct profd_labels *labels, struct profd_batch *b, char *why,
+                        size_t whylen)
+{
+    struct pb_reader r;
+    struct pb_field f = {0};
+    const char *err;
+    pb_reader_init(&r, data, data, len);
+    while (pb_next(&r, &f, &err) > 0) {
+        if (f.number != 1 || f.wire != PB_LEN)
+            continue;
+        uint8_t *copy = must_malloc(f.len);
+        memcpy(copy, f.data, f.len);
+        bool gz = f.len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
+        struct profd_record *rec =
+            host->record_add(b, copy, f.len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+        host->labels_copy(&rec->labels, labels);
+        if (!host->record_profile(rec, why, whylen))
+            return false;
+        rec->time_nanos = rec->profile->time_nanos;
+        rec->duration_nanos = rec->profile->duration_nanos;
+    }
+    return true;
+}
+
+bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t len,
+                     enum raw_labels shape, bool require_name, size_t index,
+                     struct profd_batch *b, char *why, size_t whylen)
+{
+    struct profd_labels labels = {0};
+    char what[200] = "";
+    bool ok = read_labels(host, data, len, shape, &labels, what, sizeof(what));
+    if (ok && require_name && !host->labels_get(&labels, "__name__")) {
+        snprintf(what, sizeof(what), "missing __name__ label");
+        ok = false;
+    }
+    struct pb_reader r;
+    struct pb_field f = {0};
+    const char *err;
+    size_t sample = 0;
+    pb_reader_init(&r, data, data, len);
+    while (ok && pb_next(&r, &f, &err) > 0) {
+        if (f.number != 2 || f.wire != PB_LEN)
+            continue;
+        char perr[180];
+        if (!read_sample(host, f.data, f.len, &labels, b, perr, sizeof(perr))) {
+            snprintf(what, sizeof(what), "sample %zu: raw_profile: %.150s", sample, perr);
+            ok = false;
+        }
+        sample++;
+    }
+    host->labels_clear(&labels);
+    if (!ok)
+        snprintf(why, whylen, "series %zu: %s", index, what);
+    return ok;
+}
+
+bool raw_series_write(const struct profd_host *host, struct profd_record *r,
+                      enum raw_labels shape, unsigned field, struct pb_buf *out, char *why,
+                      size_t whylen)
+{
+    uint8_t *pprof;
+    size_t pprof_len;
+    if (host->record_pprof(r, true, true, &pprof, &pprof_len, why, whylen) < 0)
+        return false;
+    struct pb_buf labels = {0}, label = {0}, sample = {0}, series = {0};
+    for (size_t i = 0; i < r->labels.n; i++) {
+        label.len = 0;
+        pb_buf_bytes(&label, 1, r->labels.items[i].name, strlen(r->labels.items[i].name));
+        pb_buf_bytes(&label, 2, r->labels.items[i].value, strlen(r->labels.items[i].value));
+        pb_buf_bytes(shape == RAW_LABEL_SET ? &labels : &series, 1, label.p, label.len);
+    }
+    if (shape == RAW_LABEL_SET)
+        pb_buf_bytes(&series, 1, labels.p, labels.len);
+    pb_buf_bytes(&sample, 1, pprof, pprof_len);
+    free(pprof);
+    pb_buf_bytes(&series, 2, sample.p, sample.len);
+    pb_buf_bytes(out, field, series.p, series.len);
+    free(labels.p);
+    free(label.p);
+    free(sample.p);
+    free(series.p);
+    return true;
+}

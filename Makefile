@@ -40,6 +40,9 @@ exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 exporter_parca_LIBS := -lcurl -lcrypto
 exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c
 receiver_parca_SRCS := lib/raw_series.c lib/grow.c
+receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c
+exporter_pyroscope_LIBS := -lcurl -lcrypto
+exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

@@ -226,7 +226,7 @@ static void handle(struct h2_conn *c, struct h2_stream *st)
         return answer_status(c, st, 200, code, why);
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
-        .body = msg, .len = len, .header = request_header, .impl = st};
+        .body = msg, .len = len, .header = request_header, .impl = st, .query = ""};
     struct profd_rpc_response res = {0};
     c->s->fn(c->s->arg, &req, &res);
     free(msg);

@@ -70,13 +70,15 @@ static void on_request(struct evhttp_request *r, void *arg)
     const char *ctype = evhttp_find_header(in_headers, "Content-Type");
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    const char *query = uri ? evhttp_uri_get_query(uri) : NULL;
     struct profd_rpc_request req = {.protocol = PROFD_RPC_HTTP,
                                     .path = path ? path : evhttp_request_get_uri(r),
                                     .content_type = ctype ? ctype : "",
                                     .body = body,
                                     .len = len,
                                     .header = request_header,
-                                    .impl = r};
+                                    .impl = r,
+                                    .query = query ? query : ""};
     struct profd_rpc_response res = {0};
     s->fn(s->arg, &req, &res);
     free(body);

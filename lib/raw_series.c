@@ -157,27 +157,29 @@ bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t 
 }
 
 bool raw_series_write(const struct profd_host *host, struct profd_record *r,
-                      enum raw_labels shape, unsigned field, struct pb_buf *out, char *why,
-                      size_t whylen)
+                      const struct profd_labels *labels, enum raw_labels shape, unsigned field,
+                      struct pb_buf *out, char *why, size_t whylen)
 {
+    if (!labels)
+        labels = &r->labels;
     uint8_t *pprof;
     size_t pprof_len;
     if (host->record_pprof(r, true, true, &pprof, &pprof_len, why, whylen) < 0)
         return false;
-    struct pb_buf labels = {0}, label = {0}, sample = {0}, series = {0};
-    for (size_t i = 0; i < r->labels.n; i++) {
+    struct pb_buf set = {0}, label = {0}, sample = {0}, series = {0};
+    for (size_t i = 0; i < labels->n; i++) {
         label.len = 0;
-        pb_buf_bytes(&label, 1, r->labels.items[i].name, strlen(r->labels.items[i].name));
-        pb_buf_bytes(&label, 2, r->labels.items[i].value, strlen(r->labels.items[i].value));
-        pb_buf_bytes(shape == RAW_LABEL_SET ? &labels : &series, 1, label.p, label.len);
+        pb_buf_bytes(&label, 1, labels->items[i].name, strlen(labels->items[i].name));
+        pb_buf_bytes(&label, 2, labels->items[i].value, strlen(labels->items[i].value));
+        pb_buf_bytes(shape == RAW_LABEL_SET ? &set : &series, 1, label.p, label.len);
     }
     if (shape == RAW_LABEL_SET)
-        pb_buf_bytes(&series, 1, labels.p, labels.len);
+        pb_buf_bytes(&series, 1, set.p, set.len);
     pb_buf_bytes(&sample, 1, pprof, pprof_len);
     free(pprof);
     pb_buf_bytes(&series, 2, sample.p, sample.len);
     pb_buf_bytes(out, field, series.p, series.len);
-    free(labels.p);
+    free(set.p);
     free(label.p);
     free(sample.p);
     free(series.p);

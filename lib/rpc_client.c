@@ -27,6 +27,7 @@ struct rpc_client {
     struct curl_slist *headers;
     char *url;                   /* without a trailing slash for gRPC */
     enum profd_rpc_protocol protocol;
+    bool retry_408_5xx;
     char *compression;
     int64_t timeout;
 };
@@ -62,6 +63,7 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
         return NULL;
     }
     c->protocol = o->protocol;
+    c->retry_408_5xx = o->retry_408_5xx;
     c->url = must_asprintf("%s", o->url);
     if (c->protocol == PROFD_RPC_GRPC && c->url[0] && c->url[strlen(c->url) - 1] == '/')
         c->url[strlen(c->url) - 1] = '\0';
@@ -111,6 +113,11 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
         curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert_file);
     if (o->key_file && *o->key_file)
         curl_easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
+    if (o->username && *o->username) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, o->password ? o->password : "");
+    }
     if (o->insecure_skip_verify) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -296,7 +303,7 @@ static int finish_grpc(const struct rpc_client *c, struct call *call)
     return grpc_message(c, call);
 }
 
-static int finish_http(struct call *call)
+static int finish_http(const struct rpc_client *c, struct call *call)
 {
     struct rpc_result *res = call->res;
     int s = res->http_status;
@@ -306,8 +313,12 @@ static int finish_http(struct call *call)
         call->body = NULL;
         return PROFD_OK;
     }
-    snprintf(res->message, sizeof(res->message), "HTTP status %d", s);
-    return s == 429 || s == 502 || s == 503 || s == 504 ? PROFD_ERETRY : PROFD_ERR;
+    int shown = call->len < 160 ? (int)call->len : 160;   /* the server's own words */
+    snprintf(res->message, sizeof(res->message), "HTTP status %d%s%.*s", s, shown ? ": " : "",
+             shown, call->body ? (const char *)call->body : "");
+    if (s == 429 || s == 502 || s == 503 || s == 504)
+        return PROFD_ERETRY;
+    return c->retry_408_5xx && (s == 408 || s >= 500) ? PROFD_ERETRY : PROFD_ERR;
 }
 
 int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,
@@ -325,15 +336,12 @@ int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body,
         return PROFD_ERR;
     }
     const uint8_t *msg = compress ? packed : body;
-    char *url;
+    char *url = must_asprintf("%s%s", c->url, path ? path : "");
     if (c->protocol == PROFD_RPC_GRPC) {
         plen = packed_len + 5;
         payload = must_malloc(plen);
         grpc_frame_prefix(payload, compress, packed_len);
         memcpy(payload + 5, msg, packed_len);
-        url = must_asprintf("%s%s", c->url, path);
-    } else {
-        url = must_asprintf("%s", c->url);
     }
     pthread_mutex_lock(&c->mu);
     CURL *h = c->curl;
@@ -373,7 +381,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body,
         res->grpc_status = GRPC_UNAVAILABLE;
         out = rc == CURLE_WRITE_ERROR ? PROFD_ERR : PROFD_ERETRY;
     } else {
-        out = c->protocol == PROFD_RPC_GRPC ? finish_grpc(c, &call) : finish_http(&call);
+        out = c->protocol == PROFD_RPC_GRPC ? finish_grpc(c, &call) : finish_http(c, &call);
     }
     free(call.body);
     return out;

@@ -21,7 +21,9 @@ struct rpc_client_options {
     const struct profd_str_map *headers;   /* extra request headers, or NULL */
     const char *ca_file, *cert_file, *key_file;
     bool insecure_skip_verify;
+    const char *username, *password;  /* HTTP basic auth when username is set */
     int64_t timeout;                  /* ns per call; 0 = none */
+    bool retry_408_5xx;               /* HTTP: also retry 408 and every 5xx (Pyroscope) */
 };
 
 /* What one call came back with. body is malloc'd (the caller frees it). */
@@ -42,10 +44,12 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
                                   const struct rpc_client_options *o, char *err, size_t errlen);
 
 /*
- * Sends body (gRPC: one message to path, e.g. "/pkg.Service/Method"; HTTP:
- * to the URL, path ignored). Returns PROFD_OK, PROFD_ERETRY for what OTLP
+ * Sends body to the URL with path (NULL: none) appended: for gRPC one
+ * message to a method such as "/pkg.Service/Method"; for HTTP a POST, path
+ * giving what the URL lacks (a path or "?query"). Returns PROFD_OK, PROFD_ERETRY for what OTLP
  * says to retry (gRPC UNAVAILABLE and kin, RESOURCE_EXHAUSTED with a
- * RetryInfo, HTTP 429/502/503/504, no connection), or PROFD_ERR; res says
+ * RetryInfo, HTTP 429/502/503/504 and with retry_408_5xx 408 and every 5xx,
+ * no connection), or PROFD_ERR; res says
  * more in every case. Any thread; calls on one client are serialized.
  */
 int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,

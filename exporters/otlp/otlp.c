@@ -73,7 +73,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 {
     const struct config *cfg = cfgp;
     int rc = PROFD_OK;
-    if (!*cfg->endpoint) {
+    if (!cfg->endpoint || !*cfg->endpoint) {
         host->diag(d, &cfg->endpoint, "endpoint is empty");
         rc = PROFD_ERR;
     }
@@ -178,7 +178,8 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
         body = (uint8_t *)text;
     }
     struct rpc_result res;
-    int rc = rpc_client_call(e->client, GRPC_PATH, body, len, &res);
+    int rc = rpc_client_call(e->client, e->cfg->protocol == PROTO_GRPC ? GRPC_PATH : NULL, body,
+                             len, &res);
     free(body);
     if (rc == PROFD_OK && json) {
         uint8_t *proto;

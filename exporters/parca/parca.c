@@ -54,6 +54,16 @@ struct parca_exporter {
     struct rpc_client *client;
 };
 
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    if (!cfg->endpoint || !*cfg->endpoint) {
+        host->diag(d, &cfg->endpoint, "endpoint is empty");
+        return PROFD_ERR;
+    }
+    return PROFD_OK;
+}
+
 static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 {
     struct rpc_result res;
@@ -84,7 +94,7 @@ static int consume(void *st, struct profd_batch *b)
         bool named = e->host->record_label(b->records[i], "__name__") != NULL;
         if (!named)
             snprintf(why, sizeof(why), "a record without __name__ (Parca requires it)");
-        if (!named || !raw_series_write(e->host, b->records[i], RAW_LABEL_SET, 2, &series, why,
+        if (!named || !raw_series_write(e->host, b->records[i], NULL, RAW_LABEL_SET, 2, &series, why,
                                         sizeof(why))) {
             e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
             e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
@@ -171,6 +181,7 @@ static const struct profd_plugin plugin = {
     .description = "sends profiles to Parca with WriteRaw over gRPC",
     .options = options,
     .config_size = sizeof(struct config),
+    .validate = validate,
     .create = create,
     .consume = consume,
     .destroy = destroy,

@@ -77,6 +77,12 @@ struct otlp_receiver {
     struct profd_server *grpc, *http;
 };
 
+/* An endpoint is served unless it is empty or null. */
+static bool serving(const char *endpoint)
+{
+    return endpoint && *endpoint;
+}
+
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
@@ -91,7 +97,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->max_request_body_size, "max_request_body_size must be above 0");
         rc = PROFD_ERR;
     }
-    if (!*cfg->protocols.grpc.endpoint && !*cfg->protocols.http.endpoint) {
+    if (!serving(cfg->protocols.grpc.endpoint) && !serving(cfg->protocols.http.endpoint)) {
         host->diag(d, &cfg->protocols, "both protocols are off: nothing would be received");
         rc = PROFD_ERR;
     }
@@ -240,10 +246,10 @@ static int start(void *st)
 {
     struct otlp_receiver *r = st;
     const struct config *cfg = r->cfg;
-    if (*cfg->protocols.grpc.endpoint &&
+    if (serving(cfg->protocols.grpc.endpoint) &&
         !(r->grpc = serve(r, &cfg->protocols.grpc, PROFD_RPC_GRPC)))
         return PROFD_ERR;
-    if (*cfg->protocols.http.endpoint &&
+    if (serving(cfg->protocols.http.endpoint) &&
         !(r->http = serve(r, &cfg->protocols.http, PROFD_RPC_HTTP)))
         return PROFD_ERR;
     return PROFD_OK;

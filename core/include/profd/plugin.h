@@ -104,6 +104,7 @@ struct profd_rpc_request {
     /* A request header by lowercase name, or NULL. */
     const char *(*header)(const struct profd_rpc_request *req, const char *name);
     void *impl;
+    const char *query;          /* HTTP: the URI's query string, "" when none */
 };
 
 /* What the handler answers. body is malloc'd and taken over by the server. */

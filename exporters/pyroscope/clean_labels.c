@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "clean_labels.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* Writes a valid label name for name into buf; true when it had to change. */
+static bool valid_name(const char *name, char *buf, size_t n)
+{
+    size_t o = 0;
+    bool fixed = false;
+    if (name[0] >= '0' && name[0] <= '9') {
+        buf[o++] = '_';
+        fixed = true;
+    }
+    for (const char *p = name; *p && o + 1 < n; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_';
+        buf[o++] = ok ? c : '_';
+        fixed |= !ok;
+    }
+    if (strlen(name) > PYROSCOPE_MAX_NAME)
+        fixed = true;   /* cut */
+    if (o == 0) {
+        buf[o++] = '_';
+        fixed = true;
+    }
+    buf[o] = '\0';
+    return fixed;
+}
+
+/* Adds one label to out unless it is there already; counts the fixes. */
+static void add(const struct profd_host *host, struct profd_labels *out, const char *name,
+                const char *value, size_t *fixes)
+{
+    char key[PYROSCOPE_MAX_NAME + 2], val[PYROSCOPE_MAX_VALUE + 1];
+    *fixes += valid_name(name, key, sizeof(key));
+    size_t vlen = strlen(value);
+    if (vlen > PYROSCOPE_MAX_VALUE) {
+        vlen = PYROSCOPE_MAX_VALUE;
+        (*fixes)++;
+    }
+    memcpy(val, value, vlen);
+    val[vlen] = '\0';
+    if (host->labels_get(out, key)) {
+        (*fixes)++;   /* a duplicate once made valid: the first stays */
+        return;
+    }
+    if (out->n >= PYROSCOPE_MAX_LABELS) {
+        (*fixes)++;
+        return;
+    }
+    host->labels_set(out, key, val);
+}
+
+size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
+                              const struct profd_str_map *external, struct profd_labels *out)
+{
+    size_t fixes = 0;
+    static const char *const first[] = {"__name__", "service_name"};
+    for (size_t k = 0; k < 2; k++)
+        if (host->labels_get(in, first[k]))
+            add(host, out, first[k], host->labels_get(in, first[k]), &fixes);
+    for (size_t i = 0; i < in->n; i++) {
+        const char *name = in->items[i].name;
+        if (strcmp(name, "__name__") && strcmp(name, "service_name") &&
+            strcmp(name, "__tenant_id__"))
+            add(host, out, name, in->items[i].value, &fixes);
+    }
+    for (size_t i = 0; external && i < external->n; i++)
+        if (!host->labels_get(out, external->keys[i]))
+            add(host, out, external->keys[i], external->values[i], &fixes);
+    return fixes;
+}

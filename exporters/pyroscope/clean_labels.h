@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Series labels made acceptable to Pyroscope's validation, so that one bad
+ * label never makes the server drop the whole profile. */
+#ifndef PROFD_PYROSCOPE_CLEAN_LABELS_H
+#define PROFD_PYROSCOPE_CLEAN_LABELS_H
+
+#include <stddef.h>
+
+#include "profd/plugin.h"
+
+#define PYROSCOPE_MAX_LABELS 30
+#define PYROSCOPE_MAX_NAME 1024
+#define PYROSCOPE_MAX_VALUE 2048
+
+/*
+ * Fills out (empty on entry) from in plus external (set where in lacks
+ * them), less __tenant_id__ (that travels as X-Scope-OrgID): names made
+ * Prometheus-valid (other characters become '_', a leading digit gets one
+ * before it), later duplicates dropped, names and values cut to Pyroscope's
+ * lengths, and at most 30 labels (__name__ and service_name kept first).
+ * Returns how many fixes that took.
+ */
+size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
+                              const struct profd_str_map *external, struct profd_labels *out);
+
+#endif

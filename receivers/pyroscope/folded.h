@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Pyroscope's folded stacks ("frame;frame;leaf count" per line, root first)
+ * into the pprof model. */
+#ifndef PROFD_PYROSCOPE_FOLDED_H
+#define PROFD_PYROSCOPE_FOLDED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/plugin.h"
+
+/* What the /ingest parameters say about the samples. */
+struct folded_meta {
+    const char *units;          /* samples, objects, goroutines, bytes, lock_nanoseconds, lock_samples */
+    int64_t sample_rate;        /* Hz, for units=samples */
+    int64_t time_nanos, duration_nanos;
+};
+
+/*
+ * Builds a profile from folded stacks: one function and location per
+ * distinct frame name, one sample per line (values by units: samples give
+ * samples/count and cpu/nanoseconds at 1e9/sample_rate each). Returns NULL
+ * with why naming the line and what is wrong; an unknown units value too.
+ */
+struct profd_profile *folded_profile(const struct profd_host *host, const char *text, size_t len,
+                                     const struct folded_meta *meta, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * receiver pyroscope: what Pyroscope's SDKs and eBPF agents push.
+ * - push.v1 (`/push.v1.PusherService/Push`): Connect unary over HTTP/1.1
+ *   on `endpoint` (application/proto), and gRPC on `grpc_endpoint`; each raw
+ *   sample of each series is a record with the series' labels.
+ * - The legacy `POST /ingest` (and `/pyroscope/ingest`): `name`
+ *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `format`
+ *   pprof (raw or gzip body) or folded stacks (`groups`, `lines`).
+ * service_name defaults to unknown_service and the tenant (X-Scope-OrgID)
+ * is kept as the label __tenant_id__, as Pyroscope does. Errors answer with
+ * Pyroscope's statuses: 400 bad metadata or request, 413 too large (the
+ * server), 422 a body that cannot be converted, 429 when the pipeline is
+ * full.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../lib/grow.h"
+#include "../../lib/pb_reader.h"
+#include "../../lib/raw_series.h"
+#include "../../lib/server_tls.h"
+#include "folded.h"
+#include "profd/plugin.h"
+
+#define PUSH "/push.v1.PusherService/Push"
+
+struct config {
+    char *endpoint, *grpc_endpoint;
+    struct server_tls tls;
+    uint64_t max_request_body_size;
+    char *bearer_token;
+};
+
+static const struct profd_option options[] = {
+    {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:4040",
+     "host:port of the HTTP/1.1 server (/ingest and push.v1 over Connect)"},
+    {"grpc_endpoint", PROFD_OPT_STRING, offsetof(struct config, grpc_endpoint), NULL,
+     "host:port for push.v1 over gRPC; unset: off"},
+    {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
+     server_tls_options},
+    {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
+     "64MiB", "largest request accepted, counted after decompression"},
+    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
+     "when set, requests must carry \"Authorization: Bearer <token>\""},
+    {0},
+};
+
+struct pyroscope_receiver {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const struct config *cfg;
+    struct profd_server *http, *grpc;
+};
+
+enum { C_INVALID_ARGUMENT = 3, C_RESOURCE_EXHAUSTED = 8, C_UNIMPLEMENTED = 12,
+       C_UNAUTHENTICATED = 16 };
+
+static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
+{
+    const struct config *cfg = cfgp;
+    if (server_tls_half(&cfg->tls)) {
+        host->diag(d, &cfg->tls, "TLS needs both cert_file and key_file");
+        return PROFD_ERR;
+    }
+    return PROFD_OK;
+}
+
+/* An error: a gRPC status, or an HTTP status with a Connect error body
+ * (push) or the message as text (/ingest). */
+static void fail(const struct profd_rpc_request *req, struct profd_rpc_response *res, int code,
+                 const char *connect_code, int http_status, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void fail(const struct profd_rpc_request *req, struct profd_rpc_response *res, int code,
+                 const char *connect_code, int http_status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->message, sizeof(res->message), fmt, ap);
+    va_end(ap);
+    if (req->protocol == PROFD_RPC_GRPC) {
+        res->grpc_status = code;
+        return;
+    }
+    res->http_status = http_status;
+    if (strcmp(req->path, PUSH) != 0) {
+        res->content_type = "text/plain";
+        res->body = (uint8_t *)must_asprintf("%s\n", res->message);
+        res->len = strlen((char *)res->body);
+        return;
+    }
+    char escaped[2 * sizeof(res->message)];   /* for JSON */
+    size_t o = 0;
+    for (const char *p = res->message; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            escaped[o++] = '\\';
+        escaped[o++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+    }
+    escaped[o] = '\0';
+    res->content_type = "application/json";
+    res->body = (uint8_t *)must_asprintf("{\"code\":\"%s\",\"message\":\"%s\"}", connect_code,
+                                         escaped);
+    res->len = strlen((char *)res->body);
+}
+
+/* Sets the labels every record of b gets from the request. */
+static void request_labels(const struct profd_host *host, const struct profd_rpc_request *req,
+                           struct profd_batch *b)
+{
+    const char *tenant = req->header(req, req->protocol == PROFD_RPC_GRPC ? "x-scope-orgid"
+                                                                          : "X-Scope-OrgID");
+    for (size_t i = 0; i < b->nrecords; i++) {
+        struct profd_record *r = b->records[i];
+        if (!host->record_label(r, "service_name"))
+            host->record_set_label(r, "service_name", "unknown_service");
+        if (tenant && *tenant)
+            host->record_set_label(r, "__tenant_id__", tenant);
+    }
+}
+
+static void push(struct pyroscope_receiver *r, const struct profd_rpc_request *req,
+                 struct profd_rpc_response *res, struct profd_batch *b)
+{
+    if (req->protocol == PROFD_RPC_HTTP && strncmp(req->content_type, "application/proto", 17))
+        return fail(req, res, C_UNIMPLEMENTED, "unimplemented", 415,
+                    "content type \"%.60s\" is not application/proto", req->content_type);
+    struct pb_reader rd;
+    struct pb_field f = {0};
+    const char *err = NULL;
+    int rc;
+    size_t n = 0;
+    char why[sizeof(res->message)];
+    pb_reader_init(&rd, req->body, req->body, req->len);
+    while ((rc = pb_next(&rd, &f, &err)) > 0)
+        if (f.number == 1 && f.wire == PB_LEN &&
+            !raw_series_read(r->host, f.data, f.len, RAW_LABEL_PAIRS, false, n++, b, why,
+                             sizeof(why)))
+            return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "%s", why);
+    if (rc < 0)
+        return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400,
+                    "PushRequest: %s at byte %zu", err, f.offset);
+    if (req->protocol == PROFD_RPC_HTTP)
+        res->content_type = "application/proto";
+}
+
+/* A query parameter, percent-decoded into out; false when absent. */
+static bool query_param(const char *query, const char *name, char *out, size_t n)
+{
+    size_t nlen = strlen(name);
+    for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, name, nlen) || p[nlen] != '=')
+            continue;
+        size_t o = 0;
+        for (const char *c = p + nlen + 1; *c && *c != '&' && o + 1 < n; c++) {
+            unsigned v;
+            if (*c == '%' && sscanf(c + 1, "%2x", &v) == 1) {
+                out[o++] = (char)v;
+                c += 2;
+            } else {
+                out[o++] = *c == '+' ? ' ' : *c;
+            }
+        }
+        out[o] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* from/until: Unix seconds, or ms/us/ns by their 13/16/19 digits; now
+ * otherwise. */
+static int64_t ingest_time(const char *query, const char *name)
+{
+    char v[32];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    if (!query_param(query, name, v, sizeof(v)) || !*v || strspn(v, "0123456789") != strlen(v))
+        return t;
+    int64_t x = strtoll(v, NULL, 10);
+    size_t digits = strlen(v);
+    return digits >= 19 ? x : digits >= 16 ? x * 1000 : digits >= 13 ? x * 1000000
+                                                                      : x * 1000000000;
+}
+
+/* The profile family of a legacy name suffix or units value (pass 0
+ * suffixes, then units), or NULL. */
+static const char *family_of(const char *word)
+{
+    static const char *const map[][2] = {
+        {"cpu", "process_cpu"},      {"itimer", "process_cpu"},   {"wall", "wall"},
+        {"alloc_objects", "memory"}, {"alloc_space", "memory"},   {"inuse_objects", "memory"},
+        {"inuse_space", "memory"},   {"goroutines", "goroutine"}, {"mutex_count", "mutex"},
+        {"mutex_duration", "mutex"}, {"block_count", "block"},    {"block_duration", "block"},
+        {"samples", "process_cpu"},  {"objects", "memory"},       {"bytes", "memory"},
+        {"lock_nanoseconds", "mutex"}, {"lock_samples", "mutex"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++)
+        if (!strcmp(word, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+/* name=app.cpu{k=v,...}: service_name, __name__ and the labels, on every
+ * record of b. False with why set for a bad label. */
+static bool name_labels(const struct profd_host *host, const char *name, const char *units,
+                        struct profd_batch *b, char *why, size_t whylen)
+{
+    char app[512];
+    size_t n = strcspn(name, "{");
+    snprintf(app, sizeof(app), "%.*s", (int)n, name);
+    char *dot = strrchr(app, '.');
+    const char *fam = dot ? family_of(dot + 1) : NULL;
+    if (fam)
+        *dot = '\0';   /* a known type suffix is not part of the service name */
+    else
+        fam = family_of(units) ? family_of(units) : "process_cpu";
+    for (size_t i = 0; i < b->nrecords; i++) {
+        host->record_set_label(b->records[i], "service_name", app);
+        host->record_set_label(b->records[i], "__name__", fam);
+    }
+    for (const char *p = name + n + (name[n] == '{'); *p && *p != '}';) {
+        size_t len = strcspn(p, ",}");
+        const char *eq = memchr(p, '=', len);
+        char key[128], val[512];
+        if (!eq || eq == p || (size_t)(eq - p) >= sizeof(key)) {
+            snprintf(why, whylen, "name: bad label \"%.*s\"", (int)(len < 60 ? len : 60), p);
+            return false;
+        }
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
+        snprintf(val, sizeof(val), "%.*s", (int)(p + len - eq - 1), eq + 1);
+        for (size_t i = 0; i < b->nrecords; i++)
+            host->record_set_label(b->records[i], key, val);
+        p += len + (p[len] == ',');
+    }
+    return true;
+}
+
+static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request *req,
+                   struct profd_rpc_response *res, struct profd_batch *b)
+{
+    const struct profd_host *host = r->host;
+    char name[1024], format[32] = "", units[32] = "samples", rate[32] = "";
+    if (!query_param(req->query, "name", name, sizeof(name)) || !*name)
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is missing");
+    query_param(req->query, "format", format, sizeof(format));
+    query_param(req->query, "units", units, sizeof(units));
+    query_param(req->query, "sampleRate", rate, sizeof(rate));
+    int64_t from = ingest_time(req->query, "from"), until = ingest_time(req->query, "until");
+    if (from > until)
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
+    char why[sizeof(res->message)];
+    if (!strcmp(format, "pprof")) {
+        uint8_t *copy = must_malloc(req->len);
+        memcpy(copy, req->body, req->len);
+        bool gz = req->len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
+        struct profd_record *rec = host->record_add(
+            b, copy, req->len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+        if (!host->record_profile(rec, why, sizeof(why)))
+            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
+    } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
+        struct folded_meta meta = {units, rate[0] ? strtoll(rate, NULL, 10) : 100, from,
+                                   until - from};
+        struct profd_profile *p = folded_profile(host, (const char *)req->body, req->len, &meta,
+                                                 why, sizeof(why));
+        if (!p)
+            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "folded body: %s", why);
+        host->record_add_profile(b, p);
+    } else {
+        return fail(req, res, C_INVALID_ARGUMENT, "", 415, "format \"%s\" is not supported "
+                    "(pprof, groups, lines)", format);
+    }
+    b->records[0]->time_nanos = from;
+    b->records[0]->duration_nanos = until - from;
+    if (!name_labels(host, name, units, b, why, sizeof(why)))
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
+}
+
+static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
+{
+    struct pyroscope_receiver *r = arg;
+    const struct profd_host *host = r->host;
+    const char *token = r->cfg->bearer_token;
+    const char *auth = req->header(req, req->protocol == PROFD_RPC_GRPC ? "authorization"
+                                                                        : "Authorization");
+    if (token && *token && (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token)))
+        return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401,
+                    "missing or wrong bearer token");
+    bool is_push = !strcmp(req->path, PUSH);
+    bool is_ingest = req->protocol == PROFD_RPC_HTTP &&
+                     (!strcmp(req->path, "/ingest") || !strcmp(req->path, "/pyroscope/ingest"));
+    if (!is_push && !is_ingest)
+        return fail(req, res, C_UNIMPLEMENTED, "unimplemented", 404, "unknown path %.100s",
+                    req->path);
+    struct profd_batch *b = host->batch_new();
+    if (is_push)
+        push(r, req, res, b);
+    else
+        ingest(r, req, res, b);
+    bool failed = res->grpc_status || res->http_status >= 400;
+    if (!failed && b->nrecords) {
+        request_labels(host, req, b);
+        if (host->emit(r->self, b) != PROFD_OK) {
+            free(res->body);
+            res->body = NULL;
+            res->len = 0;
+            fail(req, res, C_RESOURCE_EXHAUSTED, "resource_exhausted", 429,
+                 "the pipeline is full; retry later");
+        }
+    }
+    host->batch_unref(b);
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
+                  void **out)
+{
+    struct pyroscope_receiver *r = calloc(1, sizeof(*r));
+    if (!r)
+        return PROFD_ERR;
+    *r = (struct pyroscope_receiver){host, self, cfg, NULL, NULL};
+    *out = r;
+    return PROFD_OK;
+}
+
+static struct profd_server *serve(struct pyroscope_receiver *r, const char *endpoint,
+                                  enum profd_rpc_protocol protocol)
+{
+    const struct config *cfg = r->cfg;
+    struct profd_server_options o = {.endpoint = endpoint,
+                                     .protocol = protocol,
+                                     .tls_cert_file = cfg->tls.cert_file,
+                                     .tls_key_file = cfg->tls.key_file,
+                                     .tls_client_ca_file = cfg->tls.client_ca_file,
+                                     .max_body = cfg->max_request_body_size};
+    char err[512];
+    struct profd_server *s = r->host->server_start(r->self, &o, handle, r, err, sizeof(err));
+    if (!s)
+        r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
+    else
+        r->host->log(r->self, PROFD_LOG_INFO, "Pyroscope %s on %s%s",
+                     protocol == PROFD_RPC_GRPC ? "push.v1 (gRPC)" : "ingest and push.v1 (HTTP)",
+                     r->host->server_address(s), server_tls_on(&cfg->tls) ? " (TLS)" : "");
+    return s;
+}
+
+static int start(void *st)
+{
+    struct pyroscope_receiver *r = st;
+    if (!(r->http = serve(r, r->cfg->endpoint, PROFD_RPC_HTTP)))
+        return PROFD_ERR;
+    const char *grpc = r->cfg->grpc_endpoint;
+    if (grpc && *grpc && !(r->grpc = serve(r, grpc, PROFD_RPC_GRPC)))
+        return PROFD_ERR;
+    return PROFD_OK;
+}
+
+static int shutdown(void *st)
+{
+    struct pyroscope_receiver *r = st;
+    r->host->server_stop(r->http);
+    r->host->server_stop(r->grpc);
+    r->http = r->grpc = NULL;
+    return PROFD_OK;
+}
+
+static void destroy(void *st)
+{
+    if (st)
+        shutdown(st);
+    free(st);
+}
+
+static const struct profd_plugin plugin = {
+    PROFD_PLUGIN_HEADER,
+    .kind = PROFD_RECEIVER,
+    .type = "pyroscope",
+    .description = "Pyroscope's push.v1 (Connect, gRPC) and /ingest, as its SDKs and agents send",
+    .options = options,
+    .config_size = sizeof(struct config),
+    .validate = validate,
+    .create = create,
+    .start = start,
+    .shutdown = shutdown,
+    .destroy = destroy,
+};
+
+PROFD_PLUGIN_DEFINE(plugin)

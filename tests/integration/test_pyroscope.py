@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Pyroscope in and out: profd -> profd over push.v1 (Connect) and /ingest
+for every Go corpus profile, folded stacks and the statuses /ingest answers
+with, push.v1 over gRPC from grpcio, and a Python HTTP server playing
+Pyroscope (messages from protoc over proto/pyroscope) checking what the
+exporter sends, cleaned labels included, and answering as Pyroscope would."""
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+import urllib.error
+import urllib.request
+
+from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, raw_pprof, wait_until)
+
+PUSH = "/push.v1.PusherService/Push"
+
+try:
+    import grpc
+except ImportError:
+    grpc = None
+
+_pb = None
+
+
+def pb():
+    """push_pb2, generated once."""
+    global _pb
+    if _pb is None:
+        out = tempfile.mkdtemp(prefix="profd-pyroscope-pb-")
+        src = os.path.join(ROOT, "proto", "pyroscope")
+        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + out,
+                        os.path.join(src, "push.proto")], check=True)
+        sys.path.insert(0, out)
+        import push_pb2
+        _pb = push_pb2
+    return _pb
+
+
+RECEIVER = """
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0", grpc_endpoint: "127.0.0.1:0"}
+exporters:
+  pprof_file: {directory: ./profiles, path_template: "%s"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pyroscope], exporters: [pprof_file]}
+"""
+
+SENDER = """
+receivers:
+  pprof_file: {include: ["%s/*.pb.gz"], after_ingest: keep, source_label: __file__}
+exporters:
+  pyroscope: {%s}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_file], exporters: [pyroscope]}
+"""
+
+
+def addresses(p):
+    http_line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP\) on ")[0]
+    grpc_line = p.wait_log(r"Pyroscope push.v1 \(gRPC\) on ")[0]
+    return http_line.split(" on ")[1].split()[0], grpc_line.split(" on ")[1].split()[0]
+
+
+def post(url, body, headers=None):
+    req = urllib.request.Request(url, data=body, method="POST", headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class PyroscopeTest(ProfdTestCase):
+
+    def spool_corpus(self):
+        os.makedirs(self.path("spool"))
+        for name in corpus_files():
+            shutil.copyfile(os.path.join(GO_CORPUS, name), self.path("spool", name))
+
+    def round_trip(self, api, template, exporter_extra=""):
+        receiver = self.start(RECEIVER % template)
+        http_addr, _ = addresses(receiver)
+        self.spool_corpus()
+        os.makedirs(self.path("sender"))
+        sender = Profd(self.path("sender"), SENDER % (
+            self.path("spool"), 'endpoint: "http://%s", api: %s%s' % (http_addr, api,
+                                                                      exporter_extra)))
+        self.procs.append(sender)
+        return receiver, sender
+
+    def test_push_profd_to_profd_with_tenant_and_external_labels(self):
+        receiver, sender = self.round_trip(
+            "push", "{__tenant_id__}/{env}/{__file__}",
+            ", tenant: team-a, external_labels: {env: test}")
+        outs = [self.path("profiles", "team-a", "test", n) for n in corpus_files()]
+        wait_until(lambda: all(os.path.exists(o) for o in outs), "every profile pushed")
+        for name, out in zip(corpus_files(), outs):
+            self.assertEqual(raw_pprof(out), raw_pprof(os.path.join(GO_CORPUS, name)), name)
+        self.assertEqual(sender.stop(), 0)
+        self.assertEqual(receiver.stop(), 0)
+
+    def test_ingest_profd_to_profd(self):
+        receiver, sender = self.round_trip("ingest", "{__file__}")
+        outs = [self.path("profiles", n) for n in corpus_files()]
+        wait_until(lambda: all(os.path.exists(o) for o in outs), "every profile ingested")
+        for name, out in zip(corpus_files(), outs):
+            self.assertEqual(raw_pprof(out), raw_pprof(os.path.join(GO_CORPUS, name)), name)
+
+    def test_ingest_folded_stacks_and_its_errors(self):
+        p = self.start(RECEIVER % "{service_name}.{__name__}.{env}")
+        http_addr, _ = addresses(p)
+        base = "http://%s/ingest?name=app.cpu%%7Benv%%3Dprod%%7D&from=1700000000" \
+               "&until=1700000010&sampleRate=100" % http_addr
+        status, body = post(base, b"main;foo;bar 3\nmain;baz 2\n")
+        self.assertEqual(status, 200, body)
+        out = self.path("profiles", "app.process_cpu.prod")
+        wait_until(lambda: os.path.exists(out), "the folded profile")
+        raw = raw_pprof(out)
+        self.assertIn("samples/count cpu/nanoseconds", raw)
+        self.assertRegex(raw, r"\n +3 +30000000: 1 2 3 \n")   # bar foo main, 10 ms each
+        self.assertRegex(raw, r"\n +2 +20000000: 4 3 \n")
+        self.assertRegex(raw, r"1: 0x0 (M=1 )?bar :0 s=0")
+        status, body = post(base, b"main;foo 1\nmain;;x 2\n")
+        self.assertEqual(status, 422)
+        self.assertIn(b"line 2", body)
+        status, body = post(base, b"main;foo one\n")
+        self.assertEqual(status, 422)
+        self.assertIn(b"line 1", body)
+        status, body = post("http://%s/ingest?from=1" % http_addr, b"main 1\n")
+        self.assertEqual(status, 400)
+        self.assertIn(b"name", body)
+        status, body = post(base.replace("from=1700000000", "from=1800000000"), b"main 1\n")
+        self.assertEqual(status, 400)
+        status, body = post(base + "&format=trie", b"x")
+        self.assertEqual(status, 415)
+        status, body = post(base + "&format=pprof", b"not a profile")
+        self.assertEqual(status, 422)
+        self.assertEqual(p.stop(), 0)
+
+    @unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+    def test_push_over_grpc_and_connect_errors(self):
+        push_pb2 = pb()
+        p = self.start(RECEIVER % "{service_name}.{__file__}")
+        http_addr, grpc_addr = addresses(p)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+            labels=[push_pb2.LabelPair(name="__name__", value="memory"),
+                    push_pb2.LabelPair(name="__file__", value="g.pb.gz")],
+            samples=[push_pb2.RawSample(raw_profile=heap)])])
+        with grpc.insecure_channel(grpc_addr) as ch:
+            call = ch.unary_unary(PUSH, request_serializer=lambda m: m.SerializeToString(),
+                                  response_deserializer=lambda b: b)
+            call(req, timeout=20)
+        out = self.path("profiles", "unknown_service.g.pb.gz")   # Pyroscope's default
+        wait_until(lambda: os.path.exists(out), "the gRPC push")
+        self.assertEqual(raw_pprof(out), raw_pprof(os.path.join(GO_CORPUS, "heap.pb.gz")))
+        bad = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+            labels=[push_pb2.LabelPair(name="bad-name", value="x")],
+            samples=[push_pb2.RawSample(raw_profile=heap)])])
+        status, body = post("http://%s%s" % (http_addr, PUSH), bad.SerializeToString(),
+                            {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"})
+        self.assertEqual(status, 400)
+        self.assertIn(b'"code":"invalid_argument"', body)
+        status, body = post("http://%s%s" % (http_addr, PUSH), b"{}",
+                            {"Content-Type": "application/json"})
+        self.assertEqual(status, 415)
+
+    def test_exporter_against_a_pyroscope_stand_in(self):
+        push_pb2 = pb()
+        got, lock, answers = [], threading.Lock(), [500, 200]
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with lock:
+                    got.append((self.path, dict(self.headers),
+                                push_pb2.PushRequest.FromString(body)))
+                    status = answers.pop(0) if len(answers) > 1 else answers[0]
+                self.send_response(status)
+                self.send_header("Content-Type", "application/proto")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        many = ", ".join("l%d: v" % i for i in range(40))
+        p = self.start(SENDER % (self.path("spool"),
+                                 'endpoint: "http://127.0.0.1:%d", tenant: t1, '
+                                 'basic_auth: {username: u, password: pw}, '
+                                 'retry_on_failure: {initial_interval: 10ms}, '
+                                 'external_labels: {"bad-name": x, 9lives: y, %s}'
+                                 % (server.server_address[1], many)))
+        wait_until(lambda: len(got) >= 2, "a retry after the 500")
+        path, headers, req = got[1]
+        self.assertEqual(path, PUSH)
+        self.assertEqual(headers.get("Content-Type"), "application/proto")
+        self.assertEqual(headers.get("Connect-Protocol-Version"), "1")
+        self.assertEqual(headers.get("X-Scope-OrgID"), "t1")
+        self.assertTrue(headers.get("Authorization", "").startswith("Basic "))
+        labels = {l.name: l.value for l in req.series[0].labels}
+        self.assertLessEqual(len(labels), 30)
+        self.assertIn("__name__", labels)
+        self.assertEqual(labels.get("bad_name"), "x")
+        self.assertEqual(labels.get("_9lives"), "y")
+        raw = req.series[0].samples[0].raw_profile
+        self.assertEqual(raw[:2], b"\x1f\x8b")
+        from harness import metric_value
+        wait_until(lambda: metric_value(p.metrics(), "profd_pyroscope_label_fixes",
+                                        component="pyroscope"), "the fixes counted")

@@ -111,7 +111,8 @@ static bool add_line(const struct profd_host *host, struct profd_profile *p, str
     }
     int64_t *values = host->profile_alloc(p, 2 * sizeof(*values));
     values[0] = count;
-    values[1] = count * period;
+    if (__builtin_mul_overflow(count, period, &values[1]))
+        return false;   /* a count no profile holds */
     p->samples[p->nsamples++] = (struct profd_sample){.locations = locs, .values = values,
                                                       .nlocations = nframes};
     return true;

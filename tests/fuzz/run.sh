@@ -4,7 +4,8 @@
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
 # ELF/DWARF, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
-# loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON) and gRPC framer from
+# loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
+# pushed series (Parca, Pyroscope) and folded stacks from
 # tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -40,12 +41,15 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     $all_core -o $FUZZ_BUILD/fuzz_otlp $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp_json.c \
     $all_core -o $FUZZ_BUILD/fuzz_otlp_json $LIBS $(pkg-config --libs $PKGS) -ldl -lm
+clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
+    lib/raw_series.c lib/grow.c receivers/pyroscope/folded.c \
+    $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp otlp_json grpc_frame}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp otlp_json grpc_frame push}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+/* libFuzzer driver: what agents push. The first byte picks the reader: Parca
+ * WriteRaw series (0), Pyroscope push.v1 series (1), or Pyroscope folded
+ * stacks (2, units samples); the rest is the input. Whatever records come
+ * out must encode as pprof. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../core/graph.h"
+#include "../../core/record.h"
+#include "../../lib/pb_reader.h"
+#include "../../lib/raw_series.h"
+#include "../../receivers/pyroscope/folded.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    const struct profd_host *host = &profd_host_services;
+    struct profd_batch *b = profd_batch_new();
+    char why[256];
+    if (data[0] % 3 == 2) {
+        struct folded_meta meta = {"samples", 100, 0, 0};
+        struct profd_profile *p =
+            folded_profile(host, (const char *)data + 1, len - 1, &meta, why, sizeof(why));
+        if (p)
+            profd_record_add_profile(b, p);
+    } else {
+        struct pb_reader r;
+        struct pb_field f = {0};
+        const char *err;
+        pb_reader_init(&r, data + 1, data + 1, len - 1);
+        enum raw_labels shape = data[0] % 3 ? RAW_LABEL_PAIRS : RAW_LABEL_SET;
+        for (size_t n = 0; pb_next(&r, &f, &err) > 0; n++)
+            if (f.wire == PB_LEN)
+                raw_series_read(host, f.data, f.len, shape, true, n, b, why, sizeof(why));
+    }
+    for (size_t i = 0; i < b->nrecords; i++) {
+        uint8_t *out;
+        size_t n;
+        if (profd_record_profile(b->records[i], why, sizeof(why)) &&
+            profd_record_pprof(b->records[i], true, true, &out, &n, why, sizeof(why)) == 0)
+            free(out);
+    }
+    profd_batch_unref(b);
+    return 0;
+}

@@ -160,10 +160,17 @@ class Profd:
         self.proc.send_signal(sig)
 
     def stop(self, sig=signal.SIGTERM, timeout=60):
+        """Stops profd; its exit status. A sanitized build whose only fault
+        was LeakSanitizer's own tracer crashing at exit (see run_command;
+        it found no leak, it could not look) counts as a clean exit."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         rc = self.proc.wait(timeout=timeout)
         self.reader.join(timeout=10)
+        log = self.log_text()
+        if (rc and LSAN_TRACER_CRASH in log and "Tracer caught signal" in log and
+                "ERROR: AddressSanitizer" not in log and "runtime error" not in log):
+            return 0
         return rc
 
 

@@ -211,7 +211,7 @@ class ScrapeTest(ProfdTestCase):
         self.assertEqual(metric_value(m, "profd_scrape_up", component="pprof_scrape", job="bad",
                                       instance=good.address, profile="goroutine"), 1)
         self.assertEqual(self.written("goroutine")[0].split("/")[-2], good.address.replace(":", "_"))
-        self.assertEqual(p.stop(), 0)
+        self.assertEqual(p.stop(), 0, p.log_text()[-4000:])
 
     def test_file_sd_change_is_picked_up(self):
         one, two = self.target(fake=True), self.target(fake=True)

@@ -64,12 +64,12 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     }
     c->protocol = o->protocol;
     c->retry_408_5xx = o->retry_408_5xx;
-    c->url = must_asprintf("%s", o->url);
+    c->url = must_asprintf("%s%s", strstr(o->url, "://") ? "" : "http://", o->url);
     if (c->protocol == PROFD_RPC_GRPC && c->url[0] && c->url[strlen(c->url) - 1] == '/')
         c->url[strlen(c->url) - 1] = '\0';
     c->compression = must_asprintf("%s", o->compression ? o->compression : "");
     c->timeout = o->timeout;
-    bool tls = strncmp(o->url, "https://", 8) == 0;
+    bool tls = strncmp(c->url, "https://", 8) == 0;
     CURL *h = c->curl;
     if (c->protocol == PROFD_RPC_GRPC) {
         curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
@@ -107,18 +107,19 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_POST, 1L);
-    if (o->ca_file && *o->ca_file)
-        curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
-    if (o->cert_file && *o->cert_file)
-        curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert_file);
-    if (o->key_file && *o->key_file)
-        curl_easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
+    const struct client_tls *t = o->tls;
+    if (t && t->ca_file && *t->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+    if (t && t->cert_file && *t->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
+    if (t && t->key_file && *t->key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
     if (o->username && *o->username) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
         curl_easy_setopt(h, CURLOPT_PASSWORD, o->password ? o->password : "");
     }
-    if (o->insecure_skip_verify) {
+    if (t && t->insecure_skip_verify) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }

@@ -11,16 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client_tls.h"
 #include "profd/plugin.h"
 
 struct rpc_client_options {
-    const char *url;                  /* http(s)://host:port[/path] */
+    const char *url;                  /* http(s)://host:port[/path]; no scheme: http:// */
     enum profd_rpc_protocol protocol;
     const char *content_type;         /* HTTP: of the body */
     const char *compression;          /* "gzip", "zstd", or NULL/"" for none */
     const struct profd_str_map *headers;   /* extra request headers, or NULL */
-    const char *ca_file, *cert_file, *key_file;
-    bool insecure_skip_verify;
+    const struct client_tls *tls;     /* or NULL */
     const char *username, *password;  /* HTTP basic auth when username is set */
     int64_t timeout;                  /* ns per call; 0 = none */
     bool retry_408_5xx;               /* HTTP: also retry 408 and every 5xx (Pyroscope) */

@@ -98,10 +98,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     e->host = host;
     e->self = self;
     e->cfg = cfg;
-    bool has_scheme = strstr(cfg->endpoint, "://") != NULL;
     char url[1024];
-    snprintf(url, sizeof(url), "%s%s%s", has_scheme ? "" : "http://", cfg->endpoint,
-             cfg->protocol == PROTO_HTTP ? cfg->path : "");
+    snprintf(url, sizeof(url), "%s%s", cfg->endpoint, cfg->protocol == PROTO_HTTP ? cfg->path : "");
     struct rpc_client_options o = {
         .url = url,
         .protocol = cfg->protocol == PROTO_GRPC ? PROFD_RPC_GRPC : PROFD_RPC_HTTP,
@@ -109,10 +107,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
                                                        : "application/x-protobuf",
         .compression = cfg->compression == COMPRESS_NONE ? "" : compressions[cfg->compression],
         .headers = &cfg->headers,
-        .ca_file = cfg->tls.ca_file,
-        .cert_file = cfg->tls.cert_file,
-        .key_file = cfg->tls.key_file,
-        .insecure_skip_verify = cfg->tls.insecure_skip_verify,
+        .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
     char err[256];

@@ -138,17 +138,11 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         headers.values[n++] = auth;
     }
     headers.n = n;
-    char url[1024];
-    snprintf(url, sizeof(url), "%s%s", strstr(cfg->endpoint, "://") ? "" : "http://",
-             cfg->endpoint);
     struct rpc_client_options o = {
-        .url = url,
+        .url = cfg->endpoint,
         .protocol = PROFD_RPC_GRPC,
         .headers = &headers,
-        .ca_file = cfg->tls.ca_file,
-        .cert_file = cfg->tls.cert_file,
-        .key_file = cfg->tls.key_file,
-        .insecure_skip_verify = cfg->tls.insecure_skip_verify,
+        .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
     char err[256];

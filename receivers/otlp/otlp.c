@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/server_tls.h"
+#include "../../lib/serve.h"
 #include "profd/plugin.h"
 #include "status.h"
 
@@ -225,21 +225,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
 static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint_config *ep,
                                   enum profd_rpc_protocol protocol)
 {
-    struct profd_server_options o = {.endpoint = ep->endpoint,
-                                     .protocol = protocol,
-                                     .tls_cert_file = ep->tls.cert_file,
-                                     .tls_key_file = ep->tls.key_file,
-                                     .tls_client_ca_file = ep->tls.client_ca_file,
-                                     .max_body = r->cfg->max_request_body_size};
-    char err[512];
-    struct profd_server *s = r->host->server_start(r->self, &o, handle, r, err, sizeof(err));
-    if (!s)
-        r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
-    else
-        r->host->log(r->self, PROFD_LOG_INFO, "OTLP/%s on %s%s",
-                     protocol == PROFD_RPC_GRPC ? "gRPC" : "HTTP", r->host->server_address(s),
-                     server_tls_on(&ep->tls) ? " (TLS)" : "");
-    return s;
+    return serve_endpoint(r->host, r->self, ep->endpoint, protocol, &ep->tls,
+                          r->cfg->max_request_body_size, handle, r,
+                          protocol == PROFD_RPC_GRPC ? "OTLP/gRPC" : "OTLP/HTTP");
 }
 
 static int start(void *st)

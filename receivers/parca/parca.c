@@ -13,7 +13,7 @@
 
 #include "../../lib/pb_reader.h"
 #include "../../lib/raw_series.h"
-#include "../../lib/server_tls.h"
+#include "../../lib/serve.h"
 #include "profd/plugin.h"
 
 #define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
@@ -112,21 +112,9 @@ static int start(void *st)
 {
     struct parca_receiver *r = st;
     const struct config *cfg = r->cfg;
-    struct profd_server_options o = {.endpoint = cfg->endpoint,
-                                     .protocol = PROFD_RPC_GRPC,
-                                     .tls_cert_file = cfg->tls.cert_file,
-                                     .tls_key_file = cfg->tls.key_file,
-                                     .tls_client_ca_file = cfg->tls.client_ca_file,
-                                     .max_body = cfg->max_message_size};
-    char err[512];
-    r->server = r->host->server_start(r->self, &o, handle, r, err, sizeof(err));
-    if (!r->server) {
-        r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
-        return PROFD_ERR;
-    }
-    r->host->log(r->self, PROFD_LOG_INFO, "Parca WriteRaw (gRPC) on %s%s",
-                 r->host->server_address(r->server), server_tls_on(&cfg->tls) ? " (TLS)" : "");
-    return PROFD_OK;
+    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_GRPC, &cfg->tls,
+                               cfg->max_message_size, handle, r, "Parca WriteRaw (gRPC)");
+    return r->server ? PROFD_OK : PROFD_ERR;
 }
 
 static int shutdown(void *st)

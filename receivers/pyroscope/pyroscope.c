@@ -23,7 +23,7 @@
 #include "../../lib/grow.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/raw_series.h"
-#include "../../lib/server_tls.h"
+#include "../../lib/serve.h"
 #include "folded.h"
 #include "profd/plugin.h"
 
@@ -329,22 +329,10 @@ static int create(const struct profd_host *host, struct profd_component *self, c
 static struct profd_server *serve(struct pyroscope_receiver *r, const char *endpoint,
                                   enum profd_rpc_protocol protocol)
 {
-    const struct config *cfg = r->cfg;
-    struct profd_server_options o = {.endpoint = endpoint,
-                                     .protocol = protocol,
-                                     .tls_cert_file = cfg->tls.cert_file,
-                                     .tls_key_file = cfg->tls.key_file,
-                                     .tls_client_ca_file = cfg->tls.client_ca_file,
-                                     .max_body = cfg->max_request_body_size};
-    char err[512];
-    struct profd_server *s = r->host->server_start(r->self, &o, handle, r, err, sizeof(err));
-    if (!s)
-        r->host->log(r->self, PROFD_LOG_ERROR, "%s", err);
-    else
-        r->host->log(r->self, PROFD_LOG_INFO, "Pyroscope %s on %s%s",
-                     protocol == PROFD_RPC_GRPC ? "push.v1 (gRPC)" : "ingest and push.v1 (HTTP)",
-                     r->host->server_address(s), server_tls_on(&cfg->tls) ? " (TLS)" : "");
-    return s;
+    return serve_endpoint(r->host, r->self, endpoint, protocol, &r->cfg->tls,
+                          r->cfg->max_request_body_size, handle, r,
+                          protocol == PROFD_RPC_GRPC ? "Pyroscope push.v1 (gRPC)"
+                                                     : "Pyroscope ingest and push.v1 (HTTP)");
 }
 
 static int start(void *st)

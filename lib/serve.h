@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Starting a receiver's server from its endpoint, TLS and size options. */
+#ifndef PROFD_LIB_SERVE_H
+#define PROFD_LIB_SERVE_H
+
+#include <stddef.h>
+
+#include "profd/plugin.h"
+#include "server_tls.h"
+
+/* Starts a server on endpoint and logs "<what> on <address>" (with " (TLS)"
+ * when so), or the reason it could not; NULL then. fn(arg, ...) handles
+ * each request. Main thread. */
+struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_component *self,
+                                    const char *endpoint, enum profd_rpc_protocol protocol,
+                                    const struct server_tls *tls, size_t max_body,
+                                    profd_rpc_handler fn, void *arg, const char *what);
+
+#endif

@@ -387,3 +387,16 @@ int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body,
     free(call.body);
     return out;
 }
+
+int rpc_client_export(struct rpc_client *c, struct profd_component *self, const char *what,
+                      const char *path, const uint8_t *body, size_t len, struct rpc_result *res)
+{
+    int rc = rpc_client_call(c, path, body, len, res);
+    if (rc == PROFD_ERETRY && res->retry_after)
+        c->host->retry_after(self, res->retry_after);
+    if (rc != PROFD_OK)
+        c->host->log(self, rc == PROFD_ERETRY ? PROFD_LOG_WARN : PROFD_LOG_ERROR,
+                     "%s to %s failed%s: %s", what, c->url,
+                     rc == PROFD_ERETRY ? " (will retry)" : "", res->message);
+    return rc;
+}

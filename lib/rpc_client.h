@@ -55,6 +55,12 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
 int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,
                     struct rpc_result *res);
 
+/* rpc_client_call from an exporter's consume: a failure is logged as
+ * "<what> to <url> failed[ (will retry)]: why", and a wait the server asked
+ * for goes to host->retry_after for the retry. */
+int rpc_client_export(struct rpc_client *c, struct profd_component *self, const char *what,
+                      const char *path, const uint8_t *body, size_t len, struct rpc_result *res);
+
 /* Frees the client; accepts NULL. */
 void rpc_client_free(struct rpc_client *c);
 

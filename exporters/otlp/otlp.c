@@ -173,8 +173,8 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
         body = (uint8_t *)text;
     }
     struct rpc_result res;
-    int rc = rpc_client_call(e->client, e->cfg->protocol == PROTO_GRPC ? GRPC_PATH : NULL, body,
-                             len, &res);
+    int rc = rpc_client_export(e->client, e->self, "export",
+                               e->cfg->protocol == PROTO_GRPC ? GRPC_PATH : NULL, body, len, &res);
     free(body);
     if (rc == PROFD_OK && json) {
         uint8_t *proto;
@@ -187,12 +187,6 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
     } else if (rc == PROFD_OK) {
         log_partial_success(e, res.body, res.len);
     }
-    else if (rc == PROFD_ERETRY && res.retry_after)
-        host->retry_after(e->self, res.retry_after);
-    if (rc != PROFD_OK)
-        host->log(e->self, rc == PROFD_ERETRY ? PROFD_LOG_WARN : PROFD_LOG_ERROR,
-                  "export to %s failed%s: %s", e->cfg->endpoint,
-                  rc == PROFD_ERETRY ? " (will retry)" : "", res.message);
     free(res.body);
     return rc;
 }

@@ -67,13 +67,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 {
     struct rpc_result res;
-    int rc = rpc_client_call(e->client, WRITE_RAW, req->p, req->len, &res);
-    if (rc == PROFD_ERETRY && res.retry_after)
-        e->host->retry_after(e->self, res.retry_after);
-    if (rc != PROFD_OK)
-        e->host->log(e->self, rc == PROFD_ERETRY ? PROFD_LOG_WARN : PROFD_LOG_ERROR,
-                     "WriteRaw to %s failed%s: %s", e->cfg->endpoint,
-                     rc == PROFD_ERETRY ? " (will retry)" : "", res.message);
+    int rc = rpc_client_export(e->client, e->self, "WriteRaw", WRITE_RAW, req->p, req->len, &res);
     free(res.body);
     return rc;
 }

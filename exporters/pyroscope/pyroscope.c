@@ -97,13 +97,7 @@ static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
 static int call(struct pyroscope_exporter *e, const char *path, const uint8_t *body, size_t len)
 {
     struct rpc_result res;
-    int rc = rpc_client_call(e->client, path, body, len, &res);
-    if (rc == PROFD_ERETRY && res.retry_after)
-        e->host->retry_after(e->self, res.retry_after);
-    if (rc != PROFD_OK)
-        e->host->log(e->self, rc == PROFD_ERETRY ? PROFD_LOG_WARN : PROFD_LOG_ERROR,
-                     "push to %s failed%s: %s", e->cfg->endpoint,
-                     rc == PROFD_ERETRY ? " (will retry)" : "", res.message);
+    int rc = rpc_client_export(e->client, e->self, "push", path, body, len, &res);
     free(res.body);
     return rc;
 }

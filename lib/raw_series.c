@@ -157,14 +157,14 @@ bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t 
 }
 
 bool raw_series_write(const struct profd_host *host, struct profd_record *r,
-                      const struct profd_labels *labels, enum raw_labels shape, unsigned field,
-                      struct pb_buf *out, char *why, size_t whylen)
+                      const struct profd_labels *labels, enum raw_labels shape, bool strict_ids,
+                      unsigned field, struct pb_buf *out, char *why, size_t whylen)
 {
     if (!labels)
         labels = &r->labels;
     uint8_t *pprof;
     size_t pprof_len;
-    if (host->record_pprof(r, true, true, &pprof, &pprof_len, why, whylen) < 0)
+    if (host->record_pprof(r, true, strict_ids, &pprof, &pprof_len, why, whylen) < 0)
         return false;
     struct pb_buf set = {0}, label = {0}, sample = {0}, series = {0};
     for (size_t i = 0; i < labels->n; i++) {

@@ -37,10 +37,11 @@ bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t 
                      struct profd_batch *b, char *why, size_t whylen);
 
 /* Appends record r as one RawProfileSeries (field `field` of the request)
- * to out: labels (r's own when NULL) and its pprof, gzip'd and re-encoded
- * with ids 1..N. False with why set when the record cannot be encoded. */
+ * to out: labels (r's own when NULL) and its pprof, gzip'd, re-encoded with
+ * ids 1..N when strict_ids (else the original bytes when unchanged). False
+ * with why set when the record cannot be encoded. */
 bool raw_series_write(const struct profd_host *host, struct profd_record *r,
-                      const struct profd_labels *labels, enum raw_labels shape, unsigned field,
-                      struct pb_buf *out, char *why, size_t whylen);
+                      const struct profd_labels *labels, enum raw_labels shape, bool strict_ids,
+                      unsigned field, struct pb_buf *out, char *why, size_t whylen);
 
 #endif

@@ -88,8 +88,8 @@ static int consume(void *st, struct profd_batch *b)
         bool named = e->host->record_label(b->records[i], "__name__") != NULL;
         if (!named)
             snprintf(why, sizeof(why), "a record without __name__ (Parca requires it)");
-        if (!named || !raw_series_write(e->host, b->records[i], NULL, RAW_LABEL_SET, 2, &series, why,
-                                        sizeof(why))) {
+        if (!named || !raw_series_write(e->host, b->records[i], NULL, RAW_LABEL_SET, true, 2,
+                                        &series, why, sizeof(why))) {
             e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
             e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
             continue;

@@ -163,8 +163,8 @@ static int consume(void *st, struct profd_batch *b)
         char why[256];
         if (e->cfg->api == API_INGEST) {
             rc = ingest_one(e, b->records[i], &labels);
-        } else if (!raw_series_write(e->host, b->records[i], &labels, RAW_LABEL_PAIRS, 1, &req,
-                                     why, sizeof(why))) {
+        } else if (!raw_series_write(e->host, b->records[i], &labels, RAW_LABEL_PAIRS, false, 1,
+                                     &req, why, sizeof(why))) {
             e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
             e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
         }

@@ -6,7 +6,9 @@
  *   sample of each series is a record with the series' labels.
  * - The legacy `POST /ingest` (and `/pyroscope/ingest`): `name`
  *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `format`
- *   pprof (raw or gzip body) or folded stacks (`groups`, `lines`).
+ *   pprof (raw or gzip body, or the SDKs' multipart form with `profile`,
+ *   `prev_profile` and `sample_type_config`) or folded stacks (`groups`,
+ *   `lines`).
  * service_name defaults to unknown_service and the tenant (X-Scope-OrgID)
  * is kept as the label __tenant_id__, as Pyroscope does. Errors answer with
  * Pyroscope's statuses: 400 bad metadata or request, 413 too large (the
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "../../lib/grow.h"
@@ -25,6 +28,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
 #include "folded.h"
+#include "multipart.h"
 #include "profd/plugin.h"
 
 #define PUSH "/push.v1.PusherService/Push"
@@ -254,7 +258,11 @@ static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request 
     if (from > until)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
-    if (!strcmp(format, "pprof")) {
+    bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
+    if (multipart && (!*format || !strcmp(format, "pprof"))) {
+        if (!multipart_record(host, req->content_type, req->body, req->len, b, why, sizeof(why)))
+            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
+    } else if (!strcmp(format, "pprof")) {
         uint8_t *copy = must_malloc(req->len);
         memcpy(copy, req->body, req->len);
         bool gz = req->len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what agents push. The first byte picks the reader: Parca
- * WriteRaw series (0), Pyroscope push.v1 series (1), or Pyroscope folded
- * stacks (2, units samples); the rest is the input. Whatever records come
- * out must encode as pprof. */
+ * WriteRaw series (0), Pyroscope push.v1 series (1), Pyroscope folded stacks
+ * (2, units samples), or an SDK's multipart upload (3, boundary "b"); the
+ * rest is the input. Whatever records come out must encode as pprof. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -11,6 +11,7 @@
 #include "../../lib/pb_reader.h"
 #include "../../lib/raw_series.h"
 #include "../../receivers/pyroscope/folded.h"
+#include "../../receivers/pyroscope/multipart.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -19,7 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     const struct profd_host *host = &profd_host_services;
     struct profd_batch *b = profd_batch_new();
     char why[256];
-    if (data[0] % 3 == 2) {
+    if (data[0] % 4 == 3) {
+        multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, b, why,
+                         sizeof(why));
+    } else if (data[0] % 4 == 2) {
         struct folded_meta meta = {"samples", 100, 0, 0};
         struct profd_profile *p =
             folded_profile(host, (const char *)data + 1, len - 1, &meta, why, sizeof(why));
@@ -30,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         struct pb_field f = {0};
         const char *err;
         pb_reader_init(&r, data + 1, data + 1, len - 1);
-        enum raw_labels shape = data[0] % 3 ? RAW_LABEL_PAIRS : RAW_LABEL_SET;
+        enum raw_labels shape = data[0] % 4 ? RAW_LABEL_PAIRS : RAW_LABEL_SET;
         for (size_t n = 0; pb_next(&r, &f, &err) > 0; n++)
             if (f.wire == PB_LEN)
                 raw_series_read(host, f.data, f.len, shape, true, n, b, why, sizeof(why));

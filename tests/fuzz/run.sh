@@ -42,7 +42,7 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp_json.c \
     $all_core -o $FUZZ_BUILD/fuzz_otlp_json $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
-    lib/raw_series.c lib/grow.c receivers/pyroscope/folded.c \
+    lib/raw_series.c lib/grow.c receivers/pyroscope/folded.c receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd

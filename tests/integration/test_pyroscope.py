@@ -146,6 +146,34 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(status, 422)
         self.assertEqual(p.stop(), 0)
 
+    def test_ingest_multipart_with_prev_profile_and_sample_type_config(self):
+        from harness import pprof_samples, subtract
+        p = self.start(RECEIVER % "{service_name}.{__name__}")
+        http_addr, _ = addresses(p)
+        allocs = open(os.path.join(GO_CORPUS, "allocs.pb.gz"), "rb").read()
+        config = b'{"alloc_space": {"units": "bytes", "cumulative": true}, ' \
+                 b'"alloc_objects": {"units": "objects", "cumulative": false}}'
+        boundary = "profdboundary"
+        parts = [("profile", allocs), ("prev_profile", allocs), ("sample_type_config", config)]
+        body = b"".join(b"--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+                        b"filename=\"%s\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                        % (boundary.encode(), n.encode(), n.encode()) + data + b"\r\n"
+                        for n, data in parts) + b"--%s--\r\n" % boundary.encode()
+        status, resp = post("http://%s/ingest?name=app.alloc_space&from=1700000000"
+                            "&until=1700000010" % http_addr, body,
+                            {"Content-Type": "multipart/form-data; boundary=" + boundary})
+        self.assertEqual(status, 200, resp)
+        out = self.path("profiles", "app.memory")
+        wait_until(lambda: os.path.exists(out), "the multipart upload")
+        columns, got = pprof_samples(out)
+        _, whole = pprof_samples(os.path.join(GO_CORPUS, "allocs.pb.gz"))
+        cumulative = [c == "alloc_space/bytes" for c in columns]
+        self.assertEqual(got, subtract(whole, whole, cumulative))   # computed independently
+        status, resp = post("http://%s/ingest?name=app.cpu" % http_addr, b"--x--\r\n",
+                            {"Content-Type": "multipart/form-data; boundary=x"})
+        self.assertEqual(status, 422)
+        self.assertIn(b"profile", resp)
+
     @unittest.skipIf(grpc is None, "python3-grpcio is not installed")
     def test_push_over_grpc_and_connect_errors(self):
         push_pb2 = pb()

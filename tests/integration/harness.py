@@ -222,6 +222,31 @@ class ProfdTestCase(unittest.TestCase):
                 f.write(data)
         os.rename(tmp, self.path(spool_dir, name))
 
+    def serve_grpc(self, service, method, fn):
+        """A grpcio server on a free loopback port answering service/method
+        with fn(request bytes, context) -> response bytes; its address.
+        Stopped after the test."""
+        import concurrent.futures
+        import grpc
+        handler = grpc.method_handlers_generic_handler(service, {
+            method: grpc.unary_unary_rpc_method_handler(
+                fn, request_deserializer=lambda b: b, response_serializer=lambda b: b)})
+        server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        return "127.0.0.1:%d" % port
+
+    def serve_http(self, handler_class):
+        """An HTTP server on a free loopback port with handler_class (a
+        BaseHTTPRequestHandler); its port. Stopped after the test."""
+        import http.server
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        return server.server_address[1]
+
     def outputs(self, root="profiles"):
         found = []
         for d, _, files in os.walk(self.path(root)):

@@ -3,7 +3,6 @@
 corpus profile, Python grpcio (with classes protoc generates from
 proto/otlp) as the client that sends known profiles and as the server that
 checks what the exporter sends, and the protocol's answers to bad input."""
-import concurrent.futures
 import gzip
 import os
 import re
@@ -385,16 +384,9 @@ class OtlpExporterTest(ProfdTestCase):
                 context.abort(answer, "backend says %s" % answer.name)
             return b""
 
-        handler = grpc.method_handlers_generic_handler(
-            "opentelemetry.proto.collector.profiles.v1development.ProfilesService",
-            {"Export": grpc.unary_unary_rpc_method_handler(
-                export, request_deserializer=lambda b: b, response_serializer=lambda b: b)})
-        server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
-        server.add_generic_rpc_handlers((handler,))
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self.addCleanup(server.stop, None)
-        return "127.0.0.1:%d" % port, got
+        return self.serve_grpc(
+            "opentelemetry.proto.collector.profiles.v1development.ProfilesService", "Export",
+            export), got
 
     def perf_profile(self):
         """A symbolless pprof of a corpus perf.data: mappings with build-ids."""
@@ -480,14 +472,11 @@ class OtlpExporterTest(ProfdTestCase):
             def log_message(self, *args):
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.shutdown)
+        port = self.serve_http(Handler)
         os.makedirs(self.path("spool"))
         shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
         self.start(sender_config(self.path("spool"), 'endpoint: "127.0.0.1:%d", protocol: http, '
-                                 'retry_on_failure: {initial_interval: 10ms}' %
-                                 server.server_address[1]))
+                                 'retry_on_failure: {initial_interval: 10ms}' % port))
         wait_until(lambda: len(arrivals) >= 2, "the retry")
         self.assertGreaterEqual(arrivals[1] - arrivals[0], 1.0)
 

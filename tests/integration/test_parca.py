@@ -3,7 +3,6 @@
 Python grpcio (classes protoc generates from proto/parca and proto/profile.proto)
 as the client Parca Agent would be and as the Parca server checking what the
 exporter sends, and Parca's answers to what it refuses."""
-import concurrent.futures
 import gzip
 import os
 import shutil
@@ -136,18 +135,11 @@ class ParcaTest(ProfdTestCase):
                             dict(context.invocation_metadata())))
             return b""
 
-        handler = grpc.method_handlers_generic_handler(
-            "parca.profilestore.v1alpha1.ProfileStoreService",
-            {"WriteRaw": grpc.unary_unary_rpc_method_handler(
-                write, request_deserializer=lambda b: b, response_serializer=lambda b: b)})
-        server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
-        server.add_generic_rpc_handlers((handler,))
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self.addCleanup(server.stop, None)
+        address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
+                                  write)
         shutil.copytree(GO_CORPUS, self.path("spool"))
-        self.start(SENDER % (self.path("spool"), 'endpoint: "127.0.0.1:%d", '
-                             'bearer_token: t0k, headers: {projectid: p1}' % port))
+        self.start(SENDER % (self.path("spool"), 'endpoint: "%s", '
+                             'bearer_token: t0k, headers: {projectid: p1}' % address))
 
         def series():
             with lock:

@@ -221,9 +221,7 @@ class PyroscopeTest(ProfdTestCase):
             def log_message(self, *args):
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.shutdown)
+        port = self.serve_http(Handler)
         os.makedirs(self.path("spool"))
         shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
         many = ", ".join("l%d: v" % i for i in range(40))
@@ -232,7 +230,7 @@ class PyroscopeTest(ProfdTestCase):
                                  'basic_auth: {username: u, password: pw}, '
                                  'retry_on_failure: {initial_interval: 10ms}, '
                                  'external_labels: {"bad-name": x, 9lives: y, %s}'
-                                 % (server.server_address[1], many)))
+                                 % (port, many)))
         wait_until(lambda: len(got) >= 2, "a retry after the 500")
         path, headers, req = got[1]
         self.assertEqual(path, PUSH)

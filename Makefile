@@ -39,10 +39,12 @@ exporter_otlp_LIBS := -lcurl -lcrypto
 exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 exporter_parca_LIBS := -lcurl -lcrypto
 exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c
-receiver_otlp_SRCS := lib/serve.c
-receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c
-receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c
+receiver_otlp_SRCS := lib/serve.c lib/server_auth.c
+receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
+receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c \
+    lib/json_escape.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
+receiver_pyroscope_LIBS := -ljansson
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c
 
 PROTO_SRC := $(wildcard proto/*.proto)

@@ -238,10 +238,17 @@ static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
 
 /* The wait the exporter asked for during this thread's last consume. */
 static _Thread_local int64_t retry_hint_ns;
+/* Which try of its batch this thread's consume is. */
+static _Thread_local unsigned current_attempt;
 
 void profd_exporter_retry_after(int64_t ns)
 {
     retry_hint_ns = ns;
+}
+
+unsigned profd_exporter_attempt(void)
+{
+    return current_attempt;
 }
 
 static void export_one(struct profd_queue *q, struct profd_batch *b, size_t bytes)
@@ -252,6 +259,7 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, size_t byte
     uint32_t seed = (uint32_t)(uintptr_t)b ^ (uint32_t)started.tv_nsec;
     for (unsigned attempt = 0;; attempt++) {
         retry_hint_ns = 0;
+        current_attempt = attempt;
         int rc = c->plugin->consume(c->state, b);
         if (rc == PROFD_OK) {
             atomic_fetch_add(&c->metrics->counters[PROFD_C_SENT_RECORDS], b->nrecords);

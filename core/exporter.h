@@ -57,6 +57,8 @@ void profd_queue_destroy(struct profd_queue *q);
 /* Called from an exporter's consume on a sender thread: the retry its
  * PROFD_ERETRY asks for waits at least ns. */
 void profd_exporter_retry_after(int64_t ns);
+/* In consume: which try of its batch this is (0 the first). */
+unsigned profd_exporter_attempt(void);
 
 /* Backoff before retry number attempt (0-based): initial * 1.5^attempt,
  * capped at max, randomized by +-50%. */

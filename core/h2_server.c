@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * gRPC unary calls over HTTP/2 (nghttp2 on libevent bufferevents). A stream
- * collects its headers and DATA; at END_STREAM the 5-byte framed message is
- * checked, decompressed per grpc-encoding and handed to the module's
- * handler, whose answer goes back as HEADERS + DATA + trailers, or as one
- * Trailers-Only HEADERS frame for an error.
+ * HTTP/2 (nghttp2 on libevent bufferevents). A stream collects its headers
+ * and DATA; at END_STREAM a gRPC call (content-type application/grpc) has
+ * its 5-byte framed message checked, decompressed per grpc-encoding and
+ * handed to the module's handler, whose answer goes back as HEADERS + DATA +
+ * trailers, or as one Trailers-Only HEADERS frame for an error. On a
+ * PROFD_RPC_H2 server any other request (a Connect call, a plain POST) goes
+ * through the same path as HTTP/1.1's (profd_server_http) and is answered
+ * with its status, content type and body.
  */
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -37,6 +40,7 @@ struct h2_stream {
     uint8_t *body;
     size_t len, cap;
     bool answered;
+    bool grpc;                 /* answered the gRPC way (trailers) */
     uint64_t started;          /* when its HEADERS came, for grpc-timeout */
     uint8_t *resp;             /* framed response message */
     size_t resp_len, resp_off;
@@ -53,7 +57,7 @@ struct h2_conn {
 static const char *stream_header(const struct h2_stream *st, const char *name)
 {
     for (size_t i = 0; i < st->nheaders; i++)
-        if (strcmp(st->headers[i].name, name) == 0)
+        if (strcasecmp(st->headers[i].name, name) == 0)
             return st->headers[i].value;
     return NULL;
 }
@@ -156,12 +160,49 @@ static ssize_t read_response(nghttp2_session *session, int32_t stream_id, uint8_
         n = length;
     memcpy(buf, st->resp + st->resp_off, n);
     st->resp_off += n;
-    if (st->resp_off == st->resp_len) {
+    if (st->resp_off == st->resp_len && !st->grpc) {
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    } else if (st->resp_off == st->resp_len) {
         *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
         nghttp2_nv trailers[] = {NV("grpc-status", "0")};
         nghttp2_submit_trailer(session, stream_id, trailers, 1);
     }
     return (ssize_t)n;
+}
+
+/* An HTTP answer (not gRPC): status, content type and body (taken over). */
+static void answer_http(struct h2_conn *c, struct h2_stream *st,
+                        const struct profd_rpc_response *res)
+{
+    char status[8];
+    snprintf(status, sizeof(status), "%d", res->http_status ? res->http_status : 200);
+    st->resp = res->body;
+    st->resp_len = res->len;
+    nghttp2_nv nva[] = {NV(":status", status),
+                        NV("content-type", res->content_type ? res->content_type : "")};
+    nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_response};
+    nghttp2_submit_response(c->session, st->id, nva, res->content_type ? 2 : 1,
+                            res->len ? &prd : NULL);
+    st->answered = true;
+}
+
+/* A request on an HTTP server that is not a gRPC call. */
+static void handle_http(struct h2_conn *c, struct h2_stream *st)
+{
+    const char *full = stream_header(st, ":path"), *ctype = stream_header(st, "content-type");
+    const char *method = stream_header(st, ":method");
+    if (!full)
+        full = "";
+    size_t path_len = strcspn(full, "?");
+    char *path = profd_xstrndup(full, path_len);
+    struct profd_rpc_request req = {
+        .protocol = PROFD_RPC_HTTP, .path = path, .content_type = ctype ? ctype : "",
+        .header = request_header, .impl = st, .query = full[path_len] ? full + path_len + 1 : ""};
+    struct profd_rpc_response res = {0};
+    profd_server_http(c->s, c->peer, method && !strcmp(method, "POST"),
+                      stream_header(st, "content-encoding"), st->body, st->len, &req, &res);
+    answer_http(c, st, &res);
+    free(path);
 }
 
 static void answer_message(struct h2_conn *c, struct h2_stream *st, uint8_t *msg, size_t len)
@@ -174,6 +215,7 @@ static void answer_message(struct h2_conn *c, struct h2_stream *st, uint8_t *msg
     nghttp2_nv nva[] = {NV(":status", "200"), NV("content-type", "application/grpc"),
                         NV("grpc-accept-encoding", "gzip,zstd,identity")};
     nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_response};
+    st->grpc = true;
     nghttp2_submit_response(c->session, st->id, nva, 3, &prd);
     st->answered = true;
 }
@@ -203,6 +245,13 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static bool is_grpc(const struct h2_stream *st)
+{
+    const char *ctype = stream_header(st, "content-type");
+    return ctype && strncmp(ctype, "application/grpc", 16) == 0 &&
+           (!ctype[16] || ctype[16] == '+' || ctype[16] == ';');
+}
+
 static void handle(struct h2_conn *c, struct h2_stream *st)
 {
     const struct profd_server_options *o = &c->s->o;
@@ -212,8 +261,9 @@ static void handle(struct h2_conn *c, struct h2_stream *st)
                              "the request took longer to arrive than its grpc-timeout");
     const char *ctype = stream_header(st, "content-type");
     char why[300];
-    if (!ctype || strncmp(ctype, "application/grpc", 16) != 0 || (ctype[16] && ctype[16] != '+' &&
-                                                                  ctype[16] != ';')) {
+    if (!is_grpc(st) && c->s->o.protocol == PROFD_RPC_H2)
+        return handle_http(c, st);
+    if (!is_grpc(st)) {
         snprintf(why, sizeof(why), "content-type \"%s\" is not application/grpc",
                  ctype ? ctype : "");
         return answer_status(c, st, 415, 0, why);
@@ -278,7 +328,15 @@ static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
         snprintf(why, sizeof(why), "message over the limit of %zu bytes", c->s->o.max_body);
         /* answered now; the rest of the body is read and dropped (a RST_STREAM
          * after the trailers makes grpc-core clients report INTERNAL instead) */
-        answer_status(c, st, 200, GRPC_RESOURCE_EXHAUSTED, why);
+        if (is_grpc(st)) {
+            answer_status(c, st, 200, GRPC_RESOURCE_EXHAUSTED, why);
+        } else {
+            profd_server_refused(c->s, c->peer, stream_header(st, ":path"), why);
+            struct profd_rpc_response res = {.http_status = 413, .content_type = "text/plain"};
+            res.body = (uint8_t *)profd_xstrdup(why);
+            res.len = strlen(why);
+            answer_http(c, st, &res);
+        }
         free(st->body);
         st->body = NULL;
         st->len = st->cap = 0;
@@ -343,22 +401,18 @@ static void on_event(struct bufferevent *bev, short events, void *arg)
         conn_free(arg);
 }
 
-static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
-                      int addrlen, void *arg)
+void profd_h2_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
 {
-    (void)l;
-    (void)addrlen;
-    struct profd_server *s = arg;
     struct h2_conn *c = profd_xcalloc(1, sizeof(*c));
     c->s = s;
     char host[INET6_ADDRSTRLEN] = "?";
     int port = 0;
     if (addr->sa_family == AF_INET) {
-        inet_ntop(AF_INET, &((struct sockaddr_in *)addr)->sin_addr, host, sizeof(host));
-        port = ntohs(((struct sockaddr_in *)addr)->sin_port);
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, host, sizeof(host));
+        port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
     } else if (addr->sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)addr)->sin6_addr, host, sizeof(host));
-        port = ntohs(((struct sockaddr_in6 *)addr)->sin6_port);
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, host, sizeof(host));
+        port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
     }
     snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
     c->bev = s->tls ? bufferevent_openssl_socket_new(s->base, fd, SSL_new(s->tls),
@@ -386,21 +440,6 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     flush(c);
-}
-
-int profd_h2_listen(struct profd_server *s, const struct sockaddr *addr, int addrlen, char *err,
-                    size_t errlen)
-{
-    s->listener = evconnlistener_new_bind(s->base, on_accept, s,
-                                          LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1, addr,
-                                          addrlen);
-    if (!s->listener) {
-        snprintf(err, errlen, "cannot listen on %s: %s", s->o.endpoint,
-                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-        return -1;
-    }
-    profd_server_note_address(s, evconnlistener_get_fd(s->listener));
-    return 0;
 }
 
 void profd_h2_close_all(struct profd_server *s)

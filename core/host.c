@@ -17,7 +17,7 @@
 #include "log.h"
 #include "pprof.h"
 #include "otlp.h"
-#include "otlp_json.h"
+#include "proto_json.h"
 #include "profile.h"
 #include "record.h"
 #include "sd_file.h"
@@ -110,6 +110,12 @@ static void host_retry_after(struct profd_component *self, int64_t ns)
     profd_exporter_retry_after(ns);
 }
 
+static unsigned host_export_attempt(struct profd_component *self)
+{
+    (void)self;
+    return profd_exporter_attempt();
+}
+
 const struct profd_host profd_host_services = {
     .abi_version = PROFD_ABI_VERSION,
     .host_size = sizeof(struct profd_host),
@@ -157,10 +163,11 @@ const struct profd_host profd_host_services = {
     .server_stop = profd_server_stop,
     .server_address = profd_server_address,
     .retry_after = host_retry_after,
+    .export_attempt = host_export_attempt,
     .otlp_decode = host_otlp_decode,
     .otlp_encode = profd_otlp_encode,
-    .otlp_from_json = profd_otlp_from_json,
-    .otlp_to_json = profd_otlp_to_json,
+    .json_to_proto = profd_json_to_proto,
+    .proto_to_json = profd_proto_to_json,
     .compress = profd_compress,
     .decompress = profd_decompress,
 };

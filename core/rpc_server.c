@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "compression.h"
 #include "graph.h"
 #include "log.h"
 
@@ -44,25 +45,34 @@ static const char *tls_error(void)
     return e ? ERR_reason_error_string(e) : "unknown error";
 }
 
-/* ALPN: h2 for gRPC, http/1.1 otherwise. */
-static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-                       const unsigned char *in, unsigned int inlen, void *arg)
+/* Whether the ALPN list in offers want; *out points at it then. */
+static bool alpn_find(const unsigned char *in, unsigned int inlen, const char *want,
+                      const unsigned char **out)
 {
-    (void)ssl;
-    const struct profd_server *s = arg;
-    const char *want = s->o.protocol == PROFD_RPC_GRPC ? "h2" : "http/1.1";
     for (unsigned int i = 0; i < inlen;) {
         unsigned int n = in[i];
         if (i + 1 + n > inlen)
             break;
         if (n == strlen(want) && memcmp(in + i + 1, want, n) == 0) {
             *out = in + i + 1;
-            *outlen = (unsigned char)n;
-            return SSL_TLSEXT_ERR_OK;
+            return true;
         }
         i += 1 + n;
     }
-    return SSL_TLSEXT_ERR_NOACK;
+    return false;
+}
+
+/* ALPN: http/1.1 for HTTP servers, h2 for the others. */
+static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)ssl;
+    const struct profd_server *s = arg;
+    const char *want = s->o.protocol == PROFD_RPC_HTTP ? "http/1.1" : "h2";
+    if (!alpn_find(in, inlen, want, out))
+        return SSL_TLSEXT_ERR_NOACK;
+    *outlen = (unsigned char)strlen(want);
+    return SSL_TLSEXT_ERR_OK;
 }
 
 static int tls_setup(struct profd_server *s, char *err, size_t errlen)
@@ -93,6 +103,14 @@ static int tls_setup(struct profd_server *s, char *err, size_t errlen)
     return 0;
 }
 
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
+                      int addrlen, void *arg)
+{
+    (void)l;
+    (void)addrlen;
+    profd_h2_adopt(arg, fd, addr);
+}
+
 struct profd_server *profd_server_start(struct profd_component *self,
                                         const struct profd_server_options *o,
                                         profd_rpc_handler fn, void *arg, char *err,
@@ -114,11 +132,6 @@ struct profd_server *profd_server_start(struct profd_component *self,
     }
     if (o->tls_cert_file && *o->tls_cert_file && tls_setup(s, err, errlen) < 0)
         goto fail;
-    if (o->protocol == PROFD_RPC_HTTP) {
-        if (profd_http1_listen(s, host, port, err, errlen) < 0)
-            goto fail;
-        return s;
-    }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *ai = NULL;
@@ -129,10 +142,18 @@ struct profd_server *profd_server_start(struct profd_component *self,
         snprintf(err, errlen, "endpoint %s: %s", s->endpoint, gai_strerror(rc));
         goto fail;
     }
-    rc = profd_h2_listen(s, ai->ai_addr, (int)ai->ai_addrlen, err, errlen);
+    s->listener = evconnlistener_new_bind(s->base, on_accept, s,
+                                          LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1,
+                                          ai->ai_addr, (int)ai->ai_addrlen);
     freeaddrinfo(ai);
-    if (rc < 0)
+    if (!s->listener) {
+        snprintf(err, errlen, "cannot listen on %s: %s", s->endpoint,
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         goto fail;
+    }
+    profd_server_note_address(s, evconnlistener_get_fd(s->listener));
+    if (o->protocol == PROFD_RPC_HTTP)
+        profd_http1_serve(s);
     return s;
 fail:
     profd_server_stop(s);
@@ -143,11 +164,11 @@ void profd_server_stop(struct profd_server *s)
 {
     if (!s)
         return;
-    if (s->listener)
+    if (s->http)
+        evhttp_free(s->http);   /* and the listener, bound to it */
+    else if (s->listener)
         evconnlistener_free(s->listener);
     profd_h2_close_all(s);
-    if (s->http)
-        evhttp_free(s->http);
     if (s->tls)
         SSL_CTX_free(s->tls);
     free(s->endpoint);
@@ -184,4 +205,40 @@ void profd_server_refused(struct profd_server *s, const char *peer, const char *
     profd_log(PROFD_LOG_WARN, s->self->id, "refused %s from %s: %s", path ? path : "request",
               peer, why);
     atomic_fetch_add(&s->self->metrics->counters[PROFD_C_REFUSED_RECORDS], 1);
+}
+
+void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
+                       const char *encoding, const uint8_t *raw, size_t raw_len,
+                       struct profd_rpc_request *req, struct profd_rpc_response *res)
+{
+    int rc = 0;
+    uint8_t *body = NULL;
+    size_t len = 0;
+    if (!is_post) {
+        res->http_status = 405;
+        snprintf(res->message, sizeof(res->message), "only POST is served");
+    } else if (encoding && !profd_encoding_known(encoding)) {
+        res->http_status = 415;
+        snprintf(res->message, sizeof(res->message),
+                 "Content-Encoding \"%.60s\" is not supported (gzip, zstd)", encoding);
+    } else if ((rc = profd_decompress(encoding ? encoding : "", raw, raw_len, s->o.max_body,
+                                      &body, &len, res->message, sizeof(res->message))) < 0) {
+        res->http_status = rc == PROFD_DECOMPRESS_TOO_LARGE ? 413 : 400;
+    } else {
+        req->body = body;
+        req->len = len;
+        s->fn(s->arg, req, res);
+        free(body);
+        if (!res->http_status)
+            res->http_status = 200;
+    }
+    if (res->http_status < 400)
+        return;
+    profd_server_refused(s, peer, req->path, res->message);
+    if (!res->content_type) {   /* ours, before the handler: the reason as text */
+        free(res->body);
+        res->body = (uint8_t *)profd_xasprintf("%s\n", res->message);
+        res->len = strlen((char *)res->body);
+        res->content_type = "text/plain";
+    }
 }

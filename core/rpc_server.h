@@ -2,14 +2,18 @@
 /*
  * Servers on the event loop for the modules (struct profd_server_options in
  * plugin.h): gRPC unary calls over HTTP/2 (nghttp2; h2c with prior knowledge
- * or TLS with ALPN h2) and HTTP/1.1 requests (libevent's evhttp, TLS through
- * OpenSSL). What both share lives here: the listening address, the TLS
- * context, the size limit, and the log and counters of the owning component.
+ * or TLS with ALPN h2), HTTP/1.1 requests (libevent's evhttp) and, on
+ * PROFD_RPC_H2 servers, both gRPC calls and plain HTTP requests over HTTP/2;
+ * TLS through OpenSSL. What they share lives here: the listener, the TLS
+ * context, the size limit, the checks every HTTP request gets whatever its
+ * version, and the log and counters of the owning component.
  */
 #ifndef PROFD_RPC_SERVER_H
 #define PROFD_RPC_SERVER_H
 
+#include <event2/util.h>
 #include <openssl/ssl.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 
 #include "profd/plugin.h"
@@ -25,8 +29,8 @@ struct profd_server {
     profd_rpc_handler fn;
     void *arg;
     SSL_CTX *tls;                    /* NULL: plaintext */
-    struct evconnlistener *listener; /* gRPC */
-    struct h2_conn *conns;           /* gRPC connections, a list */
+    struct evconnlistener *listener;
+    struct h2_conn *conns;           /* HTTP/2 connections, a list */
     struct evhttp *http;             /* HTTP/1.1 */
 };
 
@@ -40,12 +44,23 @@ const char *profd_server_address(const struct profd_server *s);
 /* Records the address fd listens on in s->address. */
 void profd_server_note_address(struct profd_server *s, int fd);
 
-/* Protocol halves, in h2_server.c and http1_server.c: 0, or -1 with err. */
-int profd_h2_listen(struct profd_server *s, const struct sockaddr *addr, int addrlen, char *err,
-                    size_t errlen);
+/* Protocol halves, in h2_server.c and http1_server.c: HTTP/2 takes over
+ * each accepted connection; evhttp is made to serve s->listener. */
+void profd_h2_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr);
 void profd_h2_close_all(struct profd_server *s);
-int profd_http1_listen(struct profd_server *s, const char *host, int port, char *err,
-                       size_t errlen);
+void profd_http1_serve(struct profd_server *s);
+
+/*
+ * An HTTP request of either version, with req's path, query, content type
+ * and header lookup set by the caller: refuses a method other than POST
+ * (405), an unknown Content-Encoding (415), a body that does not decompress
+ * (400) or decompresses past the limit (413) with a text answer in res;
+ * otherwise hands the decompressed body to the module's handler. Refusals,
+ * the module's too, are logged and counted.
+ */
+void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
+                       const char *encoding, const uint8_t *raw, size_t raw_len,
+                       struct profd_rpc_request *req, struct profd_rpc_response *res);
 
 /* Logs a refused request (who and why) and counts it. */
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,

@@ -168,7 +168,7 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
                   skipped, err);
     bool json = e->cfg->encoding == ENCODING_JSON;
     if (json) {
-        char *text = host->otlp_to_json(PROFD_OTLP_REQUEST, body, len, &len);
+        char *text = host->proto_to_json(PROFD_MSG_OTLP_REQUEST, body, len, &len);
         free(body);
         body = (uint8_t *)text;
     }
@@ -179,7 +179,7 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
     if (rc == PROFD_OK && json) {
         uint8_t *proto;
         size_t proto_len;
-        if (host->otlp_from_json(PROFD_OTLP_RESPONSE, (const char *)res.body, res.len, &proto,
+        if (host->json_to_proto(PROFD_MSG_OTLP_RESPONSE, (const char *)res.body, res.len, &proto,
                                  &proto_len, err, sizeof(err)) == 0) {
             log_partial_success(e, proto, proto_len);
             free(proto);

@@ -5,7 +5,8 @@
  * the legacy `POST /ingest?format=pprof` for old servers. Series labels are
  * cleaned the way Pyroscope validates them (clean_labels.c), with the fixes
  * counted; the tenant goes as X-Scope-OrgID. Retries on 429, 408 and 5xx,
- * never on another 4xx.
+ * never on another 4xx. With several servers each gets every batch, and a
+ * retry goes only to those that have not taken it.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,18 +24,26 @@
 
 enum { API_PUSH, API_INGEST };
 static const char *const apis[] = {"push", "ingest", NULL};
+#define MAX_SERVERS 16
 
-struct config {
+/* Where to send and how to be let in: the top level's, or each of servers. */
+struct server {
     char *endpoint;
-    int api;
     char *tenant;
     char *bearer_token;
     struct {
         char *username, *password;
     } basic_auth;
-    struct profd_str_map headers, external_labels;
-    int64_t timeout;
+    struct profd_str_map headers;
     struct client_tls tls;
+};
+
+struct config {
+    struct server main;   /* first: SERVER_OPTIONS' offsets are from it */
+    struct profd_obj_list servers;
+    int api;
+    struct profd_str_map external_labels;
+    int64_t timeout;
 };
 
 static const struct profd_option basic_auth_options[] = {
@@ -43,25 +52,22 @@ static const struct profd_option basic_auth_options[] = {
     {0},
 };
 
+#define SERVER_OPTIONS(default_endpoint)                                                           {"endpoint", PROFD_OPT_STRING, offsetof(struct server, endpoint), default_endpoint,             "the server's base URL; https:// means TLS"},                                                {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                             "sent as X-Scope-OrgID"},                                                                     {"bearer_token", PROFD_OPT_STRING, offsetof(struct server, bearer_token), NULL,                 "sent as \"Authorization: Bearer <token>\""},                                                {"basic_auth", PROFD_OPT_OBJECT, offsetof(struct server, basic_auth), NULL,                     "HTTP basic auth", basic_auth_options},                                                       {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,                       "headers sent with every request"},                                                           {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",                   client_tls_options}
+
+static const struct profd_option server_options[] = {SERVER_OPTIONS(NULL), {0}};
+
 static const struct profd_option options[] = {
-    {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "http://127.0.0.1:4040",
-     "the server's base URL; https:// means TLS"},
+    SERVER_OPTIONS("http://127.0.0.1:4040"),
+    {"servers", PROFD_OPT_OBJECT_LIST, offsetof(struct config, servers), NULL,
+     "several servers, each with its own endpoint, tenant, auth, headers and TLS, each sent "
+     "every profile and retried on its own; when set, the top-level endpoint is not used",
+     server_options, sizeof(struct server)},
     {"api", PROFD_OPT_ENUM, offsetof(struct config, api), "push",
      "push (push.v1 over Connect), or ingest (/ingest, for old servers)", .choices = apis},
-    {"tenant", PROFD_OPT_STRING, offsetof(struct config, tenant), NULL,
-     "sent as X-Scope-OrgID"},
-    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
-     "sent as \"Authorization: Bearer <token>\""},
-    {"basic_auth", PROFD_OPT_OBJECT, offsetof(struct config, basic_auth), NULL,
-     "HTTP basic auth", basic_auth_options},
-    {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,
-     "headers sent with every request"},
     {"external_labels", PROFD_OPT_STRING_MAP, offsetof(struct config, external_labels), NULL,
      "labels added to every series that lacks them"},
     {"timeout", PROFD_OPT_DURATION, offsetof(struct config, timeout), "30s",
      "deadline of one request"},
-    {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
-     client_tls_options},
     {0},
 };
 
@@ -69,17 +75,32 @@ struct pyroscope_exporter {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct rpc_client *client;
+    size_t nclients;
+    struct rpc_client *clients[MAX_SERVERS];
     _Atomic size_t label_fixes;
 };
 
+/* The servers to send to: the list, or the top level's. */
+static const struct server *servers(const struct config *cfg, size_t *n)
+{
+    *n = cfg->servers.n ? cfg->servers.n : 1;
+    return cfg->servers.n ? cfg->servers.items : &cfg->main;
+}
+
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
-    const struct config *cfg = cfgp;
-    if (!cfg->endpoint ||
-        (strncmp(cfg->endpoint, "http://", 7) && strncmp(cfg->endpoint, "https://", 8))) {
-        host->diag(d, &cfg->endpoint, "endpoint must be an http:// or https:// URL");
+    size_t n;
+    const struct server *srv = servers(cfgp, &n);
+    if (n > MAX_SERVERS) {
+        host->diag(d, srv, "at most %d servers", MAX_SERVERS);
         return PROFD_ERR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *url = srv[i].endpoint;
+        if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) {
+            host->diag(d, &srv[i].endpoint, "endpoint must be an http:// or https:// URL");
+            return PROFD_ERR;
+        }
     }
     return PROFD_OK;
 }
@@ -94,10 +115,11 @@ static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
                        (double)total);
 }
 
-static int call(struct pyroscope_exporter *e, const char *path, const uint8_t *body, size_t len)
+static int call(struct pyroscope_exporter *e, struct rpc_client *client, const char *path,
+                const uint8_t *body, size_t len)
 {
     struct rpc_result res;
-    int rc = rpc_client_export(e->client, e->self, "push", path, body, len, &res);
+    int rc = rpc_client_export(client, e->self, "push", path, body, len, &res);
     free(res.body);
     return rc;
 }
@@ -121,8 +143,8 @@ static void query_escape(char *q, size_t n, const char *s)
 }
 
 /* One /ingest request for a record: name=<service_name>{labels}. */
-static int ingest_one(struct pyroscope_exporter *e, struct profd_record *r,
-                      const struct profd_labels *labels)
+static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
+                      struct profd_record *r, const struct profd_labels *labels)
 {
     char name[4096] = "", query[8192] = "/ingest?format=pprof&name=", why[256];
     const char *svc = e->host->labels_get(labels, "service_name");
@@ -146,34 +168,128 @@ static int ingest_one(struct pyroscope_exporter *e, struct profd_record *r,
         e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
         return PROFD_OK;
     }
-    int rc = call(e, query, pprof, len);
+    int rc = call(e, client, query, pprof, len);
     free(pprof);
     return rc;
 }
 
+/* Sends b to one server: one push.v1 request, or an /ingest per record. */
+static int send_to(struct pyroscope_exporter *e, struct rpc_client *client,
+                   struct profd_batch *b, const struct profd_labels *labels,
+                   const struct pb_buf *push)
+{
+    if (e->cfg->api == API_PUSH)
+        return push->len ? call(e, client, PUSH, push->p, push->len) : PROFD_OK;
+    int rc = PROFD_OK;
+    for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++)
+        rc = ingest_one(e, client, b->records[i], &labels[i]);
+    return rc;
+}
+
+/* The servers done with the batch this thread is retrying (bit i: server i):
+ * those that took it, and of them those that refused it for good. */
+static _Thread_local uint32_t servers_done, servers_refused;
+
 static int consume(void *st, struct profd_batch *b)
 {
     struct pyroscope_exporter *e = st;
-    struct pb_buf req = {0};
-    int rc = PROFD_OK;
-    for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++) {
-        struct profd_labels labels = {0};
+    struct pb_buf push = {0};
+    struct profd_labels *labels = calloc(b->nrecords + 1, sizeof(*labels));
+    if (!labels)
+        abort();
+    for (size_t i = 0; i < b->nrecords; i++) {
         count_fixes(e, pyroscope_clean_labels(e->host, &b->records[i]->labels,
-                                              &e->cfg->external_labels, &labels));
+                                              &e->cfg->external_labels, &labels[i]));
         char why[256];
-        if (e->cfg->api == API_INGEST) {
-            rc = ingest_one(e, b->records[i], &labels);
-        } else if (!raw_series_write(e->host, b->records[i], &labels, RAW_LABEL_PAIRS, false, 1,
-                                     &req, why, sizeof(why))) {
+        if (e->cfg->api == API_PUSH &&
+            !raw_series_write(e->host, b->records[i], &labels[i], RAW_LABEL_PAIRS, false, 1,
+                              &push, why, sizeof(why))) {
             e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
             e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
         }
-        e->host->labels_clear(&labels);
     }
-    if (rc == PROFD_OK && e->cfg->api == API_PUSH && req.len)
-        rc = call(e, PUSH, req.p, req.len);
-    free(req.p);
+    if (e->host->export_attempt(e->self) == 0)
+        servers_done = servers_refused = 0;
+    /* every server gets the batch; one that failed is retried alone */
+    bool retry = false;
+    for (size_t s = 0; s < e->nclients; s++) {
+        if (servers_done & (1u << s))
+            continue;
+        int rc = send_to(e, e->clients[s], b, labels, &push);
+        if (rc == PROFD_ERETRY) {
+            retry = true;
+            continue;
+        }
+        servers_done |= 1u << s;
+        if (rc != PROFD_OK)
+            servers_refused |= 1u << s;
+    }
+    int rc = PROFD_OK;
+    if (retry) {
+        rc = PROFD_ERETRY;
+    } else if (servers_refused == (1u << e->nclients) - 1) {
+        rc = PROFD_ERR;   /* counted as failed by the exporter helper */
+    } else if (servers_refused) {   /* the others have it */
+        e->host->count(e->self, PROFD_C_FAILED_RECORDS,
+                       b->nrecords * (size_t)__builtin_popcount(servers_refused));
+    }
+    for (size_t i = 0; i < b->nrecords; i++)
+        e->host->labels_clear(&labels[i]);
+    free(labels);
+    free(push.p);
     return rc;
+}
+
+/* A client for one server: its headers, then the protocol's and the auth. */
+static struct rpc_client *client_for(const struct profd_host *host, const struct config *cfg,
+                                     const struct server *srv, char *err, size_t errlen)
+{
+    size_t n = srv->headers.n;
+    struct profd_str_map headers = {0, must_malloc((n + 4) * sizeof(char *)),
+                                    must_malloc((n + 4) * sizeof(char *))};
+    char *auth = NULL;
+    for (size_t i = 0; i < n; i++) {
+        headers.keys[i] = srv->headers.keys[i];
+        headers.values[i] = srv->headers.values[i];
+    }
+    if (cfg->api == API_PUSH) {
+        headers.keys[n] = "Connect-Protocol-Version";
+        headers.values[n++] = "1";
+    }
+    if (srv->tenant && *srv->tenant) {
+        headers.keys[n] = "X-Scope-OrgID";
+        headers.values[n++] = srv->tenant;
+    }
+    if (srv->bearer_token && *srv->bearer_token) {
+        auth = must_asprintf("Bearer %s", srv->bearer_token);
+        headers.keys[n] = "Authorization";
+        headers.values[n++] = auth;
+    }
+    headers.n = n;
+    struct rpc_client_options o = {
+        .url = srv->endpoint,
+        .protocol = PROFD_RPC_HTTP,
+        .content_type = cfg->api == API_PUSH ? "application/proto" : "application/octet-stream",
+        .headers = &headers,
+        .tls = &srv->tls,
+        .timeout = cfg->timeout,
+        .retry_408_5xx = true,
+        .username = srv->basic_auth.username,
+        .password = srv->basic_auth.password,
+    };
+    struct rpc_client *c = rpc_client_new(host, &o, err, errlen);   /* copies the headers */
+    free(auth);
+    free(headers.keys);
+    free(headers.values);
+    return c;
+}
+
+static void destroy(void *st)
+{
+    struct pyroscope_exporter *e = st;
+    for (size_t i = 0; e && i < e->nclients; i++)
+        rpc_client_free(e->clients[i]);
+    free(e);
 }
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
@@ -186,60 +302,19 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     e->host = host;
     e->self = self;
     e->cfg = cfg;
-    /* the configured headers, then the protocol's and the auth; the client copies them */
-    size_t n = cfg->headers.n;
-    struct profd_str_map headers = {0, must_malloc((n + 4) * sizeof(char *)),
-                                    must_malloc((n + 4) * sizeof(char *))};
-    char *auth = NULL;
-    for (size_t i = 0; i < n; i++) {
-        headers.keys[i] = cfg->headers.keys[i];
-        headers.values[i] = cfg->headers.values[i];
-    }
-    if (cfg->api == API_PUSH) {
-        headers.keys[n] = "Connect-Protocol-Version";
-        headers.values[n++] = "1";
-    }
-    if (cfg->tenant && *cfg->tenant) {
-        headers.keys[n] = "X-Scope-OrgID";
-        headers.values[n++] = cfg->tenant;
-    }
-    if (cfg->bearer_token && *cfg->bearer_token) {
-        auth = must_asprintf("Bearer %s", cfg->bearer_token);
-        headers.keys[n] = "Authorization";
-        headers.values[n++] = auth;
-    }
-    headers.n = n;
-    struct rpc_client_options o = {
-        .url = cfg->endpoint,
-        .protocol = PROFD_RPC_HTTP,
-        .content_type = cfg->api == API_PUSH ? "application/proto" : "application/octet-stream",
-        .headers = &headers,
-        .tls = &cfg->tls,
-        .timeout = cfg->timeout,
-        .retry_408_5xx = true,
-        .username = cfg->basic_auth.username,
-        .password = cfg->basic_auth.password,
-    };
-    char err[256];
-    e->client = rpc_client_new(host, &o, err, sizeof(err));
-    free(auth);
-    free(headers.keys);
-    free(headers.values);
-    if (!e->client) {
-        host->log(self, PROFD_LOG_ERROR, "%s", err);
-        free(e);
-        return PROFD_ERR;
+    size_t n;
+    const struct server *srv = servers(cfg, &n);
+    for (; e->nclients < n; e->nclients++) {
+        char err[256];
+        if (!(e->clients[e->nclients] = client_for(host, cfg, &srv[e->nclients], err,
+                                                   sizeof(err)))) {
+            host->log(self, PROFD_LOG_ERROR, "%s", err);
+            destroy(e);
+            return PROFD_ERR;
+        }
     }
     *out = e;
     return PROFD_OK;
-}
-
-static void destroy(void *st)
-{
-    struct pyroscope_exporter *e = st;
-    if (e)
-        rpc_client_free(e->client);
-    free(e);
 }
 
 static const struct profd_plugin plugin = {

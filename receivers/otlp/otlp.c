@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../../lib/serve.h"
+#include "../../lib/server_auth.h"
 #include "profd/plugin.h"
 #include "status.h"
 
@@ -29,7 +30,7 @@ struct config {
         struct endpoint_config grpc, http;
     } protocols;
     uint64_t max_request_body_size;
-    char *bearer_token;
+    struct server_auth auth;
 };
 
 #define SUB(type, field) offsetof(type, field)
@@ -65,8 +66,7 @@ static const struct profd_option options[] = {
      "the servers to run", protocol_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
-    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
-     "when set, requests must carry \"Authorization: Bearer <token>\""},
+    SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
 
@@ -104,14 +104,6 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     return rc;
 }
 
-static bool authorized(const struct otlp_receiver *r, const struct profd_rpc_request *req)
-{
-    if (!r->cfg->bearer_token || !*r->cfg->bearer_token)
-        return true;
-    const char *auth = req->header(req, "authorization");
-    return auth && !strncmp(auth, "Bearer ", 7) && !strcmp(auth + 7, r->cfg->bearer_token);
-}
-
 static bool is_type(const char *content_type, const char *want)
 {
     size_t n = strlen(want);
@@ -141,7 +133,7 @@ static bool decode(struct otlp_receiver *r, const struct profd_rpc_request *req,
     uint8_t *transcoded = NULL;
     int rc = 0;
     if (format == ANSWER_JSON) {
-        rc = host->otlp_from_json(PROFD_OTLP_REQUEST, (const char *)req->body, req->len,
+        rc = host->json_to_proto(PROFD_MSG_OTLP_REQUEST, (const char *)req->body, req->len,
                                   &transcoded, &len, res->message, sizeof(res->message));
         body = transcoded;
     }
@@ -167,7 +159,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
         snprintf(res->message, sizeof(res->message), "unknown path %s", req->path);
         return status_error(res, answer, STATUS_UNIMPLEMENTED, 404);
     }
-    if (!authorized(r, req)) {
+    if (!server_authorized(&r->cfg->auth, req)) {
         snprintf(res->message, sizeof(res->message), "missing or wrong bearer token");
         return status_error(res, answer, STATUS_UNAUTHENTICATED, 401);
     }
@@ -199,7 +191,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     export_response(res, rejected, why);
     if (answer == ANSWER_JSON) {
         size_t len;
-        char *json = host->otlp_to_json(PROFD_OTLP_RESPONSE, res->body, res->len, &len);
+        char *json = host->proto_to_json(PROFD_MSG_OTLP_RESPONSE, res->body, res->len, &len);
         free(res->body);
         res->body = (uint8_t *)json;
         res->len = len;

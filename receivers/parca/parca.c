@@ -1,41 +1,50 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * receiver parca: what Parca Agent pushes, Parca's profile store
- * WriteRaw over gRPC (h2c or TLS). Every raw sample of every series is one
- * record holding the pprof as sent, with the series' labels; a request is
- * accepted whole or refused whole, with the status Parca answers with
- * (INVALID_ARGUMENT for a series without __name__, a bad label name, or a
- * sample that is not pprof).
+ * WriteRaw over gRPC (h2c or TLS), and its HTTP gateway's JSON form
+ * (POST /profiles/writeraw, over HTTP/2 on the same port or HTTP/1.1 on
+ * http_endpoint). Every raw sample of every series is one record holding
+ * the pprof as sent, with the series' labels; a request is accepted whole
+ * or refused whole, with the status Parca answers with (INVALID_ARGUMENT
+ * for a series without __name__, a bad label name, or a sample that is not
+ * pprof). A request marked normalized has its addresses made runtime
+ * addresses again (address + mapping start - file offset), which is what
+ * pprof and the symbolize processor expect.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/grow.h"
+#include "../../lib/json_escape.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
+#include "../../lib/server_auth.h"
 #include "profd/plugin.h"
 
 #define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
+#define GATEWAY_WRITE_RAW "/profiles/writeraw"
 
 enum { S_INVALID_ARGUMENT = 3, S_UNIMPLEMENTED = 12, S_UNAVAILABLE = 14, S_UNAUTHENTICATED = 16 };
 
 struct config {
-    char *endpoint;
+    char *endpoint, *http_endpoint;
     struct server_tls tls;
     uint64_t max_message_size;
-    char *bearer_token;
+    struct server_auth auth;
 };
 
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:7070",
-     "host:port to listen on for gRPC (Parca's port)"},
+     "host:port for WriteRaw over gRPC, and the gateway's JSON over HTTP/2 (Parca's port)"},
+    {"http_endpoint", PROFD_OPT_STRING, offsetof(struct config, http_endpoint), NULL,
+     "host:port for the HTTP/1.1 gateway (POST /profiles/writeraw, JSON); unset: off"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      server_tls_options},
     {"max_message_size", PROFD_OPT_SIZE, offsetof(struct config, max_message_size), "64MiB",
      "largest request accepted, counted after decompression (Parca's own limit)"},
-    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
-     "when set, requests must carry \"authorization: Bearer <token>\""},
+    SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
 
@@ -43,7 +52,7 @@ struct parca_receiver {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct profd_server *server;
+    struct profd_server *server, *http;
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -56,45 +65,117 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     return PROFD_OK;
 }
 
-static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
+/* Addresses that came normalized (relative to their object file) made
+ * runtime addresses again, as pprof has them, for records first.. of b. */
+static void denormalize(const struct profd_host *host, struct profd_batch *b, size_t first)
 {
-    struct parca_receiver *r = arg;
-    const struct profd_host *host = r->host;
-    if (strcmp(req->path, WRITE_RAW) != 0) {
-        snprintf(res->message, sizeof(res->message), "unknown method %s", req->path);
-        res->grpc_status = S_UNIMPLEMENTED;
-        return;
+    for (size_t i = first; i < b->nrecords; i++) {
+        struct profd_profile *p = host->record_profile(b->records[i], NULL, 0);
+        for (uint32_t l = 0; p && l < p->nlocations; l++) {
+            struct profd_location *loc = &p->locations[l];
+            if (!loc->mapping || loc->mapping > p->nmappings)
+                continue;
+            const struct profd_mapping *m = &p->mappings[loc->mapping - 1];
+            if (m->memory_start)
+                loc->address += m->memory_start - m->file_offset;
+        }
+        host->record_touch(b->records[i]);
     }
-    const char *token = r->cfg->bearer_token, *auth = req->header(req, "authorization");
-    if (token && *token && (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token))) {
-        snprintf(res->message, sizeof(res->message), "missing or wrong bearer token");
-        res->grpc_status = S_UNAUTHENTICATED;
-        return;
-    }
-    struct profd_batch *b = host->batch_new();
+}
+
+/* A WriteRawRequest into b: 0, or the gRPC status with why in message. */
+static int write_raw(const struct profd_host *host, const uint8_t *body, size_t len,
+                     struct profd_batch *b, char *message, size_t message_len)
+{
     struct pb_reader rd;
     struct pb_field f = {0};
     const char *err = NULL;
     int rc;
     size_t series = 0;
-    bool ok = true;
-    pb_reader_init(&rd, req->body, req->body, req->len);
-    while (ok && (rc = pb_next(&rd, &f, &err)) > 0)
-        if (f.number == 2 && f.wire == PB_LEN)
-            ok = raw_series_read(host, f.data, f.len, RAW_LABEL_SET, true, series++, b,
-                                 res->message, sizeof(res->message));
-    if (ok && rc < 0) {
-        snprintf(res->message, sizeof(res->message), "WriteRawRequest: %s at byte %zu", err,
-                 f.offset);
-        ok = false;
+    bool normalized = false;
+    pb_reader_init(&rd, body, body, len);
+    while ((rc = pb_next(&rd, &f, &err)) > 0) {
+        if (f.number == 3 && f.wire == PB_VARINT)
+            normalized = f.value != 0;
+        if (f.number == 2 && f.wire == PB_LEN &&
+            !raw_series_read(host, f.data, f.len, RAW_LABEL_SET, true, series++, b, message,
+                             message_len))
+            return S_INVALID_ARGUMENT;
     }
-    if (ok && b->nrecords && host->emit(r->self, b) != PROFD_OK) {
+    if (rc < 0) {
+        snprintf(message, message_len, "WriteRawRequest: %s at byte %zu", err, f.offset);
+        return S_INVALID_ARGUMENT;
+    }
+    if (normalized)
+        denormalize(host, b, 0);
+    return 0;
+}
+
+/* The HTTP status grpc-gateway answers a gRPC status with. */
+static int http_status_of(int code)
+{
+    switch (code) {
+    case 0: return 200;
+    case S_INVALID_ARGUMENT: return 400;
+    case S_UNIMPLEMENTED: return 404;
+    case S_UNAVAILABLE: return 503;
+    case S_UNAUTHENTICATED: return 401;
+    default: return 500;
+    }
+}
+
+/* gRPC: the status and message; the HTTP gateway: its status and its JSON
+ * body ({} or {"code": ..., "message": ...}). */
+static void answer(const struct profd_rpc_request *req, struct profd_rpc_response *res, int code)
+{
+    if (req->protocol == PROFD_RPC_GRPC) {
+        res->grpc_status = code;
+        return;
+    }
+    res->http_status = http_status_of(code);
+    res->content_type = "application/json";
+    if (!code) {
+        res->body = (uint8_t *)must_asprintf("{}");
+    } else {
+        char *msg = json_escape(res->message);
+        res->body = (uint8_t *)must_asprintf("{\"code\":%d,\"message\":\"%s\",\"details\":[]}",
+                                             code, msg);
+        free(msg);
+    }
+    res->len = strlen((char *)res->body);
+}
+
+static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
+{
+    struct parca_receiver *r = arg;
+    const struct profd_host *host = r->host;
+    bool grpc = req->protocol == PROFD_RPC_GRPC;
+    if (strcmp(req->path, grpc ? WRITE_RAW : GATEWAY_WRITE_RAW) != 0) {
+        snprintf(res->message, sizeof(res->message), "unknown method %.100s", req->path);
+        return answer(req, res, S_UNIMPLEMENTED);
+    }
+    if (!server_authorized(&r->cfg->auth, req)) {
+        snprintf(res->message, sizeof(res->message), "missing or wrong credentials");
+        return answer(req, res, S_UNAUTHENTICATED);
+    }
+    const uint8_t *body = req->body;
+    size_t len = req->len;
+    uint8_t *proto = NULL;
+    if (!grpc && host->json_to_proto(PROFD_MSG_WRITERAW_REQUEST, (const char *)req->body,
+                                     req->len, &proto, &len, res->message,
+                                     sizeof(res->message)) != 0)
+        return answer(req, res, S_INVALID_ARGUMENT);
+    if (proto)
+        body = proto;
+    struct profd_batch *b = host->batch_new();
+    int code = write_raw(host, body, len, b, res->message, sizeof(res->message));
+    if (!code && b->nrecords && host->emit(r->self, b) != PROFD_OK) {
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
-        res->grpc_status = S_UNAVAILABLE;
-    } else if (!ok) {
-        res->grpc_status = S_INVALID_ARGUMENT;
+        code = S_UNAVAILABLE;
     }
     host->batch_unref(b);
+    free(proto);
+    answer(req, res, code);
 }
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
@@ -103,7 +184,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     struct parca_receiver *r = calloc(1, sizeof(*r));
     if (!r)
         return PROFD_ERR;
-    *r = (struct parca_receiver){host, self, cfg, NULL};
+    *r = (struct parca_receiver){host, self, cfg, NULL, NULL};
     *out = r;
     return PROFD_OK;
 }
@@ -112,16 +193,24 @@ static int start(void *st)
 {
     struct parca_receiver *r = st;
     const struct config *cfg = r->cfg;
-    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_GRPC, &cfg->tls,
+    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_H2, &cfg->tls,
                                cfg->max_message_size, handle, r, "Parca WriteRaw (gRPC)");
-    return r->server ? PROFD_OK : PROFD_ERR;
+    if (!r->server)
+        return PROFD_ERR;
+    if (cfg->http_endpoint && *cfg->http_endpoint &&
+        !(r->http = serve_endpoint(r->host, r->self, cfg->http_endpoint, PROFD_RPC_HTTP,
+                                   &cfg->tls, cfg->max_message_size, handle, r,
+                                   "Parca WriteRaw gateway (HTTP/1.1 JSON)")))
+        return PROFD_ERR;
+    return PROFD_OK;
 }
 
 static int shutdown(void *st)
 {
     struct parca_receiver *r = st;
     r->host->server_stop(r->server);
-    r->server = NULL;
+    r->host->server_stop(r->http);
+    r->server = r->http = NULL;
     return PROFD_OK;
 }
 
@@ -136,7 +225,7 @@ static const struct profd_plugin plugin = {
     PROFD_PLUGIN_HEADER,
     .kind = PROFD_RECEIVER,
     .type = "parca",
-    .description = "Parca's WriteRaw over gRPC, as Parca Agent pushes",
+    .description = "Parca's WriteRaw over gRPC and its HTTP gateway, as Parca Agent pushes",
     .options = options,
     .config_size = sizeof(struct config),
     .validate = validate,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <jansson.h>
 
 #include "../../lib/grow.h"
 
@@ -71,32 +72,73 @@ int multipart_field(const char *content_type, const uint8_t *body, size_t len, c
     return -1;
 }
 
-/* Which sample types of p are cumulative, by sample_type_config's JSON
- * ("<type>": {..., "cumulative": true}) or, without one, by name. */
-static bool *cumulative_types(const struct profd_profile *p, const struct form_field *config)
+/* Which sample types of p are cumulative, by name (Go's cumulative
+ * columns) when there is no sample_type_config. */
+static bool *cumulative_by_name(const struct profd_profile *p)
 {
     bool *c = calloc(p->nsample_types + 1, sizeof(*c));
     if (!c)
         abort();
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         const struct profd_str *t = &p->strings[p->sample_types[i].type];
-        char key[160];
-        snprintf(key, sizeof(key), "\"%.*s\"", (int)(t->len < 150 ? t->len : 150), t->ptr);
-        if (!config) {
-            c[i] = (t->len > 6 && !memcmp(t->ptr, "alloc_", 6)) ||
-                   (t->len == 11 && !memcmp(t->ptr, "contentions", 11)) ||
-                   (t->len == 5 && !memcmp(t->ptr, "delay", 5));
-            continue;
-        }
-        const uint8_t *k = memmem(config->data, config->len, key, strlen(key));
-        if (!k)
-            continue;
-        const uint8_t *close = memchr(k, '}', (size_t)(config->data + config->len - k));
-        size_t span = close ? (size_t)(close - k) : (size_t)(config->data + config->len - k);
-        const uint8_t *cu = memmem(k, span, "\"cumulative\"", 12);
-        c[i] = cu && memmem(cu, span - (size_t)(cu - k), "true", 4);
+        c[i] = (t->len > 6 && !memcmp(t->ptr, "alloc_", 6)) ||
+               (t->len == 11 && !memcmp(t->ptr, "contentions", 11)) ||
+               (t->len == 5 && !memcmp(t->ptr, "delay", 5));
     }
     return c;
+}
+
+/* sample_type_config parsed: a JSON object ({"<type>": {"units": ...,
+ * "display-name": ..., "cumulative": bool, "aggregation": ...}, ...}), or
+ * NULL with why set. */
+static json_t *load_sample_type_config(const struct form_field *config, char *why,
+                                       size_t whylen)
+{
+    json_error_t je;
+    json_t *root = json_loadb((const char *)config->data, config->len, 0, &je);
+    if (root && json_is_object(root))
+        return root;
+    snprintf(why, whylen, "sample_type_config: %s", root ? "not a JSON object" : je.text);
+    json_decref(root);
+    return NULL;
+}
+
+/* The entry of sample type i in the config, or NULL. */
+static json_t *config_entry(const struct profd_profile *p, uint32_t i, json_t *config)
+{
+    const struct profd_str *t = &p->strings[p->sample_types[i].type];
+    char name[256];
+    snprintf(name, sizeof(name), "%.*s", (int)(t->len < 255 ? t->len : 255), t->ptr);
+    json_t *entry = json_object_get(config, name);
+    return json_is_object(entry) ? entry : NULL;
+}
+
+/* Which sample types the config calls cumulative (malloc'd). */
+static bool *cumulative_by_config(const struct profd_profile *p, json_t *config)
+{
+    bool *c = calloc(p->nsample_types + 1, sizeof(*c));
+    if (!c)
+        abort();
+    for (uint32_t i = 0; i < p->nsample_types; i++)
+        c[i] = json_is_true(json_object_get(config_entry(p, i, config), "cumulative"));
+    return c;
+}
+
+/* The config's display names and units given to p's sample types.
+ * "aggregation" is how Pyroscope's own store merges a type over time and
+ * has no place in a profile. */
+static void rename_by_config(const struct profd_host *host, struct profd_profile *p,
+                             json_t *config)
+{
+    for (uint32_t i = 0; i < p->nsample_types; i++) {
+        json_t *entry = config_entry(p, i, config);
+        const char *units = json_string_value(json_object_get(entry, "units"));
+        const char *display = json_string_value(json_object_get(entry, "display-name"));
+        if (units && *units)
+            p->sample_types[i].unit = host->profile_intern(p, units, strlen(units));
+        if (display && *display)
+            p->sample_types[i].type = host->profile_intern(p, display, strlen(display));
+    }
 }
 
 bool multipart_record(const struct profd_host *host, const char *content_type,
@@ -126,20 +168,28 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
         snprintf(why, whylen, "profile field: %s", err);
         return false;
     }
-    if (!has_prev)
-        return true;
-    struct profd_profile *old = host->pprof_decode(prev.data, prev.len, err, sizeof(err));
-    if (!old) {
-        snprintf(why, whylen, "prev_profile field: %s", err);
+    json_t *types = has_config ? load_sample_type_config(&config, why, whylen) : NULL;
+    if (has_config && !types)
         return false;
+    if (has_prev) {
+        struct profd_profile *old = host->pprof_decode(prev.data, prev.len, err, sizeof(err));
+        if (!old) {
+            snprintf(why, whylen, "prev_profile field: %s", err);
+            json_decref(types);
+            return false;
+        }
+        bool *cumulative = types ? cumulative_by_config(p, types) : cumulative_by_name(p);
+        struct profd_delta_state *state = NULL;
+        host->profile_delta(&state, old, cumulative);   /* primes with the previous values */
+        host->profile_delta(&state, p, cumulative);     /* p - old, or p whole after a restart */
+        host->delta_state_free(state);
+        host->profile_free(old);
+        free(cumulative);
     }
-    bool *cumulative = cumulative_types(p, has_config ? &config : NULL);
-    struct profd_delta_state *state = NULL;
-    host->profile_delta(&state, old, cumulative);   /* primes with the previous values */
-    host->profile_delta(&state, p, cumulative);     /* p - old, or p whole after a restart */
-    host->delta_state_free(state);
-    host->profile_free(old);
-    free(cumulative);
-    host->record_touch(r);
+    if (types)
+        rename_by_config(host, p, types);   /* after the delta, which matches by name */
+    json_decref(types);
+    if (has_prev || has_config)
+        host->record_touch(r);
     return true;
 }

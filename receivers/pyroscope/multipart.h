@@ -32,8 +32,9 @@ int multipart_field(const char *content_type, const uint8_t *body, size_t len, c
  * The record of an SDK's multipart upload, added to b: the `profile`, and
  * when `prev_profile` came, its delta against it in the cumulative sample
  * types (those `sample_type_config` marks "cumulative": true, else alloc_*,
- * contentions and delay). False with why set when a part is missing or is
- * not pprof.
+ * contentions and delay); then the config's "display-name" and "units"
+ * rename the types. False with why set when a part is missing or is not
+ * pprof, or the config is not a JSON object.
  */
 bool multipart_record(const struct profd_host *host, const char *content_type,
                       const uint8_t *body, size_t len, struct profd_batch *b, char *why,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * receiver pyroscope: what Pyroscope's SDKs and eBPF agents push.
- * - push.v1 (`/push.v1.PusherService/Push`): Connect unary over HTTP/1.1
- *   on `endpoint` (application/proto), and gRPC on `grpc_endpoint`; each raw
- *   sample of each series is a record with the series' labels.
+ * - push.v1 (`/push.v1.PusherService/Push`): Connect unary (application/proto
+ *   or application/json) over HTTP/1.1 on `endpoint`, and over HTTP/2 on
+ *   `http2_endpoint` next to gRPC; each raw sample of each series is a
+ *   record with the series' labels.
  * - The legacy `POST /ingest` (and `/pyroscope/ingest`): `name`
  *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `format`
  *   pprof (raw or gzip body, or the SDKs' multipart form with `profile`,
@@ -24,9 +25,11 @@
 #include <time.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/json_escape.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
+#include "../../lib/server_auth.h"
 #include "folded.h"
 #include "multipart.h"
 #include "profd/plugin.h"
@@ -34,23 +37,23 @@
 #define PUSH "/push.v1.PusherService/Push"
 
 struct config {
-    char *endpoint, *grpc_endpoint;
+    char *endpoint, *http2_endpoint;
     struct server_tls tls;
     uint64_t max_request_body_size;
-    char *bearer_token;
+    struct server_auth auth;
 };
 
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:4040",
      "host:port of the HTTP/1.1 server (/ingest and push.v1 over Connect)"},
-    {"grpc_endpoint", PROFD_OPT_STRING, offsetof(struct config, grpc_endpoint), NULL,
-     "host:port for push.v1 over gRPC; unset: off"},
+    {"http2_endpoint", PROFD_OPT_STRING, offsetof(struct config, http2_endpoint), NULL,
+     "host:port of the HTTP/2 server (h2c, or TLS with ALPN h2): push.v1 over gRPC and "
+     "Connect, /ingest; unset: off"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      server_tls_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
-    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
-     "when set, requests must carry \"Authorization: Bearer <token>\""},
+    SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
 
@@ -58,7 +61,7 @@ struct pyroscope_receiver {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct profd_server *http, *grpc;
+    struct profd_server *http, *http2;
 };
 
 enum { C_INVALID_ARGUMENT = 3, C_RESOURCE_EXHAUSTED = 8, C_UNIMPLEMENTED = 12,
@@ -98,26 +101,19 @@ static void fail(const struct profd_rpc_request *req, struct profd_rpc_response 
         res->len = strlen((char *)res->body);
         return;
     }
-    char escaped[2 * sizeof(res->message)];   /* for JSON */
-    size_t o = 0;
-    for (const char *p = res->message; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            escaped[o++] = '\\';
-        escaped[o++] = (unsigned char)*p < 0x20 ? ' ' : *p;
-    }
-    escaped[o] = '\0';
+    char *escaped = json_escape(res->message);
     res->content_type = "application/json";
     res->body = (uint8_t *)must_asprintf("{\"code\":\"%s\",\"message\":\"%s\"}", connect_code,
                                          escaped);
     res->len = strlen((char *)res->body);
+    free(escaped);
 }
 
 /* Sets the labels every record of b gets from the request. */
 static void request_labels(const struct profd_host *host, const struct profd_rpc_request *req,
                            struct profd_batch *b)
 {
-    const char *tenant = req->header(req, req->protocol == PROFD_RPC_GRPC ? "x-scope-orgid"
-                                                                          : "X-Scope-OrgID");
+    const char *tenant = req->header(req, "x-scope-orgid");
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
         if (!host->record_label(r, "service_name"))
@@ -127,29 +123,60 @@ static void request_labels(const struct profd_host *host, const struct profd_rpc
     }
 }
 
-static void push(struct pyroscope_receiver *r, const struct profd_rpc_request *req,
-                 struct profd_rpc_response *res, struct profd_batch *b)
+/* Whether a Content-Type is type, parameters aside. */
+static bool is_type(const char *content_type, const char *type)
 {
-    if (req->protocol == PROFD_RPC_HTTP && strncmp(req->content_type, "application/proto", 17))
-        return fail(req, res, C_UNIMPLEMENTED, "unimplemented", 415,
-                    "content type \"%.60s\" is not application/proto", req->content_type);
+    size_t n = strlen(type);
+    return !strncasecmp(content_type, type, n) && (!content_type[n] || content_type[n] == ';');
+}
+
+/* The series of a PushRequest into b; false with why set. */
+static bool push_series(const struct profd_host *host, const uint8_t *body, size_t len,
+                        struct profd_batch *b, char *why, size_t whylen)
+{
     struct pb_reader rd;
     struct pb_field f = {0};
     const char *err = NULL;
     int rc;
     size_t n = 0;
-    char why[sizeof(res->message)];
-    pb_reader_init(&rd, req->body, req->body, req->len);
+    pb_reader_init(&rd, body, body, len);
     while ((rc = pb_next(&rd, &f, &err)) > 0)
         if (f.number == 1 && f.wire == PB_LEN &&
-            !raw_series_read(r->host, f.data, f.len, RAW_LABEL_PAIRS, false, n++, b, why,
-                             sizeof(why)))
-            return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "%s", why);
+            !raw_series_read(host, f.data, f.len, RAW_LABEL_PAIRS, false, n++, b, why, whylen))
+            return false;
     if (rc < 0)
-        return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400,
-                    "PushRequest: %s at byte %zu", err, f.offset);
-    if (req->protocol == PROFD_RPC_HTTP)
+        snprintf(why, whylen, "PushRequest: %s at byte %zu", err, f.offset);
+    return rc == 0;
+}
+
+static void push(struct pyroscope_receiver *r, const struct profd_rpc_request *req,
+                 struct profd_rpc_response *res, struct profd_batch *b)
+{
+    bool http = req->protocol == PROFD_RPC_HTTP;
+    bool json = http && is_type(req->content_type, "application/json");
+    if (http && !json && !is_type(req->content_type, "application/proto"))
+        return fail(req, res, C_UNIMPLEMENTED, "unimplemented", 415,
+                    "content type \"%.60s\" is neither application/proto nor application/json",
+                    req->content_type);
+    const uint8_t *body = req->body;
+    size_t len = req->len;
+    uint8_t *proto = NULL;
+    char why[sizeof(res->message)];
+    if (json && r->host->json_to_proto(PROFD_MSG_PUSH_REQUEST, (const char *)body, len, &proto,
+                                       &len, why, sizeof(why)) != 0)
+        return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "PushRequest: %s",
+                    why);
+    bool ok = push_series(r->host, proto ? proto : body, len, b, why, sizeof(why));
+    free(proto);
+    if (!ok)
+        return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "%s", why);
+    if (json) {   /* PushResponse is empty */
+        res->content_type = "application/json";
+        res->body = (uint8_t *)must_asprintf("{}");
+        res->len = 2;
+    } else if (http) {
         res->content_type = "application/proto";
+    }
 }
 
 /* A query parameter, percent-decoded into out; false when absent. */
@@ -292,12 +319,9 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
 {
     struct pyroscope_receiver *r = arg;
     const struct profd_host *host = r->host;
-    const char *token = r->cfg->bearer_token;
-    const char *auth = req->header(req, req->protocol == PROFD_RPC_GRPC ? "authorization"
-                                                                        : "Authorization");
-    if (token && *token && (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token)))
+    if (!server_authorized(&r->cfg->auth, req))
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401,
-                    "missing or wrong bearer token");
+                    "missing or wrong credentials");
     bool is_push = !strcmp(req->path, PUSH);
     bool is_ingest = req->protocol == PROFD_RPC_HTTP &&
                      (!strcmp(req->path, "/ingest") || !strcmp(req->path, "/pyroscope/ingest"));
@@ -339,8 +363,8 @@ static struct profd_server *serve(struct pyroscope_receiver *r, const char *endp
 {
     return serve_endpoint(r->host, r->self, endpoint, protocol, &r->cfg->tls,
                           r->cfg->max_request_body_size, handle, r,
-                          protocol == PROFD_RPC_GRPC ? "Pyroscope push.v1 (gRPC)"
-                                                     : "Pyroscope ingest and push.v1 (HTTP)");
+                          protocol == PROFD_RPC_H2 ? "Pyroscope push.v1 and ingest (HTTP/2)"
+                                                   : "Pyroscope push.v1 and ingest (HTTP/1.1)");
 }
 
 static int start(void *st)
@@ -348,8 +372,8 @@ static int start(void *st)
     struct pyroscope_receiver *r = st;
     if (!(r->http = serve(r, r->cfg->endpoint, PROFD_RPC_HTTP)))
         return PROFD_ERR;
-    const char *grpc = r->cfg->grpc_endpoint;
-    if (grpc && *grpc && !(r->grpc = serve(r, grpc, PROFD_RPC_GRPC)))
+    const char *h2 = r->cfg->http2_endpoint;
+    if (h2 && *h2 && !(r->http2 = serve(r, h2, PROFD_RPC_H2)))
         return PROFD_ERR;
     return PROFD_OK;
 }
@@ -358,8 +382,8 @@ static int shutdown(void *st)
 {
     struct pyroscope_receiver *r = st;
     r->host->server_stop(r->http);
-    r->host->server_stop(r->grpc);
-    r->http = r->grpc = NULL;
+    r->host->server_stop(r->http2);
+    r->http = r->http2 = NULL;
     return PROFD_OK;
 }
 

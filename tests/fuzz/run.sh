@@ -39,8 +39,8 @@ clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors
     -ldw -lelf
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp.c \
     $all_core -o $FUZZ_BUILD/fuzz_otlp $LIBS $(pkg-config --libs $PKGS) -ldl -lm
-clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp_json.c \
-    $all_core -o $FUZZ_BUILD/fuzz_otlp_json $LIBS $(pkg-config --libs $PKGS) -ldl -lm
+clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_json.c \
+    $all_core -o $FUZZ_BUILD/fuzz_json $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
     lib/raw_series.c lib/grow.c receivers/pyroscope/folded.c receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
@@ -49,7 +49,7 @@ clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c co
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp otlp_json grpc_frame push}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -63,6 +64,30 @@ def raw_pprof(path):
     pprof would symbolize from local binaries by itself."""
     return subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
                           capture_output=True, text=True, timeout=120).stdout
+
+
+def http_post(url, body, headers=None):
+    """POSTs body over HTTP/1.1 (urllib): (status, response body)."""
+    req = urllib.request.Request(url, data=body, method="POST", headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=DEADLINE) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def h2c_post(url, body, headers=None):
+    """POSTs body over HTTP/2 with prior knowledge (curl, the real client):
+    (status, response body)."""
+    cmd = ["curl", "-sS", "--http2-prior-knowledge", "--max-time", str(int(DEADLINE)),
+           "--data-binary", "@-", "-o", "-", "-w", "\n%{http_code} %{http_version}", url]
+    for k, v in (headers or {}).items():
+        cmd += ["-H", "%s: %s" % (k, v)]
+    r = subprocess.run(cmd, input=body, capture_output=True, check=True)
+    out, _, status = r.stdout.rpartition(b"\n")
+    code, version = status.decode().split()
+    assert version == "2", "curl spoke HTTP/%s, not HTTP/2" % version
+    return int(code), out
 
 
 def make_test_certs(directory):

@@ -3,7 +3,9 @@
 Python grpcio (classes protoc generates from proto/parca and proto/profile.proto)
 as the client Parca Agent would be and as the Parca server checking what the
 exporter sends, and Parca's answers to what it refuses."""
+import base64
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -12,7 +14,8 @@ import tempfile
 import threading
 import unittest
 
-from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, raw_pprof, wait_until)
+from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
+                     raw_pprof, wait_until)
 
 WRITE_RAW = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
 
@@ -123,6 +126,59 @@ class ParcaTest(ProfdTestCase):
         wait_until(lambda: os.path.exists(self.path("profiles", "ok.pb.gz")), "the good one")
         self.assertEqual(raw_pprof(self.path("profiles", "ok.pb.gz")),
                          raw_pprof(os.path.join(GO_CORPUS, "heap.pb.gz")))
+        self.assertEqual(p.stop(), 0)
+
+    def test_http_gateway_json_normalized_and_basic_auth(self):
+        store, profile_pb2 = pb()
+        from google.protobuf import json_format
+        p = self.start(RECEIVER.replace('endpoint: "127.0.0.1:0"',
+                                        'endpoint: "127.0.0.1:0", http_endpoint: "127.0.0.1:0", '
+                                        'basic_auth: {username: agent, password: pw}'))
+        h2 = address(p)
+        gw = p.wait_log(r"Parca WriteRaw gateway \(HTTP/1.1 JSON\) on ")[0].split(" on ")[1]
+        gw = gw.split()[0]
+        # a normalized request: every mapped address made relative to its object
+        # file the way Parca Agent does (address - start + offset)
+        original = os.path.join(GO_CORPUS, "cpu.pb.gz")
+        prof = profile_pb2.Profile.FromString(gzip.decompress(open(original, "rb").read()))
+        starts = {m.id: (m.memory_start, m.file_offset) for m in prof.mapping}
+        moved = 0
+        for loc in prof.location:
+            start, offset = starts.get(loc.mapping_id, (0, 0))
+            if start:
+                loc.address = loc.address - start + offset
+                moved += 1
+        self.assertGreater(moved, 0)
+
+        def request(name, raw, normalized):
+            return json_format.MessageToJson(store.WriteRawRequest(normalized=normalized, series=[
+                store.RawProfileSeries(labels=store.LabelSet(labels=[
+                    store.Label(name="__name__", value="process_cpu"),
+                    store.Label(name="__file__", value=name)]),
+                    samples=[store.RawSample(raw_profile=raw)])])).encode()
+
+        auth = {"Authorization": "Basic " + base64.b64encode(b"agent:pw").decode(),
+                "Content-Type": "application/json"}
+        url = "http://%s/profiles/writeraw"
+        status, body = http_post(url % gw, request("n.pb.gz", prof.SerializeToString(), True),
+                                 auth)
+        self.assertEqual((status, body), (200, b"{}"))
+        status, body = h2c_post(url % h2, request("h2.pb.gz", open(original, "rb").read(),
+                                                  False), auth)
+        self.assertEqual((status, body), (200, b"{}"))
+        for name in ("n.pb.gz", "h2.pb.gz"):
+            wait_until(lambda: os.path.exists(self.path("profiles", name)), name)
+            self.assertEqual(raw_pprof(self.path("profiles", name)), raw_pprof(original), name)
+        status, body = http_post(url % gw, request("x", b"", False),
+                                 {"Content-Type": "application/json"})
+        self.assertEqual(status, 401)
+        self.assertEqual(json.loads(body)["code"], 16)
+        status, body = http_post(url % gw, b'{"series": [', auth)
+        self.assertEqual(status, 400)
+        self.assertEqual(json.loads(body)["code"], 3)
+        self.assertIn("line 1", json.loads(body)["message"])
+        code, _ = write_raw(h2, [({"__name__": "memory"}, [b"x"])])   # gRPC needs it too
+        self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED)
         self.assertEqual(p.stop(), 0)
 
     def test_exporter_sends_what_parca_checks(self):

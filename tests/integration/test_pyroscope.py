@@ -4,6 +4,7 @@ for every Go corpus profile, folded stacks and the statuses /ingest answers
 with, push.v1 over gRPC from grpcio, and a Python HTTP server playing
 Pyroscope (messages from protoc over proto/pyroscope) checking what the
 exporter sends, cleaned labels included, and answering as Pyroscope would."""
+import base64
 import http.server
 import os
 import shutil
@@ -15,7 +16,8 @@ import unittest
 import urllib.error
 import urllib.request
 
-from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, raw_pprof, wait_until)
+from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
+                     raw_pprof, wait_until)
 
 PUSH = "/push.v1.PusherService/Push"
 
@@ -43,7 +45,7 @@ def pb():
 
 RECEIVER = """
 receivers:
-  pyroscope: {endpoint: "127.0.0.1:0", grpc_endpoint: "127.0.0.1:0"}
+  pyroscope: {endpoint: "127.0.0.1:0", http2_endpoint: "127.0.0.1:0"}
 exporters:
   pprof_file: {directory: ./profiles, path_template: "%s"}
 service:
@@ -65,18 +67,33 @@ service:
 
 
 def addresses(p):
-    http_line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP\) on ")[0]
-    grpc_line = p.wait_log(r"Pyroscope push.v1 \(gRPC\) on ")[0]
-    return http_line.split(" on ")[1].split()[0], grpc_line.split(" on ")[1].split()[0]
+    """(HTTP/1.1 address, HTTP/2 address)"""
+    http_line = p.wait_log(r"Pyroscope push.v1 and ingest \(HTTP/1.1\) on ")[0]
+    h2_line = p.wait_log(r"Pyroscope push.v1 and ingest \(HTTP/2\) on ")[0]
+    return http_line.split(" on ")[1].split()[0], h2_line.split(" on ")[1].split()[0]
 
 
-def post(url, body, headers=None):
-    req = urllib.request.Request(url, data=body, method="POST", headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=20) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+def stand_in(got, answers):
+    """A handler playing Pyroscope's push.v1: appends (path, headers,
+    PushRequest) to got and answers with the next of answers (the last one
+    from then on)."""
+    push_pb2 = pb()
+    lock = threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            with lock:
+                got.append((self.path, dict(self.headers), push_pb2.PushRequest.FromString(body)))
+                status = answers.pop(0) if len(answers) > 1 else answers[0]
+            self.send_response(status)
+            self.send_header("Content-Type", "application/proto")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    return Handler
 
 
 class PyroscopeTest(ProfdTestCase):
@@ -120,7 +137,7 @@ class PyroscopeTest(ProfdTestCase):
         http_addr, _ = addresses(p)
         base = "http://%s/ingest?name=app.cpu%%7Benv%%3Dprod%%7D&from=1700000000" \
                "&until=1700000010&sampleRate=100" % http_addr
-        status, body = post(base, b"main;foo;bar 3\nmain;baz 2\n")
+        status, body = http_post(base, b"main;foo;bar 3\nmain;baz 2\n")
         self.assertEqual(status, 200, body)
         out = self.path("profiles", "app.process_cpu.prod")
         wait_until(lambda: os.path.exists(out), "the folded profile")
@@ -129,20 +146,20 @@ class PyroscopeTest(ProfdTestCase):
         self.assertRegex(raw, r"\n +3 +30000000: 1 2 3 \n")   # bar foo main, 10 ms each
         self.assertRegex(raw, r"\n +2 +20000000: 4 3 \n")
         self.assertRegex(raw, r"1: 0x0 (M=1 )?bar :0 s=0")
-        status, body = post(base, b"main;foo 1\nmain;;x 2\n")
+        status, body = http_post(base, b"main;foo 1\nmain;;x 2\n")
         self.assertEqual(status, 422)
         self.assertIn(b"line 2", body)
-        status, body = post(base, b"main;foo one\n")
+        status, body = http_post(base, b"main;foo one\n")
         self.assertEqual(status, 422)
         self.assertIn(b"line 1", body)
-        status, body = post("http://%s/ingest?from=1" % http_addr, b"main 1\n")
+        status, body = http_post("http://%s/ingest?from=1" % http_addr, b"main 1\n")
         self.assertEqual(status, 400)
         self.assertIn(b"name", body)
-        status, body = post(base.replace("from=1700000000", "from=1800000000"), b"main 1\n")
+        status, body = http_post(base.replace("from=1700000000", "from=1800000000"), b"main 1\n")
         self.assertEqual(status, 400)
-        status, body = post(base + "&format=trie", b"x")
+        status, body = http_post(base + "&format=trie", b"x")
         self.assertEqual(status, 415)
-        status, body = post(base + "&format=pprof", b"not a profile")
+        status, body = http_post(base + "&format=pprof", b"not a profile")
         self.assertEqual(status, 422)
         self.assertEqual(p.stop(), 0)
 
@@ -151,7 +168,8 @@ class PyroscopeTest(ProfdTestCase):
         p = self.start(RECEIVER % "{service_name}.{__name__}")
         http_addr, _ = addresses(p)
         allocs = open(os.path.join(GO_CORPUS, "allocs.pb.gz"), "rb").read()
-        config = b'{"alloc_space": {"units": "bytes", "cumulative": true}, ' \
+        config = b'{"alloc_space": {"units": "bytes", "cumulative": true, "aggregation": "sum", ' \
+                 b'"display-name": "space_allocated"}, ' \
                  b'"alloc_objects": {"units": "objects", "cumulative": false}}'
         boundary = "profdboundary"
         parts = [("profile", allocs), ("prev_profile", allocs), ("sample_type_config", config)]
@@ -159,17 +177,27 @@ class PyroscopeTest(ProfdTestCase):
                         b"filename=\"%s\"\r\nContent-Type: application/octet-stream\r\n\r\n"
                         % (boundary.encode(), n.encode(), n.encode()) + data + b"\r\n"
                         for n, data in parts) + b"--%s--\r\n" % boundary.encode()
-        status, resp = post("http://%s/ingest?name=app.alloc_space&from=1700000000"
+        status, resp = http_post("http://%s/ingest?name=app.alloc_space&from=1700000000"
                             "&until=1700000010" % http_addr, body,
                             {"Content-Type": "multipart/form-data; boundary=" + boundary})
         self.assertEqual(status, 200, resp)
         out = self.path("profiles", "app.memory")
         wait_until(lambda: os.path.exists(out), "the multipart upload")
         columns, got = pprof_samples(out)
-        _, whole = pprof_samples(os.path.join(GO_CORPUS, "allocs.pb.gz"))
-        cumulative = [c == "alloc_space/bytes" for c in columns]
+        original, whole = pprof_samples(os.path.join(GO_CORPUS, "allocs.pb.gz"))
+        self.assertEqual(original[:2], ["alloc_objects/count", "alloc_space/bytes"])
+        self.assertEqual(columns, ["alloc_objects/objects", "space_allocated/bytes"] + original[2:])
+        cumulative = [c == "alloc_space/bytes" for c in original]
         self.assertEqual(got, subtract(whole, whole, cumulative))   # computed independently
-        status, resp = post("http://%s/ingest?name=app.cpu" % http_addr, b"--x--\r\n",
+        parts[2] = ("sample_type_config", b'{"alloc_space": ')
+        body = b"".join(b"--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n"
+                        % (boundary.encode(), n.encode()) + data + b"\r\n"
+                        for n, data in parts) + b"--%s--\r\n" % boundary.encode()
+        status, resp = http_post("http://%s/ingest?name=app.alloc_space" % http_addr, body,
+                                 {"Content-Type": "multipart/form-data; boundary=" + boundary})
+        self.assertEqual(status, 422)
+        self.assertIn(b"sample_type_config", resp)
+        status, resp = http_post("http://%s/ingest?name=app.cpu" % http_addr, b"--x--\r\n",
                             {"Content-Type": "multipart/form-data; boundary=x"})
         self.assertEqual(status, 422)
         self.assertIn(b"profile", resp)
@@ -194,34 +222,74 @@ class PyroscopeTest(ProfdTestCase):
         bad = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
             labels=[push_pb2.LabelPair(name="bad-name", value="x")],
             samples=[push_pb2.RawSample(raw_profile=heap)])])
-        status, body = post("http://%s%s" % (http_addr, PUSH), bad.SerializeToString(),
+        status, body = http_post("http://%s%s" % (http_addr, PUSH), bad.SerializeToString(),
                             {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"})
         self.assertEqual(status, 400)
         self.assertIn(b'"code":"invalid_argument"', body)
-        status, body = post("http://%s%s" % (http_addr, PUSH), b"{}",
-                            {"Content-Type": "application/json"})
+        status, body = http_post("http://%s%s" % (http_addr, PUSH), b"{}",
+                                 {"Content-Type": "text/plain"})
         self.assertEqual(status, 415)
+
+    def test_push_connect_json_and_http2(self):
+        push_pb2 = pb()
+        from google.protobuf import json_format
+        p = self.start(RECEIVER % "{__file__}")
+        http_addr, h2_addr = addresses(p)
+        want = {}
+        for i, name in enumerate(("heap.pb.gz", "cpu.pb.gz")):
+            raw = open(os.path.join(GO_CORPUS, name), "rb").read()
+            req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+                labels=[push_pb2.LabelPair(name="__name__", value="x"),
+                        push_pb2.LabelPair(name="__file__", value="%d.json.pb.gz" % i)],
+                samples=[push_pb2.RawSample(raw_profile=raw, ID="id-%d" % i)])])
+            # the JSON mapping as protobuf's own library writes it
+            status, body = http_post("http://%s%s" % (http_addr, PUSH),
+                                     json_format.MessageToJson(req).encode(),
+                                     {"Content-Type": "application/json"})
+            self.assertEqual((status, body), (200, b"{}"))
+            req.series[0].labels[1].value = "%d.h2.pb.gz" % i
+            status, body = h2c_post("http://%s%s" % (h2_addr, PUSH), req.SerializeToString(),
+                                    {"Content-Type": "application/proto"})
+            self.assertEqual((status, body), (200, b""))
+            want["%d.json.pb.gz" % i] = want["%d.h2.pb.gz" % i] = name
+        for out, name in want.items():
+            wait_until(lambda: os.path.exists(self.path("profiles", out)), out)
+            self.assertEqual(raw_pprof(self.path("profiles", out)),
+                             raw_pprof(os.path.join(GO_CORPUS, name)), out)
+        status, body = http_post("http://%s%s" % (http_addr, PUSH), b'{"series": [{"samples": '
+                                 b'[{"rawProfile": "not base64!"}]}]}',
+                                 {"Content-Type": "application/json"})
+        self.assertEqual(status, 400)
+        self.assertIn(b"rawProfile: not a base64 string", body)
+        status, body = h2c_post("http://%s/ingest?name=app.cpu&format=lines" % h2_addr,
+                                b"main;work 3\n", {"Content-Type": "text/plain"})
+        self.assertEqual(status, 200)
+        status, body = h2c_post("http://%s/ingest?name=app.cpu&format=lines" % h2_addr,
+                                b"main;work three\n")
+        self.assertEqual(status, 422)
+        self.assertIn(b"line 1", body)
+        self.assertEqual(p.stop(), 0)
+
+    def test_basic_auth(self):
+        p = self.start(RECEIVER.replace('http2_endpoint: "127.0.0.1:0"',
+                                        'http2_endpoint: "127.0.0.1:0", '
+                                        'basic_auth: {username: agent, password: "s3:cret"}')
+                       % "{service_name}")
+        http_addr, h2_addr = addresses(p)
+        url = "http://%s/ingest?name=app.cpu&format=lines" % http_addr
+        good = "Basic " + base64.b64encode(b"agent:s3:cret").decode()
+        wrong = "Basic " + base64.b64encode(b"agent:nope").decode()
+        for headers in ({}, {"Authorization": wrong}, {"Authorization": "Bearer s3:cret"}):
+            self.assertEqual(http_post(url, b"a;b 1\n", headers)[0], 401, headers)
+        self.assertEqual(h2c_post(url.replace(http_addr, h2_addr), b"a;b 1\n")[0], 401)
+        self.assertEqual(http_post(url, b"a;b 1\n", {"Authorization": good})[0], 200)
+        wait_until(lambda: os.path.exists(self.path("profiles", "app")), "the authorized one")
+        self.assertEqual(p.stop(), 0)
 
     def test_exporter_against_a_pyroscope_stand_in(self):
         push_pb2 = pb()
-        got, lock, answers = [], threading.Lock(), [500, 200]
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with lock:
-                    got.append((self.path, dict(self.headers),
-                                push_pb2.PushRequest.FromString(body)))
-                    status = answers.pop(0) if len(answers) > 1 else answers[0]
-                self.send_response(status)
-                self.send_header("Content-Type", "application/proto")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        port = self.serve_http(Handler)
+        got, answers = [], [500, 200]
+        port = self.serve_http(stand_in(got, answers))
         os.makedirs(self.path("spool"))
         shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
         many = ", ".join("l%d: v" % i for i in range(40))
@@ -248,3 +316,20 @@ class PyroscopeTest(ProfdTestCase):
         from harness import metric_value
         wait_until(lambda: metric_value(p.metrics(), "profd_pyroscope_label_fixes",
                                         component="pyroscope"), "the fixes counted")
+
+    def test_exporter_sends_to_several_servers_retrying_each_alone(self):
+        got_a, got_b = [], []
+        port_a = self.serve_http(stand_in(got_a, [503, 200]))
+        port_b = self.serve_http(stand_in(got_b, [200]))
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        p = self.start(SENDER % (self.path("spool"),
+                                 'servers: [{endpoint: "http://127.0.0.1:%d", tenant: a}, '
+                                 '{endpoint: "http://127.0.0.1:%d", tenant: b}], '
+                                 'retry_on_failure: {initial_interval: 10ms}' % (port_a, port_b)))
+        wait_until(lambda: len(got_a) >= 2, "server a's retry after its 503")
+        p.wait_log(r"export failed \(retryable\)")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(len(got_b), 1)   # b took it the first time: not sent again
+        self.assertEqual([h.get("X-Scope-OrgID") for _, h, _ in got_a + got_b], ["a", "a", "b"])
+        self.assertEqual(got_a[1][2], got_b[0][2])

@@ -9,7 +9,7 @@
 
 #include "../../core/labels.h"
 #include "../../core/otlp.h"
-#include "../../core/otlp_json.h"
+#include "../../core/proto_json.h"
 #include "../../core/pb.h"
 #include "../../core/pprof.h"
 #include "../../core/profile.h"
@@ -151,9 +151,9 @@ static void check_corpus_round_trip(bool via_json)
         uint8_t *otlp = encode(in, &len);
         if (via_json) {
             size_t json_len;
-            char *json = profd_otlp_to_json(PROFD_OTLP_REQUEST, otlp, len, &json_len);
+            char *json = profd_proto_to_json(PROFD_MSG_OTLP_REQUEST, otlp, len, &json_len);
             free(otlp);
-            CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, json, json_len, &otlp, &len, err,
+            CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, json, json_len, &otlp, &len, err,
                                            sizeof(err)), 0);
             free(json);
         }
@@ -204,7 +204,7 @@ TEST(json_follows_otlp_rules)
     uint8_t *pb;
     size_t len;
     char err[256];
-    CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, req, sizeof(req) - 1, &pb, &len, err,
+    CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, req, sizeof(req) - 1, &pb, &len, err,
                                    sizeof(err)), 0);
     struct profd_batch *out = profd_batch_new();
     struct profd_otlp_result res;
@@ -224,10 +224,10 @@ TEST(json_follows_otlp_rules)
     }
     free(pb);
     profd_batch_unref(out);
-    CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, "{\"dictionary\": [", 15, &pb, &len, err,
+    CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, "{\"dictionary\": [", 15, &pb, &len, err,
                                    sizeof(err)), -1);
     CHECK_CONTAINS(err, "line 1");
-    CHECK_INT(profd_otlp_from_json(PROFD_OTLP_REQUEST, "{\"dictionary\":{\"stringTable\":3}}",
+    CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, "{\"dictionary\":{\"stringTable\":3}}",
                                    32, &pb, &len, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, "stringTable: not an array");
 }

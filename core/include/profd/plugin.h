@@ -84,10 +84,13 @@ struct profd_target_group {
  */
 typedef void (*profd_ack_fn)(void *arg, bool ok);
 
-/* How a server speaks: gRPC over HTTP/2, or plain HTTP/1.1 requests. */
+/* How a server speaks: gRPC over HTTP/2, plain HTTP/1.1 requests, or
+ * HTTP/2 carrying both (gRPC calls, and other requests such as Connect's,
+ * which reach the handler as PROFD_RPC_HTTP requests). */
 enum profd_rpc_protocol {
     PROFD_RPC_GRPC = 1,
     PROFD_RPC_HTTP = 2,
+    PROFD_RPC_H2 = 3,
 };
 
 /*
@@ -132,10 +135,14 @@ struct profd_server_options {
 
 struct profd_server;   /* opaque */
 
-/* The OTLP profiles service's messages, for the JSON transcoder. */
-enum profd_otlp_message {
-    PROFD_OTLP_REQUEST = 1,     /* ExportProfilesServiceRequest */
-    PROFD_OTLP_RESPONSE = 2,    /* ExportProfilesServiceResponse */
+/* The messages the JSON transcoder knows. */
+enum profd_message {
+    PROFD_MSG_OTLP_REQUEST = 1,       /* OTLP ExportProfilesServiceRequest */
+    PROFD_MSG_OTLP_RESPONSE = 2,      /* OTLP ExportProfilesServiceResponse */
+    PROFD_MSG_PUSH_REQUEST = 3,       /* Pyroscope push.v1 PushRequest */
+    PROFD_MSG_PUSH_RESPONSE = 4,      /* Pyroscope push.v1 PushResponse */
+    PROFD_MSG_WRITERAW_REQUEST = 5,   /* Parca WriteRawRequest */
+    PROFD_MSG_WRITERAW_RESPONSE = 6,  /* Parca WriteRawResponse */
 };
 
 /* What host->decompress returns besides 0. */
@@ -268,6 +275,10 @@ struct profd_host {
     /* From an exporter's consume: wait at least ns before the retry that the
      * PROFD_ERETRY it is about to return asks for (Retry-After, RetryInfo). */
     void (*retry_after)(struct profd_component *self, int64_t ns);
+    /* From an exporter's consume: 0 on a batch's first try, n on its nth
+     * retry (an exporter sending to several places skips those that took
+     * the batch already). */
+    unsigned (*export_attempt)(struct profd_component *self);
 
     /* OTLP profiles (see core/otlp.h): decode appends one record per
      * profile to b and returns 0 (rejected counts refused profiles, message
@@ -277,12 +288,13 @@ struct profd_host {
                        char *message, size_t message_len, char *err, size_t errlen);
     void (*otlp_encode)(struct profd_record *const *records, size_t n, uint8_t **out,
                         size_t *len, size_t *skipped, char *err, size_t errlen);
-    /* OTLP's JSON encoding of a message <-> its protobuf bytes (malloc'd):
-     * from_json 0, or -1 with err; to_json never fails. */
-    int (*otlp_from_json)(enum profd_otlp_message which, const char *json, size_t len,
-                          uint8_t **out, size_t *out_len, char *err, size_t errlen);
-    char *(*otlp_to_json)(enum profd_otlp_message which, const uint8_t *data, size_t len,
-                          size_t *out_len);
+    /* A message's JSON encoding (protobuf's JSON mapping, OTLP's for OTLP)
+     * <-> its protobuf bytes (malloc'd): json_to_proto 0, or -1 with err;
+     * proto_to_json never fails. */
+    int (*json_to_proto)(enum profd_message which, const char *json, size_t len, uint8_t **out,
+                         size_t *out_len, char *err, size_t errlen);
+    char *(*proto_to_json)(enum profd_message which, const uint8_t *data, size_t len,
+                           size_t *out_len);
     /* Compression for modules: gzip or zstd ("gzip"/"zstd"; "identity" or
      * "" copy). compress: 0, or -1 for an unknown encoding. decompress: 0,
      * or a PROFD_DECOMPRESS_* code with err saying why. */

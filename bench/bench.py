@@ -40,8 +40,10 @@
 
 6. OTLP: see bench/otlp_bench.py (codec cost per profile next to the pprof
    decoder; export -> receive over loopback gRPC with grpcio clients).
+7. Push: see bench/push_bench.py (Pyroscope /ingest and push.v1 under wrk
+   load into relabel -> pprof_file, next to nginx answering 200).
 
-BENCH="codec passthrough scrape perf symbolize otlp" selects sections (all by default).
+BENCH="codec passthrough scrape perf symbolize otlp push" selects sections (all by default).
 """
 import os
 import shutil
@@ -57,7 +59,8 @@ PROFD = os.path.join(BUILD, "profd")
 CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
-SECTIONS = os.environ.get("BENCH", "codec passthrough scrape perf symbolize otlp").split()
+SECTIONS = os.environ.get("BENCH",
+                          "codec passthrough scrape perf symbolize otlp push").split()
 SYM_ADDRESSES = int(os.environ.get("SYM_ADDRESSES", "1000000"))
 PERF_MB = int(os.environ.get("PERF_MB", "100"))
 
@@ -535,6 +538,10 @@ def main():
         if "otlp" in SECTIONS:
             from otlp_bench import otlp_bench
             otlp_bench(BUILD, CORPUS, work)
+            print()
+        if "push" in SECTIONS:
+            from push_bench import push_bench
+            push_bench(BUILD, CORPUS, work, min(RUNS, 3))
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

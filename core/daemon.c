@@ -142,6 +142,21 @@ static char *extra_metrics(void *arg)
                            dm->reloads_ok, dm->reloads_failed);
 }
 
+/* The event loop. With epoll, changes to a descriptor's events within one
+ * loop iteration are coalesced into one epoll_ctl (a server request turns
+ * reading off and writing on and back several times); profd never dup()s a
+ * watched descriptor, which is what that mode cannot follow. */
+static struct event_base *new_event_base(void)
+{
+    struct event_config *cfg = event_config_new();
+    if (cfg)
+        event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    struct event_base *base = cfg ? event_base_new_with_config(cfg) : NULL;
+    if (cfg)
+        event_config_free(cfg);
+    return base ? base : event_base_new();
+}
+
 int profd_daemon_run(const struct profd_run_options *o)
 {
     struct daemon dm = {.o = o};
@@ -155,7 +170,7 @@ int profd_daemon_run(const struct profd_run_options *o)
     profd_log_set_level((enum profd_log_level)(o->log_level >= 0 ? o->log_level
                                                                  : dm.config->log_level));
     signal(SIGPIPE, SIG_IGN);
-    dm.base = event_base_new();
+    dm.base = new_event_base();
     dm.graph = create_graph(&dm, prepared);
     int rc = 1;
     if (!dm.graph)

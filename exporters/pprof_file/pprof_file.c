@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * exporter pprof_file: writes each record as a pprof file under a directory,
- * named from a template of series labels and time. Writes are atomic (temp
- * file, then link or rename), optionally fsync'd, and old files are removed
- * by age, count and total size.
+ * named from a template of series labels and time. Writes are atomic (an
+ * unnamed O_TMPFILE linked in, or where that is missing a temp file linked
+ * or renamed), optionally fsync'd, and old files are removed by age, count
+ * and total size.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,7 @@ struct state {
     const struct config *cfg;
     atomic_uint seq;          /* names temp files */
     atomic_uint collisions;   /* suffixes for names already taken */
+    atomic_bool unnamed_works;   /* O_TMPFILE and /proc/self/fd are there */
     pthread_mutex_t retention_lock;
     int64_t next_retention_ns;
 };
@@ -120,6 +122,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     s->self = self;
     s->cfg = cfg;
     pthread_mutex_init(&s->retention_lock, NULL);
+    atomic_init(&s->unnamed_works, true);
     *out = s;
     return PROFD_OK;
 }
@@ -167,16 +170,14 @@ static void fsync_dir_of(const char *path)
     free(dir);
 }
 
-/* Moves tmp to final without replacing anything. When the name is taken, a
+/* Links the file `from` names (a path, or "/proc/self/fd/N" for an
+ * O_TMPFILE) to final without replacing anything. When the name is taken, a
  * suffix -N goes before the extension, N from a counter that only grows, so
  * a burst of profiles with one timestamp costs one extra try each, not a
- * scan. Returns 0, or -1 with errno. */
-static int publish(struct state *s, const char *tmp, const char *final, char **written)
+ * scan. Returns 0 with *written set, or -1 with errno. */
+static int link_new(struct state *s, const char *from, int flags, const char *final,
+                    char **written)
 {
-    if (s->cfg->overwrite) {
-        *written = strdup(final);
-        return rename(tmp, final);
-    }
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
     size_t stem = strlen(final) - strlen(ext);
     for (int attempt = 0; attempt < 1000; attempt++) {
@@ -188,8 +189,7 @@ static int publish(struct state *s, const char *tmp, const char *final, char **w
             name = NULL;
         if (!name)
             return -1;
-        if (link(tmp, name) == 0) {
-            unlink(tmp);
+        if (linkat(AT_FDCWD, from, AT_FDCWD, name, flags) == 0) {
             *written = name;
             return 0;
         }
@@ -204,48 +204,108 @@ static int publish(struct state *s, const char *tmp, const char *final, char **w
     return -1;
 }
 
-static int write_file(struct state *s, const char *path, const uint8_t *data, size_t len)
+/* Writes data to an unnamed file in dir (O_TMPFILE) and links it in as
+ * path: one directory entry made, none removed. 1 when written, 0 when the
+ * file system or /proc cannot do it (the caller uses a named temporary
+ * file), -1 with errno. */
+static int write_unnamed(struct state *s, const char *dir, const char *path,
+                         const uint8_t *data, size_t len, char **written)
 {
-    char *tmp = NULL, *written = NULL, *dup = strdup(path);
-    int rc = PROFD_ERETRY;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return errno == ENOENT ? -1 : 0;   /* ENOENT: the directory is missing */
+    if (write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0)) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    int rc = link_new(s, proc, AT_SYMLINK_FOLLOW, path, written);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc == 0 ? 1 : e == ENOENT && access("/proc/self/fd", F_OK) != 0 ? 0 : -1;
+}
+
+/* Writes data to a temporary file next to path and moves it into place:
+ * renamed over path with overwrite, else linked to a free name. */
+static int write_named(struct state *s, const char *path, const uint8_t *data, size_t len,
+                       char **written)
+{
+    char *tmp = NULL;
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
     if (asprintf(&tmp, "%.*s.%s.tmp.%d.%u", (int)dirlen, path, slash ? slash + 1 : path,
-                 (int)getpid(), atomic_fetch_add(&s->seq, 1)) < 0) {
-        tmp = NULL;
-        goto out;
-    }
+                 (int)getpid(), atomic_fetch_add(&s->seq, 1)) < 0)
+        return -1;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == ENOENT && dup) {   /* first file of a new directory */
-        if (make_parents(dup) < 0) {
+    int rc = fd < 0 || write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0) ? -1 : 0;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && s->cfg->overwrite) {
+        *written = strdup(path);
+        rc = rename(tmp, path);
+        e = errno;
+    } else if (rc == 0) {
+        rc = link_new(s, tmp, 0, path, written);
+        e = errno;
+    }
+    if (fd >= 0 && !(rc == 0 && s->cfg->overwrite))
+        unlink(tmp);
+    free(tmp);
+    errno = e;
+    return rc;
+}
+
+/* One attempt at writing path: 0, or -1 with errno. */
+static int write_once(struct state *s, const char *dir, const char *path, const uint8_t *data,
+                      size_t len, char **written)
+{
+    if (!s->cfg->overwrite && s->unnamed_works) {
+        int rc = write_unnamed(s, dir, path, data, len, written);
+        if (rc != 0)
+            return rc > 0 ? 0 : -1;
+        s->unnamed_works = false;   /* not here: named temporary files from now on */
+    }
+    return write_named(s, path, data, len, written);
+}
+
+static int write_file(struct state *s, const char *path, const uint8_t *data, size_t len)
+{
+    char *written = NULL, *dir = strdup(path);
+    if (!dir)
+        return PROFD_ERETRY;
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        strcpy(dir, ".");
+    int rc = write_once(s, dir, path, data, len, &written);
+    if (rc < 0 && errno == ENOENT) {   /* first file of a new directory */
+        char *parents = strdup(path);
+        rc = parents ? make_parents(parents) : -1;
+        free(parents);
+        if (rc < 0) {
             s->host->log(s->self, PROFD_LOG_ERROR, "cannot create the directories of %s: %s",
                          path, strerror(errno));
-            goto out;
+            free(dir);
+            return PROFD_ERETRY;
         }
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        rc = write_once(s, dir, path, data, len, &written);
     }
-    if (fd < 0 || write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0)) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    close(fd);
-    if (publish(s, tmp, path, &written) < 0) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "cannot move %s into place: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
+    free(dir);
+    if (rc < 0) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
+        return PROFD_ERETRY;
     }
     if (s->cfg->fsync)
         fsync_dir_of(written);
     s->host->log(s->self, PROFD_LOG_DEBUG, "wrote %s (%zu bytes)", written, len);
-    rc = PROFD_OK;
-out:
     free(written);
-    free(tmp);
-    free(dup);
-    return rc;
+    return PROFD_OK;
 }
 
 static void maybe_enforce_retention(struct state *s)

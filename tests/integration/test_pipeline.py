@@ -53,6 +53,24 @@ class PipelineTest(ProfdTestCase):
                    "the spool to be emptied after ingest")
         self.assertEqual(p.stop(), 0)
 
+    def test_one_name_for_all_gets_suffixes_or_is_overwritten_leaving_no_temp_files(self):
+        p = self.start(config([("pprof_file/keep", "directory: ./keep, path_template: same.pb.gz"),
+                               ("pprof_file/over", "directory: ./over, path_template: same.pb.gz, "
+                                                   "overwrite: true")]))
+        files = corpus_files()
+        for name in files:
+            self.spool(name, src=os.path.join(GO_CORPUS, name))
+        p.wait_log(r"pprof_file/keep: wrote ", count=len(files))
+        p.wait_log(r"pprof_file/over: wrote ", count=len(files))
+        self.assertEqual(p.stop(), 0)
+        originals = sorted(open(os.path.join(GO_CORPUS, n), "rb").read() for n in files)
+        kept = sorted(os.listdir(self.path("keep")))   # hidden temporary files included
+        self.assertEqual(kept, sorted(["same.pb.gz"] + ["same-%d.pb.gz" % i
+                                                         for i in range(1, len(files))]))
+        self.assertEqual(sorted(open(self.path("keep", k), "rb").read() for k in kept), originals)
+        self.assertEqual(os.listdir(self.path("over")), ["same.pb.gz"])
+        self.assertIn(open(self.path("over", "same.pb.gz"), "rb").read(), originals)
+
     def test_reencoded_output_reads_the_same_in_go_pprof(self):
         p = self.start(config([("pprof_file", 'reencode: true, path_template: "{__name__}/{unix_nanos}.pb.gz"')]))
         files = corpus_files()

@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Push benchmark (section "push" of make bench).
+
+wrk (PUSH_CONNECTIONS connections on 2 threads, PUSH_SECONDS per run) posts
+Go corpus profiles round robin, each with its own series label: the seven
+runtime profiles an SDK or agent pushes each cycle (0.4-1.9 KB gzip'd),
+then the same with the 149 KB CPU profile of the Go compiler among them
+(bigheap, 346 KB, is left out). They go to
+
+  - profd's pyroscope receiver, through a relabel processor into a
+    pprof_file exporter writing every profile as a file, as `/ingest`
+    (format=pprof, the gzip'd profile as the body) and as push.v1 over
+    Connect (a PushRequest of one series and one sample, application/proto).
+    The files go to /dev/shm when there is one, so the figures are the
+    pipeline's rather than the disk's;
+  - nginx answering 200 from a static location (`return 200`, the body read
+    and dropped) to the same requests: the cost of just HTTP on this
+    machine.
+
+Printed per API: accepted requests/s and p99 latency, median of RUNS runs,
+the ratio profd/nginx, and the lost-profile check: every request profd
+answered 2xx must be a file once it has stopped (files beyond that were
+answered after wrk stopped counting).
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SECONDS = int(os.environ.get("PUSH_SECONDS", "10"))
+CONNECTIONS = int(os.environ.get("PUSH_CONNECTIONS", "64"))
+
+PIPELINE = """
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0", max_request_body_size: 16MiB}
+processors:
+  relabel:
+    rules:
+      - {action: replace, target_label: env, replacement: bench}
+      - {action: labeldrop, regex: "__tenant_id__"}
+exporters:
+  pprof_file:
+    directory: %s
+    path_template: "{__name__}/{i}/{unix_nanos}.pb.gz"
+    sending_queue: {queue_size: 256MiB}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: info}}
+  pipelines:
+    profiles: {receivers: [pyroscope], processors: [relabel], exporters: [pprof_file]}
+"""
+
+NGINX = """worker_processes auto;
+error_log %(dir)s/nginx.err warn;
+pid %(dir)s/nginx.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_max_body_size 16m;
+    client_body_buffer_size 1m;
+    server {
+        listen 127.0.0.1:%(port)d;
+        location / { return 200; }
+    }
+}
+"""
+
+# wrk's script: the requests, one per file, sent round robin; the path and
+# content type come first in each file, separated from the body by "\n\n".
+WRK_SCRIPT = """
+local reqs = {}
+function init(args)   -- formatted here, once wrk knows the Host header
+  for i, f in ipairs({%s}) do
+    local h = io.open(f, "rb"); local all = h:read("*a"); h:close()
+    local path, ctype, body = all:match("^([^\\n]*)\\n([^\\n]*)\\n\\n(.*)$")
+    reqs[i] = wrk.format("POST", path, {["Content-Type"] = ctype}, body)
+  end
+end
+local n = 0
+request = function()
+  n = n + 1
+  return reqs[(n %% #reqs) + 1]
+end
+"""
+
+
+def push_request(work, labels, raw):
+    """A push.v1 PushRequest of one series with one sample, encoded by the
+    classes protoc makes from proto/pyroscope/push.proto."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = os.path.join(root, "proto", "pyroscope")
+    if not os.path.exists(os.path.join(work, "push_pb2.py")):
+        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + work,
+                        os.path.join(src, "push.proto")], check=True)
+        sys.path.insert(0, work)
+    import push_pb2
+    return push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+        labels=[push_pb2.LabelPair(name=k, value=v) for k, v in labels],
+        samples=[push_pb2.RawSample(raw_profile=raw)])]).SerializeToString()
+
+
+def write_requests(corpus, work, names):
+    """The request files for each API: {api: [paths]}."""
+    out = {"ingest": [], "push": []}
+    for i, name in enumerate(names):
+        raw = open(os.path.join(corpus, "go", name), "rb").read()
+        family = name.split(".")[0]
+        reqs = {
+            "ingest": ("/ingest?name=bench.%s%%7Bi%%3D%d%%7D&format=pprof&from=1700000000"
+                       "&until=1700000010" % (family, i), "application/octet-stream", raw),
+            "push": ("/push.v1.PusherService/Push", "application/proto",
+                     push_request(work, [("__name__", family), ("service_name", "bench"),
+                                         ("i", str(i))], raw)),
+        }
+        for api, (path, ctype, body) in reqs.items():
+            p = os.path.join(work, "%s-%d.req" % (api, i))
+            with open(p, "wb") as f:
+                f.write(path.encode() + b"\n" + ctype.encode() + b"\n\n" + body)
+            out[api].append(p)
+    return out
+
+
+def wrk(url, script):
+    """One wrk run: (2xx requests, requests/s of them, p99 ms, non-2xx)."""
+    r = subprocess.run(["wrk", "-t", "2", "-c", str(CONNECTIONS), "-d", "%ds" % SECONDS,
+                        "--latency", "-s", script, url],
+                       capture_output=True, text=True, timeout=SECONDS + 120)
+    text = r.stdout
+    done = re.search(r"(\d+) requests in ([\d.]+)s", text)
+    if not done:
+        sys.exit("wrk: " + (text + r.stderr).strip())
+    total, secs = int(done.group(1)), float(done.group(2))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    bad = int(bad.group(1)) if bad else 0
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                       text)
+    if errors and int(errors.group(1)) + int(errors.group(4)):
+        print("  (wrk: %s)" % errors.group(0), file=sys.stderr)
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", text)
+    scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[p99.group(2)]
+    return total - bad, (total - bad) / secs, float(p99.group(1)) * scale, bad
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def count_files(root):
+    return sum(len(files) for _, _, files in os.walk(root))
+
+
+def profd_run(build, work, out, script):
+    """One run against profd: (accepted, rate, p99, refused, lost)."""
+    shutil.rmtree(out, ignore_errors=True)
+    cfg = os.path.join(work, "push.yaml")
+    with open(cfg, "w") as f:
+        f.write(PIPELINE % out)
+    profd = subprocess.Popen([os.path.join(build, "profd"), "--config", cfg],
+                             stderr=subprocess.PIPE, text=True)
+    address = None
+    for line in profd.stderr:
+        if "(HTTP/1.1) on " in line:
+            address = line.split(" on ")[1].split()[0]
+            break
+    if not address:
+        sys.exit("profd did not start")
+    try:
+        accepted, rate, p99, refused = wrk("http://" + address, script)
+    finally:
+        profd.send_signal(signal.SIGTERM)
+        profd.communicate(timeout=120)
+    return accepted, rate, p99, refused, max(0, accepted - count_files(out))
+
+
+def nginx_run(work, script):
+    port = free_port()
+    conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX % {"dir": work, "port": port})
+    nginx = subprocess.Popen(["nginx", "-c", conf, "-p", work, "-g", "daemon off;"])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    sys.exit("nginx did not come up")
+                time.sleep(0.05)
+        accepted, rate, p99, refused = wrk("http://127.0.0.1:%d" % port, script)
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=30)
+    return accepted, rate, p99, refused
+
+
+def push_bench(build, corpus, work, runs):
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: scripts/deps.sh test installs it")
+    work = os.path.join(work, "push")
+    os.makedirs(work)
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else work
+    out = tempfile.mkdtemp(prefix="profd-push-", dir=shm)
+    go = sorted(f for f in os.listdir(os.path.join(corpus, "go")) if f.endswith(".pb.gz"))
+    small = [n for n in go if os.path.getsize(os.path.join(corpus, "go", n)) < 4096]
+    mixes = [("%d runtime profiles" % len(small), small),
+             ("+ compile-nethttp.cpu", small + ["compile-nethttp.cpu.pb.gz"])]
+    print("| push, wrk %d connections, %d s | profd accepted/s | p99 | nginx 200s/s | p99 | "
+          "profd / nginx | refused (429) | lost |" % (CONNECTIONS, SECONDS))
+    print("|---|---|---|---|---|---|---|---|")
+    try:
+        for what, names in mixes:
+            requests = write_requests(corpus, work, names)
+            for api in ("ingest", "push"):
+                one_row(build, work, out, runs, api, requests[api], what)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def one_row(build, work, out, runs, api, requests, what):
+    script = os.path.join(work, api + ".lua")
+    with open(script, "w") as f:
+        f.write(WRK_SCRIPT % ", ".join('"%s"' % p for p in requests))
+    # profd and nginx runs alternate so both see the same machine load
+    ours, theirs = [], []
+    for _ in range(runs):
+        shutil.rmtree(out, ignore_errors=True)
+        ours.append(profd_run(build, work, out, script))
+        theirs.append(nginx_run(work, script))
+    rate = statistics.median(r[1] for r in ours)
+    ref = statistics.median(r[1] for r in theirs)
+    print("| %s, %s | %.0f (min %.0f, max %.0f) | %.1f ms | %.0f | %.1f ms | %.2f | %d | %d |" % (
+        "/ingest (pprof)" if api == "ingest" else "push.v1 (Connect, proto)", what,
+        rate, min(r[1] for r in ours), max(r[1] for r in ours),
+        statistics.median(r[2] for r in ours), ref,
+        statistics.median(r[2] for r in theirs), rate / ref,
+        sum(r[3] for r in ours), sum(r[4] for r in ours)), flush=True)

@@ -27,6 +27,9 @@ struct state;
  * every cache small. */
 #define HTTP_CLIENTS 16
 
+/* Scrapes start on a grid of this many milliseconds (see scrape_new). */
+#define SPREAD_SLOT_MS 50
+
 /* One (target, profile) pair and everything it keeps between scrapes. */
 struct scrape {
     struct state *s;
@@ -464,8 +467,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     struct state *s = sc->s;
     int64_t interval = job_of(s, sc)->scrape_interval;
     sc->next_due_ns += interval;
-    if (sc->next_due_ns < now_ns())   /* the loop was busy: skip, don't burst */
-        sc->next_due_ns = now_ns() + interval;
+    while (sc->next_due_ns < now_ns())   /* the loop was busy: skip, don't burst */
+        sc->next_due_ns += interval;
     arm(sc);
     if (sc->in_flight) {
         s->host->log(s->self, PROFD_LOG_DEBUG, "%s: previous scrape still running", sc->u.url);
@@ -512,10 +515,14 @@ static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
     configure_easy(sc);
     sc->http = s->http[h->hash_mod(sc->u.address, HTTP_CLIENTS)];
     sc->timer = evtimer_new(h->event_base(s->self), on_timer, sc);
-    /* Spread: a stable offset within the interval, from the pair's identity. */
-    int64_t interval = job_of(s, sc)->scrape_interval;
-    uint64_t offset_ms = h->hash_mod(sc->u.key, (uint64_t)(interval / 1000000));
-    sc->next_due_ns = now_ns() + (int64_t)offset_ms * 1000000;
+    /* Spread: a stable offset within the interval, from the pair's identity,
+     * on a grid of SPREAD_SLOT_MS so the pairs of one slot start in one
+     * wake-up of the loop rather than each in its own. */
+    int64_t interval_ms = job_of(s, sc)->scrape_interval / 1000000;
+    uint64_t slots = interval_ms > SPREAD_SLOT_MS ? (uint64_t)(interval_ms / SPREAD_SLOT_MS) : 1;
+    uint64_t offset_ms = h->hash_mod(sc->u.key, slots) * SPREAD_SLOT_MS;
+    const int64_t slot_ns = SPREAD_SLOT_MS * 1000000LL;
+    sc->next_due_ns = (now_ns() / slot_ns + 1) * slot_ns + (int64_t)offset_ms * 1000000;
     return sc;
 }
 

@@ -213,6 +213,34 @@ class ScrapeTest(ProfdTestCase):
         self.assertEqual(self.written("goroutine")[0].split("/")[-2], good.address.replace(":", "_"))
         self.assertEqual(p.stop(), 0, p.log_text()[-4000:])
 
+    def test_scrapes_spread_over_the_interval_on_a_grid(self):
+        # 40 closed loopback ports: every first scrape fails at once and is
+        # logged with its time; the pairs' offsets are fixed by their names
+        targets = ", ".join('"127.0.0.1:%d"' % port for port in range(1, 41))
+        p = self.start("""
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: spread
+        scrape_interval: 2s
+        static_configs: [{targets: [%s]}]
+        profiling_config: {presets: [goroutine]}
+exporters: {nop: {}}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines: {profiles: {receivers: [pprof_scrape], exporters: [nop]}}
+""" % targets)
+        lines = p.wait_log(r"warn  pprof_scrape: scrape of .* failed:", count=40)
+        ms = sorted(int(l[11:13]) * 3600000 + int(l[14:16]) * 60000 + int(l[17:19]) * 1000 +
+                    int(l[20:23]) for l in lines[:40])
+        self.assertGreater(ms[-1] - ms[0], 1000)   # spread over the 2 s interval, not a burst
+        starts = [t for i, t in enumerate(ms) if i == 0 or t - ms[i - 1] > 20]
+        self.assertLess(len(starts), 40)   # some pairs share a slot, started in one wake-up
+        if not os.environ.get("PROFD_SANITIZED"):   # slots start on a 50 ms grid
+            for t in starts:
+                self.assertLess(min((t - starts[0]) % 50, 50 - (t - starts[0]) % 50), 15, ms)
+        self.assertEqual(p.stop(), 0)
+
     def test_file_sd_change_is_picked_up(self):
         one, two = self.target(fake=True), self.target(fake=True)
         raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()

@@ -226,6 +226,8 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
         add(&t, binary_dirs.buf ? binary_dirs.buf : "");
         add(&t, binary_dirs.len ? ", " : "");
         add(&t, "/usr/lib/debug, ~/.debug]\n");
+        /* one profile: nothing to keep the binaries open for once it is done */
+        add(&t, "    max_memory: 0\n");
     }
     add(&t, "service:\n  telemetry: {metrics: {address: \"\"}, logs: {level: warn}}\n"
             "  pipelines:\n    profiles:\n      receivers: [");

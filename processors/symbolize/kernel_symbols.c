@@ -65,7 +65,7 @@ static bool parse_line(const char *line, const char *end, uint64_t *addr, char *
     *type = p[1];
     *name = p + 3;
     size_t n = 0;
-    while (*name + n < end && !strchr(" \t\r\n", (*name)[n]))
+    for (char c; *name + n < end && (c = (*name)[n]) != ' ' && c != '\t' && c != '\r' && c != '\n';)
         n++;
     *name_len = n;
     return n > 0;

@@ -18,7 +18,8 @@ bool profd_is_gzip(const uint8_t *data, size_t len);
 int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
                  char *err, size_t errlen);
 
-/* Compresses data into a new malloc'd gzip buffer at level 5. */
+/* Compresses data into a new malloc'd gzip buffer, at a level by its size
+ * (5 up to 4 MiB, then faster ones). */
 void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len);
 
 /* Frees the calling thread's (de)compressor; call before a thread exits. */

@@ -4,7 +4,9 @@
  * Directories are watched with inotify where possible and polled as well.
  * Each file is validated, labeled, and emitted as one record; once every
  * exporter accepted it, the file is deleted, moved or kept (remembered). A
- * malformed file goes to a rejected/ directory with a .error text beside it.
+ * file some exporter did not take stays and is tried again after a wait
+ * that doubles each time (1 s to 5 min). A malformed file goes to a
+ * rejected/ directory with a .error text beside it.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -79,7 +82,48 @@ struct state {
     /* Sets of file keys, kept as label sets (name = key, value unused). */
     struct profd_labels in_flight;  /* paths emitted, not yet acknowledged */
     struct profd_labels seen;       /* identities of files kept or left in place */
+    /* identities of files not every exporter took: "<not before, ns> <tries>" */
+    struct profd_labels backoff;
 };
+
+#define RETRY_FIRST_NS 1000000000LL
+#define RETRY_MAX_NS (300 * RETRY_FIRST_NS)
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Records one more failed try of the file with that identity (s->lock
+ * held); returns the wait before the next, in ns. */
+static int64_t back_off(struct state *s, const char *identity)
+{
+    const char *v = s->host->labels_get(&s->backoff, identity);
+    long long not_before = 0;
+    unsigned tries = 0;
+    if (v)
+        sscanf(v, "%lld %u", &not_before, &tries);
+    int64_t wait = RETRY_FIRST_NS;
+    for (unsigned i = 0; i < tries && wait < RETRY_MAX_NS; i++)
+        wait *= 2;
+    if (wait > RETRY_MAX_NS)
+        wait = RETRY_MAX_NS;
+    char value[64];
+    snprintf(value, sizeof(value), "%lld %u", (long long)(now_ns() + wait), tries + 1);
+    s->host->labels_set(&s->backoff, identity, value);
+    return wait;
+}
+
+/* Whether the file with that identity waits before its next try (s->lock
+ * held). */
+static bool backing_off(struct state *s, const char *identity)
+{
+    const char *v = s->host->labels_get(&s->backoff, identity);
+    long long not_before = 0;
+    return v && sscanf(v, "%lld", &not_before) == 1 && now_ns() < not_before;
+}
 
 struct ingest {
     struct state *s;
@@ -193,9 +237,12 @@ static void on_ack(void *arg, bool ok)
     struct state *s = in->s;
     const struct config *cfg = s->cfg;
     pthread_mutex_lock(&s->lock);
+    if (ok)
+        s->host->labels_del(&s->backoff, in->identity);
     if (!ok) {
         s->host->log(s->self, PROFD_LOG_WARN,
-                     "not every exporter accepted %s; it stays for the next scan", in->path);
+                     "not every exporter accepted %s; it stays, tried again in %lld s", in->path,
+                     (long long)(back_off(s, in->identity) / 1000000000));
     } else if (cfg->after_ingest == AFTER_DELETE) {
         if (unlink(in->path) != 0 && errno != ENOENT)
             s->host->log(s->self, PROFD_LOG_ERROR, "cannot delete %s: %s", in->path, strerror(errno));
@@ -391,7 +438,8 @@ static void scan(struct state *s)
             snprintf(identity, sizeof(identity), "%s\n%lld.%09ld\n%lld", path,
                      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
             pthread_mutex_lock(&s->lock);
-            bool skip = s->host->labels_get(&s->in_flight, path) || s->host->labels_get(&s->seen, identity);
+            bool skip = s->host->labels_get(&s->in_flight, path) ||
+                        s->host->labels_get(&s->seen, identity) || backing_off(s, identity);
             pthread_mutex_unlock(&s->lock);
             if (!skip)
                 go_on = ingest(s, path, identity);
@@ -489,6 +537,7 @@ static void destroy(void *st)
     pcre2_code_free(s->pattern);
     s->host->labels_clear(&s->in_flight);
     s->host->labels_clear(&s->seen);
+    s->host->labels_clear(&s->backoff);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

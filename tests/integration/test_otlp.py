@@ -492,3 +492,18 @@ class OtlpExporterTest(ProfdTestCase):
         # one request per failure logged: none was sent again
         self.assertEqual(len(got), len(re.findall(r"backend says INVALID_ARGUMENT", p.log_text())))
         self.assertGreaterEqual(len(got), 1, p.log_text())
+
+    def test_a_file_refused_for_good_is_tried_again_after_a_growing_wait(self):
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        address, got = self.serve([grpc.StatusCode.INVALID_ARGUMENT])
+        config = sender_config(self.path("spool"), 'endpoint: "%s"' % address)
+        p = self.start(config.replace("after_ingest: keep", "after_ingest: keep, "
+                                                            "poll_interval: 50ms"))
+        p.wait_log(r"accepted .*heap.pb.gz; it stays, tried again in 1 s")
+        p.wait_log(r"accepted .*heap.pb.gz; it stays, tried again in 2 s")
+        # scanned every 50 ms, but sent twice: once, and once a second later
+        self.assertEqual(len(got), 2, p.log_text())
+        self.assertGreaterEqual(got[1][2] - got[0][2], 0.9)
+        self.assertEqual(p.stop(), 0)
+

@@ -4,10 +4,10 @@
  * and DATA; at END_STREAM a gRPC call (content-type application/grpc) has
  * its 5-byte framed message checked, decompressed per grpc-encoding and
  * handed to the module's handler, whose answer goes back as HEADERS + DATA +
- * trailers, or as one Trailers-Only HEADERS frame for an error. On a
- * PROFD_RPC_H2 server any other request (a Connect call, a plain POST) goes
- * through the same path as HTTP/1.1's (profd_server_http) and is answered
- * with its status, content type and body.
+ * trailers, or as one Trailers-Only HEADERS frame for an error. On an HTTP
+ * server any other request (a Connect call, a plain POST) goes through the
+ * same path as HTTP/1.1's (profd_server_http) and is answered with its
+ * status, content type and body.
  */
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -261,7 +261,7 @@ static void handle(struct h2_conn *c, struct h2_stream *st)
                              "the request took longer to arrive than its grpc-timeout");
     const char *ctype = stream_header(st, "content-type");
     char why[300];
-    if (!is_grpc(st) && c->s->o.protocol == PROFD_RPC_H2)
+    if (!is_grpc(st) && c->s->o.protocol == PROFD_RPC_HTTP)
         return handle_http(c, st);
     if (!is_grpc(st)) {
         snprintf(why, sizeof(why), "content-type \"%s\" is not application/grpc",
@@ -403,22 +403,17 @@ static void on_event(struct bufferevent *bev, short events, void *arg)
 
 void profd_h2_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
 {
+    char peer[64];
+    profd_server_peer_name(addr, peer, sizeof(peer));
+    profd_h2_adopt_bev(s, profd_server_bufferevent(s, fd), peer);
+}
+
+void profd_h2_adopt_bev(struct profd_server *s, struct bufferevent *bev, const char *peer)
+{
     struct h2_conn *c = profd_xcalloc(1, sizeof(*c));
     c->s = s;
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (addr->sa_family == AF_INET) {
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, host, sizeof(host));
-        port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
-    } else if (addr->sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, host, sizeof(host));
-        port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
-    }
-    snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
-    c->bev = s->tls ? bufferevent_openssl_socket_new(s->base, fd, SSL_new(s->tls),
-                                                     BUFFEREVENT_SSL_ACCEPTING,
-                                                     BEV_OPT_CLOSE_ON_FREE)
-                    : bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    snprintf(c->peer, sizeof(c->peer), "%s", peer);
+    c->bev = bev;
     nghttp2_session_callbacks *cb;
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
@@ -439,7 +434,10 @@ void profd_h2_adopt(struct profd_server *s, evutil_socket_t fd, const struct soc
     s->conns = c;
     bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-    flush(c);
+    if (evbuffer_get_length(bufferevent_get_input(c->bev)))
+        on_read(c->bev, c);   /* what came before the hand-over (and flushes) */
+    else
+        flush(c);
 }
 
 void profd_h2_close_all(struct profd_server *s)

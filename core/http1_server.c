@@ -1,87 +1,375 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * HTTP/1.1 requests through libevent's evhttp: each goes through
- * profd_server_http and the status, content type and body it leaves are
- * sent back.
+ * Connections of HTTP servers. Each starts by telling its HTTP version
+ * apart: under TLS by the ALPN protocol the handshake chose, in plaintext
+ * by whether it opens with HTTP/2's connection preface; HTTP/2 goes to
+ * h2_server.c. HTTP/1.1 requests are read here (head parsed by
+ * http1_parse.c, body by Content-Length or chunked, Expect: 100-continue
+ * answered, keep-alive and pipelining in order), go through
+ * profd_server_http, and are answered with the status, content type and
+ * body it leaves. A request that cannot be read whole is answered with its
+ * status and the connection closed.
  */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "alloc.h"
+#include "http1_parse.h"
 #include "rpc_server.h"
+
+#define MAX_HEAD (64 << 10)
+#define MAX_LINE 1024          /* a chunk-size or trailer line */
+#define PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define PREFACE_LEN 24
+#define IDLE_SECONDS 120
+#define LINGER_SECONDS 2       /* reading what a closed request still sends */
+
+enum h1_state { H1_DETECT, H1_HEAD, H1_BODY, H1_CHUNK_SIZE, H1_CHUNK_DATA, H1_CHUNK_END,
+                H1_TRAILERS, H1_CLOSING, H1_LINGERING };
+
+struct h1_conn {
+    struct h1_conn *next, **prevp;
+    struct profd_server *s;
+    struct bufferevent *bev;
+    char peer[64];
+    enum h1_state state;
+    char *head;                /* the request's head, parsed in place into h */
+    struct http1_head h;
+    uint8_t *body;
+    size_t len, cap;
+    uint64_t remaining;        /* of the body, or of the current chunk */
+};
+
+static void conn_free(struct h1_conn *c, bool free_bev)
+{
+    *c->prevp = c->next;
+    if (c->next)
+        c->next->prevp = c->prevp;
+    if (free_bev)
+        bufferevent_free(c->bev);
+    free(c->head);
+    free(c->body);
+    free(c);
+}
+
+static const char *reason(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
+    }
+}
+
+/* Writes a response; with close, the connection ends once it is sent. */
+static void respond(struct h1_conn *c, int status, const char *content_type, const uint8_t *body,
+                    size_t len, bool close)
+{
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\n", status, reason(status),
+                        len);
+    if (content_type)
+        evbuffer_add_printf(out, "Content-Type: %s\r\n", content_type);
+    if (status == 405)
+        evbuffer_add_printf(out, "Allow: POST\r\n");
+    evbuffer_add_printf(out, "%s\r\n", close ? "Connection: close\r\n" : "");
+    if (len)
+        evbuffer_add(out, body, len);
+    if (close) {
+        c->state = H1_CLOSING;
+        bufferevent_disable(c->bev, EV_READ);
+    }
+}
+
+/* Refuses what could not be read (logged, counted) and ends the connection. */
+static void fail(struct h1_conn *c, int status, const char *why)
+{
+    profd_server_refused(c->s, c->peer, c->h.target, why);
+    char text[320];
+    int n = snprintf(text, sizeof(text), "%s\n", why);
+    respond(c, status, "text/plain", (const uint8_t *)text, (size_t)n, true);
+}
 
 static const char *request_header(const struct profd_rpc_request *req, const char *name)
 {
-    return evhttp_find_header(evhttp_request_get_input_headers(req->impl), name);
+    return http1_field(req->impl, name);
 }
 
-static void peer_of(struct evhttp_request *r, char *out, size_t n)
+/* The request is whole: hands it over and answers. */
+static void dispatch(struct h1_conn *c)
 {
-    const char *host = "?";
-    ev_uint16_t port = 0;
-    struct evhttp_connection *conn = evhttp_request_get_connection(r);
-    if (conn)
-        evhttp_connection_get_peer(conn, (char **)&host, &port);
-    snprintf(out, n, "%s:%u", host, port);
-}
-
-static void on_request(struct evhttp_request *r, void *arg)
-{
-    struct profd_server *s = arg;
-    struct evkeyvalq *in_headers = evhttp_request_get_input_headers(r);
-    const char *ctype = evhttp_find_header(in_headers, "Content-Type");
-    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r);
-    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-    const char *query = uri ? evhttp_uri_get_query(uri) : NULL;
-    struct profd_rpc_request req = {.protocol = PROFD_RPC_HTTP,
-                                    .path = path ? path : evhttp_request_get_uri(r),
-                                    .content_type = ctype ? ctype : "",
-                                    .header = request_header,
-                                    .impl = r,
-                                    .query = query ? query : ""};
+    const char *target = c->h.target;
+    if (!strncmp(target, "http://", 7) || !strncmp(target, "https://", 8)) {   /* absolute */
+        const char *path = strchr(strstr(target, "//") + 2, '/');
+        target = path ? path : "/";
+    }
+    size_t path_len = strcspn(target, "?");
+    char *path = profd_xstrndup(target, path_len);
+    const char *ctype = http1_field(&c->h, "Content-Type");
+    struct profd_rpc_request req = {
+        .protocol = PROFD_RPC_HTTP, .path = path, .content_type = ctype ? ctype : "",
+        .header = request_header, .impl = &c->h,
+        .query = target[path_len] ? target + path_len + 1 : ""};
     struct profd_rpc_response res = {0};
-    char peer[96];
-    peer_of(r, peer, sizeof(peer));
-    struct evbuffer *in = evhttp_request_get_input_buffer(r);
-    size_t raw_len = evbuffer_get_length(in);
-    profd_server_http(s, peer, evhttp_request_get_command(r) == EVHTTP_REQ_POST,
-                      evhttp_find_header(in_headers, "Content-Encoding"),
-                      evbuffer_pullup(in, -1), raw_len, &req, &res);
-    struct evkeyvalq *out_headers = evhttp_request_get_output_headers(r);
-    if (res.http_status == 405)
-        evhttp_add_header(out_headers, "Allow", "POST");
-    if (res.content_type)
-        evhttp_add_header(out_headers, "Content-Type", res.content_type);
-    struct evbuffer *out = evbuffer_new();
-    if (res.len)
-        evbuffer_add(out, res.body, res.len);
+    profd_server_http(c->s, c->peer, !strcmp(c->h.method, "POST"),
+                      http1_field(&c->h, "Content-Encoding"), c->body, c->len, &req, &res);
+    respond(c, res.http_status, res.content_type, res.body, res.len, !c->h.keep_alive);
     free(res.body);
-    evhttp_send_reply(r, res.http_status, NULL, out);
-    evbuffer_free(out);
+    free(path);
+    free(c->head);
+    free(c->body);
+    c->head = NULL;
+    c->body = NULL;
+    c->len = c->cap = 0;
+    memset(&c->h, 0, sizeof(c->h));
+    if (c->state != H1_CLOSING)
+        c->state = H1_HEAD;
 }
 
-static struct bufferevent *tls_bufferevent(struct event_base *base, void *arg)
+/* Moves up to c->remaining body bytes from in; true when they are all here. */
+static bool take_body(struct h1_conn *c, struct evbuffer *in)
 {
-    struct profd_server *s = arg;
-    return bufferevent_openssl_socket_new(base, -1, SSL_new(s->tls), BUFFEREVENT_SSL_ACCEPTING,
-                                          BEV_OPT_CLOSE_ON_FREE);
+    size_t n = evbuffer_get_length(in);
+    if (n > c->remaining)
+        n = (size_t)c->remaining;
+    if (n == 0)
+        return c->remaining == 0;
+    profd_grow(&c->body, &c->cap, c->len + n, 1);
+    evbuffer_remove(in, c->body + c->len, n);
+    c->len += n;
+    c->remaining -= n;
+    return c->remaining == 0;
 }
 
-void profd_http1_serve(struct profd_server *s)
+/* Reads the head when it is all here; false to wait for more. */
+static bool read_head(struct h1_conn *c, struct evbuffer *in)
 {
-    s->http = evhttp_new(s->base);
-    /* the compressed body may not be larger than the decompressed limit */
-    evhttp_set_max_body_size(s->http, (ev_ssize_t)s->o.max_body);
-    evhttp_set_allowed_methods(s->http, EVHTTP_REQ_POST | EVHTTP_REQ_GET | EVHTTP_REQ_PUT |
-                                            EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
-    evhttp_set_gencb(s->http, on_request, s);
-    if (s->tls)
-        evhttp_set_bevcb(s->http, tls_bufferevent, s);
-    evhttp_bind_listener(s->http, s->listener);
+    const unsigned char *first;
+    while (evbuffer_get_length(in) && (first = evbuffer_pullup(in, 1)) &&
+           (*first == '\r' || *first == '\n'))
+        evbuffer_drain(in, 1);   /* line ends between requests */
+    struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+    if (end.pos < 0) {
+        if (evbuffer_get_length(in) > MAX_HEAD)
+            fail(c, 431, "request head over 64 KiB");
+        return false;
+    }
+    size_t len = (size_t)end.pos + 4;
+    if (len > MAX_HEAD) {
+        fail(c, 431, "request head over 64 KiB");
+        return false;
+    }
+    c->head = profd_xmalloc(len + 1);
+    evbuffer_remove(in, c->head, len);
+    c->head[len] = '\0';
+    char why[160];
+    int status = http1_parse_head(c->head, len, &c->h, why, sizeof(why));
+    if (status) {
+        fail(c, status, why);
+        return false;
+    }
+    size_t max = c->s->o.max_body;
+    if (c->h.has_length && c->h.content_length > max) {
+        snprintf(why, sizeof(why), "body of %llu bytes over the limit of %zu",
+                 (unsigned long long)c->h.content_length, max);
+        fail(c, 413, why);
+        return false;
+    }
+    bool has_body = c->h.chunked || c->h.content_length > 0;
+    if (c->h.expect_continue && has_body)
+        evbuffer_add_printf(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n");
+    c->remaining = c->h.content_length;
+    c->state = c->h.chunked ? H1_CHUNK_SIZE : H1_BODY;
+    return true;
+}
+
+/* A line (chunk size, trailer) without its CRLF, malloc'd; NULL to wait
+ * or after failing the connection (c->state tells). */
+static char *read_line(struct h1_conn *c, struct evbuffer *in, size_t *len)
+{
+    char *line = evbuffer_readln(in, len, EVBUFFER_EOL_CRLF);
+    if (!line && evbuffer_get_length(in) > MAX_LINE)
+        fail(c, 400, "chunk line too long");
+    else if (line && *len > MAX_LINE)
+        fail(c, 400, "chunk line too long");
+    return line;
+}
+
+/* One step of reading a chunked body; false to wait for more. */
+static bool read_chunked(struct h1_conn *c, struct evbuffer *in)
+{
+    size_t len;
+    char *line;
+    uint64_t size;
+    switch (c->state) {
+    case H1_CHUNK_SIZE:
+        if (!(line = read_line(c, in, &len)))
+            return false;
+        if (http1_chunk_size(line, len, &size) < 0) {
+            free(line);
+            fail(c, 400, "malformed chunk size");
+            return false;
+        }
+        free(line);
+        if (size > c->s->o.max_body - c->len) {
+            fail(c, 413, "chunked body over the limit");
+            return false;
+        }
+        c->remaining = size;
+        c->state = size ? H1_CHUNK_DATA : H1_TRAILERS;
+        return true;
+    case H1_CHUNK_DATA:
+        if (!take_body(c, in))
+            return false;
+        c->state = H1_CHUNK_END;
+        return true;
+    case H1_CHUNK_END:
+        if (!(line = read_line(c, in, &len)))
+            return false;
+        free(line);
+        if (len) {
+            fail(c, 400, "chunk data longer than its size");
+            return false;
+        }
+        c->state = H1_CHUNK_SIZE;
+        return true;
+    default:   /* H1_TRAILERS: read and dropped up to the empty line */
+        if (!(line = read_line(c, in, &len)))
+            return false;
+        free(line);
+        if (!len)
+            dispatch(c);
+        return true;
+    }
+}
+
+/* HTTP/2 or HTTP/1.1, from what has come so far; false to wait for more. */
+static bool detect(struct h1_conn *c, struct evbuffer *in)
+{
+    bool h2;
+    if (c->s->tls) {
+        const unsigned char *proto = NULL;
+        unsigned int n = 0;
+        SSL_get0_alpn_selected(bufferevent_openssl_get_ssl(c->bev), &proto, &n);
+        h2 = n == 2 && !memcmp(proto, "h2", 2);
+    } else {
+        size_t have = evbuffer_get_length(in), n = have < PREFACE_LEN ? have : PREFACE_LEN;
+        h2 = !memcmp(evbuffer_pullup(in, (ev_ssize_t)n), PREFACE, n);
+        if (h2 && n < PREFACE_LEN)
+            return false;
+    }
+    if (!h2) {
+        c->state = H1_HEAD;
+        return true;
+    }
+    struct bufferevent *bev = c->bev;
+    char peer[sizeof(c->peer)];
+    memcpy(peer, c->peer, sizeof(peer));
+    struct profd_server *s = c->s;
+    conn_free(c, false);
+    profd_h2_adopt_bev(s, bev, peer);
+    return false;
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    struct h1_conn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    if (c->state == H1_LINGERING) {
+        evbuffer_drain(in, evbuffer_get_length(in));
+        return;
+    }
+    for (bool more = true; more && c->state != H1_CLOSING;) {
+        switch (c->state) {
+        case H1_DETECT:
+            if (!detect(c, in))
+                return;   /* waiting, or the connection is HTTP/2's now */
+            break;
+        case H1_HEAD:
+            more = read_head(c, in);
+            if (more && c->state == H1_BODY && c->remaining == 0)
+                dispatch(c);
+            break;
+        case H1_BODY:
+            more = take_body(c, in);
+            if (more)
+                dispatch(c);
+            break;
+        default:
+            more = read_chunked(c, in);
+            break;
+        }
+    }
+}
+
+/* Once the last response is out: in plaintext the sending side is shut
+ * and what the client still sends is read and dropped for a while, so its
+ * unread request does not turn the close into a reset that could destroy
+ * the response before the client reads it (a lingering close). */
+static void on_write(struct bufferevent *bev, void *arg)
+{
+    struct h1_conn *c = arg;
+    if (c->state != H1_CLOSING || evbuffer_get_length(bufferevent_get_output(bev)) != 0)
+        return;
+    if (c->s->tls)
+        return conn_free(c, true);
+    shutdown(bufferevent_getfd(bev), SHUT_WR);
+    c->state = H1_LINGERING;
+    struct timeval linger = {LINGER_SECONDS, 0};
+    bufferevent_set_timeouts(bev, &linger, NULL);
+    bufferevent_enable(bev, EV_READ);
+}
+
+static void on_event(struct bufferevent *bev, short events, void *arg)
+{
+    (void)bev;
+    struct h1_conn *c = arg;
+    if (events & BEV_EVENT_CONNECTED)   /* TLS handshake done: ALPN is known */
+        return on_read(c->bev, c);
+    if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+        conn_free(c, true);
+}
+
+void profd_http1_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
+{
+    struct h1_conn *c = profd_xcalloc(1, sizeof(*c));
+    c->s = s;
+    profd_server_peer_name(addr, c->peer, sizeof(c->peer));
+    c->bev = profd_server_bufferevent(s, fd);
+    c->next = s->h1_conns;
+    if (s->h1_conns)
+        s->h1_conns->prevp = &c->next;
+    c->prevp = &s->h1_conns;
+    s->h1_conns = c;
+    struct timeval idle = {IDLE_SECONDS, 0};
+    bufferevent_set_timeouts(c->bev, &idle, &idle);
+    bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+void profd_http1_close_all(struct profd_server *s)
+{
+    while (s->h1_conns) {
+        struct h1_conn *c = s->h1_conns;
+        if (!s->tls)   /* what was answered already goes out before the close */
+            evbuffer_write(bufferevent_get_output(c->bev), bufferevent_getfd(c->bev));
+        conn_free(c, true);
+    }
 }

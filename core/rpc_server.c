@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rpc_server.h"
 
-#include <event2/http.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/listener.h>
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -62,17 +62,21 @@ static bool alpn_find(const unsigned char *in, unsigned int inlen, const char *w
     return false;
 }
 
-/* ALPN: http/1.1 for HTTP servers, h2 for the others. */
+/* ALPN: h2 when offered; for HTTP servers http/1.1 otherwise. */
 static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned int inlen, void *arg)
 {
     (void)ssl;
     const struct profd_server *s = arg;
-    const char *want = s->o.protocol == PROFD_RPC_HTTP ? "http/1.1" : "h2";
-    if (!alpn_find(in, inlen, want, out))
-        return SSL_TLSEXT_ERR_NOACK;
-    *outlen = (unsigned char)strlen(want);
-    return SSL_TLSEXT_ERR_OK;
+    if (alpn_find(in, inlen, "h2", out)) {
+        *outlen = 2;
+        return SSL_TLSEXT_ERR_OK;
+    }
+    if (s->o.protocol == PROFD_RPC_HTTP && alpn_find(in, inlen, "http/1.1", out)) {
+        *outlen = 8;
+        return SSL_TLSEXT_ERR_OK;
+    }
+    return SSL_TLSEXT_ERR_NOACK;
 }
 
 static int tls_setup(struct profd_server *s, char *err, size_t errlen)
@@ -108,7 +112,11 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 {
     (void)l;
     (void)addrlen;
-    profd_h2_adopt(arg, fd, addr);
+    struct profd_server *s = arg;
+    if (s->o.protocol == PROFD_RPC_GRPC)
+        profd_h2_adopt(s, fd, addr);
+    else
+        profd_http1_adopt(s, fd, addr);
 }
 
 struct profd_server *profd_server_start(struct profd_component *self,
@@ -152,8 +160,6 @@ struct profd_server *profd_server_start(struct profd_component *self,
         goto fail;
     }
     profd_server_note_address(s, evconnlistener_get_fd(s->listener));
-    if (o->protocol == PROFD_RPC_HTTP)
-        profd_http1_serve(s);
     return s;
 fail:
     profd_server_stop(s);
@@ -164,10 +170,9 @@ void profd_server_stop(struct profd_server *s)
 {
     if (!s)
         return;
-    if (s->http)
-        evhttp_free(s->http);   /* and the listener, bound to it */
-    else if (s->listener)
+    if (s->listener)
         evconnlistener_free(s->listener);
+    profd_http1_close_all(s);
     profd_h2_close_all(s);
     if (s->tls)
         SSL_CTX_free(s->tls);
@@ -178,6 +183,27 @@ void profd_server_stop(struct profd_server *s)
 const char *profd_server_address(const struct profd_server *s)
 {
     return s->address;
+}
+
+struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_socket_t fd)
+{
+    return s->tls ? bufferevent_openssl_socket_new(s->base, fd, SSL_new(s->tls),
+                                                   BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)
+                  : bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+}
+
+void profd_server_peer_name(const struct sockaddr *addr, char *out, size_t n)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (addr->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, host, sizeof(host));
+        port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+    } else if (addr->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, host, sizeof(host));
+        port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+    }
+    snprintf(out, n, "%s:%d", host, port);
 }
 
 void profd_server_note_address(struct profd_server *s, int fd)

@@ -2,15 +2,17 @@
 /*
  * Servers on the event loop for the modules (struct profd_server_options in
  * plugin.h): gRPC unary calls over HTTP/2 (nghttp2; h2c with prior knowledge
- * or TLS with ALPN h2), HTTP/1.1 requests (libevent's evhttp) and, on
- * PROFD_RPC_H2 servers, both gRPC calls and plain HTTP requests over HTTP/2;
- * TLS through OpenSSL. What they share lives here: the listener, the TLS
- * context, the size limit, the checks every HTTP request gets whatever its
- * version, and the log and counters of the owning component.
+ * or TLS with ALPN h2), and HTTP servers taking HTTP/1.1 and HTTP/2 on one
+ * port (http1_server.c tells them apart; gRPC calls arriving over HTTP/2
+ * are served too); TLS through OpenSSL. What they share lives here: the
+ * listener, the TLS context, the size limit, the checks every HTTP request
+ * gets whatever its version, and the log and counters of the owning
+ * component.
  */
 #ifndef PROFD_RPC_SERVER_H
 #define PROFD_RPC_SERVER_H
 
+#include <event2/bufferevent.h>
 #include <event2/util.h>
 #include <openssl/ssl.h>
 #include <stdbool.h>
@@ -19,6 +21,7 @@
 #include "profd/plugin.h"
 
 struct h2_conn;
+struct h1_conn;
 
 struct profd_server {
     struct profd_component *self;
@@ -31,7 +34,7 @@ struct profd_server {
     SSL_CTX *tls;                    /* NULL: plaintext */
     struct evconnlistener *listener;
     struct h2_conn *conns;           /* HTTP/2 connections, a list */
-    struct evhttp *http;             /* HTTP/1.1 */
+    struct h1_conn *h1_conns;        /* HTTP/1.1 (and not yet told apart), a list */
 };
 
 /* See struct profd_host.server_start / server_stop. */
@@ -44,11 +47,22 @@ const char *profd_server_address(const struct profd_server *s);
 /* Records the address fd listens on in s->address. */
 void profd_server_note_address(struct profd_server *s, int fd);
 
-/* Protocol halves, in h2_server.c and http1_server.c: HTTP/2 takes over
- * each accepted connection; evhttp is made to serve s->listener. */
+/* A bufferevent for an accepted connection: TLS (handshake to come) when
+ * the server has it. */
+struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_socket_t fd);
+
+/* "host:port" of addr into out. */
+void profd_server_peer_name(const struct sockaddr *addr, char *out, size_t n);
+
+/* Protocol halves, in h2_server.c and http1_server.c: each takes over an
+ * accepted connection (HTTP/2 also one that http1_server.c found to be
+ * HTTP/2, with what it read so far still in its input), and closes all of
+ * its connections when the server stops. */
 void profd_h2_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr);
+void profd_h2_adopt_bev(struct profd_server *s, struct bufferevent *bev, const char *peer);
 void profd_h2_close_all(struct profd_server *s);
-void profd_http1_serve(struct profd_server *s);
+void profd_http1_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr);
+void profd_http1_close_all(struct profd_server *s);
 
 /*
  * An HTTP request of either version, with req's path, query, content type

@@ -2,8 +2,8 @@
 /*
  * receiver parca: what Parca Agent pushes, Parca's profile store
  * WriteRaw over gRPC (h2c or TLS), and its HTTP gateway's JSON form
- * (POST /profiles/writeraw, over HTTP/2 on the same port or HTTP/1.1 on
- * http_endpoint). Every raw sample of every series is one record holding
+ * (POST /profiles/writeraw over HTTP/1.1 or HTTP/2), on one port as Parca
+ * serves them. Every raw sample of every series is one record holding
  * the pprof as sent, with the series' labels; a request is accepted whole
  * or refused whole, with the status Parca answers with (INVALID_ARGUMENT
  * for a series without __name__, a bad label name, or a sample that is not
@@ -29,7 +29,7 @@
 enum { S_INVALID_ARGUMENT = 3, S_UNIMPLEMENTED = 12, S_UNAVAILABLE = 14, S_UNAUTHENTICATED = 16 };
 
 struct config {
-    char *endpoint, *http_endpoint;
+    char *endpoint;
     struct server_tls tls;
     uint64_t max_message_size;
     struct server_auth auth;
@@ -37,9 +37,8 @@ struct config {
 
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:7070",
-     "host:port for WriteRaw over gRPC, and the gateway's JSON over HTTP/2 (Parca's port)"},
-    {"http_endpoint", PROFD_OPT_STRING, offsetof(struct config, http_endpoint), NULL,
-     "host:port for the HTTP/1.1 gateway (POST /profiles/writeraw, JSON); unset: off"},
+     "host:port for WriteRaw over gRPC and the gateway's JSON over HTTP/1.1 and HTTP/2 "
+     "(Parca's port)"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      server_tls_options},
     {"max_message_size", PROFD_OPT_SIZE, offsetof(struct config, max_message_size), "64MiB",
@@ -52,7 +51,7 @@ struct parca_receiver {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct profd_server *server, *http;
+    struct profd_server *server;
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -184,7 +183,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     struct parca_receiver *r = calloc(1, sizeof(*r));
     if (!r)
         return PROFD_ERR;
-    *r = (struct parca_receiver){host, self, cfg, NULL, NULL};
+    *r = (struct parca_receiver){host, self, cfg, NULL};
     *out = r;
     return PROFD_OK;
 }
@@ -193,24 +192,17 @@ static int start(void *st)
 {
     struct parca_receiver *r = st;
     const struct config *cfg = r->cfg;
-    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_H2, &cfg->tls,
-                               cfg->max_message_size, handle, r, "Parca WriteRaw (gRPC)");
-    if (!r->server)
-        return PROFD_ERR;
-    if (cfg->http_endpoint && *cfg->http_endpoint &&
-        !(r->http = serve_endpoint(r->host, r->self, cfg->http_endpoint, PROFD_RPC_HTTP,
-                                   &cfg->tls, cfg->max_message_size, handle, r,
-                                   "Parca WriteRaw gateway (HTTP/1.1 JSON)")))
-        return PROFD_ERR;
-    return PROFD_OK;
+    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_HTTP, &cfg->tls,
+                               cfg->max_message_size, handle, r,
+                               "Parca WriteRaw (gRPC, and the gateway's JSON)");
+    return r->server ? PROFD_OK : PROFD_ERR;
 }
 
 static int shutdown(void *st)
 {
     struct parca_receiver *r = st;
     r->host->server_stop(r->server);
-    r->host->server_stop(r->http);
-    r->server = r->http = NULL;
+    r->server = NULL;
     return PROFD_OK;
 }
 

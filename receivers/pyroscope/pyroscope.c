@@ -2,9 +2,9 @@
 /*
  * receiver pyroscope: what Pyroscope's SDKs and eBPF agents push.
  * - push.v1 (`/push.v1.PusherService/Push`): Connect unary (application/proto
- *   or application/json) over HTTP/1.1 on `endpoint`, and over HTTP/2 on
- *   `http2_endpoint` next to gRPC; each raw sample of each series is a
- *   record with the series' labels.
+ *   or application/json) over HTTP/1.1 or HTTP/2, and gRPC, all on
+ *   `endpoint` as on Pyroscope's own port; each raw sample of each series
+ *   is a record with the series' labels.
  * - The legacy `POST /ingest` (and `/pyroscope/ingest`): `name`
  *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `format`
  *   pprof (raw or gzip body, or the SDKs' multipart form with `profile`,
@@ -37,7 +37,7 @@
 #define PUSH "/push.v1.PusherService/Push"
 
 struct config {
-    char *endpoint, *http2_endpoint;
+    char *endpoint;
     struct server_tls tls;
     uint64_t max_request_body_size;
     struct server_auth auth;
@@ -45,10 +45,7 @@ struct config {
 
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:4040",
-     "host:port of the HTTP/1.1 server (/ingest and push.v1 over Connect)"},
-    {"http2_endpoint", PROFD_OPT_STRING, offsetof(struct config, http2_endpoint), NULL,
-     "host:port of the HTTP/2 server (h2c, or TLS with ALPN h2): push.v1 over gRPC and "
-     "Connect, /ingest; unset: off"},
+     "host:port to listen on: /ingest, push.v1 over Connect (HTTP/1.1 or HTTP/2) and gRPC"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      server_tls_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
@@ -61,7 +58,7 @@ struct pyroscope_receiver {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    struct profd_server *http, *http2;
+    struct profd_server *server;
 };
 
 enum { C_INVALID_ARGUMENT = 3, C_RESOURCE_EXHAUSTED = 8, C_UNIMPLEMENTED = 12,
@@ -353,37 +350,25 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     struct pyroscope_receiver *r = calloc(1, sizeof(*r));
     if (!r)
         return PROFD_ERR;
-    *r = (struct pyroscope_receiver){host, self, cfg, NULL, NULL};
+    *r = (struct pyroscope_receiver){host, self, cfg, NULL};
     *out = r;
     return PROFD_OK;
-}
-
-static struct profd_server *serve(struct pyroscope_receiver *r, const char *endpoint,
-                                  enum profd_rpc_protocol protocol)
-{
-    return serve_endpoint(r->host, r->self, endpoint, protocol, &r->cfg->tls,
-                          r->cfg->max_request_body_size, handle, r,
-                          protocol == PROFD_RPC_H2 ? "Pyroscope push.v1 and ingest (HTTP/2)"
-                                                   : "Pyroscope push.v1 and ingest (HTTP/1.1)");
 }
 
 static int start(void *st)
 {
     struct pyroscope_receiver *r = st;
-    if (!(r->http = serve(r, r->cfg->endpoint, PROFD_RPC_HTTP)))
-        return PROFD_ERR;
-    const char *h2 = r->cfg->http2_endpoint;
-    if (h2 && *h2 && !(r->http2 = serve(r, h2, PROFD_RPC_H2)))
-        return PROFD_ERR;
-    return PROFD_OK;
+    r->server = serve_endpoint(r->host, r->self, r->cfg->endpoint, PROFD_RPC_HTTP, &r->cfg->tls,
+                               r->cfg->max_request_body_size, handle, r,
+                               "Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)");
+    return r->server ? PROFD_OK : PROFD_ERR;
 }
 
 static int shutdown(void *st)
 {
     struct pyroscope_receiver *r = st;
-    r->host->server_stop(r->http);
-    r->host->server_stop(r->http2);
-    r->http = r->http2 = NULL;
+    r->host->server_stop(r->server);
+    r->server = NULL;
     return PROFD_OK;
 }
 

@@ -46,10 +46,11 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
+clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http1
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push http1}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

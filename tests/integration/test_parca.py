@@ -66,7 +66,8 @@ service:
 
 
 def address(p):
-    return p.wait_log(r"Parca WriteRaw \(gRPC\) on ")[0].split(" on ")[1].split()[0]
+    line = p.wait_log(r"Parca WriteRaw \(gRPC, and the gateway's JSON\) on ")[0]
+    return line.split(" on ")[1].split()[0]
 
 
 def write_raw(addr, series, timeout=20):
@@ -132,11 +133,9 @@ class ParcaTest(ProfdTestCase):
         store, profile_pb2 = pb()
         from google.protobuf import json_format
         p = self.start(RECEIVER.replace('endpoint: "127.0.0.1:0"',
-                                        'endpoint: "127.0.0.1:0", http_endpoint: "127.0.0.1:0", '
+                                        'endpoint: "127.0.0.1:0", '
                                         'basic_auth: {username: agent, password: pw}'))
-        h2 = address(p)
-        gw = p.wait_log(r"Parca WriteRaw gateway \(HTTP/1.1 JSON\) on ")[0].split(" on ")[1]
-        gw = gw.split()[0]
+        h2 = gw = address(p)   # gRPC, and the gateway over HTTP/2 and HTTP/1.1: one port
         # a normalized request: every mapped address made relative to its object
         # file the way Parca Agent does (address - start + offset)
         original = os.path.join(GO_CORPUS, "cpu.pb.gz")

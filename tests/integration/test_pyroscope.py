@@ -45,7 +45,7 @@ def pb():
 
 RECEIVER = """
 receivers:
-  pyroscope: {endpoint: "127.0.0.1:0", http2_endpoint: "127.0.0.1:0"}
+  pyroscope: {endpoint: "127.0.0.1:0"}
 exporters:
   pprof_file: {directory: ./profiles, path_template: "%s"}
 service:
@@ -66,11 +66,10 @@ service:
 """
 
 
-def addresses(p):
-    """(HTTP/1.1 address, HTTP/2 address)"""
-    http_line = p.wait_log(r"Pyroscope push.v1 and ingest \(HTTP/1.1\) on ")[0]
-    h2_line = p.wait_log(r"Pyroscope push.v1 and ingest \(HTTP/2\) on ")[0]
-    return http_line.split(" on ")[1].split()[0], h2_line.split(" on ")[1].split()[0]
+def address(p):
+    """Where the receiver listens: HTTP/1.1, HTTP/2 and gRPC on one port."""
+    line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP/1.1, HTTP/2, gRPC\) on ")[0]
+    return line.split(" on ")[1].split()[0]
 
 
 def stand_in(got, answers):
@@ -105,7 +104,7 @@ class PyroscopeTest(ProfdTestCase):
 
     def round_trip(self, api, template, exporter_extra=""):
         receiver = self.start(RECEIVER % template)
-        http_addr, _ = addresses(receiver)
+        http_addr = address(receiver)
         self.spool_corpus()
         os.makedirs(self.path("sender"))
         sender = Profd(self.path("sender"), SENDER % (
@@ -134,7 +133,7 @@ class PyroscopeTest(ProfdTestCase):
 
     def test_ingest_folded_stacks_and_its_errors(self):
         p = self.start(RECEIVER % "{service_name}.{__name__}.{env}")
-        http_addr, _ = addresses(p)
+        http_addr = address(p)
         base = "http://%s/ingest?name=app.cpu%%7Benv%%3Dprod%%7D&from=1700000000" \
                "&until=1700000010&sampleRate=100" % http_addr
         status, body = http_post(base, b"main;foo;bar 3\nmain;baz 2\n")
@@ -166,7 +165,7 @@ class PyroscopeTest(ProfdTestCase):
     def test_ingest_multipart_with_prev_profile_and_sample_type_config(self):
         from harness import pprof_samples, subtract
         p = self.start(RECEIVER % "{service_name}.{__name__}")
-        http_addr, _ = addresses(p)
+        http_addr = address(p)
         allocs = open(os.path.join(GO_CORPUS, "allocs.pb.gz"), "rb").read()
         config = b'{"alloc_space": {"units": "bytes", "cumulative": true, "aggregation": "sum", ' \
                  b'"display-name": "space_allocated"}, ' \
@@ -206,7 +205,7 @@ class PyroscopeTest(ProfdTestCase):
     def test_push_over_grpc_and_connect_errors(self):
         push_pb2 = pb()
         p = self.start(RECEIVER % "{service_name}.{__file__}")
-        http_addr, grpc_addr = addresses(p)
+        http_addr = grpc_addr = address(p)
         heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
         req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
             labels=[push_pb2.LabelPair(name="__name__", value="memory"),
@@ -234,7 +233,7 @@ class PyroscopeTest(ProfdTestCase):
         push_pb2 = pb()
         from google.protobuf import json_format
         p = self.start(RECEIVER % "{__file__}")
-        http_addr, h2_addr = addresses(p)
+        http_addr = h2_addr = address(p)
         want = {}
         for i, name in enumerate(("heap.pb.gz", "cpu.pb.gz")):
             raw = open(os.path.join(GO_CORPUS, name), "rb").read()
@@ -271,17 +270,17 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_basic_auth(self):
-        p = self.start(RECEIVER.replace('http2_endpoint: "127.0.0.1:0"',
-                                        'http2_endpoint: "127.0.0.1:0", '
+        p = self.start(RECEIVER.replace('endpoint: "127.0.0.1:0"',
+                                        'endpoint: "127.0.0.1:0", '
                                         'basic_auth: {username: agent, password: "s3:cret"}')
                        % "{service_name}")
-        http_addr, h2_addr = addresses(p)
+        http_addr = h2_addr = address(p)
         url = "http://%s/ingest?name=app.cpu&format=lines" % http_addr
         good = "Basic " + base64.b64encode(b"agent:s3:cret").decode()
         wrong = "Basic " + base64.b64encode(b"agent:nope").decode()
         for headers in ({}, {"Authorization": wrong}, {"Authorization": "Bearer s3:cret"}):
             self.assertEqual(http_post(url, b"a;b 1\n", headers)[0], 401, headers)
-        self.assertEqual(h2c_post(url.replace(http_addr, h2_addr), b"a;b 1\n")[0], 401)
+        self.assertEqual(h2c_post(url, b"a;b 1\n")[0], 401)
         self.assertEqual(http_post(url, b"a;b 1\n", {"Authorization": good})[0], 200)
         wait_until(lambda: os.path.exists(self.path("profiles", "app")), "the authorized one")
         self.assertEqual(p.stop(), 0)

@@ -84,13 +84,13 @@ struct profd_target_group {
  */
 typedef void (*profd_ack_fn)(void *arg, bool ok);
 
-/* How a server speaks: gRPC over HTTP/2, plain HTTP/1.1 requests, or
- * HTTP/2 carrying both (gRPC calls, and other requests such as Connect's,
- * which reach the handler as PROFD_RPC_HTTP requests). */
+/* How a server speaks: gRPC over HTTP/2 only; or HTTP, where HTTP/1.1 and
+ * HTTP/2 (h2c with prior knowledge, or TLS with ALPN) share the port and
+ * gRPC calls over HTTP/2 reach the handler as PROFD_RPC_GRPC requests,
+ * everything else (Connect's calls among them) as PROFD_RPC_HTTP ones. */
 enum profd_rpc_protocol {
     PROFD_RPC_GRPC = 1,
     PROFD_RPC_HTTP = 2,
-    PROFD_RPC_H2 = 3,
 };
 
 /*

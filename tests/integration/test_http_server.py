@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The receivers' HTTP server, through a pyroscope receiver's /ingest of
+folded stacks (the smallest body that makes a profile): HTTP/1.1 framing
+from raw sockets (keep-alive, pipelining, chunked bodies, Expect:
+100-continue, HTTP/1.0) and what it refuses, with the status and the
+count; and HTTP/1.1, HTTP/2 and gRPC on one port, in plaintext and TLS,
+from curl."""
+import os
+import socket
+import subprocess
+
+from harness import ProfdTestCase, make_test_certs, metric_value, wait_until
+
+CONFIG = """
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0", max_request_body_size: 1KiB%s}
+exporters:
+  pprof_file: {directory: ./profiles, path_template: "{service_name}/{unix_nanos}.pb.gz"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pyroscope], exporters: [pprof_file]}
+"""
+
+
+def ingest(app, body, extra=b"", version=b"1.1", length=True):
+    """An /ingest request of folded stacks for service app."""
+    head = b"POST /ingest?name=%s.cpu&format=lines HTTP/%s\r\nHost: x\r\n" % (app, version)
+    if length:
+        head += b"Content-Length: %d\r\n" % len(body)
+    return head + extra + b"\r\n" + body
+
+
+class Responses:
+    """Reads HTTP/1.1 responses (status, headers, body) off a socket."""
+
+    def __init__(self, sock):
+        self.sock, self.buf = sock, b""
+
+    def more(self):
+        chunk = self.sock.recv(65536)
+        self.buf += chunk
+        return chunk
+
+    def next(self):
+        while b"\r\n\r\n" not in self.buf:
+            if not self.more():
+                return None
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode().split("\r\n")
+        headers = dict(l.split(": ", 1) for l in lines[1:])
+        n = int(headers.get("Content-Length", "0"))
+        while len(self.buf) < n:
+            if not self.more():
+                break
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return int(lines[0].split()[1]), headers, body
+
+    def closed(self):
+        return not self.buf and not self.more()
+
+
+class HttpServerTest(ProfdTestCase):
+
+    def start_receiver(self, extra=""):
+        p = self.start(CONFIG % extra)
+        line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP/1.1, HTTP/2, gRPC\) on ")[0]
+        host, port = line.split(" on ")[1].split()[0].rsplit(":", 1)
+        return p, (host, int(port))
+
+    def connect(self, addr):
+        s = socket.create_connection(addr, timeout=20)
+        self.addCleanup(s.close)
+        return s, Responses(s)
+
+    def profiles(self, app):
+        d = self.path("profiles", app)
+        return os.listdir(d) if os.path.isdir(d) else []
+
+    def test_keep_alive_pipelining_chunked_and_expect_continue(self):
+        p, addr = self.start_receiver()
+        s, r = self.connect(addr)
+        s.sendall(ingest(b"one", b"a;b 1\n"))
+        self.assertEqual(r.next()[0], 200)
+        s.sendall(ingest(b"two", b"a;b 2\n") + ingest(b"three", b"a;c 3\n"))   # pipelined
+        self.assertEqual([r.next()[0], r.next()[0]], [200, 200])
+        s.sendall(ingest(b"four", b"", b"Transfer-Encoding: chunked\r\n", length=False) +
+                  b"3\r\na;b\r\n3;ext=1\r\n 4\n\r\n0\r\nTrailer: x\r\n\r\n")
+        self.assertEqual(r.next()[0], 200)
+        s.sendall(ingest(b"five", b"", b"Expect: 100-continue\r\n").replace(
+            b"Content-Length: 0", b"Content-Length: 6"))
+        self.assertEqual(r.next()[0], 100)   # asked to go on before the body is sent
+        s.sendall(b"x;y 5\n")
+        self.assertEqual(r.next()[0], 200)
+        for app in ("one", "two", "three", "four", "five"):
+            wait_until(lambda: self.profiles(app), app)
+        s10, r10 = self.connect(addr)
+        s10.sendall(ingest(b"six", b"a;b 1\n", version=b"1.0"))
+        status, headers, _ = r10.next()
+        self.assertEqual((status, headers.get("Connection")), (200, "close"))
+        self.assertTrue(r10.closed())   # HTTP/1.0 without keep-alive: closed after
+        self.assertEqual(p.stop(), 0)
+
+    def test_what_it_refuses(self):
+        p, addr = self.start_receiver()
+        cases = [
+            (ingest(b"big", b"a;b 1\n" * 400), 413),   # over max_request_body_size
+            (ingest(b"te", b"3\r\na;b\r\n0\r\n\r\n", b"Transfer-Encoding: chunked\r\n"), 400),
+            (ingest(b"gz", b"", b"Transfer-Encoding: gzip\r\n", length=False), 501),
+            (b"POST /ingest HTTP/2.0\r\n\r\n", 505),
+            (b"POST  /ingest HTTP/1.1\r\n\r\n", 400),
+            (b"POST /ingest HTTP/1.1\r\n folded: x\r\n\r\n", 400),
+            (b"POST /ingest HTTP/1.1\r\nX-Big: " + b"y" * 70000 + b"\r\n\r\n", 431),
+            (ingest(b"ch", b"", b"Transfer-Encoding: chunked\r\n", length=False) +
+             b"zz\r\n", 400),
+            (ingest(b"ch", b"", b"Transfer-Encoding: chunked\r\n", length=False) +
+             b"800\r\n", 413),   # a chunk past the limit
+        ]
+        for request, want in cases:
+            s, r = self.connect(addr)
+            s.sendall(request)
+            status, headers, body = r.next()
+            self.assertEqual(status, want, request[:80])
+            self.assertEqual(headers.get("Connection"), "close", request[:80])
+            self.assertTrue(body, request[:80])   # the reason, as text
+            self.assertTrue(r.closed(), request[:80])
+        s, r = self.connect(addr)
+        s.sendall(b"GET /ingest HTTP/1.1\r\nHost: x\r\n\r\n")
+        status, headers, _ = r.next()
+        self.assertEqual((status, headers.get("Allow")), (405, "POST"))
+        s.sendall(ingest(b"after", b"a;b 1\n"))   # a refused request leaves the connection usable
+        self.assertEqual(r.next()[0], 200)
+        refused = lambda: metric_value(p.metrics(), "profd_component_refused_records_total",
+                                       kind="receiver", id="pyroscope")
+        wait_until(lambda: refused() == len(cases) + 1, "every refusal counted: %s" % refused())
+        self.assertEqual(p.stop(), 0)
+
+    def test_http1_http2_and_grpc_share_the_port_in_plaintext_and_tls(self):
+        ca, cert, key = make_test_certs(self.path())
+        for tls in (False, True):
+            extra = ", tls: {cert_file: %s, key_file: %s}" % (cert, key) if tls else ""
+            p, (host, port) = self.start_receiver(extra)
+            url = "%s://%s:%d/ingest?name=t%d.cpu&format=lines" % (
+                "https" if tls else "http", host, port, tls)
+            for flag, version in (("--http1.1", "1.1"),
+                                  ("--http2" if tls else "--http2-prior-knowledge", "2")):
+                out = subprocess.run(["curl", "-sS", flag, "--cacert", ca, "--data-binary",
+                                      "a;b 1", "-o", "/dev/null", "-w",
+                                      "%{http_code} %{http_version}", url],
+                                     capture_output=True, text=True, timeout=30)
+                self.assertEqual(out.stdout, "200 " + version, out.stderr)
+            wait_until(lambda: len(self.profiles("t%d" % tls)) == 2, "both versions' profiles")
+            self.assertEqual(p.stop(), 0)

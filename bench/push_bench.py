@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SECONDS = int(os.environ.get("PUSH_SECONDS", "10"))
@@ -168,16 +169,20 @@ def profd_run(build, work, out, script):
                              stderr=subprocess.PIPE, text=True)
     address = None
     for line in profd.stderr:
-        if "(HTTP/1.1) on " in line:
+        if "Pyroscope ingest and push.v1" in line and " on " in line:
             address = line.split(" on ")[1].split()[0]
             break
     if not address:
         sys.exit("profd did not start")
+    # its log is read on, so a full pipe never stops it
+    drain = threading.Thread(target=lambda: [None for _ in profd.stderr], daemon=True)
+    drain.start()
     try:
         accepted, rate, p99, refused = wrk("http://" + address, script)
     finally:
         profd.send_signal(signal.SIGTERM)
-        profd.communicate(timeout=120)
+        profd.wait(timeout=120)
+        drain.join(timeout=10)
     return accepted, rate, p99, refused, max(0, accepted - count_files(out))
 
 

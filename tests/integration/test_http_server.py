@@ -6,10 +6,12 @@ from raw sockets (keep-alive, pipelining, chunked bodies, Expect:
 count; and HTTP/1.1, HTTP/2 and gRPC on one port, in plaintext and TLS,
 from curl."""
 import os
+import shutil
 import socket
 import subprocess
+import unittest
 
-from harness import ProfdTestCase, make_test_certs, metric_value, wait_until
+from harness import ProfdTestCase, make_test_certs, metric_value, valgrind, wait_until
 
 CONFIG = """
 receivers:
@@ -62,8 +64,8 @@ class Responses:
 
 class HttpServerTest(ProfdTestCase):
 
-    def start_receiver(self, extra=""):
-        p = self.start(CONFIG % extra)
+    def start_receiver(self, extra="", **kw):
+        p = self.start(CONFIG % extra, **kw)
         line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP/1.1, HTTP/2, gRPC\) on ")[0]
         host, port = line.split(" on ")[1].split()[0].rsplit(":", 1)
         return p, (host, int(port))
@@ -151,3 +153,26 @@ class HttpServerTest(ProfdTestCase):
                 self.assertEqual(out.stdout, "200 " + version, out.stderr)
             wait_until(lambda: len(self.profiles("t%d" % tls)) == 2, "both versions' profiles")
             self.assertEqual(p.stop(), 0)
+
+    @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
+                         "valgrind not installed, or a sanitizer build")
+    def test_valgrind_run_and_shutdown_with_connections_open(self):
+        p, addr = self.start_receiver(wrapper=valgrind(self.path("vg.log")))
+        s, r = self.connect(addr)
+        s.sendall(ingest(b"one", b"a;b 1\n"))
+        self.assertEqual(r.next()[0], 200)
+        out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "--data-binary", "a;b 1",
+                              "-o", "/dev/null", "-w", "%{http_code}", "http://%s:%d/ingest?"
+                              "name=two.cpu&format=lines" % addr], capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(out.stdout, "200", out.stderr)
+        for app in ("one", "two"):
+            wait_until(lambda: self.profiles(app), app, deadline=120)
+        half, rh = self.connect(addr)   # a connection with a request cut short at the end
+        half.sendall(ingest(b"three", b"a;b 1\n"))
+        self.assertEqual(rh.next()[0], 200)
+        half.sendall(ingest(b"four", b"a;b 1\n")[:-3])
+        rc = p.stop(timeout=120)
+        log = open(self.path("vg.log")).read()
+        self.assertEqual(rc, 0, log)
+        self.assertIn("ERROR SUMMARY: 0 errors", log)

@@ -60,10 +60,11 @@ static struct event_base *host_event_base(struct profd_component *self)
     return self->graph->base;
 }
 
-static struct profd_profile *host_pprof_decode(const uint8_t *data, size_t len, char *err,
-                                               size_t errlen)
+static struct profd_profile *host_pprof_decode(const uint8_t *data, size_t len,
+                                               size_t max_decoded, char *err, size_t errlen)
 {
-    return profd_pprof_decode(data, len, PROFD_PPROF_MAX_DECODED, err, errlen);
+    return profd_pprof_decode(data, len, max_decoded ? max_decoded : PROFD_PPROF_MAX_DECODED,
+                              err, errlen);
 }
 
 static void *host_profile_alloc(struct profd_profile *p, size_t n)

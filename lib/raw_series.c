@@ -98,10 +98,27 @@ static bool read_labels(const struct profd_host *host, const uint8_t *data, size
     return true;
 }
 
+struct profd_record *pprof_record_checked(const struct profd_host *host, struct profd_batch *b,
+                                          const uint8_t *data, size_t len, size_t max_decoded,
+                                          char *why, size_t whylen)
+{
+    uint8_t *copy = must_malloc(len ? len : 1);
+    memcpy(copy, data, len);
+    bool gz = len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
+    struct profd_record *rec =
+        host->record_add(b, copy, len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+    rec->max_decoded = max_decoded;
+    if (!host->record_profile(rec, why, whylen))
+        return NULL;
+    rec->time_nanos = rec->profile->time_nanos;
+    rec->duration_nanos = rec->profile->duration_nanos;
+    return rec;
+}
+
 /* One RawSample's raw_profile as a record of b; false with why set. */
 static bool read_sample(const struct profd_host *host, const uint8_t *data, size_t len,
-                        const struct profd_labels *labels, struct profd_batch *b, char *why,
-                        size_t whylen)
+                        const struct profd_labels *labels, size_t max_decoded,
+                        struct profd_batch *b, char *why, size_t whylen)
 {
     struct pb_reader r;
     struct pb_field f = {0};
@@ -110,22 +127,17 @@ static bool read_sample(const struct profd_host *host, const uint8_t *data, size
     while (pb_next(&r, &f, &err) > 0) {
         if (f.number != 1 || f.wire != PB_LEN)
             continue;
-        uint8_t *copy = must_malloc(f.len);
-        memcpy(copy, f.data, f.len);
-        bool gz = f.len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
         struct profd_record *rec =
-            host->record_add(b, copy, f.len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
-        host->labels_copy(&rec->labels, labels);
-        if (!host->record_profile(rec, why, whylen))
+            pprof_record_checked(host, b, f.data, f.len, max_decoded, why, whylen);
+        if (!rec)
             return false;
-        rec->time_nanos = rec->profile->time_nanos;
-        rec->duration_nanos = rec->profile->duration_nanos;
+        host->labels_copy(&rec->labels, labels);
     }
     return true;
 }
 
 bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t len,
-                     enum raw_labels shape, bool require_name, size_t index,
+                     enum raw_labels shape, bool require_name, size_t index, size_t max_decoded,
                      struct profd_batch *b, char *why, size_t whylen)
 {
     struct profd_labels labels = {0};
@@ -144,7 +156,7 @@ bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t 
         if (f.number != 2 || f.wire != PB_LEN)
             continue;
         char perr[180];
-        if (!read_sample(host, f.data, f.len, &labels, b, perr, sizeof(perr))) {
+        if (!read_sample(host, f.data, f.len, &labels, max_decoded, b, perr, sizeof(perr))) {
             snprintf(what, sizeof(what), "sample %zu: raw_profile: %.150s", sample, perr);
             ok = false;
         }

@@ -82,9 +82,10 @@ static void denormalize(const struct profd_host *host, struct profd_batch *b, si
     }
 }
 
-/* A WriteRawRequest into b: 0, or the gRPC status with why in message. */
+/* A WriteRawRequest into b, no profile inflating past max_decoded: 0, or
+ * the gRPC status with why in message. */
 static int write_raw(const struct profd_host *host, const uint8_t *body, size_t len,
-                     struct profd_batch *b, char *message, size_t message_len)
+                     size_t max_decoded, struct profd_batch *b, char *message, size_t message_len)
 {
     struct pb_reader rd;
     struct pb_field f = {0};
@@ -97,8 +98,8 @@ static int write_raw(const struct profd_host *host, const uint8_t *body, size_t 
         if (f.number == 3 && f.wire == PB_VARINT)
             normalized = f.value != 0;
         if (f.number == 2 && f.wire == PB_LEN &&
-            !raw_series_read(host, f.data, f.len, RAW_LABEL_SET, true, series++, b, message,
-                             message_len))
+            !raw_series_read(host, f.data, f.len, RAW_LABEL_SET, true, series++, max_decoded, b,
+                             message, message_len))
             return S_INVALID_ARGUMENT;
     }
     if (rc < 0) {
@@ -167,7 +168,8 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     if (proto)
         body = proto;
     struct profd_batch *b = host->batch_new();
-    int code = write_raw(host, body, len, b, res->message, sizeof(res->message));
+    int code = write_raw(host, body, len, r->cfg->max_message_size, b, res->message,
+                         sizeof(res->message));
     if (!code && b->nrecords && host->emit(r->self, b) != PROFD_OK) {
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
         code = S_UNAVAILABLE;

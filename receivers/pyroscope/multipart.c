@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/raw_series.h"
 
 /* The boundary parameter of a multipart Content-Type, into buf. */
 static bool boundary_of(const char *content_type, char *buf, size_t n)
@@ -142,8 +143,8 @@ static void rename_by_config(const struct profd_host *host, struct profd_profile
 }
 
 bool multipart_record(const struct profd_host *host, const char *content_type,
-                      const uint8_t *body, size_t len, struct profd_batch *b, char *why,
-                      size_t whylen)
+                      const uint8_t *body, size_t len, size_t max_decoded, struct profd_batch *b,
+                      char *why, size_t whylen)
 {
     struct form_field profile, prev, config;
     int has_profile = multipart_field(content_type, body, len, "profile", &profile, why, whylen);
@@ -157,22 +158,20 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
                                      whylen);
     if (has_prev < 0 || has_config < 0)
         return false;
-    uint8_t *copy = must_malloc(profile.len);
-    memcpy(copy, profile.data, profile.len);
-    bool gz = profile.len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
-    struct profd_record *r =
-        host->record_add(b, copy, profile.len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
     char err[200];
-    struct profd_profile *p = host->record_profile(r, err, sizeof(err));
-    if (!p) {
+    struct profd_record *r =
+        pprof_record_checked(host, b, profile.data, profile.len, max_decoded, err, sizeof(err));
+    if (!r) {
         snprintf(why, whylen, "profile field: %s", err);
         return false;
     }
+    struct profd_profile *p = r->profile;
     json_t *types = has_config ? load_sample_type_config(&config, why, whylen) : NULL;
     if (has_config && !types)
         return false;
     if (has_prev) {
-        struct profd_profile *old = host->pprof_decode(prev.data, prev.len, err, sizeof(err));
+        struct profd_profile *old = host->pprof_decode(prev.data, prev.len, max_decoded, err,
+                                                       sizeof(err));
         if (!old) {
             snprintf(why, whylen, "prev_profile field: %s", err);
             json_decref(types);

@@ -34,10 +34,11 @@ int multipart_field(const char *content_type, const uint8_t *body, size_t len, c
  * types (those `sample_type_config` marks "cumulative": true, else alloc_*,
  * contentions and delay); then the config's "display-name" and "units"
  * rename the types. False with why set when a part is missing or is not
- * pprof, or the config is not a JSON object.
+ * pprof (or inflates past max_decoded bytes), or the config is not a JSON
+ * object.
  */
 bool multipart_record(const struct profd_host *host, const char *content_type,
-                      const uint8_t *body, size_t len, struct profd_batch *b, char *why,
-                      size_t whylen);
+                      const uint8_t *body, size_t len, size_t max_decoded, struct profd_batch *b,
+                      char *why, size_t whylen);
 
 #endif

@@ -127,9 +127,10 @@ static bool is_type(const char *content_type, const char *type)
     return !strncasecmp(content_type, type, n) && (!content_type[n] || content_type[n] == ';');
 }
 
-/* The series of a PushRequest into b; false with why set. */
+/* The series of a PushRequest into b, no profile inflating past
+ * max_decoded; false with why set. */
 static bool push_series(const struct profd_host *host, const uint8_t *body, size_t len,
-                        struct profd_batch *b, char *why, size_t whylen)
+                        size_t max_decoded, struct profd_batch *b, char *why, size_t whylen)
 {
     struct pb_reader rd;
     struct pb_field f = {0};
@@ -139,7 +140,8 @@ static bool push_series(const struct profd_host *host, const uint8_t *body, size
     pb_reader_init(&rd, body, body, len);
     while ((rc = pb_next(&rd, &f, &err)) > 0)
         if (f.number == 1 && f.wire == PB_LEN &&
-            !raw_series_read(host, f.data, f.len, RAW_LABEL_PAIRS, false, n++, b, why, whylen))
+            !raw_series_read(host, f.data, f.len, RAW_LABEL_PAIRS, false, n++, max_decoded, b, why,
+                             whylen))
             return false;
     if (rc < 0)
         snprintf(why, whylen, "PushRequest: %s at byte %zu", err, f.offset);
@@ -163,7 +165,8 @@ static void push(struct pyroscope_receiver *r, const struct profd_rpc_request *r
                                        &len, why, sizeof(why)) != 0)
         return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "PushRequest: %s",
                     why);
-    bool ok = push_series(r->host, proto ? proto : body, len, b, why, sizeof(why));
+    bool ok = push_series(r->host, proto ? proto : body, len, r->cfg->max_request_body_size, b,
+                          why, sizeof(why));
     free(proto);
     if (!ok)
         return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "%s", why);
@@ -283,16 +286,13 @@ static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request 
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
     bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
+    size_t max = r->cfg->max_request_body_size;
     if (multipart && (!*format || !strcmp(format, "pprof"))) {
-        if (!multipart_record(host, req->content_type, req->body, req->len, b, why, sizeof(why)))
+        if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
+                              sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
     } else if (!strcmp(format, "pprof")) {
-        uint8_t *copy = must_malloc(req->len);
-        memcpy(copy, req->body, req->len);
-        bool gz = req->len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
-        struct profd_record *rec = host->record_add(
-            b, copy, req->len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
-        if (!host->record_profile(rec, why, sizeof(why)))
+        if (!pprof_record_checked(host, b, req->body, req->len, max, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
     } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
         struct folded_meta meta = {units, rate[0] ? strtoll(rate, NULL, 10) : 100, from,

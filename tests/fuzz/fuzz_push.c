@@ -21,8 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     struct profd_batch *b = profd_batch_new();
     char why[256];
     if (data[0] % 4 == 3) {
-        multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, b, why,
-                         sizeof(why));
+        multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, 1 << 24, b,
+                         why, sizeof(why));
     } else if (data[0] % 4 == 2) {
         struct folded_meta meta = {"samples", 100, 0, 0};
         struct profd_profile *p =
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         enum raw_labels shape = data[0] % 4 ? RAW_LABEL_PAIRS : RAW_LABEL_SET;
         for (size_t n = 0; pb_next(&r, &f, &err) > 0; n++)
             if (f.wire == PB_LEN)
-                raw_series_read(host, f.data, f.len, shape, true, n, b, why, sizeof(why));
+                raw_series_read(host, f.data, f.len, shape, true, n, 1 << 24, b, why, sizeof(why));
     }
     for (size_t i = 0; i < b->nrecords; i++) {
         uint8_t *out;

@@ -121,6 +121,10 @@ class ParcaTest(ProfdTestCase):
         code, details = write_raw(addr, [({"__name__": "memory"}, [b"not a profile"])])
         self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("raw_profile", details)
+        bomb = gzip.compress(b"\x00" * (80 << 20))   # inflates past max_message_size (64 MiB)
+        code, details = write_raw(addr, [({"__name__": "memory"}, [bomb])])
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("exceeds the limit", details)
         code, details = write_raw(addr, [({"__name__": "memory", "__file__": "ok.pb.gz"},
                                           [gzip.decompress(heap)])])
         self.assertEqual(code, grpc.StatusCode.OK, details)

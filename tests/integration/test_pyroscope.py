@@ -5,6 +5,7 @@ with, push.v1 over gRPC from grpcio, and a Python HTTP server playing
 Pyroscope (messages from protoc over proto/pyroscope) checking what the
 exporter sends, cleaned labels included, and answering as Pyroscope would."""
 import base64
+import gzip
 import http.server
 import os
 import shutil
@@ -13,8 +14,6 @@ import sys
 import tempfile
 import threading
 import unittest
-import urllib.error
-import urllib.request
 
 from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
                      raw_pprof, wait_until)
@@ -332,3 +331,33 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(len(got_b), 1)   # b took it the first time: not sent again
         self.assertEqual([h.get("X-Scope-OrgID") for _, h, _ in got_a + got_b], ["a", "a", "b"])
         self.assertEqual(got_a[1][2], got_b[0][2])
+
+    def test_oversize_bodies_and_gzip_bombs(self):
+        push_pb2 = pb()
+        p = self.start(RECEIVER.replace('endpoint: "127.0.0.1:0"',
+                                        'endpoint: "127.0.0.1:0", max_request_body_size: 1MiB')
+                       % "{service_name}")
+        url = "http://%s" % address(p)
+        bomb = gzip.compress(b"\x00" * (64 << 20))   # 64 KiB that inflate to 64 MiB
+        ingest = url + "/ingest?name=app.cpu&format=pprof"
+        status, body = http_post(ingest, b"\x00" * (2 << 20))
+        self.assertEqual(status, 413)   # over max_request_body_size as sent
+        status, body = http_post(ingest, bomb, {"Content-Encoding": "gzip"})
+        self.assertEqual(status, 413)   # over it once Content-Encoding is undone
+        self.assertIn(b"limit", body)
+        status, body = http_post(ingest, bomb)   # a gzip'd "profile" that inflates past it
+        self.assertEqual(status, 422)
+        self.assertIn(b"exceeds the limit", body)
+        req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+            labels=[push_pb2.LabelPair(name="__name__", value="x")],
+            samples=[push_pb2.RawSample(raw_profile=bomb)])])
+        status, body = http_post(url + PUSH, req.SerializeToString(),
+                                 {"Content-Type": "application/proto"})
+        self.assertEqual(status, 400)
+        self.assertIn(b"exceeds the limit", body)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        status, _ = http_post(url + "/ingest?name=ok.alloc_space&format=pprof", heap)
+        self.assertEqual(status, 200)   # and it still serves
+        wait_until(lambda: os.path.exists(self.path("profiles", "ok")), "the good one")
+        self.assertEqual(p.stop(), 0)
+

@@ -243,9 +243,10 @@ struct profd_host {
     /* One-shot receivers call this once all their input has been emitted. */
     void (*done)(struct profd_component *self);
 
-    /* Codecs. decode: NULL and errbuf set on malformed input. */
-    struct profd_profile *(*pprof_decode)(const uint8_t *data, size_t len, char *errbuf,
-                                          size_t errlen);
+    /* Codecs. decode: NULL and errbuf set on malformed input, or gzip'd
+     * input inflating past max_decoded bytes (0: 1 GiB). */
+    struct profd_profile *(*pprof_decode)(const uint8_t *data, size_t len, size_t max_decoded,
+                                          char *errbuf, size_t errlen);
     int (*pprof_encode)(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len);
     /* Interns a string into p's table and returns its index. */
     uint32_t (*profile_intern)(struct profd_profile *p, const char *s, size_t len);

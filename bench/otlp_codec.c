@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         TIME_US(dec_otlp, {
             struct profd_batch *d = profd_batch_new();
             struct profd_otlp_result res;
-            if (profd_otlp_decode(otlp, otlp_len, d, &res, err, sizeof(err)) < 0) {
+            if (profd_otlp_decode(otlp, otlp_len, 0, d, &res, err, sizeof(err)) < 0) {
                 fprintf(stderr, "%s: %s\n", argv[i], err);
                 return 1;
             }

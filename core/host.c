@@ -94,12 +94,12 @@ static int host_profile_delta(struct profd_delta_state **state, struct profd_pro
     return (int)profd_profile_delta(state, p, cumulative);
 }
 
-static int host_otlp_decode(const uint8_t *data, size_t len, struct profd_batch *b,
-                            size_t *rejected, char *message, size_t message_len, char *err,
-                            size_t errlen)
+static int host_otlp_decode(const uint8_t *data, size_t len, size_t max_decoded,
+                            struct profd_batch *b, size_t *rejected, char *message,
+                            size_t message_len, char *err, size_t errlen)
 {
     struct profd_otlp_result res;
-    int rc = profd_otlp_decode(data, len, b, &res, err, errlen);
+    int rc = profd_otlp_decode(data, len, max_decoded, b, &res, err, errlen);
     *rejected = res.rejected;
     snprintf(message, message_len, "%s", res.message);
     return rc;
@@ -129,6 +129,7 @@ const struct profd_host profd_host_services = {
     .batch_ref = profd_batch_ref,
     .batch_unref = profd_batch_unref,
     .record_add = profd_record_add,
+    .record_add_pprof = profd_record_add_pprof,
     .record_add_profile = profd_record_add_profile,
     .profile_new = profd_profile_new,
     .record_set_label = profd_record_set_label,

@@ -41,9 +41,10 @@ struct profd_otlp_result {
  * lacks is refused alone and counted in res. Returns 0, or -1 with err naming
  * the problem and its byte offset when the request as a whole is malformed
  * (then b is left as it was). Requests of v1.9.0 and older are refused with a
- * message naming the version where their field numbers tell.
+ * message naming the version where their field numbers tell. A pprof
+ * original_payload may inflate to max_decoded bytes (0: 1 GiB).
  */
-int profd_otlp_decode(const uint8_t *data, size_t len, struct profd_batch *b,
+int profd_otlp_decode(const uint8_t *data, size_t len, size_t max_decoded, struct profd_batch *b,
                       struct profd_otlp_result *res, char *err, size_t errlen);
 
 /*

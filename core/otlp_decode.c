@@ -55,6 +55,7 @@ struct decoder {
     struct profd_otlp_result *res;
     char *err;
     size_t errlen;
+    size_t max_decoded;   /* of a pprof original_payload */
     struct refmap strings, mappings, locations, functions;
     uint32_t gen;
     struct profile_view *views;
@@ -488,16 +489,11 @@ static int add_record(struct decoder *d, const struct profd_labels *resource,
 {
     struct profd_record *r;
     if (is_pprof_payload(v)) {
-        uint8_t *copy = profd_xmalloc(v->payload_len);
-        memcpy(copy, v->payload, v->payload_len);
-        bool gz = v->payload_len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
-        r = profd_record_add(d->batch, copy, v->payload_len,
-                             gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
         char why[256];
-        if (!profd_record_profile(r, why, sizeof(why))) {
-            profd_batch_remove(d->batch, d->batch->nrecords - 1);
+        r = profd_record_add_pprof(d->batch, v->payload, v->payload_len, d->max_decoded, why,
+                                   sizeof(why));
+        if (!r)
             return fail(err, errlen, "Profile at byte %zu: original_payload: %s", v->offset, why);
-        }
     } else {
         r = profd_record_add_profile(d->batch, build_profile(d, v, n));
     }
@@ -590,12 +586,13 @@ static int resource_profiles(struct decoder *d, const struct pb_field *rf)
     return d->err[0] ? -1 : 0;
 }
 
-int profd_otlp_decode(const uint8_t *data, size_t len, struct profd_batch *b,
+int profd_otlp_decode(const uint8_t *data, size_t len, size_t max_decoded, struct profd_batch *b,
                       struct profd_otlp_result *res, char *err, size_t errlen)
 {
     *res = (struct profd_otlp_result){0};
     err[0] = '\0';
-    struct decoder d = {.buf = data, .batch = b, .res = res, .err = err, .errlen = errlen};
+    struct decoder d = {.buf = data, .batch = b, .res = res, .err = err, .errlen = errlen,
+                        .max_decoded = max_decoded};
     size_t first_record = b->nrecords;
     struct pb_reader r;
     pb_reader_init(&r, data, data, len);

@@ -94,6 +94,24 @@ struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size
     return r;
 }
 
+struct profd_record *profd_record_add_pprof(struct profd_batch *b, const uint8_t *data,
+                                            size_t len, size_t max_decoded, char *err,
+                                            size_t errlen)
+{
+    uint8_t *copy = profd_xmalloc(len ? len : 1);
+    memcpy(copy, data, len);
+    struct profd_record *r = profd_record_add(
+        b, copy, len, profd_is_gzip(copy, len) ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+    r->max_decoded = max_decoded;
+    if (!profd_record_profile(r, err, errlen)) {
+        profd_batch_remove(b, b->nrecords - 1);
+        return NULL;
+    }
+    r->time_nanos = r->profile->time_nanos;
+    r->duration_nanos = r->profile->duration_nanos;
+    return r;
+}
+
 struct profd_record *profd_record_add_profile(struct profd_batch *b, struct profd_profile *p)
 {
     struct profd_record *r = record_new(b);

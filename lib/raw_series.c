@@ -98,23 +98,6 @@ static bool read_labels(const struct profd_host *host, const uint8_t *data, size
     return true;
 }
 
-struct profd_record *pprof_record_checked(const struct profd_host *host, struct profd_batch *b,
-                                          const uint8_t *data, size_t len, size_t max_decoded,
-                                          char *why, size_t whylen)
-{
-    uint8_t *copy = must_malloc(len ? len : 1);
-    memcpy(copy, data, len);
-    bool gz = len >= 2 && copy[0] == 0x1f && copy[1] == 0x8b;
-    struct profd_record *rec =
-        host->record_add(b, copy, len, gz ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
-    rec->max_decoded = max_decoded;
-    if (!host->record_profile(rec, why, whylen))
-        return NULL;
-    rec->time_nanos = rec->profile->time_nanos;
-    rec->duration_nanos = rec->profile->duration_nanos;
-    return rec;
-}
-
 /* One RawSample's raw_profile as a record of b; false with why set. */
 static bool read_sample(const struct profd_host *host, const uint8_t *data, size_t len,
                         const struct profd_labels *labels, size_t max_decoded,
@@ -128,7 +111,7 @@ static bool read_sample(const struct profd_host *host, const uint8_t *data, size
         if (f.number != 1 || f.wire != PB_LEN)
             continue;
         struct profd_record *rec =
-            pprof_record_checked(host, b, f.data, f.len, max_decoded, why, whylen);
+            host->record_add_pprof(b, f.data, f.len, max_decoded, why, whylen);
         if (!rec)
             return false;
         host->labels_copy(&rec->labels, labels);

@@ -26,19 +26,10 @@ struct pb_buf {
 void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len);
 
 /*
- * A pprof as sent (gzip'd or not) added to b as a record, checked by
- * decoding it, which may not inflate past max_decoded bytes (a gzip bomb);
- * its time and duration are the profile's. NULL with why set when it is
- * not a profile; the record stays in b.
- */
-struct profd_record *pprof_record_checked(const struct profd_host *host, struct profd_batch *b,
-                                          const uint8_t *data, size_t len, size_t max_decoded,
-                                          char *why, size_t whylen);
-
-/*
  * Adds a record to b for every raw sample of one encoded RawProfileSeries,
  * with the series' labels (Prometheus names, none twice) and the pprof as
- * sent, checked by pprof_record_checked. When require_name, a series
+ * sent, checked by host->record_add_pprof against max_decoded. When
+ * require_name, a series
  * without __name__ is refused. Returns false with why set (the series
  * index, the sample, what) when the series is refused; records added so
  * far stay in b.

@@ -138,8 +138,8 @@ static bool decode(struct otlp_receiver *r, const struct profd_rpc_request *req,
         body = transcoded;
     }
     if (rc == 0)
-        rc = host->otlp_decode(body, len, b, rejected, why, whylen, res->message,
-                               sizeof(res->message));
+        rc = host->otlp_decode(body, len, r->cfg->max_request_body_size, b, rejected, why,
+                               whylen, res->message, sizeof(res->message));
     free(transcoded);
     if (rc < 0)
         status_error(res, format, STATUS_INVALID_ARGUMENT, 400);

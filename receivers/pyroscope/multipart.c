@@ -8,7 +8,6 @@
 #include <jansson.h>
 
 #include "../../lib/grow.h"
-#include "../../lib/raw_series.h"
 
 /* The boundary parameter of a multipart Content-Type, into buf. */
 static bool boundary_of(const char *content_type, char *buf, size_t n)
@@ -160,7 +159,7 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
         return false;
     char err[200];
     struct profd_record *r =
-        pprof_record_checked(host, b, profile.data, profile.len, max_decoded, err, sizeof(err));
+        host->record_add_pprof(b, profile.data, profile.len, max_decoded, err, sizeof(err));
     if (!r) {
         snprintf(why, whylen, "profile field: %s", err);
         return false;

@@ -292,7 +292,7 @@ static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request 
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
     } else if (!strcmp(format, "pprof")) {
-        if (!pprof_record_checked(host, b, req->body, req->len, max, why, sizeof(why)))
+        if (!host->record_add_pprof(b, req->body, req->len, max, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
     } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
         struct folded_meta meta = {units, rate[0] ? strtoll(rate, NULL, 10) : 100, from,

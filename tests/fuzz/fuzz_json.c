@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     if (m == PROFD_MSG_OTLP_REQUEST) {
         struct profd_batch *b = profd_batch_new();
         struct profd_otlp_result res;
-        profd_otlp_decode(pb, pb_len, b, &res, err, sizeof(err));
+        profd_otlp_decode(pb, pb_len, 0, b, &res, err, sizeof(err));
         profd_batch_unref(b);
     }
     free(profd_proto_to_json(m, pb, pb_len, &json_len));

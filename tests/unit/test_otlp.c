@@ -9,6 +9,7 @@
 
 #include "../../core/labels.h"
 #include "../../core/otlp.h"
+#include "../../core/gzip.h"
 #include "../../core/proto_json.h"
 #include "../../core/pb.h"
 #include "../../core/pprof.h"
@@ -159,7 +160,7 @@ static void check_corpus_round_trip(bool via_json)
         }
         struct profd_batch *out = profd_batch_new();
         struct profd_otlp_result res;
-        if (profd_otlp_decode(otlp, len, out, &res, err, sizeof(err)) != 0)
+        if (profd_otlp_decode(otlp, len, 0, out, &res, err, sizeof(err)) != 0)
             CHECK_FAIL_("%s: %s", corpus_files[f], err);
         CHECK_INT(res.rejected, 0);
         CHECK_INT(out->nrecords, 1);
@@ -208,7 +209,7 @@ TEST(json_follows_otlp_rules)
                                    sizeof(err)), 0);
     struct profd_batch *out = profd_batch_new();
     struct profd_otlp_result res;
-    CHECK_INT(profd_otlp_decode(pb, len, out, &res, err, sizeof(err)), 0);
+    CHECK_INT(profd_otlp_decode(pb, len, 0, out, &res, err, sizeof(err)), 0);
     CHECK_INT(out->nrecords, 1);
     if (out->nrecords == 1) {
         struct profd_profile *p = out->records[0]->profile;
@@ -248,7 +249,7 @@ TEST(records_share_one_dictionary)
     struct profd_batch *out = profd_batch_new();
     struct profd_otlp_result res;
     char err[256];
-    CHECK_INT(profd_otlp_decode(both, both_len, out, &res, err, sizeof(err)), 0);
+    CHECK_INT(profd_otlp_decode(both, both_len, 0, out, &res, err, sizeof(err)), 0);
     CHECK_INT(out->nrecords, 2);
     if (out->nrecords == 2) {
         CHECK_STR(profd_record_label(out->records[0], "service_name"), "corpus");
@@ -267,7 +268,7 @@ static void expect_refused(const uint8_t *data, size_t len, const char *want)
     struct profd_batch *out = profd_batch_new();
     struct profd_otlp_result res;
     char err[512];
-    CHECK_INT(profd_otlp_decode(data, len, out, &res, err, sizeof(err)), -1);
+    CHECK_INT(profd_otlp_decode(data, len, 0, out, &res, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, want);
     CHECK_INT(out->nrecords, 0);
     profd_batch_unref(out);
@@ -279,7 +280,7 @@ static void expect_profile_refused(const uint8_t *data, size_t len, const char *
     struct profd_batch *out = profd_batch_new();
     struct profd_otlp_result res;
     char err[512];
-    CHECK_INT(profd_otlp_decode(data, len, out, &res, err, sizeof(err)), 0);
+    CHECK_INT(profd_otlp_decode(data, len, 0, out, &res, err, sizeof(err)), 0);
     CHECK_INT(res.rejected, 1);
     CHECK_CONTAINS(res.message, want);
     CHECK_INT(out->nrecords, 0);
@@ -341,6 +342,34 @@ TEST(bad_profiles_are_refused_alone)
     free(w.buf);
 }
 
+TEST(an_original_payload_may_not_inflate_past_the_limit)
+{
+    uint8_t *zeros = calloc(1, 1 << 20), *bomb;
+    size_t bomb_len;
+    profd_gzip(zeros, 1 << 20, &bomb, &bomb_len);   /* 1 MiB of zeros: a few KiB */
+    struct pb_writer w = {0};
+    size_t rp = pb_begin(&w, 1), sp = pb_begin(&w, 2), pr = pb_begin(&w, 2);
+    pb_put_bytes_always(&w, 9, "pprof", 5);
+    pb_put_bytes_always(&w, 10, bomb, bomb_len);
+    pb_end(&w, pr);
+    pb_end(&w, sp);
+    pb_end(&w, rp);
+    size_t d = pb_begin(&w, 2);
+    pb_put_bytes_always(&w, 5, "", 0);
+    pb_end(&w, d);
+    struct profd_batch *out = profd_batch_new();
+    struct profd_otlp_result res;
+    char err[512];
+    CHECK_INT(profd_otlp_decode(w.buf, w.len, 64 << 10, out, &res, err, sizeof(err)), 0);
+    CHECK_INT(res.rejected, 1);   /* that profile alone */
+    CHECK_CONTAINS(res.message, "original_payload: gzip: decompressed size exceeds the limit");
+    CHECK_INT(out->nrecords, 0);
+    profd_batch_unref(out);
+    free(w.buf);
+    free(bomb);
+    free(zeros);
+}
+
 TEST(samples_without_values_count_their_timestamps)
 {
     struct pb_writer sample = {0}, w = {0};
@@ -350,7 +379,7 @@ TEST(samples_without_values_count_their_timestamps)
     struct profd_batch *out = profd_batch_new();
     struct profd_otlp_result res;
     char err[256];
-    CHECK_INT(profd_otlp_decode(w.buf, w.len, out, &res, err, sizeof(err)), 0);
+    CHECK_INT(profd_otlp_decode(w.buf, w.len, 0, out, &res, err, sizeof(err)), 0);
     CHECK_INT(out->nrecords, 1);
     if (out->nrecords == 1) {
         CHECK_INT(out->records[0]->profile->nsamples, 1);

@@ -183,6 +183,14 @@ struct profd_host {
      * buffer of len bytes in the given encoding). */
     struct profd_record *(*record_add)(struct profd_batch *b, void *payload, size_t len,
                                        enum profd_encoding enc);
+    /* A copy of a pprof as received (gzip'd or not) added to b, decoded to
+     * check it, inflating to at most max_decoded bytes (0: 1 GiB): a
+     * receiver passes its body limit against gzip bombs. The record's time
+     * and duration are the profile's. NULL with errbuf filled, and nothing
+     * added, when it is not a profile. */
+    struct profd_record *(*record_add_pprof)(struct profd_batch *b, const uint8_t *data,
+                                             size_t len, size_t max_decoded, char *errbuf,
+                                             size_t errlen);
     /* Sets a series label (copies both strings); replaces an existing one. */
     void (*record_set_label)(struct profd_record *r, const char *name, const char *value);
     /* The value of a series label, or NULL. */
@@ -283,10 +291,12 @@ struct profd_host {
 
     /* OTLP profiles (see core/otlp.h): decode appends one record per
      * profile to b and returns 0 (rejected counts refused profiles, message
-     * says why), or -1 with err when the request is malformed. encode writes
-     * one ExportProfilesServiceRequest (malloc'd) for n records. */
-    int (*otlp_decode)(const uint8_t *data, size_t len, struct profd_batch *b, size_t *rejected,
-                       char *message, size_t message_len, char *err, size_t errlen);
+     * says why), or -1 with err when the request is malformed; a pprof
+     * original_payload may inflate to max_decoded bytes (0: 1 GiB). encode
+     * writes one ExportProfilesServiceRequest (malloc'd) for n records. */
+    int (*otlp_decode)(const uint8_t *data, size_t len, size_t max_decoded, struct profd_batch *b,
+                       size_t *rejected, char *message, size_t message_len, char *err,
+                       size_t errlen);
     void (*otlp_encode)(struct profd_record *const *records, size_t n, uint8_t **out,
                         size_t *len, size_t *skipped, char *err, size_t errlen);
     /* A message's JSON encoding (protobuf's JSON mapping, OTLP's for OTLP)

@@ -90,16 +90,13 @@ end
 """
 
 
-def push_request(work, labels, raw):
+def push_request(labels, raw):
     """A push.v1 PushRequest of one series with one sample, encoded by the
-    classes protoc makes from proto/pyroscope/push.proto."""
+    classes protoc makes from proto/pyroscope/push.proto (the tests' way)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    src = os.path.join(root, "proto", "pyroscope")
-    if not os.path.exists(os.path.join(work, "push_pb2.py")):
-        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + work,
-                        os.path.join(src, "push.proto")], check=True)
-        sys.path.insert(0, work)
-    import push_pb2
+    sys.path.insert(0, os.path.join(root, "tests", "integration"))
+    from harness import protoc_modules
+    push_pb2 = protoc_modules("pyroscope", ["push.proto"])[0]
     return push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
         labels=[push_pb2.LabelPair(name=k, value=v) for k, v in labels],
         samples=[push_pb2.RawSample(raw_profile=raw)])]).SerializeToString()
@@ -115,7 +112,7 @@ def write_requests(corpus, work, names):
             "ingest": ("/ingest?name=bench.%s%%7Bi%%3D%d%%7D&format=pprof&from=1700000000"
                        "&until=1700000010" % (family, i), "application/octet-stream", raw),
             "push": ("/push.v1.PusherService/Push", "application/proto",
-                     push_request(work, [("__name__", family), ("service_name", "bench"),
+                     push_request([("__name__", family), ("service_name", "bench"),
                                          ("i", str(i))], raw)),
         }
         for api, (path, ctype, body) in reqs.items():

@@ -9,11 +9,9 @@
  * same path as HTTP/1.1's (profd_server_http) and is answered with its
  * status, content type and body.
  */
-#include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
-#include <event2/listener.h>
+#include <event2/event.h>
 #include <nghttp2/nghttp2.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alloc.h"
 #include "compression.h"
@@ -238,23 +239,28 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
                        struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
     int rc = 0;
-    uint8_t *body = NULL;
-    size_t len = 0;
+    uint8_t *inflated = NULL;   /* a body sent as is is handed over as is, not copied */
+    bool as_is = !encoding || !*encoding || !strcasecmp(encoding, "identity");
     if (!is_post) {
         res->http_status = 405;
         snprintf(res->message, sizeof(res->message), "only POST is served");
-    } else if (encoding && !profd_encoding_known(encoding)) {
+    } else if (!as_is && !profd_encoding_known(encoding)) {
         res->http_status = 415;
         snprintf(res->message, sizeof(res->message),
                  "Content-Encoding \"%.60s\" is not supported (gzip, zstd)", encoding);
-    } else if ((rc = profd_decompress(encoding ? encoding : "", raw, raw_len, s->o.max_body,
-                                      &body, &len, res->message, sizeof(res->message))) < 0) {
+    } else if (as_is && raw_len > s->o.max_body) {
+        res->http_status = 413;
+        snprintf(res->message, sizeof(res->message), "body of %zu bytes is over the limit of %zu",
+                 raw_len, s->o.max_body);
+    } else if (!as_is && (rc = profd_decompress(encoding, raw, raw_len, s->o.max_body, &inflated,
+                                                &raw_len, res->message,
+                                                sizeof(res->message))) < 0) {
         res->http_status = rc == PROFD_DECOMPRESS_TOO_LARGE ? 413 : 400;
     } else {
-        req->body = body;
-        req->len = len;
+        req->body = inflated ? inflated : raw ? raw : (const uint8_t *)"";   /* never NULL */
+        req->len = raw_len;
         s->fn(s->arg, req, res);
-        free(body);
+        free(inflated);
         if (!res->http_status)
             res->http_status = 200;
     }

@@ -98,6 +98,13 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
         }
         c->headers = curl_slist_append(c->headers, "Expect:");
     }
+    for (const char *const *p = o->protocol_headers; p && *p; p++)
+        c->headers = curl_slist_append(c->headers, *p);
+    if (o->bearer_token && *o->bearer_token) {
+        char *line = must_asprintf("Authorization: Bearer %s", o->bearer_token);
+        c->headers = curl_slist_append(c->headers, line);
+        free(line);
+    }
     for (size_t i = 0; o->headers && i < o->headers->n; i++) {
         char *line = must_asprintf("%s: %s", o->headers->keys[i], o->headers->values[i]);
         c->headers = curl_slist_append(c->headers, line);

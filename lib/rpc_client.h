@@ -20,6 +20,8 @@ struct rpc_client_options {
     const char *content_type;         /* HTTP: of the body */
     const char *compression;          /* "gzip", "zstd", or NULL/"" for none */
     const struct profd_str_map *headers;   /* extra request headers, or NULL */
+    const char *const *protocol_headers;   /* "Name: value" lines, NULL-ended, or NULL */
+    const char *bearer_token;         /* sent as "Authorization: Bearer <token>" when set */
     const struct client_tls *tls;     /* or NULL */
     const char *username, *password;  /* HTTP basic auth when username is set */
     int64_t timeout;                  /* ns per call; 0 = none */

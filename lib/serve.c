@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serve.h"
 
+#include <stdlib.h>
+
 struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_component *self,
                                     const char *endpoint, enum profd_rpc_protocol protocol,
                                     const struct server_tls *tls, size_t max_body,
@@ -20,4 +22,30 @@ struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_
         host->log(self, PROFD_LOG_INFO, "%s on %s%s", what, host->server_address(s),
                   server_tls_on(tls) ? " (TLS)" : "");
     return s;
+}
+
+int served_receiver_create(const struct profd_host *host, struct profd_component *self,
+                           const void *cfg, void **out)
+{
+    struct served_receiver *r = calloc(1, sizeof(*r));
+    if (!r)
+        return PROFD_ERR;
+    *r = (struct served_receiver){host, self, cfg, NULL};
+    *out = r;
+    return PROFD_OK;
+}
+
+int served_receiver_shutdown(void *st)
+{
+    struct served_receiver *r = st;
+    r->host->server_stop(r->server);
+    r->server = NULL;
+    return PROFD_OK;
+}
+
+void served_receiver_destroy(void *st)
+{
+    if (st)
+        served_receiver_shutdown(st);
+    free(st);
 }

@@ -16,4 +16,20 @@ struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_
                                     const struct server_tls *tls, size_t max_body,
                                     profd_rpc_handler fn, void *arg, const char *what);
 
+/* The state of a receiver serving one endpoint (Parca's, Pyroscope's):
+ * the handler's arg; cfg is the module's config struct. */
+struct served_receiver {
+    const struct profd_host *host;
+    struct profd_component *self;
+    const void *cfg;
+    struct profd_server *server;
+};
+
+/* Plugin callbacks of such a receiver: create allocates the state, shutdown
+ * stops the server (idempotent), destroy shuts down and frees. */
+int served_receiver_create(const struct profd_host *host, struct profd_component *self,
+                           const void *cfg, void **out);
+int served_receiver_shutdown(void *st);
+void served_receiver_destroy(void *st);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "profd/options.h"
+#include "profd/plugin.h"
 
 struct server_tls {
     char *cert_file, *key_file, *client_ca_file;
@@ -32,6 +33,17 @@ static inline int server_tls_on(const struct server_tls *t)
 static inline int server_tls_half(const struct server_tls *t)
 {
     return server_tls_on(t) != (t->key_file && *t->key_file);
+}
+
+/* PROFD_OK, or PROFD_ERR with a diagnostic on t when only half of it is
+ * set. */
+static inline int server_tls_validate(const struct profd_host *host, struct profd_diag *d,
+                                      const struct server_tls *t)
+{
+    if (!server_tls_half(t))
+        return PROFD_OK;
+    host->diag(d, t, "TLS needs both cert_file and key_file");
+    return PROFD_ERR;
 }
 
 #endif

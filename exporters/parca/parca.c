@@ -117,33 +117,16 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     if (!e)
         return PROFD_ERR;
     *e = (struct parca_exporter){.host = host, .self = self, .cfg = cfg};
-    /* the configured headers and authorization; the client copies them */
-    size_t n = cfg->headers.n;
-    struct profd_str_map headers = {0, must_malloc((n + 1) * sizeof(char *)),
-                                    must_malloc((n + 1) * sizeof(char *))};
-    for (size_t i = 0; i < n; i++) {
-        headers.keys[i] = cfg->headers.keys[i];
-        headers.values[i] = cfg->headers.values[i];
-    }
-    char *auth = NULL;
-    if (cfg->bearer_token && *cfg->bearer_token) {
-        auth = must_asprintf("Bearer %s", cfg->bearer_token);
-        headers.keys[n] = "authorization";
-        headers.values[n++] = auth;
-    }
-    headers.n = n;
     struct rpc_client_options o = {
         .url = cfg->endpoint,
         .protocol = PROFD_RPC_GRPC,
-        .headers = &headers,
+        .headers = &cfg->headers,
+        .bearer_token = cfg->bearer_token,
         .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
     char err[256];
     e->client = rpc_client_new(host, &o, err, sizeof(err));
-    free(auth);
-    free(headers.keys);
-    free(headers.values);
     if (!e->client) {
         host->log(self, PROFD_LOG_ERROR, "%s", err);
         free(e);

@@ -240,37 +240,26 @@ static int consume(void *st, struct profd_batch *b)
     return rc;
 }
 
-/* A client for one server: its headers, then the protocol's and the auth. */
+/* A client for one server: the protocol's headers, the tenant, the auth and
+ * the configured headers. */
 static struct rpc_client *client_for(const struct profd_host *host, const struct config *cfg,
                                      const struct server *srv, char *err, size_t errlen)
 {
-    size_t n = srv->headers.n;
-    struct profd_str_map headers = {0, must_malloc((n + 4) * sizeof(char *)),
-                                    must_malloc((n + 4) * sizeof(char *))};
-    char *auth = NULL;
-    for (size_t i = 0; i < n; i++) {
-        headers.keys[i] = srv->headers.keys[i];
-        headers.values[i] = srv->headers.values[i];
-    }
-    if (cfg->api == API_PUSH) {
-        headers.keys[n] = "Connect-Protocol-Version";
-        headers.values[n++] = "1";
-    }
-    if (srv->tenant && *srv->tenant) {
-        headers.keys[n] = "X-Scope-OrgID";
-        headers.values[n++] = srv->tenant;
-    }
-    if (srv->bearer_token && *srv->bearer_token) {
-        auth = must_asprintf("Bearer %s", srv->bearer_token);
-        headers.keys[n] = "Authorization";
-        headers.values[n++] = auth;
-    }
-    headers.n = n;
+    const char *protocol[3] = {NULL};
+    size_t n = 0;
+    char *tenant = srv->tenant && *srv->tenant ? must_asprintf("X-Scope-OrgID: %s", srv->tenant)
+                                               : NULL;
+    if (cfg->api == API_PUSH)
+        protocol[n++] = "Connect-Protocol-Version: 1";
+    if (tenant)
+        protocol[n++] = tenant;
     struct rpc_client_options o = {
         .url = srv->endpoint,
         .protocol = PROFD_RPC_HTTP,
         .content_type = cfg->api == API_PUSH ? "application/proto" : "application/octet-stream",
-        .headers = &headers,
+        .headers = &srv->headers,
+        .protocol_headers = protocol,
+        .bearer_token = srv->bearer_token,
         .tls = &srv->tls,
         .timeout = cfg->timeout,
         .retry_408_5xx = true,
@@ -278,9 +267,7 @@ static struct rpc_client *client_for(const struct profd_host *host, const struct
         .password = srv->basic_auth.password,
     };
     struct rpc_client *c = rpc_client_new(host, &o, err, errlen);   /* copies the headers */
-    free(auth);
-    free(headers.keys);
-    free(headers.values);
+    free(tenant);
     return c;
 }
 

@@ -89,10 +89,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     const struct endpoint_config *eps[] = {&cfg->protocols.grpc, &cfg->protocols.http};
     int rc = PROFD_OK;
     for (size_t i = 0; i < 2; i++)
-        if (server_tls_half(&eps[i]->tls)) {
-            host->diag(d, &eps[i]->tls, "TLS needs both cert_file and key_file");
+        if (server_tls_validate(host, d, &eps[i]->tls) != PROFD_OK)
             rc = PROFD_ERR;
-        }
     if (cfg->max_request_body_size == 0) {
         host->diag(d, &cfg->max_request_body_size, "max_request_body_size must be above 0");
         rc = PROFD_ERR;

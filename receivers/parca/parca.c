@@ -47,21 +47,14 @@ static const struct profd_option options[] = {
     {0},
 };
 
-struct parca_receiver {
-    const struct profd_host *host;
-    struct profd_component *self;
-    const struct config *cfg;
-    struct profd_server *server;
-};
+static const struct config *cfg_of(const struct served_receiver *r)
+{
+    return r->cfg;
+}
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
-    const struct config *cfg = cfgp;
-    if (server_tls_half(&cfg->tls)) {
-        host->diag(d, &cfg->tls, "TLS needs both cert_file and key_file");
-        return PROFD_ERR;
-    }
-    return PROFD_OK;
+    return server_tls_validate(host, d, &((const struct config *)cfgp)->tls);
 }
 
 /* Addresses that came normalized (relative to their object file) made
@@ -147,14 +140,14 @@ static void answer(const struct profd_rpc_request *req, struct profd_rpc_respons
 
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
-    struct parca_receiver *r = arg;
+    struct served_receiver *r = arg;
     const struct profd_host *host = r->host;
     bool grpc = req->protocol == PROFD_RPC_GRPC;
     if (strcmp(req->path, grpc ? WRITE_RAW : GATEWAY_WRITE_RAW) != 0) {
         snprintf(res->message, sizeof(res->message), "unknown method %.100s", req->path);
         return answer(req, res, S_UNIMPLEMENTED);
     }
-    if (!server_authorized(&r->cfg->auth, req)) {
+    if (!server_authorized(&cfg_of(r)->auth, req)) {
         snprintf(res->message, sizeof(res->message), "missing or wrong credentials");
         return answer(req, res, S_UNAUTHENTICATED);
     }
@@ -168,7 +161,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     if (proto)
         body = proto;
     struct profd_batch *b = host->batch_new();
-    int code = write_raw(host, body, len, r->cfg->max_message_size, b, res->message,
+    int code = write_raw(host, body, len, cfg_of(r)->max_message_size, b, res->message,
                          sizeof(res->message));
     if (!code && b->nrecords && host->emit(r->self, b) != PROFD_OK) {
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
@@ -179,40 +172,14 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     answer(req, res, code);
 }
 
-static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
-                  void **out)
-{
-    struct parca_receiver *r = calloc(1, sizeof(*r));
-    if (!r)
-        return PROFD_ERR;
-    *r = (struct parca_receiver){host, self, cfg, NULL};
-    *out = r;
-    return PROFD_OK;
-}
-
 static int start(void *st)
 {
-    struct parca_receiver *r = st;
-    const struct config *cfg = r->cfg;
+    struct served_receiver *r = st;
+    const struct config *cfg = cfg_of(r);
     r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_HTTP, &cfg->tls,
                                cfg->max_message_size, handle, r,
                                "Parca WriteRaw (gRPC, and the gateway's JSON)");
     return r->server ? PROFD_OK : PROFD_ERR;
-}
-
-static int shutdown(void *st)
-{
-    struct parca_receiver *r = st;
-    r->host->server_stop(r->server);
-    r->server = NULL;
-    return PROFD_OK;
-}
-
-static void destroy(void *st)
-{
-    if (st)
-        shutdown(st);
-    free(st);
 }
 
 static const struct profd_plugin plugin = {
@@ -223,10 +190,10 @@ static const struct profd_plugin plugin = {
     .options = options,
     .config_size = sizeof(struct config),
     .validate = validate,
-    .create = create,
+    .create = served_receiver_create,
     .start = start,
-    .shutdown = shutdown,
-    .destroy = destroy,
+    .shutdown = served_receiver_shutdown,
+    .destroy = served_receiver_destroy,
 };
 
 PROFD_PLUGIN_DEFINE(plugin)

@@ -54,24 +54,17 @@ static const struct profd_option options[] = {
     {0},
 };
 
-struct pyroscope_receiver {
-    const struct profd_host *host;
-    struct profd_component *self;
-    const struct config *cfg;
-    struct profd_server *server;
-};
-
 enum { C_INVALID_ARGUMENT = 3, C_RESOURCE_EXHAUSTED = 8, C_UNIMPLEMENTED = 12,
        C_UNAUTHENTICATED = 16 };
 
+static const struct config *cfg_of(const struct served_receiver *r)
+{
+    return r->cfg;
+}
+
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
-    const struct config *cfg = cfgp;
-    if (server_tls_half(&cfg->tls)) {
-        host->diag(d, &cfg->tls, "TLS needs both cert_file and key_file");
-        return PROFD_ERR;
-    }
-    return PROFD_OK;
+    return server_tls_validate(host, d, &((const struct config *)cfgp)->tls);
 }
 
 /* An error: a gRPC status, or an HTTP status with a Connect error body
@@ -148,7 +141,7 @@ static bool push_series(const struct profd_host *host, const uint8_t *body, size
     return rc == 0;
 }
 
-static void push(struct pyroscope_receiver *r, const struct profd_rpc_request *req,
+static void push(struct served_receiver *r, const struct profd_rpc_request *req,
                  struct profd_rpc_response *res, struct profd_batch *b)
 {
     bool http = req->protocol == PROFD_RPC_HTTP;
@@ -165,8 +158,8 @@ static void push(struct pyroscope_receiver *r, const struct profd_rpc_request *r
                                        &len, why, sizeof(why)) != 0)
         return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "PushRequest: %s",
                     why);
-    bool ok = push_series(r->host, proto ? proto : body, len, r->cfg->max_request_body_size, b,
-                          why, sizeof(why));
+    bool ok = push_series(r->host, proto ? proto : body, len,
+                          cfg_of(r)->max_request_body_size, b, why, sizeof(why));
     free(proto);
     if (!ok)
         return fail(req, res, C_INVALID_ARGUMENT, "invalid_argument", 400, "%s", why);
@@ -271,7 +264,7 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
     return true;
 }
 
-static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request *req,
+static void ingest(struct served_receiver *r, const struct profd_rpc_request *req,
                    struct profd_rpc_response *res, struct profd_batch *b)
 {
     const struct profd_host *host = r->host;
@@ -286,7 +279,7 @@ static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request 
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
     bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
-    size_t max = r->cfg->max_request_body_size;
+    size_t max = cfg_of(r)->max_request_body_size;
     if (multipart && (!*format || !strcmp(format, "pprof"))) {
         if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
                               sizeof(why)))
@@ -314,9 +307,9 @@ static void ingest(struct pyroscope_receiver *r, const struct profd_rpc_request 
 
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
-    struct pyroscope_receiver *r = arg;
+    struct served_receiver *r = arg;
     const struct profd_host *host = r->host;
-    if (!server_authorized(&r->cfg->auth, req))
+    if (!server_authorized(&cfg_of(r)->auth, req))
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401,
                     "missing or wrong credentials");
     bool is_push = !strcmp(req->path, PUSH);
@@ -344,39 +337,14 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     host->batch_unref(b);
 }
 
-static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
-                  void **out)
-{
-    struct pyroscope_receiver *r = calloc(1, sizeof(*r));
-    if (!r)
-        return PROFD_ERR;
-    *r = (struct pyroscope_receiver){host, self, cfg, NULL};
-    *out = r;
-    return PROFD_OK;
-}
-
 static int start(void *st)
 {
-    struct pyroscope_receiver *r = st;
-    r->server = serve_endpoint(r->host, r->self, r->cfg->endpoint, PROFD_RPC_HTTP, &r->cfg->tls,
-                               r->cfg->max_request_body_size, handle, r,
+    struct served_receiver *r = st;
+    const struct config *cfg = cfg_of(r);
+    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_HTTP, &cfg->tls,
+                               cfg->max_request_body_size, handle, r,
                                "Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)");
     return r->server ? PROFD_OK : PROFD_ERR;
-}
-
-static int shutdown(void *st)
-{
-    struct pyroscope_receiver *r = st;
-    r->host->server_stop(r->server);
-    r->server = NULL;
-    return PROFD_OK;
-}
-
-static void destroy(void *st)
-{
-    if (st)
-        shutdown(st);
-    free(st);
 }
 
 static const struct profd_plugin plugin = {
@@ -387,10 +355,10 @@ static const struct profd_plugin plugin = {
     .options = options,
     .config_size = sizeof(struct config),
     .validate = validate,
-    .create = create,
+    .create = served_receiver_create,
     .start = start,
-    .shutdown = shutdown,
-    .destroy = destroy,
+    .shutdown = served_receiver_shutdown,
+    .destroy = served_receiver_destroy,
 };
 
 PROFD_PLUGIN_DEFINE(plugin)

@@ -5,11 +5,13 @@ Every test gets a temporary working directory. profd's log lines are read
 on a thread; tests wait for the events they expect (a log line, a file), with
 a deadline, never for a fixed time.
 """
+import importlib
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -64,6 +66,27 @@ def raw_pprof(path):
     pprof would symbolize from local binaries by itself."""
     return subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path],
                           capture_output=True, text=True, timeout=120).stdout
+
+
+_protoc_out = None
+_protoc_done = set()
+
+
+def protoc_modules(directory, names):
+    """The Python modules protoc makes of proto files `names` in proto/
+    `directory` (which is their import root), generated once into this
+    run's temporary directory and imported: one per name, in order."""
+    global _protoc_out
+    if _protoc_out is None:
+        _protoc_out = tempfile.mkdtemp(prefix="profd-protoc-")
+        sys.path.insert(0, _protoc_out)
+    src = os.path.join(ROOT, "proto", directory)
+    todo = [n for n in names if (directory, n) not in _protoc_done]
+    if todo:
+        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + _protoc_out] +
+                       [os.path.join(src, n) for n in todo], check=True)
+        _protoc_done.update((directory, n) for n in todo)
+    return [importlib.import_module(n[:-len(".proto")] + "_pb2") for n in names]
 
 
 def http_post(url, body, headers=None):
@@ -147,6 +170,12 @@ class Profd:
         with self.cond:
             self.lines.append(None)   # end of output
             self.cond.notify_all()
+
+    def listening(self, what):
+        """The address a server logged as "<what> on <address>" (what is
+        matched literally)."""
+        line = self.wait_log(re.escape(what) + " on ")[0]
+        return line.split(what + " on ")[1].split()[0]
 
     def wait_log(self, pattern, count=1, deadline=DEADLINE, start=0):
         """Waits until `count` log lines from index `start` match pattern."""

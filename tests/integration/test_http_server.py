@@ -66,8 +66,8 @@ class HttpServerTest(ProfdTestCase):
 
     def start_receiver(self, extra="", **kw):
         p = self.start(CONFIG % extra, **kw)
-        line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP/1.1, HTTP/2, gRPC\) on ")[0]
-        host, port = line.split(" on ")[1].split()[0].rsplit(":", 1)
+        host, port = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)").rsplit(
+            ":", 1)
         return p, (host, int(port))
 
     def connect(self, addr):

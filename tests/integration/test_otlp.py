@@ -8,8 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -17,7 +15,7 @@ import urllib.error
 import urllib.request
 
 from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, make_test_certs,
-                     metric_value, raw_pprof, run, wait_until)
+                     metric_value, protoc_modules, raw_pprof, run, wait_until)
 
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
@@ -33,14 +31,9 @@ def pb():
     """The generated OTLP classes (protoc --python_out over proto/otlp), once."""
     global _pb
     if _pb is None:
-        out = tempfile.mkdtemp(prefix="profd-otlp-pb-")
-        src = os.path.join(ROOT, "proto", "otlp")
-        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + out] +
-                       [os.path.join(src, f) for f in sorted(os.listdir(src))], check=True)
-        sys.path.insert(0, out)
-        import profiles_service_pb2
-        import status_pb2
-        _pb = (profiles_service_pb2, status_pb2)
+        names = sorted(os.listdir(os.path.join(ROOT, "proto", "otlp")))
+        modules = dict(zip(names, protoc_modules("otlp", names)))
+        _pb = (modules["profiles_service.proto"], modules["status.proto"])
     return _pb
 
 
@@ -63,10 +56,7 @@ service:
 
 def addresses(p):
     """The gRPC and HTTP addresses a receiving profd logged."""
-    grpc_line = p.wait_log(r"OTLP/gRPC on ")[0]
-    http_line = p.wait_log(r"OTLP/HTTP on ")[0]
-    return (grpc_line.split("OTLP/gRPC on ")[1].split()[0],
-            http_line.split("OTLP/HTTP on ")[1].split()[0])
+    return p.listening("OTLP/gRPC"), p.listening("OTLP/HTTP")
 
 
 def known_request(bad_stack=False):
@@ -487,7 +477,7 @@ class OtlpExporterTest(ProfdTestCase):
         config = sender_config(self.path("spool"), 'endpoint: "%s", '
                                'retry_on_failure: {initial_interval: 10ms}' % address)
         p = self.start(config.replace("after_ingest: keep", "after_ingest: keep, oneshot: true"))
-        failed = p.wait_log(r"failed to export \d+ record\(s\): permanent error")
+        p.wait_log(r"failed to export \d+ record\(s\): permanent error")
         p.stop()
         self.assertNotIn("will retry", p.log_text())
         # one request per failure logged: none was sent again

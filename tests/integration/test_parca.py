@@ -8,14 +8,11 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import unittest
 
-from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
-                     raw_pprof, wait_until)
+from harness import (GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
+                     protoc_modules, raw_pprof, wait_until)
 
 WRITE_RAW = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
 
@@ -31,14 +28,8 @@ def pb():
     """(profilestore_pb2, profile_pb2), generated once."""
     global _pb
     if _pb is None:
-        out = tempfile.mkdtemp(prefix="profd-parca-pb-")
-        for src, name in (("proto/parca", "profilestore.proto"), ("proto", "profile.proto")):
-            subprocess.run(["protoc", "--proto_path=" + os.path.join(ROOT, src),
-                            "--python_out=" + out, os.path.join(ROOT, src, name)], check=True)
-        sys.path.insert(0, out)
-        import profilestore_pb2
-        import profile_pb2
-        _pb = (profilestore_pb2, profile_pb2)
+        _pb = (protoc_modules("parca", ["profilestore.proto"])[0],
+               protoc_modules("", ["profile.proto"])[0])
     return _pb
 
 
@@ -66,8 +57,7 @@ service:
 
 
 def address(p):
-    line = p.wait_log(r"Parca WriteRaw \(gRPC, and the gateway's JSON\) on ")[0]
-    return line.split(" on ")[1].split()[0]
+    return p.listening("Parca WriteRaw (gRPC, and the gateway's JSON)")
 
 
 def write_raw(addr, series, timeout=20):

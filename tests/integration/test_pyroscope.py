@@ -9,14 +9,11 @@ import gzip
 import http.server
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import unittest
 
-from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
-                     raw_pprof, wait_until)
+from harness import (GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
+                     protoc_modules, raw_pprof, wait_until)
 
 PUSH = "/push.v1.PusherService/Push"
 
@@ -32,13 +29,7 @@ def pb():
     """push_pb2, generated once."""
     global _pb
     if _pb is None:
-        out = tempfile.mkdtemp(prefix="profd-pyroscope-pb-")
-        src = os.path.join(ROOT, "proto", "pyroscope")
-        subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + out,
-                        os.path.join(src, "push.proto")], check=True)
-        sys.path.insert(0, out)
-        import push_pb2
-        _pb = push_pb2
+        _pb = protoc_modules("pyroscope", ["push.proto"])[0]
     return _pb
 
 
@@ -67,8 +58,7 @@ service:
 
 def address(p):
     """Where the receiver listens: HTTP/1.1, HTTP/2 and gRPC on one port."""
-    line = p.wait_log(r"Pyroscope ingest and push.v1 \(HTTP/1.1, HTTP/2, gRPC\) on ")[0]
-    return line.split(" on ")[1].split()[0]
+    return p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
 
 def stand_in(got, answers):
@@ -273,8 +263,7 @@ class PyroscopeTest(ProfdTestCase):
                                         'endpoint: "127.0.0.1:0", '
                                         'basic_auth: {username: agent, password: "s3:cret"}')
                        % "{service_name}")
-        http_addr = h2_addr = address(p)
-        url = "http://%s/ingest?name=app.cpu&format=lines" % http_addr
+        url = "http://%s/ingest?name=app.cpu&format=lines" % address(p)
         good = "Basic " + base64.b64encode(b"agent:s3:cret").decode()
         wrong = "Basic " + base64.b64encode(b"agent:nope").decode()
         for headers in ({}, {"Authorization": wrong}, {"Authorization": "Bearer s3:cret"}):
@@ -285,7 +274,6 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_exporter_against_a_pyroscope_stand_in(self):
-        push_pb2 = pb()
         got, answers = [], [500, 200]
         port = self.serve_http(stand_in(got, answers))
         os.makedirs(self.path("spool"))

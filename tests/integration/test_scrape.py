@@ -4,7 +4,6 @@ import gzip
 import hashlib
 import os
 import re
-import subprocess
 
 from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, make_test_certs, metric_value,
                      pprof_samples, subtract, wait_until)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "alloc.h"
 #include "http1_parse.h"
@@ -78,20 +79,38 @@ static const char *reason(int status)
     }
 }
 
+/* Sends what it can of a keep-alive response straight to the socket when
+ * nothing is waiting before it (plaintext): the usual small response then
+ * costs one system call, not two epoll_ctl calls and a wake-up for
+ * writability. Returns the bytes sent. */
+static size_t send_now(struct h1_conn *c, const char *head, size_t head_len, const uint8_t *body,
+                       size_t len)
+{
+    if (c->s->tls || evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
+        return 0;
+    struct iovec iov[2] = {{(void *)head, head_len}, {(void *)body, len}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+    ssize_t n = sendmsg(bufferevent_getfd(c->bev), &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return n > 0 ? (size_t)n : 0;   /* errors show on the buffered write that follows */
+}
+
 /* Writes a response; with close, the connection ends once it is sent. */
 static void respond(struct h1_conn *c, int status, const char *content_type, const uint8_t *body,
                     size_t len, bool close)
 {
+    char head[512];
+    int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\n%s%s%s%s%s\r\n",
+                     status, reason(status), len, content_type ? "Content-Type: " : "",
+                     content_type ? content_type : "", content_type ? "\r\n" : "",
+                     status == 405 ? "Allow: POST\r\n" : "", close ? "Connection: close\r\n" : "");
+    size_t head_len = n > 0 && (size_t)n < sizeof(head) ? (size_t)n : sizeof(head) - 1;
+    size_t sent = close ? 0 : send_now(c, head, head_len, body, len);
     struct evbuffer *out = bufferevent_get_output(c->bev);
-    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\n", status, reason(status),
-                        len);
-    if (content_type)
-        evbuffer_add_printf(out, "Content-Type: %s\r\n", content_type);
-    if (status == 405)
-        evbuffer_add_printf(out, "Allow: POST\r\n");
-    evbuffer_add_printf(out, "%s\r\n", close ? "Connection: close\r\n" : "");
-    if (len)
-        evbuffer_add(out, body, len);
+    if (sent < head_len)
+        evbuffer_add(out, head + sent, head_len - sent);
+    size_t body_sent = sent > head_len ? sent - head_len : 0;
+    if (body_sent < len)
+        evbuffer_add(out, body + body_sent, len - body_sent);
     if (close) {
         c->state = H1_CLOSING;
         bufferevent_disable(c->bev, EV_READ);

@@ -75,6 +75,7 @@ struct state {
     atomic_uint seq;          /* names temp files */
     atomic_uint collisions;   /* suffixes for names already taken */
     atomic_bool unnamed_works;   /* O_TMPFILE and /proc/self/fd are there */
+    atomic_bool empty_path_works;   /* linkat(fd, "", AT_EMPTY_PATH) is allowed */
     pthread_mutex_t retention_lock;
     int64_t next_retention_ns;
 };
@@ -123,6 +124,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     s->cfg = cfg;
     pthread_mutex_init(&s->retention_lock, NULL);
     atomic_init(&s->unnamed_works, true);
+    atomic_init(&s->empty_path_works, true);
     *out = s;
     return PROFD_OK;
 }
@@ -170,13 +172,14 @@ static void fsync_dir_of(const char *path)
     free(dir);
 }
 
-/* Links the file `from` names (a path, or "/proc/self/fd/N" for an
- * O_TMPFILE) to final without replacing anything. When the name is taken, a
+/* Links the file (from_dir, from) names (a path; "/proc/self/fd/N" or, with
+ * AT_EMPTY_PATH, the descriptor itself for an O_TMPFILE) to final without
+ * replacing anything. When the name is taken, a
  * suffix -N goes before the extension, N from a counter that only grows, so
  * a burst of profiles with one timestamp costs one extra try each, not a
  * scan. Returns 0 with *written set, or -1 with errno. */
-static int link_new(struct state *s, const char *from, int flags, const char *final,
-                    char **written)
+static int link_new(struct state *s, int from_dir, const char *from, int flags,
+                    const char *final, char **written)
 {
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
     size_t stem = strlen(final) - strlen(ext);
@@ -189,7 +192,7 @@ static int link_new(struct state *s, const char *from, int flags, const char *fi
             name = NULL;
         if (!name)
             return -1;
-        if (linkat(AT_FDCWD, from, AT_FDCWD, name, flags) == 0) {
+        if (linkat(from_dir, from, AT_FDCWD, name, flags) == 0) {
             *written = name;
             return 0;
         }
@@ -220,10 +223,21 @@ static int write_unnamed(struct state *s, const char *dir, const char *path,
         errno = e;
         return -1;
     }
-    char proc[64];
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    int rc = link_new(s, proc, AT_SYMLINK_FOLLOW, path, written);
-    int e = errno;
+    /* The descriptor itself needs CAP_DAC_READ_SEARCH (ENOENT without it);
+     * its /proc name costs a walk of /proc per file. */
+    int rc = -1, e = ENOENT;
+    if (s->empty_path_works) {
+        rc = link_new(s, fd, "", AT_EMPTY_PATH, path, written);
+        e = errno;
+        if (rc < 0 && (e == ENOENT || e == EPERM))
+            s->empty_path_works = false;
+    }
+    if (!s->empty_path_works) {
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        rc = link_new(s, AT_FDCWD, proc, AT_SYMLINK_FOLLOW, path, written);
+        e = errno;
+    }
     close(fd);
     errno = e;
     return rc == 0 ? 1 : e == ENOENT && access("/proc/self/fd", F_OK) != 0 ? 0 : -1;
@@ -250,7 +264,7 @@ static int write_named(struct state *s, const char *path, const uint8_t *data, s
         rc = rename(tmp, path);
         e = errno;
     } else if (rc == 0) {
-        rc = link_new(s, tmp, 0, path, written);
+        rc = link_new(s, AT_FDCWD, tmp, 0, path, written);
         e = errno;
     }
     if (fd >= 0 && !(rc == 0 && s->cfg->overwrite))

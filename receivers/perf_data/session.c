@@ -45,6 +45,9 @@ struct out {
     struct location *locs;
     size_t nlocs, locs_cap;
     struct index loc_index;
+    const struct map **binaries;     /* the first map of each binary seen */
+    size_t nbinaries, binaries_cap;
+    struct index binary_index;
     struct profd_profile *profile;   /* receives locations and values as they come */
     struct sample *samples;
     size_t nsamples, samples_cap;
@@ -143,6 +146,49 @@ static bool same_loc(void *arg, uint32_t pos)
 {
     struct loc_key *k = arg;
     return k->o->locs[pos].map == k->fr->map && k->o->locs[pos].address == k->fr->address;
+}
+
+/* Whether a map's contents are its file's, the same in every process that
+ * maps it: a build-id, or a path that is neither anonymous memory ("//anon"
+ * and the like), a memfd nor a pseudo-file such as "[heap]". */
+static bool names_a_binary(const struct map *m)
+{
+    const char *f = m->filename;
+    return m->build_id[0] || (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0);
+}
+
+struct binary_key {
+    struct out *o;
+    const struct map *m;
+};
+
+static bool same_binary(void *arg, uint32_t pos)
+{
+    const struct binary_key *k = arg;
+    const struct map *a = k->o->binaries[pos], *b = k->m;
+    return a->filename == b->filename && a->pgoff == b->pgoff &&
+           a->limit - a->start == b->limit - b->start && !strcmp(a->build_id, b->build_id);
+}
+
+/* The map that stands for m in o: the first one of o's with the same file
+ * (name, build-id, offset and size). Processes running one binary so share
+ * its locations and stacks in a profile that merges them (perf record of a
+ * build runs the same compiler hundreds of times), addresses taken
+ * relative to that first map as pprof's merge does. */
+static const struct map *binary_map(struct out *o, const struct map *m)
+{
+    if (!m || !names_a_binary(m))
+        return m;
+    struct binary_key k = {o, m};
+    uint64_t hash = hash_mix(hash_mix(hash_mix(0, (uint64_t)(uintptr_t)m->filename), m->pgoff),
+                             m->limit - m->start);
+    int64_t at = index_find(&o->binary_index, hash, same_binary, &k);
+    if (at >= 0)
+        return o->binaries[at];
+    o->binaries = grow_array(o->binaries, &o->binaries_cap, o->nbinaries + 1, sizeof(*o->binaries));
+    o->binaries[o->nbinaries] = m;
+    index_add(&o->binary_index, hash, (uint32_t)o->nbinaries++);
+    return m;
 }
 
 static uint32_t location_of(struct out *o, const struct frame *fr)
@@ -265,7 +311,10 @@ static uint32_t frame_location(struct perf_session *s, struct out *o, const stru
     struct memo *m = &s->memo[hash_mix(hash_mix(key, (uint64_t)pid), out) & (MEMO_SIZE - 1)];
     if (m->gen == s->gen && m->key == key && m->pid == pid && m->out == out)
         return m->loc;
-    struct frame fr = {processes_find_map(&s->procs, p, a), leaf || !a ? a : a - 1};
+    const struct map *map = processes_find_map(&s->procs, p, a), *binary = binary_map(o, map);
+    struct frame fr = {binary, leaf || !a ? a : a - 1};
+    if (binary != map)
+        fr.address = fr.address - map->start + binary->start;
     *m = (struct memo){key, s->gen, pid, out, location_of(o, &fr) + 1};
     return m->loc;
 }
@@ -570,6 +619,7 @@ static struct profd_profile *build_profile(struct perf_session *s, struct out *o
     o->profile = NULL;
     index_clear(&o->sample_index);
     index_clear(&o->loc_index);
+    index_clear(&o->binary_index);
     set_types(s, p);
     /* Mappings: a linear search per location, over the few mappings a
      * process has; distinct maps are at most the number of locations. */
@@ -653,6 +703,8 @@ static void out_clear(struct perf_session *s, struct out *o)
         s->h->profile_free(o->profile);
     free(o->locs);
     index_clear(&o->loc_index);
+    free(o->binaries);
+    index_clear(&o->binary_index);
     free(o->samples);
     index_clear(&o->sample_index);
 }

@@ -3,13 +3,15 @@
 process, thread and comm, with counts."""
 import collections
 import glob
+import gzip
 import os
 import re
 import shutil
 import subprocess
 import unittest
 
-from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command, valgrind, wait_until
+from harness import (PROFD, ROOT, ProfdTestCase, protoc_modules, raw_pprof, run_command, valgrind,
+                     wait_until)
 
 CORPUS_PERF = os.path.join(os.environ.get("PROFD_CORPUS", ""), "perf")
 HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+[\d.]+:", re.M)
@@ -406,11 +408,11 @@ class PerfRecordTest(ProfdTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return outputs_stacks(glob.glob(os.path.join(out, "*.pb.gz")))
 
-    def record(self, *opts, call_graph="fp"):
+    def record(self, *opts, call_graph="fp", command=None):
         data = self.path("perf.data")
         subprocess.run(["perf", "record", "-q", "-F", "2000", "--call-graph", call_graph, "-o",
-                        data] + list(opts) + ["--", self.prog], check=True, capture_output=True,
-                       timeout=300)
+                        data] + list(opts) + ["--"] + (command or [self.prog]), check=True,
+                       capture_output=True, timeout=300)
         return data
 
     def test_file_mode(self):
@@ -429,6 +431,26 @@ class PerfRecordTest(ProfdTestCase):
         self.assertGreater(sum(want.values()), 100)
         self.assertTrue(any(len(k[3]) > 3 for k in want))
         self.assertEqual(got, want)
+
+    def test_runs_of_one_binary_share_its_mapping_in_a_merged_profile(self):
+        """Two runs of the program (a PIE, loaded at two bases) merged into
+        one profile: one mapping for it, and the stacks of each thread
+        still equal perf script's (addresses relative to the binary)."""
+        data = self.record(command=["sh", "-c", '"$0"; "$0"', self.prog])
+        want = collections.Counter()
+        for (pid, tid, comm, stack), n in self.script(data).items():
+            want[(0, tid, comm, stack)] += n
+        self.assertGreater(len({pid for pid, _, _, _ in self.script(data)}), 2)
+        out = self.path("merged.pb.gz")
+        r = run_command([PROFD, "convert", data, "-o", out, "--no-symbolize", "--sample-labels",
+                         "tid,comm"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # read as written: go tool pprof merges a file's mappings itself
+        profile_pb2 = protoc_modules("", ["profile.proto"])[0]
+        prof = profile_pb2.Profile.FromString(gzip.decompress(open(out, "rb").read()))
+        mappings = [prof.string_table[m.filename] for m in prof.mapping]
+        self.assertEqual(mappings.count(self.prog), 1, mappings)
+        self.assertEqual(converted_stacks(out, 0), want)
 
     def test_zstd_compressed(self):
         data = self.record("-z")

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Files in, files out, through the real binary and its modules."""
 import os
+import shutil
 import subprocess
+import sys
 
 from harness import (GO_CORPUS, ProfdTestCase, corpus_files, metric_value, wait_until)
 
@@ -18,6 +20,18 @@ service:
     profiles:
       receivers: [pprof_file]
       exporters: [%s]
+"""
+
+# Exits 0 when linkat(fd, "", AT_EMPTY_PATH) links an O_TMPFILE in argv[1].
+LINK_EMPTY_PATH = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_TMPFILE | os.O_WRONLY, 0o644)
+name = os.path.join(sys.argv[1], "probe").encode()
+ok = libc.linkat(fd, b"", -100, name, 0x1000) == 0   # AT_FDCWD, AT_EMPTY_PATH
+if ok:
+    os.unlink(name)
+sys.exit(0 if ok else 1)
 """
 
 
@@ -54,9 +68,22 @@ class PipelineTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_one_name_for_all_gets_suffixes_or_is_overwritten_leaving_no_temp_files(self):
+        self.check_suffixes_and_overwrite()
+
+    def test_without_cap_dac_read_search_files_are_linked_by_their_proc_name(self):
+        """linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; without it the
+        exporter links /proc/self/fd/N instead, with the same results."""
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to drop one capability")
+        drop = ["setpriv", "--inh-caps=-dac_read_search", "--bounding-set=-dac_read_search"]
+        if subprocess.run(drop + [sys.executable, "-c", LINK_EMPTY_PATH, self.path()]).returncode == 0:
+            self.skipTest("this kernel links an O_TMPFILE by its descriptor without the capability")
+        self.check_suffixes_and_overwrite(wrapper=drop)
+
+    def check_suffixes_and_overwrite(self, wrapper=()):
         p = self.start(config([("pprof_file/keep", "directory: ./keep, path_template: same.pb.gz"),
                                ("pprof_file/over", "directory: ./over, path_template: same.pb.gz, "
-                                                   "overwrite: true")]))
+                                                   "overwrite: true")]), wrapper=wrapper)
         files = corpus_files()
         for name in files:
             self.spool(name, src=os.path.join(GO_CORPUS, name))

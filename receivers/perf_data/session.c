@@ -593,20 +593,40 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
     }
 }
 
-/* The mapping ref of m in p, adding it on first use (refs in maps[]). */
+/* The mappings of a profile being built: which map each one is. */
+struct mapping_refs {
+    const struct map **maps;     /* by mapping ref - 1 */
+    struct index index;          /* map pointer -> position in maps */
+};
+
+struct mapping_key {
+    const struct mapping_refs *refs;
+    const struct map *m;
+};
+
+static bool same_map(void *arg, uint32_t pos)
+{
+    const struct mapping_key *k = arg;
+    return k->refs->maps[pos] == k->m;
+}
+
+/* The mapping ref of m in p, adding it on first use. */
 static uint32_t mapping_ref(const struct profd_host *h, struct profd_profile *p,
-                            const struct map **maps, const struct map *m)
+                            struct mapping_refs *refs, const struct map *m)
 {
     if (!m)
         return 0;
-    for (uint32_t i = 0; i < p->nmappings; i++)
-        if (maps[i] == m)
-            return i + 1;
+    struct mapping_key k = {refs, m};
+    uint64_t hash = hash_mix(0, (uint64_t)(uintptr_t)m);
+    int64_t at = index_find(&refs->index, hash, same_map, &k);
+    if (at >= 0)
+        return (uint32_t)at + 1;
     struct profd_mapping *pm = &p->mappings[p->nmappings];
     *pm = (struct profd_mapping){.memory_start = m->start, .memory_limit = m->limit,
                                  .file_offset = m->pgoff, .filename = str(h, p, m->filename),
                                  .build_id = str(h, p, m->build_id)};
-    maps[p->nmappings] = m;
+    refs->maps[p->nmappings] = m;
+    index_add(&refs->index, hash, p->nmappings);
     return ++p->nmappings;
 }
 
@@ -621,18 +641,18 @@ static struct profd_profile *build_profile(struct perf_session *s, struct out *o
     index_clear(&o->loc_index);
     index_clear(&o->binary_index);
     set_types(s, p);
-    /* Mappings: a linear search per location, over the few mappings a
-     * process has; distinct maps are at most the number of locations. */
-    const struct map **maps = calloc(o->nlocs + 1, sizeof(*maps));
-    if (!maps)
+    /* Distinct maps are at most the number of locations. */
+    struct mapping_refs refs = {calloc(o->nlocs + 1, sizeof(*refs.maps)), {0}};
+    if (!refs.maps)
         abort();
     p->mappings = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->mappings));
     p->locations = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->locations));
     for (size_t i = 0; i < o->nlocs; i++)
         p->locations[i] = (struct profd_location){
-            .address = o->locs[i].address, .mapping = mapping_ref(h, p, maps, o->locs[i].map)};
+            .address = o->locs[i].address, .mapping = mapping_ref(h, p, &refs, o->locs[i].map)};
     p->nlocations = (uint32_t)o->nlocs;
-    free(maps);
+    free(refs.maps);
+    index_clear(&refs.index);
     bool labeled = s->o.label_tid || s->o.label_cpu || s->o.label_comm;
     uint32_t k_tid = labeled ? str(h, p, "tid") : 0, k_cpu = labeled ? str(h, p, "cpu") : 0,
              k_comm = labeled ? str(h, p, "comm") : 0;

@@ -168,9 +168,21 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
     .set_initial_registers = set_initial_registers,
 };
 
+/* No separate debug files: unwinding reads .eh_frame, and .debug_frame
+ * only where the binary itself has it. A debug file would be opened, and
+ * its compressed DWARF inflated whole, for the frame where a stack ends. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file,
+                        GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file;
+    (void)debuglink_crc, (void)debuginfo_file_name;
+    return -1;
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 

@@ -11,10 +11,14 @@ SANITIZE ?=
 PKGS     := yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto \
             libnghttp2 libzstd
 OPT      ?= -O2 -g
-CFLAGS   := $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
+# Asked of pkg-config when a recipe first needs them, once `deps` has
+# installed the packages (a fresh machine has none when make starts).
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $$(PKGS) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $$(shell pkg-config --libs $$(PKGS) 2>/dev/null))$(PKG_LIBS)
+CFLAGS   = $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
             $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \
-            $(SANITIZE) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -ldl -lm
+            $(SANITIZE) $(PKG_CFLAGS)
+LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
 # -z defs proves a module uses no daemon symbol; sanitizer runtimes live in
 # the executable, so sanitized modules are linked without it.
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
@@ -65,7 +69,7 @@ test-deps:
 
 Q := $(if $(V),,@)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -79,14 +83,14 @@ $(BUILD)/profd: $(BUILD)/obj/core/main.o $(CORE_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 define module_rule
-$(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) $($(call module_name,$(1))_SRCS) $(wildcard lib/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h
+$(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) $($(call module_name,$(1))_SRCS) $(wildcard lib/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h | deps
 	@mkdir -p $(BUILD)/modules
 	@echo "  MODULE  $$@"
 	$(Q)$(CC) $(CFLAGS) $(MODFLAGS) $(wildcard $(1)/*.c) $($(call module_name,$(1))_SRCS) -o $$@ $($(call module_name,$(1))_LIBS) -lc
 endef
 $(foreach d,$(MODULE_DIRS),$(eval $(call module_rule,$(d))))
 
-$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto | deps
 	@mkdir -p $(BUILD)/proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/proto $<
 
@@ -109,7 +113,7 @@ $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 
 # The Go scrape target the integration tests start (net/http/pprof, fgprof).
 # Its one dependency comes from Debian's Go source packages, built offline.
-$(BUILD)/tests/target: tests/integration/target/main.go
+$(BUILD)/tests/target: tests/integration/target/main.go | test-deps
 	@mkdir -p $(dir $@)
 	@echo "  GO      $@"
 	$(Q)cd tests/integration/target && GO111MODULE=off GOPATH=/usr/share/gocode \
@@ -123,7 +127,7 @@ unit: all $(UNIT_BIN) $(CONFORMANCE) $(BUILD)/tests/target
 test: test-deps unit
 	BUILD=$(BUILD) PROFD_SANITIZED=$(PROFD_SANITIZED) tests/run.sh
 
-asan:
+asan: test-deps
 	$(MAKE) test BUILD=build-asan CC=clang SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 		OPT="-O1 -g" PROFD_SANITIZED=1
 

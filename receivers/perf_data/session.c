@@ -17,13 +17,8 @@
 #define MAX_FRAMES 1024
 #define MISC_MMAP_DATA 0x2000
 
-struct frame {
-    const struct map *map;
-    uint64_t address;
-};
-
 struct location {
-    const struct map *map;
+    uint32_t mapping;     /* mapping ref (position in the out's maps + 1), 0 = none */
     uint64_t address;
 };
 
@@ -45,9 +40,9 @@ struct out {
     struct location *locs;
     size_t nlocs, locs_cap;
     struct index loc_index;
-    const struct map **binaries;     /* the first map of each binary seen */
-    size_t nbinaries, binaries_cap;
-    struct index binary_index;
+    const struct map **maps;         /* the profile's mappings, one per binary */
+    size_t nmaps, maps_cap;
+    struct index map_index;
     struct profd_profile *profile;   /* receives locations and values as they come */
     struct sample *samples;
     size_t nsamples, samples_cap;
@@ -139,13 +134,13 @@ static struct out *out_for(struct perf_session *s, const struct process *p, size
 
 struct loc_key {
     struct out *o;
-    const struct frame *fr;
+    const struct location *l;
 };
 
 static bool same_loc(void *arg, uint32_t pos)
 {
     struct loc_key *k = arg;
-    return k->o->locs[pos].map == k->fr->map && k->o->locs[pos].address == k->fr->address;
+    return k->o->locs[pos].mapping == k->l->mapping && k->o->locs[pos].address == k->l->address;
 }
 
 /* Whether a map's contents are its file's, the same in every process that
@@ -157,49 +152,58 @@ static bool names_a_binary(const struct map *m)
     return m->build_id[0] || (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0);
 }
 
-struct binary_key {
+struct map_key {
     struct out *o;
     const struct map *m;
 };
 
-static bool same_binary(void *arg, uint32_t pos)
+/* A map of a binary stands for every map of the same file (name, build-id,
+ * offset and size); any other map only for itself. */
+static bool same_map(void *arg, uint32_t pos)
 {
-    const struct binary_key *k = arg;
-    const struct map *a = k->o->binaries[pos], *b = k->m;
-    return a->filename == b->filename && a->pgoff == b->pgoff &&
+    const struct map_key *k = arg;
+    const struct map *a = k->o->maps[pos], *b = k->m;
+    if (a == b)
+        return true;
+    return names_a_binary(b) && a->filename == b->filename && a->pgoff == b->pgoff &&
            a->limit - a->start == b->limit - b->start && !strcmp(a->build_id, b->build_id);
 }
 
-/* The map that stands for m in o: the first one of o's with the same file
- * (name, build-id, offset and size). Processes running one binary so share
+/* The mapping ref of m in o's profile (0 for none), its map in *stand_in:
+ * the first map o saw of m's binary. Processes running one binary so share
  * its locations and stacks in a profile that merges them (perf record of a
  * build runs the same compiler hundreds of times), addresses taken
  * relative to that first map as pprof's merge does. */
-static const struct map *binary_map(struct out *o, const struct map *m)
+static uint32_t mapping_of(struct out *o, const struct map *m, const struct map **stand_in)
 {
-    if (!m || !names_a_binary(m))
-        return m;
-    struct binary_key k = {o, m};
-    uint64_t hash = hash_mix(hash_mix(hash_mix(0, (uint64_t)(uintptr_t)m->filename), m->pgoff),
-                             m->limit - m->start);
-    int64_t at = index_find(&o->binary_index, hash, same_binary, &k);
-    if (at >= 0)
-        return o->binaries[at];
-    o->binaries = grow_array(o->binaries, &o->binaries_cap, o->nbinaries + 1, sizeof(*o->binaries));
-    o->binaries[o->nbinaries] = m;
-    index_add(&o->binary_index, hash, (uint32_t)o->nbinaries++);
-    return m;
+    *stand_in = m;
+    if (!m)
+        return 0;
+    struct map_key k = {o, m};
+    uint64_t hash = names_a_binary(m)
+                        ? hash_mix(hash_mix(hash_mix(0, (uint64_t)(uintptr_t)m->filename), m->pgoff),
+                                   m->limit - m->start)
+                        : hash_mix(1, (uint64_t)(uintptr_t)m);
+    int64_t at = index_find(&o->map_index, hash, same_map, &k);
+    if (at >= 0) {
+        *stand_in = o->maps[at];
+        return (uint32_t)at + 1;
+    }
+    o->maps = grow_array(o->maps, &o->maps_cap, o->nmaps + 1, sizeof(*o->maps));
+    o->maps[o->nmaps] = m;
+    index_add(&o->map_index, hash, (uint32_t)o->nmaps);
+    return (uint32_t)++o->nmaps;
 }
 
-static uint32_t location_of(struct out *o, const struct frame *fr)
+static uint32_t location_of(struct out *o, const struct location *l)
 {
-    struct loc_key k = {o, fr};
-    uint64_t hash = hash_mix(hash_mix(0, (uint64_t)(uintptr_t)fr->map), fr->address);
+    struct loc_key k = {o, l};
+    uint64_t hash = hash_mix(hash_mix(0, l->mapping), l->address);
     int64_t at = index_find(&o->loc_index, hash, same_loc, &k);
     if (at >= 0)
         return (uint32_t)at;
     o->locs = grow_array(o->locs, &o->locs_cap, o->nlocs + 1, sizeof(*o->locs));
-    o->locs[o->nlocs] = (struct location){fr->map, fr->address};
+    o->locs[o->nlocs] = *l;
     index_add(&o->loc_index, hash, (uint32_t)o->nlocs);
     return (uint32_t)o->nlocs++;
 }
@@ -311,11 +315,11 @@ static uint32_t frame_location(struct perf_session *s, struct out *o, const stru
     struct memo *m = &s->memo[hash_mix(hash_mix(key, (uint64_t)pid), out) & (MEMO_SIZE - 1)];
     if (m->gen == s->gen && m->key == key && m->pid == pid && m->out == out)
         return m->loc;
-    const struct map *map = processes_find_map(&s->procs, p, a), *binary = binary_map(o, map);
-    struct frame fr = {binary, leaf || !a ? a : a - 1};
-    if (binary != map)
-        fr.address = fr.address - map->start + binary->start;
-    *m = (struct memo){key, s->gen, pid, out, location_of(o, &fr) + 1};
+    const struct map *map = processes_find_map(&s->procs, p, a), *stand_in;
+    struct location l = {mapping_of(o, map, &stand_in), leaf || !a ? a : a - 1};
+    if (stand_in != map)
+        l.address = l.address - map->start + stand_in->start;
+    *m = (struct memo){key, s->gen, pid, out, location_of(o, &l) + 1};
     return m->loc;
 }
 
@@ -593,43 +597,6 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
     }
 }
 
-/* The mappings of a profile being built: which map each one is. */
-struct mapping_refs {
-    const struct map **maps;     /* by mapping ref - 1 */
-    struct index index;          /* map pointer -> position in maps */
-};
-
-struct mapping_key {
-    const struct mapping_refs *refs;
-    const struct map *m;
-};
-
-static bool same_map(void *arg, uint32_t pos)
-{
-    const struct mapping_key *k = arg;
-    return k->refs->maps[pos] == k->m;
-}
-
-/* The mapping ref of m in p, adding it on first use. */
-static uint32_t mapping_ref(const struct profd_host *h, struct profd_profile *p,
-                            struct mapping_refs *refs, const struct map *m)
-{
-    if (!m)
-        return 0;
-    struct mapping_key k = {refs, m};
-    uint64_t hash = hash_mix(0, (uint64_t)(uintptr_t)m);
-    int64_t at = index_find(&refs->index, hash, same_map, &k);
-    if (at >= 0)
-        return (uint32_t)at + 1;
-    struct profd_mapping *pm = &p->mappings[p->nmappings];
-    *pm = (struct profd_mapping){.memory_start = m->start, .memory_limit = m->limit,
-                                 .file_offset = m->pgoff, .filename = str(h, p, m->filename),
-                                 .build_id = str(h, p, m->build_id)};
-    refs->maps[p->nmappings] = m;
-    index_add(&refs->index, hash, p->nmappings);
-    return ++p->nmappings;
-}
-
 /* Completes o's profile (sample locations and values are in it already)
  * and hands it over; the lookups are dropped first to keep the peak low. */
 static struct profd_profile *build_profile(struct perf_session *s, struct out *o)
@@ -639,20 +606,21 @@ static struct profd_profile *build_profile(struct perf_session *s, struct out *o
     o->profile = NULL;
     index_clear(&o->sample_index);
     index_clear(&o->loc_index);
-    index_clear(&o->binary_index);
+    index_clear(&o->map_index);
     set_types(s, p);
-    /* Distinct maps are at most the number of locations. */
-    struct mapping_refs refs = {calloc(o->nlocs + 1, sizeof(*refs.maps)), {0}};
-    if (!refs.maps)
-        abort();
-    p->mappings = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->mappings));
+    p->mappings = h->profile_alloc(p, (o->nmaps + 1) * sizeof(*p->mappings));
+    for (size_t i = 0; i < o->nmaps; i++) {
+        const struct map *m = o->maps[i];
+        p->mappings[i] = (struct profd_mapping){
+            .memory_start = m->start, .memory_limit = m->limit, .file_offset = m->pgoff,
+            .filename = str(h, p, m->filename), .build_id = str(h, p, m->build_id)};
+    }
+    p->nmappings = (uint32_t)o->nmaps;
     p->locations = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->locations));
     for (size_t i = 0; i < o->nlocs; i++)
-        p->locations[i] = (struct profd_location){
-            .address = o->locs[i].address, .mapping = mapping_ref(h, p, &refs, o->locs[i].map)};
+        p->locations[i] = (struct profd_location){.address = o->locs[i].address,
+                                                  .mapping = o->locs[i].mapping};
     p->nlocations = (uint32_t)o->nlocs;
-    free(refs.maps);
-    index_clear(&refs.index);
     bool labeled = s->o.label_tid || s->o.label_cpu || s->o.label_comm;
     uint32_t k_tid = labeled ? str(h, p, "tid") : 0, k_cpu = labeled ? str(h, p, "cpu") : 0,
              k_comm = labeled ? str(h, p, "comm") : 0;
@@ -723,8 +691,8 @@ static void out_clear(struct perf_session *s, struct out *o)
         s->h->profile_free(o->profile);
     free(o->locs);
     index_clear(&o->loc_index);
-    free(o->binaries);
-    index_clear(&o->binary_index);
+    free(o->maps);
+    index_clear(&o->map_index);
     free(o->samples);
     index_clear(&o->sample_index);
 }

@@ -36,9 +36,10 @@ receiver_pprof_file_LIBS := -lpcre2-8 -levent
 receiver_pprof_scrape_LIBS := -lcurl -levent
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
-receiver_perf_data_SRCS := lib/binary_lookup.c lib/grow.c
-processor_symbolize_LIBS := -ldw -lelf -lstdc++
-processor_symbolize_SRCS := lib/binary_lookup.c lib/grow.c
+receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
+processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
+processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
+exporter_pprof_file_SRCS := lib/file_io.c
 exporter_otlp_LIBS := -lcurl -lcrypto
 exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 exporter_parca_LIBS := -lcurl -lcrypto
@@ -105,6 +106,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUIL
 
 # Unit tests that compile a module's sources in also link that module's libraries.
 $(BUILD)/tests/test_perf_data_parts: LDLIBS += -lzstd
+$(BUILD)/tests/test_symbolize_parts: LDLIBS += -ldw -lelf -lz -lzstd
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

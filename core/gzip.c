@@ -91,17 +91,27 @@ fail:
     return rc;
 }
 
-void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
+void profd_gzip_append(const uint8_t *data, size_t len, size_t before, uint8_t **out,
+                       size_t *out_len, size_t *out_cap)
 {
-    int level = level_for(len);
+    int level = level_for(before + len);
     struct libdeflate_compressor **c = &tls_compressors[level];
     if (!*c && !(*c = libdeflate_alloc_compressor(level)))
         profd_out_of_memory(sizeof(void *));
     size_t bound = libdeflate_gzip_compress_bound(*c, len);
-    uint8_t *buf = profd_xmalloc(bound);
-    size_t n = libdeflate_gzip_compress(*c, data, len, buf, bound);
-    *out = buf;
-    *out_len = n;
+    if (*out_cap - *out_len < bound) {
+        *out_cap = *out_len + bound > *out_cap * 2 ? *out_len + bound : *out_cap * 2;
+        *out = profd_xrealloc(*out, *out_cap);
+    }
+    *out_len += libdeflate_gzip_compress(*c, data, len, *out + *out_len, bound);
+}
+
+void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *out_len = 0;
+    profd_gzip_append(data, len, 0, out, out_len, &cap);
 }
 
 void profd_gzip_thread_cleanup(void)

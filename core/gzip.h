@@ -22,6 +22,13 @@ int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out,
  * (5 up to 4 MiB, then faster ones). */
 void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len);
 
+/* Compresses data as one more gzip member at the end of *out (*out_len
+ * bytes used of *out_cap, grown as needed; *out NULL to start), at the
+ * level profd_gzip picks for a stream of which before bytes came earlier.
+ * Readers of gzip take a series of members as one stream (RFC 1952). */
+void profd_gzip_append(const uint8_t *data, size_t len, size_t before, uint8_t **out,
+                       size_t *out_len, size_t *out_cap);
+
 /* Frees the calling thread's (de)compressor; call before a thread exits. */
 void profd_gzip_thread_cleanup(void);
 

@@ -31,7 +31,8 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
  */
 void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t *len);
 
-/* Encodes and gzips (or not); returns 0, or -1 when compression failed. */
+/* Encodes and gzips (or not); returns 0. gzip'd output is a member per
+ * MiB of encoding, compressed as it is encoded. */
 int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len);
 
 #endif

@@ -77,50 +77,87 @@ static void put_function(struct pb_writer *w, const struct profd_function *fn, u
     pb_end(w, m);
 }
 
-void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t *len)
+/* Where the encoding goes: whole into w, or with gzip a chunk at a time,
+ * each compressed as a gzip member of its own, so that a large profile is
+ * never held uncompressed whole (5 MB for a 100 MB perf.data's). */
+struct sink {
+    struct pb_writer w;
+    bool gzip;
+    uint8_t *gz;
+    size_t gz_len, gz_cap, raw_done;
+};
+
+#define GZIP_CHUNK (1u << 20)
+
+/* Called between top-level fields: compresses what w holds once it is a
+ * chunk, or at the end whatever is left (an empty profile is one empty
+ * member). */
+static void field_done(struct sink *s, bool end)
 {
-    struct pb_writer w = {0};
-    pb_writer_reserve(&w, 64 + p->nsamples * 32);
+    if (!s->gzip || (end ? s->gz_len && !s->w.len : s->w.len < GZIP_CHUNK))
+        return;
+    profd_gzip_append(s->w.buf, s->w.len, s->raw_done, &s->gz, &s->gz_len, &s->gz_cap);
+    s->raw_done += s->w.len;
+    s->w.len = 0;
+}
+
+static void encode(const struct profd_profile *p, struct sink *s)
+{
+    struct pb_writer *w = &s->w;
+    pb_writer_reserve(w, s->gzip ? GZIP_CHUNK + 4096 : 64 + p->nsamples * 32);
     for (uint32_t i = 0; i < p->nsample_types; i++)
-        put_value_type(&w, 1, &p->sample_types[i]);
-    for (size_t i = 0; i < p->nsamples; i++)
-        put_sample(&w, p, &p->samples[i]);
+        put_value_type(w, 1, &p->sample_types[i]);
+    for (size_t i = 0; i < p->nsamples; i++) {
+        put_sample(w, p, &p->samples[i]);
+        field_done(s, false);
+    }
     for (uint32_t i = 0; i < p->nmappings; i++)
-        put_mapping(&w, &p->mappings[i], i + 1);
+        put_mapping(w, &p->mappings[i], i + 1);
     for (uint32_t i = 0; i < p->nlocations; i++) {
         if (i + 8 < p->nlocations)   /* lines may be anywhere: a symbolizer adds them in its order */
             __builtin_prefetch(p->locations[i + 8].lines);
-        put_location(&w, &p->locations[i], i + 1);
+        put_location(w, &p->locations[i], i + 1);
+        field_done(s, false);
     }
-    for (uint32_t i = 0; i < p->nfunctions; i++)
-        put_function(&w, &p->functions[i], i + 1);
-    for (uint32_t i = 0; i < p->nstrings; i++)
-        pb_put_bytes_always(&w, 6, p->strings[i].ptr, p->strings[i].len);
-    pb_put_uint(&w, 7, p->drop_frames);
-    pb_put_uint(&w, 8, p->keep_frames);
-    pb_put_int(&w, 9, p->time_nanos);
-    pb_put_int(&w, 10, p->duration_nanos);
+    for (uint32_t i = 0; i < p->nfunctions; i++) {
+        put_function(w, &p->functions[i], i + 1);
+        field_done(s, false);
+    }
+    for (uint32_t i = 0; i < p->nstrings; i++) {
+        pb_put_bytes_always(w, 6, p->strings[i].ptr, p->strings[i].len);
+        field_done(s, false);
+    }
+    pb_put_uint(w, 7, p->drop_frames);
+    pb_put_uint(w, 8, p->keep_frames);
+    pb_put_int(w, 9, p->time_nanos);
+    pb_put_int(w, 10, p->duration_nanos);
     if (p->period_type.type || p->period_type.unit)
-        put_value_type(&w, 11, &p->period_type);
-    pb_put_int(&w, 12, p->period);
-    pb_put_packed_i64(&w, 13, p->comments, p->ncomments);
-    pb_put_uint(&w, 14, p->default_sample_type);
-    pb_put_uint(&w, 15, p->doc_url);
-    *out = w.buf;
-    *len = w.len;
+        put_value_type(w, 11, &p->period_type);
+    pb_put_int(w, 12, p->period);
+    pb_put_packed_i64(w, 13, p->comments, p->ncomments);
+    pb_put_uint(w, 14, p->default_sample_type);
+    pb_put_uint(w, 15, p->doc_url);
+    field_done(s, true);
+}
+
+void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t *len)
+{
+    struct sink s = {0};
+    encode(p, &s);
+    *out = s.w.buf;
+    *len = s.w.len;
 }
 
 int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len)
 {
-    uint8_t *raw;
-    size_t raw_len;
-    profd_pprof_encode_raw(p, &raw, &raw_len);
     if (!gzip) {
-        *out = raw;
-        *len = raw_len;
+        profd_pprof_encode_raw(p, out, len);
         return 0;
     }
-    profd_gzip(raw, raw_len, out, len);
-    free(raw);
+    struct sink s = {.gzip = true};
+    encode(p, &s);
+    free(s.w.buf);
+    *out = s.gz;
+    *len = s.gz_len;
     return 0;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "binary_lookup.h"
 
+#include "file_io.h"
+
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -17,17 +19,16 @@ static char *copy(const char *s)
     return c;
 }
 
-static char **copy_all(const char *const *items, size_t n, bool expand_home)
+/* Copies of the n items, "~/" made $HOME's when home (kept as it is
+ * without HOME). */
+static char **copy_all(const char *const *items, size_t n, bool home)
 {
     char **out = calloc(n ? n : 1, sizeof(*out));
-    const char *home = getenv("HOME");
     if (!out)
         abort();
-    for (size_t i = 0; i < n; i++) {
-        bool tilde = expand_home && home && !strncmp(items[i], "~/", 2);
-        if (asprintf(&out[i], "%s%s", tilde ? home : "", items[i] + (tilde ? 1 : 0)) < 0)
-            abort();
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!home || !(out[i] = expand_home(items[i])))
+            out[i] = copy(items[i]);
     return out;
 }
 
@@ -108,6 +109,18 @@ char *binary_lookup_find(const struct binary_lookup *l, const char *filename, co
         }
         snprintf(path, sizeof(path), "%s/%s", l->dirs[i], base);
         if (*base && binary_lookup_is_elf(path, build_id))
+            return copy(path);
+    }
+    return NULL;
+}
+
+char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len)
+{
+    char hex[41], path[4096];
+    hex_of(id, len, hex);
+    for (size_t i = 0; strlen(hex) > 2 && i < l->ndirs; i++) {
+        snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", l->dirs[i], hex, hex + 2);
+        if (binary_lookup_is_elf(path, hex))
             return copy(path);
     }
     return NULL;

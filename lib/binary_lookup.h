@@ -31,6 +31,9 @@ void binary_lookup_init(struct binary_lookup *l, const char *const *dirs, size_t
 /* The path of a local copy of filename with build_id (lowercase hex, ""
  * when unknown), malloc'd, or NULL. */
 char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id);
+/* The path of the separate debug file of the binary with build-id id (raw
+ * bytes) in the directories (.build-id/xx/rest.debug), malloc'd, or NULL. */
+char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len);
 /* True when path is an ELF file and, if want is not empty, its GNU
  * build-id is want (trailing zero 4-byte groups of a 20-byte id ignored). */
 bool binary_lookup_is_elf(const char *path, const char *want);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../lib/file_io.h"
 #include "profd/plugin.h"
 #include "retention.h"
 #include "template.h"
@@ -127,33 +128,6 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     atomic_init(&s->empty_path_works, true);
     *out = s;
     return PROFD_OK;
-}
-
-/* mkdir -p for the directories of path (not its last component). */
-static int make_parents(char *path)
-{
-    for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
-        *p = '\0';
-        int rc = mkdir(path, 0755);
-        *p = '/';
-        if (rc != 0 && errno != EEXIST)
-            return -1;
-    }
-    return 0;
-}
-
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 static void fsync_dir_of(const char *path)

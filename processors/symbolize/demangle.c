@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "demangle.h"
 
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From the C++ runtime (libstdc++). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Cuts s's trailing parameter list, "(...)" and any qualifiers after it. */
 static void drop_parameters(char *s)
@@ -40,12 +38,12 @@ static void drop_rust_hash(char *s)
 
 char *demangle(const char *name, enum demangle_mode mode)
 {
-    int status = -1;
     char *out = NULL;
+    /* libiberty's demangler (the C++ runtime's, without loading it), with
+     * the options the runtime's __cxa_demangle uses. */
     if (mode != DEMANGLE_NONE && !strncmp(name, "_Z", 2))
-        out = __cxa_demangle(name, NULL, NULL, &status);
-    if (!out || status != 0) {
-        free(out);
+        out = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_TYPES);
+    if (!out) {
         if (!(out = strdup(name)))
             abort();
         return out;

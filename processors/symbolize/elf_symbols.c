@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf_symbols.h"
 
+#include "../../lib/binary_lookup.h"
 #include "../../lib/search.h"
 #include "gopclntab.h"
+#include "inflated_cache.h"
 #include "scope_index.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +32,12 @@ struct segment {
 #define MAX_GO_FRAMES 64
 
 struct elf_binary {
+    char *path;
     Dwfl *dwfl;
     Dwfl_Module *mod;
     Dwfl_Callbacks callbacks;
     char *debug_path;
-    elf_debug_fetch_fn fetch;
-    void *fetch_arg;
+    struct elf_sources sources;   /* debug_path points to the copy above */
     GElf_Addr bias;          /* added to an ELF address to get the module's */
     size_t footprint;
     struct scope_index *scopes;
@@ -46,7 +50,7 @@ struct elf_binary {
     size_t ngo_sections;
     struct segment segments[MAX_SEGMENTS];
     size_t nsegments;
-    bool inflated_dropped;   /* file pages dropped once DWARF was first read */
+    bool units_walked;
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -62,46 +66,74 @@ static void read_segments(struct elf_binary *b, Elf *elf)
     }
 }
 
-/* elfutils' search of the debug path, then the binary's fetch function. */
+/* fd, or its inflated copy when it has compressed sections and the binary
+ * keeps such copies. */
+static int inflated(const struct elf_binary *b, int fd)
+{
+    return fd >= 0 && b && b->sources.inflated ? inflated_cache_open(b->sources.inflated, fd) : fd;
+}
+
+/* The binary's debug file: by build-id in the lookup's directories, then
+ * elfutils' search of the debug path, then the fetch function. The first
+ * and last may give an inflated copy's descriptor (elfutils' search opens
+ * the file itself); the file's name stays the found one either way (a dwz
+ * file is looked for from there, asked for with that name as file_name). */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                          debuglink_file, debuglink_crc, debuginfo_file_name);
     const struct elf_binary *b = *userdata;
     const unsigned char *bits;
     GElf_Addr vaddr;
-    int len;
-    if (fd >= 0 || !b || !b->fetch || (len = dwfl_module_build_id(mod, &bits, &vaddr)) <= 0)
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    char *path = b && b->sources.lookup && len > 0 && file_name && !strcmp(file_name, b->path)
+                     ? binary_lookup_debug_file(b->sources.lookup, bits, (size_t)len) : NULL;
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        free(*debuginfo_file_name);
+        *debuginfo_file_name = path;
+        return inflated(b, fd);
+    }
+    free(path);
+    fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                      debuglink_crc, debuginfo_file_name);
+    if (fd >= 0 || !b || !b->sources.fetch || len <= 0)
         return fd;
-    char *path = NULL;
-    int fetched = b->fetch(b->fetch_arg, bits, (size_t)len, &path);
+    path = NULL;
+    int fetched = b->sources.fetch(b->sources.fetch_arg, bits, (size_t)len, &path);
     if (fetched < 0)
         return fd;
     free(*debuginfo_file_name);
     *debuginfo_file_name = path;
-    return fetched;
+    return inflated(b, fetched);
 }
 
-struct elf_binary *elf_binary_open(const char *path, const char *debug_path,
-                                   elf_debug_fetch_fn fetch, void *fetch_arg, char *err,
+struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *sources, char *err,
                                    size_t errlen)
 {
     struct elf_binary *b = calloc(1, sizeof(*b));
-    if (!b || !(b->debug_path = strdup(debug_path ? debug_path : "")))
+    if (!b || !(b->debug_path = strdup(sources->debug_path ? sources->debug_path : "")) ||
+        !(b->path = strdup(path)))
         abort();
-    b->fetch = fetch;
-    b->fetch_arg = fetch_arg;
+    b->sources = *sources;
+    b->sources.debug_path = b->debug_path;
     b->callbacks = (Dwfl_Callbacks){.find_debuginfo = find_debuginfo,
                                     .section_address = dwfl_offline_section_address,
                                     .debuginfo_path = &b->debug_path};
-    b->dwfl = dwfl_begin(&b->callbacks);
-    if (b->dwfl) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        elf_binary_close(b);
+        return NULL;
+    }
+    fd = inflated(b, fd);
+    if ((b->dwfl = dwfl_begin(&b->callbacks))) {
         dwfl_report_begin(b->dwfl);
-        b->mod = dwfl_report_elf(b->dwfl, "binary", path, -1, 0, false);
+        b->mod = dwfl_report_elf(b->dwfl, "binary", path, fd, 0, false);   /* takes fd */
         dwfl_report_end(b->dwfl, NULL, NULL);
     }
+    if (!b->mod)
+        close(fd);
     void **userdata;
     if (b->mod && dwfl_module_info(b->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
         *userdata = b;   /* for find_debuginfo */
@@ -230,16 +262,40 @@ static void read_gopclntab(struct elf_binary *b)
                                        b->go_sections, b->ngo_sections);
 }
 
+/* elfutils reads the header of every unit before the one a lookup needs
+ * (and its first entry), each on its own page of a large .debug_info: on
+ * the first lookup, that is most of the section at once. Walked here
+ * instead, a step of units at a time with the pages read dropped after
+ * each, so that what is resident stays a window of the file. */
+static void walk_units(struct elf_binary *b)
+{
+    enum { STEP = 64 };
+    b->units_walked = true;
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(b->mod, &bias);
+    Dwarf_Off off = 0, next;
+    size_t header;
+    for (size_t i = 1; dw && dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL,
+                                             NULL) == 0; i++, off = next) {
+        Dwarf_Die unit;
+        if (i % STEP == 0 && dwarf_offdie(dw, off + header, &unit)) {   /* and those before it */
+            elf_binary_drop_pages(b);
+        }
+    }
+    elf_binary_drop_pages(b);
+}
+
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
     if (!max)
         return 0;
+    if (!b->units_walked)
+        walk_units(b);
     Dwarf_Addr addr = vaddr + b->bias;
+    size_t units = scope_index_units(b->scopes);
     size_t n = scope_index_frames(b->scopes, addr, out, max);
-    if (n && !b->inflated_dropped) {   /* compressed sections were read and inflated */
-        b->inflated_dropped = true;
+    if (scope_index_units(b->scopes) != units)   /* what a unit was read from is not needed again */
         elf_binary_drop_pages(b);
-    }
     if (n)
         return n;
     /* No DWARF function here: Go's pc-line table, then the function symbol
@@ -314,5 +370,6 @@ void elf_binary_close(struct elf_binary *b)
     if (b->dwfl)
         dwfl_end(b->dwfl);
     free(b->debug_path);
+    free(b->path);
     free(b);
 }

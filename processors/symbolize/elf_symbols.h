@@ -33,11 +33,28 @@ struct elf_frame {
 typedef int (*elf_debug_fetch_fn)(void *arg, const unsigned char *build_id, size_t len,
                                   char **path);
 
-/* Opens path. debug_path is elfutils' debuginfo path: directories joined by
- * ':', searched for separate debug files; fetch (may be NULL) is asked,
- * with fetch_arg, when they have none. NULL with err filled on failure. */
-struct elf_binary *elf_binary_open(const char *path, const char *debug_path,
-                                   elf_debug_fetch_fn fetch, void *fetch_arg, char *err,
+struct binary_lookup;
+struct inflated_cache;
+
+/* Where a binary's debug file comes from: lookup's directories by
+ * build-id (may be NULL), then debug_path, elfutils' debuginfo path
+ * (directories joined by ':', searched by build-id and .gnu_debuglink);
+ * fetch (may be NULL) is asked, with fetch_arg, when they have none. Files
+ * with compressed sections are read from inflated copies kept in inflated
+ * (may be NULL: inflated in memory), except those elfutils' own search
+ * finds. */
+struct elf_sources {
+    const struct binary_lookup *lookup;
+    const char *debug_path;
+    elf_debug_fetch_fn fetch;
+    void *fetch_arg;
+    struct inflated_cache *inflated;
+};
+
+/* Opens path, its debug file found through sources (copied, but lookup
+ * and the inflated cache must outlive the binary). NULL with err filled on
+ * failure. */
+struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *sources, char *err,
                                    size_t errlen);
 /* Sets *vaddr to the virtual address file offset off is loaded at, from
  * the program headers. Returns 1, or 0 when no loadable segment holds it. */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,18 +17,30 @@ struct ksym {
     uint32_t name;        /* offset in names */
 };
 
-/* A table read line by line (/proc/kallsyms cannot be mapped), or a sorted
- * kallsyms file mapped and searched where it lies (perf's build-id cache
- * copy): no copy of its 120,000 names. */
+/* Every BLOCK_LINES-th line of a file searched in place: a search reads
+ * the block of lines between two of them (a few KiB) with one pread. */
+struct block_start {
+    uint64_t addr;
+    uint64_t pos;
+};
+#define BLOCK_LINES 64
+#define MAX_BLOCK (64u << 10)   /* longer blocks: not a kallsyms file */
+
+/* A table read line by line (/proc/kallsyms cannot be searched in place),
+ * or a sorted kallsyms file searched where it lies (perf's build-id cache
+ * copy): no copy of its 120,000 names, and no page of it kept resident. */
 struct kernel_symbols {
     struct ksym *syms;    /* sorted by address */
     size_t n;
     char *names;
     size_t names_len;
-    const char *map;      /* the mapped file, or NULL */
-    size_t map_len;
-    size_t last_text;     /* offset of its last text symbol's line */
-    char found[512];      /* the name kernel_symbols_find gave last (mapped) */
+    int fd;               /* the file searched in place, or -1 */
+    uint64_t file_len;
+    struct block_start *blocks;   /* of the file, by address */
+    size_t nblocks;
+    uint64_t last_text;   /* offset of its last text symbol's line */
+    char *block;          /* the block read last, MAX_BLOCK + 1 bytes */
+    char found[512];      /* the name kernel_symbols_find gave last (in place) */
     uint64_t text;
 };
 
@@ -83,113 +94,150 @@ static void *fit(void *array, size_t bytes)
     return fitted ? fitted : array;
 }
 
-/* The start of the first line at or after offset pos of the mapped file. */
-static size_t line_at_or_after(const struct kernel_symbols *k, size_t pos)
+/* What a scan of a file in address order has seen so far. */
+struct scan {
+    bool sorted, any_address;
+    uint64_t previous, lines;
+};
+
+/* Notes the line at pos (of len bytes, no newline) of the file being
+ * scanned. */
+static void scan_line(struct kernel_symbols *k, struct scan *sc, size_t *blocks_cap,
+                      const char *line, size_t len, uint64_t pos)
 {
-    if (!pos)
-        return 0;
-    const char *nl = memchr(k->map + pos - 1, '\n', k->map_len - (pos - 1));
-    return nl ? (size_t)(nl - k->map) + 1 : k->map_len;
+    uint64_t addr;
+    char type;
+    const char *name;
+    size_t name_len;
+    if (!parse_line(line, line + len, &addr, &type, &name, &name_len))
+        return;
+    sc->sorted &= addr >= sc->previous;
+    sc->previous = addr;
+    sc->any_address |= addr != 0;
+    if (sc->lines++ % BLOCK_LINES == 0) {
+        k->blocks = grow_array(k->blocks, blocks_cap, k->nblocks + 1, sizeof(*k->blocks));
+        k->blocks[k->nblocks++] = (struct block_start){addr, pos};
+    }
+    if (is_text(type)) {
+        k->n++;
+        k->last_text = pos;
+    }
+    if (name_len == 5 && !memcmp(name, "_text", 5))
+        k->text = addr;
 }
 
-/* The start of the line before the one at pos (pos > 0). */
-static size_t line_before(const struct kernel_symbols *k, size_t pos)
+/* Reads the file on k->fd through once, in chunks, for its block starts:
+ * false when it is not sorted by address, has a block longer than
+ * MAX_BLOCK or cannot be read. */
+static bool scan_file(struct kernel_symbols *k)
 {
-    size_t at = pos - 1;   /* the newline ending that line */
-    while (at > 0 && k->map[at - 1] != '\n')
-        at--;
-    return at;
+    enum { SCAN_CHUNK = 1 << 16 };
+    char *buf = must_malloc(SCAN_CHUNK + MAX_BLOCK);
+    struct scan sc = {.sorted = true};
+    size_t have = 0, blocks_cap = 0;
+    uint64_t base = 0;    /* file offset of buf[0] */
+    bool ok = true;
+    for (bool end = false; !end && ok && sc.sorted;) {
+        ssize_t n = read(k->fd, buf + have, SCAN_CHUNK);
+        ok = n >= 0;
+        end = n <= 0;
+        have += n > 0 ? (size_t)n : 0;
+        size_t at = 0;
+        while (at < have) {   /* whole lines, and at the end what is left */
+            char *nl = memchr(buf + at, '\n', have - at);
+            if (!nl && !end)
+                break;
+            size_t len = nl ? (size_t)(nl - (buf + at)) : have - at;
+            scan_line(k, &sc, &blocks_cap, buf + at, len, base + at);
+            at += len + (nl != NULL);
+        }
+        memmove(buf, buf + at, have - at);
+        have -= at;
+        base += at;
+        ok &= have < MAX_BLOCK;   /* a line longer than that */
+    }
+    k->file_len = base + have;
+    for (size_t i = 0; ok && i < k->nblocks; i++)
+        ok = (i + 1 < k->nblocks ? k->blocks[i + 1].pos : k->file_len) - k->blocks[i].pos <= MAX_BLOCK;
+    free(buf);
+    return ok && sc.sorted && sc.any_address && k->n;
 }
 
-/* Parses the mapped file's line at pos. */
-static bool mapped_line(const struct kernel_symbols *k, size_t pos, uint64_t *addr, char *type,
-                        const char **name, size_t *len)
-{
-    return parse_line(k->map + pos, k->map + k->map_len, addr, type, name, len);
-}
-
-/* The kallsyms file at path mapped, when it is a regular file whose lines
- * are sorted by address and hold text symbols; else NULL. */
-static struct kernel_symbols *load_mapped(const char *path)
+/* The kallsyms file at path searched in place, when it is a regular file
+ * whose lines are sorted by address and hold text symbols; else NULL. */
+static struct kernel_symbols *load_in_place(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0)
         return NULL;
-    void *map = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
-                    ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (map == MAP_FAILED)
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
         return NULL;
+    }
     struct kernel_symbols *k = calloc(1, sizeof(*k));
     if (!k)
         abort();
-    k->map = map;
-    k->map_len = (size_t)st.st_size;
-    bool sorted = true, any_address = false;
-    uint64_t previous = 0;
-    size_t released = 0, step = 1u << 20;
-    for (size_t pos = 0; pos < k->map_len && sorted; pos = line_at_or_after(k, pos + 1)) {
-        if (pos - released >= step) {   /* pages read stay in the page cache, not resident here */
-            madvise((char *)map + released, step, MADV_DONTNEED);
-            released += step;
-        }
-        uint64_t addr;
-        char type;
-        const char *name;
-        size_t len;
-        if (!mapped_line(k, pos, &addr, &type, &name, &len))
-            continue;
-        sorted = addr >= previous;
-        previous = addr;
-        any_address |= addr != 0;
-        if (is_text(type)) {
-            k->n++;
-            k->last_text = pos;
-        }
-        if (len == 5 && !memcmp(name, "_text", 5))
-            k->text = addr;
-    }
-    if (!sorted || !any_address || !k->n) {
+    k->fd = fd;
+    if (!scan_file(k)) {
         kernel_symbols_free(k);
         return NULL;
     }
-    madvise(map, k->map_len, MADV_DONTNEED);   /* lookups touch a few pages again */
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    k->block = must_malloc(MAX_BLOCK + 1);
     return k;
 }
 
-/* The last text symbol at or below addr in the mapped file (not past its
- * last text symbol), or NULL. */
-static const char *find_mapped(struct kernel_symbols *k, uint64_t addr)
+/* Reads block b of the file into k->block: its length, or -1. */
+static ssize_t read_block(struct kernel_symbols *k, size_t b)
 {
-    uint64_t a;
-    char type;
-    const char *name;
-    size_t len;
-    size_t lo = 0, hi = k->map_len;   /* lines in [lo, hi): the one at lo is <= addr */
-    if (!mapped_line(k, 0, &a, &type, &name, &len) || a > addr)
-        return NULL;
-    for (;;) {
-        size_t mid = line_at_or_after(k, lo + (hi - lo) / 2);
-        if (mid >= hi)
-            mid = line_at_or_after(k, lo + 1);
-        if (mid >= hi)
-            break;
-        if (mapped_line(k, mid, &a, &type, &name, &len) && a <= addr)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if (lo >= k->last_text)
-        return NULL;   /* past the last text symbol, as the table does */
-    for (size_t pos = lo, looked = 0; looked < 1024; looked++) {
-        if (mapped_line(k, pos, &a, &type, &name, &len) && is_text(type)) {
-            snprintf(k->found, sizeof(k->found), "%.*s", (int)len, name);
+    uint64_t from = k->blocks[b].pos;
+    uint64_t to = b + 1 < k->nblocks ? k->blocks[b + 1].pos : k->file_len;
+    ssize_t n = pread(k->fd, k->block, (size_t)(to - from), (off_t)from);
+    if (n >= 0)
+        k->block[n] = 0;
+    return n;
+}
+
+/* The last text symbol at or below addr in the file searched in place
+ * (not past its last text symbol), or NULL. Aliases at one address: the
+ * last one listed. */
+static const char *find_in_place(struct kernel_symbols *k, uint64_t addr)
+{
+    size_t after = first_above(k->blocks, k->nblocks, sizeof(*k->blocks),
+                               offsetof(struct block_start, addr), addr);
+    bool below_last = false;   /* the last line at or below addr was looked at */
+    /* Back from the block holding addr, at most 16 blocks (1024 lines). */
+    for (size_t b = after; b-- > 0 && after - b <= 16;) {
+        ssize_t n = read_block(k, b);
+        if (n < 0)
+            return NULL;
+        const char *best = NULL;
+        size_t best_len = 0;
+        for (size_t at = 0; at < (size_t)n;) {
+            const char *nl = memchr(k->block + at, '\n', (size_t)n - at);
+            size_t len = nl ? (size_t)(nl - (k->block + at)) : (size_t)n - at;
+            uint64_t a;
+            char type;
+            const char *name;
+            size_t name_len;
+            if (parse_line(k->block + at, k->block + at + len, &a, &type, &name, &name_len)) {
+                if (a > addr)
+                    break;
+                if (!below_last && k->blocks[b].pos + at >= k->last_text)
+                    return NULL;   /* past the last text symbol, as the table does */
+                if (is_text(type)) {
+                    best = name;
+                    best_len = name_len;
+                }
+            }
+            at += len + 1;
+        }
+        below_last = true;
+        if (best) {
+            snprintf(k->found, sizeof(k->found), "%.*s", (int)best_len, best);
             return k->found;
         }
-        if (!pos)
-            break;
-        pos = line_before(k, pos);
     }
     return NULL;
 }
@@ -205,6 +253,7 @@ static struct kernel_symbols *load_table(const char *path, char *err, size_t err
     struct kernel_symbols *k = calloc(1, sizeof(*k));
     if (!k)
         abort();
+    k->fd = -1;
     size_t cap = 0, names_cap = 0;
     bool any_address = false;
     char line[1024];
@@ -246,14 +295,14 @@ static struct kernel_symbols *load_table(const char *path, char *err, size_t err
 
 struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t errlen)
 {
-    struct kernel_symbols *k = load_mapped(path);
+    struct kernel_symbols *k = load_in_place(path);
     return k ? k : load_table(path, err, errlen);
 }
 
 const char *kernel_symbols_find(struct kernel_symbols *k, uint64_t addr)
 {
-    if (k->map)
-        return find_mapped(k, addr);
+    if (k->fd >= 0)
+        return find_in_place(k, addr);
     size_t lo = first_above(k->syms, k->n, sizeof(*k->syms), offsetof(struct ksym, addr), addr);
     if (!lo || lo == k->n)   /* below the first, or past the last symbol */
         return NULL;
@@ -271,8 +320,10 @@ void kernel_symbols_free(struct kernel_symbols *k)
         return;
     free(k->syms);
     free(k->names);
-    if (k->map)
-        munmap((void *)(uintptr_t)k->map, k->map_len);
+    free(k->blocks);
+    free(k->block);
+    if (k->fd >= 0)
+        close(k->fd);
     free(k);
 }
 

@@ -14,9 +14,10 @@
 struct kernel_symbols;
 
 /* Reads the text symbols of a kallsyms-format file: a regular file sorted
- * by address is mapped and searched in place, anything else (such as
- * /proc/kallsyms) is read into a table. NULL with err filled when it cannot
- * be read or holds no addresses (kptr_restrict hides them). */
+ * by address is searched in place (a few KiB read per lookup, never held
+ * whole), anything else (such as /proc/kallsyms) is read into a table.
+ * NULL with err filled when it cannot be read or holds no addresses
+ * (kptr_restrict hides them). */
 struct kernel_symbols *kernel_symbols_load(const char *path, char *err, size_t errlen);
 /* The function holding addr (the last text symbol at or below it, before
  * the table's end), or NULL. The name is valid until the next call. */

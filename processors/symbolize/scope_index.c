@@ -264,6 +264,11 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
     return n;
 }
 
+size_t scope_index_units(const struct scope_index *x)
+{
+    return x->nunits;
+}
+
 size_t scope_index_footprint(const struct scope_index *x)
 {
     return x->nfuncs * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +

@@ -10,8 +10,10 @@
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/clock.h"
+#include "../../lib/file_io.h"
 #include "../../lib/grow.h"
 #include "debuginfod.h"
+#include "inflated_cache.h"
 
 /* A JIT's perf-<pid>.map, read again when the file changes. */
 struct jit_map {
@@ -49,6 +51,8 @@ struct symbol_cache {
     int64_t negative_ttl;
     char *kallsyms, *kernel_notes, *system_map, *perf_map_dir;   /* NULL: off */
     struct remote_debuginfo *remote;   /* debuginfod, NULL when off */
+    struct inflated_cache *inflated;   /* NULL when off */
+    struct elf_sources sources;        /* over the above */
     /* The profile being symbolized. */
     const struct profd_host *host;
     struct profd_component *self;
@@ -115,9 +119,16 @@ static void cache_free(struct symbol_cache *c)
     free(c->system_map);
     free(c->perf_map_dir);
     remote_debuginfo_free(c->remote);
+    inflated_cache_free(c->inflated);
     pthread_mutex_destroy(&c->lock);
     free(c->id);
     free(c);
+}
+
+/* elf_debug_fetch_fn over the debuginfod client arg. */
+static int fetch_debug_file(void *arg, const unsigned char *build_id, size_t len, char **path)
+{
+    return remote_debuginfo_debug_file(arg, build_id, len, path);
 }
 
 /* A new cache from settings s, or NULL with err filled. */
@@ -146,6 +157,12 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
         cache_free(c);
         return NULL;
     }
+    char *inflated_dir = s->inflated_cache ? expand_home(s->inflated_cache) : NULL;
+    if (inflated_dir && *inflated_dir)
+        c->inflated = inflated_cache_new(inflated_dir, s->inflated_cache_size);
+    free(inflated_dir);
+    c->sources = (struct elf_sources){&c->lookup, c->debug_path,
+                                      c->remote ? fetch_debug_file : NULL, c->remote, c->inflated};
     return c;
 }
 
@@ -244,12 +261,6 @@ static struct binary *binary_entry(struct symbol_cache *c, const char *filename,
     return b;
 }
 
-/* elf_debug_fetch_fn over the debuginfod client arg. */
-static int fetch_debug_file(void *arg, const unsigned char *build_id, size_t len, char **path)
-{
-    return remote_debuginfo_debug_file(arg, build_id, len, path);
-}
-
 /* The binary filename with build_id (never another build) as process pid
  * sees it, from its root: a live container's file. malloc'd, or NULL. */
 static char *in_process_root(const struct symbol_cache *c, const char *filename,
@@ -279,8 +290,7 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
         path = in_process_root(c, filename, build_id, pid);
     if (!path && c->remote && *build_id)
         path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err));
-    struct elf_binary *elf = path ? elf_binary_open(path, c->debug_path, c->remote ? fetch_debug_file
-                                                    : NULL, c->remote, err, sizeof(err)) : NULL;
+    struct elf_binary *elf = path ? elf_binary_open(path, &c->sources, err, sizeof(err)) : NULL;
     if (!elf) {
         c->host->log(c->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
                      build_id, err);
@@ -379,4 +389,16 @@ const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid)
     }
     j->map = perf_map_load(path);
     return j->map;
+}
+
+struct inflated_cache_stats symbol_cache_inflated(struct symbol_cache *c, char *last_error,
+                                                  size_t len)
+{
+    struct inflated_cache_stats st = {0};
+    pthread_mutex_lock(&c->lock);
+    if (c->inflated)
+        st = inflated_cache_stats(c->inflated);
+    snprintf(last_error, len, "%s", c->inflated ? inflated_cache_last_error(c->inflated) : "");
+    pthread_mutex_unlock(&c->lock);
+    return st;
 }

@@ -3,7 +3,8 @@
  * What the symbolize processor keeps between profiles: the binaries it
  * opened (least recently used closed first, within max_memory; a binary
  * not found is not looked for again before negative_ttl), kernel symbol
- * tables by build-id, JITs' perf maps by pid, and the debuginfod client.
+ * tables by build-id, JITs' perf maps by pid, the debuginfod client and the
+ * directory of inflated copies of compressed debug files.
  *
  * The symbolize instances of one id (one per pipeline that lists it) share
  * one cache, so a binary is opened once whatever the number of pipelines.
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 #include "elf_symbols.h"
+#include "inflated_cache.h"
 #include "kernel_symbols.h"
 #include "perf_map.h"
 #include "profd/plugin.h"
@@ -39,6 +41,8 @@ struct symbol_cache_settings {
     size_t ndebuginfod_urls;
     int64_t debuginfod_timeout_s;
     const char *debuginfod_cache;
+    const char *inflated_cache;   /* "~/" is $HOME; NULL or "": off */
+    uint64_t inflated_cache_size;
 };
 
 struct symbol_cache;
@@ -65,5 +69,9 @@ struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *b
 /* The JIT perf map of pid (perf_map_dir/perf-<pid>.map, read again when it
  * changed since the last profile), or NULL. */
 const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid);
+/* How inflated copies of debug files were found or made (all 0 when
+ * off), and why the last one that failed did ("" when none did). */
+struct inflated_cache_stats symbol_cache_inflated(struct symbol_cache *c, char *last_error,
+                                                  size_t len);
 
 #endif

@@ -63,6 +63,8 @@ struct config {
     struct profd_str_list debuginfod_urls;
     int64_t debuginfod_timeout;
     char *debuginfod_cache;
+    char *inflated_cache;
+    uint64_t inflated_cache_size;
 };
 
 static const struct profd_option options[] = {
@@ -103,6 +105,12 @@ static const struct profd_option options[] = {
     {"debuginfod_cache", PROFD_OPT_STRING, offsetof(struct config, debuginfod_cache), "",
      "where fetched files and misses are kept (\"\": libdebuginfod's default, "
      "~/.cache/debuginfod_client)"},
+    {"inflated_cache", PROFD_OPT_STRING, offsetof(struct config, inflated_cache),
+     "~/.cache/profd/inflated",
+     "where inflated copies of binaries and debug files with compressed sections are kept, by "
+     "build-id, and mapped instead of inflating them in memory (\"\": inflate in memory)"},
+    {"inflated_cache_size", PROFD_OPT_SIZE, offsetof(struct config, inflated_cache_size), "1GiB",
+     "the copies kept at most, least recently used removed first"},
     {"system_map", PROFD_OPT_STRING, offsetof(struct config, system_map), NULL,
      "a System.map for kernel frames, used whatever their build-id"},
     {0},
@@ -120,6 +128,7 @@ struct state {
     struct symbol_cache *cache;   /* shared with the instances of this id */
     uint64_t results[R_COUNT_];
     int64_t busy_ns;              /* time spent in symbolize_profile */
+    uint64_t inflate_failures;    /* logged so far */
 };
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,
@@ -132,7 +141,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         cfg->path_remaps.n, cfg->use_local_path, cfg->proc_root, cfg->max_memory,
         cfg->negative_ttl, cfg->kallsyms, cfg->kernel_notes, cfg->system_map, cfg->perf_map_dir,
         (const char *const *)cfg->debuginfod_urls.items, cfg->debuginfod_urls.n,
-        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_cache};
+        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_cache, cfg->inflated_cache,
+        cfg->inflated_cache_size};
     char err[512];
     struct symbol_cache *cache = symbol_cache_acquire(host->id(self), &settings, err, sizeof(err));
     if (!cache) {
@@ -388,6 +398,22 @@ static void publish_results(struct state *s)
     s->host->gauge_set(s->self, "profd_symbolize_seconds",
                        "time spent symbolizing profiles since start", "",
                        (double)s->busy_ns / 1e9);
+    char why[256];
+    struct inflated_cache_stats in = symbol_cache_inflated(s->cache, why, sizeof(why));
+    const struct {
+        const char *result;
+        uint64_t n;
+    } copies[] = {{"found", in.found}, {"made", in.made}, {"failed", in.failed}};
+    for (size_t i = 0; i < sizeof(copies) / sizeof(*copies); i++) {
+        snprintf(labels, sizeof(labels), "result=\"%s\"", copies[i].result);
+        s->host->gauge_set(s->self, "profd_symbolize_inflated_copies",
+                           "inflated copies of compressed debug files asked for, by outcome",
+                           labels, (double)copies[i].n);
+    }
+    if (in.failed > s->inflate_failures) {
+        s->inflate_failures = in.failed;
+        s->host->log(s->self, PROFD_LOG_WARN, "inflated copy not kept (read in memory): %s", why);
+    }
 }
 
 static int consume(void *st, struct profd_batch *b)

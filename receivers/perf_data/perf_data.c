@@ -195,6 +195,7 @@ static void ingest_fd(struct state *s, int fd, const char *path)
         rd->progress = s->cfg->progress && len >= (16u << 20);
         rd->mapped = true;
         int rc = perf_reader_pump(rd, err, sizeof(err));
+        madvise(map, len, MADV_DONTNEED);   /* read through: the profiles need none of its pages */
         finish(s, rd, rc, err);
     }
     perf_reader_free(rd);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: the symbolize processor's file readers on bytes written
- * to a memory file: ELF and DWARF (open, translate file offsets, symbolize
- * addresses across the loadable segments), the kernel notes build-id, the
- * kallsyms table and a JIT perf map. */
+ * to a memory file: ELF and DWARF (open, through an inflated copy when
+ * sections are compressed, translate file offsets, symbolize addresses
+ * across the loadable segments), the kernel notes build-id, the kallsyms
+ * table and a JIT perf map. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -10,6 +11,7 @@
 
 #include "../../processors/symbolize/elf_symbols.h"
 #include "../../processors/symbolize/gopclntab.h"
+#include "../../processors/symbolize/inflated_cache.h"
 #include "../../processors/symbolize/kernel_symbols.h"
 #include "../../processors/symbolize/perf_map.h"
 
@@ -23,7 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     }
     char path[64], err[256];
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    struct elf_binary *b = elf_binary_open(path, "", NULL, NULL, err, sizeof(err));
+    static struct inflated_cache *inflated;   /* in the fuzz build directory, kept small */
+    if (!inflated)
+        inflated = inflated_cache_new("build-fuzz/inflated", 16u << 20);
+    struct elf_sources sources = {NULL, "", NULL, NULL, inflated};
+    struct elf_binary *b = elf_binary_open(path, &sources, err, sizeof(err));
     for (uint64_t off = 0; b && off < len; off += 97) {
         uint64_t vaddr;
         struct elf_frame frames[16];

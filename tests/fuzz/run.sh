@@ -2,7 +2,7 @@
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
 # FUZZ_SECONDS (default 10) from its seeds: the pprof decoder from the shared
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
-# ELF/DWARF, Go pc-line table, kallsyms and perf map reading from the corpus
+# ELF/DWARF, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
 # pushed series (Parca, Pyroscope) and folded stacks from
@@ -29,14 +29,15 @@ PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcr
 libnghttp2 libzstd"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c
-receivers/perf_data/unwind.c lib/binary_lookup.c lib/grow.c"
+receivers/perf_data/unwind.c lib/binary_lookup.c lib/file_io.c lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
     processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c \
-    processors/symbolize/gopclntab.c lib/grow.c \
+    processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c lib/binary_lookup.c \
+    lib/file_io.c lib/grow.c \
     -o $FUZZ_BUILD/fuzz_elf \
-    -ldw -lelf
+    -ldw -lelf -lz -lzstd
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp.c \
     $all_core -o $FUZZ_BUILD/fuzz_otlp $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_json.c \

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import unittest
+import zlib
 
 from harness import GO_CORPUS, ROOT, ProfdTestCase, corpus_files, run
 from test_pipeline import go_raw
@@ -20,6 +21,19 @@ service:
   pipelines:
     profiles: {receivers: [pprof_file, missing], exporters: [pprof_file]}
 """
+
+
+def gzip_members(path):
+    """How many gzip members the file holds."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = 0
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        d.decompress(data)
+        data = d.unused_data
+        n += 1
+    return n
 
 
 class CliTest(ProfdTestCase):
@@ -124,6 +138,11 @@ class CliTest(ProfdTestCase):
         r = run(["convert"] + [os.path.join(GO_CORPUS, n) for n in names] + ["-o", self.path("many")])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(sorted(os.listdir(self.path("many"))), names)
+        # bigheap encodes to 1.8 MB: gzip'd a MiB at a time, in two members
+        # of one stream, which Go's pprof reads as one.
+        big = self.path("many", "bigheap.pb.gz")
+        self.assertEqual(gzip_members(big), 2)
+        self.assertEqual(go_raw(big), go_raw(os.path.join(GO_CORPUS, "bigheap.pb.gz")))
         r = subprocess.run([os.path.join(ROOT, os.environ.get("BUILD", "build"), "profd"),
                             "convert", src, "-o", "-"], capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0)

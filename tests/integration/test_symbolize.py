@@ -67,6 +67,15 @@ def build_id(path):
     return m.group(1) if m else ""
 
 
+def compressed_sections(path):
+    """Names of the sections of ELF file path stored compressed."""
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True,
+                         check=True).stdout
+    header = r"^\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+"
+    return [m.group(1) for m in re.finditer(header + r"\s+([A-Za-z]*)\s+\d+", out, re.M)
+            if "C" in m.group(2)]
+
+
 def text_segment(path):
     """(p_offset, p_vaddr, p_filesz) of the executable PT_LOAD."""
     out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
@@ -211,6 +220,60 @@ class SymbolizeTest(ProfdTestCase):
                         bid[2:] + ".debug")], check=True)
         subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
         self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full)
+
+    def compressed_debug_file(self, compression):
+        """A stripped inl and its debug file (by build-id) whose DWARF is
+        compressed; returns (stripped, full, debug file)."""
+        full = self.compile("inl.full")
+        stripped = self.path("inl")
+        bid = build_id(full)
+        debug_dir = self.path("debug", ".build-id", bid[:2])
+        os.makedirs(debug_dir)
+        debug = os.path.join(debug_dir, bid[2:] + ".debug")
+        subprocess.run(["objcopy", "--only-keep-debug", "--compress-debug-sections=" + compression,
+                        full, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
+        self.assertIn(".debug_info", compressed_sections(debug))
+        return stripped, full, debug
+
+    def check_inflated_copy(self, compression):
+        """The debug file's copy is made under its build-id, without
+        compressed sections, and symbolizes as the original would."""
+        stripped, full, _ = self.compressed_debug_file(compression)
+        cache = self.path("inflated")
+        self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full,
+                                     extra="\n    inflated_cache: " + cache)
+        copy = os.path.join(cache, build_id(full))
+        self.assertEqual(os.listdir(cache), [build_id(full)])
+        self.assertEqual(compressed_sections(copy), [])
+        self.assertEqual(build_id(copy), build_id(full))
+
+    def test_zlib_debug_file_is_read_from_its_inflated_copy(self):
+        self.check_inflated_copy("zlib")
+
+    def test_zstd_debug_file_is_read_from_its_inflated_copy(self):
+        """elfutils 0.188 cannot read zstd-compressed sections itself."""
+        self.check_inflated_copy("zstd")
+
+    def test_compressed_debug_file_read_in_memory_without_a_cache(self):
+        stripped, full, _ = self.compressed_debug_file("zlib")
+        self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full,
+                                     extra='\n    inflated_cache: ""')
+
+    def test_binary_with_compressed_dwarf_is_read_from_its_inflated_copy(self):
+        binary = self.compile("inl", "-gz=zlib")
+        self.assertIn(".debug_info", compressed_sections(binary))
+        cache = self.path("inflated")
+        self.check_against_addr2line(binary, extra="\n    inflated_cache: " + cache)
+        self.assertEqual(os.listdir(cache), [build_id(binary)])
+
+    def test_unwritable_inflated_cache_is_reported_and_symbolizing_goes_on(self):
+        stripped, full, _ = self.compressed_debug_file("zlib")
+        blocker = self.path("not-a-directory")
+        open(blocker, "w").close()
+        self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full,
+                                     extra="\n    inflated_cache: " + os.path.join(blocker, "x"))
+        self.assertIn("inflated copy not kept", self.log)
 
     def test_binary_found_through_build_id_directory_by_a_foreign_path(self):
         binary = self.compile("inl")

@@ -3,6 +3,8 @@
  * reading our output, both repeated-field forms, and malformed input. */
 #include "check.h"
 
+#include <libdeflate.h>
+
 #include "../../core/gzip.h"
 #include "../../core/pb.h"
 #include "../../core/pprof.h"
@@ -97,6 +99,49 @@ TEST(corpus_round_trip)
         profd_profile_free(q);
         profd_profile_free(p);
     }
+}
+
+/* How many gzip members data holds, -1 when one is bad. */
+static int gzip_members(const uint8_t *data, size_t len)
+{
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    size_t cap = 64u << 20;
+    uint8_t *out = malloc(cap);
+    int n = 0;
+    for (size_t at = 0; at < len && n >= 0; n++) {
+        size_t in_used, out_used;
+        if (libdeflate_gzip_decompress_ex(d, data + at, len - at, out, cap, &in_used,
+                                          &out_used) != LIBDEFLATE_SUCCESS)
+            n = -2;
+        at += in_used;
+    }
+    free(out);
+    libdeflate_free_decompressor(d);
+    return n;
+}
+
+/* A profile bigger than a chunk is gzip'd a MiB at a time into members
+ * of one stream, which decompress to exactly the raw encoding. */
+TEST(large_profile_gzips_in_members_of_one_stream)
+{
+    struct profd_profile *p = decode_corpus("bigheap");
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    uint8_t *raw, *gz, *back;
+    size_t raw_len, gz_len, back_len;
+    char err[256];
+    profd_pprof_encode_raw(p, &raw, &raw_len);
+    CHECK(raw_len > (1u << 20));
+    CHECK_INT(profd_pprof_encode(p, true, &gz, &gz_len), 0);
+    CHECK_INT(profd_gunzip(gz, gz_len, 64u << 20, &back, &back_len, err, sizeof(err)), 0);
+    CHECK_INT(back_len, raw_len);
+    CHECK(back_len == raw_len && !memcmp(back, raw, raw_len));
+    CHECK_INT(gzip_members(gz, gz_len), 2);   /* 1.8 MB: a MiB (and a field), then the rest */
+    free(raw);
+    free(gz);
+    free(back);
+    profd_profile_free(p);
 }
 
 TEST(protobuf_c_reads_our_encoding)

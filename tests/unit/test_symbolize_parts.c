@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The symbolize module's kernel symbol tables: a sorted kallsyms file is
+/* The symbolize module's kernel symbol tables (a sorted kallsyms file is
  * searched where it lies, anything else is read into a table, and both
- * answer every address alike. Compiled in from the module sources. */
+ * answer every address alike) and its inflated copies of compressed ELF
+ * files. Compiled in from the module sources. */
 #include "check.h"
 
+#include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../lib/file_io.c"
 #include "../../lib/grow.c"
+#include "../../processors/symbolize/inflated_cache.c"
 #include "../../processors/symbolize/kernel_symbols.c"
 
 /* kallsyms lines: text symbols with data symbols, an alias pair and a
@@ -67,8 +72,8 @@ TEST(sorted_file_is_searched_in_place_like_the_table)
     struct kernel_symbols *mapped = kernel_symbols_load(path, err, sizeof(err));
     struct kernel_symbols *table = load_table(path, err, sizeof(err));
     unlink(path);
-    CHECK(mapped && mapped->map);
-    CHECK(table && !table->map);
+    CHECK(mapped && mapped->fd >= 0);
+    CHECK(table && table->fd < 0);
     if (!mapped || !table)
         return;
     CHECK_INT(kernel_symbols_text(mapped), 0xffffffff81000000ull);
@@ -94,13 +99,50 @@ TEST(unsorted_file_is_read_into_a_table)
     char *path = write_lines(shuffled);
     struct kernel_symbols *k = kernel_symbols_load(path, err, sizeof(err));
     unlink(path);
-    CHECK(k && !k->map);
+    CHECK(k && k->fd < 0);
     if (!k)
         return;
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
         if (i != 1 && i != 3 && i != 4)   /* which alias wins follows the file's order */
             CHECK_STR(name_at(k, cases[i].addr), cases[i].want);
     kernel_symbols_free(k);
+}
+
+/* Many lines, blocks of every size around BLOCK_LINES, with runs of data
+ * symbols and aliases that cross block starts: the file searched in place
+ * and the table agree at every address. */
+TEST(long_file_searched_in_place_agrees_with_the_table)
+{
+    char path[] = "/tmp/profd-ksyms-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    uint64_t addr = 0xffffffff81000000ull;
+    fprintf(f, "%016llx T _text\n", (unsigned long long)addr);
+    for (int i = 0; i < 1000; i++) {
+        addr += (uint64_t)(i % 7) * 16;   /* some lines share an address */
+        char type = i % 13 < 4 ? 'd' : i % 17 == 0 ? 'W' : 't';   /* runs of data */
+        fprintf(f, "%016llx %c sym_%d%s\n", (unsigned long long)addr, type, i,
+                i > 900 ? "\t[mod]" : "");
+    }
+    fclose(f);
+    struct kernel_symbols *in_place = kernel_symbols_load(path, err, sizeof(err));
+    struct kernel_symbols *table = load_table(path, err, sizeof(err));
+    unlink(path);
+    CHECK(in_place && in_place->fd >= 0 && in_place->nblocks > 10);
+    CHECK(table && table->fd < 0);
+    if (!in_place || !table)
+        return;
+    int differ = 0, named = 0;
+    for (uint64_t a = 0xffffffff80fffff0ull; a < addr + 64; a += 3) {
+        char want[512];
+        snprintf(want, sizeof(want), "%s", name_at(table, a));
+        differ += strcmp(name_at(in_place, a), want) != 0;
+        named += *want != 0;
+    }
+    CHECK_INT(differ, 0);
+    CHECK(named > 1000);
+    kernel_symbols_free(in_place);
+    kernel_symbols_free(table);
 }
 
 TEST(hidden_addresses_are_an_error)
@@ -113,6 +155,210 @@ TEST(hidden_addresses_are_an_error)
     CHECK(kernel_symbols_load(path, err, sizeof(err)) == NULL);
     CHECK_CONTAINS(err, "kptr_restrict");
     unlink(path);
+}
+
+/* ---- inflated copies ---- */
+
+/* Runs a command line through sh; its exit status. */
+static int sh(const char *cmd)
+{
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A fresh temporary directory (static buffer). */
+static const char *temp_dir(void)
+{
+    static char dir[64];
+    strcpy(dir, "/tmp/profd-inflated-XXXXXX");
+    return mkdtemp(dir);
+}
+
+/* Files in dir. */
+static int files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* This test program with its DWARF compressed (zlib) at path. */
+static bool compressed_copy_of_self(const char *path)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib /proc/%d/exe %s",
+             (int)getpid(), path);
+    return sh(cmd) == 0;
+}
+
+/* Compares every section of the copy with the original's, inflated by
+ * libelf: the number of sections that differ. */
+static int sections_differing(const char *original, int copy_fd)
+{
+    int fd = open(original, O_RDONLY);
+    Elf *a = elf_begin(fd, ELF_C_READ, NULL), *b = elf_begin(copy_fd, ELF_C_READ, NULL);
+    size_t na = 0, nb = 0;
+    elf_getshdrnum(a, &na);
+    elf_getshdrnum(b, &nb);
+    int differ = na != nb;
+    for (size_t i = 1; !differ && i < na; i++) {
+        Elf_Scn *sa = elf_getscn(a, i), *sb = elf_getscn(b, i);
+        GElf_Shdr ha, hb;
+        gelf_getshdr(sa, &ha);
+        if (ha.sh_flags & SHF_COMPRESSED)
+            elf_compress(sa, 0, 0);
+        gelf_getshdr(sa, &ha);
+        gelf_getshdr(sb, &hb);
+        Elf_Data *da = elf_rawdata(sa, NULL), *db = elf_rawdata(sb, NULL);
+        differ += ha.sh_name != hb.sh_name || ha.sh_type != hb.sh_type ||
+                  ha.sh_flags != hb.sh_flags || ha.sh_size != hb.sh_size ||
+                  (hb.sh_flags & SHF_COMPRESSED) ||
+                  (ha.sh_type != SHT_NOBITS && ha.sh_size &&
+                   (!da || !db || memcmp(da->d_buf, db->d_buf, ha.sh_size)));
+    }
+    elf_end(a);
+    elf_end(b);
+    close(fd);
+    return differ;
+}
+
+/* A fresh directory for a cache, and beside it (at src) this test
+ * program with its DWARF compressed. */
+static const char *dir_and_compressed_self(char *src, size_t len)
+{
+    elf_version(EV_CURRENT);
+    const char *dir = temp_dir();
+    snprintf(src, len, "%s.src", dir);
+    CHECK(compressed_copy_of_self(src));
+    return dir;
+}
+
+TEST(copy_holds_every_section_inflated_and_is_found_again)
+{
+    char src[128];
+    const char *dir = dir_and_compressed_self(src, sizeof(src));
+    struct inflated_cache *c = inflated_cache_new(dir, 1u << 30);
+    int fd = open(src, O_RDONLY);
+    int copy = inflated_cache_open(c, fd);
+    CHECK(copy != fd && copy >= 0);
+    CHECK_INT(inflated_cache_stats(c).made, 1);
+    CHECK_INT(sections_differing(src, copy), 0);
+    close(copy);
+    int again = inflated_cache_open(c, open(src, O_RDONLY));
+    CHECK_INT(inflated_cache_stats(c).found, 1);
+    CHECK_INT(sections_differing(src, again), 0);
+    close(again);
+    CHECK_INT(files_in(dir), 1);
+    inflated_cache_free(c);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", dir, src);
+    sh(cmd);
+}
+
+TEST(file_without_compressed_sections_is_read_as_it_is)
+{
+    elf_version(EV_CURRENT);
+    const char *dir = temp_dir();
+    struct inflated_cache *c = inflated_cache_new(dir, 1u << 30);
+    int fd = open("/proc/self/exe", O_RDONLY);
+    CHECK_INT(inflated_cache_open(c, fd), fd);
+    CHECK_INT(files_in(dir), 0);
+    close(fd);
+    inflated_cache_free(c);
+    rmdir(dir);
+}
+
+TEST(bad_compressed_data_leaves_nothing_and_reads_the_original)
+{
+    char src[128];
+    const char *dir = dir_and_compressed_self(src, sizeof(src));
+    /* Garbles the compressed stream of .debug_info past its header. */
+    int fd = open(src, O_RDWR);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    size_t names;
+    elf_getshdrstrndx(elf, &names);
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        gelf_getshdr(scn, &sh);
+        if (!strcmp(elf_strptr(elf, names, sh.sh_name), ".debug_info")) {
+            CHECK(sh.sh_flags & SHF_COMPRESSED);
+            static const char junk[64] = "not a zlib stream, not at all";
+            CHECK(pwrite(fd, junk, sizeof(junk), (off_t)sh.sh_offset + 30) == sizeof(junk));
+        }
+    }
+    elf_end(elf);
+    struct inflated_cache *c = inflated_cache_new(dir, 1u << 30);
+    CHECK_INT(inflated_cache_open(c, fd), fd);
+    CHECK_INT(inflated_cache_stats(c).failed, 1);
+    CHECK_CONTAINS(inflated_cache_last_error(c), "bad compressed section");
+    CHECK_INT(files_in(dir), 0);
+    close(fd);
+    inflated_cache_free(c);
+    unlink(src);
+    rmdir(dir);
+}
+
+/* The build-id bytes of the file at path changed (another build, as far
+ * as the cache can tell). */
+static void give_another_build_id(const char *path)
+{
+    int fd = open(path, O_RDWR);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    const void *id;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+    uint8_t *was = malloc((size_t)n);
+    memcpy(was, id, (size_t)n);
+    elf_end(elf);
+    struct stat st;
+    fstat(fd, &st);
+    uint8_t *all = malloc((size_t)st.st_size);
+    CHECK(pread(fd, all, (size_t)st.st_size, 0) == st.st_size);
+    uint8_t *at = memmem(all, (size_t)st.st_size, was, (size_t)n);
+    CHECK(at != NULL);
+    uint8_t flipped = at[0] ^ 0xff;
+    CHECK(pwrite(fd, &flipped, 1, at - all) == 1);
+    free(all);
+    free(was);
+    close(fd);
+}
+
+TEST(least_recently_used_copies_go_when_the_directory_is_full)
+{
+    elf_version(EV_CURRENT);
+    const char *dir = temp_dir();
+    char first[128], second[128];
+    snprintf(first, sizeof(first), "%s.1", dir);
+    snprintf(second, sizeof(second), "%s.2", dir);
+    CHECK(compressed_copy_of_self(first) && compressed_copy_of_self(second));
+    give_another_build_id(second);
+    struct inflated_cache *probe = inflated_cache_new(dir, 1u << 30);
+    close(inflated_cache_open(probe, open(first, O_RDONLY)));
+    inflated_cache_free(probe);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)) && e->d_name[0] == '.')
+        ;
+    char made[512];
+    snprintf(made, sizeof(made), "%.200s/%.255s", dir, e->d_name);
+    closedir(d);
+    struct stat st;
+    stat(made, &st);
+    struct timespec long_ago[2] = {{1000000000, 0}, {1000000000, 0}};
+    utimensat(AT_FDCWD, made, long_ago, 0);   /* last used long ago */
+    /* Room for one copy and a half: the second copy pushes the first out. */
+    struct inflated_cache *c = inflated_cache_new(dir, (uint64_t)st.st_size * 3 / 2);
+    close(inflated_cache_open(c, open(second, O_RDONLY)));
+    CHECK_INT(inflated_cache_stats(c).made, 1);
+    CHECK_INT(files_in(dir), 1);
+    CHECK(access(made, F_OK) != 0);
+    inflated_cache_free(c);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s", dir, first, second);
+    sh(cmd);
 }
 
 RUN_TESTS()

@@ -91,10 +91,10 @@ fail:
     return rc;
 }
 
-void profd_gzip_append(const uint8_t *data, size_t len, size_t before, uint8_t **out,
+void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8_t **out,
                        size_t *out_len, size_t *out_cap)
 {
-    int level = level_for(before + len);
+    int level = level_for(stream_len);
     struct libdeflate_compressor **c = &tls_compressors[level];
     if (!*c && !(*c = libdeflate_alloc_compressor(level)))
         profd_out_of_memory(sizeof(void *));
@@ -111,7 +111,7 @@ void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
     size_t cap = 0;
     *out = NULL;
     *out_len = 0;
-    profd_gzip_append(data, len, 0, out, out_len, &cap);
+    profd_gzip_append(data, len, len, out, out_len, &cap);
 }
 
 void profd_gzip_thread_cleanup(void)

@@ -24,9 +24,9 @@ void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
 
 /* Compresses data as one more gzip member at the end of *out (*out_len
  * bytes used of *out_cap, grown as needed; *out NULL to start), at the
- * level profd_gzip picks for a stream of which before bytes came earlier.
+ * level profd_gzip picks for stream_len bytes (the whole stream's, about).
  * Readers of gzip take a series of members as one stream (RFC 1952). */
-void profd_gzip_append(const uint8_t *data, size_t len, size_t before, uint8_t **out,
+void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8_t **out,
                        size_t *out_len, size_t *out_cap);
 
 /* Frees the calling thread's (de)compressor; call before a thread exits. */

@@ -84,7 +84,8 @@ struct sink {
     struct pb_writer w;
     bool gzip;
     uint8_t *gz;
-    size_t gz_len, gz_cap, raw_done;
+    size_t gz_len, gz_cap;
+    size_t expected;   /* the encoding's size, about: it sets the gzip level */
 };
 
 #define GZIP_CHUNK (1u << 20)
@@ -96,8 +97,7 @@ static void field_done(struct sink *s, bool end)
 {
     if (!s->gzip || (end ? s->gz_len && !s->w.len : s->w.len < GZIP_CHUNK))
         return;
-    profd_gzip_append(s->w.buf, s->w.len, s->raw_done, &s->gz, &s->gz_len, &s->gz_cap);
-    s->raw_done += s->w.len;
+    profd_gzip_append(s->w.buf, s->w.len, s->expected, &s->gz, &s->gz_len, &s->gz_cap);
     s->w.len = 0;
 }
 
@@ -148,13 +148,28 @@ void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t
     *len = s.w.len;
 }
 
+/* About how many bytes p encodes to (varints counted at 2 or 3 bytes). */
+static size_t encoded_size(const struct profd_profile *p)
+{
+    size_t n = 64;
+    for (size_t i = 0; i < p->nsamples; i++)
+        n += 6 + 2 * (size_t)p->samples[i].nlocations + 3 * p->nsample_types +
+             10 * (size_t)p->samples[i].nlabels;
+    for (uint32_t i = 0; i < p->nlocations; i++)
+        n += 12 + 6 * (size_t)p->locations[i].nlines;
+    n += 12 * (size_t)p->nfunctions;
+    for (uint32_t i = 0; i < p->nstrings; i++)
+        n += 2 + p->strings[i].len;
+    return n;
+}
+
 int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len)
 {
     if (!gzip) {
         profd_pprof_encode_raw(p, out, len);
         return 0;
     }
-    struct sink s = {.gzip = true};
+    struct sink s = {.gzip = true, .expected = encoded_size(p)};
     encode(p, &s);
     free(s.w.buf);
     *out = s.gz;

@@ -262,6 +262,67 @@ static void read_gopclntab(struct elf_binary *b)
                                        b->go_sections, b->ngo_sections);
 }
 
+/* Drops the resident pages of [from, from + len) when that lies in elf's
+ * mapped file and the file is of this host's byte order (libelf may
+ * convert a foreign file's data in place, and dropped pages come back as
+ * the file has them). */
+static void drop_range(Elf *elf, const char *from, size_t len)
+{
+    size_t size;
+    char *image = elf ? elf_rawfile(elf, &size) : NULL;
+    const uint16_t one = 1;
+    int native = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+    if (!image || size <= EI_DATA || image[EI_DATA] != native || from < image ||
+        len > size - (size_t)(from - image))
+        return;   /* not the file's own bytes (an inflated section is on the heap) */
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)from & ~(uintptr_t)(page - 1);
+    /* Unmodified private pages come back from the file. */
+    madvise((void *)start, len + ((uintptr_t)from - start), MADV_DONTNEED);
+}
+
+/* The same for the whole file. */
+static void drop_file_pages(Elf *elf)
+{
+    size_t size;
+    char *image = elf ? elf_rawfile(elf, &size) : NULL;
+    if (image)
+        drop_range(elf, image, size);
+}
+
+/* Lets the system take back the pages of .debug_info read so far: once a
+ * unit is indexed, its entries are not read again (strings and line tables,
+ * which are, stay until the profile ends). */
+static void drop_unit_pages(struct elf_binary *b)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(b->mod, &bias);
+    Elf *elf = dw ? dwarf_getelf(dw) : NULL;
+    size_t names;
+    if (!elf || elf_getshdrstrndx(elf, &names) != 0)
+        return;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
+        Elf_Data *d = name && !strcmp(name, ".debug_info") ? elf_rawdata(scn, NULL) : NULL;
+        if (d && d->d_buf)
+            drop_range(elf, d->d_buf, d->d_size);
+    }
+}
+
+void elf_binary_drop_pages(struct elf_binary *b)
+{
+    GElf_Addr bias;
+    const char *debug_file = NULL;
+    Elf *main = dwfl_module_getelf(b->mod, &bias);
+    drop_file_pages(main);
+    dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+    Dwarf *dwarf = debug_file ? dwfl_module_getdwarf(b->mod, &bias) : NULL;   /* loaded already */
+    Elf *debug = dwarf ? dwarf_getelf(dwarf) : NULL;
+    if (debug && debug != main)
+        drop_file_pages(debug);
+}
+
 /* elfutils reads the header of every unit before the one a lookup needs
  * (and its first entry), each on its own page of a large .debug_info: on
  * the first lookup, that is most of the section at once. Walked here
@@ -294,8 +355,8 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     Dwarf_Addr addr = vaddr + b->bias;
     size_t units = scope_index_units(b->scopes);
     size_t n = scope_index_frames(b->scopes, addr, out, max);
-    if (scope_index_units(b->scopes) != units)   /* what a unit was read from is not needed again */
-        elf_binary_drop_pages(b);
+    if (scope_index_units(b->scopes) != units)
+        drop_unit_pages(b);
     if (n)
         return n;
     /* No DWARF function here: Go's pc-line table, then the function symbol
@@ -330,35 +391,6 @@ size_t elf_binary_footprint(const struct elf_binary *b)
     return b->footprint + scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
 }
 
-/* Drops the resident pages of elf's mapped file, if it is mapped and of
- * this host's byte order (libelf may convert a foreign file's data in
- * place, and dropped pages come back as the file has them). */
-static void drop_file_pages(Elf *elf)
-{
-    size_t size;
-    char *image = elf ? elf_rawfile(elf, &size) : NULL;
-    const uint16_t one = 1;
-    int native = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
-    if (!image || size <= EI_DATA || image[EI_DATA] != native)
-        return;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
-    /* Unmodified private pages come back from the file. */
-    madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
-}
-
-void elf_binary_drop_pages(struct elf_binary *b)
-{
-    GElf_Addr bias;
-    const char *debug_file = NULL;
-    Elf *main = dwfl_module_getelf(b->mod, &bias);
-    drop_file_pages(main);
-    dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
-    Dwarf *dwarf = debug_file ? dwfl_module_getdwarf(b->mod, &bias) : NULL;   /* loaded already */
-    Elf *debug = dwarf ? dwarf_getelf(dwarf) : NULL;
-    if (debug && debug != main)
-        drop_file_pages(debug);
-}
 
 void elf_binary_close(struct elf_binary *b)
 {

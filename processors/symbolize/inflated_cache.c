@@ -24,6 +24,7 @@
 
 #define COPY_CHUNK (128u << 10)
 #define MAX_BUILD_ID 64
+#define MAX_SECTION (UINT64_C(1) << 40)
 
 struct inflated_cache {
     char *dir;
@@ -176,6 +177,8 @@ static bool plan(Elf *elf, int fd, struct layout *l)
     uint64_t at = l->prefix;
     for (size_t i = 0; i < l->nmoved; i++) {
         struct section *s = l->moved[i];
+        if (s->sh.sh_addralign > 4096 || s->sh.sh_size > MAX_SECTION)
+            return false;   /* not a real file's: no sum below may wrap */
         at = align_up(at, s->sh.sh_addralign);
         s->sh.sh_offset = at;
         at += s->sh.sh_size;
@@ -208,8 +211,8 @@ static bool inflate_zlib(int in, uint64_t from, uint64_t len, int out, uint64_t 
     uint64_t got = 0;
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-        if (!z.avail_in) {
-            ssize_t n = len ? pread(in, src, len < COPY_CHUNK ? len : COPY_CHUNK, (off_t)from) : 0;
+        if (!z.avail_in && len) {
+            ssize_t n = pread(in, src, len < COPY_CHUNK ? len : COPY_CHUNK, (off_t)from);
             if (n <= 0)
                 break;
             z.next_in = src;
@@ -221,9 +224,10 @@ static bool inflate_zlib(int in, uint64_t from, uint64_t len, int out, uint64_t 
         z.avail_out = COPY_CHUNK;
         rc = inflate(&z, Z_NO_FLUSH);
         size_t made = COPY_CHUNK - z.avail_out;
-        if ((rc != Z_OK && rc != Z_STREAM_END) || write_all(out, dst, made) < 0)
-            break;
         got += made;
+        if ((rc != Z_OK && rc != Z_STREAM_END) || got > want || write_all(out, dst, made) < 0 ||
+            (!made && !z.avail_in && !len))   /* cut short: nothing more will come */
+            break;
     }
     inflateEnd(&z);
     return rc == Z_STREAM_END && got == want;
@@ -240,8 +244,8 @@ static bool inflate_zstd(int in, uint64_t from, uint64_t len, int out, uint64_t 
     size_t rc = 1;   /* 0: a frame ended */
     ZSTD_inBuffer input = {src, 0, 0};
     while (rc != 0) {
-        if (input.pos == input.size) {
-            ssize_t n = len ? pread(in, src, len < COPY_CHUNK ? len : COPY_CHUNK, (off_t)from) : 0;
+        if (input.pos == input.size && len) {
+            ssize_t n = pread(in, src, len < COPY_CHUNK ? len : COPY_CHUNK, (off_t)from);
             if (n <= 0)
                 break;
             input = (ZSTD_inBuffer){src, (size_t)n, 0};
@@ -250,9 +254,10 @@ static bool inflate_zstd(int in, uint64_t from, uint64_t len, int out, uint64_t 
         }
         ZSTD_outBuffer output = {dst, COPY_CHUNK, 0};
         rc = ZSTD_decompressStream(z, &output, &input);
-        if (ZSTD_isError(rc) || write_all(out, dst, output.pos) < 0)
-            break;
         got += output.pos;
+        if (ZSTD_isError(rc) || got > want || write_all(out, dst, output.pos) < 0 ||
+            (!output.pos && input.pos == input.size && !len))   /* cut short */
+            break;
     }
     ZSTD_freeDStream(z);
     return rc == 0 && got == want;

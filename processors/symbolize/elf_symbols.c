@@ -31,6 +31,13 @@ struct segment {
 #define MAX_GO_SECTIONS 3
 #define MAX_GO_FRAMES 64
 
+/* Bytes [from, from + len) of elf's mapped file. */
+struct file_range {
+    Elf *elf;
+    const char *from;
+    size_t len;
+};
+
 struct elf_binary {
     char *path;
     Dwfl *dwfl;
@@ -51,6 +58,7 @@ struct elf_binary {
     struct segment segments[MAX_SEGMENTS];
     size_t nsegments;
     bool units_walked;
+    struct file_range units;   /* .debug_info in a mapped file, once walked */
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -290,13 +298,10 @@ static void drop_file_pages(Elf *elf)
         drop_range(elf, image, size);
 }
 
-/* Lets the system take back the pages of .debug_info read so far: once a
- * unit is indexed, its entries are not read again (strings and line tables,
- * which are, stay until the profile ends). */
-static void drop_unit_pages(struct elf_binary *b)
+/* Where .debug_info of the binary's DWARF lies, for drop_unit_pages
+ * (nothing set when it has none or it was inflated on the heap). */
+static void find_unit_pages(struct elf_binary *b, Dwarf *dw)
 {
-    Dwarf_Addr bias;
-    Dwarf *dw = dwfl_module_getdwarf(b->mod, &bias);
     Elf *elf = dw ? dwarf_getelf(dw) : NULL;
     size_t names;
     if (!elf || elf_getshdrstrndx(elf, &names) != 0)
@@ -306,8 +311,17 @@ static void drop_unit_pages(struct elf_binary *b)
         const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
         Elf_Data *d = name && !strcmp(name, ".debug_info") ? elf_rawdata(scn, NULL) : NULL;
         if (d && d->d_buf)
-            drop_range(elf, d->d_buf, d->d_size);
+            b->units = (struct file_range){elf, d->d_buf, d->d_size};
     }
+}
+
+/* Lets the system take back the pages of .debug_info read so far: once a
+ * unit is indexed, its entries are not read again (strings and line tables,
+ * which are, stay until the profile ends). */
+static void drop_unit_pages(struct elf_binary *b)
+{
+    if (b->units.elf)
+        drop_range(b->units.elf, b->units.from, b->units.len);
 }
 
 void elf_binary_drop_pages(struct elf_binary *b)
@@ -339,11 +353,11 @@ static void walk_units(struct elf_binary *b)
     for (size_t i = 1; dw && dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL,
                                              NULL) == 0; i++, off = next) {
         Dwarf_Die unit;
-        if (i % STEP == 0 && dwarf_offdie(dw, off + header, &unit)) {   /* and those before it */
+        if (i % STEP == 0 && dwarf_offdie(dw, off + header, &unit))   /* and those before it */
             elf_binary_drop_pages(b);
-        }
     }
     elf_binary_drop_pages(b);
+    find_unit_pages(b, dw);
 }
 
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)

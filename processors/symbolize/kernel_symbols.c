@@ -40,6 +40,8 @@ struct kernel_symbols {
     size_t nblocks;
     uint64_t last_text;   /* offset of its last text symbol's line */
     char *block;          /* the block read last, MAX_BLOCK + 1 bytes */
+    size_t block_index;   /* which one (SIZE_MAX: none yet) */
+    ssize_t block_len;
     char found[512];      /* the name kernel_symbols_find gave last (in place) */
     uint64_t text;
 };
@@ -185,17 +187,23 @@ static struct kernel_symbols *load_in_place(const char *path)
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
     k->block = must_malloc(MAX_BLOCK + 1);
+    k->block_index = SIZE_MAX;
     return k;
 }
 
-/* Reads block b of the file into k->block: its length, or -1. */
+/* Reads block b of the file into k->block, unless it is there already
+ * (lookups come in address order): its length, or -1. */
 static ssize_t read_block(struct kernel_symbols *k, size_t b)
 {
+    if (b == k->block_index)
+        return k->block_len;
     uint64_t from = k->blocks[b].pos;
     uint64_t to = b + 1 < k->nblocks ? k->blocks[b + 1].pos : k->file_len;
     ssize_t n = pread(k->fd, k->block, (size_t)(to - from), (off_t)from);
     if (n >= 0)
         k->block[n] = 0;
+    k->block_index = n >= 0 ? b : SIZE_MAX;
+    k->block_len = n;
     return n;
 }
 

@@ -3,17 +3,6 @@
 
 #include <stdlib.h>
 
-int64_t index_find(const struct index *ix, uint64_t hash, bool (*same)(void *arg, uint32_t pos),
-                   void *arg)
-{
-    if (!ix->slots)
-        return -1;
-    for (size_t i = hash & ix->mask; ix->slots[i].position; i = (i + 1) & ix->mask)
-        if (ix->slots[i].hash == hash && same(arg, ix->slots[i].position - 1))
-            return ix->slots[i].position - 1;
-    return -1;
-}
-
 static void put(struct index *ix, uint64_t hash, uint32_t stored)
 {
     size_t i = hash & ix->mask;

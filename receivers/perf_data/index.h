@@ -24,9 +24,18 @@ struct index {
 };
 
 /* Calls same(arg, position) for each entry with this hash until it returns
- * true; returns that position, or -1. */
-int64_t index_find(const struct index *ix, uint64_t hash, bool (*same)(void *arg, uint32_t pos),
-                   void *arg);
+ * true; returns that position, or -1. Inline, so that same is too. */
+static inline int64_t index_find(const struct index *ix, uint64_t hash,
+                                 bool (*same)(void *arg, uint32_t pos), void *arg)
+{
+    if (!ix->slots)
+        return -1;
+    for (size_t i = hash & ix->mask; ix->slots[i].position; i = (i + 1) & ix->mask)
+        if (ix->slots[i].hash == hash && same(arg, ix->slots[i].position - 1))
+            return ix->slots[i].position - 1;
+    return -1;
+}
+
 /* Adds (hash -> position). */
 void index_add(struct index *ix, uint64_t hash, uint32_t position);
 void index_clear(struct index *ix);

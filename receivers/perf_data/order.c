@@ -32,6 +32,9 @@ struct perf_order {
     void *arg;
     struct queued *items;
     size_t nitems, items_cap;
+    size_t nsorted;         /* items[0..nsorted) are in time order already */
+    struct queued *merge_buf;
+    size_t merge_cap;
     struct arena arenas[2];
     int current;
     size_t stable_bytes;    /* of the queued records not copied */
@@ -58,6 +61,25 @@ static int by_time(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Puts the items in time order: those queued since the last sort are
+ * sorted alone and merged with the ones that stayed, which are in order
+ * already (most of a round's items are kept once, until the next). */
+static void sort_items(struct perf_order *q)
+{
+    struct queued *it = q->items;
+    size_t head = q->nsorted, n = q->nitems;
+    qsort(it + head, n - head, sizeof(*it), by_time);
+    q->nsorted = n;
+    if (!head || head == n || by_time(&it[head - 1], &it[head]) <= 0)
+        return;
+    q->merge_buf = grow_array(q->merge_buf, &q->merge_cap, head, sizeof(*it));
+    memcpy(q->merge_buf, it, head * sizeof(*it));
+    size_t a = 0, b = head, out = 0;   /* out < b: the tail is read before it is written over */
+    while (a < head && b < n)
+        it[out++] = by_time(&q->merge_buf[a], &it[b]) <= 0 ? q->merge_buf[a++] : it[b++];
+    memcpy(it + out, q->merge_buf + a, (head - a) * sizeof(*it));
+}
+
 static size_t queued_bytes(const struct perf_order *q)
 {
     return q->arenas[0].used + q->arenas[1].used + q->stable_bytes;
@@ -80,6 +102,7 @@ static void deliver_first(struct perf_order *q, size_t n)
     }
     memmove(q->items, q->items + n, (q->nitems - n) * sizeof(*q->items));
     q->nitems -= n;
+    q->nsorted -= n;
 }
 
 /* Moves the bodies of what stays into one arena, the current one. */
@@ -107,7 +130,7 @@ static void deliver_until(struct perf_order *q, uint64_t limit)
 {
     if (!q->nitems)
         return;
-    qsort(q->items, q->nitems, sizeof(*q->items), by_time);
+    sort_items(q);
     size_t n = 0;
     while (n < q->nitems && q->items[n].time <= limit)
         n++;
@@ -123,7 +146,7 @@ void perf_order_add(struct perf_order *q, const struct perf_record *r, bool stab
         return;
     }
     if (queued_bytes(q) + r->len > q->max_bytes && q->nitems) {
-        qsort(q->items, q->nitems, sizeof(*q->items), by_time);
+        sort_items(q);
         deliver_first(q, (q->nitems + 1) / 2);
         compact(q);
     }
@@ -175,6 +198,7 @@ void perf_order_free(struct perf_order *q)
     if (!q)
         return;
     free(q->items);
+    free(q->merge_buf);
     free(q->arenas[0].bytes);
     free(q->arenas[1].bytes);
     free(q);

@@ -22,11 +22,12 @@ struct location {
     uint64_t address;
 };
 
-/* A distinct stack (and labels): its location refs and values live in the
- * arena of the profile being built, so building it copies neither. */
+/* A distinct stack (and labels). Its values and location refs are one
+ * block in the arena of the profile being built, so a lookup that finds it
+ * reads one place, and building the profile copies nothing. */
 struct sample {
-    uint32_t *locations;       /* location refs (position + 1), leaf first */
-    int64_t *values;
+    int64_t *values;           /* the session's ncolumns, then nframes location refs
+                                  (position + 1), leaf first */
     uint32_t nframes;
     int32_t tid, cpu;
     const char *comm;          /* interned in the session's comm pool */
@@ -210,6 +211,7 @@ static uint32_t location_of(struct out *o, const struct location *l)
 
 struct sample_key {
     struct out *o;
+    size_t ncolumns;
     const uint32_t *locs;
     uint32_t n;
     int32_t tid, cpu;
@@ -221,7 +223,7 @@ static bool same_sample(void *arg, uint32_t pos)
     struct sample_key *k = arg;
     const struct sample *sm = &k->o->samples[pos];
     return sm->nframes == k->n && sm->tid == k->tid && sm->cpu == k->cpu && sm->comm == k->comm &&
-           !memcmp(sm->locations, k->locs, k->n * sizeof(*k->locs));
+           !memcmp(sm->values + k->ncolumns, k->locs, k->n * sizeof(*k->locs));
 }
 
 /* Adds one sample (location refs leaf first) of event attr with weight period. */
@@ -229,10 +231,10 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
                       size_t attr, uint64_t period, const struct thread *t, int32_t cpu,
                       uint64_t time)
 {
-    uint64_t hash = 0;
-    for (uint32_t i = 0; i < n; i++)
-        hash = hash_mix(hash, locs[i]);
-    struct sample_key k = {o, locs, n, s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
+    uint64_t hash = n & 1 ? locs[n - 1] : 0;
+    for (uint32_t i = 0; i + 1 < n; i += 2)   /* two refs a mix: half the dependent multiplies */
+        hash = hash_mix(hash, locs[i] | (uint64_t)locs[i + 1] << 32);
+    struct sample_key k = {o, s->ncolumns, locs, n, s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
                            s->o.label_comm ? t->comm : NULL};
     hash = hash_mix(hash_mix(hash_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
                      (uint64_t)(uintptr_t)k.comm);
@@ -241,11 +243,11 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
         const struct profd_host *h = s->h;
         if (!o->profile)
             o->profile = h->profile_new(1u << 20);
-        struct sample sm = {h->profile_alloc(o->profile, (n ? n : 1) * sizeof(*locs)),
-                            h->profile_alloc(o->profile, s->ncolumns * sizeof(int64_t)), n, k.tid,
-                            k.cpu, k.comm};
-        memcpy(sm.locations, locs, n * sizeof(*locs));
+        struct sample sm = {h->profile_alloc(o->profile, s->ncolumns * sizeof(int64_t) +
+                                                             (n ? n : 1) * sizeof(*locs)),
+                            n, k.tid, k.cpu, k.comm};
         memset(sm.values, 0, s->ncolumns * sizeof(int64_t));
+        memcpy(sm.values + s->ncolumns, locs, n * sizeof(*locs));
         o->samples = grow_array(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
         o->samples[o->nsamples] = sm;
         index_add(&o->sample_index, hash, (uint32_t)o->nsamples);
@@ -302,25 +304,51 @@ static size_t read_format_size(uint64_t rf, const uint8_t *p, const struct perf_
     return 8 + head + nr * per;
 }
 
-/* The location ref (position + 1) in o of address a of process p (the
- * kernel when p is NULL), as a leaf or as a return address (moved back by
- * 1; 0 stays: no call returns there). Remembered per (address, process,
- * out) until the mappings change, since most frames repeat. */
-static uint32_t frame_location(struct perf_session *s, struct out *o, const struct process *p,
-                               uint64_t a, bool leaf)
+/* Where a sample's frames of one side (kernel or user) are looked up: the
+ * output, the process (NULL for the kernel) and the part of the memo hash
+ * they make, worked out once per sample rather than once per frame. */
+struct frame_scope {
+    struct perf_session *s;
+    struct out *o;
+    const struct process *p;
+    int32_t pid;
+    uint32_t out;
+    uint64_t salt;
+};
+
+static struct frame_scope frame_scope(struct perf_session *s, struct out *o,
+                                      const struct process *p)
 {
-    int32_t pid = p ? p->pid : -1;
-    uint32_t out = (uint32_t)(o - s->outs);
-    uint64_t key = a ^ (uint64_t)leaf << 63;
-    struct memo *m = &s->memo[hash_mix(hash_mix(key, (uint64_t)pid), out) & (MEMO_SIZE - 1)];
-    if (m->gen == s->gen && m->key == key && m->pid == pid && m->out == out)
-        return m->loc;
-    const struct map *map = processes_find_map(&s->procs, p, a), *stand_in;
-    struct location l = {mapping_of(o, map, &stand_in), leaf || !a ? a : a - 1};
+    struct frame_scope fs = {s, o, p, p ? p->pid : -1, (uint32_t)(o - s->outs), 0};
+    fs.salt = hash_mix(hash_mix(0, (uint64_t)fs.pid), fs.out);
+    return fs;
+}
+
+/* frame_location's lookup when the memo does not hold the frame: stores it
+ * in m. */
+static __attribute__((noinline)) uint32_t frame_lookup(const struct frame_scope *fs,
+                                                       struct memo *m, uint64_t key, uint64_t a,
+                                                       bool leaf)
+{
+    const struct map *map = processes_find_map(&fs->s->procs, fs->p, a), *stand_in;
+    struct location l = {mapping_of(fs->o, map, &stand_in), leaf || !a ? a : a - 1};
     if (stand_in != map)
         l.address = l.address - map->start + stand_in->start;
-    *m = (struct memo){key, s->gen, pid, out, location_of(o, &l) + 1};
+    *m = (struct memo){key, fs->s->gen, fs->pid, fs->out, location_of(fs->o, &l) + 1};
     return m->loc;
+}
+
+/* The location ref (position + 1) of address a in fs, as a leaf or as a
+ * return address (moved back by 1; 0 stays: no call returns there).
+ * Remembered per (address, process, out) until the mappings change, since
+ * most frames repeat. */
+static inline uint32_t frame_location(const struct frame_scope *fs, uint64_t a, bool leaf)
+{
+    uint64_t key = leaf ? a ^ 1ull << 63 : a;
+    struct memo *m = &fs->s->memo[hash_mix(fs->salt, key) & (MEMO_SIZE - 1)];
+    if (m->key == key && m->gen == fs->s->gen && m->pid == fs->pid && m->out == fs->out)
+        return m->loc;
+    return frame_lookup(fs, m, key, a, leaf);
 }
 
 /* Turns a callchain (or the lone IP) into location refs, leaf first:
@@ -331,10 +359,11 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
                                 uint16_t misc, uint64_t ip, const uint8_t *chain, uint64_t nr,
                                 const struct user_context *uc, uint32_t *locs)
 {
+    const struct frame_scope user = frame_scope(s, o, p), kern = frame_scope(s, o, NULL);
     bool kernel = (misc & 7) == 1;
     uint32_t n = 0;
     if (!chain && (!uc || kernel))
-        locs[n++] = frame_location(s, o, kernel ? NULL : p, ip, true);
+        locs[n++] = frame_location(kernel ? &kern : &user, ip, true);
     for (uint64_t i = 0; chain && i < nr && n < MAX_FRAMES; i++) {
         uint64_t a = perf_u64(s->f, chain + 8 * i);
         if (a >= CONTEXT_MAX) {
@@ -348,7 +377,7 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
         }
         if (uc && !kernel)
             continue;   /* the unwinder gives the user part */
-        locs[n] = frame_location(s, o, kernel ? NULL : p, a, n == 0);
+        locs[n] = frame_location(kernel ? &kern : &user, a, n == 0);
         n++;
     }
     if (uc && n < MAX_FRAMES) {
@@ -357,7 +386,7 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
         uint64_t pcs[MAX_FRAMES];
         uint32_t got = unwinder_unwind(s->unwinder, s->f, p, uc, pcs, MAX_FRAMES - n);
         for (uint32_t i = 0; i < got; i++, n++)
-            locs[n] = frame_location(s, o, p, pcs[i], n == 0);
+            locs[n] = frame_location(&user, pcs[i], n == 0);
     }
     return n;
 }
@@ -628,7 +657,8 @@ static struct profd_profile *build_profile(struct perf_session *s, struct out *o
     for (size_t i = 0; i < o->nsamples; i++) {
         const struct sample *sm = &o->samples[i];
         struct profd_sample *ps = &p->samples[i];
-        *ps = (struct profd_sample){sm->locations, sm->values, NULL, sm->nframes, 0};
+        *ps = (struct profd_sample){(uint32_t *)(sm->values + s->ncolumns), sm->values, NULL,
+                                    sm->nframes, 0};
         if (!labeled)
             continue;
         ps->labels = h->profile_alloc(p, 3 * sizeof(*ps->labels));

@@ -86,6 +86,75 @@ TEST(order_hands_out_the_oldest_half_when_full)
     perf_close(&f);
 }
 
+/* Records handed out, by the id each carries before its time. */
+struct handed_out {
+    uint64_t ids[4096];
+    size_t n;
+};
+
+static void collect_ids(void *arg, const struct perf_record *r)
+{
+    struct handed_out *h = arg;
+    memcpy(&h->ids[h->n++], r->body, 8);
+}
+
+/* What perf_order must hand out, worked out the slow way: at every round,
+ * all that waits in (time, arrival) order, those up to the limit out. */
+struct slow_order {
+    uint64_t time[4096], id[4096];
+    size_t n;
+};
+
+static void slow_deliver(struct slow_order *w, uint64_t limit, struct handed_out *out)
+{
+    for (size_t i = 1; i < w->n; i++)   /* insertion sort: stable, so arrival breaks ties */
+        for (size_t j = i; j > 0 && w->time[j - 1] > w->time[j]; j--) {
+            uint64_t t = w->time[j], id = w->id[j];
+            w->time[j] = w->time[j - 1], w->id[j] = w->id[j - 1];
+            w->time[j - 1] = t, w->id[j - 1] = id;
+        }
+    size_t k = 0;
+    while (k < w->n && w->time[k] <= limit)
+        out->ids[out->n++] = w->id[k++];
+    memmove(w->time, w->time + k, (w->n - k) * sizeof(*w->time));
+    memmove(w->id, w->id + k, (w->n - k) * sizeof(*w->id));
+    w->n -= k;
+}
+
+TEST(order_across_many_rounds_equals_sorting_all_that_waits)
+{
+    struct perf_file f;
+    one_attr_file(&f);
+    static struct handed_out got, want;
+    static struct slow_order slow;
+    struct perf_order *q = perf_order_new(&f, 1 << 20, collect_ids, &got);
+    uint64_t seed = 7, id = 0, base = 1000, newest = 0, limit = 0;
+    for (int round = 0; round < 60; round++) {
+        for (int i = 0; i < 40; i++, id++) {   /* times jitter around a clock that moves on */
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t time = base + (seed >> 33) % 64;   /* repeats: ties go by arrival */
+            uint8_t body[16];
+            memcpy(body, &id, 8);
+            memcpy(body + 8, &time, 8);
+            struct perf_record r = {PERF_RECORD_SAMPLE, 0, body, sizeof(body), 0};
+            perf_order_add(q, &r, false);
+            slow.time[slow.n] = time, slow.id[slow.n++] = id;
+            newest = time > newest ? time : newest;
+        }
+        perf_order_round(q);
+        slow_deliver(&slow, limit, &want);
+        limit = newest;
+        base += 48;
+    }
+    perf_order_drain(q);
+    slow_deliver(&slow, UINT64_MAX, &want);
+    CHECK_INT(got.n, 2400);
+    CHECK_INT(want.n, 2400);
+    CHECK(!memcmp(got.ids, want.ids, got.n * sizeof(*got.ids)));
+    perf_order_free(q);
+    perf_close(&f);
+}
+
 TEST(record_time_comes_from_the_sample_id_trailer)
 {
     struct perf_file f;

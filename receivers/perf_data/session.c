@@ -234,8 +234,8 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
     uint64_t hash = n & 1 ? locs[n - 1] : 0;
     for (uint32_t i = 0; i + 1 < n; i += 2)   /* two refs a mix: half the dependent multiplies */
         hash = hash_mix(hash, locs[i] | (uint64_t)locs[i + 1] << 32);
-    struct sample_key k = {o, s->ncolumns, locs, n, s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
-                           s->o.label_comm ? t->comm : NULL};
+    struct sample_key k = {o, s->ncolumns, locs, n, s->o.label_tid ? t->tid : -1,
+                           s->o.label_cpu ? cpu : -1, s->o.label_comm ? t->comm : NULL};
     hash = hash_mix(hash_mix(hash_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
                      (uint64_t)(uintptr_t)k.comm);
     int64_t at = index_find(&o->sample_index, hash, same_sample, &k);
@@ -316,8 +316,8 @@ struct frame_scope {
     uint64_t salt;
 };
 
-static struct frame_scope frame_scope(struct perf_session *s, struct out *o,
-                                      const struct process *p)
+static struct frame_scope scope_of(struct perf_session *s, struct out *o,
+                                   const struct process *p)
 {
     struct frame_scope fs = {s, o, p, p ? p->pid : -1, (uint32_t)(o - s->outs), 0};
     fs.salt = hash_mix(hash_mix(0, (uint64_t)fs.pid), fs.out);
@@ -359,7 +359,7 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
                                 uint16_t misc, uint64_t ip, const uint8_t *chain, uint64_t nr,
                                 const struct user_context *uc, uint32_t *locs)
 {
-    const struct frame_scope user = frame_scope(s, o, p), kern = frame_scope(s, o, NULL);
+    const struct frame_scope user = scope_of(s, o, p), kern = scope_of(s, o, NULL);
     bool kernel = (misc & 7) == 1;
     uint32_t n = 0;
     if (!chain && (!uc || kernel))

@@ -31,10 +31,8 @@ ptrdiff_t pb_packed_count(const uint8_t *data, size_t len)
     return n;
 }
 
-void pb_writer_reserve(struct pb_writer *w, size_t extra)
+void pb_writer_grow(struct pb_writer *w, size_t extra)
 {
-    if (w->cap - w->len >= extra)
-        return;
     size_t ncap = w->cap ? w->cap * 2 : 4096;
     while (ncap - w->len < extra)
         ncap *= 2;
@@ -42,19 +40,10 @@ void pb_writer_reserve(struct pb_writer *w, size_t extra)
     w->cap = ncap;
 }
 
-static inline void put_varint_unchecked(struct pb_writer *w, uint64_t v)
-{
-    while (v >= 0x80) {
-        w->buf[w->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    w->buf[w->len++] = (uint8_t)v;
-}
-
 void pb_put_varint(struct pb_writer *w, uint64_t v)
 {
     pb_writer_reserve(w, 10);
-    put_varint_unchecked(w, v);
+    pb_put_varint_unchecked(w, v);
 }
 
 void pb_put_tag(struct pb_writer *w, uint32_t field, uint32_t wire)
@@ -62,30 +51,11 @@ void pb_put_tag(struct pb_writer *w, uint32_t field, uint32_t wire)
     pb_put_varint(w, ((uint64_t)field << 3) | wire);
 }
 
-void pb_put_uint(struct pb_writer *w, uint32_t field, uint64_t v)
-{
-    if (!v)
-        return;
-    pb_writer_reserve(w, 15);
-    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_VARINT);
-    put_varint_unchecked(w, v);
-}
-
-void pb_put_int(struct pb_writer *w, uint32_t field, int64_t v)
-{
-    pb_put_uint(w, field, (uint64_t)v);
-}
-
-void pb_put_bool(struct pb_writer *w, uint32_t field, bool v)
-{
-    pb_put_uint(w, field, v ? 1 : 0);
-}
-
 void pb_put_bytes_always(struct pb_writer *w, uint32_t field, const void *data, size_t len)
 {
     pb_writer_reserve(w, 15 + len);
-    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
-    put_varint_unchecked(w, len);
+    pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    pb_put_varint_unchecked(w, len);
     if (len)
         memcpy(w->buf + w->len, data, len);
     w->len += len;
@@ -96,7 +66,7 @@ void pb_put_fixed64(struct pb_writer *w, uint32_t field, uint64_t v)
     if (!v)
         return;
     pb_writer_reserve(w, 15);
-    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_I64);
+    pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_I64);
     memcpy(w->buf + w->len, &v, 8);   /* little-endian hosts only, as the decoder */
     w->len += 8;
 }
@@ -115,10 +85,10 @@ void pb_put_packed_u32(struct pb_writer *w, uint32_t field, const uint32_t *v, s
     for (size_t i = 0; i < n; i++)
         bytes += pb_varint_size(v[i]);
     pb_writer_reserve(w, 15 + bytes);
-    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
-    put_varint_unchecked(w, bytes);
+    pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    pb_put_varint_unchecked(w, bytes);
     for (size_t i = 0; i < n; i++)
-        put_varint_unchecked(w, v[i]);
+        pb_put_varint_unchecked(w, v[i]);
 }
 
 void pb_put_packed_i64(struct pb_writer *w, uint32_t field, const int64_t *v, size_t n)
@@ -129,34 +99,9 @@ void pb_put_packed_i64(struct pb_writer *w, uint32_t field, const int64_t *v, si
     for (size_t i = 0; i < n; i++)
         bytes += pb_varint_size((uint64_t)v[i]);
     pb_writer_reserve(w, 15 + bytes);
-    put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
-    put_varint_unchecked(w, bytes);
+    pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    pb_put_varint_unchecked(w, bytes);
     for (size_t i = 0; i < n; i++)
-        put_varint_unchecked(w, (uint64_t)v[i]);
+        pb_put_varint_unchecked(w, (uint64_t)v[i]);
 }
 
-/* Reserves five length bytes: enough for any message below 32 GiB. */
-#define PB_MARK_BYTES 5
-
-size_t pb_begin(struct pb_writer *w, uint32_t field)
-{
-    pb_put_tag(w, field, PB_LEN);
-    pb_writer_reserve(w, PB_MARK_BYTES);
-    size_t mark = w->len;
-    w->len += PB_MARK_BYTES;
-    return mark;
-}
-
-void pb_end(struct pb_writer *w, size_t mark)
-{
-    size_t body = w->len - mark - PB_MARK_BYTES;
-    size_t nlen = pb_varint_size(body);
-    uint8_t *dst = w->buf + mark;
-    uint64_t v = body;
-    for (size_t i = 0; i < nlen; i++, v >>= 7)
-        dst[i] = (uint8_t)((v & 0x7f) | (i + 1 < nlen ? 0x80 : 0));
-    if (nlen < PB_MARK_BYTES) {
-        memmove(dst + nlen, dst + PB_MARK_BYTES, body);
-        w->len -= PB_MARK_BYTES - nlen;
-    }
-}

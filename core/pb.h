@@ -27,13 +27,10 @@ struct pb_writer {
     size_t len, cap;
 };
 
-void pb_writer_reserve(struct pb_writer *w, size_t extra);
+/* Grows w so that extra more bytes fit (pb_writer_reserve's slow path). */
+void pb_writer_grow(struct pb_writer *w, size_t extra);
 void pb_put_varint(struct pb_writer *w, uint64_t v);
 void pb_put_tag(struct pb_writer *w, uint32_t field, uint32_t wire);
-/* Field helpers; zero values are omitted as proto3 does. */
-void pb_put_uint(struct pb_writer *w, uint32_t field, uint64_t v);
-void pb_put_int(struct pb_writer *w, uint32_t field, int64_t v);
-void pb_put_bool(struct pb_writer *w, uint32_t field, bool v);
 void pb_put_bytes(struct pb_writer *w, uint32_t field, const void *data, size_t len);
 /* A fixed64 field (wire type 1); omitted when v is 0. */
 void pb_put_fixed64(struct pb_writer *w, uint32_t field, uint64_t v);
@@ -42,9 +39,6 @@ void pb_put_bytes_always(struct pb_writer *w, uint32_t field, const void *data, 
 /* Packed repeated fields; nothing written when n == 0. */
 void pb_put_packed_u32(struct pb_writer *w, uint32_t field, const uint32_t *v, size_t n);
 void pb_put_packed_i64(struct pb_writer *w, uint32_t field, const int64_t *v, size_t n);
-/* Nested message: begin returns a mark; end fills in the length. */
-size_t pb_begin(struct pb_writer *w, uint32_t field);
-void pb_end(struct pb_writer *w, size_t mark);
 
 static inline size_t pb_varint_size(uint64_t v)
 {
@@ -54,6 +48,76 @@ static inline size_t pb_varint_size(uint64_t v)
         n++;
     }
     return n;
+}
+
+/* The writers every message field goes through are inline: an encoder
+ * spends most of its time in them. */
+
+/* Makes room for extra more bytes. */
+static inline void pb_writer_reserve(struct pb_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra)
+        pb_writer_grow(w, extra);
+}
+
+/* Writes v; the caller has reserved room (10 bytes at most). */
+static inline void pb_put_varint_unchecked(struct pb_writer *w, uint64_t v)
+{
+    while (v >= 0x80) {
+        w->buf[w->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    w->buf[w->len++] = (uint8_t)v;
+}
+
+/* Field helpers; zero values are omitted as proto3 does. */
+static inline void pb_put_uint(struct pb_writer *w, uint32_t field, uint64_t v)
+{
+    if (!v)
+        return;
+    pb_writer_reserve(w, 15);
+    pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_VARINT);
+    pb_put_varint_unchecked(w, v);
+}
+
+static inline void pb_put_int(struct pb_writer *w, uint32_t field, int64_t v)
+{
+    pb_put_uint(w, field, (uint64_t)v);
+}
+
+static inline void pb_put_bool(struct pb_writer *w, uint32_t field, bool v)
+{
+    pb_put_uint(w, field, v ? 1 : 0);
+}
+
+/* A nested message's length is written in front of it once it is known,
+ * in PB_MARK_BYTES reserved for it (enough for any message below 32 GiB);
+ * the body moves back over what the length did not need. */
+#define PB_MARK_BYTES 5
+
+/* Starts nested message field; returns the mark pb_end needs. */
+static inline size_t pb_begin(struct pb_writer *w, uint32_t field)
+{
+    pb_writer_reserve(w, 5 + PB_MARK_BYTES);
+    pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
+    size_t mark = w->len;
+    w->len += PB_MARK_BYTES;
+    return mark;
+}
+
+/* Ends the nested message begun at mark, filling in its length. */
+static inline void pb_end(struct pb_writer *w, size_t mark)
+{
+    size_t body = w->len - mark - PB_MARK_BYTES;
+    size_t nlen = pb_varint_size(body);
+    uint8_t *dst = w->buf + mark;
+    uint64_t v = body;
+    for (size_t i = 0; i < nlen; i++, v >>= 7)
+        dst[i] = (uint8_t)((v & 0x7f) | (i + 1 < nlen ? 0x80 : 0));
+    if (nlen < PB_MARK_BYTES) {
+        memmove(dst + nlen, dst + PB_MARK_BYTES, body);
+        w->len -= PB_MARK_BYTES - nlen;
+    }
 }
 
 #endif

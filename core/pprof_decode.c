@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pprof decoder. Four sweeps over the top-level fields, each cheap because
- * fields of other kinds are skipped by length:
- *   1. count every repeated field, so tables are allocated once;
- *   2. strings, sample types, mappings, functions and scalars;
- *   3. locations (their mapping and function ids are resolvable now);
- *   4. samples (their location ids are resolvable now).
+ * pprof decoder, in two sweeps over the top-level fields:
+ *   1. count every repeated field, so tables are allocated once, and read
+ *      the id of every mapping, location and function (field 1, which
+ *      encoders write first), so references resolve whatever the order;
+ *   2. decode every field, each message in one pass: its repeated parts
+ *      gather in scratch arrays and are copied into the arena once the
+ *      message is read.
  * Strings point into the decompressed buffer, which the profile owns.
  */
 #include "pprof.h"
@@ -44,7 +45,16 @@ struct idmap {
 struct table_ids {
     uint64_t *ids;         /* id of each entry, in table order */
     size_t *offsets;       /* byte offset of each entry */
+    size_t n, cap;
     struct idmap map;
+};
+
+/* A message's repeated parts while it is read. */
+struct scratch {
+    struct profd_line *lines;
+    uint64_t *locations, *values;
+    struct profd_sample_label *labels;
+    size_t lines_cap, locations_cap, values_cap, labels_cap;
 };
 
 struct decoder {
@@ -55,6 +65,7 @@ struct decoder {
     size_t errlen;
     size_t counts[F_LAST_];
     struct table_ids mappings, locations, functions;
+    struct scratch scratch;
 };
 
 __attribute__((format(printf, 3, 4))) static bool fail(struct decoder *d, size_t offset,
@@ -87,6 +98,14 @@ static bool expect_wire(struct decoder *d, const struct pb_field *f, uint32_t wi
                 wire);
 }
 
+/* Room in a scratch array for element `need - 1`. */
+static inline void *room(void *items_ptr, size_t *cap, size_t need, size_t elem)
+{
+    if (need > *cap)
+        profd_grow(items_ptr, cap, need, elem);
+    return *(void **)items_ptr;
+}
+
 /* ---- ids ---- */
 
 static uint64_t mix64(uint64_t x)
@@ -97,9 +116,10 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
-static bool idmap_build(struct decoder *d, struct table_ids *t, size_t n, const char *what)
+static bool idmap_build(struct decoder *d, struct table_ids *t, const char *what)
 {
     struct idmap *m = &t->map;
+    size_t n = t->n;
     m->dense = true;
     for (size_t i = 0; i < n; i++) {
         if (t->ids[i] == 0)
@@ -130,10 +150,11 @@ static bool idmap_build(struct decoder *d, struct table_ids *t, size_t n, const 
 }
 
 /* Returns the ref for id, or 0 when the table has no such id. */
-static inline uint32_t idmap_get(const struct idmap *m, uint64_t id, size_t n)
+static inline uint32_t idmap_get(const struct table_ids *t, uint64_t id)
 {
+    const struct idmap *m = &t->map;
     if (m->dense)
-        return id >= 1 && id <= n ? (uint32_t)id : 0;
+        return id >= 1 && id <= t->n ? (uint32_t)id : 0;
     if (!m->keys || id == 0)
         return 0;
     for (size_t h = mix64(id) & m->mask; m->keys[h]; h = (h + 1) & m->mask)
@@ -142,15 +163,68 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id, size_t n)
     return 0;
 }
 
-static void table_ids_free(struct table_ids *t)
+/* Entry i's id field (any after the first) must repeat the id read in sweep 1. */
+static bool same_id(struct decoder *d, const struct table_ids *t, size_t i, uint64_t v,
+                    size_t off, const char *what)
 {
-    free(t->ids);
-    free(t->offsets);
-    free(t->map.keys);
-    free(t->map.refs);
+    return v == t->ids[i] || fail(d, off, "%s has two different ids", what);
 }
 
-/* ---- sweep 1: counting ---- */
+/* Reads the id (field 1) of the table entry in message outer into t. */
+static bool read_entry_id(struct decoder *d, const struct pb_field *outer, struct table_ids *t,
+                          const char *what)
+{
+    struct pb_reader r;
+    struct pb_field f = {0};   /* value is read only for a varint */
+    const char *err;
+    int rc;
+    uint64_t id = 0;
+    pb_reader_init(&r, d->buf, outer->data, outer->len);
+    while ((rc = pb_next(&r, &f, &err)) > 0)
+        if (f.number == 1) {
+            if (!expect_wire(d, &f, PB_VARINT, what))
+                return false;
+            id = f.value;
+            break;
+        }
+    if (rc < 0)
+        return fail(d, f.offset, "%s: %s", what, err);
+    if (t->n == t->cap) {
+        size_t cap = t->cap;
+        profd_grow(&t->ids, &cap, t->n + 1, sizeof(*t->ids));
+        profd_grow(&t->offsets, &t->cap, t->n + 1, sizeof(*t->offsets));
+    }
+    t->ids[t->n] = id;
+    t->offsets[t->n++] = outer->offset;
+    return true;
+}
+
+static void decoder_free(struct decoder *d)
+{
+    struct table_ids *t[3] = {&d->mappings, &d->locations, &d->functions};
+    for (int i = 0; i < 3; i++) {
+        free(t[i]->ids);
+        free(t[i]->offsets);
+        free(t[i]->map.keys);
+        free(t[i]->map.refs);
+    }
+    free(d->scratch.lines);
+    free(d->scratch.locations);
+    free(d->scratch.values);
+    free(d->scratch.labels);
+}
+
+/* ---- sweep 1: counting, ids ---- */
+
+static bool read_field_ids(struct decoder *d, const struct pb_field *f)
+{
+    switch (f->number) {
+    case F_MAPPING: return read_entry_id(d, f, &d->mappings, "Mapping");
+    case F_LOCATION: return read_entry_id(d, f, &d->locations, "Location");
+    case F_FUNCTION: return read_entry_id(d, f, &d->functions, "Function");
+    }
+    return true;
+}
 
 static bool count_fields(struct decoder *d)
 {
@@ -181,6 +255,8 @@ static bool count_fields(struct decoder *d)
         if (f.number == F_TIME && d->counts[F_TIME])
             return fail(d, f.offset, "second time_nanos: concatenated profiles are not supported");
         d->counts[f.number]++;
+        if (!read_field_ids(d, &f))
+            return false;
     }
     if (rc < 0)
         return fail(d, f.offset, "%s", err);
@@ -189,10 +265,11 @@ static bool count_fields(struct decoder *d)
     if (d->counts[F_STRING] > UINT32_MAX || d->counts[F_LOCATION] >= UINT32_MAX ||
         d->counts[F_FUNCTION] >= UINT32_MAX || d->counts[F_MAPPING] >= UINT32_MAX)
         return fail(d, 0, "table too large");
-    return true;
+    return idmap_build(d, &d->mappings, "mapping") && idmap_build(d, &d->locations, "location") &&
+           idmap_build(d, &d->functions, "function");
 }
 
-/* ---- sweep 2 ---- */
+/* ---- sweep 2: small messages ---- */
 
 /* Field setter of a message made only of varints: false stops the decode. */
 typedef bool (*varint_setter)(struct decoder *d, void *target, uint32_t number, uint64_t value,
@@ -200,8 +277,9 @@ typedef bool (*varint_setter)(struct decoder *d, void *target, uint32_t number, 
 
 /* Walks a message whose fields 1..max_field are all varints, calling set for
  * each; higher (unknown) fields are skipped. */
-static bool each_varint_field(struct decoder *d, const struct pb_field *outer, uint32_t max_field,
-                              const char *what, varint_setter set, void *target)
+static inline bool each_varint_field(struct decoder *d, const struct pb_field *outer,
+                                     uint32_t max_field, const char *what, varint_setter set,
+                                     void *target)
 {
     struct pb_reader r;
     struct pb_field f;
@@ -229,9 +307,10 @@ static bool decode_value_type(struct decoder *d, const struct pb_field *outer,
     return each_varint_field(d, outer, 2, "ValueType", set_value_type, vt);
 }
 
+/* A mapping or function being decoded: its entry and its index. */
 struct table_entry {
     void *entry;
-    uint64_t *id;
+    size_t index;
 };
 
 static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
@@ -239,7 +318,7 @@ static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64
     struct table_entry *t = target;
     struct profd_mapping *m = t->entry;
     switch (number) {
-    case 1: *t->id = v; return true;
+    case 1: return same_id(d, &d->mappings, t->index, v, off, "Mapping");
     case 2: m->memory_start = v; return true;
     case 3: m->memory_limit = v; return true;
     case 4: m->file_offset = v; return true;
@@ -254,8 +333,7 @@ static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64
 
 static bool decode_mapping(struct decoder *d, const struct pb_field *outer, size_t i)
 {
-    struct table_entry t = {&d->p->mappings[i], &d->mappings.ids[i]};
-    d->mappings.offsets[i] = outer->offset;
+    struct table_entry t = {&d->p->mappings[i], i};
     return each_varint_field(d, outer, 10, "Mapping", set_mapping, &t);
 }
 
@@ -264,7 +342,7 @@ static bool set_function(struct decoder *d, void *target, uint32_t number, uint6
     struct table_entry *t = target;
     struct profd_function *fn = t->entry;
     switch (number) {
-    case 1: *t->id = v; return true;
+    case 1: return same_id(d, &d->functions, t->index, v, off, "Function");
     case 2: return str_index(d, v, &fn->name, "Function.name", off);
     case 3: return str_index(d, v, &fn->system_name, "Function.system_name", off);
     case 4: return str_index(d, v, &fn->filename, "Function.filename", off);
@@ -274,8 +352,7 @@ static bool set_function(struct decoder *d, void *target, uint32_t number, uint6
 
 static bool decode_function(struct decoder *d, const struct pb_field *outer, size_t i)
 {
-    struct table_entry t = {&d->p->functions[i], &d->functions.ids[i]};
-    d->functions.offsets[i] = outer->offset;
+    struct table_entry t = {&d->p->functions[i], i};
     return each_varint_field(d, outer, 5, "Function", set_function, &t);
 }
 
@@ -317,45 +394,13 @@ static bool decode_scalar(struct decoder *d, const struct pb_field *f)
     return true;
 }
 
-static bool sweep_tables(struct decoder *d)
-{
-    struct profd_profile *p = d->p;
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    size_t ns = 0, nt = 0, nm = 0, nf = 0;
-    pb_reader_init(&r, d->buf, d->buf, d->len);
-    while (pb_next(&r, &f, &err) > 0) {
-        bool ok = true;
-        switch (f.number) {
-        case F_STRING:
-            p->strings[ns++] = (struct profd_str){(const char *)f.data, (uint32_t)f.len};
-            break;
-        case F_SAMPLE_TYPE: ok = decode_value_type(d, &f, &p->sample_types[nt++]); break;
-        case F_MAPPING: ok = decode_mapping(d, &f, nm++); break;
-        case F_FUNCTION: ok = decode_function(d, &f, nf++); break;
-        case F_SAMPLE:
-        case F_LOCATION: break;
-        default:
-            if (f.number < F_LAST_)
-                ok = decode_scalar(d, &f);
-        }
-        if (!ok)
-            return false;
-    }
-    if (p->strings[0].len != 0)
-        return fail(d, 0, "string_table[0] must be \"\"");
-    return idmap_build(d, &d->mappings, nm, "mapping") &&
-           idmap_build(d, &d->functions, nf, "function");
-}
-
-/* ---- sweep 3: locations ---- */
+/* ---- sweep 2: locations ---- */
 
 static bool set_line(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
 {
     struct profd_line *ln = target;
     if (number == 1) {
-        ln->function = idmap_get(&d->functions.map, v, d->p->nfunctions);
+        ln->function = idmap_get(&d->functions, v);
         if (!ln->function && v)
             return fail(d, off, "Line refers to unknown function id %llu", (unsigned long long)v);
     } else if (number == 2) {
@@ -369,81 +414,71 @@ static bool set_line(struct decoder *d, void *target, uint32_t number, uint64_t 
 static bool decode_location(struct decoder *d, const struct pb_field *outer, size_t i)
 {
     struct profd_location *loc = &d->p->locations[i];
+    struct scratch *sc = &d->scratch;
     struct pb_reader r;
     struct pb_field f;
     const char *err;
     int rc;
-    uint32_t nlines = 0;
-    d->locations.offsets[i] = outer->offset;
+    size_t nlines = 0;
     pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0)
-        nlines += f.number == 4;
-    if (rc < 0)
-        return fail(d, f.offset, "Location: %s", err);
-    if (nlines)
-        loc->lines = profd_arena_zalloc(d->p->arena, nlines * sizeof(*loc->lines));
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while (pb_next(&r, &f, &err) > 0) {
+    while ((rc = pb_next(&r, &f, &err)) > 0) {
         if (f.number > 5)
             continue;
         if (!expect_wire(d, &f, f.number == 4 ? PB_LEN : PB_VARINT, "Location"))
             return false;
         switch (f.number) {
-        case 1: d->locations.ids[i] = f.value; break;
+        case 1:
+            if (!same_id(d, &d->locations, i, f.value, f.offset, "Location"))
+                return false;
+            break;
         case 2:
-            loc->mapping = idmap_get(&d->mappings.map, f.value, d->p->nmappings);
+            loc->mapping = idmap_get(&d->mappings, f.value);
             if (!loc->mapping && f.value)
                 return fail(d, f.offset, "Location refers to unknown mapping id %llu",
                             (unsigned long long)f.value);
             break;
         case 3: loc->address = f.value; break;
-        case 4:
-            if (!each_varint_field(d, &f, 3, "Line", set_line, &loc->lines[loc->nlines++]))
+        case 4: {
+            struct profd_line *ln = room(&sc->lines, &sc->lines_cap, nlines + 1, sizeof(*ln));
+            ln += nlines++;
+            *ln = (struct profd_line){0};
+            if (!each_varint_field(d, &f, 3, "Line", set_line, ln))
                 return false;
             break;
+        }
         case 5: loc->is_folded = f.value != 0; break;
         }
+    }
+    if (rc < 0)
+        return fail(d, f.offset, "Location: %s", err);
+    if (nlines) {
+        loc->lines = profd_arena_alloc(d->p->arena, nlines * sizeof(*loc->lines));
+        memcpy(loc->lines, sc->lines, nlines * sizeof(*loc->lines));
+        loc->nlines = (uint32_t)nlines;
     }
     return true;
 }
 
-static bool sweep_locations(struct decoder *d)
+/* ---- sweep 2: samples ---- */
+
+/* Appends the values of repeated varint field f (packed or not) to the
+ * scratch array *v of *n values. */
+static bool gather_varints(struct decoder *d, const struct pb_field *f, uint64_t **v,
+                           size_t *cap, size_t *n)
 {
+    if (f->wire == PB_VARINT) {
+        uint64_t *out = room(v, cap, *n + 1, sizeof(**v));
+        out[(*n)++] = f->value;
+        return true;
+    }
+    if (f->wire != PB_LEN)
+        return fail(d, f->offset, "Sample field %u has wire type %u", f->number, f->wire);
     struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    size_t n = 0;
-    pb_reader_init(&r, d->buf, d->buf, d->len);
-    while (pb_next(&r, &f, &err) > 0)
-        if (f.number == F_LOCATION && !decode_location(d, &f, n++))
-            return false;
-    return idmap_build(d, &d->locations, n, "location");
-}
-
-/* ---- sweep 4: samples ---- */
-
-struct sample_fill {
-    struct decoder *d;
-    struct profd_sample *s;
-    size_t offset;
-    size_t nvalues;
-};
-
-static bool add_location(void *arg, uint64_t id)
-{
-    struct sample_fill *sf = arg;
-    uint32_t ref = idmap_get(&sf->d->locations.map, id, sf->d->p->nlocations);
-    if (!ref)
-        return fail(sf->d, sf->offset, "sample refers to unknown location id %llu",
-                    (unsigned long long)id);
-    sf->s->locations[sf->s->nlocations++] = ref;
-    return true;
-}
-
-static bool add_value(void *arg, uint64_t v)
-{
-    struct sample_fill *sf = arg;
-    sf->s->values[sf->nvalues++] = (int64_t)v;
+    pb_reader_init(&r, f->data, f->data, f->len);
+    room(v, cap, *n + f->len, sizeof(**v));   /* a value takes at least a byte */
+    while (r.p < r.end)
+        if (!pb_varint(&r, &(*v)[(*n)++]))
+            return fail(d, f->offset, "malformed packed Sample field %u", f->number);
     return true;
 }
 
@@ -458,23 +493,34 @@ static bool set_label(struct decoder *d, void *target, uint32_t number, uint64_t
     }
 }
 
-static bool count_repeated(struct decoder *d, const struct pb_field *f, size_t *n)
+/* Copies the gathered parts of sample s into the arena, resolving location ids. */
+static bool store_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s,
+                         size_t nlocs, size_t nvalues, size_t nlabels)
 {
-    if (f->wire == PB_VARINT) {
-        (*n)++;
-        return true;
-    }
-    if (f->wire != PB_LEN)
-        return fail(d, f->offset, "Sample field %u has wire type %u", f->number, f->wire);
-    ptrdiff_t c = pb_packed_count(f->data, f->len);
-    if (c < 0)
-        return fail(d, f->offset, "malformed packed Sample field %u", f->number);
-    *n += (size_t)c;
+    const struct scratch *sc = &d->scratch;
+    if (nvalues != d->p->nsample_types)
+        return fail(d, outer->offset, "sample has %zu values, profile has %u sample types",
+                    nvalues, d->p->nsample_types);
+    struct profd_arena *a = d->p->arena;
+    s->locations = nlocs ? profd_arena_alloc(a, nlocs * sizeof(*s->locations)) : NULL;
+    for (size_t i = 0; i < nlocs; i++)
+        if (!(s->locations[i] = idmap_get(&d->locations, sc->locations[i])))
+            return fail(d, outer->offset, "sample refers to unknown location id %llu",
+                        (unsigned long long)sc->locations[i]);
+    s->nlocations = (uint32_t)nlocs;
+    s->values = nvalues ? profd_arena_alloc(a, nvalues * sizeof(*s->values)) : NULL;
+    for (size_t i = 0; i < nvalues; i++)
+        s->values[i] = (int64_t)sc->values[i];
+    s->labels = nlabels ? profd_arena_alloc(a, nlabels * sizeof(*s->labels)) : NULL;
+    if (nlabels)
+        memcpy(s->labels, sc->labels, nlabels * sizeof(*s->labels));
+    s->nlabels = (uint32_t)nlabels;
     return true;
 }
 
 static bool decode_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s)
 {
+    struct scratch *sc = &d->scratch;
     struct pb_reader r;
     struct pb_field f;
     const char *err;
@@ -482,47 +528,56 @@ static bool decode_sample(struct decoder *d, const struct pb_field *outer, struc
     size_t nlocs = 0, nvalues = 0, nlabels = 0;
     pb_reader_init(&r, d->buf, outer->data, outer->len);
     while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number == 1 && !count_repeated(d, &f, &nlocs))
+        bool ok = true;
+        if (f.number == 1) {
+            ok = gather_varints(d, &f, &sc->locations, &sc->locations_cap, &nlocs);
+        } else if (f.number == 2) {
+            ok = gather_varints(d, &f, &sc->values, &sc->values_cap, &nvalues);
+        } else if (f.number == 3) {
+            struct profd_sample_label *l = room(&sc->labels, &sc->labels_cap, nlabels + 1,
+                                                sizeof(*l));
+            l += nlabels++;
+            *l = (struct profd_sample_label){0};
+            ok = expect_wire(d, &f, PB_LEN, "Sample.label") &&
+                 each_varint_field(d, &f, 4, "Label", set_label, l);
+        }
+        if (!ok)
             return false;
-        if (f.number == 2 && !count_repeated(d, &f, &nvalues))
-            return false;
-        if (f.number == 3 && !expect_wire(d, &f, PB_LEN, "Sample.label"))
-            return false;
-        nlabels += f.number == 3;
     }
     if (rc < 0)
         return fail(d, f.offset, "Sample: %s", err);
-    if (nvalues != d->p->nsample_types)
-        return fail(d, outer->offset, "sample has %zu values, profile has %u sample types",
-                    nvalues, d->p->nsample_types);
-    struct profd_arena *a = d->p->arena;
-    s->locations = nlocs ? profd_arena_alloc(a, nlocs * sizeof(*s->locations)) : NULL;
-    s->values = nvalues ? profd_arena_alloc(a, nvalues * sizeof(*s->values)) : NULL;
-    s->labels = nlabels ? profd_arena_zalloc(a, nlabels * sizeof(*s->labels)) : NULL;
-    struct sample_fill sf = {d, s, outer->offset, 0};
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while (pb_next(&r, &f, &err) > 0) {
-        if (f.number == 1 && !pb_each_varint(&f, add_location, &sf))
-            return false;
-        if (f.number == 2)
-            pb_each_varint(&f, add_value, &sf);
-        if (f.number == 3 && !each_varint_field(d, &f, 4, "Label", set_label, &s->labels[s->nlabels++]))
-            return false;
-    }
-    return true;
+    return store_sample(d, outer, s, nlocs, nvalues, nlabels);
 }
 
-static bool sweep_samples(struct decoder *d)
+/* ---- sweep 2 ---- */
+
+static bool decode_fields(struct decoder *d)
 {
+    struct profd_profile *p = d->p;
     struct pb_reader r;
     struct pb_field f;
     const char *err;
-    size_t n = 0;
+    size_t ns = 0, nt = 0, nm = 0, nf = 0, nl = 0, nsamples = 0;
     pb_reader_init(&r, d->buf, d->buf, d->len);
-    while (pb_next(&r, &f, &err) > 0)
-        if (f.number == F_SAMPLE && !decode_sample(d, &f, &d->p->samples[n++]))
+    while (pb_next(&r, &f, &err) > 0) {
+        bool ok = true;
+        switch (f.number) {
+        case F_STRING:
+            p->strings[ns++] = (struct profd_str){(const char *)f.data, (uint32_t)f.len};
+            break;
+        case F_SAMPLE_TYPE: ok = decode_value_type(d, &f, &p->sample_types[nt++]); break;
+        case F_MAPPING: ok = decode_mapping(d, &f, nm++); break;
+        case F_FUNCTION: ok = decode_function(d, &f, nf++); break;
+        case F_LOCATION: ok = decode_location(d, &f, nl++); break;
+        case F_SAMPLE: ok = decode_sample(d, &f, &p->samples[nsamples++]); break;
+        default:
+            if (f.number < F_LAST_)
+                ok = decode_scalar(d, &f);
+        }
+        if (!ok)
             return false;
-    return true;
+    }
+    return p->strings[0].len == 0 || fail(d, 0, "string_table[0] must be \"\"");
 }
 
 /* ---- entry points ---- */
@@ -549,12 +604,6 @@ static void alloc_tables(struct decoder *d)
     p->functions = table(p, c[F_FUNCTION], sizeof(*p->functions));
     p->nfunctions = p->functions_cap = (uint32_t)c[F_FUNCTION];
     p->comments = table(p, c[F_COMMENT], sizeof(*p->comments));
-    struct table_ids *t[3] = {&d->mappings, &d->locations, &d->functions};
-    size_t n[3] = {c[F_MAPPING], c[F_LOCATION], c[F_FUNCTION]};
-    for (int i = 0; i < 3; i++) {
-        t[i]->ids = profd_xcalloc(n[i], sizeof(*t[i]->ids));
-        t[i]->offsets = profd_xcalloc(n[i], sizeof(*t[i]->offsets));
-    }
 }
 
 struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen)
@@ -567,11 +616,9 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     bool ok = count_fields(&d);
     if (ok) {
         alloc_tables(&d);
-        ok = sweep_tables(&d) && sweep_locations(&d) && sweep_samples(&d);
+        ok = decode_fields(&d);
     }
-    table_ids_free(&d.mappings);
-    table_ids_free(&d.locations);
-    table_ids_free(&d.functions);
+    decoder_free(&d);
     if (!ok) {
         profd_profile_free(d.p);
         return NULL;

@@ -44,6 +44,19 @@ static inline bool pb_varint(struct pb_reader *r, uint64_t *out)
         *out = *r->p++;
         return true;
     }
+    if (r->end - r->p >= 10) {   /* a whole varint fits: no bounds check per byte */
+        const uint8_t *p = r->p;
+        uint64_t v = p[0] & 0x7f;
+        for (unsigned i = 1; i < 10; i++) {
+            v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+            if (!(p[i] & 0x80)) {
+                r->p = p + i + 1;
+                *out = v;
+                return true;
+            }
+        }
+        return false;
+    }
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 70 && r->p < r->end; shift += 7) {
         uint8_t b = *r->p++;
@@ -66,6 +79,9 @@ static inline int pb_next(struct pb_reader *r, struct pb_field *f, const char **
     if (r->p >= r->end)
         return 0;
     f->offset = (size_t)(r->p - r->base);
+    f->value = 0;   /* every member is set, whatever the wire type */
+    f->data = NULL;
+    f->len = 0;
     uint64_t tag;
     if (!pb_varint(r, &tag)) {
         *err = "truncated field tag";

@@ -18,11 +18,14 @@ struct scope_info {
     int decl_line;
 };
 
-/* An address range of an inlined subroutine, depth 1 for one inlined
- * directly into the function. */
+/* An address range of an inlined subroutine. A function's inlined
+ * ranges are stored depth first: each subroutine's ranges, then
+ * everything inlined into it, which ends where `end` says. */
 struct nested {
     Dwarf_Addr low, high;
-    uint32_t depth, info;
+    uint32_t info;
+    uint32_t children;   /* the first entry after the subroutine's own ranges */
+    uint32_t end;        /* the first entry after everything inlined into it */
 };
 
 /* An address range of a function; its inlined ranges are nested[first,
@@ -40,7 +43,7 @@ struct scope_index {
     size_t nnested, nested_cap;
     struct scope_info *infos;
     size_t ninfos, infos_cap;
-    Dwarf_Off *units;             /* units read (offsets) */
+    Dwarf_Off *units;             /* units read (offsets), sorted */
     size_t nunits, units_cap;
     /* While reading a unit: */
     struct func *fresh;
@@ -113,13 +116,13 @@ static size_t each_range(struct scope_index *x, Dwarf_Die *die,
 
 static void add_nested(struct scope_index *x, Dwarf_Addr low, Dwarf_Addr high, void *arg)
 {
-    const struct nested *proto = arg;
+    const uint32_t *info = arg;
     x->nested = grow_array(x->nested, &x->nested_cap, x->nnested + 1, sizeof(*x->nested));
-    x->nested[x->nnested++] = (struct nested){low, high, proto->depth, proto->info};
+    x->nested[x->nnested++] = (struct nested){low, high, *info, 0, 0};
 }
 
-/* Inlined subroutines below die, at depth and deeper. */
-static void read_inlined(struct scope_index *x, Dwarf_Die *die, uint32_t depth)
+/* Inlined subroutines below die, depth first. */
+static void read_inlined(struct scope_index *x, Dwarf_Die *die)
 {
     Dwarf_Die child;
     if (dwarf_child(die, &child) != 0)
@@ -127,12 +130,18 @@ static void read_inlined(struct scope_index *x, Dwarf_Die *die, uint32_t depth)
     do {
         int tag = dwarf_tag(&child);
         if (tag == DW_TAG_inlined_subroutine) {
-            struct nested proto = {0, 0, depth, add_info(x, &child, true)};
-            each_range(x, &child, add_nested, &proto);
-            read_inlined(x, &child, depth + 1);
+            uint32_t info = add_info(x, &child, true);
+            size_t first = x->nnested;
+            each_range(x, &child, add_nested, &info);
+            size_t children = x->nnested;
+            read_inlined(x, &child);
+            for (size_t i = first; i < children; i++) {
+                x->nested[i].children = (uint32_t)children;
+                x->nested[i].end = (uint32_t)x->nnested;
+            }
         } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
                    tag == DW_TAG_catch_block) {
-            read_inlined(x, &child, depth);
+            read_inlined(x, &child);
         }
     } while (dwarf_siblingof(&child, &child) == 0);
 }
@@ -157,7 +166,7 @@ static void read_functions(struct scope_index *x, Dwarf_Die *die)
             size_t pieces_at = x->nfresh, first = x->nnested;
             if (!each_range(x, &child, add_func, &info))
                 continue;
-            read_inlined(x, &child, 1);
+            read_inlined(x, &child);
             for (size_t i = pieces_at; i < x->nfresh; i++) {
                 x->fresh[i].first = (uint32_t)first;
                 x->fresh[i].count = (uint32_t)(x->nnested - first);
@@ -180,11 +189,13 @@ static int by_low(const void *a, const void *b)
 static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
 {
     Dwarf_Off off = dwarf_dieoffset(cu);
-    for (size_t i = 0; i < x->nunits; i++)
-        if (x->units[i] == off)
-            return;
+    size_t at = first_above(x->units, x->nunits, sizeof(*x->units), 0, off);
+    if (at && x->units[at - 1] == off)
+        return;
     x->units = grow_array(x->units, &x->units_cap, x->nunits + 1, sizeof(*x->units));
-    x->units[x->nunits++] = off;
+    memmove(&x->units[at + 1], &x->units[at], (x->nunits - at) * sizeof(*x->units));
+    x->units[at] = off;
+    x->nunits++;
     Dwarf_Attribute attr;
     const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
     x->comp_dir = dir ? dir : "";   /* joined as addr2line does, even when relative */
@@ -234,13 +245,19 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
         if (!(f = find_func(x, addr)))
             return 0;
     }
-    /* The inlined ranges holding addr, one per depth, deepest first. */
+    /* The inlined ranges holding addr, outermost first: a range that does
+     * not hold addr is passed over with everything inlined into it. */
     const struct nested *chain[64];
     size_t depth = 0;
-    for (uint32_t i = f->first; i < f->first + f->count && depth < 64; i++) {
+    for (uint32_t i = f->first, end = f->first + f->count; i < end && depth < 64;) {
         const struct nested *n = &x->nested[i];
-        if (addr >= n->low && addr < n->high && n->depth == depth + 1)
+        if (addr >= n->low && addr < n->high) {
             chain[depth++] = n;
+            i = n->children;
+            end = n->end;
+        } else {
+            i = i + 1 < n->children ? i + 1 : n->end;
+        }
     }
     int line = 0, column = 0;
     const char *file = "", *dir = "";

@@ -203,9 +203,9 @@ static void build_handmade(struct pb_writer *w, bool bad_string0)
         pb_end(w, lm);
         pb_end(w, m);
     }
-    m = pb_begin(w, 5);
-    pb_put_uint(w, 1, 9);
+    m = pb_begin(w, 5);             /* function 9, its id after its name */
     pb_put_uint(w, 2, 3);
+    pb_put_uint(w, 1, 9);
     pb_put_uint(w, 4, 4);
     pb_end(w, m);
     for (size_t i = 0; i < 5; i++)
@@ -279,6 +279,17 @@ TEST(malformed_inputs_are_refused_with_place)
     pb_end(&w, m);
     pb_put_bytes_always(&w, 6, "", 0);
     expect_error(w.buf, w.len, "sample has 1 values, profile has 0 sample types");
+    free(w.buf);
+
+    /* A location whose id field comes twice, with different values. */
+    w = (struct pb_writer){0};
+    m = pb_begin(&w, 4);
+    pb_put_uint(&w, 1, 1);
+    pb_put_uint(&w, 3, 0x1000);
+    pb_put_uint(&w, 1, 2);
+    pb_end(&w, m);
+    pb_put_bytes_always(&w, 6, "", 0);
+    expect_error(w.buf, w.len, "Location has two different ids");
     free(w.buf);
 
     /* Duplicate and zero ids. */

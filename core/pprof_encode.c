@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "gzip.h"
+#include "gzip_pipe.h"
 #include "pb.h"
 
 static void put_value_type(struct pb_writer *w, uint32_t field, const struct profd_value_type *vt)
@@ -79,24 +80,35 @@ static void put_function(struct pb_writer *w, const struct profd_function *fn, u
 
 /* Where the encoding goes: whole into w, or with gzip a chunk at a time,
  * each compressed as a gzip member of its own, so that a large profile is
- * never held uncompressed whole (5 MB for a 100 MB perf.data's). */
+ * never held uncompressed whole (5 MB for a 100 MB perf.data's). A large
+ * one's chunks are compressed on a thread of their own (pipe) while the
+ * next are encoded. */
 struct sink {
     struct pb_writer w;
     bool gzip;
+    struct profd_gzip_pipe *pipe;
+    size_t chunks;     /* chunks compressed or handed to the pipe */
     uint8_t *gz;
     size_t gz_len, gz_cap;
     size_t expected;   /* the encoding's size, about: it sets the gzip level */
 };
 
 #define GZIP_CHUNK (1u << 20)
+/* From this expected size on, compression runs beside the encoding. */
+#define GZIP_PIPE_FROM (4 * GZIP_CHUNK)
 
 /* Called between top-level fields: compresses what w holds once it is a
  * chunk, or at the end whatever is left (an empty profile is one empty
  * member). */
 static void field_done(struct sink *s, bool end)
 {
-    if (!s->gzip || (end ? s->gz_len && !s->w.len : s->w.len < GZIP_CHUNK))
+    if (!s->gzip || (end ? s->chunks && !s->w.len : s->w.len < GZIP_CHUNK))
         return;
+    s->chunks++;
+    if (s->pipe) {
+        profd_gzip_pipe_push(s->pipe, &s->w);
+        return;
+    }
     profd_gzip_append(s->w.buf, s->w.len, s->expected, &s->gz, &s->gz_len, &s->gz_cap);
     s->w.len = 0;
 }
@@ -170,8 +182,12 @@ int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, 
         return 0;
     }
     struct sink s = {.gzip = true, .expected = encoded_size(p)};
+    if (s.expected >= GZIP_PIPE_FROM)
+        s.pipe = profd_gzip_pipe_start(s.expected);
     encode(p, &s);
     free(s.w.buf);
+    if (s.pipe)
+        profd_gzip_pipe_finish(s.pipe, &s.gz, &s.gz_len);
     *out = s.gz;
     *len = s.gz_len;
     return 0;

@@ -5,6 +5,7 @@
 
 #include <libdeflate.h>
 
+#include "../../core/arena.h"
 #include "../../core/gzip.h"
 #include "../../core/pb.h"
 #include "../../core/pprof.h"
@@ -138,6 +139,52 @@ TEST(large_profile_gzips_in_members_of_one_stream)
     CHECK_INT(back_len, raw_len);
     CHECK(back_len == raw_len && !memcmp(back, raw, raw_len));
     CHECK_INT(gzip_members(gz, gz_len), 2);   /* 1.8 MB: a MiB (and a field), then the rest */
+    free(raw);
+    free(gz);
+    free(back);
+    profd_profile_free(p);
+}
+
+/* A profile of n samples, each of 4 of 1000 locations, made in memory. */
+static struct profd_profile *many_samples(size_t n)
+{
+    struct profd_profile *p = profd_profile_new(1u << 20);
+    struct profd_arena *a = p->arena;
+    p->sample_types = profd_arena_zalloc(a, sizeof(*p->sample_types));
+    p->nsample_types = 1;
+    p->locations = profd_arena_zalloc(a, 1000 * sizeof(*p->locations));
+    p->nlocations = p->locations_cap = 1000;
+    for (uint32_t i = 0; i < 1000; i++)
+        p->locations[i].address = 0x400000 + 16 * (uint64_t)i;
+    p->samples = profd_arena_zalloc(a, n * sizeof(*p->samples));
+    p->nsamples = p->samples_cap = n;
+    for (size_t i = 0; i < n; i++) {
+        struct profd_sample *sm = &p->samples[i];
+        sm->locations = profd_arena_alloc(a, 4 * sizeof(*sm->locations));
+        for (uint32_t k = 0; k < 4; k++)
+            sm->locations[k] = (uint32_t)((i * 7 + k * 13) % 1000) + 1;
+        sm->nlocations = 4;
+        sm->values = profd_arena_alloc(a, sizeof(*sm->values));
+        sm->values[0] = (int64_t)i + 1;
+    }
+    return p;
+}
+
+/* A profile of several MiB is compressed on a thread beside the encoding:
+ * every chunk arrives, in order, as a member of its own. */
+TEST(several_mib_compress_beside_the_encoding_in_order)
+{
+    struct profd_profile *p = many_samples(600000);
+    uint8_t *raw, *gz, *back;
+    size_t raw_len, gz_len, back_len;
+    char err[256];
+    profd_pprof_encode_raw(p, &raw, &raw_len);
+    CHECK(raw_len > (8u << 20));
+    CHECK_INT(profd_pprof_encode(p, true, &gz, &gz_len), 0);
+    CHECK_INT(profd_gunzip(gz, gz_len, 64u << 20, &back, &back_len, err, sizeof(err)), 0);
+    CHECK_INT(back_len, raw_len);
+    CHECK(back_len == raw_len && !memcmp(back, raw, raw_len));
+    CHECK(gzip_members(gz, gz_len) >= (int)(raw_len >> 20));
     free(raw);
     free(gz);
     free(back);

@@ -503,10 +503,23 @@ static bool store_sample(struct decoder *d, const struct pb_field *outer, struct
                     nvalues, d->p->nsample_types);
     struct profd_arena *a = d->p->arena;
     s->locations = nlocs ? profd_arena_alloc(a, nlocs * sizeof(*s->locations)) : NULL;
-    for (size_t i = 0; i < nlocs; i++)
-        if (!(s->locations[i] = idmap_get(&d->locations, sc->locations[i])))
-            return fail(d, outer->offset, "sample refers to unknown location id %llu",
-                        (unsigned long long)sc->locations[i]);
+    const struct table_ids *t = &d->locations;
+    size_t unknown = nlocs;
+    if (t->map.dense) {   /* ids are refs: only their range to check */
+        for (size_t i = 0; i < nlocs; i++) {
+            uint64_t id = sc->locations[i];
+            s->locations[i] = (uint32_t)id;
+            if (id - 1 >= t->n && unknown == nlocs)
+                unknown = i;
+        }
+    } else {
+        for (size_t i = 0; i < nlocs; i++)
+            if (!(s->locations[i] = idmap_get(t, sc->locations[i])) && unknown == nlocs)
+                unknown = i;
+    }
+    if (unknown < nlocs)
+        return fail(d, outer->offset, "sample refers to unknown location id %llu",
+                    (unsigned long long)sc->locations[unknown]);
     s->nlocations = (uint32_t)nlocs;
     s->values = nvalues ? profd_arena_alloc(a, nvalues * sizeof(*s->values)) : NULL;
     for (size_t i = 0; i < nvalues; i++)

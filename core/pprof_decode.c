@@ -175,7 +175,7 @@ static bool read_entry_id(struct decoder *d, const struct pb_field *outer, struc
                           const char *what)
 {
     struct pb_reader r;
-    struct pb_field f = {0};   /* value is read only for a varint */
+    struct pb_field f;
     const char *err;
     int rc;
     uint64_t id = 0;

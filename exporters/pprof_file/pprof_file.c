@@ -198,19 +198,23 @@ static int write_unnamed(struct state *s, const char *dir, const char *path,
         return -1;
     }
     /* The descriptor itself needs CAP_DAC_READ_SEARCH (ENOENT without it);
-     * its /proc name costs a walk of /proc per file. */
+     * its /proc name costs a walk of /proc per file. The descriptor is
+     * given up for good only when its /proc name then works, so that an
+     * ENOENT with another cause (the directory removed meanwhile) does not
+     * switch it off. */
+    bool by_descriptor = s->empty_path_works;
     int rc = -1, e = ENOENT;
-    if (s->empty_path_works) {
+    if (by_descriptor) {
         rc = link_new(s, fd, "", AT_EMPTY_PATH, path, written);
         e = errno;
-        if (rc < 0 && (e == ENOENT || e == EPERM))
-            s->empty_path_works = false;
     }
-    if (!s->empty_path_works) {
+    if (rc < 0 && (!by_descriptor || e == ENOENT || e == EPERM)) {
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
         rc = link_new(s, AT_FDCWD, proc, AT_SYMLINK_FOLLOW, path, written);
         e = errno;
+        if (by_descriptor && rc == 0)
+            s->empty_path_works = false;
     }
     close(fd);
     errno = e;

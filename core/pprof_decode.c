@@ -8,9 +8,13 @@
  *      gather in scratch arrays and are copied into the arena once the
  *      message is read.
  * Strings point into the decompressed buffer, which the profile owns.
+ * The arrays a decode grows (ids, offsets, scratch) stay with the thread
+ * for its next decode while they are small, so a stream of small profiles
+ * decodes without growing them again.
  */
 #include "pprof.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,19 +203,95 @@ static bool read_entry_id(struct decoder *d, const struct pb_field *outer, struc
     return true;
 }
 
-static void decoder_free(struct decoder *d)
+/* The arrays a thread keeps between decodes, and the most it keeps. */
+struct kept {
+    struct table_ids mappings, locations, functions;
+    struct scratch scratch;
+};
+enum { KEPT_MAX_BYTES = 1 << 20 };
+
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void kept_free_arrays(struct kept *k)
 {
-    struct table_ids *t[3] = {&d->mappings, &d->locations, &d->functions};
+    struct table_ids *t[3] = {&k->mappings, &k->locations, &k->functions};
     for (int i = 0; i < 3; i++) {
         free(t[i]->ids);
         free(t[i]->offsets);
         free(t[i]->map.keys);
         free(t[i]->map.refs);
     }
-    free(d->scratch.lines);
-    free(d->scratch.locations);
-    free(d->scratch.values);
-    free(d->scratch.labels);
+    free(k->scratch.lines);
+    free(k->scratch.locations);
+    free(k->scratch.values);
+    free(k->scratch.labels);
+}
+
+/* The key's destructor, at the exit of a thread that decoded. */
+static void kept_destroy(void *k)
+{
+    kept_free_arrays(k);
+    free(k);
+}
+
+static void kept_key_create(void)
+{
+    if (pthread_key_create(&kept_key, kept_destroy) != 0)
+        abort();
+}
+
+/* This thread's kept arrays (made on first use), or NULL. */
+static struct kept *thread_kept(void)
+{
+    pthread_once(&kept_once, kept_key_create);
+    struct kept *k = pthread_getspecific(kept_key);
+    if (!k) {
+        k = calloc(1, sizeof(*k));
+        if (k && pthread_setspecific(kept_key, k) != 0) {
+            free(k);
+            k = NULL;
+        }
+    }
+    return k;
+}
+
+/* Starts d with the arrays this thread kept (the thread keeps none while
+ * d has them). */
+static void decoder_take_kept(struct decoder *d)
+{
+    struct kept *k = thread_kept();
+    if (!k)
+        return;
+    d->mappings = k->mappings;
+    d->locations = k->locations;
+    d->functions = k->functions;
+    d->scratch = k->scratch;
+    *k = (struct kept){0};
+}
+
+/* Ends d: its id maps are freed, its arrays given back to the thread, or
+ * freed when they grew past KEPT_MAX_BYTES. */
+static void decoder_end(struct decoder *d)
+{
+    struct table_ids *t[3] = {&d->mappings, &d->locations, &d->functions};
+    size_t bytes = 0;
+    for (int i = 0; i < 3; i++) {
+        free(t[i]->map.keys);
+        free(t[i]->map.refs);
+        t[i]->map = (struct idmap){0};
+        t[i]->n = 0;
+        bytes += t[i]->cap * (sizeof(*t[i]->ids) + sizeof(*t[i]->offsets));
+    }
+    const struct scratch *sc = &d->scratch;
+    bytes += sc->lines_cap * sizeof(*sc->lines) + sc->locations_cap * sizeof(*sc->locations) +
+             sc->values_cap * sizeof(*sc->values) + sc->labels_cap * sizeof(*sc->labels);
+    struct kept *k = pthread_getspecific(kept_key);
+    struct kept mine = {d->mappings, d->locations, d->functions, d->scratch};
+    if (k && bytes <= KEPT_MAX_BYTES)
+        *k = mine;
+    else
+        kept_free_arrays(&mine);
 }
 
 /* ---- sweep 1: counting, ids ---- */
@@ -626,12 +706,13 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     d.p = profd_xcalloc(1, sizeof(*d.p));
     d.p->backing = raw;
     d.p->arena = profd_arena_create(len + len / 2);   /* tables + samples fit in one block */
+    decoder_take_kept(&d);
     bool ok = count_fields(&d);
     if (ok) {
         alloc_tables(&d);
         ok = decode_fields(&d);
     }
-    decoder_free(&d);
+    decoder_end(&d);
     if (!ok) {
         profd_profile_free(d.p);
         return NULL;

@@ -292,6 +292,30 @@ static void expect_error(const uint8_t *data, size_t len, const char *want)
     profd_profile_free(p);
 }
 
+/* A thread's decodes reuse the arrays they grow: a decode after a larger
+ * one, a refused one and one with sparse ids reads as the first did. */
+TEST(decodes_in_a_row_do_not_see_each_other)
+{
+    struct profd_profile *first = decode_corpus("heap");
+    profd_profile_free(decode_corpus("compile-nethttp.cpu"));
+    struct pb_writer w = {0};
+    build_handmade(&w, true);
+    expect_error(w.buf, w.len, "string_table[0] must be \"\"");
+    w.len = 0;
+    build_handmade(&w, false);
+    char err[256];
+    struct profd_profile *sparse = profd_pprof_decode(w.buf, w.len, 1 << 20, err, sizeof(err));
+    CHECK(sparse != NULL);
+    profd_profile_free(sparse);
+    free(w.buf);
+    struct profd_profile *again = decode_corpus("heap");
+    CHECK(first != NULL && again != NULL);
+    if (first && again)
+        check_same(first, again);
+    profd_profile_free(again);
+    profd_profile_free(first);
+}
+
 TEST(malformed_inputs_are_refused_with_place)
 {
     struct pb_writer w = {0};

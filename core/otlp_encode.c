@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/hex.h"
 #include "alloc.h"
 #include "otlp_attr.h"
 #include "pb.h"
@@ -157,8 +158,7 @@ static uint32_t attribute_flag(struct encoder *e, const char *key)
 static bool is_hex(const struct profd_str *s)
 {
     for (uint32_t i = 0; i < s->len; i++)
-        if (!((s->ptr[i] >= '0' && s->ptr[i] <= '9') || (s->ptr[i] >= 'a' && s->ptr[i] <= 'f') ||
-              (s->ptr[i] >= 'A' && s->ptr[i] <= 'F')))
+        if (hex_digit(s->ptr[i]) < 0)
             return false;
     return s->len > 0 && s->len % 2 == 0;
 }
@@ -253,14 +253,8 @@ static size_t unhex(const struct profd_str *s, uint8_t *out, size_t max)
 {
     if (s->len != 2 * max || !is_hex(s))
         return 0;
-    for (size_t i = 0; i < max; i++) {
-        unsigned v = 0;
-        for (int k = 0; k < 2; k++) {
-            char c = s->ptr[2 * i + (size_t)k];
-            v = v * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-        }
-        out[i] = (uint8_t)v;
-    }
+    for (size_t i = 0; i < max; i++)
+        out[i] = (uint8_t)hex_byte(s->ptr + 2 * i);
     return max;
 }
 

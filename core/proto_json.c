@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/hex.h"
 #include "alloc.h"
 #include "pb.h"
 
@@ -68,8 +69,8 @@ static bool json_hex(struct to_pb *t, const struct pj_field *f, const json_t *v)
     if (n / 2 > sizeof(buf))
         return bad(t, "%s: longer than %zu bytes", f->json, sizeof(buf));
     for (size_t i = 0; i < n / 2; i++) {
-        unsigned x;
-        if (sscanf(s + 2 * i, "%2x", &x) != 1)
+        int x = hex_byte(s + 2 * i);
+        if (x < 0)
             return bad(t, "%s: not a hex string", f->json);
         buf[i] = (uint8_t)x;
     }

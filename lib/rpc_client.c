@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "grow.h"
+#include "hex.h"
 #include "grpc_frame.h"
 
 #define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
@@ -163,8 +164,8 @@ static void percent_decode(const char *in, size_t len, char *out, size_t n)
 {
     size_t o = 0;
     for (size_t i = 0; i < len && o + 1 < n; i++) {
-        unsigned v;
-        if (in[i] == '%' && i + 2 < len && sscanf(in + i + 1, "%2x", &v) == 1) {
+        int v = in[i] == '%' && i + 2 < len ? hex_byte(in + i + 1) : -1;
+        if (v >= 0) {
             out[o++] = (char)v;
             i += 2;
         } else {

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/hex.h"
 #include "../../lib/json_escape.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/raw_series.h"
@@ -181,8 +182,8 @@ static bool query_param(const char *query, const char *name, char *out, size_t n
             continue;
         size_t o = 0;
         for (const char *c = p + nlen + 1; *c && *c != '&' && o + 1 < n; c++) {
-            unsigned v;
-            if (*c == '%' && sscanf(c + 1, "%2x", &v) == 1) {
+            int v = *c == '%' ? hex_byte(c + 1) : -1;
+            if (v >= 0) {
                 out[o++] = (char)v;
                 c += 2;
             } else {

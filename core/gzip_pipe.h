@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * gzip for a large encoding made a chunk at a time: each chunk becomes a
- * gzip member of its own, compressed on the pipe's own thread while the
- * next chunk is being encoded. At most PROFD_GZIP_PIPE_DEPTH chunks wait,
- * so the memory it holds stays a few chunks whatever the stream's size.
+ * gzip member of its own, compressed on the pipe's threads (one per CPU,
+ * up to PROFD_GZIP_PIPE_WORKERS) while the next chunks are being encoded;
+ * members go into the stream in the chunks' order. At most
+ * PROFD_GZIP_PIPE_DEPTH chunks wait, so the memory it holds stays a few
+ * chunks whatever the stream's size.
  */
 #ifndef PROFD_GZIP_PIPE_H
 #define PROFD_GZIP_PIPE_H
@@ -14,6 +16,7 @@
 #include "pb.h"
 
 #define PROFD_GZIP_PIPE_DEPTH 4
+#define PROFD_GZIP_PIPE_WORKERS 4
 
 struct profd_gzip_pipe;
 

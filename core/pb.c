@@ -40,6 +40,17 @@ void pb_writer_grow(struct pb_writer *w, size_t extra)
     w->cap = ncap;
 }
 
+void pb_end_long(struct pb_writer *w, size_t mark)
+{
+    size_t body = w->len - mark - 1;
+    size_t extra = pb_varint_size(body) - 1;
+    pb_writer_reserve(w, extra);
+    memmove(w->buf + mark + 1 + extra, w->buf + mark + 1, body);
+    w->len = mark;
+    pb_put_varint_unchecked(w, body);
+    w->len += body;
+}
+
 void pb_put_varint(struct pb_writer *w, uint64_t v)
 {
     pb_writer_reserve(w, 10);

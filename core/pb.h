@@ -91,33 +91,27 @@ static inline void pb_put_bool(struct pb_writer *w, uint32_t field, bool v)
 }
 
 /* A nested message's length is written in front of it once it is known,
- * in PB_MARK_BYTES reserved for it (enough for any message below 32 GiB);
- * the body moves back over what the length did not need. */
-#define PB_MARK_BYTES 5
-
-/* Starts nested message field; returns the mark pb_end needs. */
+ * in one byte kept for it: enough below 128 bytes, as most messages are;
+ * a longer body moves up to make room (pb_end_long). */
 static inline size_t pb_begin(struct pb_writer *w, uint32_t field)
 {
-    pb_writer_reserve(w, 5 + PB_MARK_BYTES);
+    pb_writer_reserve(w, 6);
     pb_put_varint_unchecked(w, ((uint64_t)field << 3) | PB_LEN);
-    size_t mark = w->len;
-    w->len += PB_MARK_BYTES;
-    return mark;
+    return w->len++;
 }
 
-/* Ends the nested message begun at mark, filling in its length. */
+/* pb_end for a body of 128 bytes or more. */
+void pb_end_long(struct pb_writer *w, size_t mark);
+
+/* Ends the nested message begun at mark (pb_begin's), filling in its
+ * length. */
 static inline void pb_end(struct pb_writer *w, size_t mark)
 {
-    size_t body = w->len - mark - PB_MARK_BYTES;
-    size_t nlen = pb_varint_size(body);
-    uint8_t *dst = w->buf + mark;
-    uint64_t v = body;
-    for (size_t i = 0; i < nlen; i++, v >>= 7)
-        dst[i] = (uint8_t)((v & 0x7f) | (i + 1 < nlen ? 0x80 : 0));
-    if (nlen < PB_MARK_BYTES) {
-        memmove(dst + nlen, dst + PB_MARK_BYTES, body);
-        w->len -= PB_MARK_BYTES - nlen;
-    }
+    size_t body = w->len - mark - 1;
+    if (body < 0x80)
+        w->buf[mark] = (uint8_t)body;
+    else
+        pb_end_long(w, mark);
 }
 
 #endif

@@ -66,7 +66,7 @@ static void *compress_chunks(void *arg)
     return NULL;
 }
 
-/* Workers: one per CPU beside the encoder's, at least one, at most
+/* Workers: one per CPU (the encoding thread shares them), at most
  * PROFD_GZIP_PIPE_WORKERS. */
 static size_t worker_count(void)
 {

@@ -61,6 +61,13 @@ struct scratch {
     size_t lines_cap, locations_cap, values_cap, labels_cap;
 };
 
+/* What a decode grows, kept by its thread for the next one (see
+ * decoder_take_arrays). */
+struct decode_arrays {
+    struct table_ids mappings, locations, functions;
+    struct scratch scratch;
+};
+
 struct decoder {
     const uint8_t *buf;
     size_t len;
@@ -68,8 +75,7 @@ struct decoder {
     char *err;
     size_t errlen;
     size_t counts[F_LAST_];
-    struct table_ids mappings, locations, functions;
-    struct scratch scratch;
+    struct decode_arrays a;
 };
 
 __attribute__((format(printf, 3, 4))) static bool fail(struct decoder *d, size_t offset,
@@ -203,36 +209,32 @@ static bool read_entry_id(struct decoder *d, const struct pb_field *outer, struc
     return true;
 }
 
-/* The arrays a thread keeps between decodes, and the most it keeps. */
-struct kept {
-    struct table_ids mappings, locations, functions;
-    struct scratch scratch;
-};
+/* The most a thread keeps between decodes. */
 enum { KEPT_MAX_BYTES = 1 << 20 };
 
 static pthread_key_t kept_key;
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 
-static void kept_free_arrays(struct kept *k)
+static void free_arrays(struct decode_arrays *a)
 {
-    struct table_ids *t[3] = {&k->mappings, &k->locations, &k->functions};
+    struct table_ids *t[3] = {&a->mappings, &a->locations, &a->functions};
     for (int i = 0; i < 3; i++) {
         free(t[i]->ids);
         free(t[i]->offsets);
         free(t[i]->map.keys);
         free(t[i]->map.refs);
     }
-    free(k->scratch.lines);
-    free(k->scratch.locations);
-    free(k->scratch.values);
-    free(k->scratch.labels);
+    free(a->scratch.lines);
+    free(a->scratch.locations);
+    free(a->scratch.values);
+    free(a->scratch.labels);
 }
 
 /* The key's destructor, at the exit of a thread that decoded. */
-static void kept_destroy(void *k)
+static void kept_destroy(void *a)
 {
-    kept_free_arrays(k);
-    free(k);
+    free_arrays(a);
+    free(a);
 }
 
 static void kept_key_create(void)
@@ -241,40 +243,30 @@ static void kept_key_create(void)
         abort();
 }
 
-/* This thread's kept arrays (made on first use), or NULL. */
-static struct kept *thread_kept(void)
+/* Starts d with the arrays this thread kept (the thread keeps none while
+ * d has them); the thread's holder is made on first use. */
+static void decoder_take_arrays(struct decoder *d)
 {
     pthread_once(&kept_once, kept_key_create);
-    struct kept *k = pthread_getspecific(kept_key);
-    if (!k) {
-        k = calloc(1, sizeof(*k));
-        if (k && pthread_setspecific(kept_key, k) != 0) {
-            free(k);
-            k = NULL;
+    struct decode_arrays *kept = pthread_getspecific(kept_key);
+    if (!kept) {
+        kept = calloc(1, sizeof(*kept));
+        if (kept && pthread_setspecific(kept_key, kept) != 0) {
+            free(kept);
+            kept = NULL;
         }
     }
-    return k;
-}
-
-/* Starts d with the arrays this thread kept (the thread keeps none while
- * d has them). */
-static void decoder_take_kept(struct decoder *d)
-{
-    struct kept *k = thread_kept();
-    if (!k)
-        return;
-    d->mappings = k->mappings;
-    d->locations = k->locations;
-    d->functions = k->functions;
-    d->scratch = k->scratch;
-    *k = (struct kept){0};
+    if (kept) {
+        d->a = *kept;
+        *kept = (struct decode_arrays){0};
+    }
 }
 
 /* Ends d: its id maps are freed, its arrays given back to the thread, or
  * freed when they grew past KEPT_MAX_BYTES. */
 static void decoder_end(struct decoder *d)
 {
-    struct table_ids *t[3] = {&d->mappings, &d->locations, &d->functions};
+    struct table_ids *t[3] = {&d->a.mappings, &d->a.locations, &d->a.functions};
     size_t bytes = 0;
     for (int i = 0; i < 3; i++) {
         free(t[i]->map.keys);
@@ -283,15 +275,14 @@ static void decoder_end(struct decoder *d)
         t[i]->n = 0;
         bytes += t[i]->cap * (sizeof(*t[i]->ids) + sizeof(*t[i]->offsets));
     }
-    const struct scratch *sc = &d->scratch;
+    const struct scratch *sc = &d->a.scratch;
     bytes += sc->lines_cap * sizeof(*sc->lines) + sc->locations_cap * sizeof(*sc->locations) +
              sc->values_cap * sizeof(*sc->values) + sc->labels_cap * sizeof(*sc->labels);
-    struct kept *k = pthread_getspecific(kept_key);
-    struct kept mine = {d->mappings, d->locations, d->functions, d->scratch};
-    if (k && bytes <= KEPT_MAX_BYTES)
-        *k = mine;
+    struct decode_arrays *kept = pthread_getspecific(kept_key);
+    if (kept && bytes <= KEPT_MAX_BYTES)
+        *kept = d->a;
     else
-        kept_free_arrays(&mine);
+        free_arrays(&d->a);
 }
 
 /* ---- sweep 1: counting, ids ---- */
@@ -299,9 +290,9 @@ static void decoder_end(struct decoder *d)
 static bool read_field_ids(struct decoder *d, const struct pb_field *f)
 {
     switch (f->number) {
-    case F_MAPPING: return read_entry_id(d, f, &d->mappings, "Mapping");
-    case F_LOCATION: return read_entry_id(d, f, &d->locations, "Location");
-    case F_FUNCTION: return read_entry_id(d, f, &d->functions, "Function");
+    case F_MAPPING: return read_entry_id(d, f, &d->a.mappings, "Mapping");
+    case F_LOCATION: return read_entry_id(d, f, &d->a.locations, "Location");
+    case F_FUNCTION: return read_entry_id(d, f, &d->a.functions, "Function");
     }
     return true;
 }
@@ -345,8 +336,8 @@ static bool count_fields(struct decoder *d)
     if (d->counts[F_STRING] > UINT32_MAX || d->counts[F_LOCATION] >= UINT32_MAX ||
         d->counts[F_FUNCTION] >= UINT32_MAX || d->counts[F_MAPPING] >= UINT32_MAX)
         return fail(d, 0, "table too large");
-    return idmap_build(d, &d->mappings, "mapping") && idmap_build(d, &d->locations, "location") &&
-           idmap_build(d, &d->functions, "function");
+    return idmap_build(d, &d->a.mappings, "mapping") && idmap_build(d, &d->a.locations, "location") &&
+           idmap_build(d, &d->a.functions, "function");
 }
 
 /* ---- sweep 2: small messages ---- */
@@ -398,7 +389,7 @@ static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64
     struct table_entry *t = target;
     struct profd_mapping *m = t->entry;
     switch (number) {
-    case 1: return same_id(d, &d->mappings, t->index, v, off, "Mapping");
+    case 1: return same_id(d, &d->a.mappings, t->index, v, off, "Mapping");
     case 2: m->memory_start = v; return true;
     case 3: m->memory_limit = v; return true;
     case 4: m->file_offset = v; return true;
@@ -422,7 +413,7 @@ static bool set_function(struct decoder *d, void *target, uint32_t number, uint6
     struct table_entry *t = target;
     struct profd_function *fn = t->entry;
     switch (number) {
-    case 1: return same_id(d, &d->functions, t->index, v, off, "Function");
+    case 1: return same_id(d, &d->a.functions, t->index, v, off, "Function");
     case 2: return str_index(d, v, &fn->name, "Function.name", off);
     case 3: return str_index(d, v, &fn->system_name, "Function.system_name", off);
     case 4: return str_index(d, v, &fn->filename, "Function.filename", off);
@@ -480,7 +471,7 @@ static bool set_line(struct decoder *d, void *target, uint32_t number, uint64_t 
 {
     struct profd_line *ln = target;
     if (number == 1) {
-        ln->function = idmap_get(&d->functions, v);
+        ln->function = idmap_get(&d->a.functions, v);
         if (!ln->function && v)
             return fail(d, off, "Line refers to unknown function id %llu", (unsigned long long)v);
     } else if (number == 2) {
@@ -494,7 +485,7 @@ static bool set_line(struct decoder *d, void *target, uint32_t number, uint64_t 
 static bool decode_location(struct decoder *d, const struct pb_field *outer, size_t i)
 {
     struct profd_location *loc = &d->p->locations[i];
-    struct scratch *sc = &d->scratch;
+    struct scratch *sc = &d->a.scratch;
     struct pb_reader r;
     struct pb_field f;
     const char *err;
@@ -508,11 +499,11 @@ static bool decode_location(struct decoder *d, const struct pb_field *outer, siz
             return false;
         switch (f.number) {
         case 1:
-            if (!same_id(d, &d->locations, i, f.value, f.offset, "Location"))
+            if (!same_id(d, &d->a.locations, i, f.value, f.offset, "Location"))
                 return false;
             break;
         case 2:
-            loc->mapping = idmap_get(&d->mappings, f.value);
+            loc->mapping = idmap_get(&d->a.mappings, f.value);
             if (!loc->mapping && f.value)
                 return fail(d, f.offset, "Location refers to unknown mapping id %llu",
                             (unsigned long long)f.value);
@@ -577,13 +568,13 @@ static bool set_label(struct decoder *d, void *target, uint32_t number, uint64_t
 static bool store_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s,
                          size_t nlocs, size_t nvalues, size_t nlabels)
 {
-    const struct scratch *sc = &d->scratch;
+    const struct scratch *sc = &d->a.scratch;
     if (nvalues != d->p->nsample_types)
         return fail(d, outer->offset, "sample has %zu values, profile has %u sample types",
                     nvalues, d->p->nsample_types);
     struct profd_arena *a = d->p->arena;
     s->locations = nlocs ? profd_arena_alloc(a, nlocs * sizeof(*s->locations)) : NULL;
-    const struct table_ids *t = &d->locations;
+    const struct table_ids *t = &d->a.locations;
     size_t unknown = nlocs;
     if (t->map.dense) {   /* ids are refs: only their range to check */
         for (size_t i = 0; i < nlocs; i++) {
@@ -613,7 +604,7 @@ static bool store_sample(struct decoder *d, const struct pb_field *outer, struct
 
 static bool decode_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s)
 {
-    struct scratch *sc = &d->scratch;
+    struct scratch *sc = &d->a.scratch;
     struct pb_reader r;
     struct pb_field f;
     const char *err;
@@ -706,7 +697,7 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     d.p = profd_xcalloc(1, sizeof(*d.p));
     d.p->backing = raw;
     d.p->arena = profd_arena_create(len + len / 2);   /* tables + samples fit in one block */
-    decoder_take_kept(&d);
+    decoder_take_arrays(&d);
     bool ok = count_fields(&d);
     if (ok) {
         alloc_tables(&d);

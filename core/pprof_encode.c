@@ -81,8 +81,8 @@ static void put_function(struct pb_writer *w, const struct profd_function *fn, u
 /* Where the encoding goes: whole into w, or with gzip a chunk at a time,
  * each compressed as a gzip member of its own, so that a large profile is
  * never held uncompressed whole (5 MB for a 100 MB perf.data's). A large
- * one's chunks are compressed on a thread of their own (pipe) while the
- * next are encoded. */
+ * one's chunks are compressed on the pipe's threads while the next are
+ * encoded. */
 struct sink {
     struct pb_writer w;
     bool gzip;

@@ -106,7 +106,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUIL
 
 # Unit tests that compile a module's sources in also link that module's libraries.
 $(BUILD)/tests/test_perf_data_parts: LDLIBS += -lzstd
-$(BUILD)/tests/test_symbolize_parts: LDLIBS += -ldw -lelf -lz -lzstd
+$(BUILD)/tests/test_symbolize_parts: LDLIBS += -ldw -lelf -lz -lzstd -liberty
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

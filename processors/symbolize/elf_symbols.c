@@ -59,6 +59,8 @@ struct elf_binary {
     size_t nsegments;
     bool units_walked;
     struct file_range units;   /* .debug_info in a mapped file, once walked */
+    struct elf_binary *lanes[ELF_BINARY_MAX_LANES];   /* [0] unused: the binary itself */
+    size_t nlanes;             /* lanes opened, the binary itself included (0: none asked) */
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -335,6 +337,8 @@ void elf_binary_drop_pages(struct elf_binary *b)
     Elf *debug = dwarf ? dwarf_getelf(dwarf) : NULL;
     if (debug && debug != main)
         drop_file_pages(debug);
+    for (size_t k = 1; k < b->nlanes; k++)
+        elf_binary_drop_pages(b->lanes[k]);
 }
 
 /* elfutils reads the header of every unit before the one a lookup needs
@@ -358,6 +362,38 @@ static void walk_units(struct elf_binary *b)
     }
     elf_binary_drop_pages(b);
     find_unit_pages(b, dw);
+}
+
+/* Has elfutils look for b's debug file and read its DWARF and symbol
+ * table now, which lookups would otherwise do on first need. */
+static void load_debug_parts(struct elf_binary *b)
+{
+    if (!b->units_walked)
+        walk_units(b);
+    dwfl_module_getsymtab(b->mod);   /* looks for the debug file again when DWARF had none */
+}
+
+size_t elf_binary_open_lanes(struct elf_binary *b, size_t n)
+{
+    if (n > ELF_BINARY_MAX_LANES)
+        n = ELF_BINARY_MAX_LANES;
+    if (!b->nlanes)
+        b->nlanes = 1;
+    load_debug_parts(b);
+    char err[512];
+    while (b->nlanes < n) {
+        struct elf_binary *lane = elf_binary_open(b->path, &b->sources, err, sizeof(err));
+        if (!lane)
+            break;
+        load_debug_parts(lane);
+        b->lanes[b->nlanes++] = lane;
+    }
+    return b->nlanes < n ? b->nlanes : n;
+}
+
+struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)
+{
+    return k ? b->lanes[k] : b;
 }
 
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
@@ -400,16 +436,26 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     return 1;
 }
 
-size_t elf_binary_footprint(const struct elf_binary *b)
+/* What b's lookups added: its index and symbol table. */
+static size_t index_footprint(const struct elf_binary *b)
 {
-    return b->footprint + scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
+    return scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
 }
 
+size_t elf_binary_footprint(const struct elf_binary *b)
+{
+    size_t bytes = b->footprint + index_footprint(b);
+    for (size_t k = 1; k < b->nlanes; k++)   /* the files are the binary's own, shared */
+        bytes += index_footprint(b->lanes[k]);
+    return bytes;
+}
 
 void elf_binary_close(struct elf_binary *b)
 {
     if (!b)
         return;
+    for (size_t k = 1; k < b->nlanes; k++)
+        elf_binary_close(b->lanes[k]);
     scope_index_free(b->scopes);
     free(b->syms);
     go_pclntab_free(b->gopclntab);

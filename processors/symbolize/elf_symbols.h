@@ -56,18 +56,35 @@ struct elf_sources {
  * failure. */
 struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *sources, char *err,
                                    size_t errlen);
+/* Lookups in one elf_binary must not run at once; its lanes are copies
+ * of it (opened on the same files, each with its own elfutils handles and
+ * index) in which lookups run alongside those of the binary and of the
+ * other lanes. At most this many, the binary itself included. */
+#define ELF_BINARY_MAX_LANES 8
+/* Makes lanes 1..n-1 of b (as many as are missing) and has each, and b,
+ * find its debug file and read its DWARF and symbol table, so that a
+ * lookup in one touches nothing shared with the others or with other
+ * binaries (the debug file search, the inflated cache and fetching happen
+ * here, on the calling thread). n = 1 does the latter for b alone. Returns how many lanes b has now, b
+ * itself included: n, or fewer when a copy could not be opened. */
+size_t elf_binary_open_lanes(struct elf_binary *b, size_t n);
+/* Lane k of b (0 is b itself); k must be below what
+ * elf_binary_open_lanes returned. */
+struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k);
 /* Sets *vaddr to the virtual address file offset off is loaded at, from
  * the program headers. Returns 1, or 0 when no loadable segment holds it. */
 int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr);
 /* Frames at vaddr (innermost first), at most max. Returns how many. */
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max);
-/* An estimate of the memory the binary holds (its files' sizes). */
+/* An estimate of the memory the binary holds (its files' sizes, and the
+ * indexes of its lanes). */
 size_t elf_binary_footprint(const struct elf_binary *b);
 /* Lets the system take back the pages of the binary's files read so far
  * (what is needed again is read again from the page cache): inflated
  * sections and indexes are on the heap, the files themselves need not stay
  * resident between profiles. */
 void elf_binary_drop_pages(struct elf_binary *b);
+/* Closes b and its lanes. */
 void elf_binary_close(struct elf_binary *b);
 
 #endif

@@ -1,29 +1,125 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile_functions.h"
 
+#include "../../lib/grow.h"
 #include "../../lib/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A function as a thread found it, before it is the profile's. */
+struct function_draft {
+    char *name, *system_name, *file;
+    int64_t decl_line;
+    uint32_t ref;                /* the profile's function, once added */
+};
+
 /* A frame's identity: the addresses of its strings and its declaration line. */
 struct frame_memo {
     const char *name, *file, *dir;
     int64_t decl_line;
-    uint32_t ref;                /* 0 = empty slot */
+    uint32_t draft;              /* 0 = empty slot */
 };
+
+/* ---- drafts ---- */
+
+static uint64_t frame_hash(const char *name, const char *file, const char *dir, int64_t decl_line)
+{
+    uint64_t h = hash_mix(hash_mix(0, (uintptr_t)name), (uintptr_t)file);
+    return hash_mix(hash_mix(h, (uintptr_t)dir), (uint64_t)decl_line);
+}
+
+void function_drafts_init(struct function_drafts *d, enum demangle_mode demangle)
+{
+    *d = (struct function_drafts){.demangle = demangle};
+}
+
+static char *copy_string(const char *s)
+{
+    char *c = strdup(s);
+    if (!c)
+        abort();
+    return c;
+}
+
+/* Adds a draft, taking name and file (malloc'd). */
+static uint32_t add_draft(struct function_drafts *d, char *name, const char *system_name,
+                          char *file, int64_t decl_line)
+{
+    d->items = grow_array(d->items, &d->cap, d->n + 1, sizeof(*d->items));
+    d->items[d->n++] = (struct function_draft){name, copy_string(system_name), file, decl_line, 0};
+    return (uint32_t)d->n;
+}
+
+/* Puts e in the memo, which must have room. */
+static void memo_put(struct function_drafts *d, const struct frame_memo *e)
+{
+    size_t i = frame_hash(e->name, e->file, e->dir, e->decl_line) & d->memo_mask;
+    while (d->memo[i].draft)
+        i = (i + 1) & d->memo_mask;
+    d->memo[i] = *e;
+}
+
+/* Doubles the memo (or makes its first 1024 slots). */
+static void memo_grow(struct function_drafts *d)
+{
+    struct frame_memo *old = d->memo;
+    size_t old_size = old ? d->memo_mask + 1 : 0, size = old ? 2 * old_size : 1024;
+    if (!(d->memo = calloc(size, sizeof(*d->memo))))
+        abort();
+    d->memo_mask = size - 1;
+    for (size_t i = 0; i < old_size; i++)
+        if (old[i].draft)
+            memo_put(d, &old[i]);
+    free(old);
+}
+
+uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_frame *fr)
+{
+    if (2 * (d->n + 1) > (d->memo ? d->memo_mask + 1 : 0))   /* a draft per entry, at most */
+        memo_grow(d);
+    size_t i = frame_hash(fr->name, fr->file, fr->dir, fr->decl_line) & d->memo_mask;
+    for (; d->memo[i].draft; i = (i + 1) & d->memo_mask) {
+        const struct frame_memo *e = &d->memo[i];
+        if (e->name == fr->name && e->file == fr->file && e->dir == fr->dir &&
+            e->decl_line == fr->decl_line)
+            return e->draft;
+    }
+    char *file;
+    if (asprintf(&file, "%s%s%s", fr->dir, fr->dir[0] ? "/" : "", fr->file) < 0)
+        abort();
+    uint32_t draft = add_draft(d, demangle(fr->name, d->demangle), fr->name, file,
+                               fr->decl_line);
+    d->memo[i] = (struct frame_memo){fr->name, fr->file, fr->dir, fr->decl_line, draft};
+    return draft;
+}
+
+uint32_t function_drafts_named(struct function_drafts *d, const char *name)
+{
+    /* Names come in address order: the one before is the likeliest. */
+    if (d->last_named && !strcmp(d->items[d->last_named - 1].system_name, name))
+        return d->last_named;
+    return d->last_named = add_draft(d, copy_string(name), name, copy_string(""), 0);
+}
+
+void function_drafts_free(struct function_drafts *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->items[i].name);
+        free(d->items[i].system_name);
+        free(d->items[i].file);
+    }
+    free(d->items);
+    free(d->memo);
+}
+
+/* ---- the profile's functions ---- */
 
 static uint64_t function_hash(const struct profd_function *f)
 {
     uint64_t h = hash_mix(hash_mix(0, f->name), f->system_name);
     return hash_mix(hash_mix(h, f->filename), (uint64_t)f->start_line);
-}
-
-static uint64_t frame_hash(const struct elf_frame *fr)
-{
-    uint64_t h = hash_mix(hash_mix(0, (uintptr_t)fr->name), (uintptr_t)fr->file);
-    return hash_mix(hash_mix(h, (uintptr_t)fr->dir), (uint64_t)fr->decl_line);
 }
 
 static bool same_function(const struct profd_function *a, const struct profd_function *b)
@@ -56,9 +152,9 @@ static void index_build(struct profile_functions *pf, size_t room)
 }
 
 void profile_functions_init(struct profile_functions *pf, const struct profd_host *h,
-                            struct profd_profile *p, enum demangle_mode demangle)
+                            struct profd_profile *p)
 {
-    *pf = (struct profile_functions){.host = h, .profile = p, .demangle = demangle};
+    *pf = (struct profile_functions){.host = h, .profile = p};
     index_build(pf, 0);
 }
 
@@ -90,68 +186,22 @@ static uint32_t intern(struct profile_functions *pf, const char *s)
     return pf->host->profile_intern(pf->profile, s, strlen(s));
 }
 
-uint32_t profile_functions_named(struct profile_functions *pf, const char *name)
+void profile_functions_add(struct profile_functions *pf, struct function_drafts *d)
 {
-    uint32_t n = intern(pf, name);
-    struct profd_function f = {n, n, 0, 0};
-    return function_ref(pf, &f);
-}
-
-/* The function of fr made the slow way. */
-static uint32_t make_function(struct profile_functions *pf, const struct elf_frame *fr)
-{
-    char *display = demangle(fr->name, pf->demangle);
-    char file[4096];
-    snprintf(file, sizeof(file), "%s%s%s", fr->dir, fr->dir[0] ? "/" : "", fr->file);
-    struct profd_function f = {intern(pf, display), intern(pf, fr->name), intern(pf, file),
-                               fr->decl_line};
-    free(display);
-    return function_ref(pf, &f);
-}
-
-/* Puts e in the memo, which must have room. */
-static void memo_put(struct profile_functions *pf, const struct frame_memo *e)
-{
-    size_t i = frame_hash(&(struct elf_frame){e->name, e->file, e->dir, 0, 0, e->decl_line}) &
-               pf->memo_mask;
-    while (pf->memo[i].ref)
-        i = (i + 1) & pf->memo_mask;
-    pf->memo[i] = *e;
-}
-
-/* Doubles the memo (or makes its first 1024 slots). */
-static void memo_grow(struct profile_functions *pf)
-{
-    struct frame_memo *old = pf->memo;
-    size_t old_size = old ? pf->memo_mask + 1 : 0, size = old ? 2 * old_size : 1024;
-    if (!(pf->memo = calloc(size, sizeof(*pf->memo))))
-        abort();
-    pf->memo_mask = size - 1;
-    for (size_t i = 0; i < old_size; i++)
-        if (old[i].ref)
-            memo_put(pf, &old[i]);
-    free(old);
-}
-
-uint32_t profile_functions_of_frame(struct profile_functions *pf, const struct elf_frame *fr)
-{
-    if (2 * (pf->memo_count + 1) > (pf->memo ? pf->memo_mask + 1 : 0))
-        memo_grow(pf);
-    size_t i = frame_hash(fr) & pf->memo_mask;
-    for (; pf->memo[i].ref; i = (i + 1) & pf->memo_mask) {
-        const struct frame_memo *e = &pf->memo[i];
-        if (e->name == fr->name && e->file == fr->file && e->dir == fr->dir &&
-            e->decl_line == fr->decl_line)
-            return e->ref;
+    for (size_t i = 0; i < d->n; i++) {
+        struct function_draft *f = &d->items[i];
+        struct profd_function fn = {intern(pf, f->name), intern(pf, f->system_name),
+                                    intern(pf, f->file), f->decl_line};
+        f->ref = function_ref(pf, &fn);
     }
-    pf->memo[i] = (struct frame_memo){fr->name, fr->file, fr->dir, fr->decl_line,
-                                      make_function(pf, fr)};
-    pf->memo_count++;
-    return pf->memo[i].ref;
+}
+
+uint32_t profile_functions_ref(const struct function_drafts *d, uint32_t draft)
+{
+    return d->items[draft - 1].ref;
 }
 
 void profile_functions_free(struct profile_functions *pf)
 {
     free(pf->slots);
-    free(pf->memo);
 }

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The functions of one profile while it is symbolized: each function is
- * added once (found again by content), and a frame whose strings are the
- * very ones an earlier frame had (same pointers, from the same open
- * binary) gets that frame's function without any string work: demangling,
- * joining, interning and hashing happen once per function, not once per
- * location. Valid while the binaries that made the frames stay open.
+ * Functions for the frames found while a profile is symbolized, in two
+ * steps so that lookups can run on several threads:
+ *   1. each thread drafts the functions of its frames (name demangled,
+ *      file joined to its directory): a frame whose strings are the very
+ *      ones an earlier frame had (same pointers, from the same open
+ *      binary) gets that frame's draft without any string work;
+ *   2. one thread then adds every thread's drafts to the profile, in
+ *      order, each found again by content when the profile has it, and
+ *      rewrites the lines that name drafts.
+ * Drafting in address order and adding in the order of the threads' parts
+ * gives the profile's functions and strings the same order whatever the
+ * number of threads.
  */
 #ifndef PROFD_SYMBOLIZE_PROFILE_FUNCTIONS_H
 #define PROFD_SYMBOLIZE_PROFILE_FUNCTIONS_H
@@ -18,26 +24,43 @@
 #include "profd/plugin.h"
 
 struct frame_memo;
+struct function_draft;
 
+/* One thread's drafts, numbered from 1. */
+struct function_drafts {
+    enum demangle_mode demangle;
+    struct function_draft *items;
+    size_t n, cap;
+    struct frame_memo *memo;     /* draft numbers by frame strings */
+    size_t memo_mask;
+    uint32_t last_named;         /* the draft function_drafts_named made last */
+};
+
+void function_drafts_init(struct function_drafts *d, enum demangle_mode demangle);
+/* The draft of frame fr: its name demangled, its file joined to its
+ * directory, its declaration line. fr's strings must stay valid until the
+ * drafts are added to the profile. */
+uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_frame *fr);
+/* The draft of the function called name (copied), without file or line
+ * (symbol tables that only name functions). */
+uint32_t function_drafts_named(struct function_drafts *d, const char *name);
+void function_drafts_free(struct function_drafts *d);
+
+/* Profile p's functions, indexed by content. */
 struct profile_functions {
     const struct profd_host *host;
     struct profd_profile *profile;
-    enum demangle_mode demangle;
     uint32_t *slots;             /* function refs by content, 0 = empty */
     size_t mask;
-    struct frame_memo *memo;     /* function refs by frame strings */
-    size_t memo_mask, memo_count;
 };
 
-/* Starts on profile p, whose existing functions are indexed. */
 void profile_functions_init(struct profile_functions *pf, const struct profd_host *h,
-                            struct profd_profile *p, enum demangle_mode demangle);
-/* The function called name, without file or line (symbol tables that
- * only name functions). */
-uint32_t profile_functions_named(struct profile_functions *pf, const char *name);
-/* The function of frame fr: its name demangled, its file joined to its
- * directory, its declaration line. */
-uint32_t profile_functions_of_frame(struct profile_functions *pf, const struct elf_frame *fr);
+                            struct profd_profile *p);
+/* Makes d's drafts functions of the profile, in draft order (a function
+ * the profile has already is used as it is). */
+void profile_functions_add(struct profile_functions *pf, struct function_drafts *d);
+/* The profile's function ref for draft number draft of d, once added. */
+uint32_t profile_functions_ref(const struct function_drafts *d, uint32_t draft);
 void profile_functions_free(struct profile_functions *pf);
 
 #endif

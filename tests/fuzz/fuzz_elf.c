@@ -2,7 +2,8 @@
 /* libFuzzer driver: the symbolize processor's file readers on bytes written
  * to a memory file: ELF and DWARF (open, through an inflated copy when
  * sections are compressed, translate file offsets, symbolize addresses
- * across the loadable segments), the kernel notes build-id, the kallsyms
+ * across the loadable segments, in the binary and in a lane of it), the
+ * kernel notes build-id, the kallsyms
  * table and a JIT perf map. */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,11 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         inflated = inflated_cache_new("build-fuzz/inflated", 16u << 20);
     struct elf_sources sources = {NULL, "", NULL, NULL, inflated};
     struct elf_binary *b = elf_binary_open(path, &sources, err, sizeof(err));
+    size_t lanes = b ? elf_binary_open_lanes(b, 2) : 0;
     for (uint64_t off = 0; b && off < len; off += 97) {
         uint64_t vaddr;
         struct elf_frame frames[16];
         if (elf_binary_vaddr(b, off, &vaddr))
-            elf_binary_frames(b, vaddr, frames, 16);
+            elf_binary_frames(elf_binary_lane(b, off % lanes), vaddr, frames, 16);
     }
     elf_binary_close(b);
     char id[41];

@@ -5,6 +5,7 @@ import glob
 import gzip
 import itertools
 import os
+import random
 import re
 import shutil
 import socket
@@ -45,7 +46,7 @@ def pprof_mappings(parts):
     """The same over several [(mapping, addresses)], locations in turn from
     each mapping."""
     strings = ["", "samples", "count"]
-    out = field(1, field(1, 1) + field(2, 2))
+    out = bytearray(field(1, field(1, 1) + field(2, 2)))   # grown in place
     locations = []   # (mapping id, address)
     for m, (mapping, addresses) in enumerate(parts, 1):
         out += field(3, field(1, m) + field(2, mapping[0]) + field(3, mapping[1]) +
@@ -58,7 +59,7 @@ def pprof_mappings(parts):
         out += field(4, field(1, i) + field(2, m) + field(3, a))
     for s in strings:
         out += field(6, s.encode())
-    return out
+    return bytes(out)
 
 
 def build_id(path):
@@ -119,24 +120,29 @@ def parse_addr2line(out):
     return res
 
 
-def symbolized(path):
-    """{address: [(function, file, line)] innermost first} from profd's
-    output, read by `go tool pprof -raw`."""
+def symbolized_locations(path):
+    """[(address, [(function, file, line)] innermost first)], one per
+    location, from profd's output, read by `go tool pprof -raw`."""
     raw = raw_pprof(path)
     locs = raw.split("Locations\n")[1].split("Mappings\n")[0]
-    res = {}
-    current = None
+    res = []
     for line in locs.splitlines():
         m = re.match(r"^ *\d+: (0x[0-9a-f]+) M=\d+ ?(.*)$", line)
         if m:
-            current = res.setdefault(int(m.group(1), 16), [])
+            res.append((int(m.group(1), 16), []))
             rest = m.group(2)
         else:
             rest = line.strip()
         f = re.match(r"^(.*) (\S*):(\d+) s=\d+$", rest)
-        if f and current is not None:
-            current.append((f.group(1), f.group(2), int(f.group(3))))
+        if f and res:
+            res[-1][1].append((f.group(1), f.group(2), int(f.group(3))))
     return res
+
+
+def symbolized(path):
+    """{address: [(function, file, line)] innermost first} from profd's
+    output."""
+    return dict(symbolized_locations(path))
 
 
 CONFIG = """
@@ -154,7 +160,7 @@ processors:
 exporters:
   pprof_file: {directory: out, path_template: "{__file__}"}
 service:
-  telemetry: {metrics: {address: ""}}
+  telemetry: {metrics: {address: ""}, logs: {level: debug}}
   pipelines:
     profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
 """
@@ -168,21 +174,26 @@ class SymbolizeTest(ProfdTestCase):
                        timeout=120)
         return path
 
-    def run_symbolize(self, profiles, debug_dirs=(), extra=""):
-        """Writes {name: raw pprof} to in/, runs profd over them, returns
-        {name: symbolized(output)}."""
-        os.makedirs(self.path("in"))
+    def run_profd(self, profiles, debug_dirs=(), extra="", where=""):
+        """Writes {name: raw pprof} to where/in/, runs profd over them in
+        where, returns {name: the path of its output}."""
+        os.makedirs(self.path(where, "in"))
         for name, data in profiles.items():
-            with open(self.path("in", name + ".pb.gz"), "wb") as f:
+            with open(self.path(where, "in", name + ".pb.gz"), "wb") as f:
                 f.write(gzip.compress(data))
-        with open(self.path("profd.yaml"), "w") as f:
+        with open(self.path(where, "profd.yaml"), "w") as f:
             f.write(CONFIG % (", ".join(debug_dirs), extra))
-        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
-                           text=True, timeout=120)
+        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.path(where),
+                        capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.log = r.stderr
-        return {name: symbolized(glob.glob(self.path("out", "**", name + "*"), recursive=True)[0])
+        return {name: glob.glob(self.path(where, "out", "**", name + "*"), recursive=True)[0]
                 for name in profiles}
+
+    def run_symbolize(self, profiles, debug_dirs=(), extra=""):
+        """The same, returning {name: symbolized(output)}."""
+        return {name: symbolized(path)
+                for name, path in self.run_profd(profiles, debug_dirs, extra).items()}
 
     def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None,
                                 pid=0, extra=""):
@@ -209,6 +220,33 @@ class SymbolizeTest(ProfdTestCase):
 
     def test_non_pie_matches_addr2line(self):
         self.check_against_addr2line(self.compile("inl", "-no-pie"))
+
+    def test_many_locations_on_threads_as_on_one(self):
+        """70,000 locations at the instructions of inl, in random order:
+        split among 4 threads (each looking up in a lane of its own), they
+        get what one thread gives them, byte for byte, and what addr2line
+        says."""
+        binary = self.compile("inl", "-fPIE", "-pie")
+        addrs = function_addresses(binary, ["walk", "outer", "main"])
+        off, vaddr, size = text_segment(binary)
+        mapping = (BASE + vaddr, BASE + vaddr + size, off, binary, build_id(binary))
+        rnd = random.Random(7)
+        profile = pprof(mapping, [BASE + rnd.choice(addrs) for _ in range(70000)])
+        outputs = {}
+        for threads in (4, 1):
+            where = "threads-%d" % threads
+            path = self.run_profd({"p": profile}, extra="\n    threads: %d" % threads,
+                                  where=where)["p"]
+            self.assertIn("70000 locations looked at", self.log)
+            self.assertIn("on %d thread" % threads, self.log)
+            with gzip.open(path) as f:
+                outputs[threads] = f.read()
+        self.assertEqual(outputs[4], outputs[1])
+        want = addr2line(binary, addrs)
+        got = symbolized_locations(path)   # pprof merges locations alike
+        self.assertEqual({a for a, _ in got}, set(BASE + a for a in addrs))
+        for address, frames in got:
+            self.assertEqual(frames, want[address - BASE], "address %#x" % address)
 
     def test_stripped_binary_with_debug_file_by_build_id(self):
         full = self.compile("inl.full")

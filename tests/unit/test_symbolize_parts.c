@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The symbolize module's kernel symbol tables (a sorted kallsyms file is
  * searched where it lies, anything else is read into a table, and both
- * answer every address alike) and its inflated copies of compressed ELF
- * files. Compiled in from the module sources. */
+ * answer every address alike), its inflated copies of compressed ELF
+ * files, a binary's lanes, and the functions threads draft. Compiled in
+ * from the module sources. */
 #include "check.h"
 
 #include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../core/arena.h"
+#include "../../core/profile.h"
+#include "../../lib/binary_lookup.c"
 #include "../../lib/file_io.c"
 #include "../../lib/grow.c"
+#include "../../processors/symbolize/demangle.c"
+#include "../../processors/symbolize/elf_symbols.c"
+#include "../../processors/symbolize/gopclntab.c"
 #include "../../processors/symbolize/inflated_cache.c"
 #include "../../processors/symbolize/kernel_symbols.c"
+#include "../../processors/symbolize/profile_functions.c"
+#include "../../processors/symbolize/scope_index.c"
 
 /* kallsyms lines: text symbols with data symbols, an alias pair and a
  * module between them, in address order. */
@@ -359,6 +368,101 @@ TEST(least_recently_used_copies_go_when_the_directory_is_full)
     char cmd[512];
     snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s", dir, first, second);
     sh(cmd);
+}
+
+/* The frames of this test program's code, at every 61st byte of the
+ * file, equal in lane 0 and in lane `lane` of it (by content: each lane
+ * has strings of its own). Returns how many addresses had frames. */
+static size_t lanes_agree(struct elf_binary *b, size_t lane, size_t text_size)
+{
+    size_t with_frames = 0;
+    for (uint64_t off = 0; off < text_size; off += 61) {
+        uint64_t vaddr;
+        struct elf_frame a[16], z[16];
+        if (!elf_binary_vaddr(b, off, &vaddr))
+            continue;
+        size_t n = elf_binary_frames(b, vaddr, a, 16);
+        CHECK_INT(elf_binary_frames(elf_binary_lane(b, lane), vaddr, z, 16), n);
+        for (size_t i = 0; i < n; i++) {
+            CHECK_STR(a[i].name, z[i].name);
+            CHECK_STR(a[i].file, z[i].file);
+            CHECK_INT(a[i].line, z[i].line);
+        }
+        with_frames += n > 0;
+    }
+    return with_frames;
+}
+
+TEST(lanes_are_copies_that_answer_as_the_binary)
+{
+    elf_version(EV_CURRENT);
+    char err[256];
+    struct elf_sources sources = {NULL, "", NULL, NULL, NULL};
+    struct elf_binary *b = elf_binary_open("/proc/self/exe", &sources, err, sizeof(err));
+    CHECK(b != NULL);
+    CHECK_INT(elf_binary_open_lanes(b, 3), 3);
+    CHECK(elf_binary_lane(b, 0) == b);
+    CHECK(elf_binary_lane(b, 1) != b && elf_binary_lane(b, 2) != elf_binary_lane(b, 1));
+    CHECK_INT(elf_binary_open_lanes(b, 2), 2);   /* there already */
+    CHECK_INT(elf_binary_open_lanes(b, 99), ELF_BINARY_MAX_LANES);
+    struct stat st;
+    CHECK(stat("/proc/self/exe", &st) == 0);
+    CHECK(lanes_agree(b, 2, (size_t)st.st_size) > 100);
+    elf_binary_close(b);
+}
+
+static void *host_alloc(struct profd_profile *p, size_t n)
+{
+    return profd_arena_alloc(p->arena, n);
+}
+
+/* The profile's function ref: name and file as strings. */
+static void check_function(const struct profd_profile *p, uint32_t ref, const char *name,
+                           const char *system_name, const char *file, int64_t line)
+{
+    CHECK(ref >= 1 && ref <= p->nfunctions);
+    const struct profd_function *f = &p->functions[ref - 1];
+    CHECK(profd_profile_str_eq(p, f->name, name));
+    CHECK(profd_profile_str_eq(p, f->system_name, system_name));
+    CHECK(profd_profile_str_eq(p, f->filename, file));
+    CHECK_INT(f->start_line, line);
+}
+
+TEST(drafts_become_functions_in_draft_order_once_each)
+{
+    struct profd_host host = {.profile_alloc = host_alloc, .profile_intern = profd_profile_intern};
+    struct profd_profile *p = profd_profile_new(0);
+    struct profile_functions pf;
+    profile_functions_init(&pf, &host, p);
+    /* Two threads' frames: strings from two copies of one binary. */
+    static const char fa[] = "_Z4walki", ga[] = "main", file_a[] = "inl.c", dir_a[] = "/src";
+    static const char gb[] = "main", hb[] = "helper", file_b[] = "inl.c", dir_b[] = "/src";
+    struct function_drafts one, two;
+    function_drafts_init(&one, DEMANGLE_FULL);
+    function_drafts_init(&two, DEMANGLE_FULL);
+    struct elf_frame walk = {fa, file_a, dir_a, 10, 0, 9}, main_a = {ga, file_a, dir_a, 30, 0, 28};
+    struct elf_frame main_b = {gb, file_b, dir_b, 31, 0, 28}, helper = {hb, file_b, dir_b, 5, 0, 4};
+    CHECK_INT(function_drafts_of_frame(&one, &walk), 1);
+    CHECK_INT(function_drafts_of_frame(&one, &main_a), 2);
+    CHECK_INT(function_drafts_of_frame(&one, &walk), 1);   /* the same strings: no new draft */
+    CHECK_INT(function_drafts_named(&one, "schedule"), 3);
+    CHECK_INT(function_drafts_named(&one, "schedule"), 3);
+    CHECK_INT(function_drafts_of_frame(&two, &main_b), 1);
+    CHECK_INT(function_drafts_of_frame(&two, &helper), 2);
+    profile_functions_add(&pf, &one);
+    profile_functions_add(&pf, &two);
+    CHECK_INT(p->nfunctions, 4);   /* main once, whichever thread found it */
+    check_function(p, 1, "walk(int)", "_Z4walki", "/src/inl.c", 9);
+    check_function(p, 2, "main", "main", "/src/inl.c", 28);
+    check_function(p, 3, "schedule", "schedule", "", 0);
+    check_function(p, 4, "helper", "helper", "/src/inl.c", 4);
+    CHECK_INT(profile_functions_ref(&one, 2), 2);
+    CHECK_INT(profile_functions_ref(&two, 1), 2);
+    CHECK_INT(profile_functions_ref(&two, 2), 4);
+    function_drafts_free(&one);
+    function_drafts_free(&two);
+    profile_functions_free(&pf);
+    profd_profile_free(p);
 }
 
 RUN_TESTS()

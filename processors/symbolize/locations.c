@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "locations.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../../lib/grow.h"
+#include "elf_symbols.h"
+#include "kernel_symbols.h"
+#include "perf_map.h"
+#include "profile_functions.h"
+
+#define MAX_INLINE 64
+/* Fewer locations than this per thread are not worth another thread. */
+#define MIN_LOCATIONS_PER_THREAD 16384
+/* Lines a worker takes from the profile's arena at once, at most. */
+#define LINE_BLOCK 4096
+
+/* ---- sources ---- */
+
+/* True for the mapping names perf and others give anonymous (JIT) code. */
+static bool is_anonymous(const char *filename)
+{
+    return !filename[0] || !strcmp(filename, "//anon") || !strncmp(filename, "[anon", 5) ||
+           !strncmp(filename, "/tmp/perf-", 10);
+}
+
+static bool is_kernel_itself(const char *filename)
+{
+    return !strncmp(filename, "[kernel.kallsyms]", 17);
+}
+
+/* The kernel, or a kernel module: by name, or by address (the upper half
+ * of the address space, where x86-64 and arm64 kernels live). */
+static bool is_kernel(const char *filename, const struct profd_mapping *m)
+{
+    return is_kernel_itself(filename) || !strcmp(filename, "[vmlinux]") ||
+           strstr(filename, ".ko") != NULL || m->memory_start >= 0xffff800000000000ull;
+}
+
+/* Copies string ref of p into buf. */
+static void string_of(const struct profd_profile *p, uint32_t ref, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*s", (int)p->strings[ref].len, p->strings[ref].ptr);
+}
+
+/* The symbol table for kernel module mapping m of p: its kernel's (the
+ * build-id of p's kernel mapping), when that table's kernel had the
+ * recorded layout (the same _text), so that module addresses mean the
+ * same; else NULL. */
+static struct kernel_symbols *module_table(const struct symbolize_settings *s,
+                                           const struct profd_profile *p)
+{
+    char filename[64], build_id[128];
+    for (uint32_t i = 0; i < p->nmappings; i++) {
+        const struct profd_mapping *km = &p->mappings[i];
+        string_of(p, km->filename, filename, sizeof(filename));
+        if (!is_kernel_itself(filename))
+            continue;
+        string_of(p, km->build_id, build_id, sizeof(build_id));
+        struct kernel_symbols *k = symbol_cache_kernel(s->cache, build_id);
+        return k && (!km->file_offset || kernel_symbols_text(k) == km->file_offset) ? k : NULL;
+    }
+    return NULL;
+}
+
+/* Where a mapping's addresses get their names, decided once per profile. */
+struct source {
+    bool decided;
+    enum symbolize_result missing;       /* the outcome when no table is there */
+    struct kernel_symbols *kernel;
+    bool module;                         /* a kernel module, named from its kernel's table */
+    const struct perf_map *jit;
+    struct elf_binary *elf;
+};
+
+static struct source source_of(const struct symbolize_settings *s, const struct profd_profile *p,
+                               const struct profd_mapping *m, int32_t pid)
+{
+    char filename[4096], build_id[128];
+    string_of(p, m->filename, filename, sizeof(filename));
+    string_of(p, m->build_id, build_id, sizeof(build_id));
+    struct source src = {.decided = true, .missing = NO_BINARY};
+    if (is_kernel(filename, m)) {
+        src.missing = KERNEL_UNKNOWN;
+        src.module = !is_kernel_itself(filename);
+        src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
+    } else if (is_anonymous(filename)) {
+        src.jit = symbol_cache_jit(s->cache, pid);
+    } else if (filename[0] == '/') {
+        src.elf = symbol_cache_binary(s->cache, filename, build_id, pid);
+    }
+    return src;
+}
+
+/* A location to symbolize, its address and its mapping, for sorting. */
+struct by_address {
+    uint64_t address;
+    uint32_t location;   /* index in the profile */
+    uint32_t mapping;    /* ref */
+};
+
+/* Sorts a[n] by address, stably (radix sort, 11 bits a pass, least
+ * significant first; a pass where every address has the same digit moves
+ * nothing). Returns a or spare, whichever holds the result. */
+static struct by_address *sort_by_address(struct by_address *a, struct by_address *spare, size_t n)
+{
+    enum { BITS = 11, DIGITS = 1 << BITS };
+    for (unsigned shift = 0; shift < 64; shift += BITS) {
+        size_t count[DIGITS] = {0};
+        bool moves = true;
+        for (size_t i = 0; i < n; i++)
+            count[(a[i].address >> shift) & (DIGITS - 1)]++;
+        for (size_t d = 0, at = 0; d < DIGITS; d++) {
+            size_t c = count[d];
+            moves &= c != n;
+            count[d] = at;
+            at += c;
+        }
+        if (!moves)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            spare[count[(a[i].address >> shift) & (DIGITS - 1)]++] = a[i];
+        struct by_address *sorted = spare;
+        spare = a;
+        a = sorted;
+    }
+    return a;
+}
+
+/* The locations of p to symbolize (an address and a mapping, no lines),
+ * by address: neighbours in the binaries' tables are looked up one after
+ * the other. Sets *n; the result lives in a mapping of *size bytes at
+ * *block (mapped, not allocated, so that this profile-sized scratch space
+ * goes back to the system at once: munmap it). */
+static const struct by_address *locations_by_address(const struct profd_profile *p, size_t *n,
+                                                     void **block, size_t *size)
+{
+    *size = 2 * ((size_t)p->nlocations + 1) * sizeof(struct by_address);
+    struct by_address *a = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                -1, 0);
+    if (a == MAP_FAILED)
+        abort();
+    *block = a;
+    *n = 0;
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        const struct profd_location *l = &p->locations[i];
+        if (!l->nlines && l->mapping && l->mapping <= p->nmappings)
+            a[(*n)++] = (struct by_address){l->address, i, l->mapping};
+    }
+    return sort_by_address(a, a + p->nlocations + 1, *n);
+}
+
+
+/* Decides the source of every mapping order[0, n) refers to. */
+static void decide_sources(const struct symbolize_settings *s, const struct profd_profile *p,
+                           const struct by_address *order, size_t n, struct source *sources,
+                           int32_t pid)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct source *src = &sources[order[i].mapping];
+        if (!src->decided)
+            *src = source_of(s, p, &p->mappings[order[i].mapping - 1], pid);
+    }
+}
+
+/* ---- workers ---- */
+
+/* What a worker learned of a mapping, set on it once the workers are done
+ * (they share the mappings). */
+enum { HAS_FUNCTIONS = 1, HAS_FILENAMES = 2, HAS_LINE_NUMBERS = 4, HAS_INLINE_FRAMES = 8 };
+
+/* A profile being symbolized: what its workers share. */
+struct job {
+    const struct symbolize_settings *s;
+    struct profd_profile *p;
+    const struct by_address *order;   /* the locations to symbolize */
+    const struct source *sources;     /* by mapping ref */
+    pthread_mutex_t lock;             /* the profile's arena; kernel and JIT tables */
+};
+
+/* Lines handed to one worker from a block of the profile's arena. */
+struct line_block {
+    struct profd_line *lines;
+    size_t used, cap;
+};
+
+/* One thread's part of a job: order[first, end). */
+struct worker {
+    struct job *job;
+    size_t first, end;
+    uint8_t *lane;                    /* by mapping ref: 1 + the lane of its binary used */
+    uint8_t *flags;                   /* HAS_* by mapping ref */
+    struct function_drafts drafts;
+    struct line_block *blocks;
+    size_t nblocks, blocks_cap;
+    uint64_t results[SYMBOLIZE_RESULTS_];
+};
+
+/* Room for n lines in w's blocks: a new block, from 64 lines and doubling
+ * up to LINE_BLOCK, when the last has no room. */
+static struct profd_line *worker_lines(struct worker *w, size_t n)
+{
+    struct line_block *b = w->nblocks ? &w->blocks[w->nblocks - 1] : NULL;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = b && 2 * b->cap < LINE_BLOCK ? 2 * b->cap : b ? LINE_BLOCK : 64;
+        if (cap < n)
+            cap = n;
+        pthread_mutex_lock(&w->job->lock);
+        struct profd_line *lines = w->job->s->host->profile_alloc(w->job->p, cap * sizeof(*lines));
+        pthread_mutex_unlock(&w->job->lock);
+        w->blocks = grow_array(w->blocks, &w->blocks_cap, w->nblocks + 1, sizeof(*w->blocks));
+        b = &w->blocks[w->nblocks++];
+        *b = (struct line_block){lines, 0, cap};
+    }
+    b->used += n;
+    return b->lines + b->used - n;
+}
+
+/* Gives l one line naming function draft `draft` (no file or line), from a
+ * table that names functions only. 0: not found. */
+static enum symbolize_result name_only(struct worker *w, struct profd_location *l, uint32_t draft)
+{
+    if (!draft)
+        return NO_SYMBOLS;
+    l->lines = worker_lines(w, 1);
+    l->lines[0] = (struct profd_line){draft, 0, 0};
+    l->nlines = 1;
+    w->flags[l->mapping] |= HAS_FUNCTIONS;
+    return SYMBOLIZED;
+}
+
+/* The draft of the function at location l of mapping m in src's kernel
+ * or JIT table, or 0. The tables are the workers' to share: looked up
+ * under the job's lock. The kernel's own mapping ("[kernel.kallsyms]_text")
+ * has the recorded address of _text as its file offset, which undoes
+ * another boot's KASLR offset; a module's addresses are used as they are. */
+static uint32_t named_draft(struct worker *w, const struct source *src,
+                            const struct profd_location *l, const struct profd_mapping *m)
+{
+    pthread_mutex_lock(&w->job->lock);
+    const char *name;
+    if (src->kernel) {
+        uint64_t addr = l->address, text = kernel_symbols_text(src->kernel);
+        if (!src->module && m->file_offset && text)
+            addr = addr - m->file_offset + text;
+        name = kernel_symbols_find(src->kernel, addr);
+    } else {
+        name = perf_map_find(src->jit, l->address);
+    }
+    uint32_t draft = name ? function_drafts_named(&w->drafts, name) : 0;
+    pthread_mutex_unlock(&w->job->lock);
+    return draft;
+}
+
+/* Symbolizes location l of mapping m from binary b. */
+static enum symbolize_result from_binary(struct worker *w, struct profd_location *l,
+                                         const struct profd_mapping *m, struct elf_binary *b)
+{
+    uint64_t vaddr;
+    if (l->address < m->memory_start ||
+        !elf_binary_vaddr(b, l->address - m->memory_start + m->file_offset, &vaddr))
+        return OUTSIDE_SEGMENTS;
+    struct elf_frame frames[MAX_INLINE];
+    size_t n = elf_binary_frames(b, vaddr, frames, MAX_INLINE);
+    if (!n)
+        return NO_SYMBOLS;
+    l->lines = worker_lines(w, n);
+    l->nlines = (uint32_t)n;
+    uint8_t flags = HAS_FUNCTIONS | (n > 1 ? HAS_INLINE_FRAMES : 0);
+    for (size_t i = 0; i < n; i++) {
+        l->lines[i] = (struct profd_line){function_drafts_of_frame(&w->drafts, &frames[i]),
+                                          frames[i].line, frames[i].column};
+        flags |= (frames[i].file[0] ? HAS_FILENAMES : 0) | (frames[i].line ? HAS_LINE_NUMBERS : 0);
+    }
+    w->flags[l->mapping] |= flags;
+    if (!w->job->s->keep_addresses)
+        l->address = 0;
+    return SYMBOLIZED;
+}
+
+static enum symbolize_result symbolize_location(struct worker *w, struct profd_location *l)
+{
+    const struct source *src = &w->job->sources[l->mapping];
+    const struct profd_mapping *m = &w->job->p->mappings[l->mapping - 1];
+    if (src->elf)
+        return from_binary(w, l, m, elf_binary_lane(src->elf, w->lane[l->mapping] - 1u));
+    if (src->kernel || src->jit)
+        return name_only(w, l, named_draft(w, src, l, m));
+    return src->missing;
+}
+
+/* Gives l the lines of `same`, the location before it in address order,
+ * which has the same address and mapping. */
+static void copy_lines(struct worker *w, struct profd_location *l, const struct profd_location *same)
+{
+    l->lines = worker_lines(w, same->nlines);
+    memcpy(l->lines, same->lines, same->nlines * sizeof(*l->lines));
+    l->nlines = same->nlines;
+    if (!w->job->s->keep_addresses)
+        l->address = 0;
+}
+
+static void work(struct worker *w)
+{
+    const struct by_address *order = w->job->order;
+    struct profd_location *locations = w->job->p->locations;
+    const struct profd_location *before = NULL;
+    enum symbolize_result result = NO_BINARY;
+    for (size_t i = w->first; i < w->end; i++) {
+        if (i + 16 < w->end)   /* locations come in address order, not memory order */
+            __builtin_prefetch(&locations[order[i + 16].location], 1);
+        struct profd_location *l = &locations[order[i].location];
+        if (before && order[i].address == order[i - 1].address &&
+            order[i].mapping == order[i - 1].mapping) {
+            if (result == SYMBOLIZED)
+                copy_lines(w, l, before);
+        } else {
+            result = symbolize_location(w, l);
+        }
+        w->results[result]++;
+        before = l;
+    }
+}
+
+static void *work_thread(void *w)
+{
+    work(w);
+    return NULL;
+}
+
+/* Runs workers 1.. on threads of their own and worker 0 on this one. */
+static void run_workers(struct worker *w, size_t n)
+{
+    pthread_t threads[ELF_BINARY_MAX_LANES];
+    bool started[ELF_BINARY_MAX_LANES] = {false};
+    for (size_t k = 1; k < n; k++)
+        started[k] = pthread_create(&threads[k], NULL, work_thread, &w[k]) == 0;
+    work(&w[0]);
+    for (size_t k = 1; k < n; k++) {
+        if (started[k])
+            pthread_join(threads[k], NULL);
+        else
+            work(&w[k]);   /* its lanes are its own: the others are done with theirs */
+    }
+}
+
+/* ---- planning ---- */
+
+/* A mapping ref and its binary, for finding the mappings of one binary. */
+struct mapping_binary {
+    const struct elf_binary *elf;
+    uint32_t ref;
+};
+
+static int by_binary(const void *a, const void *b)
+{
+    const struct mapping_binary *x = a, *y = b;
+    if (x->elf != y->elf)
+        return (uintptr_t)x->elf < (uintptr_t)y->elf ? -1 : 1;
+    return x->ref < y->ref ? -1 : x->ref > y->ref;
+}
+
+/* For each mapping ref with a binary, the first ref with the same binary:
+ * one binary, one count of the lanes it needs (nmappings + 1 entries,
+ * malloc'd). */
+static uint32_t *first_mapping_of_binaries(const struct source *sources, uint32_t nmappings)
+{
+    uint32_t *first = calloc(nmappings + 1, sizeof(*first));
+    struct mapping_binary *mb = malloc((nmappings + 1) * sizeof(*mb));
+    if (!first || !mb)
+        abort();
+    size_t n = 0;
+    for (uint32_t ref = 1; ref <= nmappings; ref++)
+        if (sources[ref].elf)
+            mb[n++] = (struct mapping_binary){sources[ref].elf, ref};
+    qsort(mb, n, sizeof(*mb), by_binary);
+    for (size_t i = 0; i < n; i++)
+        first[mb[i].ref] = i && mb[i].elf == mb[i - 1].elf ? first[mb[i - 1].ref] : mb[i].ref;
+    free(mb);
+    return first;
+}
+
+/* Splits order[0, n) into t parts of about the same size, none starting
+ * inside a run of one address in one mapping. */
+static void split(struct worker *w, size_t t, const struct by_address *order, size_t n)
+{
+    size_t start = 0;
+    for (size_t k = 0; k < t; k++) {
+        size_t end = k + 1 == t ? n : n * (k + 1) / t;
+        if (end < start)
+            end = start;
+        while (end > 0 && end < n && order[end].address == order[end - 1].address &&
+               order[end].mapping == order[end - 1].mapping)
+            end++;
+        w[k].first = start;
+        w[k].end = end;
+        start = end;
+    }
+}
+
+/* Gives each of the t workers a lane of every binary in its part: the
+ * workers whose parts share a binary get one each, lane 0 first. Opens the
+ * lanes needed, and readies every binary for lookups on the workers'
+ * threads (elf_binary_open_lanes); false when some lanes could not be
+ * opened. */
+static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
+{
+    uint32_t nmappings = job->p->nmappings;
+    uint32_t *first = first_mapping_of_binaries(job->sources, nmappings);
+    uint8_t *lanes = calloc(nmappings + 1, 1);   /* lanes given out, by first ref */
+    if (!lanes)
+        abort();
+    for (size_t k = 0; k < t; k++) {
+        uint8_t *given = calloc(nmappings + 1, 1);   /* 1 + lane, by first ref */
+        if (!given)
+            abort();
+        for (size_t i = w[k].first; i < w[k].end; i++) {
+            uint32_t ref = job->order[i].mapping, f = first[ref];
+            if (f && !given[f])
+                given[f] = ++lanes[f];
+            w[k].lane[ref] = given[f];
+        }
+        free(given);
+    }
+    bool opened = true;
+    for (uint32_t ref = 1; ref <= nmappings; ref++)
+        if (lanes[ref])
+            opened &= elf_binary_open_lanes(job->sources[ref].elf, lanes[ref]) >= lanes[ref];
+    free(lanes);
+    free(first);
+    return opened;
+}
+
+/* Readies t workers for job (t of them when the lanes they need open,
+ * else one). Returns how many. */
+static size_t plan_workers(struct worker *w, size_t t, struct job *job, size_t n)
+{
+    for (size_t k = 0; k < t; k++) {
+        w[k] = (struct worker){.job = job};
+        function_drafts_init(&w[k].drafts, job->s->demangle);
+        w[k].lane = calloc(job->p->nmappings + 1, 1);
+        w[k].flags = calloc(job->p->nmappings + 1, 1);
+        if (!w[k].lane || !w[k].flags)
+            abort();
+    }
+    split(w, t, job->order, n);
+    if (assign_lanes(w, t, job))   /* always, for one worker: lane 0 of each binary */
+        return t;
+    memset(w[0].lane, 0, job->p->nmappings + 1);
+    split(w, 1, job->order, n);
+    assign_lanes(w, 1, job);   /* lane 0 of each: nothing to open */
+    for (size_t k = 1; k < t; k++) {
+        free(w[k].lane);
+        free(w[k].flags);
+        function_drafts_free(&w[k].drafts);
+    }
+    return 1;
+}
+
+/* Makes w's drafts functions of the profile, names them in w's lines, sets
+ * what w learned on the mappings, adds up its results and frees it. */
+static void finish_worker(struct worker *w, struct profile_functions *pf,
+                          uint64_t results[SYMBOLIZE_RESULTS_])
+{
+    profile_functions_add(pf, &w->drafts);
+    for (size_t b = 0; b < w->nblocks; b++)
+        for (size_t i = 0; i < w->blocks[b].used; i++) {
+            struct profd_line *ln = &w->blocks[b].lines[i];
+            ln->function = profile_functions_ref(&w->drafts, ln->function);
+        }
+    struct profd_profile *p = w->job->p;
+    for (uint32_t ref = 1; ref <= p->nmappings; ref++) {
+        struct profd_mapping *m = &p->mappings[ref - 1];
+        m->has_functions |= (w->flags[ref] & HAS_FUNCTIONS) != 0;
+        m->has_filenames |= (w->flags[ref] & HAS_FILENAMES) != 0;
+        m->has_line_numbers |= (w->flags[ref] & HAS_LINE_NUMBERS) != 0;
+        m->has_inline_frames |= (w->flags[ref] & HAS_INLINE_FRAMES) != 0;
+    }
+    for (int r = 0; r < SYMBOLIZE_RESULTS_; r++)
+        results[r] += w->results[r];
+    function_drafts_free(&w->drafts);
+    free(w->blocks);
+    free(w->lane);
+    free(w->flags);
+}
+
+size_t symbolize_locations(const struct symbolize_settings *s, struct profd_profile *p,
+                           int32_t pid, uint64_t results[SYMBOLIZE_RESULTS_])
+{
+    struct source *sources = calloc(p->nmappings + 1, sizeof(*sources));
+    if (!sources)
+        abort();
+    size_t n, size;
+    void *block;
+    const struct by_address *order = locations_by_address(p, &n, &block, &size);
+    decide_sources(s, p, order, n, sources, pid);
+    size_t t = n / MIN_LOCATIONS_PER_THREAD;
+    t = t < 1 ? 1 : t > s->max_threads ? s->max_threads : t;
+    if (t > ELF_BINARY_MAX_LANES)
+        t = ELF_BINARY_MAX_LANES;
+    struct job job = {s, p, order, sources, PTHREAD_MUTEX_INITIALIZER};
+    struct worker workers[ELF_BINARY_MAX_LANES];
+    t = plan_workers(workers, t, &job, n);
+    run_workers(workers, t);
+    struct profile_functions pf;
+    profile_functions_init(&pf, s->host, p);
+    for (size_t k = 0; k < t; k++)
+        finish_worker(&workers[k], &pf, results);
+    profile_functions_free(&pf);
+    pthread_mutex_destroy(&job.lock);
+    munmap(block, size);
+    free(sources);
+    return t;
+}

@@ -94,8 +94,10 @@ struct sink {
 };
 
 #define GZIP_CHUNK (1u << 20)
-/* From this expected size on, compression runs beside the encoding. */
-#define GZIP_PIPE_FROM (4 * GZIP_CHUNK)
+/* From this expected size on, compression runs beside the encoding (on
+ * threads whose buffers and compressors cost a few MiB: below it, more
+ * than the time saved is worth). */
+#define GZIP_PIPE_FROM (16 * GZIP_CHUNK)
 
 /* Called between top-level fields: compresses what w holds once it is a
  * chunk, or at the end whatever is left (an empty profile is one empty

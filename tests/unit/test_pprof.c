@@ -180,12 +180,12 @@ static struct profd_profile *many_samples(size_t n)
     return p;
 }
 
-/* A profile of several MiB is compressed on a thread beside the encoding:
- * every chunk arrives, in order, as a member of its own. */
-TEST(several_mib_compress_beside_the_encoding_in_order)
+/* A profile of 16 MiB and more is compressed on threads beside the
+ * encoding: every chunk arrives, in order, as a member of its own. */
+TEST(sixteen_mib_compress_beside_the_encoding_in_order)
 {
-    struct profd_profile *p = many_samples(600000);
-    CHECK(gzip_round_trip(p, 8u << 20) >= 8);   /* a member a MiB */
+    struct profd_profile *p = many_samples(1300000);
+    CHECK(gzip_round_trip(p, 16u << 20) >= 16);   /* a member a MiB */
     profd_profile_free(p);
 }
 

@@ -65,8 +65,9 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
  * find its debug file and read its DWARF and symbol table, so that a
  * lookup in one touches nothing shared with the others or with other
  * binaries (the debug file search, the inflated cache and fetching happen
- * here, on the calling thread). n = 1 does the latter for b alone. Returns how many lanes b has now, b
- * itself included: n, or fewer when a copy could not be opened. */
+ * here, on the calling thread). n = 1 does the latter for b alone.
+ * Returns how many lanes b has now, b itself included: n, or fewer when a
+ * copy could not be opened. */
 size_t elf_binary_open_lanes(struct elf_binary *b, size_t n);
 /* Lane k of b (0 is b itself); k must be below what
  * elf_binary_open_lanes returned. */

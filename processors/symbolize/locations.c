@@ -295,7 +295,8 @@ static enum symbolize_result symbolize_location(struct worker *w, struct profd_l
 
 /* Gives l the lines of `same`, the location before it in address order,
  * which has the same address and mapping. */
-static void copy_lines(struct worker *w, struct profd_location *l, const struct profd_location *same)
+static void copy_lines(struct worker *w, struct profd_location *l,
+                       const struct profd_location *same)
 {
     l->lines = worker_lines(w, same->nlines);
     memcpy(l->lines, same->lines, same->nlines * sizeof(*l->lines));

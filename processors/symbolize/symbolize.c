@@ -123,7 +123,6 @@ static const char *const result_names[SYMBOLIZE_RESULTS_] = {
 struct state {
     const struct profd_host *host;
     struct profd_component *self;
-    const struct config *cfg;
     struct symbolize_settings settings;
     uint64_t results[SYMBOLIZE_RESULTS_];
     int64_t busy_ns;              /* time spent symbolizing profiles */
@@ -157,7 +156,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         abort();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t threads = cfg->threads > 0 ? (size_t)cfg->threads : cpus > 0 ? (size_t)cpus : 1;
-    *s = (struct state){.host = host, .self = self, .cfg = cfg,
+    *s = (struct state){.host = host, .self = self,
                         .settings = {host, cache, (enum demangle_mode)cfg->demangle,
                                      cfg->keep_addresses, threads}};
     *out = s;

@@ -404,10 +404,11 @@ static void split(struct worker *w, size_t t, const struct by_address *order, si
 }
 
 /* Gives each of the t workers a lane of every binary in its part: the
- * workers whose parts share a binary get one each, lane 0 first. Opens the
- * lanes needed, and readies every binary for lookups on the workers'
- * threads (elf_binary_open_lanes); false when some lanes could not be
- * opened. */
+ * workers whose parts share a binary get one each, lane 0 first. With more
+ * than one worker, opens the lanes needed and readies every binary for
+ * lookups on the workers' threads (elf_binary_open_lanes); a lone worker
+ * leaves its binaries to load what they need when they need it. False
+ * when some lanes could not be opened. */
 static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
 {
     uint32_t nmappings = job->p->nmappings;
@@ -428,7 +429,7 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
         free(given);
     }
     bool opened = true;
-    for (uint32_t ref = 1; ref <= nmappings; ref++)
+    for (uint32_t ref = 1; t > 1 && ref <= nmappings; ref++)   /* one worker shares nothing */
         if (lanes[ref])
             opened &= elf_binary_open_lanes(job->sources[ref].elf, lanes[ref]) >= lanes[ref];
     free(lanes);
@@ -453,7 +454,7 @@ static size_t plan_workers(struct worker *w, size_t t, struct job *job, size_t n
         return t;
     memset(w[0].lane, 0, job->p->nmappings + 1);
     split(w, 1, job->order, n);
-    assign_lanes(w, 1, job);   /* lane 0 of each: nothing to open */
+    assign_lanes(w, 1, job);   /* lane 0 of each */
     for (size_t k = 1; k < t; k++) {
         free(w[k].lane);
         free(w[k].flags);

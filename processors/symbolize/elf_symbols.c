@@ -31,6 +31,17 @@ struct segment {
 #define MAX_GO_SECTIONS 3
 #define MAX_GO_FRAMES 64
 
+/* Units walked between two drops of .debug_info's pages, and bytes of
+ * units indexed: each drop flushes the TLB of every CPU the process runs
+ * on and has the pages still needed fault back in, too dear for every
+ * small unit (a million libc addresses index 1,500 units: 0.35 s of
+ * lookups on one thread with a drop per unit, 0.29 s with one per 64 KiB),
+ * while the pages read stay a window: elfutils follows references out
+ * of a unit (to dwz's partial units), so what a unit's index leaves
+ * resident is several times its size. */
+#define UNITS_PER_DROP 64
+#define UNIT_BYTES_PER_DROP (64u << 10)
+
 /* Bytes [from, from + len) of elf's mapped file. */
 struct file_range {
     Elf *elf;
@@ -59,6 +70,7 @@ struct elf_binary {
     size_t nsegments;
     bool units_walked;
     struct file_range units;   /* .debug_info in a mapped file, once walked */
+    size_t unit_bytes_at_drop;   /* scope_index_unit_bytes when its pages were last dropped */
     struct elf_binary *lanes[ELF_BINARY_MAX_LANES];   /* [0] unused: the binary itself */
     size_t nlanes;             /* lanes opened, the binary itself included (0: none asked) */
 };
@@ -317,13 +329,17 @@ static void find_unit_pages(struct elf_binary *b, Dwarf *dw)
     }
 }
 
-/* Lets the system take back the pages of .debug_info read so far: once a
- * unit is indexed, its entries are not read again (strings and line tables,
- * which are, stay until the profile ends). */
+/* Lets the system take back the pages of .debug_info read so far once
+ * units of UNIT_BYTES_PER_DROP more are indexed: an indexed unit's entries
+ * are not read again (strings and line tables, which are, stay until the
+ * profile ends). */
 static void drop_unit_pages(struct elf_binary *b)
 {
-    if (b->units.elf)
-        drop_range(b->units.elf, b->units.from, b->units.len);
+    size_t bytes = scope_index_unit_bytes(b->scopes);
+    if (!b->units.elf || bytes < b->unit_bytes_at_drop + UNIT_BYTES_PER_DROP)
+        return;
+    drop_range(b->units.elf, b->units.from, b->units.len);
+    b->unit_bytes_at_drop = bytes;
 }
 
 void elf_binary_drop_pages(struct elf_binary *b)
@@ -348,7 +364,6 @@ void elf_binary_drop_pages(struct elf_binary *b)
  * each, so that what is resident stays a window of the file. */
 static void walk_units(struct elf_binary *b)
 {
-    enum { STEP = 64 };
     b->units_walked = true;
     Dwarf_Addr bias;
     Dwarf *dw = dwfl_module_getdwarf(b->mod, &bias);
@@ -357,7 +372,7 @@ static void walk_units(struct elf_binary *b)
     for (size_t i = 1; dw && dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL,
                                              NULL) == 0; i++, off = next) {
         Dwarf_Die unit;
-        if (i % STEP == 0 && dwarf_offdie(dw, off + header, &unit))   /* and those before it */
+        if (i % UNITS_PER_DROP == 0 && dwarf_offdie(dw, off + header, &unit))   /* and those before it */
             elf_binary_drop_pages(b);
     }
     elf_binary_drop_pages(b);
@@ -403,10 +418,8 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     if (!b->units_walked)
         walk_units(b);
     Dwarf_Addr addr = vaddr + b->bias;
-    size_t units = scope_index_units(b->scopes);
     size_t n = scope_index_frames(b->scopes, addr, out, max);
-    if (scope_index_units(b->scopes) != units)
-        drop_unit_pages(b);
+    drop_unit_pages(b);
     if (n)
         return n;
     /* No DWARF function here: Go's pc-line table, then the function symbol

@@ -45,6 +45,7 @@ struct scope_index {
     size_t ninfos, infos_cap;
     Dwarf_Off *units;             /* units read (offsets), sorted */
     size_t nunits, units_cap;
+    size_t unit_bytes;            /* of .debug_info, in the units read */
     /* While reading a unit: */
     struct func *fresh;
     size_t nfresh, fresh_cap;
@@ -185,6 +186,32 @@ static int by_low(const void *a, const void *b)
     return x->low < y->low ? -1 : x->low > y->low;
 }
 
+/* The bytes cu's unit takes in .debug_info (header included), 0 when
+ * elfutils cannot tell. */
+static size_t unit_size(struct scope_index *x, Dwarf_Die *cu)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(x->mod, &bias);
+    Dwarf_Off header = dwarf_dieoffset(cu) - dwarf_cuoffset(cu), next;
+    if (!dw || dwarf_next_unit(dw, header, &next, NULL, NULL, NULL, NULL, NULL, NULL, NULL) != 0)
+        return 0;
+    return next > header ? next - header : 0;
+}
+
+/* Merges the unit's fresh functions into funcs, both sorted by low, in
+ * place from the back (a function of funcs before a fresh one of the same
+ * low). */
+static void merge_fresh(struct scope_index *x)
+{
+    qsort(x->fresh, x->nfresh, sizeof(*x->fresh), by_low);
+    x->funcs = grow_array(x->funcs, &x->funcs_cap, x->nfuncs + x->nfresh, sizeof(*x->funcs));
+    size_t i = x->nfuncs, k = x->nfresh, n = x->nfuncs + x->nfresh;
+    while (k > 0)
+        x->funcs[--n] = i > 0 && x->funcs[i - 1].low > x->fresh[k - 1].low ? x->funcs[--i]
+                                                                            : x->fresh[--k];
+    x->nfuncs += x->nfresh;
+}
+
 /* Reads the unit cu once and merges its functions into the sorted list. */
 static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
 {
@@ -196,6 +223,7 @@ static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
     memmove(&x->units[at + 1], &x->units[at], (x->nunits - at) * sizeof(*x->units));
     x->units[at] = off;
     x->nunits++;
+    x->unit_bytes += unit_size(x, cu);
     Dwarf_Attribute attr;
     const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
     x->comp_dir = dir ? dir : "";   /* joined as addr2line does, even when relative */
@@ -203,20 +231,7 @@ static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
     x->bias = bias;
     x->nfresh = 0;
     read_functions(x, cu);
-    if (!x->nfresh)
-        return;
-    qsort(x->fresh, x->nfresh, sizeof(*x->fresh), by_low);
-    struct func *merged = malloc((x->nfuncs + x->nfresh + 1) * sizeof(*merged));
-    if (!merged)
-        abort();
-    size_t i = 0, k = 0, n = 0;
-    while (i < x->nfuncs || k < x->nfresh)
-        merged[n++] = k == x->nfresh || (i < x->nfuncs && x->funcs[i].low <= x->fresh[k].low)
-                          ? x->funcs[i++]
-                          : x->fresh[k++];
-    free(x->funcs);
-    x->funcs = merged;
-    x->nfuncs = x->funcs_cap = n;
+    merge_fresh(x);
 }
 
 /* ---- lookups ---- */
@@ -281,9 +296,9 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
     return n;
 }
 
-size_t scope_index_units(const struct scope_index *x)
+size_t scope_index_unit_bytes(const struct scope_index *x)
 {
-    return x->nunits;
+    return x->unit_bytes;
 }
 
 size_t scope_index_footprint(const struct scope_index *x)

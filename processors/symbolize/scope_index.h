@@ -22,8 +22,8 @@ struct scope_index *scope_index_new(Dwfl_Module *mod);
  * call site of the frame inside it. 0 when no DWARF function holds addr. */
 size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_frame *out,
                           size_t max);
-/* How many compilation units the index has read so far. */
-size_t scope_index_units(const struct scope_index *x);
+/* How many bytes of .debug_info the units the index has read so far take. */
+size_t scope_index_unit_bytes(const struct scope_index *x);
 /* An estimate of the memory the index holds. */
 size_t scope_index_footprint(const struct scope_index *x);
 void scope_index_free(struct scope_index *x);

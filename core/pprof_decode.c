@@ -564,7 +564,9 @@ static bool set_label(struct decoder *d, void *target, uint32_t number, uint64_t
     }
 }
 
-/* Copies the gathered parts of sample s into the arena, resolving location ids. */
+/* Copies the gathered parts of sample s into the arena, in one block
+ * (values, labels, then location refs: each part aligned for the next),
+ * resolving location ids. */
 static bool store_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s,
                          size_t nlocs, size_t nvalues, size_t nlabels)
 {
@@ -572,8 +574,12 @@ static bool store_sample(struct decoder *d, const struct pb_field *outer, struct
     if (nvalues != d->p->nsample_types)
         return fail(d, outer->offset, "sample has %zu values, profile has %u sample types",
                     nvalues, d->p->nsample_types);
-    struct profd_arena *a = d->p->arena;
-    s->locations = nlocs ? profd_arena_alloc(a, nlocs * sizeof(*s->locations)) : NULL;
+    size_t values_size = nvalues * sizeof(*s->values), labels_size = nlabels * sizeof(*s->labels);
+    size_t size = values_size + labels_size + nlocs * sizeof(*s->locations);
+    char *block = size ? profd_arena_alloc(d->p->arena, size) : NULL;
+    s->values = nvalues ? (int64_t *)block : NULL;
+    s->labels = nlabels ? (struct profd_sample_label *)(block + values_size) : NULL;
+    s->locations = nlocs ? (uint32_t *)(block + values_size + labels_size) : NULL;
     const struct table_ids *t = &d->a.locations;
     size_t unknown = nlocs;
     if (t->map.dense) {   /* ids are refs: only their range to check */
@@ -592,10 +598,8 @@ static bool store_sample(struct decoder *d, const struct pb_field *outer, struct
         return fail(d, outer->offset, "sample refers to unknown location id %llu",
                     (unsigned long long)sc->locations[unknown]);
     s->nlocations = (uint32_t)nlocs;
-    s->values = nvalues ? profd_arena_alloc(a, nvalues * sizeof(*s->values)) : NULL;
     for (size_t i = 0; i < nvalues; i++)
         s->values[i] = (int64_t)sc->values[i];
-    s->labels = nlabels ? profd_arena_alloc(a, nlabels * sizeof(*s->labels)) : NULL;
     if (nlabels)
         memcpy(s->labels, sc->labels, nlabels * sizeof(*s->labels));
     s->nlabels = (uint32_t)nlabels;

@@ -113,6 +113,16 @@ void *profd_arena_realloc(struct profd_arena *a, void *old, size_t old_n, size_t
     return p;
 }
 
+void profd_arena_adopt(struct profd_arena *a, struct profd_arena *other)
+{
+    struct chunk **tail = &a->head;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = other->head;
+    a->footprint += other->footprint;
+    free(other);
+}
+
 size_t profd_arena_footprint(const struct profd_arena *a)
 {
     return a->footprint;

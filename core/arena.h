@@ -17,6 +17,10 @@ void *profd_arena_alloc(struct profd_arena *a, size_t n);
 void *profd_arena_zalloc(struct profd_arena *a, size_t n);
 /* Returns a copy of old (old_n bytes) in a new block of new_n bytes. */
 void *profd_arena_realloc(struct profd_arena *a, void *old, size_t old_n, size_t new_n);
+/* Moves everything allocated from other into a (which goes on allocating
+ * where it was) and frees other: what other handed out now lives as long
+ * as a. */
+void profd_arena_adopt(struct profd_arena *a, struct profd_arena *other);
 /* Total bytes the arena holds from the system. */
 size_t profd_arena_footprint(const struct profd_arena *a);
 

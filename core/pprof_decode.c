@@ -6,7 +6,8 @@
  *      encoders write first), so references resolve whatever the order;
  *   2. decode every field, each message in one pass: its repeated parts
  *      gather in scratch arrays and are copied into the arena once the
- *      message is read.
+ *      message is read. A large profile's second half is decoded on a
+ *      thread of its own, into an arena of its own, while the first is.
  * Strings point into the decompressed buffer, which the profile owns.
  * The arrays a decode grows (ids, offsets, scratch) stay with the thread
  * for its next decode while they are small, so a stream of small profiles
@@ -68,14 +69,28 @@ struct decode_arrays {
     struct scratch scratch;
 };
 
+/* Where a part of sweep 2 starts: a top-level field's offset, and how many
+ * of each field come before it. */
+struct part_start {
+    size_t offset;
+    size_t before[F_LAST_];
+};
+
 struct decoder {
     const uint8_t *buf;
     size_t len;
     struct profd_profile *p;
+    struct profd_arena *arena;   /* where this decoder's messages go */
     char *err;
     size_t errlen;
     size_t counts[F_LAST_];
     struct decode_arrays a;
+    struct part_start second_half;   /* offset 0: decoded whole, on one thread */
+    /* Decoding the second half: the offsets of its fields that set the
+     * profile's single values, left for after the first half. */
+    bool defers_scalars;
+    size_t *scalars;
+    size_t nscalars, scalars_cap;
 };
 
 __attribute__((format(printf, 3, 4))) static bool fail(struct decoder *d, size_t offset,
@@ -215,6 +230,14 @@ enum { KEPT_MAX_BYTES = 1 << 20 };
 static pthread_key_t kept_key;
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 
+static void free_scratch(struct scratch *sc)
+{
+    free(sc->lines);
+    free(sc->locations);
+    free(sc->values);
+    free(sc->labels);
+}
+
 static void free_arrays(struct decode_arrays *a)
 {
     struct table_ids *t[3] = {&a->mappings, &a->locations, &a->functions};
@@ -224,10 +247,7 @@ static void free_arrays(struct decode_arrays *a)
         free(t[i]->map.keys);
         free(t[i]->map.refs);
     }
-    free(a->scratch.lines);
-    free(a->scratch.locations);
-    free(a->scratch.values);
-    free(a->scratch.labels);
+    free_scratch(&a->scratch);
 }
 
 /* The key's destructor, at the exit of a thread that decoded. */
@@ -287,6 +307,9 @@ static void decoder_end(struct decoder *d)
 
 /* ---- sweep 1: counting, ids ---- */
 
+/* From this size on, a profile's two halves are decoded on two threads. */
+enum { TWO_THREADS_FROM = 4 << 20 };
+
 static bool read_field_ids(struct decoder *d, const struct pb_field *f)
 {
     switch (f->number) {
@@ -310,6 +333,11 @@ static bool count_fields(struct decoder *d)
     int rc;
     pb_reader_init(&r, d->buf, d->buf, d->len);
     while ((rc = pb_next(&r, &f, &err)) > 0) {
+        if (d->len >= TWO_THREADS_FROM && !d->second_half.offset &&
+            f.offset >= d->len / 2) {
+            d->second_half.offset = f.offset;
+            memcpy(d->second_half.before, d->counts, sizeof(d->counts));
+        }
         if (f.number >= F_LAST_)
             continue;
         if (f.number == F_COMMENT) {
@@ -523,7 +551,7 @@ static bool decode_location(struct decoder *d, const struct pb_field *outer, siz
     if (rc < 0)
         return fail(d, f.offset, "Location: %s", err);
     if (nlines) {
-        loc->lines = profd_arena_alloc(d->p->arena, nlines * sizeof(*loc->lines));
+        loc->lines = profd_arena_alloc(d->arena, nlines * sizeof(*loc->lines));
         memcpy(loc->lines, sc->lines, nlines * sizeof(*loc->lines));
         loc->nlines = (uint32_t)nlines;
     }
@@ -576,7 +604,7 @@ static bool store_sample(struct decoder *d, const struct pb_field *outer, struct
                     nvalues, d->p->nsample_types);
     size_t values_size = nvalues * sizeof(*s->values), labels_size = nlabels * sizeof(*s->labels);
     size_t size = values_size + labels_size + nlocs * sizeof(*s->locations);
-    char *block = size ? profd_arena_alloc(d->p->arena, size) : NULL;
+    char *block = size ? profd_arena_alloc(d->arena, size) : NULL;
     s->values = nvalues ? (int64_t *)block : NULL;
     s->labels = nlabels ? (struct profd_sample_label *)(block + values_size) : NULL;
     s->locations = nlocs ? (uint32_t *)(block + values_size + labels_size) : NULL;
@@ -639,33 +667,112 @@ static bool decode_sample(struct decoder *d, const struct pb_field *outer, struc
 
 /* ---- sweep 2 ---- */
 
-static bool decode_fields(struct decoder *d)
+/* Notes the offset of a field that sets a single value of the profile. */
+static void defer_scalar(struct decoder *d, const struct pb_field *f)
+{
+    if (d->nscalars == d->scalars_cap)
+        profd_grow(&d->scalars, &d->scalars_cap, d->nscalars + 1, sizeof(*d->scalars));
+    d->scalars[d->nscalars++] = f->offset;
+}
+
+/* Decodes the top-level fields from part->offset to the end of the buffer
+ * or to stop, each table's entries from the positions part gives. */
+static bool decode_fields(struct decoder *d, const struct part_start *part, size_t stop)
 {
     struct profd_profile *p = d->p;
     struct pb_reader r;
     struct pb_field f;
     const char *err;
-    size_t ns = 0, nt = 0, nm = 0, nf = 0, nl = 0, nsamples = 0;
-    pb_reader_init(&r, d->buf, d->buf, d->len);
+    size_t at[F_LAST_];
+    memcpy(at, part->before, sizeof(at));
+    pb_reader_init(&r, d->buf, d->buf + part->offset, stop - part->offset);
     while (pb_next(&r, &f, &err) > 0) {
         bool ok = true;
         switch (f.number) {
         case F_STRING:
-            p->strings[ns++] = (struct profd_str){(const char *)f.data, (uint32_t)f.len};
+            p->strings[at[F_STRING]++] = (struct profd_str){(const char *)f.data, (uint32_t)f.len};
             break;
-        case F_SAMPLE_TYPE: ok = decode_value_type(d, &f, &p->sample_types[nt++]); break;
-        case F_MAPPING: ok = decode_mapping(d, &f, nm++); break;
-        case F_FUNCTION: ok = decode_function(d, &f, nf++); break;
-        case F_LOCATION: ok = decode_location(d, &f, nl++); break;
-        case F_SAMPLE: ok = decode_sample(d, &f, &p->samples[nsamples++]); break;
+        case F_SAMPLE_TYPE:
+            ok = decode_value_type(d, &f, &p->sample_types[at[F_SAMPLE_TYPE]++]);
+            break;
+        case F_MAPPING: ok = decode_mapping(d, &f, at[F_MAPPING]++); break;
+        case F_FUNCTION: ok = decode_function(d, &f, at[F_FUNCTION]++); break;
+        case F_LOCATION: ok = decode_location(d, &f, at[F_LOCATION]++); break;
+        case F_SAMPLE: ok = decode_sample(d, &f, &p->samples[at[F_SAMPLE]++]); break;
         default:
-            if (f.number < F_LAST_)
+            if (f.number >= F_LAST_)
+                break;
+            if (d->defers_scalars)
+                defer_scalar(d, &f);
+            else
                 ok = decode_scalar(d, &f);
         }
         if (!ok)
             return false;
     }
-    return p->strings[0].len == 0 || fail(d, 0, "string_table[0] must be \"\"");
+    return true;
+}
+
+/* The second half's job on its own thread. */
+struct half_job {
+    struct decoder d;
+    bool ok;
+    char err[256];
+};
+
+static void *decode_second_half(void *arg)
+{
+    struct half_job *job = arg;
+    job->ok = decode_fields(&job->d, &job->d.second_half, job->d.len);
+    return NULL;
+}
+
+/* Decodes d's first half while a thread decodes the second (or, when no
+ * thread can start, after it), then the single values the second half
+ * set, in order: the profile and the first error in byte order are the
+ * ones a decode on one thread would give. */
+static bool decode_halves(struct decoder *d)
+{
+    static const struct part_start start;
+    struct half_job *job = profd_xmalloc(sizeof(*job));
+    job->d = *d;
+    job->d.a.scratch = (struct scratch){0};
+    job->d.arena = profd_arena_create(d->len - d->second_half.offset);
+    job->d.err = job->err;
+    job->d.errlen = sizeof(job->err);
+    job->d.defers_scalars = true;
+    job->err[0] = '\0';
+    pthread_t thread;
+    bool threaded = pthread_create(&thread, NULL, decode_second_half, job) == 0;
+    bool ok = decode_fields(d, &start, d->second_half.offset);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        decode_second_half(job);
+    profd_arena_adopt(d->arena, job->d.arena);
+    free_scratch(&job->d.a.scratch);
+    for (size_t i = 0; ok && i < job->d.nscalars; i++) {
+        struct pb_reader r;
+        struct pb_field f;
+        const char *err;
+        size_t at = job->d.scalars[i];
+        pb_reader_init(&r, d->buf, d->buf + at, d->len - at);
+        ok = pb_next(&r, &f, &err) > 0 && decode_scalar(d, &f);
+    }
+    if (ok && !job->ok) {
+        snprintf(d->err, d->errlen, "%s", job->err);
+        ok = false;
+    }
+    free(job->d.scalars);
+    free(job);
+    return ok;
+}
+
+static bool decode_all_fields(struct decoder *d)
+{
+    static const struct part_start whole;
+    bool ok = d->second_half.offset ? decode_halves(d) : decode_fields(d, &whole, d->len);
+    return ok && (d->p->strings[0].len == 0 || fail(d, 0, "string_table[0] must be \"\""));
 }
 
 /* ---- entry points ---- */
@@ -701,11 +808,12 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     d.p = profd_xcalloc(1, sizeof(*d.p));
     d.p->backing = raw;
     d.p->arena = profd_arena_create(len + len / 2);   /* tables + samples fit in one block */
+    d.arena = d.p->arena;
     decoder_take_arrays(&d);
     bool ok = count_fields(&d);
     if (ok) {
         alloc_tables(&d);
-        ok = decode_fields(&d);
+        ok = decode_all_fields(&d);
     }
     decoder_end(&d);
     if (!ok) {

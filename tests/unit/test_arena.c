@@ -28,6 +28,22 @@ TEST(allocations_are_aligned_zeroed_when_asked_and_grow_past_a_chunk)
     profd_arena_destroy(a);
 }
 
+TEST(an_adopted_arena_lives_as_long_as_its_adopter)
+{
+    struct profd_arena *a = profd_arena_create(64), *other = profd_arena_create(1u << 16);
+    char *mine = profd_arena_alloc(a, 8);
+    char *theirs = profd_arena_alloc(other, 40000);
+    strcpy(mine, "mine");
+    strcpy(theirs + 39990, "theirs");
+    size_t footprint = profd_arena_footprint(a) + profd_arena_footprint(other);
+    profd_arena_adopt(a, other);
+    CHECK_INT(profd_arena_footprint(a), footprint);
+    char *next = profd_arena_alloc(a, 8);   /* from a's own chunk, as before */
+    CHECK(next == mine + 16);
+    CHECK_STR(theirs + 39990, "theirs");
+    profd_arena_destroy(a);   /* ASan and valgrind: other's chunks freed with it */
+}
+
 /* Pages of [p, p + len) present in memory. */
 static size_t resident_pages(const void *p, size_t len)
 {

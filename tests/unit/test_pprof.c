@@ -189,6 +189,51 @@ TEST(sixteen_mib_compress_beside_the_encoding_in_order)
     profd_profile_free(p);
 }
 
+/* Decodes the raw encoding of p, with extra bytes in front: NULL (and the
+ * error in err) when refused. */
+static struct profd_profile *decode_after(const struct profd_profile *p, const uint8_t *front,
+                                          size_t front_len, char *err, size_t errlen)
+{
+    uint8_t *raw;
+    size_t len;
+    profd_pprof_encode_raw(p, &raw, &len);
+    CHECK(len >= (4u << 20));   /* large enough to be decoded in halves */
+    uint8_t *all = malloc(front_len + len);
+    memcpy(all, front, front_len);
+    memcpy(all + front_len, raw, len);
+    struct profd_profile *back =
+        profd_pprof_decode(all, front_len + len, PROFD_PPROF_MAX_DECODED, err, errlen);
+    free(raw);
+    free(all);
+    return back;
+}
+
+/* A profile of 4 MiB and more is decoded in two halves on two threads:
+ * the same profile one thread makes, a single value set by the last field
+ * that sets it wherever that lies, and the first error in byte order. */
+TEST(large_profile_decodes_in_halves_as_on_one_thread)
+{
+    struct profd_profile *p = many_samples(600000);
+    p->period = 7;
+    p->time_nanos = 5;
+    const uint8_t period_3[] = {12 << 3, 3};   /* before everything: the encoding's own wins */
+    char err[256];
+    struct profd_profile *back = decode_after(p, period_3, sizeof(period_3), err, sizeof(err));
+    CHECK(back != NULL);
+    if (back)
+        check_same(p, back);
+    profd_profile_free(back);
+
+    p->samples[10].locations[0] = 888888;       /* in the first half */
+    p->samples[590000].locations[0] = 999999;   /* in the second */
+    CHECK(!decode_after(p, NULL, 0, err, sizeof(err)));
+    CHECK_CONTAINS(err, "unknown location id 888888");
+    p->samples[10].locations[0] = 1;
+    CHECK(!decode_after(p, NULL, 0, err, sizeof(err)));
+    CHECK_CONTAINS(err, "unknown location id 999999 at byte");
+    profd_profile_free(p);
+}
+
 TEST(protobuf_c_reads_our_encoding)
 {
     struct profd_profile *p = decode_corpus("compile-nethttp.cpu");

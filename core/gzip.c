@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gzip.h"
 
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,8 @@
  * than what Go's compress/gzip writes at its default. Beyond, the time
  * grows with the size while the gain does not: a 37 MB symbolized profile
  * takes 0.75 s at level 5 and 0.28 s at level 1 for 6% more bytes, so
- * level 3 up to 16 MiB and level 1 above. */
+ * level 3 up to 16 MiB and level 1 above, where ISA-L's igzip (level 1)
+ * takes 0.10-0.12 s of the 0.20-0.28 s of libdeflate's, for 5% more. */
 static int level_for(size_t len)
 {
     return len <= (4u << 20) ? 5 : len <= (16u << 20) ? 3 : 1;
@@ -27,6 +29,7 @@ bool profd_is_gzip(const uint8_t *data, size_t len)
 /* Each thread keeps its own (de)compressor: they are not thread-safe. */
 static _Thread_local struct libdeflate_decompressor *tls_decompressor;
 static _Thread_local struct libdeflate_compressor *tls_compressors[6];   /* by level */
+static _Thread_local uint8_t *tls_igzip_buffer;   /* igzip's level 1 tables */
 
 static struct libdeflate_decompressor *decompressor(void)
 {
@@ -91,18 +94,55 @@ fail:
     return rc;
 }
 
-void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8_t **out,
-                       size_t *out_len, size_t *out_cap)
+/* Makes room for bound more bytes after *out_len. */
+static void reserve(size_t bound, uint8_t **out, size_t *out_len, size_t *out_cap)
 {
-    int level = level_for(stream_len);
-    struct libdeflate_compressor **c = &tls_compressors[level];
-    if (!*c && !(*c = libdeflate_alloc_compressor(level)))
-        profd_out_of_memory(sizeof(void *));
-    size_t bound = libdeflate_gzip_compress_bound(*c, len);
     if (*out_cap - *out_len < bound) {
         *out_cap = *out_len + bound > *out_cap * 2 ? *out_len + bound : *out_cap * 2;
         *out = profd_xrealloc(*out, *out_cap);
     }
+}
+
+/* Appends data as a member igzip compresses at level 1; false (nothing
+ * appended) when it does not fit in the room made for it, which only data
+ * that does not compress can take. */
+static bool igzip_append(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len,
+                         size_t *out_cap)
+{
+    if (len > UINT32_MAX)
+        return false;
+    size_t bound = len + len / 16 + ISAL_DEF_MAX_HDR_SIZE + 64;
+    reserve(bound, out, out_len, out_cap);
+    if (!tls_igzip_buffer)
+        tls_igzip_buffer = profd_xmalloc(ISAL_DEF_LVL1_DEFAULT);
+    struct isal_zstream z;
+    isal_deflate_stateless_init(&z);
+    z.gzip_flag = IGZIP_GZIP;
+    z.level = 1;
+    z.level_buf = tls_igzip_buffer;
+    z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    z.end_of_stream = 1;
+    z.next_in = (uint8_t *)data;
+    z.avail_in = (uint32_t)len;
+    z.next_out = *out + *out_len;
+    z.avail_out = bound > UINT32_MAX ? UINT32_MAX : (uint32_t)bound;
+    if (isal_deflate_stateless(&z) != COMP_OK)
+        return false;
+    *out_len += z.total_out;
+    return true;
+}
+
+void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8_t **out,
+                       size_t *out_len, size_t *out_cap)
+{
+    int level = level_for(stream_len);
+    if (level == 1 && igzip_append(data, len, out, out_len, out_cap))
+        return;
+    struct libdeflate_compressor **c = &tls_compressors[level];
+    if (!*c && !(*c = libdeflate_alloc_compressor(level)))
+        profd_out_of_memory(sizeof(void *));
+    size_t bound = libdeflate_gzip_compress_bound(*c, len);
+    reserve(bound, out, out_len, out_cap);
     *out_len += libdeflate_gzip_compress(*c, data, len, *out + *out_len, bound);
 }
 
@@ -118,6 +158,8 @@ void profd_gzip_thread_cleanup(void)
 {
     libdeflate_free_decompressor(tls_decompressor);
     tls_decompressor = NULL;
+    free(tls_igzip_buffer);
+    tls_igzip_buffer = NULL;
     for (size_t i = 0; i < sizeof(tls_compressors) / sizeof(*tls_compressors); i++) {
         libdeflate_free_compressor(tls_compressors[i]);
         tls_compressors[i] = NULL;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* gzip through libdeflate, with a hard cap on the decompressed size. */
+/* gzip through libdeflate (and ISA-L's igzip for large streams), with a
+ * hard cap on the decompressed size. */
 #ifndef PROFD_GZIP_H
 #define PROFD_GZIP_H
 

@@ -437,6 +437,41 @@ TEST(malformed_inputs_are_refused_with_place)
     expect_error((const uint8_t *)"\x0a\x05\x08", 3, "length runs past the end");
 }
 
+/* Past 16 MiB, gzip is igzip's level 1: what it writes gunzips to the
+ * input, whether the input compresses (a profile) or not (noise). */
+TEST(large_streams_gzip_and_gunzip_back_compressible_or_not)
+{
+    size_t n = 17 << 20;
+    uint8_t *noise = malloc(n);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        noise[i] = (uint8_t)x;
+    }
+    struct profd_profile *p = many_samples(1300000);
+    uint8_t *raw;
+    size_t raw_len;
+    profd_pprof_encode_raw(p, &raw, &raw_len);
+    CHECK(raw_len >= (16u << 20));
+    const uint8_t *inputs[] = {noise, raw};
+    size_t lens[] = {n, raw_len};
+    for (int i = 0; i < 2; i++) {
+        uint8_t *gz, *back;
+        size_t gzlen, backlen;
+        char err[128];
+        profd_gzip(inputs[i], lens[i], &gz, &gzlen);
+        CHECK(gzlen < (i == 0 ? lens[i] + lens[i] / 100 : lens[i] / 2));   /* stored; compressed */
+        CHECK_INT(profd_gunzip(gz, gzlen, lens[i], &back, &backlen, err, sizeof(err)), 0);
+        CHECK_INT(backlen, lens[i]);
+        CHECK(backlen == lens[i] && !memcmp(back, inputs[i], lens[i]));
+        free(gz);
+        free(back);
+    }
+    free(raw);
+    free(noise);
+    profd_profile_free(p);
+}
+
 TEST(gzip_bomb_is_refused)
 {
     size_t n = 8 << 20;

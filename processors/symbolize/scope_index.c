@@ -203,6 +203,8 @@ static size_t unit_size(struct scope_index *x, Dwarf_Die *cu)
  * low). */
 static void merge_fresh(struct scope_index *x)
 {
+    if (!x->nfresh)
+        return;
     qsort(x->fresh, x->nfresh, sizeof(*x->fresh), by_low);
     x->funcs = grow_array(x->funcs, &x->funcs_cap, x->nfuncs + x->nfresh, sizeof(*x->funcs));
     size_t i = x->nfuncs, k = x->nfresh, n = x->nfuncs + x->nfresh;
@@ -303,7 +305,7 @@ size_t scope_index_unit_bytes(const struct scope_index *x)
 
 size_t scope_index_footprint(const struct scope_index *x)
 {
-    return x->nfuncs * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +
+    return x->funcs_cap * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +
            x->ninfos * sizeof(*x->infos);
 }
 

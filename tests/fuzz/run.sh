@@ -14,8 +14,8 @@ FUZZ_BUILD=build-fuzz
 SECONDS_EACH=${FUZZ_SECONDS:-10}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
--std=gnu11 -DPROFD_VERSION=\"fuzz\" -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate)"
-LIBS="$(pkg-config --libs yaml-0.1 libdeflate libpcre2-8 libcrypto) -lpthread"
+-std=gnu11 -DPROFD_VERSION=\"fuzz\" -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate libisal)"
+LIBS="$(pkg-config --libs yaml-0.1 libdeflate libisal libpcre2-8 libcrypto) -lpthread"
 mkdir -p $FUZZ_BUILD
 core="core/pb.c core/pprof_decode.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c core/gzip_pipe.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c

@@ -199,7 +199,8 @@ static struct profd_profile *decode_after(const struct profd_profile *p, const u
     profd_pprof_encode_raw(p, &raw, &len);
     CHECK(len >= (4u << 20));   /* large enough to be decoded in halves */
     uint8_t *all = malloc(front_len + len);
-    memcpy(all, front, front_len);
+    if (front_len)
+        memcpy(all, front, front_len);
     memcpy(all + front_len, raw, len);
     struct profd_profile *back =
         profd_pprof_decode(all, front_len + len, PROFD_PPROF_MAX_DECODED, err, errlen);

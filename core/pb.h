@@ -60,14 +60,18 @@ static inline void pb_writer_reserve(struct pb_writer *w, size_t extra)
         pb_writer_grow(w, extra);
 }
 
-/* Writes v; the caller has reserved room (10 bytes at most). */
+/* Writes v; the caller has reserved room (10 bytes at most). The bytes go
+ * through a local pointer: stored through w->buf, each would make the
+ * compiler read w->buf and w->len again (a byte store may alias them). */
 static inline void pb_put_varint_unchecked(struct pb_writer *w, uint64_t v)
 {
+    uint8_t *out = w->buf + w->len;
     while (v >= 0x80) {
-        w->buf[w->len++] = (uint8_t)(v | 0x80);
+        *out++ = (uint8_t)(v | 0x80);
         v >>= 7;
     }
-    w->buf[w->len++] = (uint8_t)v;
+    *out++ = (uint8_t)v;
+    w->len = (size_t)(out - w->buf);
 }
 
 /* Field helpers; zero values are omitted as proto3 does. */

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * pprof decoder, in two sweeps over the top-level fields:
- *   1. count every repeated field, so tables are allocated once, and read
- *      the id of every mapping, location and function (field 1, which
- *      encoders write first), so references resolve whatever the order;
+ *   1. count every repeated field, so tables are allocated once; the ids
+ *      of mappings, locations and functions are first taken to be their
+ *      positions + 1, as encoders write them, and that is checked in
+ *      sweep 2; a profile whose ids are otherwise (or that fails) is
+ *      decoded again with every entry's id read in this sweep (field 1,
+ *      which encoders write first), so references resolve whatever the
+ *      ids and their order;
  *   2. decode every field, each message in one pass: its repeated parts
  *      gather in scratch arrays and are copied into the arena once the
  *      message is read. A large profile's second half is decoded on a
@@ -86,6 +90,9 @@ struct decoder {
     size_t counts[F_LAST_];
     struct decode_arrays a;
     struct part_start second_half;   /* offset 0: decoded whole, on one thread */
+    /* Sweep 1 read no ids: every table's are taken to be 1..n, which sweep
+     * 2 checks (a mismatch fails the decode). */
+    bool ids_assumed;
     /* Decoding the second half: the offsets of its fields that set the
      * profile's single values, left for after the first half. */
     bool defers_scalars;
@@ -188,11 +195,29 @@ static inline uint32_t idmap_get(const struct table_ids *t, uint64_t id)
     return 0;
 }
 
-/* Entry i's id field (any after the first) must repeat the id read in sweep 1. */
+/* Entry i's id field (any after the first) must repeat the id read in
+ * sweep 1, or be i + 1 when ids are assumed. */
 static bool same_id(struct decoder *d, const struct table_ids *t, size_t i, uint64_t v,
                     size_t off, const char *what)
 {
+    if (d->ids_assumed)
+        return v == i + 1 || fail(d, off, "%s id %llu is not its position + 1", what,
+                                  (unsigned long long)v);
     return v == t->ids[i] || fail(d, off, "%s has two different ids", what);
+}
+
+/* An entry without an id is refused in sweep 1 (id 0), or here when ids
+ * are assumed. */
+static bool has_id(struct decoder *d, bool seen, size_t off, const char *what)
+{
+    return seen || !d->ids_assumed || fail(d, off, "%s has no id", what);
+}
+
+/* Takes a table's n ids to be 1..n. */
+static void assume_ids(struct table_ids *t, size_t n)
+{
+    t->n = n;
+    t->map.dense = true;
 }
 
 /* Reads the id (field 1) of the table entry in message outer into t. */
@@ -354,7 +379,7 @@ static bool count_fields(struct decoder *d)
         if (f.number == F_TIME && d->counts[F_TIME])
             return fail(d, f.offset, "second time_nanos: concatenated profiles are not supported");
         d->counts[f.number]++;
-        if (!read_field_ids(d, &f))
+        if (!d->ids_assumed && !read_field_ids(d, &f))
             return false;
     }
     if (rc < 0)
@@ -364,6 +389,12 @@ static bool count_fields(struct decoder *d)
     if (d->counts[F_STRING] > UINT32_MAX || d->counts[F_LOCATION] >= UINT32_MAX ||
         d->counts[F_FUNCTION] >= UINT32_MAX || d->counts[F_MAPPING] >= UINT32_MAX)
         return fail(d, 0, "table too large");
+    if (d->ids_assumed) {
+        assume_ids(&d->a.mappings, d->counts[F_MAPPING]);
+        assume_ids(&d->a.locations, d->counts[F_LOCATION]);
+        assume_ids(&d->a.functions, d->counts[F_FUNCTION]);
+        return true;
+    }
     return idmap_build(d, &d->a.mappings, "mapping") && idmap_build(d, &d->a.locations, "location") &&
            idmap_build(d, &d->a.functions, "function");
 }
@@ -406,10 +437,12 @@ static bool decode_value_type(struct decoder *d, const struct pb_field *outer,
     return each_varint_field(d, outer, 2, "ValueType", set_value_type, vt);
 }
 
-/* A mapping or function being decoded: its entry and its index. */
+/* A mapping or function being decoded: its entry, its index, and whether
+ * its id was seen. */
 struct table_entry {
     void *entry;
     size_t index;
+    bool id_seen;
 };
 
 static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
@@ -417,7 +450,7 @@ static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64
     struct table_entry *t = target;
     struct profd_mapping *m = t->entry;
     switch (number) {
-    case 1: return same_id(d, &d->a.mappings, t->index, v, off, "Mapping");
+    case 1: t->id_seen = true; return same_id(d, &d->a.mappings, t->index, v, off, "Mapping");
     case 2: m->memory_start = v; return true;
     case 3: m->memory_limit = v; return true;
     case 4: m->file_offset = v; return true;
@@ -432,8 +465,9 @@ static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64
 
 static bool decode_mapping(struct decoder *d, const struct pb_field *outer, size_t i)
 {
-    struct table_entry t = {&d->p->mappings[i], i};
-    return each_varint_field(d, outer, 10, "Mapping", set_mapping, &t);
+    struct table_entry t = {&d->p->mappings[i], i, false};
+    return each_varint_field(d, outer, 10, "Mapping", set_mapping, &t) &&
+           has_id(d, t.id_seen, outer->offset, "Mapping");
 }
 
 static bool set_function(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
@@ -441,7 +475,9 @@ static bool set_function(struct decoder *d, void *target, uint32_t number, uint6
     struct table_entry *t = target;
     struct profd_function *fn = t->entry;
     switch (number) {
-    case 1: return same_id(d, &d->a.functions, t->index, v, off, "Function");
+    case 1:
+        t->id_seen = true;
+        return same_id(d, &d->a.functions, t->index, v, off, "Function");
     case 2: return str_index(d, v, &fn->name, "Function.name", off);
     case 3: return str_index(d, v, &fn->system_name, "Function.system_name", off);
     case 4: return str_index(d, v, &fn->filename, "Function.filename", off);
@@ -451,8 +487,9 @@ static bool set_function(struct decoder *d, void *target, uint32_t number, uint6
 
 static bool decode_function(struct decoder *d, const struct pb_field *outer, size_t i)
 {
-    struct table_entry t = {&d->p->functions[i], i};
-    return each_varint_field(d, outer, 5, "Function", set_function, &t);
+    struct table_entry t = {&d->p->functions[i], i, false};
+    return each_varint_field(d, outer, 5, "Function", set_function, &t) &&
+           has_id(d, t.id_seen, outer->offset, "Function");
 }
 
 struct comment_sink {
@@ -519,6 +556,7 @@ static bool decode_location(struct decoder *d, const struct pb_field *outer, siz
     const char *err;
     int rc;
     size_t nlines = 0;
+    bool id_seen = false;
     pb_reader_init(&r, d->buf, outer->data, outer->len);
     while ((rc = pb_next(&r, &f, &err)) > 0) {
         if (f.number > 5)
@@ -527,6 +565,7 @@ static bool decode_location(struct decoder *d, const struct pb_field *outer, siz
             return false;
         switch (f.number) {
         case 1:
+            id_seen = true;
             if (!same_id(d, &d->a.locations, i, f.value, f.offset, "Location"))
                 return false;
             break;
@@ -550,6 +589,8 @@ static bool decode_location(struct decoder *d, const struct pb_field *outer, siz
     }
     if (rc < 0)
         return fail(d, f.offset, "Location: %s", err);
+    if (!has_id(d, id_seen, outer->offset, "Location"))
+        return false;
     if (nlines) {
         loc->lines = profd_arena_alloc(d->arena, nlines * sizeof(*loc->lines));
         memcpy(loc->lines, sc->lines, nlines * sizeof(*loc->lines));
@@ -801,9 +842,13 @@ static void alloc_tables(struct decoder *d)
     p->comments = table(p, c[F_COMMENT], sizeof(*p->comments));
 }
 
-struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen)
+/* Decodes raw (len bytes), ids assumed or read: the profile, which owns
+ * raw, or NULL with err set (raw not freed). */
+static struct profd_profile *decode(uint8_t *raw, size_t len, bool ids_assumed, char *err,
+                                    size_t errlen)
 {
-    struct decoder d = {.buf = raw, .len = len, .err = err, .errlen = errlen};
+    struct decoder d = {.buf = raw, .len = len, .err = err, .errlen = errlen,
+                        .ids_assumed = ids_assumed};
     err[0] = '\0';
     d.p = profd_xcalloc(1, sizeof(*d.p));
     d.p->backing = raw;
@@ -817,10 +862,21 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     }
     decoder_end(&d);
     if (!ok) {
+        d.p->backing = NULL;
         profd_profile_free(d.p);
         return NULL;
     }
     return d.p;
+}
+
+struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen)
+{
+    struct profd_profile *p = decode(raw, len, true, err, errlen);
+    if (!p)
+        p = decode(raw, len, false, err, errlen);
+    if (!p)
+        free(raw);
+    return p;
 }
 
 struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t max_decoded,

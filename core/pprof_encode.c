@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* pprof encoder: ids are positions + 1, packed repeated fields, gzip optional. */
+/* pprof encoder: ids are positions + 1, packed repeated fields, gzip optional
+ * (in members of about a MiB, made on several threads for a large profile). */
 #include "pprof.h"
 
 #include <stdlib.h>
 
-#include "gzip.h"
-#include "gzip_pipe.h"
+#include "alloc.h"
+#include "gzip_pieces.h"
 #include "pb.h"
 
 static void put_value_type(struct pb_writer *w, uint32_t field, const struct profd_value_type *vt)
@@ -78,69 +79,9 @@ static void put_function(struct pb_writer *w, const struct profd_function *fn, u
     pb_end(w, m);
 }
 
-/* Where the encoding goes: whole into w, or with gzip a chunk at a time,
- * each compressed as a gzip member of its own, so that a large profile is
- * never held uncompressed whole (5 MB for a 100 MB perf.data's). A large
- * one's chunks are compressed on the pipe's threads while the next are
- * encoded. */
-struct sink {
-    struct pb_writer w;
-    bool gzip;
-    struct profd_gzip_pipe *pipe;
-    size_t chunks;     /* chunks compressed or handed to the pipe */
-    uint8_t *gz;
-    size_t gz_len, gz_cap;
-    size_t expected;   /* the encoding's size, about: it sets the gzip level */
-};
-
-#define GZIP_CHUNK (1u << 20)
-/* From this expected size on, compression runs beside the encoding (on
- * threads whose buffers and compressors cost a few MiB: below it, more
- * than the time saved is worth). */
-#define GZIP_PIPE_FROM (16 * GZIP_CHUNK)
-
-/* Called between top-level fields: compresses what w holds once it is a
- * chunk, or at the end whatever is left (an empty profile is one empty
- * member). */
-static void field_done(struct sink *s, bool end)
+/* The single-valued fields, after every repeated one. */
+static void put_scalars(struct pb_writer *w, const struct profd_profile *p)
 {
-    if (!s->gzip || (end ? s->chunks && !s->w.len : s->w.len < GZIP_CHUNK))
-        return;
-    s->chunks++;
-    if (s->pipe) {
-        profd_gzip_pipe_push(s->pipe, &s->w);
-        return;
-    }
-    profd_gzip_append(s->w.buf, s->w.len, s->expected, &s->gz, &s->gz_len, &s->gz_cap);
-    s->w.len = 0;
-}
-
-static void encode(const struct profd_profile *p, struct sink *s)
-{
-    struct pb_writer *w = &s->w;
-    pb_writer_reserve(w, s->gzip ? GZIP_CHUNK + 4096 : 64 + p->nsamples * 32);
-    for (uint32_t i = 0; i < p->nsample_types; i++)
-        put_value_type(w, 1, &p->sample_types[i]);
-    for (size_t i = 0; i < p->nsamples; i++) {
-        put_sample(w, p, &p->samples[i]);
-        field_done(s, false);
-    }
-    for (uint32_t i = 0; i < p->nmappings; i++)
-        put_mapping(w, &p->mappings[i], i + 1);
-    for (uint32_t i = 0; i < p->nlocations; i++) {
-        if (i + 8 < p->nlocations)   /* lines may be anywhere: a symbolizer adds them in its order */
-            __builtin_prefetch(p->locations[i + 8].lines);
-        put_location(w, &p->locations[i], i + 1);
-        field_done(s, false);
-    }
-    for (uint32_t i = 0; i < p->nfunctions; i++) {
-        put_function(w, &p->functions[i], i + 1);
-        field_done(s, false);
-    }
-    for (uint32_t i = 0; i < p->nstrings; i++) {
-        pb_put_bytes_always(w, 6, p->strings[i].ptr, p->strings[i].len);
-        field_done(s, false);
-    }
     pb_put_uint(w, 7, p->drop_frames);
     pb_put_uint(w, 8, p->keep_frames);
     pb_put_int(w, 9, p->time_nanos);
@@ -151,30 +92,125 @@ static void encode(const struct profd_profile *p, struct sink *s)
     pb_put_packed_i64(w, 13, p->comments, p->ncomments);
     pb_put_uint(w, 14, p->default_sample_type);
     pb_put_uint(w, 15, p->doc_url);
-    field_done(s, true);
+}
+
+/* The parts of an encoding, in the order they are written; the scalars
+ * are one item. */
+enum section { VALUE_TYPES, SAMPLES, MAPPINGS, LOCATIONS, FUNCTIONS, STRINGS, SCALARS, SECTIONS };
+
+static size_t section_items(const struct profd_profile *p, enum section sec)
+{
+    switch (sec) {
+    case VALUE_TYPES: return p->nsample_types;
+    case SAMPLES: return p->nsamples;
+    case MAPPINGS: return p->nmappings;
+    case LOCATIONS: return p->nlocations;
+    case FUNCTIONS: return p->nfunctions;
+    case STRINGS: return p->nstrings;
+    default: return 1;
+    }
+}
+
+/* Writes items [begin, end) of section sec. */
+static void put_items(struct pb_writer *w, const struct profd_profile *p, enum section sec,
+                      size_t begin, size_t end)
+{
+    for (size_t i = begin; i < end; i++) {
+        switch (sec) {
+        case VALUE_TYPES: put_value_type(w, 1, &p->sample_types[i]); break;
+        case SAMPLES: put_sample(w, p, &p->samples[i]); break;
+        case MAPPINGS: put_mapping(w, &p->mappings[i], (uint32_t)i + 1); break;
+        case LOCATIONS:
+            if (i + 8 < end)   /* lines may be anywhere: a symbolizer adds them in its order */
+                __builtin_prefetch(p->locations[i + 8].lines);
+            put_location(w, &p->locations[i], (uint32_t)i + 1);
+            break;
+        case FUNCTIONS: put_function(w, &p->functions[i], (uint32_t)i + 1); break;
+        case STRINGS: pb_put_bytes_always(w, 6, p->strings[i].ptr, p->strings[i].len); break;
+        default: put_scalars(w, p); break;
+        }
+    }
+}
+
+/* About how many bytes item i of section sec encodes to (location refs at
+ * their largest size, other varints at 2 or 3 bytes). */
+static size_t item_size(const struct profd_profile *p, enum section sec, size_t i)
+{
+    switch (sec) {
+    case VALUE_TYPES: return 6;
+    case SAMPLES:
+        return 6 + pb_varint_size(p->nlocations) * p->samples[i].nlocations +
+               3 * p->nsample_types + 10 * (size_t)p->samples[i].nlabels;
+    case MAPPINGS: return 40;
+    case LOCATIONS: return 12 + 6 * (size_t)p->locations[i].nlines;
+    case FUNCTIONS: return 12;
+    case STRINGS: return 2 + p->strings[i].len;
+    default: return 64 + 11 * (size_t)p->ncomments;
+    }
+}
+
+/* A place in an encoding: before item `item` of section `sec`. */
+struct place {
+    enum section sec;
+    size_t item;
+};
+
+static const struct place START = {VALUE_TYPES, 0}, END = {SECTIONS, 0};
+
+/* Writes everything from one place to a later one. */
+static void put_range(struct pb_writer *w, const struct profd_profile *p, struct place from,
+                      struct place to)
+{
+    for (enum section sec = from.sec; sec <= to.sec && sec < SECTIONS; sec++)
+        put_items(w, p, sec, sec == from.sec ? from.item : 0,
+                  sec == to.sec ? to.item : section_items(p, sec));
 }
 
 void profd_pprof_encode_raw(const struct profd_profile *p, uint8_t **out, size_t *len)
 {
-    struct sink s = {0};
-    encode(p, &s);
-    *out = s.w.buf;
-    *len = s.w.len;
+    struct pb_writer w = {0};
+    pb_writer_reserve(&w, 64 + p->nsamples * 32);
+    put_range(&w, p, START, END);
+    *out = w.buf;
+    *len = w.len;
 }
 
-/* About how many bytes p encodes to (varints counted at 2 or 3 bytes). */
-static size_t encoded_size(const struct profd_profile *p)
+/* A gzip'd encoding in pieces of about PIECE_BYTES, each a gzip member:
+ * where they start, and the whole encoding's size, about. */
+#define PIECE_BYTES (1u << 20)
+struct pieces {
+    const struct profd_profile *p;
+    struct place *starts;
+    size_t n, cap;
+    size_t bytes;
+};
+
+/* Cuts p's encoding into pieces of about PIECE_BYTES (one at least). */
+static void plan_pieces(const struct profd_profile *p, struct pieces *pc)
 {
-    size_t n = 64;
-    for (size_t i = 0; i < p->nsamples; i++)
-        n += 6 + 2 * (size_t)p->samples[i].nlocations + 3 * p->nsample_types +
-             10 * (size_t)p->samples[i].nlabels;
-    for (uint32_t i = 0; i < p->nlocations; i++)
-        n += 12 + 6 * (size_t)p->locations[i].nlines;
-    n += 12 * (size_t)p->nfunctions;
-    for (uint32_t i = 0; i < p->nstrings; i++)
-        n += 2 + p->strings[i].len;
-    return n;
+    size_t in_piece = 0;
+    profd_grow(&pc->starts, &pc->cap, pc->n + 1, sizeof(*pc->starts));
+    pc->starts[pc->n++] = START;
+    for (enum section sec = VALUE_TYPES; sec < SECTIONS; sec++) {
+        for (size_t i = 0, n = section_items(p, sec); i < n; i++) {
+            size_t size = item_size(p, sec, i);
+            pc->bytes += size;
+            in_piece += size;
+            if (in_piece >= PIECE_BYTES) {
+                profd_grow(&pc->starts, &pc->cap, pc->n + 1, sizeof(*pc->starts));
+                pc->starts[pc->n++] = (struct place){sec, i + 1};
+                in_piece = 0;
+            }
+        }
+    }
+}
+
+/* profd_gzip_piece_fn for a planned encoding. */
+static void put_piece(void *ctx, size_t piece, struct pb_writer *w)
+{
+    const struct pieces *pc = ctx;
+    pb_writer_reserve(w, PIECE_BYTES + 4096);
+    put_range(w, pc->p, pc->starts[piece], piece + 1 < pc->n ? pc->starts[piece + 1] : END);
 }
 
 int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, size_t *len)
@@ -183,14 +219,9 @@ int profd_pprof_encode(const struct profd_profile *p, bool gzip, uint8_t **out, 
         profd_pprof_encode_raw(p, out, len);
         return 0;
     }
-    struct sink s = {.gzip = true, .expected = encoded_size(p)};
-    if (s.expected >= GZIP_PIPE_FROM)
-        s.pipe = profd_gzip_pipe_start(s.expected);
-    encode(p, &s);
-    free(s.w.buf);
-    if (s.pipe)
-        profd_gzip_pipe_finish(s.pipe, &s.gz, &s.gz_len);
-    *out = s.gz;
-    *len = s.gz_len;
+    struct pieces pc = {.p = p};
+    plan_pieces(p, &pc);
+    profd_gzip_pieces(pc.n, put_piece, &pc, pc.bytes, out, len);
+    free(pc.starts);
     return 0;
 }

@@ -138,10 +138,10 @@ class CliTest(ProfdTestCase):
         r = run(["convert"] + [os.path.join(GO_CORPUS, n) for n in names] + ["-o", self.path("many")])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(sorted(os.listdir(self.path("many"))), names)
-        # bigheap encodes to 1.8 MB: gzip'd a MiB at a time, in two members
-        # of one stream, which Go's pprof reads as one.
+        # bigheap encodes to 1.8 MB: gzip'd in pieces of about a MiB, in
+        # members of one stream, which Go's pprof reads as one.
         big = self.path("many", "bigheap.pb.gz")
-        self.assertEqual(gzip_members(big), 2)
+        self.assertGreaterEqual(gzip_members(big), 2)
         self.assertEqual(go_raw(big), go_raw(os.path.join(GO_CORPUS, "bigheap.pb.gz")))
         r = subprocess.run([os.path.join(ROOT, os.environ.get("BUILD", "build"), "profd"),
                             "convert", src, "-o", "-"], capture_output=True, timeout=120)

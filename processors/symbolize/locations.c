@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "locations.h"
 
+#include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,27 +106,38 @@ struct by_address {
     uint32_t mapping;    /* ref */
 };
 
-/* Sorts a[n] by address, stably (radix sort, 11 bits a pass, least
- * significant first; a pass where every address has the same digit moves
- * nothing). Returns a or spare, whichever holds the result. */
+/* Sorts a[n] by address, stably: a radix sort, least significant digit
+ * first, of the addresses less the lowest, so that only the digits where
+ * addresses differ are passed over (two for a few MiB of code); the
+ * counts of every pass are taken in one read. Returns a or spare,
+ * whichever holds the result. */
 static struct by_address *sort_by_address(struct by_address *a, struct by_address *spare, size_t n)
 {
-    enum { BITS = 11, DIGITS = 1 << BITS };
-    for (unsigned shift = 0; shift < 64; shift += BITS) {
-        size_t count[DIGITS] = {0};
-        bool moves = true;
-        for (size_t i = 0; i < n; i++)
-            count[(a[i].address >> shift) & (DIGITS - 1)]++;
-        for (size_t d = 0, at = 0; d < DIGITS; d++) {
-            size_t c = count[d];
-            moves &= c != n;
-            count[d] = at;
-            at += c;
+    enum { BITS = 11, DIGITS = 1 << BITS, MAX_PASSES = (64 + BITS - 1) / BITS };
+    uint64_t lowest = UINT64_MAX, highest = 0;
+    for (size_t i = 0; i < n; i++) {
+        lowest = a[i].address < lowest ? a[i].address : lowest;
+        highest = a[i].address > highest ? a[i].address : highest;
+    }
+    if (n < 2 || lowest == highest)
+        return a;
+    unsigned passes = (64 - __builtin_clzll(highest - lowest) + BITS - 1) / BITS;
+    static_assert(MAX_PASSES * DIGITS * sizeof(uint32_t) <= 64 << 10, "counts fit the stack");
+    uint32_t count[MAX_PASSES][DIGITS] = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = a[i].address - lowest;
+        for (unsigned pass = 0; pass < passes; pass++)
+            count[pass][(key >> (pass * BITS)) & (DIGITS - 1)]++;
+    }
+    for (unsigned pass = 0; pass < passes; pass++) {
+        uint32_t *at = count[pass];
+        for (uint32_t d = 0, sum = 0; d < DIGITS; d++) {
+            uint32_t c = at[d];
+            at[d] = sum;
+            sum += c;
         }
-        if (!moves)
-            continue;
         for (size_t i = 0; i < n; i++)
-            spare[count[(a[i].address >> shift) & (DIGITS - 1)]++] = a[i];
+            spare[at[((a[i].address - lowest) >> (pass * BITS)) & (DIGITS - 1)]++] = a[i];
         struct by_address *sorted = spare;
         spare = a;
         a = sorted;
@@ -188,10 +202,47 @@ struct line_block {
     size_t used, cap;
 };
 
-/* One thread's part of a job: order[first, end). */
+/* A part of a job's order that one worker symbolizes, or two: one takes
+ * chunks from its start up, the other from its end down, until they
+ * meet; so neither is left waiting for the other, and each reads the
+ * debug info of (mostly) its own end of the part. */
+struct part {
+    size_t first, end;                /* order[first, end) */
+    _Atomic uint64_t left;            /* what is left of it: start << 32 | end */
+};
+
+/* Locations a worker takes from its part at once. */
+#define CHUNK 256
+
+/* Takes the next chunk of part from below (or, when down, from above) into
+ * [*from, *to). False when nothing is left. */
+static bool take_chunk(struct part *part, bool down, size_t *from, size_t *to)
+{
+    uint64_t left = atomic_load(&part->left), rest;
+    do {
+        size_t start = left >> 32, end = (uint32_t)left;
+        if (start >= end)
+            return false;
+        if (down) {
+            *from = end - start > CHUNK ? end - CHUNK : start;
+            *to = end;
+            rest = (uint64_t)start << 32 | *from;
+        } else {
+            *from = start;
+            *to = end - start > CHUNK ? start + CHUNK : end;
+            rest = (uint64_t)*to << 32 | end;
+        }
+    } while (!atomic_compare_exchange_weak(&part->left, &left, rest));
+    return true;
+}
+
+/* One thread's share of a job: chunks of its part, taken up or down. */
 struct worker {
     struct job *job;
-    size_t first, end;
+    struct part *part;
+    bool down;
+    size_t last;                      /* the order index it looked at last, or SIZE_MAX */
+    enum symbolize_result last_result;
     uint8_t *lane;                    /* by mapping ref: 1 + the lane of its binary used */
     uint8_t *flags;                   /* HAS_* by mapping ref */
     struct function_drafts drafts;
@@ -239,7 +290,8 @@ static enum symbolize_result name_only(struct worker *w, struct profd_location *
  * has the recorded address of _text as its file offset, which undoes
  * another boot's KASLR offset; a module's addresses are used as they are. */
 static uint32_t named_draft(struct worker *w, const struct source *src,
-                            const struct profd_location *l, const struct profd_mapping *m)
+                            const struct profd_location *l, const struct profd_mapping *m,
+                            uint64_t use)
 {
     pthread_mutex_lock(&w->job->lock);
     const char *name;
@@ -251,14 +303,16 @@ static uint32_t named_draft(struct worker *w, const struct source *src,
     } else {
         name = perf_map_find(src->jit, l->address);
     }
-    uint32_t draft = name ? function_drafts_named(&w->drafts, name) : 0;
+    uint32_t draft = name ? function_drafts_named(&w->drafts, name, use) : 0;
     pthread_mutex_unlock(&w->job->lock);
     return draft;
 }
 
-/* Symbolizes location l of mapping m from binary b. */
+/* Symbolizes location l of mapping m from binary b; its frames are used
+ * at use, use + 1, ... */
 static enum symbolize_result from_binary(struct worker *w, struct profd_location *l,
-                                         const struct profd_mapping *m, struct elf_binary *b)
+                                         const struct profd_mapping *m, struct elf_binary *b,
+                                         uint64_t use)
 {
     uint64_t vaddr;
     if (l->address < m->memory_start ||
@@ -272,7 +326,7 @@ static enum symbolize_result from_binary(struct worker *w, struct profd_location
     l->nlines = (uint32_t)n;
     uint8_t flags = HAS_FUNCTIONS | (n > 1 ? HAS_INLINE_FRAMES : 0);
     for (size_t i = 0; i < n; i++) {
-        l->lines[i] = (struct profd_line){function_drafts_of_frame(&w->drafts, &frames[i]),
+        l->lines[i] = (struct profd_line){function_drafts_of_frame(&w->drafts, &frames[i], use + i),
                                           frames[i].line, frames[i].column};
         flags |= (frames[i].file[0] ? HAS_FILENAMES : 0) | (frames[i].line ? HAS_LINE_NUMBERS : 0);
     }
@@ -282,14 +336,19 @@ static enum symbolize_result from_binary(struct worker *w, struct profd_location
     return SYMBOLIZED;
 }
 
-static enum symbolize_result symbolize_location(struct worker *w, struct profd_location *l)
+/* Symbolizes l, the location at order index i: the functions it names
+ * are used at i's place in address order (for the order they are added to
+ * the profile in, see profile_functions.h). */
+static enum symbolize_result symbolize_location(struct worker *w, struct profd_location *l,
+                                                size_t i)
 {
     const struct source *src = &w->job->sources[l->mapping];
     const struct profd_mapping *m = &w->job->p->mappings[l->mapping - 1];
+    uint64_t use = (uint64_t)i * MAX_INLINE;
     if (src->elf)
-        return from_binary(w, l, m, elf_binary_lane(src->elf, w->lane[l->mapping] - 1u));
+        return from_binary(w, l, m, elf_binary_lane(src->elf, w->lane[l->mapping] - 1u), use);
     if (src->kernel || src->jit)
-        return name_only(w, l, named_draft(w, src, l, m));
+        return name_only(w, l, named_draft(w, src, l, m, use));
     return src->missing;
 }
 
@@ -305,25 +364,36 @@ static void copy_lines(struct worker *w, struct profd_location *l,
         l->address = 0;
 }
 
+/* Symbolizes the location at order[i], or gives it the lines of the one w
+ * looked at last when that has the same address in the same mapping. */
+static void visit(struct worker *w, size_t i)
+{
+    const struct by_address *order = w->job->order;
+    struct profd_location *locations = w->job->p->locations, *l = &locations[order[i].location];
+    if (w->last != SIZE_MAX && order[i].address == order[w->last].address &&
+        order[i].mapping == order[w->last].mapping) {
+        if (w->last_result == SYMBOLIZED)
+            copy_lines(w, l, &locations[order[w->last].location]);
+    } else {
+        w->last_result = symbolize_location(w, l, i);
+    }
+    w->results[w->last_result]++;
+    w->last = i;
+}
+
 static void work(struct worker *w)
 {
     const struct by_address *order = w->job->order;
-    struct profd_location *locations = w->job->p->locations;
-    const struct profd_location *before = NULL;
-    enum symbolize_result result = NO_BINARY;
-    for (size_t i = w->first; i < w->end; i++) {
-        if (i + 16 < w->end)   /* locations come in address order, not memory order */
-            __builtin_prefetch(&locations[order[i + 16].location], 1);
-        struct profd_location *l = &locations[order[i].location];
-        if (before && order[i].address == order[i - 1].address &&
-            order[i].mapping == order[i - 1].mapping) {
-            if (result == SYMBOLIZED)
-                copy_lines(w, l, before);
-        } else {
-            result = symbolize_location(w, l);
+    const struct profd_location *locations = w->job->p->locations;
+    size_t from, to;
+    w->last = SIZE_MAX;
+    while (take_chunk(w->part, w->down, &from, &to)) {
+        for (size_t k = 0, n = to - from; k < n; k++) {
+            size_t i = w->down ? to - 1 - k : from + k;
+            if (k + 16 < n)   /* locations come in address order, not memory order */
+                __builtin_prefetch(&locations[order[w->down ? i - 16 : i + 16].location], 1);
+            visit(w, i);
         }
-        w->results[result]++;
-        before = l;
     }
 }
 
@@ -385,20 +455,30 @@ static uint32_t *first_mapping_of_binaries(const struct source *sources, uint32_
     return first;
 }
 
-/* Splits order[0, n) into t parts of about the same size, none starting
- * inside a run of one address in one mapping. */
-static void split(struct worker *w, size_t t, const struct by_address *order, size_t n)
+/* Splits order[0, n) among t workers: into a part for each two (and one
+ * for the last alone when t is odd), of sizes in proportion, none
+ * starting inside a run of one address in one mapping. */
+static void split(struct worker *w, struct part *parts, size_t t, const struct by_address *order,
+                  size_t n)
 {
     size_t start = 0;
-    for (size_t k = 0; k < t; k++) {
-        size_t end = k + 1 == t ? n : n * (k + 1) / t;
+    for (size_t k = 0; k < t; k += 2) {
+        size_t end = k + 2 >= t ? n : n * (k + 2) / t;
         if (end < start)
             end = start;
         while (end > 0 && end < n && order[end].address == order[end - 1].address &&
                order[end].mapping == order[end - 1].mapping)
             end++;
-        w[k].first = start;
-        w[k].end = end;
+        struct part *part = &parts[k / 2];
+        part->first = start;
+        part->end = end;
+        atomic_init(&part->left, (uint64_t)start << 32 | end);
+        w[k].part = part;
+        w[k].down = false;
+        if (k + 1 < t) {
+            w[k + 1].part = part;
+            w[k + 1].down = true;
+        }
         start = end;
     }
 }
@@ -420,7 +500,7 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
         uint8_t *given = calloc(nmappings + 1, 1);   /* 1 + lane, by first ref */
         if (!given)
             abort();
-        for (size_t i = w[k].first; i < w[k].end; i++) {
+        for (size_t i = w[k].part->first; i < w[k].part->end; i++) {
             uint32_t ref = job->order[i].mapping, f = first[ref];
             if (f && !given[f])
                 given[f] = ++lanes[f];
@@ -439,7 +519,8 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
 
 /* Readies t workers for job (t of them when the lanes they need open,
  * else one). Returns how many. */
-static size_t plan_workers(struct worker *w, size_t t, struct job *job, size_t n)
+static size_t plan_workers(struct worker *w, struct part *parts, size_t t, struct job *job,
+                           size_t n)
 {
     for (size_t k = 0; k < t; k++) {
         w[k] = (struct worker){.job = job};
@@ -449,11 +530,11 @@ static size_t plan_workers(struct worker *w, size_t t, struct job *job, size_t n
         if (!w[k].lane || !w[k].flags)
             abort();
     }
-    split(w, t, job->order, n);
+    split(w, parts, t, job->order, n);
     if (assign_lanes(w, t, job))   /* always, for one worker: lane 0 of each binary */
         return t;
     memset(w[0].lane, 0, job->p->nmappings + 1);
-    split(w, 1, job->order, n);
+    split(w, parts, 1, job->order, n);
     assign_lanes(w, 1, job);   /* lane 0 of each */
     for (size_t k = 1; k < t; k++) {
         free(w[k].lane);
@@ -463,12 +544,10 @@ static size_t plan_workers(struct worker *w, size_t t, struct job *job, size_t n
     return 1;
 }
 
-/* Makes w's drafts functions of the profile, names them in w's lines, sets
+/* Names the profile's functions in w's lines (its drafts added), sets
  * what w learned on the mappings, adds up its results and frees it. */
-static void finish_worker(struct worker *w, struct profile_functions *pf,
-                          uint64_t results[SYMBOLIZE_RESULTS_])
+static void finish_worker(struct worker *w, uint64_t results[SYMBOLIZE_RESULTS_])
 {
-    profile_functions_add(pf, &w->drafts);
     for (size_t b = 0; b < w->nblocks; b++)
         for (size_t i = 0; i < w->blocks[b].used; i++) {
             struct profd_line *ln = &w->blocks[b].lines[i];
@@ -506,13 +585,18 @@ size_t symbolize_locations(const struct symbolize_settings *s, struct profd_prof
         t = ELF_BINARY_MAX_LANES;
     struct job job = {s, p, order, sources, PTHREAD_MUTEX_INITIALIZER};
     struct worker workers[ELF_BINARY_MAX_LANES];
-    t = plan_workers(workers, t, &job, n);
+    struct part parts[ELF_BINARY_MAX_LANES];
+    t = plan_workers(workers, parts, t, &job, n);
     run_workers(workers, t);
     struct profile_functions pf;
-    profile_functions_init(&pf, s->host, p);
+    struct function_drafts *drafts[ELF_BINARY_MAX_LANES];
     for (size_t k = 0; k < t; k++)
-        finish_worker(&workers[k], &pf, results);
+        drafts[k] = &workers[k].drafts;
+    profile_functions_init(&pf, s->host, p);
+    profile_functions_add(&pf, drafts, t);
     profile_functions_free(&pf);
+    for (size_t k = 0; k < t; k++)
+        finish_worker(&workers[k], results);
     pthread_mutex_destroy(&job.lock);
     munmap(block, size);
     free(sources);

@@ -12,6 +12,7 @@
 struct function_draft {
     char *name, *system_name, *file;
     int64_t decl_line;
+    uint64_t first_use;          /* the smallest use it was asked for with */
     uint32_t ref;                /* the profile's function, once added */
 };
 
@@ -43,13 +44,23 @@ static char *copy_string(const char *s)
     return c;
 }
 
-/* Adds a draft, taking name and file (malloc'd). */
+/* Adds a draft first used at use, taking name and file (malloc'd). */
 static uint32_t add_draft(struct function_drafts *d, char *name, const char *system_name,
-                          char *file, int64_t decl_line)
+                          char *file, int64_t decl_line, uint64_t use)
 {
     d->items = grow_array(d->items, &d->cap, d->n + 1, sizeof(*d->items));
-    d->items[d->n++] = (struct function_draft){name, copy_string(system_name), file, decl_line, 0};
+    d->items[d->n++] =
+        (struct function_draft){name, copy_string(system_name), file, decl_line, use, 0};
     return (uint32_t)d->n;
+}
+
+/* Draft `draft`, used again at use. */
+static uint32_t used_again(struct function_drafts *d, uint32_t draft, uint64_t use)
+{
+    struct function_draft *f = &d->items[draft - 1];
+    if (use < f->first_use)
+        f->first_use = use;
+    return draft;
 }
 
 /* Puts e in the memo, which must have room. */
@@ -75,7 +86,8 @@ static void memo_grow(struct function_drafts *d)
     free(old);
 }
 
-uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_frame *fr)
+uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_frame *fr,
+                                  uint64_t use)
 {
     if (2 * (d->n + 1) > (d->memo ? d->memo_mask + 1 : 0))   /* a draft per entry, at most */
         memo_grow(d);
@@ -84,23 +96,23 @@ uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_fr
         const struct frame_memo *e = &d->memo[i];
         if (e->name == fr->name && e->file == fr->file && e->dir == fr->dir &&
             e->decl_line == fr->decl_line)
-            return e->draft;
+            return used_again(d, e->draft, use);
     }
     char *file;
     if (asprintf(&file, "%s%s%s", fr->dir, fr->dir[0] ? "/" : "", fr->file) < 0)
         abort();
     uint32_t draft = add_draft(d, demangle(fr->name, d->demangle), fr->name, file,
-                               fr->decl_line);
+                               fr->decl_line, use);
     d->memo[i] = (struct frame_memo){fr->name, fr->file, fr->dir, fr->decl_line, draft};
     return draft;
 }
 
-uint32_t function_drafts_named(struct function_drafts *d, const char *name)
+uint32_t function_drafts_named(struct function_drafts *d, const char *name, uint64_t use)
 {
     /* Names come in address order: the one before is the likeliest. */
     if (d->last_named && !strcmp(d->items[d->last_named - 1].system_name, name))
-        return d->last_named;
-    return d->last_named = add_draft(d, copy_string(name), name, copy_string(""), 0);
+        return used_again(d, d->last_named, use);
+    return d->last_named = add_draft(d, copy_string(name), name, copy_string(""), 0, use);
 }
 
 void function_drafts_free(struct function_drafts *d)
@@ -186,14 +198,45 @@ static uint32_t intern(struct profile_functions *pf, const char *s)
     return pf->host->profile_intern(pf->profile, s, strlen(s));
 }
 
-void profile_functions_add(struct profile_functions *pf, struct function_drafts *d)
+static void add_draft_to_profile(struct profile_functions *pf, struct function_draft *f)
 {
-    for (size_t i = 0; i < d->n; i++) {
-        struct function_draft *f = &d->items[i];
-        struct profd_function fn = {intern(pf, f->name), intern(pf, f->system_name),
-                                    intern(pf, f->file), f->decl_line};
-        f->ref = function_ref(pf, &fn);
-    }
+    struct profd_function fn = {intern(pf, f->name), intern(pf, f->system_name),
+                                intern(pf, f->file), f->decl_line};
+    f->ref = function_ref(pf, &fn);
+}
+
+/* A draft to add, and where it is, for ordering. */
+struct use_order {
+    uint64_t first_use;
+    uint32_t set, index;
+};
+
+static int by_first_use(const void *a, const void *b)
+{
+    const struct use_order *x = a, *y = b;
+    if (x->first_use != y->first_use)
+        return x->first_use < y->first_use ? -1 : 1;
+    if (x->set != y->set)
+        return x->set < y->set ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+void profile_functions_add(struct profile_functions *pf, struct function_drafts *const *sets,
+                           size_t n)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        total += sets[k]->n;
+    struct use_order *all = malloc((total ? total : 1) * sizeof(*all));
+    if (!all)
+        abort();
+    for (size_t k = 0, at = 0; k < n; k++)
+        for (size_t i = 0; i < sets[k]->n; i++)
+            all[at++] = (struct use_order){sets[k]->items[i].first_use, (uint32_t)k, (uint32_t)i};
+    qsort(all, total, sizeof(*all), by_first_use);
+    for (size_t i = 0; i < total; i++)
+        add_draft_to_profile(pf, &sets[all[i].set]->items[all[i].index]);
+    free(all);
 }
 
 uint32_t profile_functions_ref(const struct function_drafts *d, uint32_t draft)

@@ -6,12 +6,13 @@
  *      file joined to its directory): a frame whose strings are the very
  *      ones an earlier frame had (same pointers, from the same open
  *      binary) gets that frame's draft without any string work;
- *   2. one thread then adds every thread's drafts to the profile, in
- *      order, each found again by content when the profile has it, and
- *      rewrites the lines that name drafts.
- * Drafting in address order and adding in the order of the threads' parts
- * gives the profile's functions and strings the same order whatever the
- * number of threads.
+ *   2. one thread then adds every thread's drafts to the profile, each
+ *      found again by content when the profile has it, and rewrites the
+ *      lines that name drafts.
+ * Each draft keeps its first use (a key the caller gives, the smallest
+ * with which it was asked for): adding every thread's drafts in order of
+ * first use gives the profile's functions and strings the same order
+ * whatever the number of threads and whichever thread met a frame first.
  */
 #ifndef PROFD_SYMBOLIZE_PROFILE_FUNCTIONS_H
 #define PROFD_SYMBOLIZE_PROFILE_FUNCTIONS_H
@@ -37,13 +38,14 @@ struct function_drafts {
 };
 
 void function_drafts_init(struct function_drafts *d, enum demangle_mode demangle);
-/* The draft of frame fr: its name demangled, its file joined to its
- * directory, its declaration line. fr's strings must stay valid until the
- * drafts are added to the profile. */
-uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_frame *fr);
-/* The draft of the function called name (copied), without file or line
- * (symbol tables that only name functions). */
-uint32_t function_drafts_named(struct function_drafts *d, const char *name);
+/* The draft of frame fr, used at `use`: its name demangled, its file
+ * joined to its directory, its declaration line. fr's strings must stay
+ * valid until the drafts are added to the profile. */
+uint32_t function_drafts_of_frame(struct function_drafts *d, const struct elf_frame *fr,
+                                  uint64_t use);
+/* The draft of the function called name (copied), used at `use`, without
+ * file or line (symbol tables that only name functions). */
+uint32_t function_drafts_named(struct function_drafts *d, const char *name, uint64_t use);
 void function_drafts_free(struct function_drafts *d);
 
 /* Profile p's functions, indexed by content. */
@@ -56,9 +58,11 @@ struct profile_functions {
 
 void profile_functions_init(struct profile_functions *pf, const struct profd_host *h,
                             struct profd_profile *p);
-/* Makes d's drafts functions of the profile, in draft order (a function
- * the profile has already is used as it is). */
-void profile_functions_add(struct profile_functions *pf, struct function_drafts *d);
+/* Makes the drafts of *sets[0, n) functions of the profile, in order of
+ * first use, equal ones in set order then draft order (a function the
+ * profile has already is used as it is). */
+void profile_functions_add(struct profile_functions *pf, struct function_drafts *const *sets,
+                           size_t n);
 /* The profile's function ref for draft number draft of d, once added. */
 uint32_t profile_functions_ref(const struct function_drafts *d, uint32_t draft);
 void profile_functions_free(struct profile_functions *pf);

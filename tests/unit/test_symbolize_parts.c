@@ -428,41 +428,85 @@ static void check_function(const struct profd_profile *p, uint32_t ref, const ch
     CHECK_INT(f->start_line, line);
 }
 
+/* The test's profile, the index of its functions and two threads' drafts. */
+struct functions_fixture {
+    struct profd_host host;
+    struct profd_profile *p;
+    struct profile_functions pf;
+    struct function_drafts drafts[2];
+    struct function_drafts *sets[2];
+};
+
+static void functions_fixture_init(struct functions_fixture *f)
+{
+    f->host = (struct profd_host){.profile_alloc = host_alloc,
+                                  .profile_intern = profd_profile_intern};
+    f->p = profd_profile_new(0);
+    profile_functions_init(&f->pf, &f->host, f->p);
+    for (int k = 0; k < 2; k++) {
+        function_drafts_init(&f->drafts[k], DEMANGLE_FULL);
+        f->sets[k] = &f->drafts[k];
+    }
+}
+
+static void functions_fixture_free(struct functions_fixture *f)
+{
+    for (int k = 0; k < 2; k++)
+        function_drafts_free(&f->drafts[k]);
+    profile_functions_free(&f->pf);
+    profd_profile_free(f->p);
+}
+
+/* Two threads' frames: strings from two copies of one binary. */
+static const char fa[] = "_Z4walki", ga[] = "main", file_a[] = "inl.c", dir_a[] = "/src";
+static const char gb[] = "main", hb[] = "helper", file_b[] = "inl.c", dir_b[] = "/src";
+static const struct elf_frame walk = {fa, file_a, dir_a, 10, 0, 9},
+                              main_a = {ga, file_a, dir_a, 30, 0, 28},
+                              main_b = {gb, file_b, dir_b, 31, 0, 28},
+                              helper = {hb, file_b, dir_b, 5, 0, 4};
+
 TEST(drafts_become_functions_in_draft_order_once_each)
 {
-    struct profd_host host = {.profile_alloc = host_alloc, .profile_intern = profd_profile_intern};
-    struct profd_profile *p = profd_profile_new(0);
-    struct profile_functions pf;
-    profile_functions_init(&pf, &host, p);
-    /* Two threads' frames: strings from two copies of one binary. */
-    static const char fa[] = "_Z4walki", ga[] = "main", file_a[] = "inl.c", dir_a[] = "/src";
-    static const char gb[] = "main", hb[] = "helper", file_b[] = "inl.c", dir_b[] = "/src";
-    struct function_drafts one, two;
-    function_drafts_init(&one, DEMANGLE_FULL);
-    function_drafts_init(&two, DEMANGLE_FULL);
-    struct elf_frame walk = {fa, file_a, dir_a, 10, 0, 9}, main_a = {ga, file_a, dir_a, 30, 0, 28};
-    struct elf_frame main_b = {gb, file_b, dir_b, 31, 0, 28}, helper = {hb, file_b, dir_b, 5, 0, 4};
-    CHECK_INT(function_drafts_of_frame(&one, &walk), 1);
-    CHECK_INT(function_drafts_of_frame(&one, &main_a), 2);
-    CHECK_INT(function_drafts_of_frame(&one, &walk), 1);   /* the same strings: no new draft */
-    CHECK_INT(function_drafts_named(&one, "schedule"), 3);
-    CHECK_INT(function_drafts_named(&one, "schedule"), 3);
-    CHECK_INT(function_drafts_of_frame(&two, &main_b), 1);
-    CHECK_INT(function_drafts_of_frame(&two, &helper), 2);
-    profile_functions_add(&pf, &one);
-    profile_functions_add(&pf, &two);
-    CHECK_INT(p->nfunctions, 4);   /* main once, whichever thread found it */
-    check_function(p, 1, "walk(int)", "_Z4walki", "/src/inl.c", 9);
-    check_function(p, 2, "main", "main", "/src/inl.c", 28);
-    check_function(p, 3, "schedule", "schedule", "", 0);
-    check_function(p, 4, "helper", "helper", "/src/inl.c", 4);
-    CHECK_INT(profile_functions_ref(&one, 2), 2);
-    CHECK_INT(profile_functions_ref(&two, 1), 2);
-    CHECK_INT(profile_functions_ref(&two, 2), 4);
-    function_drafts_free(&one);
-    function_drafts_free(&two);
-    profile_functions_free(&pf);
-    profd_profile_free(p);
+    struct functions_fixture f;
+    functions_fixture_init(&f);
+    struct function_drafts *one = f.sets[0], *two = f.sets[1];
+    CHECK_INT(function_drafts_of_frame(one, &walk, 0), 1);
+    CHECK_INT(function_drafts_of_frame(one, &main_a, 1), 2);
+    CHECK_INT(function_drafts_of_frame(one, &walk, 2), 1);   /* the same strings: no new draft */
+    CHECK_INT(function_drafts_named(one, "schedule", 3), 3);
+    CHECK_INT(function_drafts_named(one, "schedule", 4), 3);
+    CHECK_INT(function_drafts_of_frame(two, &main_b, 5), 1);
+    CHECK_INT(function_drafts_of_frame(two, &helper, 6), 2);
+    profile_functions_add(&f.pf, f.sets, 2);
+    CHECK_INT(f.p->nfunctions, 4);   /* main once, whichever thread found it */
+    check_function(f.p, 1, "walk(int)", "_Z4walki", "/src/inl.c", 9);
+    check_function(f.p, 2, "main", "main", "/src/inl.c", 28);
+    check_function(f.p, 3, "schedule", "schedule", "", 0);
+    check_function(f.p, 4, "helper", "helper", "/src/inl.c", 4);
+    CHECK_INT(profile_functions_ref(one, 2), 2);
+    CHECK_INT(profile_functions_ref(two, 1), 2);
+    CHECK_INT(profile_functions_ref(two, 2), 4);
+    functions_fixture_free(&f);
+}
+
+/* Drafts go into the profile by their first use, whichever thread drafted
+ * them and in whatever order: a thread going down the addresses meets a
+ * function last that the profile lists first. */
+TEST(drafts_are_added_in_order_of_first_use)
+{
+    struct functions_fixture f;
+    functions_fixture_init(&f);
+    struct function_drafts *up = f.sets[0], *down = f.sets[1];
+    function_drafts_of_frame(up, &helper, 40);
+    function_drafts_of_frame(down, &main_b, 90);
+    function_drafts_of_frame(down, &walk, 80);
+    function_drafts_of_frame(down, &main_b, 10);   /* main's first use: before helper's */
+    profile_functions_add(&f.pf, f.sets, 2);
+    CHECK_INT(f.p->nfunctions, 3);
+    check_function(f.p, 1, "main", "main", "/src/inl.c", 28);
+    check_function(f.p, 2, "helper", "helper", "/src/inl.c", 4);
+    check_function(f.p, 3, "walk(int)", "_Z4walki", "/src/inl.c", 9);
+    functions_fixture_free(&f);
 }
 
 RUN_TESTS()

@@ -615,10 +615,14 @@ static bool gather_varints(struct decoder *d, const struct pb_field *f, uint64_t
         return fail(d, f->offset, "Sample field %u has wire type %u", f->number, f->wire);
     struct pb_reader r;
     pb_reader_init(&r, f->data, f->data, f->len);
-    room(v, cap, *n + f->len, sizeof(**v));   /* a value takes at least a byte */
+    /* A value takes at least a byte. The array and count are kept in
+     * locals: a value stored through *v may alias *n for the compiler. */
+    uint64_t *out = room(v, cap, *n + f->len, sizeof(**v));
+    size_t k = *n;
     while (r.p < r.end)
-        if (!pb_varint(&r, &(*v)[(*n)++]))
+        if (!pb_varint(&r, &out[k++]))
             return fail(d, f->offset, "malformed packed Sample field %u", f->number);
+    *n = k;
     return true;
 }
 

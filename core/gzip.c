@@ -115,7 +115,7 @@ static bool igzip_append(const uint8_t *data, size_t len, uint8_t **out, size_t 
     reserve(bound, out, out_len, out_cap);
     if (!tls_igzip_buffer)
         tls_igzip_buffer = profd_xmalloc(ISAL_DEF_LVL1_DEFAULT);
-    struct isal_zstream z;
+    struct isal_zstream z = {0};   /* the init leaves fields the compressor reads */
     isal_deflate_stateless_init(&z);
     z.gzip_flag = IGZIP_GZIP;
     z.level = 1;

@@ -3,6 +3,7 @@
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/search.h"
+#include "frame_cache.h"
 #include "gopclntab.h"
 #include "inflated_cache.h"
 #include "scope_index.h"
@@ -59,6 +60,8 @@ struct elf_binary {
     GElf_Addr bias;          /* added to an ELF address to get the module's */
     size_t footprint;
     struct scope_index *scopes;
+    struct frame_cache *results;   /* frames found at addresses before */
+    bool results_off;              /* elf_binary_use_results(b, false) */
     struct func_sym *syms;   /* read on the first lookup without DWARF */
     size_t nsyms;
     bool symbols_read;
@@ -169,6 +172,7 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
     struct stat st;
     b->footprint = stat(path, &st) == 0 ? (size_t)st.st_size : 0;
     b->scopes = scope_index_new(b->mod);
+    b->results = sources->results_bytes ? frame_cache_new(sources->results_bytes) : NULL;
     return b;
 }
 
@@ -411,10 +415,10 @@ struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)
     return k ? b->lanes[k] : b;
 }
 
-size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
+/* elf_binary_frames without the results of earlier lookups. */
+static size_t look_up_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out,
+                             size_t max)
 {
-    if (!max)
-        return 0;
     if (!b->units_walked)
         walk_units(b);
     Dwarf_Addr addr = vaddr + b->bias;
@@ -449,10 +453,37 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     return 1;
 }
 
-/* What b's lookups added: its index and symbol table. */
+size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
+{
+    size_t n;
+    if (!max)
+        return 0;
+    struct frame_cache *results = b->results_off ? NULL : b->results;
+    if (results && frame_cache_get(results, vaddr, out, max, &n))
+        return n;
+    n = look_up_frames(b, vaddr, out, max);
+    if (results)
+        frame_cache_put(results, vaddr, out, n);
+    return n;
+}
+
+void elf_binary_use_results(struct elf_binary *b, bool use)
+{
+    b->results_off = !use;
+    for (size_t k = 1; k < b->nlanes; k++)
+        b->lanes[k]->results_off = !use;
+}
+
+size_t elf_binary_results_room(const struct elf_binary *b)
+{
+    return b->results ? frame_cache_room(b->results) : 0;
+}
+
+/* What b's lookups added: its index, symbol table and results. */
 static size_t index_footprint(const struct elf_binary *b)
 {
-    return scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms);
+    return scope_index_footprint(b->scopes) + b->nsyms * sizeof(*b->syms) +
+           frame_cache_footprint(b->results);
 }
 
 size_t elf_binary_footprint(const struct elf_binary *b)
@@ -470,6 +501,7 @@ void elf_binary_close(struct elf_binary *b)
     for (size_t k = 1; k < b->nlanes; k++)
         elf_binary_close(b->lanes[k]);
     scope_index_free(b->scopes);
+    frame_cache_free(b->results);
     free(b->syms);
     go_pclntab_free(b->gopclntab);
     if (b->dwfl)

@@ -10,6 +10,7 @@
 #ifndef PROFD_ELF_SYMBOLS_H
 #define PROFD_ELF_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,13 +43,15 @@ struct inflated_cache;
  * fetch (may be NULL) is asked, with fetch_arg, when they have none. Files
  * with compressed sections are read from inflated copies kept in inflated
  * (may be NULL: inflated in memory), except those elfutils' own search
- * finds. */
+ * finds. Each lane keeps the frames it found at up to results_bytes of
+ * addresses (frame_cache.h; 0: none kept). */
 struct elf_sources {
     const struct binary_lookup *lookup;
     const char *debug_path;
     elf_debug_fetch_fn fetch;
     void *fetch_arg;
     struct inflated_cache *inflated;
+    size_t results_bytes;
 };
 
 /* Opens path, its debug file found through sources (copied, but lookup
@@ -75,10 +78,17 @@ struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k);
 /* Sets *vaddr to the virtual address file offset off is loaded at, from
  * the program headers. Returns 1, or 0 when no loadable segment holds it. */
 int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr);
-/* Frames at vaddr (innermost first), at most max. Returns how many. */
+/* Frames at vaddr (innermost first), at most max. Returns how many. An
+ * address looked up before in this lane is answered from its results. */
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max);
+/* Has b and its lanes look up (and keep) results for addresses in their
+ * results only when `use` (the default): a profile with more addresses in
+ * b than a lane keeps would only have each put out another. */
+void elf_binary_use_results(struct elf_binary *b, bool use);
+/* How many addresses a lane of b keeps the results of (0: none). */
+size_t elf_binary_results_room(const struct elf_binary *b);
 /* An estimate of the memory the binary holds (its files' sizes, and the
- * indexes of its lanes). */
+ * indexes and results of its lanes). */
 size_t elf_binary_footprint(const struct elf_binary *b);
 /* Lets the system take back the pages of the binary's files read so far
  * (what is needed again is read again from the page cache): inflated

@@ -517,6 +517,26 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
     return opened;
 }
 
+/* Has each binary of the job use its lanes' results only when the job's
+ * locations in it fit them (elf_binary_use_results). */
+static void choose_results(const struct job *job, size_t n)
+{
+    uint32_t nmappings = job->p->nmappings;
+    uint32_t *first = first_mapping_of_binaries(job->sources, nmappings);
+    size_t *count = calloc(nmappings + 1, sizeof(*count));   /* by first ref */
+    if (!count)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        count[first[job->order[i].mapping]]++;
+    for (uint32_t ref = 1; ref <= nmappings; ref++)
+        if (first[ref] == ref) {
+            struct elf_binary *b = job->sources[ref].elf;
+            elf_binary_use_results(b, count[ref] <= elf_binary_results_room(b));
+        }
+    free(count);
+    free(first);
+}
+
 /* Readies t workers for job (t of them when the lanes they need open,
  * else one). Returns how many. */
 static size_t plan_workers(struct worker *w, struct part *parts, size_t t, struct job *job,
@@ -587,6 +607,7 @@ size_t symbolize_locations(const struct symbolize_settings *s, struct profd_prof
     struct worker workers[ELF_BINARY_MAX_LANES];
     struct part parts[ELF_BINARY_MAX_LANES];
     t = plan_workers(workers, parts, t, &job, n);
+    choose_results(&job, n);
     run_workers(workers, t);
     struct profile_functions pf;
     struct function_drafts *drafts[ELF_BINARY_MAX_LANES];

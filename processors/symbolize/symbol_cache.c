@@ -15,6 +15,10 @@
 #include "debuginfod.h"
 #include "inflated_cache.h"
 
+/* Each lane of a binary keeps the frames found at addresses in up to this
+ * share of max_memory (a 256 MiB budget: 4 MiB, 16,384 addresses). */
+#define RESULTS_SHARE 64
+
 /* A JIT's perf-<pid>.map, read again when the file changes. */
 struct jit_map {
     int32_t pid;
@@ -162,7 +166,8 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
         c->inflated = inflated_cache_new(inflated_dir, s->inflated_cache_size);
     free(inflated_dir);
     c->sources = (struct elf_sources){&c->lookup, c->debug_path,
-                                      c->remote ? fetch_debug_file : NULL, c->remote, c->inflated};
+                                      c->remote ? fetch_debug_file : NULL, c->remote, c->inflated,
+                                      c->max_memory / RESULTS_SHARE};
     return c;
 }
 

@@ -17,6 +17,7 @@
 #include "../../lib/grow.c"
 #include "../../processors/symbolize/demangle.c"
 #include "../../processors/symbolize/elf_symbols.c"
+#include "../../processors/symbolize/frame_cache.c"
 #include "../../processors/symbolize/gopclntab.c"
 #include "../../processors/symbolize/inflated_cache.c"
 #include "../../processors/symbolize/kernel_symbols.c"
@@ -409,6 +410,129 @@ TEST(lanes_are_copies_that_answer_as_the_binary)
     CHECK(stat("/proc/self/exe", &st) == 0);
     CHECK(lanes_agree(b, 2, (size_t)st.st_size) > 100);
     elf_binary_close(b);
+}
+
+/* A binary keeping its results answers an address again from them, with
+ * what a lookup gives (the same strings of the same lane), and as a binary
+ * without results does. */
+TEST(results_answer_again_as_lookups_do)
+{
+    elf_version(EV_CURRENT);
+    char err[256];
+    struct elf_sources plain = {NULL, "", NULL, NULL, NULL, 0};
+    struct elf_sources kept = {NULL, "", NULL, NULL, NULL, 1u << 20};
+    struct elf_binary *b = elf_binary_open("/proc/self/exe", &plain, err, sizeof(err));
+    struct elf_binary *r = elf_binary_open("/proc/self/exe", &kept, err, sizeof(err));
+    CHECK(b && r && !b->results && r->results);
+    if (!b || !r)
+        return;
+    struct stat st;
+    CHECK(stat("/proc/self/exe", &st) == 0);
+    size_t with_frames = 0, looked_up = 0, long_chains = 0;
+    for (uint64_t off = 0; off < (uint64_t)st.st_size; off += 61) {
+        uint64_t vaddr;
+        struct elf_frame want[16], first[16], again[16];
+        if (!elf_binary_vaddr(b, off, &vaddr))
+            continue;
+        looked_up++;
+        size_t n = elf_binary_frames(b, vaddr, want, 16);
+        CHECK_INT(elf_binary_frames(r, vaddr, first, 16), n);
+        CHECK_INT(elf_binary_frames(r, vaddr, again, 16), n);
+        for (size_t i = 0; i < n; i++) {
+            CHECK_STR(first[i].name, want[i].name);
+            CHECK_INT(first[i].line, want[i].line);
+            CHECK(again[i].name == first[i].name && again[i].file == first[i].file &&
+                  again[i].line == first[i].line && again[i].column == first[i].column);
+        }
+        with_frames += n > 0;
+        long_chains += n > FRAME_CACHE_FRAMES;
+    }
+    CHECK(with_frames > 100);
+    CHECK_INT(r->results->hits, looked_up - long_chains);   /* every second lookup kept */
+    CHECK_INT(elf_binary_results_room(r), 2 * 2048);   /* 2048 sets of two fit in a MiB */
+    CHECK_INT(elf_binary_results_room(b), 0);
+    elf_binary_use_results(r, false);   /* a profile too large for them */
+    size_t hits = r->results->hits, used = r->results->used;
+    struct elf_frame f[16];
+    for (uint64_t off = 0; off < (uint64_t)st.st_size; off += 61) {
+        uint64_t vaddr;
+        if (elf_binary_vaddr(r, off, &vaddr))
+            elf_binary_frames(r, vaddr + 1, f, 16);
+    }
+    CHECK_INT(r->results->hits, hits);
+    CHECK_INT(r->results->used, used);
+    elf_binary_close(b);
+    elf_binary_close(r);
+}
+
+/* n frames named after k, for the cache tests. */
+static size_t frames_of(uint64_t k, struct elf_frame *out, size_t n)
+{
+    static const char *names[] = {"a", "b", "c", "d", "e", "f"};
+    for (size_t i = 0; i < n; i++)
+        out[i] = (struct elf_frame){names[(k + i) % 6], "f.c", "", (int64_t)(k + i), 0, 0};
+    return n;
+}
+
+/* Addresses x, y, z that fall in one set of c (found by trying). */
+static void same_set(struct frame_cache *c, uint64_t *x, uint64_t *y, uint64_t *z)
+{
+    uint64_t found[3], n = 0;
+    for (uint64_t a = 0x1000; n < 3; a++)
+        if (cache_set_of(c, a + 1) == cache_set_of(c, 0x1000 + 1))
+            found[n++] = a;
+    *x = found[0], *y = found[1], *z = found[2];
+}
+
+/* A full set gives up the entry used least recently; a chain longer than
+ * the cache keeps, or than the caller has room for, is a miss; an address
+ * without frames is kept as such. */
+TEST(frame_cache_replaces_the_least_recently_used)
+{
+    struct frame_cache *c = frame_cache_new(FIRST_SETS * sizeof(struct cache_set));
+    CHECK(c != NULL);
+    CHECK(!frame_cache_new(FIRST_SETS * sizeof(struct cache_set) - 1));
+    uint64_t x, y, z;
+    same_set(c, &x, &y, &z);
+    struct elf_frame in[8], out[8];
+    size_t n;
+    frame_cache_put(c, x, in, frames_of(x, in, 2));
+    frame_cache_put(c, y, in, frames_of(y, in, 3));
+    CHECK(frame_cache_get(c, x, out, 8, &n) && n == 2 && out[1].line == (int64_t)x + 1);
+    frame_cache_put(c, z, in, frames_of(z, in, 1));   /* y was used least recently */
+    CHECK(!frame_cache_get(c, y, out, 8, &n));
+    CHECK(frame_cache_get(c, x, out, 8, &n) && n == 2);
+    CHECK(frame_cache_get(c, z, out, 8, &n) && n == 1 && out[0].line == (int64_t)z);
+    CHECK(!frame_cache_get(c, x, out, 1, &n));   /* no room for its two frames */
+    frame_cache_put(c, 7, in, frames_of(7, in, FRAME_CACHE_FRAMES + 1));
+    CHECK(!frame_cache_get(c, 7, out, 8, &n));
+    frame_cache_put(c, 9, in, 0);
+    CHECK(frame_cache_get(c, 9, out, 8, &n) && n == 0);
+    CHECK_INT(frame_cache_footprint(c), sizeof(*c) + FIRST_SETS * sizeof(struct cache_set));
+    frame_cache_free(c);
+}
+
+/* A cache doubles when half its entries are taken, up to its size: of a
+ * thousand addresses (a quarter of what a MiB holds) nearly all are kept
+ * (one whose set two others took first is not); at its size it holds no
+ * more. */
+TEST(frame_cache_grows_to_its_size)
+{
+    size_t bytes = 1u << 20;
+    struct frame_cache *c = frame_cache_new(bytes);
+    struct elf_frame in[4], out[4];
+    size_t n, kept = 0;
+    for (uint64_t a = 0; a < 1000; a++)
+        frame_cache_put(c, 0x400000 + 4 * a, in, frames_of(a, in, 1 + a % 4));
+    for (uint64_t a = 0; a < 1000; a++)
+        kept += frame_cache_get(c, 0x400000 + 4 * a, out, 4, &n) && n == 1 + a % 4 &&
+                out[0].line == (int64_t)a;
+    CHECK(kept >= 900);
+    for (uint64_t a = 1000; a < 100000; a++)
+        frame_cache_put(c, 0x400000 + 4 * a, in, frames_of(a, in, 1));
+    CHECK(frame_cache_footprint(c) <= bytes);
+    CHECK(frame_cache_footprint(c) > bytes / 2);
+    frame_cache_free(c);
 }
 
 static void *host_alloc(struct profd_profile *p, size_t n)

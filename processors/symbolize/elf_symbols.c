@@ -26,6 +26,7 @@ struct func_sym;
 /* A loadable segment: file range [offset, offset + size) at vaddr. */
 struct segment {
     uint64_t offset, size, vaddr;
+    bool executable;
 };
 
 #define MAX_SEGMENTS 16
@@ -87,7 +88,8 @@ static void read_segments(struct elf_binary *b, Elf *elf)
     for (size_t i = 0; i < n && b->nsegments < MAX_SEGMENTS; i++) {
         GElf_Phdr ph;
         if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-            b->segments[b->nsegments++] = (struct segment){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+            b->segments[b->nsegments++] =
+                (struct segment){ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0};
     }
 }
 
@@ -185,6 +187,16 @@ int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr)
             return 1;
         }
     }
+    return 0;
+}
+
+int elf_binary_text(const struct elf_binary *b, uint64_t *vaddr)
+{
+    for (size_t i = 0; i < b->nsegments; i++)
+        if (b->segments[i].executable) {
+            *vaddr = b->segments[i].vaddr;
+            return 1;
+        }
     return 0;
 }
 

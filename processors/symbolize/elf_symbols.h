@@ -78,6 +78,9 @@ struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k);
 /* Sets *vaddr to the virtual address file offset off is loaded at, from
  * the program headers. Returns 1, or 0 when no loadable segment holds it. */
 int elf_binary_vaddr(const struct elf_binary *b, uint64_t off, uint64_t *vaddr);
+/* Sets *vaddr to the address of the first executable loadable segment: a
+ * kernel image's _text. Returns 1, or 0 when there is none. */
+int elf_binary_text(const struct elf_binary *b, uint64_t *vaddr);
 /* Frames at vaddr (innermost first), at most max. Returns how many. An
  * address looked up before in this lane is answered from its results. */
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max);

@@ -78,6 +78,7 @@ struct source {
     bool module;                         /* a kernel module, named from its kernel's table */
     const struct perf_map *jit;
     struct elf_binary *elf;
+    bool kernel_image;                   /* elf is the configured vmlinux */
 };
 
 static struct source source_of(const struct symbolize_settings *s, const struct profd_profile *p,
@@ -90,7 +91,10 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
     if (is_kernel(filename, m)) {
         src.missing = KERNEL_UNKNOWN;
         src.module = !is_kernel_itself(filename);
-        src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
+        src.elf = src.module ? NULL : symbol_cache_vmlinux(s->cache, build_id);
+        src.kernel_image = src.elf != NULL;
+        if (!src.elf)
+            src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
     } else if (is_anonymous(filename)) {
         src.jit = symbol_cache_jit(s->cache, pid);
     } else if (filename[0] == '/') {
@@ -308,16 +312,11 @@ static uint32_t named_draft(struct worker *w, const struct source *src,
     return draft;
 }
 
-/* Symbolizes location l of mapping m from binary b; its frames are used
- * at use, use + 1, ... */
-static enum symbolize_result from_binary(struct worker *w, struct profd_location *l,
-                                         const struct profd_mapping *m, struct elf_binary *b,
-                                         uint64_t use)
+/* Symbolizes location l with the frames at address vaddr of binary b,
+ * used at use, use + 1, ... */
+static enum symbolize_result from_frames(struct worker *w, struct profd_location *l,
+                                         struct elf_binary *b, uint64_t vaddr, uint64_t use)
 {
-    uint64_t vaddr;
-    if (l->address < m->memory_start ||
-        !elf_binary_vaddr(b, l->address - m->memory_start + m->file_offset, &vaddr))
-        return OUTSIDE_SEGMENTS;
     struct elf_frame frames[MAX_INLINE];
     size_t n = elf_binary_frames(b, vaddr, frames, MAX_INLINE);
     if (!n)
@@ -336,6 +335,32 @@ static enum symbolize_result from_binary(struct worker *w, struct profd_location
     return SYMBOLIZED;
 }
 
+/* Symbolizes location l of mapping m from binary b, at the address its
+ * mapping's file offset is loaded at. */
+static enum symbolize_result from_binary(struct worker *w, struct profd_location *l,
+                                         const struct profd_mapping *m, struct elf_binary *b,
+                                         uint64_t use)
+{
+    uint64_t vaddr;
+    if (l->address < m->memory_start ||
+        !elf_binary_vaddr(b, l->address - m->memory_start + m->file_offset, &vaddr))
+        return OUTSIDE_SEGMENTS;
+    return from_frames(w, l, b, vaddr, use);
+}
+
+/* Symbolizes location l of the kernel's mapping m from kernel image b:
+ * the mapping's file offset is where _text was when recorded, b's text
+ * where it was linked (another boot's KASLR offset undone). */
+static enum symbolize_result from_kernel_image(struct worker *w, struct profd_location *l,
+                                               const struct profd_mapping *m,
+                                               struct elf_binary *b, uint64_t use)
+{
+    uint64_t text;
+    if (!elf_binary_text(b, &text) || l->address < m->file_offset)
+        return OUTSIDE_SEGMENTS;
+    return from_frames(w, l, b, l->address - m->file_offset + text, use);
+}
+
 /* Symbolizes l, the location at order index i: the functions it names
  * are used at i's place in address order (for the order they are added to
  * the profile in, see profile_functions.h). */
@@ -345,8 +370,11 @@ static enum symbolize_result symbolize_location(struct worker *w, struct profd_l
     const struct source *src = &w->job->sources[l->mapping];
     const struct profd_mapping *m = &w->job->p->mappings[l->mapping - 1];
     uint64_t use = (uint64_t)i * MAX_INLINE;
-    if (src->elf)
-        return from_binary(w, l, m, elf_binary_lane(src->elf, w->lane[l->mapping] - 1u), use);
+    if (src->elf) {
+        struct elf_binary *lane = elf_binary_lane(src->elf, w->lane[l->mapping] - 1u);
+        return src->kernel_image ? from_kernel_image(w, l, m, lane, use)
+                                 : from_binary(w, l, m, lane, use);
+    }
     if (src->kernel || src->jit)
         return name_only(w, l, named_draft(w, src, l, m, use));
     return src->missing;

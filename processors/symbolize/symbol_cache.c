@@ -53,7 +53,7 @@ struct symbol_cache {
     bool proc_root;
     uint64_t max_memory;
     int64_t negative_ttl;
-    char *kallsyms, *kernel_notes, *system_map, *perf_map_dir;   /* NULL: off */
+    char *kallsyms, *kernel_notes, *system_map, *perf_map_dir, *vmlinux;   /* NULL: off */
     struct remote_debuginfo *remote;   /* debuginfod, NULL when off */
     struct inflated_cache *inflated;   /* NULL when off */
     struct elf_sources sources;        /* over the above */
@@ -121,6 +121,7 @@ static void cache_free(struct symbol_cache *c)
     free(c->kallsyms);
     free(c->kernel_notes);
     free(c->system_map);
+    free(c->vmlinux);
     free(c->perf_map_dir);
     remote_debuginfo_free(c->remote);
     inflated_cache_free(c->inflated);
@@ -153,6 +154,7 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     c->kallsyms = copy(s->kallsyms);
     c->kernel_notes = copy(s->kernel_notes);
     c->system_map = copy(s->system_map);
+    c->vmlinux = copy(s->vmlinux);
     c->perf_map_dir = copy(s->perf_map_dir);
     if (s->ndebuginfod_urls &&
         !(c->remote = remote_debuginfo_new(s->debuginfod_urls, s->ndebuginfod_urls,
@@ -281,21 +283,24 @@ static char *in_process_root(const struct symbol_cache *c, const char *filename,
     return NULL;
 }
 
-struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
-                                       const char *build_id, int32_t pid)
+/* The entry of filename with build_id, marked used by this profile: true
+ * when it needs opening (not open, and not a recent miss). */
+static bool binary_wanted(struct symbol_cache *c, const char *filename, const char *build_id,
+                          struct binary **entry)
 {
-    struct binary *b = binary_entry(c, filename, build_id);
+    struct binary *b = *entry = binary_entry(c, filename, build_id);
     b->last_used = ++c->clock;
     b->serial = c->serial;
-    if (b->elf || (b->retry_at && monotonic_ns() < b->retry_at))
-        return b->elf;
-    char err[512] = "not found";
-    char *path = binary_lookup_find(&c->lookup, filename, build_id);
-    if (!path)
-        path = in_process_root(c, filename, build_id, pid);
-    if (!path && c->remote && *build_id)
-        path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err));
-    struct elf_binary *elf = path ? elf_binary_open(path, &c->sources, err, sizeof(err)) : NULL;
+    return !b->elf && !(b->retry_at && monotonic_ns() < b->retry_at);
+}
+
+/* Opens b's binary from path (malloc'd, taken; NULL: not found) and
+ * charges it, or logs why not (err) and remembers the miss. */
+static struct elf_binary *open_binary(struct symbol_cache *c, struct binary *b, char *path,
+                                      char err[512])
+{
+    const char *filename = b->filename, *build_id = b->build_id;
+    struct elf_binary *elf = path ? elf_binary_open(path, &c->sources, err, 512) : NULL;
     if (!elf) {
         c->host->log(c->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
                      build_id, err);
@@ -308,6 +313,31 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
     }
     free(path);
     return b->elf;
+}
+
+struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
+                                       const char *build_id, int32_t pid)
+{
+    struct binary *b;
+    if (!binary_wanted(c, filename, build_id, &b))
+        return b->elf;
+    char err[512] = "not found";
+    char *path = binary_lookup_find(&c->lookup, filename, build_id);
+    if (!path)
+        path = in_process_root(c, filename, build_id, pid);
+    if (!path && c->remote && *build_id)
+        path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err));
+    return open_binary(c, b, path, err);
+}
+
+struct elf_binary *symbol_cache_vmlinux(struct symbol_cache *c, const char *build_id)
+{
+    struct binary *b;
+    if (!c->vmlinux || !binary_wanted(c, c->vmlinux, build_id, &b))
+        return c->vmlinux ? b->elf : NULL;
+    char err[512] = "not the recorded kernel's build";
+    return open_binary(c, b, binary_lookup_is_elf(c->vmlinux, build_id) ? copy(c->vmlinux) : NULL,
+                       err);
 }
 
 /* ---- kernels ---- */

@@ -37,6 +37,7 @@ struct symbol_cache_settings {
     uint64_t max_memory;
     int64_t negative_ttl;
     const char *kallsyms, *kernel_notes, *system_map, *perf_map_dir;
+    const char *vmlinux;   /* a kernel image with symbols (and DWARF); NULL: none */
     const char *const *debuginfod_urls;
     size_t ndebuginfod_urls;
     int64_t debuginfod_timeout_s;
@@ -64,6 +65,9 @@ void symbol_cache_end(struct symbol_cache *c);
  * that process pid (0: unknown) mapped, or NULL. */
 struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
                                        const char *build_id, int32_t pid);
+/* The configured kernel image (vmlinux) when it is the kernel with that
+ * build-id ("" when unknown: any), or NULL. */
+struct elf_binary *symbol_cache_vmlinux(struct symbol_cache *c, const char *build_id);
 /* The symbol table of the kernel with that build-id, or NULL. */
 struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id);
 /* The JIT perf map of pid (perf_map_dir/perf-<pid>.map, read again when it

@@ -32,7 +32,6 @@
  * A profile's locations are symbolized by locations.c, on up to `threads`
  * threads when there are many.
  *
- * Not yet: vmlinux with DWARF for kernel lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +52,7 @@ struct config {
     bool keep_addresses;
     uint64_t max_memory;
     int64_t negative_ttl;
-    char *kallsyms, *kernel_notes, *system_map;
+    char *kallsyms, *kernel_notes, *system_map, *vmlinux;
     char *perf_map_dir;
     bool proc_root;
     struct profd_str_list debuginfod_urls;
@@ -110,6 +109,9 @@ static const struct profd_option options[] = {
      "the copies kept at most, least recently used removed first"},
     {"system_map", PROFD_OPT_STRING, offsetof(struct config, system_map), NULL,
      "a System.map for kernel frames, used whatever their build-id"},
+    {"vmlinux", PROFD_OPT_STRING, offsetof(struct config, vmlinux), NULL,
+     "a kernel image (ELF) naming the frames of the kernel whose build-id it has, with files, "
+     "lines and inline frames when it has DWARF; before kallsyms and system_map"},
     {"threads", PROFD_OPT_INT, offsetof(struct config, threads), "0",
      "threads a profile with many locations is symbolized on, at most (0: one per CPU; a "
      "thread takes at least 16384 locations, and at most 8 are used)"},
@@ -142,7 +144,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         (const char *const *)cfg->path_remaps.keys, (const char *const *)cfg->path_remaps.values,
         cfg->path_remaps.n, cfg->use_local_path, cfg->proc_root, cfg->max_memory,
         cfg->negative_ttl, cfg->kallsyms, cfg->kernel_notes, cfg->system_map, cfg->perf_map_dir,
-        (const char *const *)cfg->debuginfod_urls.items, cfg->debuginfod_urls.n,
+        cfg->vmlinux, (const char *const *)cfg->debuginfod_urls.items, cfg->debuginfod_urls.n,
         cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_cache, cfg->inflated_cache,
         cfg->inflated_cache_size};
     char err[512];

@@ -508,6 +508,31 @@ service:
         self.assertEqual(names["other"], {0xffffffff9a000150: ["core_fn"],
                                           0xffffffffc0001010: [], 0xffffffffc0001900: []})
 
+    def test_kernel_frames_get_lines_from_a_configured_vmlinux(self):
+        """With `vmlinux` set, the recorded kernel's frames get functions,
+        files, lines and inline frames from that image's DWARF, as
+        addr2line reads them, whatever the KASLR offset of the recording
+        (the mapping's offset is _text as recorded, the image's executable
+        segment where it was linked); a recording of another kernel is not
+        named from it. An ELF of ours built -O2 -g stands in for the
+        image (Debian's vmlinux with DWARF is a 1 GB package)."""
+        image = self.compile("inl", "-no-pie")
+        addrs = function_addresses(image, ["walk", "outer", "main"])
+        _, linked, size = text_segment(image)
+        text = 0xffffffff9a000000   # _text as recorded
+
+        def profile(kid):
+            kernel = (text, text + size, text, "[kernel.kallsyms]_text", kid)
+            return pprof(kernel, [text + a - linked for a in addrs])
+
+        got = self.run_symbolize({"same": profile(build_id(image)), "other": profile("5e" * 20)},
+                                 extra="\n    vmlinux: " + image)
+        want = addr2line(image, addrs)
+        self.assertTrue(any(len(f) > 2 for f in want.values()), "no inline chains to compare")
+        for a in addrs:
+            self.assertEqual(got["same"].get(text + a - linked), want[a], "address %#x" % a)
+        self.assertTrue(all(not frames for frames in got["other"].values()), got["other"])
+
     def test_other_build_is_never_used(self):
         binary = self.compile("inl")
         addrs = function_addresses(binary, ["walk"])

@@ -246,9 +246,15 @@ static void make_room(struct symbol_cache *c, size_t need)
 
 void symbol_cache_end(struct symbol_cache *c)
 {
-    for (size_t i = 0; i < c->nbinaries; i++)
-        if (c->binaries[i].elf && c->binaries[i].serial == c->serial)
-            elf_binary_drop_pages(c->binaries[i].elf);
+    for (size_t i = 0; i < c->nbinaries; i++) {
+        struct binary *b = &c->binaries[i];
+        if (!b->elf || b->serial != c->serial)
+            continue;
+        elf_binary_drop_pages(b->elf);
+        size_t now = elf_binary_footprint(b->elf);   /* its lanes, indexes and results grew */
+        c->open_bytes += now - b->charged;
+        b->charged = now;
+    }
     c->serial++;      /* nothing is in use any more: back within max_memory */
     make_room(c, 0);
     pthread_mutex_unlock(&c->lock);
@@ -424,6 +430,14 @@ const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid)
     }
     j->map = perf_map_load(path);
     return j->map;
+}
+
+uint64_t symbol_cache_open_bytes(struct symbol_cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    uint64_t bytes = c->open_bytes;
+    pthread_mutex_unlock(&c->lock);
+    return bytes;
 }
 
 struct inflated_cache_stats symbol_cache_inflated(struct symbol_cache *c, char *last_error,

@@ -73,6 +73,9 @@ struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *b
 /* The JIT perf map of pid (perf_map_dir/perf-<pid>.map, read again when it
  * changed since the last profile), or NULL. */
 const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid);
+/* The memory the open binaries hold, as counted against max_memory: their
+ * files, lanes, indexes and results (as of the end of the last profile). */
+uint64_t symbol_cache_open_bytes(struct symbol_cache *c);
 /* How inflated copies of debug files were found or made (all 0 when
  * off), and why the last one that failed did ("" when none did). */
 struct inflated_cache_stats symbol_cache_inflated(struct symbol_cache *c, char *last_error,

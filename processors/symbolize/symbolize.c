@@ -177,6 +177,9 @@ static void publish_results(struct state *s)
     s->host->gauge_set(s->self, "profd_symbolize_seconds",
                        "time spent symbolizing profiles since start", "",
                        (double)s->busy_ns / 1e9);
+    s->host->gauge_set(s->self, "profd_symbolize_open_bytes",
+                       "memory the open binaries hold (files, indexes, results), kept within "
+                       "max_memory", "", (double)symbol_cache_open_bytes(s->settings.cache));
     char why[256];
     struct inflated_cache_stats in = symbol_cache_inflated(s->settings.cache, why, sizeof(why));
     const struct {

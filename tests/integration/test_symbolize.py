@@ -12,7 +12,8 @@ import socket
 import subprocess
 import urllib.request
 
-from harness import PROFD, ROOT, ProfdTestCase, raw_pprof, run_command, wait_until
+from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
+                     wait_until)
 
 CORPUS = os.environ.get("PROFD_CORPUS", "")
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
@@ -433,6 +434,43 @@ class SymbolizeTest(ProfdTestCase):
             want.update({base + a: frames for a, frames in addr2line(binary, addrs).items()})
         got = self.run_symbolize({"p": pprof_mappings(parts)}, extra="\n    max_memory: 1")["p"]
         self.assertEqual(got, want)
+
+    def test_what_lookups_add_to_a_binary_counts_against_max_memory(self):
+        """After a profile, a binary's index and results count with its file
+        (profd_symbolize_open_bytes); one that fit max_memory when opened
+        but not once its lookups built them is closed when the profile is
+        done."""
+        binary = self.compile("inl")
+        size = os.path.getsize(binary)
+        addrs = function_addresses(binary, ["walk", "outer", "main"])
+        off, vaddr, tsize = text_segment(binary)
+        mapping = (BASE + vaddr, BASE + vaddr + tsize, off, binary, build_id(binary))
+
+        def open_bytes(max_memory):
+            with self.subTest(max_memory=max_memory):
+                p = self.start("""
+receivers:
+  pprof_file: {include: [spool/*.pb.gz]}
+processors:
+  symbolize: {debug_directories: [], max_memory: %d}
+exporters:
+  nop: {}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [nop]}
+""" % max_memory)
+                mark = p.mark()
+                self.spool("p%d.pb.gz" % max_memory,
+                           gzip.compress(pprof(mapping, [BASE + a for a in addrs])))
+                p.wait_log("locations looked at", start=mark)
+                value = metric_value(p.metrics(), "profd_symbolize_open_bytes",
+                                     component="symbolize")
+                self.assertEqual(p.stop(), 0)
+                return value
+
+        self.assertGreater(open_bytes(1 << 30), size)
+        self.assertEqual(open_bytes(size), 0)
 
     def test_pipelines_share_one_symbolizer_cache(self):
         """symbolize listed by two pipelines: one cache, so a binary is

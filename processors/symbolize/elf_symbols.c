@@ -61,7 +61,8 @@ struct elf_binary {
     GElf_Addr bias;          /* added to an ELF address to get the module's */
     size_t footprint;
     struct scope_index *scopes;
-    struct frame_cache *results;   /* frames found at addresses before */
+    struct frame_cache *results;   /* frames found at addresses before; made on first use */
+    bool profiled;                 /* a profile was done with it: results are kept */
     bool results_off;              /* elf_binary_use_results(b, false) */
     struct func_sym *syms;   /* read on the first lookup without DWARF */
     size_t nsyms;
@@ -174,7 +175,6 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
     struct stat st;
     b->footprint = stat(path, &st) == 0 ? (size_t)st.st_size : 0;
     b->scopes = scope_index_new(b->mod);
-    b->results = sources->results_bytes ? frame_cache_new(sources->results_bytes) : NULL;
     return b;
 }
 
@@ -358,6 +358,14 @@ static void drop_unit_pages(struct elf_binary *b)
     b->unit_bytes_at_drop = bytes;
 }
 
+void elf_binary_profile_done(struct elf_binary *b)
+{
+    elf_binary_drop_pages(b);
+    b->profiled = true;
+    for (size_t k = 1; k < b->nlanes; k++)
+        b->lanes[k]->profiled = true;
+}
+
 void elf_binary_drop_pages(struct elf_binary *b)
 {
     GElf_Addr bias;
@@ -470,13 +478,21 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
     size_t n;
     if (!max)
         return 0;
-    struct frame_cache *results = b->results_off ? NULL : b->results;
+    if (b->profiled && !b->results_off && !b->results && b->sources.results_bytes)
+        b->results = frame_cache_new(b->sources.results_bytes);
+    struct frame_cache *results = b->profiled && !b->results_off ? b->results : NULL;
     if (results && frame_cache_get(results, vaddr, out, max, &n))
         return n;
     n = look_up_frames(b, vaddr, out, max);
     if (results)
         frame_cache_put(results, vaddr, out, n);
     return n;
+}
+
+void elf_binary_prefetch_result(const struct elf_binary *b, uint64_t vaddr)
+{
+    if (b->results && b->profiled && !b->results_off)
+        frame_cache_prefetch(b->results, vaddr);
 }
 
 void elf_binary_use_results(struct elf_binary *b, bool use)
@@ -488,7 +504,7 @@ void elf_binary_use_results(struct elf_binary *b, bool use)
 
 size_t elf_binary_results_room(const struct elf_binary *b)
 {
-    return b->results ? frame_cache_room(b->results) : 0;
+    return frame_cache_room_of(b->sources.results_bytes);
 }
 
 /* What b's lookups added: its index, symbol table and results. */

@@ -44,7 +44,7 @@ struct inflated_cache;
  * with compressed sections are read from inflated copies kept in inflated
  * (may be NULL: inflated in memory), except those elfutils' own search
  * finds. Each lane keeps the frames it found at up to results_bytes of
- * addresses (frame_cache.h; 0: none kept). */
+ * addresses (frame_cache.h; 0: none kept), from its second profile on. */
 struct elf_sources {
     const struct binary_lookup *lookup;
     const char *debug_path;
@@ -84,15 +84,23 @@ int elf_binary_text(const struct elf_binary *b, uint64_t *vaddr);
 /* Frames at vaddr (innermost first), at most max. Returns how many. An
  * address looked up before in this lane is answered from its results. */
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max);
+/* Readies the memory b's kept result for vaddr would be read from, if b
+ * keeps results (a lookup some locations ahead goes faster). */
+void elf_binary_prefetch_result(const struct elf_binary *b, uint64_t vaddr);
 /* Has b and its lanes look up (and keep) results for addresses in their
  * results only when `use` (the default): a profile with more addresses in
  * b than a lane keeps would only have each put out another. */
 void elf_binary_use_results(struct elf_binary *b, bool use);
-/* How many addresses a lane of b keeps the results of (0: none). */
+/* How many addresses a lane of b keeps the results of at most (0: none). */
 size_t elf_binary_results_room(const struct elf_binary *b);
 /* An estimate of the memory the binary holds (its files' sizes, and the
  * indexes and results of its lanes). */
 size_t elf_binary_footprint(const struct elf_binary *b);
+/* Ends a profile's use of b: its pages given back (elf_binary_drop_pages),
+ * and from the next profile on, its lanes keep the results of their
+ * lookups (a binary that serves a single profile, as a conversion's, never
+ * holds them). */
+void elf_binary_profile_done(struct elf_binary *b);
 /* Lets the system take back the pages of the binary's files read so far
  * (what is needed again is read again from the page cache): inflated
  * sections and indexes are on the heap, the files themselves need not stay

@@ -9,15 +9,12 @@
 /* The sets a cache starts with. */
 #define FIRST_SETS 64
 
-struct cached_frames {
-    uint64_t key;      /* vaddr + 1; 0: empty */
-    uint32_t n;
-    struct elf_frame frames[FRAME_CACHE_FRAMES];
-};
-
+/* Two entries: their keys first, so that a miss reads one cache line. */
 struct cache_set {
-    struct cached_frames ways[2];
-    uint32_t recent;   /* the way used last */
+    uint64_t keys[2];   /* vaddr + 1 of each way; 0: empty */
+    uint32_t n[2];
+    uint32_t recent;    /* the way used last */
+    struct elf_frame frames[2][FRAME_CACHE_FRAMES];
 };
 
 struct frame_cache {
@@ -57,28 +54,33 @@ bool frame_cache_get(struct frame_cache *c, uint64_t vaddr, struct elf_frame *ou
                      size_t *n)
 {
     struct cache_set *s = cache_set_of(c, vaddr + 1);
-    for (uint32_t w = 0; w < 2; w++) {
-        const struct cached_frames *e = &s->ways[w];
-        if (e->key != vaddr + 1 || e->n > max)
-            continue;
-        memcpy(out, e->frames, e->n * sizeof(*out));
-        *n = e->n;
-        s->recent = w;
-        c->hits++;
-        return true;
-    }
-    return false;
+    uint32_t w = s->keys[0] == vaddr + 1 ? 0 : s->keys[1] == vaddr + 1 ? 1 : 2;
+    if (w == 2 || s->n[w] > max)
+        return false;
+    memcpy(out, s->frames[w], s->n[w] * sizeof(*out));
+    *n = s->n[w];
+    s->recent = w;
+    c->hits++;
+    return true;
 }
 
-/* Puts e in its set: in the way that has its key, else an empty one, else
- * in place of the one used least recently. */
-static void cache_place(struct frame_cache *c, const struct cached_frames *e)
+void frame_cache_prefetch(const struct frame_cache *c, uint64_t vaddr)
 {
-    struct cache_set *s = cache_set_of(c, e->key);
-    uint32_t w = s->ways[0].key == e->key ? 0 : s->ways[1].key == e->key ? 1
-               : !s->ways[0].key ? 0 : !s->ways[1].key ? 1 : 1 - s->recent;
-    c->used += !s->ways[w].key;
-    s->ways[w] = *e;
+    __builtin_prefetch(cache_set_of(c, vaddr + 1));
+}
+
+/* Puts key's n frames in its set: in the way that has the key, else an
+ * empty one, else in place of the one used least recently. */
+static void cache_place(struct frame_cache *c, uint64_t key, const struct elf_frame *frames,
+                        uint32_t n)
+{
+    struct cache_set *s = cache_set_of(c, key);
+    uint32_t w = s->keys[0] == key ? 0 : s->keys[1] == key ? 1
+               : !s->keys[0] ? 0 : !s->keys[1] ? 1 : 1 - s->recent;
+    c->used += !s->keys[w];
+    s->keys[w] = key;
+    s->n[w] = n;
+    memcpy(s->frames[w], frames, n * sizeof(*frames));
     s->recent = w;
 }
 
@@ -92,8 +94,8 @@ static void cache_grow(struct frame_cache *c)
     c->used = 0;
     for (size_t i = 0; i < nold; i++)
         for (uint32_t w = 0; w < 2; w++)
-            if (old[i].ways[w].key)
-                cache_place(c, &old[i].ways[w]);
+            if (old[i].keys[w])
+                cache_place(c, old[i].keys[w], old[i].frames[w], old[i].n[w]);
     free(old);
 }
 
@@ -104,15 +106,15 @@ void frame_cache_put(struct frame_cache *c, uint64_t vaddr, const struct elf_fra
         return;
     if (c->used >= c->mask + 1 && 2 * (c->mask + 1) <= c->max_sets)   /* half the ways full */
         cache_grow(c);
-    struct cached_frames e = {.key = vaddr + 1, .n = (uint32_t)n};
-    memcpy(e.frames, frames, n * sizeof(*frames));
-    cache_place(c, &e);
+    cache_place(c, vaddr + 1, frames, (uint32_t)n);
 }
 
-size_t frame_cache_room(const struct frame_cache *c)
+size_t frame_cache_room_of(size_t bytes)
 {
-    size_t sets = 1;
-    while (2 * sets <= c->max_sets)
+    size_t max_sets = bytes / sizeof(struct cache_set), sets = FIRST_SETS;
+    if (max_sets < FIRST_SETS)
+        return 0;
+    while (2 * sets <= max_sets)
         sets *= 2;
     return 2 * sets;
 }

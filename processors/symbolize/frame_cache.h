@@ -28,11 +28,14 @@ struct frame_cache *frame_cache_new(size_t bytes);
  * their count (0: none there) in *n. */
 bool frame_cache_get(struct frame_cache *c, uint64_t vaddr, struct elf_frame *out, size_t max,
                      size_t *n);
+/* Readies the memory vaddr's entry would be in, for a get soon after. */
+void frame_cache_prefetch(const struct frame_cache *c, uint64_t vaddr);
 /* Keeps the n frames at vaddr (nothing when n > FRAME_CACHE_FRAMES). */
 void frame_cache_put(struct frame_cache *c, uint64_t vaddr, const struct elf_frame *frames,
                      size_t n);
-/* How many addresses the cache holds at its size. */
-size_t frame_cache_room(const struct frame_cache *c);
+/* How many addresses a cache of at most `bytes` bytes holds at its size
+ * (0: it would not be made). */
+size_t frame_cache_room_of(size_t bytes);
 /* The bytes the cache holds. */
 size_t frame_cache_footprint(const struct frame_cache *c);
 void frame_cache_free(struct frame_cache *c);

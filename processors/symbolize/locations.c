@@ -335,30 +335,36 @@ static enum symbolize_result from_frames(struct worker *w, struct profd_location
     return SYMBOLIZED;
 }
 
-/* Symbolizes location l of mapping m from binary b, at the address its
- * mapping's file offset is loaded at. */
-static enum symbolize_result from_binary(struct worker *w, struct profd_location *l,
-                                         const struct profd_mapping *m, struct elf_binary *b,
-                                         uint64_t use)
+/* Sets *vaddr to where `address` of mapping m is in b, a lane of src's
+ * binary: where the mapping's file offset is loaded, or for a kernel
+ * image, its linked text plus the address's distance from _text as
+ * recorded (the mapping's file offset; another boot's KASLR undone).
+ * False when no segment holds it. */
+static bool vaddr_in(const struct source *src, const struct profd_mapping *m,
+                     const struct elf_binary *b, uint64_t address, uint64_t *vaddr)
 {
-    uint64_t vaddr;
-    if (l->address < m->memory_start ||
-        !elf_binary_vaddr(b, l->address - m->memory_start + m->file_offset, &vaddr))
-        return OUTSIDE_SEGMENTS;
-    return from_frames(w, l, b, vaddr, use);
+    if (src->kernel_image) {
+        uint64_t text;
+        if (!elf_binary_text(b, &text) || address < m->file_offset)
+            return false;
+        *vaddr = address - m->file_offset + text;
+        return true;
+    }
+    return address >= m->memory_start &&
+           elf_binary_vaddr(b, address - m->memory_start + m->file_offset, vaddr);
 }
 
-/* Symbolizes location l of the kernel's mapping m from kernel image b:
- * the mapping's file offset is where _text was when recorded, b's text
- * where it was linked (another boot's KASLR offset undone). */
-static enum symbolize_result from_kernel_image(struct worker *w, struct profd_location *l,
-                                               const struct profd_mapping *m,
-                                               struct elf_binary *b, uint64_t use)
+/* Readies the cache lines the kept result of order[i] would be in. */
+static void prefetch_result(const struct worker *w, size_t i)
 {
-    uint64_t text;
-    if (!elf_binary_text(b, &text) || l->address < m->file_offset)
-        return OUTSIDE_SEGMENTS;
-    return from_frames(w, l, b, l->address - m->file_offset + text, use);
+    const struct by_address *o = &w->job->order[i];
+    const struct source *src = &w->job->sources[o->mapping];
+    uint64_t vaddr;
+    if (!src->elf)
+        return;
+    struct elf_binary *lane = elf_binary_lane(src->elf, w->lane[o->mapping] - 1u);
+    if (vaddr_in(src, &w->job->p->mappings[o->mapping - 1], lane, o->address, &vaddr))
+        elf_binary_prefetch_result(lane, vaddr);
 }
 
 /* Symbolizes l, the location at order index i: the functions it names
@@ -369,11 +375,11 @@ static enum symbolize_result symbolize_location(struct worker *w, struct profd_l
 {
     const struct source *src = &w->job->sources[l->mapping];
     const struct profd_mapping *m = &w->job->p->mappings[l->mapping - 1];
-    uint64_t use = (uint64_t)i * MAX_INLINE;
+    uint64_t use = (uint64_t)i * MAX_INLINE, vaddr;
     if (src->elf) {
         struct elf_binary *lane = elf_binary_lane(src->elf, w->lane[l->mapping] - 1u);
-        return src->kernel_image ? from_kernel_image(w, l, m, lane, use)
-                                 : from_binary(w, l, m, lane, use);
+        return vaddr_in(src, m, lane, l->address, &vaddr) ? from_frames(w, l, lane, vaddr, use)
+                                                          : OUTSIDE_SEGMENTS;
     }
     if (src->kernel || src->jit)
         return name_only(w, l, named_draft(w, src, l, m, use));
@@ -418,8 +424,10 @@ static void work(struct worker *w)
     while (take_chunk(w->part, w->down, &from, &to)) {
         for (size_t k = 0, n = to - from; k < n; k++) {
             size_t i = w->down ? to - 1 - k : from + k;
-            if (k + 16 < n)   /* locations come in address order, not memory order */
+            if (k + 16 < n) {   /* locations come in address order, not memory order */
                 __builtin_prefetch(&locations[order[w->down ? i - 16 : i + 16].location], 1);
+                prefetch_result(w, w->down ? i - 8 : i + 8);
+            }
             visit(w, i);
         }
     }

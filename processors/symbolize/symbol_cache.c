@@ -250,7 +250,7 @@ void symbol_cache_end(struct symbol_cache *c)
         struct binary *b = &c->binaries[i];
         if (!b->elf || b->serial != c->serial)
             continue;
-        elf_binary_drop_pages(b->elf);
+        elf_binary_profile_done(b->elf);
         size_t now = elf_binary_footprint(b->elf);   /* its lanes, indexes and results grew */
         c->open_bytes += now - b->charged;
         b->charged = now;

@@ -198,6 +198,7 @@ struct job {
     const struct by_address *order;   /* the locations to symbolize */
     const struct source *sources;     /* by mapping ref */
     pthread_mutex_t lock;             /* the profile's arena; kernel and JIT tables */
+    bool results;                     /* some binary answers from its kept results */
 };
 
 /* Lines handed to one worker from a block of the profile's arena. */
@@ -426,7 +427,8 @@ static void work(struct worker *w)
             size_t i = w->down ? to - 1 - k : from + k;
             if (k + 16 < n) {   /* locations come in address order, not memory order */
                 __builtin_prefetch(&locations[order[w->down ? i - 16 : i + 16].location], 1);
-                prefetch_result(w, w->down ? i - 8 : i + 8);
+                if (w->job->results)
+                    prefetch_result(w, w->down ? i - 8 : i + 8);
             }
             visit(w, i);
         }
@@ -555,7 +557,7 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
 
 /* Has each binary of the job use its lanes' results only when the job's
  * locations in it fit them (elf_binary_use_results). */
-static void choose_results(const struct job *job, size_t n)
+static void choose_results(struct job *job, size_t n)
 {
     uint32_t nmappings = job->p->nmappings;
     uint32_t *first = first_mapping_of_binaries(job->sources, nmappings);
@@ -567,7 +569,9 @@ static void choose_results(const struct job *job, size_t n)
     for (uint32_t ref = 1; ref <= nmappings; ref++)
         if (first[ref] == ref) {
             struct elf_binary *b = job->sources[ref].elf;
-            elf_binary_use_results(b, count[ref] <= elf_binary_results_room(b));
+            bool use = count[ref] <= elf_binary_results_room(b);
+            elf_binary_use_results(b, use);
+            job->results |= use;
         }
     free(count);
     free(first);

@@ -100,12 +100,22 @@ static int read_value_type(const uint8_t *data, size_t len, uint32_t *type, uint
     return rc;
 }
 
-/* Sum of a packed (or single) int64 list, or the number of fixed64 values. */
+/* a + b, held at the int64 limits instead of overflowing. */
+static int64_t add_saturating(int64_t a, int64_t b)
+{
+    int64_t sum;
+    if (!__builtin_add_overflow(a, b, &sum))
+        return sum;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* Sum of a packed (or single) int64 list (held at the int64 limits), or
+ * the number of fixed64 values. */
 static bool sum_values(const struct pb_field *f, int64_t *sum, bool *seen)
 {
     *seen = true;
     if (f->wire == PB_VARINT) {
-        *sum += (int64_t)f->value;
+        *sum = add_saturating(*sum, (int64_t)f->value);
         return true;
     }
     if (f->wire != PB_LEN)
@@ -116,7 +126,7 @@ static bool sum_values(const struct pb_field *f, int64_t *sum, bool *seen)
     while (r.p < r.end) {
         if (!pb_varint(&r, &v))
             return false;
-        *sum += (int64_t)v;
+        *sum = add_saturating(*sum, (int64_t)v);
     }
     return true;
 }

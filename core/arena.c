@@ -76,6 +76,21 @@ void profd_arena_destroy(struct profd_arena *a)
     free(a);
 }
 
+void profd_arena_reset(struct profd_arena *a)
+{
+    struct chunk *keep = a->head;
+    if (!keep)
+        return;
+    for (struct chunk *c = keep->next, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    keep->next = NULL;
+    keep->used = 0;
+    a->footprint = keep->size;
+    a->next_size = keep->size;
+}
+
 void *profd_arena_alloc(struct profd_arena *a, size_t n)
 {
     n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);

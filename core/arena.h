@@ -11,6 +11,9 @@ struct profd_arena;
 struct profd_arena *profd_arena_create(size_t first_chunk);
 /* Frees the arena and everything allocated from it. Accepts NULL. */
 void profd_arena_destroy(struct profd_arena *a);
+/* Frees everything allocated from a, keeping its newest (largest) block
+ * for what comes next. */
+void profd_arena_reset(struct profd_arena *a);
 /* Returns n bytes aligned to 16, uninitialized. Aborts on exhaustion. */
 void *profd_arena_alloc(struct profd_arena *a, size_t n);
 /* Like profd_arena_alloc, zero-filled. */

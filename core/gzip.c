@@ -45,27 +45,29 @@ static uint32_t member_isize(const uint8_t *data, size_t len)
     return v;   /* little-endian hosts only, as libdeflate's gzip trailer */
 }
 
-int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
-                 char *err, size_t errlen)
+int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t **buf,
+                      size_t *cap, size_t *out_len, char *err, size_t errlen)
 {
-    size_t cap = 0, used = 0, in_off = 0;
-    uint8_t *buf = NULL;
-    int rc = -1;
+    size_t used = 0, in_off = 0;
     /* The last member's ISIZE is a good first guess when there is one member. */
     size_t guess = len >= 18 ? member_isize(data, len) : 0;
-    cap = guess > 0 && guess <= max_out ? guess : len * 4 + 64;
-    if (cap > max_out)
-        cap = max_out;
-    buf = profd_xmalloc(cap + 1);
+    size_t want = guess > 0 && guess <= max_out ? guess : len * 4 + 64;
+    if (want > max_out)
+        want = max_out;
+    if (!*buf || *cap < want) {
+        free(*buf);
+        *buf = profd_xmalloc(want + 1);
+        *cap = want;
+    }
     while (in_off < len) {
         if (!profd_is_gzip(data + in_off, len - in_off)) {
             snprintf(err, errlen, "gzip: bad magic at byte %zu", in_off);
-            goto fail;
+            return -1;
         }
         for (;;) {
             size_t in_used = 0, produced = 0;
             enum libdeflate_result r = libdeflate_gzip_decompress_ex(
-                decompressor(), data + in_off, len - in_off, buf + used, cap - used, &in_used,
+                decompressor(), data + in_off, len - in_off, *buf + used, *cap - used, &in_used,
                 &produced);
             if (r == LIBDEFLATE_SUCCESS) {
                 used += produced;
@@ -74,23 +76,31 @@ int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out,
             }
             if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
                 snprintf(err, errlen, "gzip: corrupt stream in member at byte %zu", in_off);
-                goto fail;
+                return -1;
             }
-            if (cap >= max_out) {
+            if (*cap >= max_out) {
                 snprintf(err, errlen, "gzip: decompressed size exceeds the limit of %zu bytes",
                          max_out);
-                rc = -2;
-                goto fail;
+                return -2;
             }
-            cap = cap * 2 > max_out ? max_out : cap * 2;
-            buf = profd_xrealloc(buf, cap + 1);
+            *cap = *cap * 2 > max_out ? max_out : *cap * 2;
+            *buf = profd_xrealloc(*buf, *cap + 1);
         }
     }
-    *out = buf;
     *out_len = used;
     return 0;
-fail:
-    free(buf);
+}
+
+int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
+                 char *err, size_t errlen)
+{
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int rc = profd_gunzip_into(data, len, max_out, &buf, &cap, out_len, err, errlen);
+    if (rc < 0)
+        free(buf);
+    else
+        *out = buf;
     return rc;
 }
 

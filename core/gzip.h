@@ -19,6 +19,11 @@ bool profd_is_gzip(const uint8_t *data, size_t len);
 int profd_gunzip(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len,
                  char *err, size_t errlen);
 
+/* Same, into *buf (malloc'd, *cap bytes, or NULL), grown or replaced as
+ * needed and kept by the caller whatever the result. */
+int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t **buf,
+                      size_t *cap, size_t *out_len, char *err, size_t errlen);
+
 /* Compresses data into a new malloc'd gzip buffer, at a level by its size
  * (5 up to 4 MiB, then faster ones). */
 void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len);

@@ -22,7 +22,17 @@
 struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t max_decoded,
                                          char *err, size_t errlen);
 
-/* Same, taking ownership of a raw (uncompressed) malloc'd buffer. */
+/*
+ * Checks a profile as profd_pprof_decode would, with the same errors, and
+ * keeps nothing but its time and duration: the model is built where the
+ * thread's previous check built its own, and dropped. 0, or -1 with err
+ * filled.
+ */
+int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
+                      int64_t *duration_nanos, char *err, size_t errlen);
+
+/* Same as profd_pprof_decode, taking ownership of a raw (uncompressed)
+ * malloc'd buffer. */
 struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen);
 
 /*

@@ -249,8 +249,18 @@ static bool read_entry_id(struct decoder *d, const struct pb_field *outer, struc
     return true;
 }
 
-/* The most a thread keeps between decodes. */
-enum { KEPT_MAX_BYTES = 1 << 20 };
+/* The most a thread keeps between decodes, of the decode's arrays and of
+ * a check's inflated bytes and model. */
+enum { KEPT_MAX_BYTES = 1 << 20, CHECK_KEPT_MAX_BYTES = 4 << 20 };
+
+/* What a thread keeps: the arrays a decode grows, and what a check
+ * inflates and builds (see profd_pprof_check). */
+struct kept {
+    struct decode_arrays arrays;
+    uint8_t *raw;
+    size_t raw_cap;
+    struct profd_arena *arena;
+};
 
 static pthread_key_t kept_key;
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
@@ -276,10 +286,13 @@ static void free_arrays(struct decode_arrays *a)
 }
 
 /* The key's destructor, at the exit of a thread that decoded. */
-static void kept_destroy(void *a)
+static void kept_destroy(void *arg)
 {
-    free_arrays(a);
-    free(a);
+    struct kept *k = arg;
+    free_arrays(&k->arrays);
+    free(k->raw);
+    profd_arena_destroy(k->arena);
+    free(k);
 }
 
 static void kept_key_create(void)
@@ -288,22 +301,30 @@ static void kept_key_create(void)
         abort();
 }
 
-/* Starts d with the arrays this thread kept (the thread keeps none while
- * d has them); the thread's holder is made on first use. */
-static void decoder_take_arrays(struct decoder *d)
+/* The calling thread's kept state, made on first use; NULL when it cannot
+ * be made. */
+static struct kept *kept_of_thread(void)
 {
     pthread_once(&kept_once, kept_key_create);
-    struct decode_arrays *kept = pthread_getspecific(kept_key);
-    if (!kept) {
-        kept = calloc(1, sizeof(*kept));
-        if (kept && pthread_setspecific(kept_key, kept) != 0) {
-            free(kept);
-            kept = NULL;
+    struct kept *k = pthread_getspecific(kept_key);
+    if (!k) {
+        k = calloc(1, sizeof(*k));
+        if (k && pthread_setspecific(kept_key, k) != 0) {
+            free(k);
+            k = NULL;
         }
     }
-    if (kept) {
-        d->a = *kept;
-        *kept = (struct decode_arrays){0};
+    return k;
+}
+
+/* Starts d with the arrays this thread kept (the thread keeps none while
+ * d has them). */
+static void decoder_take_arrays(struct decoder *d)
+{
+    struct kept *k = kept_of_thread();
+    if (k) {
+        d->a = k->arrays;
+        k->arrays = (struct decode_arrays){0};
     }
 }
 
@@ -323,9 +344,9 @@ static void decoder_end(struct decoder *d)
     const struct scratch *sc = &d->a.scratch;
     bytes += sc->lines_cap * sizeof(*sc->lines) + sc->locations_cap * sizeof(*sc->locations) +
              sc->values_cap * sizeof(*sc->values) + sc->labels_cap * sizeof(*sc->labels);
-    struct decode_arrays *kept = pthread_getspecific(kept_key);
-    if (kept && bytes <= KEPT_MAX_BYTES)
-        *kept = d->a;
+    struct kept *k = pthread_getspecific(kept_key);
+    if (k && bytes <= KEPT_MAX_BYTES)
+        k->arrays = d->a;
     else
         free_arrays(&d->a);
 }
@@ -846,18 +867,14 @@ static void alloc_tables(struct decoder *d)
     p->comments = table(p, c[F_COMMENT], sizeof(*p->comments));
 }
 
-/* Decodes raw (len bytes), ids assumed or read: the profile, which owns
- * raw, or NULL with err set (raw not freed). */
-static struct profd_profile *decode(uint8_t *raw, size_t len, bool ids_assumed, char *err,
-                                    size_t errlen)
+/* Decodes raw (len bytes) into p, which has its arena and nothing else
+ * yet, ids assumed or read: false with err set. */
+static bool decode_into(struct profd_profile *p, const uint8_t *raw, size_t len,
+                        bool ids_assumed, char *err, size_t errlen)
 {
-    struct decoder d = {.buf = raw, .len = len, .err = err, .errlen = errlen,
-                        .ids_assumed = ids_assumed};
+    struct decoder d = {.buf = raw, .len = len, .p = p, .arena = p->arena, .err = err,
+                        .errlen = errlen, .ids_assumed = ids_assumed};
     err[0] = '\0';
-    d.p = profd_xcalloc(1, sizeof(*d.p));
-    d.p->backing = raw;
-    d.p->arena = profd_arena_create(len + len / 2);   /* tables + samples fit in one block */
-    d.arena = d.p->arena;
     decoder_take_arrays(&d);
     bool ok = count_fields(&d);
     if (ok) {
@@ -865,12 +882,22 @@ static struct profd_profile *decode(uint8_t *raw, size_t len, bool ids_assumed, 
         ok = decode_all_fields(&d);
     }
     decoder_end(&d);
-    if (!ok) {
-        d.p->backing = NULL;
-        profd_profile_free(d.p);
+    return ok;
+}
+
+/* Decodes raw (len bytes), ids assumed or read: the profile, which owns
+ * raw, or NULL with err set (raw not freed). */
+static struct profd_profile *decode(uint8_t *raw, size_t len, bool ids_assumed, char *err,
+                                    size_t errlen)
+{
+    struct profd_profile *p = profd_xcalloc(1, sizeof(*p));
+    p->arena = profd_arena_create(len + len / 2);   /* tables + samples fit in one block */
+    if (!decode_into(p, raw, len, ids_assumed, err, errlen)) {
+        profd_profile_free(p);
         return NULL;
     }
-    return d.p;
+    p->backing = raw;
+    return p;
 }
 
 struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen)
@@ -901,4 +928,62 @@ struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t
         raw_len = len;
     }
     return profd_pprof_decode_owned(raw, raw_len, err, errlen);
+}
+
+/* Ends a check: what it inflated and built is dropped, and kept for the
+ * next one unless it grew past CHECK_KEPT_MAX_BYTES. */
+static void check_end(struct kept *k)
+{
+    if (k->raw_cap > CHECK_KEPT_MAX_BYTES) {
+        free(k->raw);
+        k->raw = NULL;
+        k->raw_cap = 0;
+    }
+    if (k->arena && profd_arena_footprint(k->arena) > CHECK_KEPT_MAX_BYTES) {
+        profd_arena_destroy(k->arena);
+        k->arena = NULL;
+    } else if (k->arena) {
+        profd_arena_reset(k->arena);
+    }
+}
+
+int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
+                      int64_t *duration_nanos, char *err, size_t errlen)
+{
+    struct kept *k = kept_of_thread();
+    if (!k) {   /* no room to keep anything: a decode that is freed */
+        struct profd_profile *p = profd_pprof_decode(data, len, max_decoded, err, errlen);
+        if (p) {
+            *time_nanos = p->time_nanos;
+            *duration_nanos = p->duration_nanos;
+        }
+        profd_profile_free(p);
+        return p ? 0 : -1;
+    }
+    const uint8_t *raw = data;
+    size_t raw_len = len;
+    if (profd_is_gzip(data, len)) {
+        if (profd_gunzip_into(data, len, max_decoded, &k->raw, &k->raw_cap, &raw_len, err,
+                              errlen) < 0) {
+            check_end(k);
+            return -1;
+        }
+        raw = k->raw;
+    } else if (len > max_decoded) {
+        snprintf(err, errlen, "pprof: %zu bytes exceed the limit of %zu", len, max_decoded);
+        return -1;
+    }
+    if (!k->arena)
+        k->arena = profd_arena_create(raw_len + raw_len / 2);
+    struct profd_profile p = {.arena = k->arena};
+    bool ok = decode_into(&p, raw, raw_len, true, err, errlen);
+    if (!ok) {
+        profd_arena_reset(k->arena);
+        p = (struct profd_profile){.arena = k->arena};
+        ok = decode_into(&p, raw, raw_len, false, err, errlen);
+    }
+    *time_nanos = p.time_nanos;
+    *duration_nanos = p.duration_nanos;
+    check_end(k);
+    return ok ? 0 : -1;
 }

@@ -98,17 +98,17 @@ struct profd_record *profd_record_add_pprof(struct profd_batch *b, const uint8_t
                                             size_t len, size_t max_decoded, char *err,
                                             size_t errlen)
 {
+    int64_t time_nanos, duration_nanos;
+    if (profd_pprof_check(data, len, max_decoded ? max_decoded : PROFD_PPROF_MAX_DECODED,
+                          &time_nanos, &duration_nanos, err, errlen) < 0)
+        return NULL;
     uint8_t *copy = profd_xmalloc(len ? len : 1);
     memcpy(copy, data, len);
     struct profd_record *r = profd_record_add(
         b, copy, len, profd_is_gzip(copy, len) ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
     r->max_decoded = max_decoded;
-    if (!profd_record_profile(r, err, errlen)) {
-        profd_batch_remove(b, b->nrecords - 1);
-        return NULL;
-    }
-    r->time_nanos = r->profile->time_nanos;
-    r->duration_nanos = r->profile->duration_nanos;
+    r->time_nanos = time_nanos;
+    r->duration_nanos = duration_nanos;
     return r;
 }
 

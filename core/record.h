@@ -36,10 +36,11 @@ size_t profd_batch_bytes(const struct profd_batch *b);
 /* Adds a record owning payload (malloc'd, len bytes, encoding enc). */
 struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size_t len,
                                       enum profd_encoding enc);
-/* A copy of a pprof as received (gzip'd or not) added to b, decoded to
- * check it, inflating to at most max_decoded bytes (0: 1 GiB); its time and
- * duration are the profile's. On malformed input NULL with err filled, and
- * no record added. */
+/* A copy of a pprof as received (gzip'd or not) added to b, checked as a
+ * decode would check it, inflating to at most max_decoded bytes (0: 1 GiB);
+ * its time and duration are the profile's. The model is not kept: the
+ * first component that needs it decodes it. On malformed input NULL with
+ * err filled, and no record added. */
 struct profd_record *profd_record_add_pprof(struct profd_batch *b, const uint8_t *data,
                                             size_t len, size_t max_decoded, char *err,
                                             size_t errlen);

@@ -61,8 +61,9 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
  * runtime addresses again, as pprof has them, for records first.. of b. */
 static void denormalize(const struct profd_host *host, struct profd_batch *b, size_t first)
 {
+    char err[256];
     for (size_t i = first; i < b->nrecords; i++) {
-        struct profd_profile *p = host->record_profile(b->records[i], NULL, 0);
+        struct profd_profile *p = host->record_profile(b->records[i], err, sizeof(err));
         for (uint32_t l = 0; p && l < p->nlocations; l++) {
             struct profd_location *loc = &p->locations[l];
             if (!loc->mapping || loc->mapping > p->nmappings)

@@ -164,7 +164,11 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
         snprintf(why, whylen, "profile field: %s", err);
         return false;
     }
-    struct profd_profile *p = r->profile;
+    struct profd_profile *p = host->record_profile(r, err, sizeof(err));
+    if (!p) {   /* checked already: only memory could fail it */
+        snprintf(why, whylen, "profile field: %s", err);
+        return false;
+    }
     json_t *types = has_config ? load_sample_type_config(&config, why, whylen) : NULL;
     if (has_config && !types)
         return false;

@@ -9,6 +9,13 @@
  * profd_server_http, and are answered with the status, content type and
  * body it leaves. A request that cannot be read whole is answered with its
  * status and the connection closed.
+ *
+ * A small keep-alive response in plaintext waits in its connection until
+ * the event loop has read everything that was ready in this round, and
+ * goes out then, each with one system call (no epoll_ctl, no wait for
+ * writability): a client with several connections is woken once for the
+ * responses of a round rather than once for each, and a wake-up costs more
+ * than the response (on a virtual machine most of all).
  */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -30,6 +37,7 @@
 #define PREFACE_LEN 24
 #define IDLE_SECONDS 120
 #define LINGER_SECONDS 2       /* reading what a closed request still sends */
+#define UNSENT_MAX 512         /* a response this small waits for the round's end */
 
 enum h1_state { H1_DETECT, H1_HEAD, H1_BODY, H1_CHUNK_SIZE, H1_CHUNK_DATA, H1_CHUNK_END,
                 H1_TRAILERS, H1_CLOSING, H1_LINGERING };
@@ -45,13 +53,84 @@ struct h1_conn {
     uint8_t *body;
     size_t len, cap;
     uint64_t remaining;        /* of the body, or of the current chunk */
+    /* Responses waiting for the round's end; on the server's list while
+     * there are any. */
+    struct h1_conn *unsent_next, **unsent_prevp;
+    size_t unsent_len;
+    char unsent[UNSENT_MAX];
 };
+
+static void unsent_unlink(struct h1_conn *c)
+{
+    if (!c->unsent_prevp)
+        return;
+    *c->unsent_prevp = c->unsent_next;
+    if (c->unsent_next)
+        c->unsent_next->unsent_prevp = c->unsent_prevp;
+    c->unsent_next = NULL;
+    c->unsent_prevp = NULL;
+}
+
+/* Moves c's waiting responses to its output buffer, ahead of anything
+ * added to it after. */
+static void unsent_to_output(struct h1_conn *c)
+{
+    unsent_unlink(c);
+    if (c->unsent_len)
+        evbuffer_add(bufferevent_get_output(c->bev), c->unsent, c->unsent_len);
+    c->unsent_len = 0;
+}
+
+/* The round's end: every waiting response is sent; what a socket does not
+ * take goes to its output buffer (errors show on that buffered write). */
+static void send_unsent(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct profd_server *s = arg;
+    while (s->h1_unsent) {
+        struct h1_conn *c = s->h1_unsent;
+        unsent_unlink(c);
+        ssize_t n = send(bufferevent_getfd(c->bev), c->unsent, c->unsent_len,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        size_t sent = n > 0 ? (size_t)n : 0;
+        if (sent < c->unsent_len)
+            evbuffer_add(bufferevent_get_output(c->bev), c->unsent + sent, c->unsent_len - sent);
+        c->unsent_len = 0;
+    }
+}
+
+/* Has a response wait in c for the round's end; false when it cannot (TLS,
+ * something buffered already, too large). */
+static bool wait_for_round_end(struct h1_conn *c, const char *head, size_t head_len,
+                               const uint8_t *body, size_t len)
+{
+    if (c->s->tls || evbuffer_get_length(bufferevent_get_output(c->bev)) != 0 ||
+        c->unsent_len + head_len + len > sizeof(c->unsent))
+        return false;
+    memcpy(c->unsent + c->unsent_len, head, head_len);
+    if (len)
+        memcpy(c->unsent + c->unsent_len + head_len, body, len);
+    c->unsent_len += head_len + len;
+    if (!c->unsent_prevp) {
+        struct profd_server *s = c->s;
+        c->unsent_next = s->h1_unsent;
+        if (s->h1_unsent)
+            s->h1_unsent->unsent_prevp = &c->unsent_next;
+        c->unsent_prevp = &s->h1_unsent;
+        s->h1_unsent = c;
+        /* active events run in order: after the reads of this round */
+        event_active(s->h1_round_end, EV_TIMEOUT, 0);
+    }
+    return true;
+}
 
 static void conn_free(struct h1_conn *c, bool free_bev)
 {
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
+    unsent_unlink(c);
     if (free_bev)
         bufferevent_free(c->bev);
     free(c->head);
@@ -79,21 +158,6 @@ static const char *reason(int status)
     }
 }
 
-/* Sends what it can of a keep-alive response straight to the socket when
- * nothing is waiting before it (plaintext): the usual small response then
- * costs one system call, not two epoll_ctl calls and a wake-up for
- * writability. Returns the bytes sent. */
-static size_t send_now(struct h1_conn *c, const char *head, size_t head_len, const uint8_t *body,
-                       size_t len)
-{
-    if (c->s->tls || evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
-        return 0;
-    struct iovec iov[2] = {{(void *)head, head_len}, {(void *)body, len}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
-    ssize_t n = sendmsg(bufferevent_getfd(c->bev), &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-    return n > 0 ? (size_t)n : 0;   /* errors show on the buffered write that follows */
-}
-
 /* Writes a response; with close, the connection ends once it is sent. */
 static void respond(struct h1_conn *c, int status, const char *content_type, const uint8_t *body,
                     size_t len, bool close)
@@ -104,13 +168,13 @@ static void respond(struct h1_conn *c, int status, const char *content_type, con
                      content_type ? content_type : "", content_type ? "\r\n" : "",
                      status == 405 ? "Allow: POST\r\n" : "", close ? "Connection: close\r\n" : "");
     size_t head_len = n > 0 && (size_t)n < sizeof(head) ? (size_t)n : sizeof(head) - 1;
-    size_t sent = close ? 0 : send_now(c, head, head_len, body, len);
+    if (!close && wait_for_round_end(c, head, head_len, body, len))
+        return;
+    unsent_to_output(c);
     struct evbuffer *out = bufferevent_get_output(c->bev);
-    if (sent < head_len)
-        evbuffer_add(out, head + sent, head_len - sent);
-    size_t body_sent = sent > head_len ? sent - head_len : 0;
-    if (body_sent < len)
-        evbuffer_add(out, body + body_sent, len - body_sent);
+    evbuffer_add(out, head, head_len);
+    if (len)
+        evbuffer_add(out, body, len);
     if (close) {
         c->state = H1_CLOSING;
         bufferevent_disable(c->bev, EV_READ);
@@ -212,8 +276,10 @@ static bool read_head(struct h1_conn *c, struct evbuffer *in)
         return false;
     }
     bool has_body = c->h.chunked || c->h.content_length > 0;
-    if (c->h.expect_continue && has_body)
+    if (c->h.expect_continue && has_body) {
+        unsent_to_output(c);
         evbuffer_add_printf(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n");
+    }
     c->remaining = c->h.content_length;
     c->state = c->h.chunked ? H1_CHUNK_SIZE : H1_BODY;
     return true;
@@ -368,6 +434,8 @@ static void on_event(struct bufferevent *bev, short events, void *arg)
 
 void profd_http1_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
 {
+    if (!s->h1_round_end)
+        s->h1_round_end = event_new(s->base, -1, 0, send_unsent, s);
     struct h1_conn *c = profd_xcalloc(1, sizeof(*c));
     c->s = s;
     profd_server_peer_name(addr, c->peer, sizeof(c->peer));
@@ -387,8 +455,13 @@ void profd_http1_close_all(struct profd_server *s)
 {
     while (s->h1_conns) {
         struct h1_conn *c = s->h1_conns;
-        if (!s->tls)   /* what was answered already goes out before the close */
+        if (!s->tls) {   /* what was answered already goes out before the close */
+            unsent_to_output(c);
             evbuffer_write(bufferevent_get_output(c->bev), bufferevent_getfd(c->bev));
+        }
         conn_free(c, true);
     }
+    if (s->h1_round_end)
+        event_free(s->h1_round_end);
+    s->h1_round_end = NULL;
 }

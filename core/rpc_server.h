@@ -35,6 +35,8 @@ struct profd_server {
     struct evconnlistener *listener;
     struct h2_conn *conns;           /* HTTP/2 connections, a list */
     struct h1_conn *h1_conns;        /* HTTP/1.1 (and not yet told apart), a list */
+    struct h1_conn *h1_unsent;       /* those with responses waiting for the round's end */
+    struct event *h1_round_end;      /* made active to send them */
 };
 
 /* See struct profd_host.server_start / server_stop. */

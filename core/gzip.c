@@ -59,6 +59,8 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
         *buf = profd_xmalloc(want + 1);
         *cap = want;
     }
+    /* A buffer kept from a larger output is used up to max_out only. */
+    size_t room = *cap < max_out ? *cap : max_out;
     while (in_off < len) {
         if (!profd_is_gzip(data + in_off, len - in_off)) {
             snprintf(err, errlen, "gzip: bad magic at byte %zu", in_off);
@@ -67,7 +69,7 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
         for (;;) {
             size_t in_used = 0, produced = 0;
             enum libdeflate_result r = libdeflate_gzip_decompress_ex(
-                decompressor(), data + in_off, len - in_off, *buf + used, *cap - used, &in_used,
+                decompressor(), data + in_off, len - in_off, *buf + used, room - used, &in_used,
                 &produced);
             if (r == LIBDEFLATE_SUCCESS) {
                 used += produced;
@@ -78,13 +80,16 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
                 snprintf(err, errlen, "gzip: corrupt stream in member at byte %zu", in_off);
                 return -1;
             }
-            if (*cap >= max_out) {
+            if (room >= max_out) {
                 snprintf(err, errlen, "gzip: decompressed size exceeds the limit of %zu bytes",
                          max_out);
                 return -2;
             }
-            *cap = *cap * 2 > max_out ? max_out : *cap * 2;
-            *buf = profd_xrealloc(*buf, *cap + 1);
+            room = room * 2 > max_out ? max_out : room * 2;
+            if (room > *cap) {
+                *buf = profd_xrealloc(*buf, room + 1);
+                *cap = room;
+            }
         }
     }
     *out_len = used;

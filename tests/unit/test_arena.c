@@ -44,6 +44,25 @@ TEST(an_adopted_arena_lives_as_long_as_its_adopter)
     profd_arena_destroy(a);   /* ASan and valgrind: other's chunks freed with it */
 }
 
+TEST(a_reset_arena_keeps_its_newest_block_for_what_comes_next)
+{
+    struct profd_arena *a = profd_arena_create(64);
+    profd_arena_reset(a);   /* nothing yet: nothing to keep */
+    CHECK_INT(profd_arena_footprint(a), 0);
+    for (int i = 0; i < 4; i++)
+        memset(profd_arena_alloc(a, 6000), i, 6000);
+    size_t newest = profd_arena_footprint(a);
+    char *last = profd_arena_alloc(a, 16);
+    profd_arena_reset(a);
+    CHECK(profd_arena_footprint(a) < newest);
+    char *first = profd_arena_alloc(a, 16);   /* the kept block, from its start */
+    CHECK(first != NULL && (uintptr_t)first % 16 == 0);
+    CHECK(first <= last);
+    memset(profd_arena_alloc(a, 1 << 20), 1, 1 << 20);   /* grows again past it */
+    CHECK(profd_arena_footprint(a) > (1u << 20));
+    profd_arena_destroy(a);   /* ASan and valgrind: the dropped blocks were freed */
+}
+
 /* Pages of [p, p + len) present in memory. */
 static size_t resident_pages(const void *p, size_t len)
 {

@@ -374,13 +374,58 @@ TEST(unpacked_sparse_ids_unknown_fields)
     free(w.buf);
 }
 
+/* Decode and check agree on data: both accept it, with the same time and
+ * duration, or both refuse it with the same message, which is returned
+ * (into err). */
+static bool decode_and_check_agree(const uint8_t *data, size_t len, char *err, size_t errlen)
+{
+    char check_err[256] = "";
+    int64_t t = -1, d = -1;
+    struct profd_profile *p = profd_pprof_decode(data, len, 1 << 20, err, errlen);
+    int rc = profd_pprof_check(data, len, 1 << 20, &t, &d, check_err, sizeof(check_err));
+    CHECK_INT(rc, p ? 0 : -1);
+    if (p) {
+        CHECK_INT(t, p->time_nanos);
+        CHECK_INT(d, p->duration_nanos);
+    } else {
+        CHECK_STR(check_err, err);
+    }
+    bool ok = p != NULL;
+    profd_profile_free(p);
+    return ok;
+}
+
+/* Decode and check both refuse data with a message holding want. */
 static void expect_error(const uint8_t *data, size_t len, const char *want)
 {
     char err[256] = "";
-    struct profd_profile *p = profd_pprof_decode(data, len, 1 << 20, err, sizeof(err));
-    CHECK(p == NULL);
+    CHECK(!decode_and_check_agree(data, len, err, sizeof(err)));
     CHECK_CONTAINS(err, want);
-    profd_profile_free(p);
+}
+
+/* Checks in a row keep what they inflate and build for the next one: each
+ * corpus profile, gzip'd and raw, after a larger one and a refused one,
+ * is read as its decode reads it. */
+TEST(checks_in_a_row_agree_with_decodes)
+{
+    char err[256];
+    for (size_t i = 0; i < sizeof(corpus_files) / sizeof(*corpus_files); i++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/go/%s.pb.gz", check_corpus(), corpus_files[i]);
+        size_t len, raw_len;
+        unsigned char *gz = check_read_file(path, &len);
+        uint8_t *raw;
+        CHECK_INT(profd_gunzip(gz, len, PROFD_PPROF_MAX_DECODED, &raw, &raw_len, err,
+                               sizeof(err)), 0);
+        int64_t t, d;
+        CHECK_INT(profd_pprof_check(gz, len, raw_len - 1, &t, &d, err, sizeof(err)), -1);
+        CHECK_CONTAINS(err, "exceeds the limit of");
+        CHECK(decode_and_check_agree(gz, len, err, sizeof(err)) || raw_len > (1 << 20));
+        CHECK(decode_and_check_agree(raw, raw_len, err, sizeof(err)) || raw_len > (1 << 20));
+        CHECK(!decode_and_check_agree(raw, raw_len / 2, err, sizeof(err)));
+        free(raw);
+        free(gz);
+    }
 }
 
 /* A thread's decodes reuse the arrays they grow: a decode after a larger
@@ -419,7 +464,7 @@ TEST(malformed_inputs_are_refused_with_place)
     expect_error(w.buf, w.len - 3, "at byte");   /* truncated in the last field */
     for (size_t cut = 1; cut < w.len; cut++) {     /* no cut may crash or leak */
         char err[256];
-        profd_profile_free(profd_pprof_decode(w.buf, cut, 1 << 20, err, sizeof(err)));
+        decode_and_check_agree(w.buf, cut, err, sizeof(err));
     }
     free(w.buf);
 

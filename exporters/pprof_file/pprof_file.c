@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../lib/file_io.h"
+#include "../../lib/hash.h"
 #include "profd/plugin.h"
 #include "retention.h"
 #include "template.h"
@@ -69,12 +70,19 @@ static const struct profd_option options[] = {
     {0},
 };
 
+/* How many names found taken are remembered (by hash, a slot each). */
+#define TAKEN_SLOTS 256
+
 struct state {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
     atomic_uint seq;          /* names temp files */
     atomic_uint collisions;   /* suffixes for names already taken */
+    /* Hashes of names found taken: the next profile named the same goes
+     * straight to a suffix (profiles of one series and time, a burst of
+     * one service's instances) instead of trying the name again. */
+    _Atomic uint64_t taken[TAKEN_SLOTS];
     atomic_bool unnamed_works;   /* O_TMPFILE and /proc/self/fd are there */
     atomic_bool empty_path_works;   /* linkat(fd, "", AT_EMPTY_PATH) is allowed */
     pthread_mutex_t retention_lock;
@@ -146,18 +154,36 @@ static void fsync_dir_of(const char *path)
     free(dir);
 }
 
+/* A nonzero hash of a file name. */
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 0;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t word = 0;
+        memcpy(&word, name + i, n - i < 8 ? n - i : 8);
+        h = hash_mix(h, word);
+    }
+    return h | 1;
+}
+
 /* Links the file (from_dir, from) names (a path; "/proc/self/fd/N" or, with
  * AT_EMPTY_PATH, the descriptor itself for an O_TMPFILE) to final without
- * replacing anything. When the name is taken, a
- * suffix -N goes before the extension, N from a counter that only grows, so
- * a burst of profiles with one timestamp costs one extra try each, not a
- * scan. Returns 0 with *written set, or -1 with errno. */
+ * replacing anything. When the name is taken, a suffix -N goes before the
+ * extension, N from a counter that only grows, so a burst of profiles with
+ * one timestamp costs one extra try each, not a scan; and once a name was
+ * found taken, the next profile named the same is given a suffix without
+ * trying it (a name freed meanwhile is not given back, which never
+ * overwrites). Returns 0 with *written set, or -1 with errno. */
 static int link_new(struct state *s, int from_dir, const char *from, int flags,
                     const char *final, char **written)
 {
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
     size_t stem = strlen(final) - strlen(ext);
-    for (int attempt = 0; attempt < 1000; attempt++) {
+    uint64_t hash = name_hash(final);
+    _Atomic uint64_t *taken = &s->taken[hash % TAKEN_SLOTS];
+    int first = atomic_load_explicit(taken, memory_order_relaxed) == hash;
+    for (int attempt = first; attempt < 1000; attempt++) {
         char *name;
         if (attempt == 0)
             name = strdup(final);
@@ -176,6 +202,8 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
             errno = e;
             return -1;
         }
+        if (attempt == 0)
+            atomic_store_explicit(taken, hash, memory_order_relaxed);
     }
     errno = EEXIST;
     return -1;

@@ -98,6 +98,22 @@ class PipelineTest(ProfdTestCase):
         self.assertEqual(os.listdir(self.path("over")), ["same.pb.gz"])
         self.assertIn(open(self.path("over", "same.pb.gz"), "rb").read(), originals)
 
+    def test_a_name_found_taken_goes_straight_to_a_suffix(self):
+        """Once a name was found taken, the next profile of that name is given
+        a suffix without trying the name: one freed meanwhile stays free."""
+        p = self.start(config([("pprof_file", "directory: ./out, path_template: same.pb.gz")]))
+        for i, name in enumerate(["cpu.pb.gz", "heap.pb.gz"]):
+            self.spool(name, src=os.path.join(GO_CORPUS, name))
+            p.wait_log(r"pprof_file: wrote ", count=i + 1)
+        self.assertEqual(sorted(os.listdir(self.path("out"))), ["same-1.pb.gz", "same.pb.gz"])
+        os.unlink(self.path("out", "same.pb.gz"))
+        self.spool("mutex.pb.gz", src=os.path.join(GO_CORPUS, "mutex.pb.gz"))
+        p.wait_log(r"pprof_file: wrote ", count=3)
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(sorted(os.listdir(self.path("out"))), ["same-1.pb.gz", "same-2.pb.gz"])
+        with open(self.path("out", "same-2.pb.gz"), "rb") as f:
+            self.assertEqual(f.read(), open(os.path.join(GO_CORPUS, "mutex.pb.gz"), "rb").read())
+
     def test_reencoded_output_reads_the_same_in_go_pprof(self):
         p = self.start(config([("pprof_file", 'reencode: true, path_template: "{__name__}/{unix_nanos}.pb.gz"')]))
         files = corpus_files()

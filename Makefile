@@ -9,7 +9,7 @@ WERROR   ?= -Werror
 SANITIZE ?=
 
 PKGS     := yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto \
-            libnghttp2 libzstd libisal
+            libnghttp2 libzstd libisal liburing
 OPT      ?= -O2 -g
 # Asked of pkg-config when a recipe first needs them, once `deps` has
 # installed the packages (a fresh machine has none when make starts).

@@ -12,7 +12,8 @@
  *
  * A small keep-alive response in plaintext waits in its connection until
  * the event loop has read everything that was ready in this round, and
- * goes out then, each with one system call (no epoll_ctl, no wait for
+ * the round's responses go out then, together (send_batch.c: one system
+ * call for them all where io_uring is there; no epoll_ctl, no wait for
  * writability): a client with several connections is woken once for the
  * responses of a round rather than once for each, and a wake-up costs more
  * than the response (on a virtual machine most of all).
@@ -30,6 +31,7 @@
 #include "alloc.h"
 #include "http1_parse.h"
 #include "rpc_server.h"
+#include "send_batch.h"
 
 #define MAX_HEAD (64 << 10)
 #define MAX_LINE 1024          /* a chunk-size or trailer line */
@@ -81,8 +83,17 @@ static void unsent_to_output(struct h1_conn *c)
     c->unsent_len = 0;
 }
 
-/* The round's end: every waiting response is sent; what a socket does not
- * take goes to its output buffer (errors show on that buffered write). */
+/* What a socket did not take of c's waiting responses goes to its output
+ * buffer (errors show on that buffered write). */
+static void unsent_sent(void *tag, size_t sent)
+{
+    struct h1_conn *c = tag;
+    if (sent < c->unsent_len)
+        evbuffer_add(bufferevent_get_output(c->bev), c->unsent + sent, c->unsent_len - sent);
+    c->unsent_len = 0;
+}
+
+/* The round's end: every waiting response is sent. */
 static void send_unsent(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -91,13 +102,9 @@ static void send_unsent(evutil_socket_t fd, short what, void *arg)
     while (s->h1_unsent) {
         struct h1_conn *c = s->h1_unsent;
         unsent_unlink(c);
-        ssize_t n = send(bufferevent_getfd(c->bev), c->unsent, c->unsent_len,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        size_t sent = n > 0 ? (size_t)n : 0;
-        if (sent < c->unsent_len)
-            evbuffer_add(bufferevent_get_output(c->bev), c->unsent + sent, c->unsent_len - sent);
-        c->unsent_len = 0;
+        profd_send_batch_add(s->h1_sends, bufferevent_getfd(c->bev), c->unsent, c->unsent_len, c);
     }
+    profd_send_batch_flush(s->h1_sends);
 }
 
 /* Has a response wait in c for the round's end; false when it cannot (TLS,
@@ -434,8 +441,10 @@ static void on_event(struct bufferevent *bev, short events, void *arg)
 
 void profd_http1_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
 {
-    if (!s->h1_round_end)
+    if (!s->h1_round_end) {
         s->h1_round_end = event_new(s->base, -1, 0, send_unsent, s);
+        s->h1_sends = profd_send_batch_new(256, true, unsent_sent);
+    }
     struct h1_conn *c = profd_xcalloc(1, sizeof(*c));
     c->s = s;
     profd_server_peer_name(addr, c->peer, sizeof(c->peer));
@@ -464,4 +473,6 @@ void profd_http1_close_all(struct profd_server *s)
     if (s->h1_round_end)
         event_free(s->h1_round_end);
     s->h1_round_end = NULL;
+    profd_send_batch_free(s->h1_sends);
+    s->h1_sends = NULL;
 }

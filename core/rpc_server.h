@@ -37,6 +37,7 @@ struct profd_server {
     struct h1_conn *h1_conns;        /* HTTP/1.1 (and not yet told apart), a list */
     struct h1_conn *h1_unsent;       /* those with responses waiting for the round's end */
     struct event *h1_round_end;      /* made active to send them */
+    struct profd_send_batch *h1_sends;   /* sends them together */
 };
 
 /* See struct profd_host.server_start / server_stop. */

@@ -26,7 +26,7 @@ clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.
     config/units.c config/diag.c core/alloc.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
 all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
-libnghttp2 libzstd"
+libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c
 receivers/perf_data/unwind.c lib/binary_lookup.c lib/file_io.c lib/grow.c"

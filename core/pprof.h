@@ -31,6 +31,15 @@ struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t
 int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
                       int64_t *duration_nanos, char *err, size_t errlen);
 
+/*
+ * Whether raw[0..len) is a profile profd_pprof_decode accepts, proven
+ * without building it, for profiles whose ids are their positions + 1; its
+ * time and duration then. False leaves the question to the decoder: the
+ * profile may still be valid, or is not and the decoder says why.
+ */
+bool profd_pprof_quick_valid(const uint8_t *raw, size_t len, int64_t *time_nanos,
+                             int64_t *duration_nanos);
+
 /* Same as profd_pprof_decode, taking ownership of a raw (uncompressed)
  * malloc'd buffer. */
 struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *err, size_t errlen);

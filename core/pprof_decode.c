@@ -29,13 +29,8 @@
 #include "arena.h"
 #include "gzip.h"
 #include "pb.h"
+#include "pprof_fields.h"
 #include "profile.h"
-
-enum {
-    F_SAMPLE_TYPE = 1, F_SAMPLE, F_MAPPING, F_LOCATION, F_FUNCTION, F_STRING, F_DROP_FRAMES,
-    F_KEEP_FRAMES, F_TIME, F_DURATION, F_PERIOD_TYPE, F_PERIOD, F_COMMENT, F_DEFAULT_TYPE,
-    F_DOC_URL, F_LAST_
-};
 
 static const char *const field_names[F_LAST_] = {
     "", "sample_type", "sample", "mapping", "location", "function", "string_table",
@@ -972,6 +967,10 @@ int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64
     } else if (len > max_decoded) {
         snprintf(err, errlen, "pprof: %zu bytes exceed the limit of %zu", len, max_decoded);
         return -1;
+    }
+    if (profd_pprof_quick_valid(raw, raw_len, time_nanos, duration_nanos)) {
+        check_end(k);
+        return 0;
     }
     if (!k->arena)
         k->arena = profd_arena_create(raw_len + raw_len / 2);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: the pprof decoder (gzip or raw), then re-encode and
- * decode again: whatever decodes must survive a round trip. */
+ * decode again: whatever decodes must survive a round trip. The quick
+ * validity proof must never accept what the decoder refuses, and must
+ * agree with it on the time and duration. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -11,6 +13,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
     char err[256];
     struct profd_profile *p = profd_pprof_decode(data, len, 16 << 20, err, sizeof(err));
+    int64_t time_nanos, duration_nanos;
+    if (profd_pprof_quick_valid(data, len, &time_nanos, &duration_nanos) &&
+        (!p || p->time_nanos != time_nanos || p->duration_nanos != duration_nanos))
+        abort();   /* proven valid, yet refused or read otherwise */
     if (!p)
         return 0;
     uint8_t *out;

@@ -17,7 +17,7 @@ FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 -std=gnu11 -DPROFD_VERSION=\"fuzz\" -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate libisal)"
 LIBS="$(pkg-config --libs yaml-0.1 libdeflate libisal libpcre2-8 libcrypto) -lpthread"
 mkdir -p $FUZZ_BUILD
-core="core/pb.c core/pprof_decode.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c core/gzip_pieces.c"
+core="core/pb.c core/pprof_decode.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c core/gzip_pieces.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c
 core/relabel.c core/labels.c"
 clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
@@ -61,6 +61,9 @@ for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame
     elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms and perf maps
     *) seeds=tests/fuzz/seeds/$t ;;
     esac
+    if [ $t = pprof ]; then   # raw profiles too: the decoder past gunzip, the quick proof
+        for f in "$CORPUS"/go/*.pb.gz; do gzip -dc "$f" > $work/raw-$(basename "$f" .gz); done
+    fi
     if [ $t = elf ] && command -v go >/dev/null; then   # a Go pc-line table to start from
         go build -ldflags="-s -w" -o $FUZZ_BUILD/gofuncs tests/integration/symbolize/gofuncs.go
         objcopy -O binary --only-section=.gopclntab $FUZZ_BUILD/gofuncs $work/gopclntab

@@ -420,6 +420,8 @@ TEST(checks_in_a_row_agree_with_decodes)
         int64_t t, d;
         CHECK_INT(profd_pprof_check(gz, len, raw_len - 1, &t, &d, err, sizeof(err)), -1);
         CHECK_CONTAINS(err, "exceeds the limit of");
+        int64_t qt, qd;   /* what every encoder writes is proven valid quickly */
+        CHECK(profd_pprof_quick_valid(raw, raw_len, &qt, &qd));
         CHECK(decode_and_check_agree(gz, len, err, sizeof(err)) || raw_len > (1 << 20));
         CHECK(decode_and_check_agree(raw, raw_len, err, sizeof(err)) || raw_len > (1 << 20));
         CHECK(!decode_and_check_agree(raw, raw_len / 2, err, sizeof(err)));
@@ -442,6 +444,9 @@ TEST(decodes_in_a_row_do_not_see_each_other)
     char err[256];
     struct profd_profile *sparse = profd_pprof_decode(w.buf, w.len, 1 << 20, err, sizeof(err));
     CHECK(sparse != NULL);
+    int64_t t, d;   /* ids that are not positions: left to the decoder */
+    CHECK(!profd_pprof_quick_valid(w.buf, w.len, &t, &d));
+    CHECK(decode_and_check_agree(w.buf, w.len, err, sizeof(err)));
     profd_profile_free(sparse);
     free(w.buf);
     struct profd_profile *again = decode_corpus("heap");

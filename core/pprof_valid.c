@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A quick proof that a raw pprof profile is valid, for receivers that check
+ * what they accept without keeping the model: the checks the decoder makes
+ * (pprof_decode.c), in two sweeps that store nothing but counts, for the
+ * profiles every encoder we know writes, whose ids are their positions + 1.
+ * It says yes only when the decoder would accept the profile; anything
+ * else (any doubt, ids that are not positions) is left to the decoder,
+ * which also says why.
+ */
+#include "pprof.h"
+
+#include <stdint.h>
+
+#include "../lib/pb_reader.h"
+#include "pprof_fields.h"
+
+/* A varint field's limit, see within(): no limit, or the entry's id. */
+#define ANY UINT64_MAX
+#define ID (UINT64_MAX - 1)
+
+/* One field: number, wire type, and its value (varint) or payload
+ * (length-delimited). */
+struct fld {
+    uint64_t number, wire;   /* 64 bits: no store of two halves read back as one */
+    uint64_t value;
+    struct pb_reader sub;
+};
+
+/* The next field of c: 1, 0 at the end, -1 when malformed. */
+static inline int next(struct pb_reader *c, struct fld *f)
+{
+    if (c->p >= c->end)
+        return 0;
+    uint64_t tag, len;
+    if (!pb_varint(c, &tag) || (tag >> 3) == 0 || tag >> 32)
+        return -1;
+    f->number = (uint32_t)(tag >> 3);
+    f->wire = (uint32_t)(tag & 7);
+    f->value = 0;
+    switch (f->wire) {
+    case PB_VARINT:
+        return pb_varint(c, &f->value) ? 1 : -1;
+    case PB_I64:
+    case PB_I32:
+        len = f->wire == PB_I64 ? 8 : 4;
+        break;
+    case PB_LEN:
+        if (!pb_varint(c, &len))
+            return -1;
+        break;
+    default:
+        return -1;
+    }
+    if (len > (uint64_t)(c->end - c->p))
+        return -1;
+    f->sub = (struct pb_reader){c->base, c->p, c->p + len};
+    c->p += len;
+    return 1;
+}
+
+/* Whether v keeps to limit: ANY, anything; ID, equal to id; else below
+ * limit (no table has UINT64_MAX - 1 entries). */
+static inline bool within(uint64_t v, uint64_t limit, uint64_t id)
+{
+    return limit == ANY || (limit == ID ? v == id : v < limit);
+}
+
+/* A message whose fields 1..max (limit has max + 1 entries) are varints
+ * keeping to their limits, with its id field when it has one (id != 0). */
+static bool varints_within(struct pb_reader m, unsigned max, const uint64_t *limit, uint64_t id)
+{
+    struct fld f;
+    int rc;
+    bool id_seen = false;
+    while ((rc = next(&m, &f)) > 0) {
+        if (f.number > max)
+            continue;
+        if (f.wire != PB_VARINT || !within(f.value, limit[f.number], id))
+            return false;
+        id_seen |= limit[f.number] == ID;
+    }
+    return rc == 0 && (id == 0 || id_seen);
+}
+
+/* A repeated varint field, packed or not: each value v with v - base below
+ * limit (ANY: any value; base 1 makes 0 wrap past every limit); *n counts
+ * them. */
+static bool repeated_within(const struct fld *f, uint64_t base, uint64_t limit, uint64_t *n)
+{
+    if (f->wire == PB_VARINT) {
+        (*n)++;
+        return within(f->value - base, limit, 0);
+    }
+    if (f->wire != PB_LEN)
+        return false;
+    struct pb_reader c = f->sub;
+    uint64_t v;
+    while (c.p < c.end) {
+        if (!pb_varint(&c, &v) || !within(v - base, limit, 0))
+            return false;
+        (*n)++;
+    }
+    return true;
+}
+
+/* Sweep 1: the tables' sizes, the wire types of the top-level fields, one
+ * time_nanos at most. */
+static bool count(struct pb_reader top, uint64_t *n)
+{
+    static const uint8_t wire_of[F_LAST_] = {
+        [F_SAMPLE_TYPE] = PB_LEN, [F_SAMPLE] = PB_LEN, [F_MAPPING] = PB_LEN,
+        [F_LOCATION] = PB_LEN, [F_FUNCTION] = PB_LEN, [F_STRING] = PB_LEN,
+        [F_PERIOD_TYPE] = PB_LEN,
+    };
+    struct fld f;
+    int rc;
+    while ((rc = next(&top, &f)) > 0) {
+        if (f.number >= F_LAST_ || (f.number == F_COMMENT && f.wire == PB_LEN))
+            continue;
+        if (f.wire != wire_of[f.number] || (f.number == F_TIME && n[F_TIME]))
+            return false;
+        n[f.number]++;
+    }
+    return rc == 0 && n[F_STRING] > 0 && n[F_STRING] <= UINT32_MAX && n[F_LOCATION] < UINT32_MAX &&
+           n[F_FUNCTION] < UINT32_MAX && n[F_MAPPING] < UINT32_MAX;
+}
+
+static bool sample_valid(struct pb_reader m, const uint64_t *n)
+{
+    const uint64_t label[5] = {ANY, n[F_STRING], n[F_STRING], ANY, n[F_STRING]};
+    struct fld f;
+    int rc;
+    uint64_t nlocations = 0, nvalues = 0;
+    while ((rc = next(&m, &f)) > 0) {
+        bool ok = f.number == 1   ? repeated_within(&f, 1, n[F_LOCATION], &nlocations)
+                  : f.number == 2 ? repeated_within(&f, 0, ANY, &nvalues)
+                  : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, label, 0)
+                                  : true;
+        if (!ok)
+            return false;
+    }
+    return rc == 0 && nvalues == n[F_SAMPLE_TYPE];
+}
+
+static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
+{
+    const uint64_t loc[6] = {ANY, ID, n[F_MAPPING] + 1, ANY, ANY, ANY};
+    const uint64_t line[4] = {ANY, n[F_FUNCTION] + 1, ANY, ANY};
+    struct fld f;
+    int rc;
+    bool id_seen = false;
+    while ((rc = next(&m, &f)) > 0) {
+        if (f.number > 5)
+            continue;
+        if (f.number == 4) {
+            if (f.wire != PB_LEN || !varints_within(f.sub, 3, line, 0))
+                return false;
+            continue;
+        }
+        if (f.wire != PB_VARINT || !within(f.value, loc[f.number], id))
+            return false;
+        id_seen |= f.number == 1;
+    }
+    return rc == 0 && id_seen;
+}
+
+/* Sweep 2: every entry and single value, against the sizes of sweep 1. */
+static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time_nanos,
+                          int64_t *duration_nanos)
+{
+    const uint64_t s = n[F_STRING];
+    const uint64_t value_type[3] = {ANY, s, s};
+    const uint64_t mapping[11] = {ANY, ID, ANY, ANY, ANY, s, s, ANY, ANY, ANY, ANY};
+    const uint64_t function[6] = {ANY, ID, s, s, s, ANY};
+    uint64_t at[F_LAST_] = {0}, comments = 0;
+    struct fld f;
+    int rc;
+    bool first_string = true;
+    while ((rc = next(&top, &f)) > 0) {
+        bool ok = true;
+        switch (f.number) {
+        case F_STRING:
+            ok = !first_string || f.sub.p == f.sub.end;   /* string_table[0] == "" */
+            first_string = false;
+            break;
+        case F_SAMPLE_TYPE:
+        case F_PERIOD_TYPE: ok = varints_within(f.sub, 2, value_type, 0); break;
+        case F_MAPPING: ok = varints_within(f.sub, 10, mapping, ++at[F_MAPPING]); break;
+        case F_FUNCTION: ok = varints_within(f.sub, 5, function, ++at[F_FUNCTION]); break;
+        case F_LOCATION: ok = location_valid(f.sub, n, ++at[F_LOCATION]); break;
+        case F_SAMPLE: ok = sample_valid(f.sub, n); break;
+        case F_DROP_FRAMES:
+        case F_KEEP_FRAMES:
+        case F_DEFAULT_TYPE:
+        case F_DOC_URL: ok = f.value < s; break;
+        case F_COMMENT: ok = repeated_within(&f, 0, s, &comments); break;
+        case F_TIME: *time_nanos = (int64_t)f.value; break;
+        case F_DURATION: *duration_nanos = (int64_t)f.value; break;
+        }
+        if (!ok)
+            return false;
+    }
+    return rc == 0;
+}
+
+bool profd_pprof_quick_valid(const uint8_t *raw, size_t len, int64_t *time_nanos,
+                             int64_t *duration_nanos)
+{
+    uint64_t n[F_LAST_] = {0};
+    struct pb_reader top = {raw, raw, raw + len};
+    *time_nanos = *duration_nanos = 0;
+    return count(top, n) && entries_valid(top, n, time_nanos, duration_nanos);
+}

@@ -40,6 +40,7 @@
 #define IDLE_SECONDS 120
 #define LINGER_SECONDS 2       /* reading what a closed request still sends */
 #define UNSENT_MAX 512         /* a response this small waits for the round's end */
+#define KEPT_MAX (64 << 10)    /* request buffers kept for the next request up to this */
 
 enum h1_state { H1_DETECT, H1_HEAD, H1_BODY, H1_CHUNK_SIZE, H1_CHUNK_DATA, H1_CHUNK_END,
                 H1_TRAILERS, H1_CLOSING, H1_LINGERING };
@@ -51,6 +52,7 @@ struct h1_conn {
     char peer[64];
     enum h1_state state;
     char *head;                /* the request's head, parsed in place into h */
+    size_t head_cap;
     struct http1_head h;
     uint8_t *body;
     size_t len, cap;
@@ -223,11 +225,17 @@ static void dispatch(struct h1_conn *c)
     respond(c, res.http_status, res.content_type, res.body, res.len, !c->h.keep_alive);
     free(res.body);
     free(path);
-    free(c->head);
-    free(c->body);
-    c->head = NULL;
-    c->body = NULL;
-    c->len = c->cap = 0;
+    if (c->head_cap > KEPT_MAX) {   /* a small buffer stays for the next request */
+        free(c->head);
+        c->head = NULL;
+        c->head_cap = 0;
+    }
+    if (c->cap > KEPT_MAX) {
+        free(c->body);
+        c->body = NULL;
+        c->cap = 0;
+    }
+    c->len = 0;
     memset(&c->h, 0, sizeof(c->h));
     if (c->state != H1_CLOSING)
         c->state = H1_HEAD;
@@ -266,7 +274,7 @@ static bool read_head(struct h1_conn *c, struct evbuffer *in)
         fail(c, 431, "request head over 64 KiB");
         return false;
     }
-    c->head = profd_xmalloc(len + 1);
+    profd_grow(&c->head, &c->head_cap, len + 1, 1);
     evbuffer_remove(in, c->head, len);
     c->head[len] = '\0';
     char why[160];

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -138,20 +139,28 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     return PROFD_OK;
 }
 
+/* A file's path and the name it was written under: at most PATH_MAX. */
+typedef char path_buf[PATH_MAX];
+
+/* Writes into dir the directory part of path ("." when it has none). */
+static void dir_of(const char *path, path_buf dir)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash)
+        snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path);
+    else
+        strcpy(dir, ".");
+}
+
 static void fsync_dir_of(const char *path)
 {
-    char *dir = strdup(path);
-    if (!dir)
-        return;
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+    path_buf dir;
+    dir_of(path, dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
     if (fd >= 0) {
         fsync(fd);
         close(fd);
     }
-    free(dir);
 }
 
 /* A nonzero hash of a file name. */
@@ -174,9 +183,9 @@ static uint64_t name_hash(const char *name)
  * one timestamp costs one extra try each, not a scan; and once a name was
  * found taken, the next profile named the same is given a suffix without
  * trying it (a name freed meanwhile is not given back, which never
- * overwrites). Returns 0 with *written set, or -1 with errno. */
+ * overwrites). Returns 0 with the name in written, or -1 with errno. */
 static int link_new(struct state *s, int from_dir, const char *from, int flags,
-                    const char *final, char **written)
+                    const char *final, path_buf written)
 {
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
     size_t stem = strlen(final) - strlen(ext);
@@ -184,24 +193,17 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
     _Atomic uint64_t *taken = &s->taken[hash % TAKEN_SLOTS];
     int first = atomic_load_explicit(taken, memory_order_relaxed) == hash;
     for (int attempt = first; attempt < 1000; attempt++) {
-        char *name;
-        if (attempt == 0)
-            name = strdup(final);
-        else if (asprintf(&name, "%.*s-%u%s", (int)stem, final,
-                          atomic_fetch_add(&s->collisions, 1) + 1, ext) < 0)
-            name = NULL;
-        if (!name)
+        int n = attempt == 0 ? snprintf(written, PATH_MAX, "%s", final)
+                             : snprintf(written, PATH_MAX, "%.*s-%u%s", (int)stem, final,
+                                        atomic_fetch_add(&s->collisions, 1) + 1, ext);
+        if (n < 0 || n >= PATH_MAX) {
+            errno = ENAMETOOLONG;
             return -1;
-        if (linkat(from_dir, from, AT_FDCWD, name, flags) == 0) {
-            *written = name;
+        }
+        if (linkat(from_dir, from, AT_FDCWD, written, flags) == 0)
             return 0;
-        }
-        int e = errno;
-        free(name);
-        if (e != EEXIST) {
-            errno = e;
+        if (errno != EEXIST)
             return -1;
-        }
         if (attempt == 0)
             atomic_store_explicit(taken, hash, memory_order_relaxed);
     }
@@ -214,7 +216,7 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
  * file system or /proc cannot do it (the caller uses a named temporary
  * file), -1 with errno. */
 static int write_unnamed(struct state *s, const char *dir, const char *path,
-                         const uint8_t *data, size_t len, char **written)
+                         const uint8_t *data, size_t len, path_buf written)
 {
     int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -252,21 +254,24 @@ static int write_unnamed(struct state *s, const char *dir, const char *path,
 /* Writes data to a temporary file next to path and moves it into place:
  * renamed over path with overwrite, else linked to a free name. */
 static int write_named(struct state *s, const char *path, const uint8_t *data, size_t len,
-                       char **written)
+                       path_buf written)
 {
-    char *tmp = NULL;
+    path_buf tmp;
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-    if (asprintf(&tmp, "%.*s.%s.tmp.%d.%u", (int)dirlen, path, slash ? slash + 1 : path,
-                 (int)getpid(), atomic_fetch_add(&s->seq, 1)) < 0)
+    int n = snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.%d.%u", (int)dirlen, path,
+                     slash ? slash + 1 : path, (int)getpid(), atomic_fetch_add(&s->seq, 1));
+    if (n < 0 || n >= (int)sizeof(tmp)) {
+        errno = ENAMETOOLONG;
         return -1;
+    }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     int rc = fd < 0 || write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0) ? -1 : 0;
     int e = errno;
     if (fd >= 0)
         close(fd);
     if (rc == 0 && s->cfg->overwrite) {
-        *written = strdup(path);
+        snprintf(written, PATH_MAX, "%s", path);
         rc = rename(tmp, path);
         e = errno;
     } else if (rc == 0) {
@@ -275,14 +280,13 @@ static int write_named(struct state *s, const char *path, const uint8_t *data, s
     }
     if (fd >= 0 && !(rc == 0 && s->cfg->overwrite))
         unlink(tmp);
-    free(tmp);
     errno = e;
     return rc;
 }
 
 /* One attempt at writing path: 0, or -1 with errno. */
 static int write_once(struct state *s, const char *dir, const char *path, const uint8_t *data,
-                      size_t len, char **written)
+                      size_t len, path_buf written)
 {
     if (!s->cfg->overwrite && s->unnamed_works) {
         int rc = write_unnamed(s, dir, path, data, len, written);
@@ -295,28 +299,19 @@ static int write_once(struct state *s, const char *dir, const char *path, const 
 
 static int write_file(struct state *s, const char *path, const uint8_t *data, size_t len)
 {
-    char *written = NULL, *dir = strdup(path);
-    if (!dir)
-        return PROFD_ERETRY;
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[1] = '\0';
-    else
-        strcpy(dir, ".");
-    int rc = write_once(s, dir, path, data, len, &written);
+    path_buf dir, written;
+    dir_of(path, dir);
+    int rc = write_once(s, dir, path, data, len, written);
     if (rc < 0 && errno == ENOENT) {   /* first file of a new directory */
-        char *parents = strdup(path);
-        rc = parents ? make_parents(parents) : -1;
-        free(parents);
-        if (rc < 0) {
+        path_buf parents;
+        snprintf(parents, sizeof(parents), "%s", path);
+        if (make_parents(parents) < 0) {
             s->host->log(s->self, PROFD_LOG_ERROR, "cannot create the directories of %s: %s",
                          path, strerror(errno));
-            free(dir);
             return PROFD_ERETRY;
         }
-        rc = write_once(s, dir, path, data, len, &written);
+        rc = write_once(s, dir, path, data, len, written);
     }
-    free(dir);
     if (rc < 0) {
         s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
         return PROFD_ERETRY;
@@ -324,7 +319,6 @@ static int write_file(struct state *s, const char *path, const uint8_t *data, si
     if (s->cfg->fsync)
         fsync_dir_of(written);
     s->host->log(s->self, PROFD_LOG_DEBUG, "wrote %s (%zu bytes)", written, len);
-    free(written);
     return PROFD_OK;
 }
 
@@ -346,29 +340,48 @@ static void maybe_enforce_retention(struct state *s)
     pthread_mutex_unlock(&s->retention_lock);
 }
 
+/* The record's bytes as pprof, gzip'd or not: its original bytes, not
+ * copied, when they are that and the profile was not changed (*owned
+ * NULL); else a new encoding, malloc'd into *owned. */
+static int record_bytes(struct state *s, struct profd_record *r, bool gzip, const uint8_t **data,
+                        size_t *len, uint8_t **owned, char *err, size_t errlen)
+{
+    *owned = NULL;
+    if (!s->cfg->reencode && !r->profile_dirty && (r->encoding == PROFD_ENC_PPROF_GZIP) == gzip) {
+        *data = r->payload;
+        *len = r->payload_len;
+        return 0;
+    }
+    if (s->host->record_pprof(r, gzip, s->cfg->reencode, owned, len, err, errlen) < 0)
+        return -1;
+    *data = *owned;
+    return 0;
+}
+
 static int export_record(struct state *s, struct profd_record *r)
 {
     const struct config *cfg = s->cfg;
     char *rel = pprof_file_template_expand(cfg->path_template, r, now_ns());
     bool gzip = cfg->compression == COMPRESS_GZIP ||
                 (cfg->compression == COMPRESS_AUTO && !has_suffix(rel, ".pb"));
-    uint8_t *data = NULL;
+    const uint8_t *data;
+    uint8_t *owned;
     size_t len = 0;
     char err[512];
+    path_buf path;
     int rc;
-    if (s->host->record_pprof(r, gzip, cfg->reencode, &data, &len, err, sizeof(err)) < 0) {
+    if (record_bytes(s, r, gzip, &data, &len, &owned, err, sizeof(err)) < 0) {
         s->host->log(s->self, PROFD_LOG_ERROR, "cannot encode %s: %s", rel, err);
         rc = PROFD_ERR;
     } else if (cfg->to_stdout) {
         rc = write_all(STDOUT_FILENO, data, len) == 0 ? PROFD_OK : PROFD_ERR;
+    } else if (snprintf(path, sizeof(path), "%s/%s", cfg->directory, rel) >= (int)sizeof(path)) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "path too long: %s/%s", cfg->directory, rel);
+        rc = PROFD_ERR;
     } else {
-        char *path = NULL;
-        if (asprintf(&path, "%s/%s", cfg->directory, rel) < 0)
-            path = NULL;
-        rc = path ? write_file(s, path, data, len) : PROFD_ERETRY;
-        free(path);
+        rc = write_file(s, path, data, len);
     }
-    free(data);
+    free(owned);
     free(rel);
     return rc;
 }

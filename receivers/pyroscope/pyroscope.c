@@ -237,7 +237,9 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
 {
     char app[512];
     size_t n = strcspn(name, "{");
-    snprintf(app, sizeof(app), "%.*s", (int)n, name);
+    size_t app_len = n < sizeof(app) ? n : sizeof(app) - 1;
+    memcpy(app, name, app_len);
+    app[app_len] = '\0';
     char *dot = strrchr(app, '.');
     const char *fam = dot ? family_of(dot + 1) : NULL;
     if (fam)
@@ -256,8 +258,12 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
             snprintf(why, whylen, "name: bad label \"%.*s\"", (int)(len < 60 ? len : 60), p);
             return false;
         }
-        snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
-        snprintf(val, sizeof(val), "%.*s", (int)(p + len - eq - 1), eq + 1);
+        size_t vlen = (size_t)(p + len - eq - 1) < sizeof(val) ? (size_t)(p + len - eq - 1)
+                                                                : sizeof(val) - 1;
+        memcpy(key, p, (size_t)(eq - p));
+        key[eq - p] = '\0';
+        memcpy(val, eq + 1, vlen);
+        val[vlen] = '\0';
         for (size_t i = 0; i < b->nrecords; i++)
             host->record_set_label(b->records[i], key, val);
         p += len + (p[len] == ',');

@@ -473,14 +473,21 @@ static size_t look_up_frames(struct elf_binary *b, uint64_t vaddr, struct elf_fr
     return 1;
 }
 
+/* Whether b keeps results now: from its second profile on, unless this
+ * profile has turned them off. */
+static bool keeps_results(const struct elf_binary *b)
+{
+    return b->profiled && !b->results_off;
+}
+
 size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
     size_t n;
     if (!max)
         return 0;
-    if (b->profiled && !b->results_off && !b->results && b->sources.results_bytes)
+    if (keeps_results(b) && !b->results && b->sources.results_bytes)
         b->results = frame_cache_new(b->sources.results_bytes);
-    struct frame_cache *results = b->profiled && !b->results_off ? b->results : NULL;
+    struct frame_cache *results = keeps_results(b) ? b->results : NULL;
     if (results && frame_cache_get(results, vaddr, out, max, &n))
         return n;
     n = look_up_frames(b, vaddr, out, max);
@@ -491,7 +498,7 @@ size_t elf_binary_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame 
 
 void elf_binary_prefetch_result(const struct elf_binary *b, uint64_t vaddr)
 {
-    if (b->results && b->profiled && !b->results_off)
+    if (b->results && keeps_results(b))
         frame_cache_prefetch(b->results, vaddr);
 }
 

@@ -197,6 +197,7 @@ struct job {
     struct profd_profile *p;
     const struct by_address *order;   /* the locations to symbolize */
     const struct source *sources;     /* by mapping ref */
+    const uint32_t *first;            /* by mapping ref: the first ref of its binary */
     pthread_mutex_t lock;             /* the profile's arena; kernel and JIT tables */
     bool results;                     /* some binary answers from its kept results */
 };
@@ -530,7 +531,7 @@ static void split(struct worker *w, struct part *parts, size_t t, const struct b
 static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
 {
     uint32_t nmappings = job->p->nmappings;
-    uint32_t *first = first_mapping_of_binaries(job->sources, nmappings);
+    const uint32_t *first = job->first;
     uint8_t *lanes = calloc(nmappings + 1, 1);   /* lanes given out, by first ref */
     if (!lanes)
         abort();
@@ -551,7 +552,6 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
         if (lanes[ref])
             opened &= elf_binary_open_lanes(job->sources[ref].elf, lanes[ref]) >= lanes[ref];
     free(lanes);
-    free(first);
     return opened;
 }
 
@@ -560,7 +560,7 @@ static bool assign_lanes(struct worker *w, size_t t, const struct job *job)
 static void choose_results(struct job *job, size_t n)
 {
     uint32_t nmappings = job->p->nmappings;
-    uint32_t *first = first_mapping_of_binaries(job->sources, nmappings);
+    const uint32_t *first = job->first;
     size_t *count = calloc(nmappings + 1, sizeof(*count));   /* by first ref */
     if (!count)
         abort();
@@ -574,7 +574,6 @@ static void choose_results(struct job *job, size_t n)
             job->results |= use;
         }
     free(count);
-    free(first);
 }
 
 /* Readies t workers for job (t of them when the lanes they need open,
@@ -643,7 +642,8 @@ size_t symbolize_locations(const struct symbolize_settings *s, struct profd_prof
     t = t < 1 ? 1 : t > s->max_threads ? s->max_threads : t;
     if (t > ELF_BINARY_MAX_LANES)
         t = ELF_BINARY_MAX_LANES;
-    struct job job = {s, p, order, sources, PTHREAD_MUTEX_INITIALIZER};
+    uint32_t *first = first_mapping_of_binaries(sources, p->nmappings);
+    struct job job = {s, p, order, sources, first, PTHREAD_MUTEX_INITIALIZER};
     struct worker workers[ELF_BINARY_MAX_LANES];
     struct part parts[ELF_BINARY_MAX_LANES];
     t = plan_workers(workers, parts, t, &job, n);
@@ -660,6 +660,7 @@ size_t symbolize_locations(const struct symbolize_settings *s, struct profd_prof
         finish_worker(&workers[k], results);
     pthread_mutex_destroy(&job.lock);
     munmap(block, size);
+    free(first);
     free(sources);
     return t;
 }

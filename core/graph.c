@@ -42,6 +42,7 @@ static struct profd_component *prepare_component(const struct profd_component_cf
     struct profd_diag *dd = d ? d : &scratch;
     size_t before = dd->n;
     struct profd_component *c = profd_xcalloc(1, sizeof(*c));
+    pthread_mutex_init(&c->consume_lock, NULL);
     c->id = profd_xstrdup(cc->id);
     c->kind = cc->kind;
     c->plugin = p;
@@ -60,6 +61,7 @@ static struct profd_component *prepare_component(const struct profd_component_cf
     profd_diag_free(&scratch);
     if (!ok) {
         profd_unbind(p->options, c->cfg);
+        pthread_mutex_destroy(&c->consume_lock);
         free(c->cfg);
         free(c->id);
         free(c);
@@ -202,6 +204,7 @@ void profd_graph_destroy(struct profd_graph *g)
         if (c->created)
             c->plugin->destroy(c->state);
         profd_unbind(c->plugin->options, c->cfg);
+        pthread_mutex_destroy(&c->consume_lock);
         free(c->cfg);
         free(c->next);
         free(c->id);
@@ -217,7 +220,10 @@ static int consume_at(struct profd_component *c, struct profd_batch *b)
     atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
     if (c->kind == PROFD_EXPORTER)
         return profd_queue_push(c->queue, b);
-    return c->plugin->consume(c->state, b);
+    pthread_mutex_lock(&c->consume_lock);
+    int rc = c->plugin->consume(c->state, b);
+    pthread_mutex_unlock(&c->consume_lock);
+    return rc;
 }
 
 int profd_graph_emit(struct profd_component *self, struct profd_batch *b)

@@ -8,6 +8,7 @@
 #ifndef PROFD_GRAPH_H
 #define PROFD_GRAPH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "../config/service.h"
@@ -27,6 +28,9 @@ struct profd_component {
     size_t nnext, next_cap;
     struct profd_exporter_settings xs; /* exporters */
     struct profd_queue *queue;         /* exporters */
+    /* Processors: one consume at a time, whichever thread emits (the event
+     * loop, or a server's worker with a large request). */
+    pthread_mutex_t consume_lock;
     bool created, started, done;
 };
 

@@ -38,6 +38,8 @@ struct h2_stream {
     uint8_t *body;
     size_t len, cap;
     bool answered;
+    bool working;              /* its request is on a worker */
+    bool closed;               /* closed meanwhile: freed when the worker is done */
     bool grpc;                 /* answered the gRPC way (trailers) */
     uint64_t started;          /* when its HEADERS came, for grpc-timeout */
     uint8_t *resp;             /* framed response message */
@@ -50,6 +52,8 @@ struct h2_conn {
     struct bufferevent *bev;
     nghttp2_session *session;
     char peer[64];
+    unsigned working;          /* its streams' requests on workers */
+    bool gone;                 /* closed meanwhile: freed when the last worker is done */
 };
 
 static const char *stream_header(const struct h2_stream *st, const char *name)
@@ -77,8 +81,15 @@ static void stream_free(struct h2_stream *st)
     free(st);
 }
 
+/* Frees c, or while requests of it are on workers marks it gone and stops
+ * its I/O (the last worker done frees it). */
 static void conn_free(struct h2_conn *c)
 {
+    if (c->working) {
+        c->gone = true;
+        bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+        return;
+    }
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
@@ -184,8 +195,17 @@ static void answer_http(struct h2_conn *c, struct h2_stream *st,
     st->answered = true;
 }
 
+/* What a stream's request comes to: worked out by serve_stream (on a
+ * worker thread when it is large), sent by send_answer on the loop. */
+struct h2_answer {
+    enum { A_STATUS, A_MESSAGE, A_HTTP } how;
+    int http_status, grpc_status;   /* A_STATUS */
+    char message[300];
+    struct profd_rpc_response res;  /* A_HTTP: the response; A_MESSAGE: its body */
+};
+
 /* A request on an HTTP server that is not a gRPC call. */
-static void handle_http(struct h2_conn *c, struct h2_stream *st)
+static void serve_http(struct h2_conn *c, struct h2_stream *st, struct h2_answer *a)
 {
     const char *full = stream_header(st, ":path"), *ctype = stream_header(st, "content-type");
     const char *method = stream_header(st, ":method");
@@ -196,10 +216,9 @@ static void handle_http(struct h2_conn *c, struct h2_stream *st)
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_HTTP, .path = path, .content_type = ctype ? ctype : "",
         .header = request_header, .impl = st, .query = full[path_len] ? full + path_len + 1 : ""};
-    struct profd_rpc_response res = {0};
+    a->how = A_HTTP;
     profd_server_http(c->s, c->peer, method && !strcmp(method, "POST"),
-                      stream_header(st, "content-encoding"), st->body, st->len, &req, &res);
-    answer_http(c, st, &res);
+                      stream_header(st, "content-encoding"), st->body, st->len, &req, &a->res);
     free(path);
 }
 
@@ -250,40 +269,118 @@ static bool is_grpc(const struct h2_stream *st)
            (!ctype[16] || ctype[16] == '+' || ctype[16] == ';');
 }
 
-static void handle(struct h2_conn *c, struct h2_stream *st)
+/* Works out st's answer: reads the stream and the server, never the
+ * session, so it may run on a worker. */
+static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answer *a)
 {
     const struct profd_server_options *o = &c->s->o;
     uint64_t timeout = grpc_timeout_ns(stream_header(st, "grpc-timeout"));
-    if (timeout && now_ns() - st->started > timeout)   /* the client gave up meanwhile */
-        return answer_status(c, st, 200, GRPC_DEADLINE_EXCEEDED,
-                             "the request took longer to arrive than its grpc-timeout");
     const char *ctype = stream_header(st, "content-type");
-    char why[300];
-    if (!is_grpc(st) && c->s->o.protocol == PROFD_RPC_HTTP)
-        return handle_http(c, st);
+    *a = (struct h2_answer){.how = A_STATUS, .http_status = 200};
+    if (timeout && now_ns() - st->started > timeout) {   /* the client gave up meanwhile */
+        a->grpc_status = GRPC_DEADLINE_EXCEEDED;
+        snprintf(a->message, sizeof(a->message),
+                 "the request took longer to arrive than its grpc-timeout");
+        return;
+    }
+    if (!is_grpc(st) && o->protocol == PROFD_RPC_HTTP)
+        return serve_http(c, st, a);
     if (!is_grpc(st)) {
-        snprintf(why, sizeof(why), "content-type \"%s\" is not application/grpc",
+        a->http_status = 415;
+        snprintf(a->message, sizeof(a->message), "content-type \"%s\" is not application/grpc",
                  ctype ? ctype : "");
-        return answer_status(c, st, 415, 0, why);
+        return;
     }
     uint8_t *msg;
     size_t len;
-    int code = grpc_unframe(st->body, st->len, stream_header(st, "grpc-encoding"), o->max_body,
-                            profd_decompress, &msg, &len, why, sizeof(why));
-    if (code != GRPC_OK)
-        return answer_status(c, st, 200, code, why);
+    a->grpc_status = grpc_unframe(st->body, st->len, stream_header(st, "grpc-encoding"),
+                                  o->max_body, profd_decompress, &msg, &len, a->message,
+                                  sizeof(a->message));
+    if (a->grpc_status != GRPC_OK)
+        return;
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
         .body = msg, .len = len, .header = request_header, .impl = st, .query = ""};
-    struct profd_rpc_response res = {0};
-    c->s->fn(c->s->arg, &req, &res);
+    c->s->fn(c->s->arg, &req, &a->res);
     free(msg);
-    if (res.grpc_status != GRPC_OK) {
-        free(res.body);
-        return answer_status(c, st, 200, res.grpc_status, res.message);
+    if (a->res.grpc_status != GRPC_OK) {
+        a->grpc_status = a->res.grpc_status;
+        snprintf(a->message, sizeof(a->message), "%s", a->res.message);
+        free(a->res.body);
+        a->res.body = NULL;
+        return;
     }
-    answer_message(c, st, res.body, res.len);
-    free(res.body);
+    a->how = A_MESSAGE;
+}
+
+/* Submits st's answer to the session (the loop's thread). */
+static void send_answer(struct h2_conn *c, struct h2_stream *st, struct h2_answer *a)
+{
+    switch (a->how) {
+    case A_STATUS:
+        answer_status(c, st, a->http_status, a->grpc_status, a->message);
+        break;
+    case A_HTTP:
+        answer_http(c, st, &a->res);   /* takes the body */
+        break;
+    case A_MESSAGE:
+        answer_message(c, st, a->res.body, a->res.len);
+        free(a->res.body);
+        break;
+    }
+}
+
+/* A stream's request handled on a worker thread. */
+struct h2_work {
+    struct profd_work work;
+    struct h2_conn *c;
+    struct h2_stream *st;
+    struct h2_answer a;
+};
+
+static void work_run(struct profd_work *pw)
+{
+    struct h2_work *w = (struct h2_work *)pw;
+    serve_stream(w->c, w->st, &w->a);
+}
+
+/* Back on the loop: the answer goes out, unless the stream or the
+ * connection closed meanwhile. */
+static void work_done(struct profd_work *pw)
+{
+    struct h2_work *w = (struct h2_work *)pw;
+    struct h2_conn *c = w->c;
+    struct h2_stream *st = w->st;
+    st->working = false;
+    c->working--;
+    if (st->closed || c->gone) {
+        free(w->a.res.body);
+        if (st->closed)
+            stream_free(st);
+        if (c->gone && !c->working)
+            conn_free(c);
+    } else {
+        send_answer(c, st, &w->a);
+        flush(c);
+    }
+    free(w);
+}
+
+static void handle(struct h2_conn *c, struct h2_stream *st)
+{
+    if (profd_server_to_worker(c->s, st->len)) {
+        struct h2_work *w = profd_xcalloc(1, sizeof(*w));
+        w->work = (struct profd_work){work_run, work_done, NULL};
+        w->c = c;
+        w->st = st;
+        st->working = true;
+        c->working++;
+        profd_server_work(c->s, &w->work, st->len);
+        return;
+    }
+    struct h2_answer a;
+    serve_stream(c, st, &a);
+    send_answer(c, st, &a);
 }
 
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
@@ -353,7 +450,7 @@ static int on_frame(nghttp2_session *session, const nghttp2_frame *frame, void *
         !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
         return 0;
     struct h2_stream *st = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
-    if (st && !st->answered)
+    if (st && !st->answered && !st->working)
         handle(c, st);
     return 0;
 }
@@ -366,7 +463,10 @@ static int on_close(nghttp2_session *session, int32_t stream_id, uint32_t error_
     struct h2_stream *st = nghttp2_session_get_stream_user_data(session, stream_id);
     if (st) {
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);
-        stream_free(st);
+        if (st->working)
+            st->closed = true;   /* its worker frees it */
+        else
+            stream_free(st);
     }
     return 0;
 }
@@ -449,7 +549,7 @@ void profd_h2_close_all(struct profd_server *s)
         while ((n = nghttp2_session_mem_send(c->session, &data)) > 0)
             bufferevent_write(c->bev, data, (size_t)n);
         if (!s->tls)
-            evbuffer_write(bufferevent_get_output(c->bev), bufferevent_getfd(c->bev));
+            profd_server_write_out(c->bev);
         conn_free(c);
     }
 }

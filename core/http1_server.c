@@ -43,7 +43,7 @@
 #define KEPT_MAX (64 << 10)    /* request buffers kept for the next request up to this */
 
 enum h1_state { H1_DETECT, H1_HEAD, H1_BODY, H1_CHUNK_SIZE, H1_CHUNK_DATA, H1_CHUNK_END,
-                H1_TRAILERS, H1_CLOSING, H1_LINGERING };
+                H1_TRAILERS, H1_WORKING, H1_CLOSING, H1_LINGERING };
 
 struct h1_conn {
     struct h1_conn *next, **prevp;
@@ -57,6 +57,7 @@ struct h1_conn {
     uint8_t *body;
     size_t len, cap;
     uint64_t remaining;        /* of the body, or of the current chunk */
+    bool gone;                 /* closed while its request was on a worker */
     /* Responses waiting for the round's end; on the server's list while
      * there are any. */
     struct h1_conn *unsent_next, **unsent_prevp;
@@ -204,26 +205,35 @@ static const char *request_header(const struct profd_rpc_request *req, const cha
     return http1_field(req->impl, name);
 }
 
-/* The request is whole: hands it over and answers. */
-static void dispatch(struct h1_conn *c)
+/* The request (its path malloc'd into *path) as the handler sees it. */
+static void request_of(struct h1_conn *c, struct profd_rpc_request *req, char **path)
 {
     const char *target = c->h.target;
     if (!strncmp(target, "http://", 7) || !strncmp(target, "https://", 8)) {   /* absolute */
-        const char *path = strchr(strstr(target, "//") + 2, '/');
-        target = path ? path : "/";
+        const char *p = strchr(strstr(target, "//") + 2, '/');
+        target = p ? p : "/";
     }
     size_t path_len = strcspn(target, "?");
-    char *path = profd_xstrndup(target, path_len);
+    *path = profd_xstrndup(target, path_len);
     const char *ctype = http1_field(&c->h, "Content-Type");
-    struct profd_rpc_request req = {
-        .protocol = PROFD_RPC_HTTP, .path = path, .content_type = ctype ? ctype : "",
+    *req = (struct profd_rpc_request){
+        .protocol = PROFD_RPC_HTTP, .path = *path, .content_type = ctype ? ctype : "",
         .header = request_header, .impl = &c->h,
         .query = target[path_len] ? target + path_len + 1 : ""};
-    struct profd_rpc_response res = {0};
+}
+
+/* Has the server (and the module's handler) answer the request. */
+static void serve(struct h1_conn *c, struct profd_rpc_request *req, struct profd_rpc_response *res)
+{
     profd_server_http(c->s, c->peer, !strcmp(c->h.method, "POST"),
-                      http1_field(&c->h, "Content-Encoding"), c->body, c->len, &req, &res);
-    respond(c, res.http_status, res.content_type, res.body, res.len, !c->h.keep_alive);
-    free(res.body);
+                      http1_field(&c->h, "Content-Encoding"), c->body, c->len, req, res);
+}
+
+/* Sends the answer and readies c for its next request. */
+static void finish(struct h1_conn *c, struct profd_rpc_response *res, char *path)
+{
+    respond(c, res->http_status, res->content_type, res->body, res->len, !c->h.keep_alive);
+    free(res->body);
     free(path);
     if (c->head_cap > KEPT_MAX) {   /* a small buffer stays for the next request */
         free(c->head);
@@ -239,6 +249,67 @@ static void dispatch(struct h1_conn *c)
     memset(&c->h, 0, sizeof(c->h));
     if (c->state != H1_CLOSING)
         c->state = H1_HEAD;
+}
+
+/* A request handled on a worker thread; the connection reads nothing more
+ * until it is answered. */
+struct h1_work {
+    struct profd_work work;
+    struct h1_conn *c;
+    char *path;
+    struct profd_rpc_request req;
+    struct profd_rpc_response res;
+};
+
+static void on_read(struct bufferevent *bev, void *arg);
+
+static void work_run(struct profd_work *pw)
+{
+    struct h1_work *w = (struct h1_work *)pw;
+    serve(w->c, &w->req, &w->res);
+}
+
+/* Back on the loop: the answer goes out, and what the client sent behind
+ * the request is read. */
+static void work_done(struct profd_work *pw)
+{
+    struct h1_work *w = (struct h1_work *)pw;
+    struct h1_conn *c = w->c;
+    bool gone = c->gone;
+    if (gone) {
+        free(w->res.body);
+        free(w->path);
+        conn_free(c, true);
+    } else {
+        c->state = H1_HEAD;
+        finish(c, &w->res, w->path);
+    }
+    free(w);
+    if (gone || c->state == H1_CLOSING)
+        return;
+    bufferevent_enable(c->bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_input(c->bev)))
+        on_read(c->bev, c);
+}
+
+/* The request is whole: hands it over and answers, here or, when it is
+ * large, from a worker thread. */
+static void dispatch(struct h1_conn *c)
+{
+    char *path;
+    struct profd_rpc_request req;
+    request_of(c, &req, &path);
+    if (profd_server_to_worker(c->s, c->len)) {
+        struct h1_work *w = profd_xcalloc(1, sizeof(*w));
+        *w = (struct h1_work){{work_run, work_done, NULL}, c, path, req, {0}};
+        c->state = H1_WORKING;
+        bufferevent_disable(c->bev, EV_READ);
+        profd_server_work(c->s, &w->work, c->len);
+        return;
+    }
+    struct profd_rpc_response res = {0};
+    serve(c, &req, &res);
+    finish(c, &res, path);
 }
 
 /* Moves up to c->remaining body bytes from in; true when they are all here. */
@@ -396,7 +467,7 @@ static void on_read(struct bufferevent *bev, void *arg)
         evbuffer_drain(in, evbuffer_get_length(in));
         return;
     }
-    for (bool more = true; more && c->state != H1_CLOSING;) {
+    for (bool more = true; more && c->state != H1_CLOSING && c->state != H1_WORKING;) {
         switch (c->state) {
         case H1_DETECT:
             if (!detect(c, in))
@@ -443,8 +514,12 @@ static void on_event(struct bufferevent *bev, short events, void *arg)
     struct h1_conn *c = arg;
     if (events & BEV_EVENT_CONNECTED)   /* TLS handshake done: ALPN is known */
         return on_read(c->bev, c);
-    if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
-        conn_free(c, true);
+    if (!(events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)))
+        return;
+    if (c->state != H1_WORKING)
+        return conn_free(c, true);
+    c->gone = true;   /* freed when its worker is done */
+    bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 }
 
 void profd_http1_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
@@ -474,7 +549,7 @@ void profd_http1_close_all(struct profd_server *s)
         struct h1_conn *c = s->h1_conns;
         if (!s->tls) {   /* what was answered already goes out before the close */
             unsent_to_output(c);
-            evbuffer_write(bufferevent_get_output(c->bev), bufferevent_getfd(c->bev));
+            profd_server_write_out(c->bev);
         }
         conn_free(c, true);
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rpc_server.h"
 
+#include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/listener.h>
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "compression.h"
@@ -173,6 +175,8 @@ void profd_server_stop(struct profd_server *s)
         return;
     if (s->listener)
         evconnlistener_free(s->listener);
+    profd_work_pool_free(s->workers);   /* requests on workers answered first */
+    s->workers = NULL;
     profd_http1_close_all(s);
     profd_h2_close_all(s);
     if (s->tls)
@@ -191,6 +195,13 @@ struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_sock
     return s->tls ? bufferevent_openssl_socket_new(s->base, fd, SSL_new(s->tls),
                                                    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)
                   : bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+}
+
+void profd_server_write_out(struct bufferevent *bev)
+{
+    struct evbuffer *out = bufferevent_get_output(bev);
+    evbuffer_unfreeze(out, 1);   /* a bufferevent keeps its output's start for its own writes */
+    evbuffer_write(out, bufferevent_getfd(bev));
 }
 
 void profd_server_peer_name(const struct sockaddr *addr, char *out, size_t n)
@@ -224,6 +235,23 @@ void profd_server_note_address(struct profd_server *s, int fd)
         port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
     }
     snprintf(s->address, sizeof(s->address), "%s:%d", host, port);
+}
+
+bool profd_server_to_worker(struct profd_server *s, size_t len)
+{
+    if (len < PROFD_SERVER_WORKER_FROM)
+        return false;
+    if (!s->workers) {   /* none made yet, or none can be: served here then */
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        s->workers = profd_work_pool_new(s->base, cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus);
+    }
+    return s->workers != NULL;
+}
+
+void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len)
+{
+    profd_log(PROFD_LOG_DEBUG, s->self->id, "a request of %zu bytes on a worker", len);
+    profd_work_submit(s->workers, w);
 }
 
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,

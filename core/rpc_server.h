@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "profd/plugin.h"
+#include "work_pool.h"
 
 struct h2_conn;
 struct h1_conn;
@@ -38,6 +39,7 @@ struct profd_server {
     struct h1_conn *h1_unsent;       /* those with responses waiting for the round's end */
     struct event *h1_round_end;      /* made active to send them */
     struct profd_send_batch *h1_sends;   /* sends them together */
+    struct profd_work_pool *workers; /* for large requests, started on the first */
 };
 
 /* See struct profd_host.server_start / server_stop. */
@@ -53,6 +55,11 @@ void profd_server_note_address(struct profd_server *s, int fd);
 /* A bufferevent for an accepted connection: TLS (handshake to come) when
  * the server has it. */
 struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_socket_t fd);
+
+/* Writes what a plaintext connection's output holds straight to its
+ * socket, as much as it takes now: for a connection about to be closed
+ * (a bufferevent's output is otherwise written only by its own events). */
+void profd_server_write_out(struct bufferevent *bev);
 
 /* "host:port" of addr into out. */
 void profd_server_peer_name(const struct sockaddr *addr, char *out, size_t n);
@@ -78,6 +85,19 @@ void profd_http1_close_all(struct profd_server *s);
 void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
                        const char *encoding, const uint8_t *raw, size_t raw_len,
                        struct profd_rpc_request *req, struct profd_rpc_response *res);
+
+/* Whether a request whose body has len bytes is handled on a worker
+ * thread: from PROFD_SERVER_WORKER_FROM bytes on, the work of one request
+ * (decompressing, checking, the pipeline) is long enough to stall every
+ * other connection, and a hand-over costs little beside it. The workers
+ * (one per CPU, at most 8) start as large requests come; false when none
+ * can be had, and the request is served on the loop as a small one. */
+#define PROFD_SERVER_WORKER_FROM ((size_t)64 << 10)
+bool profd_server_to_worker(struct profd_server *s, size_t len);
+
+/* Runs w, a request of len bytes, on one of the server's workers
+ * (profd_server_to_worker said yes), w->done back on the loop's thread. */
+void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len);
 
 /* Logs a refused request (who and why) and counts it. */
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,

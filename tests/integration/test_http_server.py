@@ -3,9 +3,11 @@
 folded stacks (the smallest body that makes a profile): HTTP/1.1 framing
 from raw sockets (keep-alive, pipelining, chunked bodies, Expect:
 100-continue, HTTP/1.0) and what it refuses, with the status and the
-count; and HTTP/1.1, HTTP/2 and gRPC on one port, in plaintext and TLS,
-from curl."""
+count; HTTP/1.1, HTTP/2 and gRPC on one port, in plaintext and TLS, from
+curl; and large requests worked on aside, on worker threads, while small
+ones are answered, whatever the client or the daemon does meanwhile."""
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -15,14 +17,22 @@ from harness import ProfdTestCase, make_test_certs, metric_value, valgrind, wait
 
 CONFIG = """
 receivers:
-  pyroscope: {endpoint: "127.0.0.1:0", max_request_body_size: 1KiB%s}
+  pyroscope: {endpoint: "127.0.0.1:0", max_request_body_size: %(max_body)s%(extra)s}
 exporters:
   pprof_file: {directory: ./profiles, path_template: "{service_name}/{unix_nanos}.pb.gz"}
 service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  telemetry: {metrics: {address: "127.0.0.1:0"}, logs: {level: %(log_level)s}}
   pipelines:
     profiles: {receivers: [pyroscope], exporters: [pprof_file]}
 """
+
+
+ON_A_WORKER = r"a request of \d+ bytes on a worker"
+
+
+def large_folded():
+    """6 MB of folded stacks, 300k of them: a tenth of a second's work or more."""
+    return b"".join(b"main;f%d;g%d;h 1\n" % (i, i % 1000) for i in range(300000))
 
 
 def ingest(app, body, extra=b"", version=b"1.1", length=True):
@@ -64,8 +74,9 @@ class Responses:
 
 class HttpServerTest(ProfdTestCase):
 
-    def start_receiver(self, extra="", **kw):
-        p = self.start(CONFIG % extra, **kw)
+    def start_receiver(self, extra="", max_body="1KiB", log_level="info", **kw):
+        p = self.start(CONFIG % {"max_body": max_body, "extra": extra, "log_level": log_level},
+                       **kw)
         host, port = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)").rsplit(
             ":", 1)
         return p, (host, int(port))
@@ -153,6 +164,51 @@ class HttpServerTest(ProfdTestCase):
                 self.assertEqual(out.stdout, "200 " + version, out.stderr)
             wait_until(lambda: len(self.profiles("t%d" % tls)) == 2, "both versions' profiles")
             self.assertEqual(p.stop(), 0)
+
+    def test_a_large_request_is_worked_on_aside_while_small_ones_are_answered(self):
+        p, addr = self.start_receiver(max_body="64MiB", log_level="debug")
+        large, rlarge = self.connect(addr)
+        large.sendall(ingest(b"large", large_folded()))
+        p.wait_log(ON_A_WORKER)
+        small, rsmall = self.connect(addr)
+        small.sendall(ingest(b"small", b"a;b 1\n"))
+        self.assertEqual(rsmall.next()[0], 200)
+        waiting, _, _ = select.select([large], [], [], 0)
+        self.assertEqual(waiting, [], "the large request answered before a small one after it")
+        self.assertEqual(rlarge.next()[0], 200)
+        large.sendall(ingest(b"again", b"a;b 1\n"))   # the connection reads on after it
+        self.assertEqual(rlarge.next()[0], 200)
+        for app in ("large", "small", "again"):
+            wait_until(lambda: self.profiles(app), app)
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_client_gone_or_a_stop_while_its_request_is_on_a_worker(self):
+        p, addr = self.start_receiver(max_body="64MiB", log_level="debug")
+        body = large_folded()
+        gone, _ = self.connect(addr)   # HTTP/1.1: the client closes while its request is worked on
+        gone.sendall(ingest(b"gone", body))
+        p.wait_log(ON_A_WORKER)
+        gone.close()
+        with open(self.path("large.txt"), "wb") as f:
+            f.write(body)
+        curl = subprocess.Popen(["curl", "-sS", "--http2-prior-knowledge", "--data-binary",
+                                 "@" + self.path("large.txt"), "http://%s:%d/ingest?"
+                                 "name=gone2.cpu&format=lines" % addr],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p.wait_log(ON_A_WORKER, count=2)   # HTTP/2: the same, curl killed
+        curl.kill()
+        curl.wait()
+        s, r = self.connect(addr)   # served on
+        s.sendall(ingest(b"after", b"a;b 1\n"))
+        self.assertEqual(r.next()[0], 200)
+        for app in ("gone", "gone2", "after"):   # accepted, so kept, answered or not
+            wait_until(lambda: self.profiles(app), app)
+        last, rlast = self.connect(addr)   # a stop waits for the worker and answers
+        last.sendall(ingest(b"last", body))
+        p.wait_log(ON_A_WORKER, count=3)
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(rlast.next()[0], 200)
+        self.assertEqual(len(self.profiles("last")), 1)
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

@@ -120,7 +120,10 @@ struct profd_rpc_response {
     size_t len;
 };
 
-/* Handles one request on the event loop thread; must not block. */
+/* Handles one request: on the event loop thread, or, for a large one (a
+ * body of 64 KiB or more), on one of the server's worker threads while the
+ * loop serves other requests; so it must be thread-safe, and must not
+ * block on the loop. */
 typedef void (*profd_rpc_handler)(void *arg, const struct profd_rpc_request *req,
                                   struct profd_rpc_response *res);
 
@@ -330,9 +333,11 @@ struct profd_plugin {
     int (*create)(const struct profd_host *host, struct profd_component *self, const void *cfg,
                   void **state);
     int (*start)(void *state);
-    /* Processors: may forward with host->emit. Exporters: runs on the
-     * exporter's sender thread; returns PROFD_ERETRY to have it retried with
-     * backoff. The batch is borrowed for the call. */
+    /* Processors: may forward with host->emit; called on the thread that
+     * emitted (the event loop, a server's worker, a receiver's own), never
+     * twice at once for one instance. Exporters: runs on the exporter's
+     * sender thread; returns PROFD_ERETRY to have it retried with backoff.
+     * The batch is borrowed for the call. */
     int (*consume)(void *state, struct profd_batch *b);
     int (*shutdown)(void *state);
     void (*destroy)(void *state);

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Threads for the work an event loop should not do itself: a job runs on
+ * one of the pool's threads, then its completion runs on the loop's thread
+ * (woken through an eventfd it watches), so that only the loop's thread
+ * ever touches what the loop owns (connections, sessions).
+ */
+#ifndef PROFD_WORK_POOL_H
+#define PROFD_WORK_POOL_H
+
+#include <stddef.h>
+
+struct event_base;
+
+/* A job, embedded in the caller's own struct. */
+struct profd_work {
+    void (*run)(struct profd_work *w);    /* on a pool thread */
+    void (*done)(struct profd_work *w);   /* then on the loop's thread; may free w */
+    struct profd_work *next;              /* the pool's */
+};
+
+struct profd_work_pool;
+
+/* A pool of up to threads threads (started as jobs come) whose completions
+ * run on base's loop; NULL when the eventfd or its event cannot be made. */
+struct profd_work_pool *profd_work_pool_new(struct event_base *base, unsigned threads);
+/* Queues w: w->run on a pool thread, then w->done on the loop's thread. */
+void profd_work_submit(struct profd_work_pool *p, struct profd_work *w);
+/* Jobs submitted and not yet done (their done has not run). */
+size_t profd_work_pending(struct profd_work_pool *p);
+/* Runs every job still queued, waits for them, runs their done callbacks
+ * here (on the loop's thread), stops the threads and frees the pool.
+ * Accepts NULL. */
+void profd_work_pool_free(struct profd_work_pool *p);
+
+#endif

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The work pool: jobs run on its threads, their completions on the loop's,
+ * and freeing the pool finishes everything submitted. */
+#include <event2/event.h>
+#include <pthread.h>
+
+#include "../../core/work_pool.h"
+#include "check.h"
+
+#define JOBS 40
+
+struct job {
+    struct profd_work work;
+    pthread_t ran_on, done_on;
+    int *done_count;
+};
+
+static void job_run(struct profd_work *w)
+{
+    struct job *j = (struct job *)w;
+    j->ran_on = pthread_self();
+}
+
+static void job_done(struct profd_work *w)
+{
+    struct job *j = (struct job *)w;
+    j->done_on = pthread_self();
+    (*j->done_count)++;
+}
+
+TEST(jobs_run_on_pool_threads_and_complete_on_the_loop)
+{
+    struct event_base *base = event_base_new();
+    struct profd_work_pool *p = profd_work_pool_new(base, 3);
+    CHECK(p != NULL);
+    struct job jobs[JOBS];
+    int done = 0;
+    for (int i = 0; i < JOBS; i++) {
+        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done};
+        profd_work_submit(p, &jobs[i].work);
+    }
+    while (done < JOBS)   /* the loop wakes when jobs finish */
+        event_base_loop(base, EVLOOP_ONCE);
+    CHECK_INT(profd_work_pending(p), 0);
+    for (int i = 0; i < JOBS; i++) {
+        CHECK(!pthread_equal(jobs[i].ran_on, pthread_self()));
+        CHECK(pthread_equal(jobs[i].done_on, pthread_self()));
+    }
+    profd_work_pool_free(p);
+    event_base_free(base);
+}
+
+TEST(freeing_the_pool_finishes_what_was_submitted)
+{
+    struct event_base *base = event_base_new();
+    struct profd_work_pool *p = profd_work_pool_new(base, 2);
+    struct job jobs[JOBS];
+    int done = 0;
+    for (int i = 0; i < JOBS; i++) {
+        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done};
+        profd_work_submit(p, &jobs[i].work);
+    }
+    profd_work_pool_free(p);   /* no loop ran: free runs every completion */
+    CHECK_INT(done, JOBS);
+    for (int i = 0; i < JOBS; i++)
+        CHECK(pthread_equal(jobs[i].done_on, pthread_self()));
+    event_base_free(base);
+}
+
+RUN_TESTS()

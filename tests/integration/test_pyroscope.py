@@ -218,6 +218,35 @@ class PyroscopeTest(ProfdTestCase):
                                  {"Content-Type": "text/plain"})
         self.assertEqual(status, 415)
 
+    @unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+    def test_a_call_cancelled_while_its_request_is_on_a_worker(self):
+        """A gRPC call reset while its large request is worked on aside: the
+        stream goes, the connection and the daemon serve on."""
+        import gzip
+        push_pb2 = pb()
+        p = self.start((RECEIVER % "{__file__}").replace(
+            '{address: ""}}', '{address: ""}, logs: {level: debug}}'))
+        # 40 MB of strings, a MB of them random: a body past 64 KiB that
+        # takes tens of milliseconds to inflate and prove valid
+        strings = [b""] + [b"s" * 1000] * 40000 + [os.urandom(1000) for _ in range(1000)]
+        raw = b"".join(b"\x32" + bytes([0xe8, 0x07]) + t if t else b"\x32\x00" for t in strings)
+        large = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+            labels=[push_pb2.LabelPair(name="__file__", value="large.pb.gz")],
+            samples=[push_pb2.RawSample(raw_profile=gzip.compress(raw, 1))])])
+        small = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+            labels=[push_pb2.LabelPair(name="__file__", value="small.pb.gz")],
+            samples=[push_pb2.RawSample(
+                raw_profile=open(os.path.join(GO_CORPUS, "cpu.pb.gz"), "rb").read())])])
+        with grpc.insecure_channel(address(p)) as ch:
+            call = ch.unary_unary(PUSH, request_serializer=lambda m: m.SerializeToString(),
+                                  response_deserializer=lambda b: b)
+            future = call.future(large, timeout=60)
+            p.wait_log(r"a request of \d+ bytes on a worker")
+            future.cancel()
+            call(small, timeout=20)   # the same connection
+        wait_until(lambda: os.path.exists(self.path("profiles", "small.pb.gz")), "the small push")
+        self.assertEqual(p.stop(), 0)
+
     def test_push_connect_json_and_http2(self):
         push_pb2 = pb()
         from google.protobuf import json_format

@@ -102,7 +102,9 @@ struct profd_series_label {
     char *name, *value;
 };
 
-/* A label set: sorted by name, names unique, strings owned (malloc'd). */
+/* A label set: sorted by name, names unique, strings owned (each label's
+ * name and value one malloc'd block, freed through name); changed only
+ * through the host's labels_* and record_*_label functions. */
 struct profd_labels {
     struct profd_series_label *items;
     size_t n, cap;

@@ -8,7 +8,6 @@
 
 #include "alloc.h"
 #include "graph.h"
-#include "gzip.h"
 #include "log.h"
 #include "record.h"
 
@@ -365,7 +364,6 @@ static void *sender_main(void *arg)
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);
-    profd_gzip_thread_cleanup();
     return NULL;
 }
 

@@ -3,6 +3,7 @@
 
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,38 @@ static _Thread_local struct libdeflate_decompressor *tls_decompressor;
 static _Thread_local struct libdeflate_compressor *tls_compressors[6];   /* by level */
 static _Thread_local uint8_t *tls_igzip_buffer;   /* igzip's level 1 tables */
 
+/* A thread that made any of them has them freed as it exits, whoever
+ * started it (the main thread, which exits without, calls
+ * profd_gzip_thread_cleanup). */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void at_thread_exit(void *unused)
+{
+    (void)unused;
+    profd_gzip_thread_cleanup();
+}
+
+static void exit_key_create(void)
+{
+    if (pthread_key_create(&exit_key, at_thread_exit) != 0)
+        abort();
+}
+
+/* Called as a thread makes its first (de)compressor. */
+static void free_at_thread_exit(void)
+{
+    pthread_once(&exit_once, exit_key_create);
+    pthread_setspecific(exit_key, &exit_key);   /* any value but NULL */
+}
+
 static struct libdeflate_decompressor *decompressor(void)
 {
-    if (!tls_decompressor && !(tls_decompressor = libdeflate_alloc_decompressor()))
-        profd_out_of_memory(sizeof(void *));
+    if (!tls_decompressor) {
+        free_at_thread_exit();
+        if (!(tls_decompressor = libdeflate_alloc_decompressor()))
+            profd_out_of_memory(sizeof(void *));
+    }
     return tls_decompressor;
 }
 
@@ -128,8 +157,10 @@ static bool igzip_append(const uint8_t *data, size_t len, uint8_t **out, size_t 
         return false;
     size_t bound = len + len / 16 + ISAL_DEF_MAX_HDR_SIZE + 64;
     reserve(bound, out, out_len, out_cap);
-    if (!tls_igzip_buffer)
+    if (!tls_igzip_buffer) {
+        free_at_thread_exit();
         tls_igzip_buffer = profd_xmalloc(ISAL_DEF_LVL1_DEFAULT);
+    }
     struct isal_zstream z = {0};   /* the init leaves fields the compressor reads */
     isal_deflate_stateless_init(&z);
     z.gzip_flag = IGZIP_GZIP;
@@ -154,8 +185,11 @@ void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8
     if (level == 1 && igzip_append(data, len, out, out_len, out_cap))
         return;
     struct libdeflate_compressor **c = &tls_compressors[level];
-    if (!*c && !(*c = libdeflate_alloc_compressor(level)))
-        profd_out_of_memory(sizeof(void *));
+    if (!*c) {
+        free_at_thread_exit();
+        if (!(*c = libdeflate_alloc_compressor(level)))
+            profd_out_of_memory(sizeof(void *));
+    }
     size_t bound = libdeflate_gzip_compress_bound(*c, len);
     reserve(bound, out, out_len, out_cap);
     *out_len += libdeflate_gzip_compress(*c, data, len, *out + *out_len, bound);

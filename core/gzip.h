@@ -35,7 +35,8 @@ void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
 void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8_t **out,
                        size_t *out_len, size_t *out_cap);
 
-/* Frees the calling thread's (de)compressor; call before a thread exits. */
+/* Frees the calling thread's (de)compressors. Other threads' go as they
+ * exit; the main thread, whose exit does not free them, calls this. */
 void profd_gzip_thread_cleanup(void);
 
 #endif

@@ -84,11 +84,10 @@ static void *make_pieces(void *arg)
     return NULL;
 }
 
-/* A thread of its own: make_pieces, then its compressor freed. */
+/* A thread of its own: make_pieces (its compressor freed as it exits). */
 static void *piece_thread(void *arg)
 {
     make_pieces(arg);
-    profd_gzip_thread_cleanup();
     return NULL;
 }
 

@@ -32,6 +32,7 @@ struct h2_header {
 };
 
 struct h2_stream {
+    struct h2_stream *next, **prevp;   /* on its connection's list */
     int32_t id;
     struct h2_header *headers;
     size_t nheaders, headers_cap;
@@ -52,6 +53,7 @@ struct h2_conn {
     struct bufferevent *bev;
     nghttp2_session *session;
     char peer[64];
+    struct h2_stream *streams; /* open, and closed ones still on a worker */
     unsigned working;          /* its streams' requests on workers */
     bool gone;                 /* closed meanwhile: freed when the last worker is done */
 };
@@ -71,6 +73,9 @@ static const char *request_header(const struct profd_rpc_request *req, const cha
 
 static void stream_free(struct h2_stream *st)
 {
+    *st->prevp = st->next;
+    if (st->next)
+        st->next->prevp = st->prevp;
     for (size_t i = 0; i < st->nheaders; i++) {
         free(st->headers[i].name);
         free(st->headers[i].value);
@@ -93,7 +98,9 @@ static void conn_free(struct h2_conn *c)
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
-    nghttp2_session_del(c->session);   /* frees the streams through on_stream_close */
+    nghttp2_session_del(c->session);
+    while (c->streams)   /* those the session did not close: unanswered when it ended */
+        stream_free(c->streams);
     bufferevent_free(c->bev);
     free(c);
 }
@@ -385,10 +392,15 @@ static void handle(struct h2_conn *c, struct h2_stream *st)
 
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
-    (void)user_data;
+    struct h2_conn *c = user_data;
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
     struct h2_stream *st = profd_xcalloc(1, sizeof(*st));
+    st->next = c->streams;
+    if (c->streams)
+        c->streams->prevp = &st->next;
+    st->prevp = &c->streams;
+    c->streams = st;
     st->id = frame->hd.stream_id;
     st->started = now_ns();
     nghttp2_session_set_stream_user_data(session, st->id, st);

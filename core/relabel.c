@@ -56,6 +56,7 @@ struct rule {
     char *separator, *target, *replacement;
     uint64_t modulus;
     pcre2_code *re;
+    uint32_t groups;   /* the regex's, the whole match included */
 };
 
 struct profd_relabel {
@@ -151,10 +152,11 @@ struct profd_relabel *profd_relabel_compile(const struct profd_relabel_rule_cfg 
         r->target = c->target_label ? profd_xstrdup(c->target_label) : NULL;
         r->replacement = profd_xstrdup(c->replacement ? c->replacement : "");
         r->modulus = (uint64_t)c->modulus;
-        uint32_t groups = 0;
-        pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &groups);
-        if (groups + 1 > rs->max_groups)
-            rs->max_groups = groups + 1;
+        uint32_t captures = 0;
+        pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &captures);
+        r->groups = captures + 1;
+        if (r->groups > rs->max_groups)
+            rs->max_groups = r->groups;
         continue;
     fail:
         *bad_rule = i;
@@ -222,7 +224,9 @@ static void expand(const struct rule *r, const char *tmpl, const char *subject,
                    pcre2_match_data *md, struct buf *out)
 {
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-    uint32_t ngroups = pcre2_get_ovector_count(md);
+    /* the match data may be larger: what lies past the regex's own groups
+     * is an earlier match's */
+    uint32_t ngroups = r->groups;
     out->len = 0;
     put(out, "", 0);
     for (const char *p = tmpl; *p;) {
@@ -349,20 +353,61 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match
     return true;
 }
 
+/* What applying rules needs besides the labels, kept by each thread for
+ * its next set (rules run once per record: a push, a scrape), freed as
+ * the thread exits. */
+struct scratch {
+    pcre2_match_data *md;
+    uint32_t md_groups;
+    struct buf val, tmp;
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *arg)
+{
+    struct scratch *sc = arg;
+    pcre2_match_data_free(sc->md);
+    free(sc->val.s);
+    free(sc->tmp.s);
+    free(sc);
+}
+
+static void scratch_key_create(void)
+{
+    if (pthread_key_create(&scratch_key, scratch_free) != 0)
+        abort();
+}
+
+/* The thread's scratch, with match data for groups groups. */
+static struct scratch *scratch_for(uint32_t groups)
+{
+    pthread_once(&scratch_once, scratch_key_create);
+    struct scratch *sc = pthread_getspecific(scratch_key);
+    if (!sc) {
+        sc = profd_xcalloc(1, sizeof(*sc));
+        pthread_setspecific(scratch_key, sc);
+    }
+    if (!sc->md || sc->md_groups < groups) {
+        pcre2_match_data_free(sc->md);
+        sc->md = pcre2_match_data_create(groups, NULL);
+        sc->md_groups = groups;
+    }
+    return sc;
+}
+
 bool profd_relabel_apply(const struct profd_relabel *rs, struct profd_labels *l)
 {
     if (!rs || !rs->n)
         return true;
-    pcre2_match_data *md = pcre2_match_data_create(rs->max_groups, NULL);
-    struct buf val = {0}, tmp = {0};
+    struct scratch *sc = scratch_for(rs->max_groups);
     bool keep = true;
     for (size_t i = 0; i < rs->n && keep; i++)
-        keep = apply_rule(&rs->rules[i], l, md, &val, &tmp);
-    pcre2_match_data_free(md);
-    free(val.s);
-    free(tmp.s);
+        keep = apply_rule(&rs->rules[i], l, sc->md, &sc->val, &sc->tmp);
     return keep;
 }
+
 
 size_t profd_relabel_count(const struct profd_relabel *rs)
 {

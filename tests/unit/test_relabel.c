@@ -117,6 +117,11 @@ static const struct {
     /* lowercase, uppercase */
     {"[{source_labels: [a], target_label: l, action: lowercase}]", "a=MiXeD", "a=MiXeD,l=mixed"},
     {"[{source_labels: [a, b], target_label: u, action: uppercase}]", "a=x,b=y", "a=x,b=y,u=X;Y"},
+    /* a group the regex does not have is empty, whatever an earlier rule's
+     * regex with more groups matched */
+    {"[{source_labels: [a], regex: '(a)(b)(c)', replacement: '$3', target_label: x},"
+     " {source_labels: [x], regex: '(.)', replacement: '[$3]', target_label: y}]",
+     "a=abc", "a=abc,x=c,y=[]"},
     /* rules run in order; a drop stops the list */
     {"[{source_labels: [a], target_label: b}, {source_labels: [b], regex: x, action: drop},"
      " {target_label: never, replacement: set}]",

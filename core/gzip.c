@@ -3,12 +3,12 @@
 
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "thread_slot.h"
 
 /* The level by size. Up to 4 MiB (nearly every profile) libdeflate level 5:
  * on real profiles it is smaller than level 6 and twice as fast, and smaller
@@ -27,44 +27,31 @@ bool profd_is_gzip(const uint8_t *data, size_t len)
     return len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
 }
 
-/* Each thread keeps its own (de)compressor: they are not thread-safe. */
-static _Thread_local struct libdeflate_decompressor *tls_decompressor;
-static _Thread_local struct libdeflate_compressor *tls_compressors[6];   /* by level */
-static _Thread_local uint8_t *tls_igzip_buffer;   /* igzip's level 1 tables */
+/* Each thread keeps its own (de)compressors: they are not thread-safe. */
+struct coders {
+    struct libdeflate_decompressor *decompressor;
+    struct libdeflate_compressor *compressors[6];   /* by level */
+    uint8_t *igzip_buffer;                          /* igzip's level 1 tables */
+};
 
-/* A thread that made any of them has them freed as it exits, whoever
- * started it (the main thread, which exits without, calls
- * profd_gzip_thread_cleanup). */
-static pthread_key_t exit_key;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-
-static void at_thread_exit(void *unused)
+static void coders_free(void *arg)
 {
-    (void)unused;
-    profd_gzip_thread_cleanup();
+    struct coders *c = arg;
+    libdeflate_free_decompressor(c->decompressor);
+    for (size_t i = 0; i < sizeof(c->compressors) / sizeof(*c->compressors); i++)
+        libdeflate_free_compressor(c->compressors[i]);
+    free(c->igzip_buffer);
+    free(c);
 }
 
-static void exit_key_create(void)
-{
-    if (pthread_key_create(&exit_key, at_thread_exit) != 0)
-        abort();
-}
-
-/* Called as a thread makes its first (de)compressor. */
-static void free_at_thread_exit(void)
-{
-    pthread_once(&exit_once, exit_key_create);
-    pthread_setspecific(exit_key, &exit_key);   /* any value but NULL */
-}
+static struct profd_thread_slot coders_slot = PROFD_THREAD_SLOT(sizeof(struct coders), coders_free);
 
 static struct libdeflate_decompressor *decompressor(void)
 {
-    if (!tls_decompressor) {
-        free_at_thread_exit();
-        if (!(tls_decompressor = libdeflate_alloc_decompressor()))
-            profd_out_of_memory(sizeof(void *));
-    }
-    return tls_decompressor;
+    struct coders *c = profd_thread_slot_get(&coders_slot);
+    if (!c->decompressor && !(c->decompressor = libdeflate_alloc_decompressor()))
+        profd_out_of_memory(sizeof(void *));
+    return c->decompressor;
 }
 
 static uint32_t member_isize(const uint8_t *data, size_t len)
@@ -157,15 +144,14 @@ static bool igzip_append(const uint8_t *data, size_t len, uint8_t **out, size_t 
         return false;
     size_t bound = len + len / 16 + ISAL_DEF_MAX_HDR_SIZE + 64;
     reserve(bound, out, out_len, out_cap);
-    if (!tls_igzip_buffer) {
-        free_at_thread_exit();
-        tls_igzip_buffer = profd_xmalloc(ISAL_DEF_LVL1_DEFAULT);
-    }
+    struct coders *c = profd_thread_slot_get(&coders_slot);
+    if (!c->igzip_buffer)
+        c->igzip_buffer = profd_xmalloc(ISAL_DEF_LVL1_DEFAULT);
     struct isal_zstream z = {0};   /* the init leaves fields the compressor reads */
     isal_deflate_stateless_init(&z);
     z.gzip_flag = IGZIP_GZIP;
     z.level = 1;
-    z.level_buf = tls_igzip_buffer;
+    z.level_buf = c->igzip_buffer;
     z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
     z.end_of_stream = 1;
     z.next_in = (uint8_t *)data;
@@ -184,12 +170,10 @@ void profd_gzip_append(const uint8_t *data, size_t len, size_t stream_len, uint8
     int level = level_for(stream_len);
     if (level == 1 && igzip_append(data, len, out, out_len, out_cap))
         return;
-    struct libdeflate_compressor **c = &tls_compressors[level];
-    if (!*c) {
-        free_at_thread_exit();
-        if (!(*c = libdeflate_alloc_compressor(level)))
-            profd_out_of_memory(sizeof(void *));
-    }
+    struct libdeflate_compressor **c =
+        &((struct coders *)profd_thread_slot_get(&coders_slot))->compressors[level];
+    if (!*c && !(*c = libdeflate_alloc_compressor(level)))
+        profd_out_of_memory(sizeof(void *));
     size_t bound = libdeflate_gzip_compress_bound(*c, len);
     reserve(bound, out, out_len, out_cap);
     *out_len += libdeflate_gzip_compress(*c, data, len, *out + *out_len, bound);
@@ -205,12 +189,5 @@ void profd_gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
 
 void profd_gzip_thread_cleanup(void)
 {
-    libdeflate_free_decompressor(tls_decompressor);
-    tls_decompressor = NULL;
-    free(tls_igzip_buffer);
-    tls_igzip_buffer = NULL;
-    for (size_t i = 0; i < sizeof(tls_compressors) / sizeof(*tls_compressors); i++) {
-        libdeflate_free_compressor(tls_compressors[i]);
-        tls_compressors[i] = NULL;
-    }
+    profd_thread_slot_release(&coders_slot);
 }

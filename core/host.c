@@ -172,4 +172,5 @@ const struct profd_host profd_host_services = {
     .proto_to_json = profd_proto_to_json,
     .compress = profd_compress,
     .decompress = profd_decompress,
+    .record_pprof_view = profd_record_pprof_view,
 };

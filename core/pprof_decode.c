@@ -31,6 +31,7 @@
 #include "pb.h"
 #include "pprof_fields.h"
 #include "profile.h"
+#include "thread_slot.h"
 
 static const char *const field_names[F_LAST_] = {
     "", "sample_type", "sample", "mapping", "location", "function", "string_table",
@@ -257,9 +258,6 @@ struct kept {
     struct profd_arena *arena;
 };
 
-static pthread_key_t kept_key;
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
-
 static void free_scratch(struct scratch *sc)
 {
     free(sc->lines);
@@ -280,7 +278,7 @@ static void free_arrays(struct decode_arrays *a)
     free_scratch(&a->scratch);
 }
 
-/* The key's destructor, at the exit of a thread that decoded. */
+/* A thread's kept state, at its exit. */
 static void kept_destroy(void *arg)
 {
     struct kept *k = arg;
@@ -290,37 +288,15 @@ static void kept_destroy(void *arg)
     free(k);
 }
 
-static void kept_key_create(void)
-{
-    if (pthread_key_create(&kept_key, kept_destroy) != 0)
-        abort();
-}
-
-/* The calling thread's kept state, made on first use; NULL when it cannot
- * be made. */
-static struct kept *kept_of_thread(void)
-{
-    pthread_once(&kept_once, kept_key_create);
-    struct kept *k = pthread_getspecific(kept_key);
-    if (!k) {
-        k = calloc(1, sizeof(*k));
-        if (k && pthread_setspecific(kept_key, k) != 0) {
-            free(k);
-            k = NULL;
-        }
-    }
-    return k;
-}
+static struct profd_thread_slot kept_slot = PROFD_THREAD_SLOT(sizeof(struct kept), kept_destroy);
 
 /* Starts d with the arrays this thread kept (the thread keeps none while
  * d has them). */
 static void decoder_take_arrays(struct decoder *d)
 {
-    struct kept *k = kept_of_thread();
-    if (k) {
-        d->a = k->arrays;
-        k->arrays = (struct decode_arrays){0};
-    }
+    struct kept *k = profd_thread_slot_get(&kept_slot);
+    d->a = k->arrays;
+    k->arrays = (struct decode_arrays){0};
 }
 
 /* Ends d: its id maps are freed, its arrays given back to the thread, or
@@ -339,8 +315,8 @@ static void decoder_end(struct decoder *d)
     const struct scratch *sc = &d->a.scratch;
     bytes += sc->lines_cap * sizeof(*sc->lines) + sc->locations_cap * sizeof(*sc->locations) +
              sc->values_cap * sizeof(*sc->values) + sc->labels_cap * sizeof(*sc->labels);
-    struct kept *k = pthread_getspecific(kept_key);
-    if (k && bytes <= KEPT_MAX_BYTES)
+    struct kept *k = profd_thread_slot_get(&kept_slot);
+    if (bytes <= KEPT_MAX_BYTES)
         k->arrays = d->a;
     else
         free_arrays(&d->a);
@@ -945,16 +921,7 @@ static void check_end(struct kept *k)
 int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
                       int64_t *duration_nanos, char *err, size_t errlen)
 {
-    struct kept *k = kept_of_thread();
-    if (!k) {   /* no room to keep anything: a decode that is freed */
-        struct profd_profile *p = profd_pprof_decode(data, len, max_decoded, err, errlen);
-        if (p) {
-            *time_nanos = p->time_nanos;
-            *duration_nanos = p->duration_nanos;
-        }
-        profd_profile_free(p);
-        return p ? 0 : -1;
-    }
+    struct kept *k = profd_thread_slot_get(&kept_slot);
     const uint8_t *raw = data;
     size_t raw_len = len;
     if (profd_is_gzip(data, len)) {

@@ -216,23 +216,42 @@ void profd_record_touch(struct profd_record *r)
     r->profile_dirty = true;
 }
 
+int profd_record_pprof_view(struct profd_record *r, bool gzip, bool reencode,
+                            const uint8_t **data, size_t *len, uint8_t **owned, char *err,
+                            size_t errlen)
+{
+    *owned = NULL;
+    bool is_gzip = r->encoding == PROFD_ENC_PPROF_GZIP;
+    if (reencode || r->profile_dirty) {
+        struct profd_profile *p = profd_record_profile(r, err, errlen);
+        if (!p)
+            return -1;
+        profd_pprof_encode(p, gzip, owned, len);
+    } else if (is_gzip && !gzip) {
+        if (profd_gunzip(r->payload, r->payload_len, PROFD_PPROF_MAX_DECODED, owned, len, err,
+                         errlen) < 0)
+            return -1;
+    } else if (!is_gzip && gzip) {
+        profd_gzip(r->payload, r->payload_len, owned, len);
+    } else {   /* the bytes as they came */
+        *data = r->payload;
+        *len = r->payload_len;
+        return 0;
+    }
+    *data = *owned;
+    return 0;
+}
+
 int profd_record_pprof(struct profd_record *r, bool gzip, bool reencode, uint8_t **out,
                        size_t *len, char *err, size_t errlen)
 {
-    if (reencode || r->profile_dirty) {
-        struct profd_profile *p = profd_record_profile(r, err, errlen);
-        return p ? profd_pprof_encode(p, gzip, out, len) : -1;
+    const uint8_t *data;
+    if (profd_record_pprof_view(r, gzip, reencode, &data, len, out, err, errlen) < 0)
+        return -1;
+    if (!*out) {
+        *out = profd_xmalloc(*len ? *len : 1);
+        if (*len)
+            memcpy(*out, data, *len);
     }
-    bool is_gzip = r->encoding == PROFD_ENC_PPROF_GZIP;
-    if (is_gzip && !gzip)
-        return profd_gunzip(r->payload, r->payload_len, PROFD_PPROF_MAX_DECODED, out, len, err,
-                            errlen) < 0 ? -1 : 0;
-    if (!is_gzip && gzip) {
-        profd_gzip(r->payload, r->payload_len, out, len);
-        return 0;
-    }
-    *out = profd_xmalloc(r->payload_len);
-    memcpy(*out, r->payload, r->payload_len);
-    *len = r->payload_len;
     return 0;
 }

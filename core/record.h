@@ -55,6 +55,13 @@ void profd_record_del_label(struct profd_record *r, const char *name);
 struct profd_profile *profd_record_profile(struct profd_record *r, char *err, size_t errlen);
 /* Marks the decoded model changed. */
 void profd_record_touch(struct profd_record *r);
+/* The record as pprof (gzip'd or not) in *data: its original bytes
+ * themselves when they are that, the model is unchanged and reencode is
+ * false (*owned NULL; valid as long as the record), else a new encoding,
+ * malloc'd in *owned. Returns 0 or -1 with err filled. */
+int profd_record_pprof_view(struct profd_record *r, bool gzip, bool reencode,
+                            const uint8_t **data, size_t *len, uint8_t **owned, char *err,
+                            size_t errlen);
 /* Serializes as pprof, reusing the original bytes when the model is unchanged
  * and reencode is false. *out is malloc'd. Returns 0 or -1 with err filled. */
 int profd_record_pprof(struct profd_record *r, bool gzip, bool reencode, uint8_t **out,

@@ -18,6 +18,7 @@
 #include "../config/bind.h"
 #include "alloc.h"
 #include "labels.h"
+#include "thread_slot.h"
 
 const char *const profd_relabel_actions[] = {
     "replace", "keep", "drop", "keepequal", "dropequal", "hashmod", "labelmap", "labeldrop",
@@ -362,9 +363,6 @@ struct scratch {
     struct buf val, tmp;
 };
 
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-
 static void scratch_free(void *arg)
 {
     struct scratch *sc = arg;
@@ -374,21 +372,13 @@ static void scratch_free(void *arg)
     free(sc);
 }
 
-static void scratch_key_create(void)
-{
-    if (pthread_key_create(&scratch_key, scratch_free) != 0)
-        abort();
-}
+static struct profd_thread_slot scratch_slot =
+    PROFD_THREAD_SLOT(sizeof(struct scratch), scratch_free);
 
 /* The thread's scratch, with match data for groups groups. */
 static struct scratch *scratch_for(uint32_t groups)
 {
-    pthread_once(&scratch_once, scratch_key_create);
-    struct scratch *sc = pthread_getspecific(scratch_key);
-    if (!sc) {
-        sc = profd_xcalloc(1, sizeof(*sc));
-        pthread_setspecific(scratch_key, sc);
-    }
+    struct scratch *sc = profd_thread_slot_get(&scratch_slot);
     if (!sc->md || sc->md_groups < groups) {
         pcre2_match_data_free(sc->md);
         sc->md = pcre2_match_data_create(groups, NULL);

@@ -17,7 +17,6 @@ struct profd_work_pool {
     pthread_cond_t work;                  /* a job queued, or stopping */
     struct profd_work *queue, **queue_tail;
     struct profd_work *finished;          /* run, done not yet called (any order) */
-    size_t pending;                       /* submitted, done not yet called */
     size_t idle;                          /* threads waiting for a job */
     bool stopping;
     pthread_t *threads;
@@ -35,9 +34,6 @@ static void run_completions(struct profd_work_pool *p)
     pthread_mutex_unlock(&p->mu);
     while (w) {
         struct profd_work *next = w->next;
-        pthread_mutex_lock(&p->mu);
-        p->pending--;
-        pthread_mutex_unlock(&p->mu);
         w->done(w);
         w = next;
     }
@@ -109,7 +105,6 @@ struct profd_work_pool *profd_work_pool_new(struct event_base *base, unsigned th
 void profd_work_submit(struct profd_work_pool *p, struct profd_work *w)
 {
     pthread_mutex_lock(&p->mu);
-    p->pending++;
     if (!p->idle && p->nthreads < p->max_threads &&   /* a thread more, up to the most */
         pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
         p->nthreads++;
@@ -126,14 +121,6 @@ void profd_work_submit(struct profd_work_pool *p, struct profd_work *w)
         w->run(w);
         finished(p, w);
     }
-}
-
-size_t profd_work_pending(struct profd_work_pool *p)
-{
-    pthread_mutex_lock(&p->mu);
-    size_t n = p->pending;
-    pthread_mutex_unlock(&p->mu);
-    return n;
 }
 
 void profd_work_pool_free(struct profd_work_pool *p)

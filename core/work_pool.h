@@ -26,8 +26,6 @@ struct profd_work_pool;
 struct profd_work_pool *profd_work_pool_new(struct event_base *base, unsigned threads);
 /* Queues w: w->run on a pool thread, then w->done on the loop's thread. */
 void profd_work_submit(struct profd_work_pool *p, struct profd_work *w);
-/* Jobs submitted and not yet done (their done has not run). */
-size_t profd_work_pending(struct profd_work_pool *p);
 /* Runs every job still queued, waits for them, runs their done callbacks
  * here (on the loop's thread), stops the threads and frees the pool.
  * Accepts NULL. */

@@ -157,9 +157,10 @@ bool raw_series_write(const struct profd_host *host, struct profd_record *r,
 {
     if (!labels)
         labels = &r->labels;
-    uint8_t *pprof;
+    const uint8_t *pprof;
+    uint8_t *owned;
     size_t pprof_len;
-    if (host->record_pprof(r, true, strict_ids, &pprof, &pprof_len, why, whylen) < 0)
+    if (host->record_pprof_view(r, true, strict_ids, &pprof, &pprof_len, &owned, why, whylen) < 0)
         return false;
     struct pb_buf set = {0}, label = {0}, sample = {0}, series = {0};
     for (size_t i = 0; i < labels->n; i++) {
@@ -171,7 +172,7 @@ bool raw_series_write(const struct profd_host *host, struct profd_record *r,
     if (shape == RAW_LABEL_SET)
         pb_buf_bytes(&series, 1, set.p, set.len);
     pb_buf_bytes(&sample, 1, pprof, pprof_len);
-    free(pprof);
+    free(owned);
     pb_buf_bytes(&series, 2, sample.p, sample.len);
     pb_buf_bytes(out, field, series.p, series.len);
     free(set.p);

@@ -340,24 +340,6 @@ static void maybe_enforce_retention(struct state *s)
     pthread_mutex_unlock(&s->retention_lock);
 }
 
-/* The record's bytes as pprof, gzip'd or not: its original bytes, not
- * copied, when they are that and the profile was not changed (*owned
- * NULL); else a new encoding, malloc'd into *owned. */
-static int record_bytes(struct state *s, struct profd_record *r, bool gzip, const uint8_t **data,
-                        size_t *len, uint8_t **owned, char *err, size_t errlen)
-{
-    *owned = NULL;
-    if (!s->cfg->reencode && !r->profile_dirty && (r->encoding == PROFD_ENC_PPROF_GZIP) == gzip) {
-        *data = r->payload;
-        *len = r->payload_len;
-        return 0;
-    }
-    if (s->host->record_pprof(r, gzip, s->cfg->reencode, owned, len, err, errlen) < 0)
-        return -1;
-    *data = *owned;
-    return 0;
-}
-
 static int export_record(struct state *s, struct profd_record *r)
 {
     const struct config *cfg = s->cfg;
@@ -370,7 +352,8 @@ static int export_record(struct state *s, struct profd_record *r)
     char err[512];
     path_buf path;
     int rc;
-    if (record_bytes(s, r, gzip, &data, &len, &owned, err, sizeof(err)) < 0) {
+    if (s->host->record_pprof_view(r, gzip, cfg->reencode, &data, &len, &owned, err,
+                                   sizeof(err)) < 0) {
         s->host->log(s->self, PROFD_LOG_ERROR, "cannot encode %s: %s", rel, err);
         rc = PROFD_ERR;
     } else if (cfg->to_stdout) {

@@ -162,14 +162,15 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     snprintf(query + o, sizeof(query) - o, "&from=%lld&until=%lld",
              (long long)(r->time_nanos / 1000000000),
              (long long)((r->time_nanos + r->duration_nanos) / 1000000000));
-    uint8_t *pprof;
+    const uint8_t *pprof;
+    uint8_t *owned;
     size_t len;
-    if (e->host->record_pprof(r, true, false, &pprof, &len, why, sizeof(why)) < 0) {
+    if (e->host->record_pprof_view(r, true, false, &pprof, &len, &owned, why, sizeof(why)) < 0) {
         e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
         return PROFD_OK;
     }
     int rc = call(e, client, query, pprof, len);
-    free(pprof);
+    free(owned);
     return rc;
 }
 

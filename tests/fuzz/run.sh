@@ -17,13 +17,14 @@ FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 -std=gnu11 -DPROFD_VERSION=\"fuzz\" -Icore/include $(pkg-config --cflags yaml-0.1 libdeflate libisal)"
 LIBS="$(pkg-config --libs yaml-0.1 libdeflate libisal libpcre2-8 libcrypto) -lpthread"
 mkdir -p $FUZZ_BUILD
-core="core/pb.c core/pprof_decode.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c core/gzip_pieces.c"
+core="core/pb.c core/pprof_decode.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c core/gzip_pieces.c
+core/thread_slot.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c
-core/relabel.c core/labels.c"
+core/relabel.c core/labels.c core/thread_slot.c"
 clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
 clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
 clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/labels.c config/bind.c config/tree.c \
-    config/units.c config/diag.c core/alloc.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
+    config/units.c config/diag.c core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
 all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
 libnghttp2 libzstd liburing"
@@ -47,7 +48,7 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     lib/raw_series.c lib/grow.c receivers/pyroscope/folded.c receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
-    core/alloc.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
+    core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http1
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS

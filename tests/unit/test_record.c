@@ -58,6 +58,27 @@ TEST(original_bytes_unless_changed)
     profd_batch_unref(b);
 }
 
+/* The view hands out the record's own bytes, not a copy, only while they
+ * are what is asked for. */
+TEST(view_is_the_original_bytes_themselves_unless_changed)
+{
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = corpus_record(b, "cpu.pb.gz");
+    char err[256];
+    const uint8_t *data;
+    uint8_t *owned;
+    size_t len;
+    CHECK_INT(profd_record_pprof_view(r, true, false, &data, &len, &owned, err, sizeof(err)), 0);
+    CHECK(data == r->payload && len == r->payload_len && owned == NULL);
+    CHECK_INT(profd_record_pprof_view(r, false, false, &data, &len, &owned, err, sizeof(err)), 0);
+    CHECK(owned != NULL && data == owned && !profd_is_gzip(data, len));
+    free(owned);
+    CHECK_INT(profd_record_pprof_view(r, true, true, &data, &len, &owned, err, sizeof(err)), 0);
+    CHECK(owned != NULL && data == owned && profd_is_gzip(data, len));   /* re-encoded */
+    free(owned);
+    profd_batch_unref(b);
+}
+
 TEST(malformed_payload_reports_on_decode)
 {
     struct profd_batch *b = profd_batch_new();

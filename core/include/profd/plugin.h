@@ -317,6 +317,13 @@ struct profd_host {
                     size_t *out_len);
     int (*decompress)(const char *encoding, const uint8_t *data, size_t len, size_t max_out,
                       uint8_t **out, size_t *out_len, char *err, size_t errlen);
+    /* record_pprof without a copy: *data is the record's own bytes when
+     * they are what is asked and the profile is unchanged (*owned NULL,
+     * valid as long as the record), else a new encoding that *owned holds
+     * (malloc'd). Returns 0 or -1 with errbuf filled. */
+    int (*record_pprof_view)(struct profd_record *r, bool gzip, bool reencode,
+                             const uint8_t **data, size_t *len, uint8_t **owned, char *errbuf,
+                             size_t errlen);
 };
 
 struct profd_plugin {

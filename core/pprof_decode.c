@@ -881,24 +881,40 @@ struct profd_profile *profd_pprof_decode_owned(uint8_t *raw, size_t len, char *e
     return p;
 }
 
+/* The protobuf bytes of data: data itself, or data inflated into *buf
+ * (grown as needed, its size in *cap) when it is gzip'd. NULL with err when
+ * it is corrupt or more than max_decoded bytes. */
+static const uint8_t *raw_bytes(const uint8_t *data, size_t len, size_t max_decoded,
+                                uint8_t **buf, size_t *cap, size_t *raw_len, char *err,
+                                size_t errlen)
+{
+    if (profd_is_gzip(data, len))
+        return profd_gunzip_into(data, len, max_decoded, buf, cap, raw_len, err, errlen) < 0
+                   ? NULL
+                   : *buf;
+    if (len > max_decoded) {
+        snprintf(err, errlen, "pprof: %zu bytes exceed the limit of %zu", len, max_decoded);
+        return NULL;
+    }
+    *raw_len = len;
+    return data;
+}
+
 struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t max_decoded,
                                          char *err, size_t errlen)
 {
-    uint8_t *raw;
-    size_t raw_len;
-    if (profd_is_gzip(data, len)) {
-        if (profd_gunzip(data, len, max_decoded, &raw, &raw_len, err, errlen) < 0)
-            return NULL;
-    } else {
-        if (len > max_decoded) {
-            snprintf(err, errlen, "pprof: %zu bytes exceed the limit of %zu", len, max_decoded);
-            return NULL;
-        }
-        raw = profd_xmalloc(len);
-        memcpy(raw, data, len);
-        raw_len = len;
+    uint8_t *buf = NULL;
+    size_t cap = 0, raw_len;
+    const uint8_t *raw = raw_bytes(data, len, max_decoded, &buf, &cap, &raw_len, err, errlen);
+    if (!raw) {
+        free(buf);
+        return NULL;
     }
-    return profd_pprof_decode_owned(raw, raw_len, err, errlen);
+    if (!buf) {   /* the bytes as they came: the profile gets its own copy */
+        buf = profd_xmalloc(len ? len : 1);
+        memcpy(buf, data, len);
+    }
+    return profd_pprof_decode_owned(buf, raw_len, err, errlen);
 }
 
 /* Ends a check: what it inflated and built is dropped, and kept for the
@@ -922,17 +938,11 @@ int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64
                       int64_t *duration_nanos, char *err, size_t errlen)
 {
     struct kept *k = profd_thread_slot_get(&kept_slot);
-    const uint8_t *raw = data;
-    size_t raw_len = len;
-    if (profd_is_gzip(data, len)) {
-        if (profd_gunzip_into(data, len, max_decoded, &k->raw, &k->raw_cap, &raw_len, err,
-                              errlen) < 0) {
-            check_end(k);
-            return -1;
-        }
-        raw = k->raw;
-    } else if (len > max_decoded) {
-        snprintf(err, errlen, "pprof: %zu bytes exceed the limit of %zu", len, max_decoded);
+    size_t raw_len;
+    const uint8_t *raw = raw_bytes(data, len, max_decoded, &k->raw, &k->raw_cap, &raw_len, err,
+                                   errlen);
+    if (!raw) {
+        check_end(k);
         return -1;
     }
     if (profd_pprof_quick_valid(raw, raw_len, time_nanos, duration_nanos)) {

@@ -146,10 +146,9 @@ typedef char path_buf[PATH_MAX];
 static void dir_of(const char *path, path_buf dir)
 {
     const char *slash = strrchr(path, '/');
-    if (slash)
-        snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path);
-    else
-        strcpy(dir, ".");
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    memcpy(dir, slash ? path : ".", slash ? n : 1);
+    dir[slash ? n : 1] = '\0';
 }
 
 static void fsync_dir_of(const char *path)
@@ -193,9 +192,14 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
     _Atomic uint64_t *taken = &s->taken[hash % TAKEN_SLOTS];
     int first = atomic_load_explicit(taken, memory_order_relaxed) == hash;
     for (int attempt = first; attempt < 1000; attempt++) {
-        int n = attempt == 0 ? snprintf(written, PATH_MAX, "%s", final)
-                             : snprintf(written, PATH_MAX, "%.*s-%u%s", (int)stem, final,
-                                        atomic_fetch_add(&s->collisions, 1) + 1, ext);
+        int n;
+        if (attempt == 0) {
+            n = (int)(stem + strlen(ext));
+            memcpy(written, final, (size_t)n + 1);
+        } else {
+            n = snprintf(written, PATH_MAX, "%.*s-%u%s", (int)stem, final,
+                         atomic_fetch_add(&s->collisions, 1) + 1, ext);
+        }
         if (n < 0 || n >= PATH_MAX) {
             errno = ENAMETOOLONG;
             return -1;
@@ -340,32 +344,48 @@ static void maybe_enforce_retention(struct state *s)
     pthread_mutex_unlock(&s->retention_lock);
 }
 
+/* Writes into path the directory, a slash and r's name from the template:
+ * false when that does not fit. */
+static bool path_of(const struct config *cfg, const struct profd_record *r, path_buf path)
+{
+    size_t prefix = 0;   /* the directory and its slash */
+    if (!cfg->to_stdout) {
+        prefix = strlen(cfg->directory) + 1;
+        if (prefix >= PATH_MAX)
+            return false;
+        memcpy(path, cfg->directory, prefix - 1);
+        path[prefix - 1] = '/';
+    }
+    return pprof_file_template_expand(cfg->path_template, r, now_ns(), path + prefix,
+                                      PATH_MAX - prefix) != SIZE_MAX;
+}
+
 static int export_record(struct state *s, struct profd_record *r)
 {
     const struct config *cfg = s->cfg;
-    char *rel = pprof_file_template_expand(cfg->path_template, r, now_ns());
+    path_buf path;
+    if (!path_of(cfg, r, path)) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "the path of a profile under %s is too long",
+                     cfg->to_stdout ? "stdout" : cfg->directory);
+        return PROFD_ERR;
+    }
     bool gzip = cfg->compression == COMPRESS_GZIP ||
-                (cfg->compression == COMPRESS_AUTO && !has_suffix(rel, ".pb"));
+                (cfg->compression == COMPRESS_AUTO && !has_suffix(path, ".pb"));
     const uint8_t *data;
     uint8_t *owned;
     size_t len = 0;
     char err[512];
-    path_buf path;
     int rc;
     if (s->host->record_pprof_view(r, gzip, cfg->reencode, &data, &len, &owned, err,
                                    sizeof(err)) < 0) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "cannot encode %s: %s", rel, err);
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot encode %s: %s", path, err);
         rc = PROFD_ERR;
     } else if (cfg->to_stdout) {
         rc = write_all(STDOUT_FILENO, data, len) == 0 ? PROFD_OK : PROFD_ERR;
-    } else if (snprintf(path, sizeof(path), "%s/%s", cfg->directory, rel) >= (int)sizeof(path)) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "path too long: %s/%s", cfg->directory, rel);
-        rc = PROFD_ERR;
     } else {
         rc = write_file(s, path, data, len);
     }
     free(owned);
-    free(rel);
     return rc;
 }
 

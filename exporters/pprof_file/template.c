@@ -1,31 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "template.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* A bounded string being written: buf has cap bytes, room for len
+ * characters and the NUL; full once something did not fit. */
 struct out {
     char *buf;
     size_t len, cap;
+    bool full;
 };
 
 static void put(struct out *o, const char *s, size_t n)
 {
-    if (o->len + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 128;
-        while (cap < o->len + n + 1)
-            cap *= 2;
-        char *nb = realloc(o->buf, cap);
-        if (!nb)
-            abort();
-        o->buf = nb;
-        o->cap = cap;
+    if (o->full || n >= o->cap - o->len) {
+        o->full = true;
+        return;
     }
     memcpy(o->buf + o->len, s, n);
     o->len += n;
-    o->buf[o->len] = '\0';
+}
+
+/* v in decimal, at least width digits (zeros in front). */
+static void put_decimal(struct out *o, int64_t v, int width)
+{
+    char digits[24];
+    int i = sizeof(digits);
+    uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+    do {
+        digits[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u || (int)sizeof(digits) - i < width);
+    if (v < 0)
+        digits[--i] = '-';
+    put(o, digits + i, sizeof(digits) - i);
 }
 
 /* A label value made safe as one path component. */
@@ -73,14 +82,18 @@ bool pprof_file_template_check(const char *tmpl, const char **err)
     return true;
 }
 
-char *pprof_file_template_expand(const char *tmpl, const struct profd_record *r, int64_t now_ns)
+size_t pprof_file_template_expand(const char *tmpl, const struct profd_record *r, int64_t now_ns,
+                                  char *out, size_t cap)
 {
-    struct out o = {0};
+    struct out o = {out, 0, cap, cap == 0};
     int64_t t = r->time_nanos ? r->time_nanos : now_ns;
-    time_t secs = (time_t)(t / 1000000000);
+    int64_t secs = t / 1000000000, nanos = t % 1000000000;
+    if (nanos < 0) {   /* before 1970: the second before, and the nanoseconds after it */
+        secs--;
+        nanos += 1000000000;
+    }
     struct tm tm;
-    gmtime_r(&secs, &tm);
-    put(&o, "", 0);
+    bool have_tm = false;   /* the calendar time, made for the first {time} or {date} */
     for (const char *p = tmpl; *p;) {
         if (*p != '{') {
             size_t n = strcspn(p, "{");
@@ -88,30 +101,35 @@ char *pprof_file_template_expand(const char *tmpl, const struct profd_record *r,
             p += n;
             continue;
         }
-        const char *end = strchr(p, '}');
-        char name[128];
-        size_t n = (size_t)(end - p - 1) < sizeof(name) - 1 ? (size_t)(end - p - 1) : sizeof(name) - 1;
-        memcpy(name, p + 1, n);
-        name[n] = '\0';
+        const char *name = p + 1, *end = strchr(p, '}');
+        size_t n = (size_t)(end - name);
         p = end + 1;
+        bool is_time = n == 4 && !memcmp(name, "time", 4);
+        bool is_date = n == 4 && !memcmp(name, "date", 4);
+        if ((is_time || is_date) && !have_tm) {
+            time_t calendar_secs = (time_t)secs;
+            gmtime_r(&calendar_secs, &tm);
+            have_tm = true;
+        }
         char tmp[64];
-        if (!strcmp(name, "time")) {
-            size_t k = strftime(tmp, sizeof(tmp), "%Y%m%dT%H%M%S", &tm);
-            snprintf(tmp + k, sizeof(tmp) - k, ".%03dZ", (int)((t / 1000000) % 1000));
-            put(&o, tmp, strlen(tmp));
-        } else if (!strcmp(name, "date")) {
-            strftime(tmp, sizeof(tmp), "%Y-%m-%d", &tm);
-            put(&o, tmp, strlen(tmp));
-        } else if (!strcmp(name, "unix_nanos")) {
-            snprintf(tmp, sizeof(tmp), "%lld", (long long)t);
-            put(&o, tmp, strlen(tmp));
+        if (is_time) {
+            put(&o, tmp, strftime(tmp, sizeof(tmp), "%Y%m%dT%H%M%S.", &tm));
+            put_decimal(&o, nanos / 1000000, 3);
+            put(&o, "Z", 1);
+        } else if (is_date) {
+            put(&o, tmp, strftime(tmp, sizeof(tmp), "%Y-%m-%d", &tm));
+        } else if (n == 10 && !memcmp(name, "unix_nanos", 10)) {
+            put_decimal(&o, t, 1);
         } else {
             const char *v = NULL;
             for (size_t i = 0; i < r->labels.n && !v; i++)
-                if (!strcmp(r->labels.items[i].name, name))
+                if (!strncmp(r->labels.items[i].name, name, n) && !r->labels.items[i].name[n])
                     v = r->labels.items[i].value;
             put_component(&o, v);
         }
     }
-    return o.buf;
+    if (o.full)
+        return SIZE_MAX;
+    out[o.len] = '\0';
+    return o.len;
 }

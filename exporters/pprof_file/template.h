@@ -8,14 +8,18 @@
 #define PPROF_FILE_TEMPLATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profd/model.h"
 
 /* True when tmpl is well formed; otherwise *err says why. */
 bool pprof_file_template_check(const char *tmpl, const char **err);
-/* The path for record r (malloc'd), relative to the output directory. The
- * record's time is used, or now_ns when it has none. */
-char *pprof_file_template_expand(const char *tmpl, const struct profd_record *r, int64_t now_ns);
+/* Writes into out (cap bytes) the path for record r, relative to the output
+ * directory, from a template pprof_file_template_check took. The record's
+ * time is used, or now_ns when it has none. Returns its length, or SIZE_MAX
+ * when it does not fit (out is then not a string). */
+size_t pprof_file_template_expand(const char *tmpl, const struct profd_record *r, int64_t now_ns,
+                                  char *out, size_t cap);
 
 #endif

@@ -21,16 +21,22 @@ TEST(template_expands_labels_and_time)
     profd_record_set_label(r, "__name__", "memory");
     profd_record_set_label(r, "service_name", "../etc/pass wd");
     r->time_nanos = 1795318655109668079LL;   /* 2026-11-21T...: a fixed instant */
-    char *p = pprof_file_template_expand("{__name__}/{service_name}/{time}-{missing}.pb.gz", r, 0);
+    char p[128];
+    const char *both = "{__name__}/{service_name}/{time}-{missing}.pb.gz";
+    CHECK_INT(pprof_file_template_expand(both, r, 0, p, sizeof(p)), 57);
     CHECK_STR(p, "memory/_.._etc_pass_wd/20261122T033735.109Z-unknown.pb.gz");
-    free(p);
-    p = pprof_file_template_expand("{date}/{unix_nanos}", r, 0);
+    CHECK(pprof_file_template_expand("{date}/{unix_nanos}", r, 0, p, sizeof(p)) != SIZE_MAX);
     CHECK_STR(p, "2026-11-22/1795318655109668079");
-    free(p);
     r->time_nanos = 0;   /* no time of its own: now is used */
-    p = pprof_file_template_expand("{unix_nanos}", r, 42);
+    CHECK(pprof_file_template_expand("{unix_nanos}", r, 42, p, sizeof(p)) != SIZE_MAX);
     CHECK_STR(p, "42");
-    free(p);
+    r->time_nanos = -1500000000LL;   /* before 1970: a sign, and the time's milliseconds */
+    CHECK(pprof_file_template_expand("{unix_nanos}_{time}", r, 0, p, sizeof(p)) != SIZE_MAX);
+    CHECK_STR(p, "-1500000000_19691231T235958.500Z");
+    /* a name that does not fit, by one byte or many, is refused whole */
+    CHECK(pprof_file_template_expand("{__name__}", r, 0, p, 6) == SIZE_MAX);
+    CHECK_INT(pprof_file_template_expand("{__name__}", r, 0, p, 7), 6);
+    CHECK(pprof_file_template_expand("x{service_name}", r, 0, p, 8) == SIZE_MAX);
     profd_batch_unref(b);
 }
 

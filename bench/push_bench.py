@@ -18,7 +18,10 @@ then the same with the 149 KB CPU profile of the Go compiler among them
     machine.
 
 Printed per API: accepted requests/s and p99 latency, median of RUNS runs,
-the ratio profd/nginx, and the lost-profile check: every request profd
+the ratio profd/nginx, the CPU each server spent a request (user + system
+over the run, all threads or worker processes: steadier than the rates on
+a shared machine, and what decides the ratio when the load generator
+shares the CPUs), and the lost-profile check: every request profd
 answered 2xx must be a file once it has stopped (files beyond that were
 answered after wrk stopped counting).
 """
@@ -144,6 +147,27 @@ def wrk(url, script):
     return total - bad, (total - bad) / secs, float(p99.group(1)) * scale, bad
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds pid has used so far (all its threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_of(pid):
+    """The pids whose parent is pid."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        kids.append(int(entry))
+            except OSError:
+                pass
+    return kids
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -157,7 +181,7 @@ def count_files(root):
 
 
 def profd_run(build, work, out, script):
-    """One run against profd: (accepted, rate, p99, refused, lost)."""
+    """One run against profd: (accepted, rate, p99, refused, lost, CPU us a request)."""
     shutil.rmtree(out, ignore_errors=True)
     cfg = os.path.join(work, "push.yaml")
     with open(cfg, "w") as f:
@@ -175,12 +199,15 @@ def profd_run(build, work, out, script):
     drain = threading.Thread(target=lambda: [None for _ in profd.stderr], daemon=True)
     drain.start()
     try:
+        before = cpu_seconds(profd.pid)
         accepted, rate, p99, refused = wrk("http://" + address, script)
+        cpu = cpu_seconds(profd.pid) - before
     finally:
         profd.send_signal(signal.SIGTERM)
         profd.wait(timeout=120)
         drain.join(timeout=10)
-    return accepted, rate, p99, refused, max(0, accepted - count_files(out))
+    return (accepted, rate, p99, refused, max(0, accepted - count_files(out)),
+            cpu * 1e6 / max(1, accepted + refused))
 
 
 def nginx_run(work, script):
@@ -191,19 +218,25 @@ def nginx_run(work, script):
     nginx = subprocess.Popen(["nginx", "-c", conf, "-p", work, "-g", "daemon off;"])
     try:
         deadline = time.monotonic() + 30
+        # up: it accepts, and has its worker_processes auto (one per CPU)
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
+                workers = children_of(nginx.pid)
+                if len(workers) >= os.cpu_count():
+                    break
             except OSError:
-                if time.monotonic() > deadline:
-                    sys.exit("nginx did not come up")
-                time.sleep(0.05)
+                pass
+            if time.monotonic() > deadline:
+                sys.exit("nginx did not come up")
+            time.sleep(0.05)
+        before = sum(cpu_seconds(w) for w in workers)
         accepted, rate, p99, refused = wrk("http://127.0.0.1:%d" % port, script)
+        cpu = sum(cpu_seconds(w) for w in workers) - before
     finally:
         nginx.terminate()
         nginx.wait(timeout=30)
-    return accepted, rate, p99, refused
+    return accepted, rate, p99, refused, cpu * 1e6 / max(1, accepted + refused)
 
 
 def push_bench(build, corpus, work, runs):
@@ -218,8 +251,9 @@ def push_bench(build, corpus, work, runs):
     mixes = [("%d runtime profiles" % len(small), small),
              ("+ compile-nethttp.cpu", small + ["compile-nethttp.cpu.pb.gz"])]
     print("| push, wrk %d connections, %d s | profd accepted/s | p99 | nginx 200s/s | p99 | "
-          "profd / nginx | refused (429) | lost |" % (CONNECTIONS, SECONDS))
-    print("|---|---|---|---|---|---|---|---|")
+          "profd / nginx | CPU a request, profd / nginx | refused (429) | lost |"
+          % (CONNECTIONS, SECONDS))
+    print("|---|---|---|---|---|---|---|---|---|")
     try:
         for what, names in mixes:
             requests = write_requests(corpus, work, names)
@@ -241,9 +275,11 @@ def one_row(build, work, out, runs, api, requests, what):
         theirs.append(nginx_run(work, script))
     rate = statistics.median(r[1] for r in ours)
     ref = statistics.median(r[1] for r in theirs)
-    print("| %s, %s | %.0f (min %.0f, max %.0f) | %.1f ms | %.0f | %.1f ms | %.2f | %d | %d |" % (
-        "/ingest (pprof)" if api == "ingest" else "push.v1 (Connect, proto)", what,
-        rate, min(r[1] for r in ours), max(r[1] for r in ours),
-        statistics.median(r[2] for r in ours), ref,
-        statistics.median(r[2] for r in theirs), rate / ref,
-        sum(r[3] for r in ours), sum(r[4] for r in ours)), flush=True)
+    print("| %s, %s | %.0f (min %.0f, max %.0f) | %.1f ms | %.0f | %.1f ms | %.2f | "
+          "%.1f / %.1f us | %d | %d |" % (
+              "/ingest (pprof)" if api == "ingest" else "push.v1 (Connect, proto)", what,
+              rate, min(r[1] for r in ours), max(r[1] for r in ours),
+              statistics.median(r[2] for r in ours), ref,
+              statistics.median(r[2] for r in theirs), rate / ref,
+              statistics.median(r[5] for r in ours), statistics.median(r[4] for r in theirs),
+              sum(r[3] for r in ours), sum(r[4] for r in ours)), flush=True)

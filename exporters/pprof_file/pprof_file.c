@@ -146,9 +146,12 @@ typedef char path_buf[PATH_MAX];
 static void dir_of(const char *path, path_buf dir)
 {
     const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    memcpy(dir, slash ? path : ".", slash ? n : 1);
-    dir[slash ? n : 1] = '\0';
+    if (!slash) {
+        strcpy(dir, ".");
+        return;
+    }
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = '\0';
 }
 
 static void fsync_dir_of(const char *path)
@@ -187,15 +190,14 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
                     const char *final, path_buf written)
 {
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
-    size_t stem = strlen(final) - strlen(ext);
+    size_t final_len = strlen(final), stem = final_len - strlen(ext);
     uint64_t hash = name_hash(final);
     _Atomic uint64_t *taken = &s->taken[hash % TAKEN_SLOTS];
     int first = atomic_load_explicit(taken, memory_order_relaxed) == hash;
     for (int attempt = first; attempt < 1000; attempt++) {
-        int n;
+        int n = (int)final_len;
         if (attempt == 0) {
-            n = (int)(stem + strlen(ext));
-            memcpy(written, final, (size_t)n + 1);
+            memcpy(written, final, final_len + 1);
         } else {
             n = snprintf(written, PATH_MAX, "%.*s-%u%s", (int)stem, final,
                          atomic_fetch_add(&s->collisions, 1) + 1, ext);

@@ -58,6 +58,8 @@ struct rule {
     uint64_t modulus;
     pcre2_code *re;
     uint32_t groups;   /* the regex's, the whole match included */
+    char *literal;     /* the regex, when it has no special characters */
+    size_t literal_len;
 };
 
 struct profd_relabel {
@@ -87,6 +89,13 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
     }
     pcre2_jit_compile(c, PCRE2_JIT_COMPLETE);   /* falls back to the interpreter */
     return c;
+}
+
+/* The regex itself when it matches only its own text (no character with a
+ * meaning in a regex), so that a match is a comparison; else NULL. */
+static char *literal_of(const char *re)
+{
+    return re[strcspn(re, "\\^$.|?*+()[]{}")] ? NULL : profd_xstrdup(re);
 }
 
 static bool valid_label_name(const char *s)
@@ -144,6 +153,8 @@ struct profd_relabel *profd_relabel_compile(const struct profd_relabel_rule_cfg 
         r->re = compile_regex(c->regex, err, errlen);
         if (!r->re)
             goto fail;
+        r->literal = literal_of(c->regex);
+        r->literal_len = r->literal ? strlen(r->literal) : 0;
         r->action = (enum action)c->action;
         r->nsource = c->source_labels.n;
         r->source = profd_xcalloc(r->nsource ? r->nsource : 1, sizeof(*r->source));
@@ -179,6 +190,7 @@ void profd_relabel_free(struct profd_relabel *rs)
         free(r->separator);
         free(r->target);
         free(r->replacement);
+        free(r->literal);
         pcre2_code_free(r->re);
     }
     free(rs->rules);
@@ -217,6 +229,14 @@ static void join_sources(const struct rule *r, const struct profd_labels *l, str
 static bool match(const struct rule *r, const char *s, size_t len, pcre2_match_data *md)
 {
     return pcre2_match(r->re, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 0;
+}
+
+/* Whether s matches the rule's regex, for actions that use no groups. */
+static bool matches(const struct rule *r, const char *s, size_t len, pcre2_match_data *md)
+{
+    if (r->literal)
+        return len == r->literal_len && !memcmp(s, r->literal, len);
+    return match(r, s, len, md);
 }
 
 /* Go's regexp.Expand: $1, ${1}, $name, ${name}; $$ is a dollar; a $ that
@@ -284,16 +304,26 @@ static void set_or_delete(struct profd_labels *l, const char *name, const struct
         profd_labels_del(l, name);
 }
 
+/* What applying rules needs besides the labels, kept by each thread for
+ * its next set (rules run once per record: a push, a scrape), freed as
+ * the thread exits. */
+struct scratch {
+    pcre2_match_data *md;
+    uint32_t md_groups;
+    struct buf val, tmp, name;   /* joined sources, expansions, a target's name */
+};
+
 /* Applies one rule; false when the label set is to be dropped. */
-static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match_data *md,
-                       struct buf *val, struct buf *tmp)
+static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scratch *sc)
 {
+    pcre2_match_data *md = sc->md;
+    struct buf *val = &sc->val, *tmp = &sc->tmp;
     join_sources(r, l, val);
     switch (r->action) {
     case A_KEEP:
-        return match(r, val->s, val->len, md);
+        return matches(r, val->s, val->len, md);
     case A_DROP:
-        return !match(r, val->s, val->len, md);
+        return !matches(r, val->s, val->len, md);
     case A_KEEPEQUAL:
     case A_DROPEQUAL: {
         const char *t = profd_labels_get(l, r->target);
@@ -303,13 +333,11 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match
     case A_REPLACE: {
         if (!match(r, val->s, val->len, md))
             return true;
-        struct buf name = {0};
-        expand(r, r->target, val->s, md, &name);
-        if (valid_label_name(name.s)) {
+        expand(r, r->target, val->s, md, &sc->name);
+        if (valid_label_name(sc->name.s)) {
             expand(r, r->replacement, val->s, md, tmp);
-            set_or_delete(l, name.s, tmp);
+            set_or_delete(l, sc->name.s, tmp);
         }
-        free(name.s);
         return true;
     }
     case A_HASHMOD: {
@@ -345,7 +373,7 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match
     case A_LABELDROP:
     case A_LABELKEEP:
         for (size_t i = l->n; i-- > 0;) {
-            bool m = match(r, l->items[i].name, strlen(l->items[i].name), md);
+            bool m = matches(r, l->items[i].name, strlen(l->items[i].name), md);
             if (m == (r->action == A_LABELDROP))
                 profd_labels_del_at(l, i);
         }
@@ -354,14 +382,6 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, pcre2_match
     return true;
 }
 
-/* What applying rules needs besides the labels, kept by each thread for
- * its next set (rules run once per record: a push, a scrape), freed as
- * the thread exits. */
-struct scratch {
-    pcre2_match_data *md;
-    uint32_t md_groups;
-    struct buf val, tmp;
-};
 
 static void scratch_free(void *arg)
 {
@@ -369,6 +389,7 @@ static void scratch_free(void *arg)
     pcre2_match_data_free(sc->md);
     free(sc->val.s);
     free(sc->tmp.s);
+    free(sc->name.s);
     free(sc);
 }
 
@@ -394,7 +415,7 @@ bool profd_relabel_apply(const struct profd_relabel *rs, struct profd_labels *l)
     struct scratch *sc = scratch_for(rs->max_groups);
     bool keep = true;
     for (size_t i = 0; i < rs->n && keep; i++)
-        keep = apply_rule(&rs->rules[i], l, sc->md, &sc->val, &sc->tmp);
+        keep = apply_rule(&rs->rules[i], l, sc);
     return keep;
 }
 

@@ -114,6 +114,16 @@ static const struct {
      "__meta_pod=p,k_pod=p"},
     {"[{regex: '__.*', action: labeldrop}]", "__a=1,__name__=cpu,b=2", "b=2"},
     {"[{regex: 'job|instance', action: labelkeep}]", "job=j,instance=i,x=1", "instance=i,job=j"},
+    /* a regex of plain text is compared, still whole: not a prefix, suffix or part */
+    {"[{regex: '__tenant_id__', action: labeldrop}]",
+     "__tenant_id__=t,__tenant_id__x=1,a__tenant_id__=2,__tenant_id=3",
+     "__tenant_id=3,__tenant_id__x=1,a__tenant_id__=2"},
+    {"[{regex: 'job', action: labelkeep}]", "job=j,jobs=2,ajob=3", "job=j"},
+    {"[{source_labels: [env], regex: '', action: drop}]", "other=1", NULL},
+    {"[{source_labels: [env], regex: '', action: drop}]", "env=x", "env=x"},
+    {"[{source_labels: [env], regex: 'caf\u00e9-1', action: keep}]", "env=caf\u00e9-1",
+     "env=caf\u00e9-1"},
+    {"[{source_labels: [env], regex: 'caf\u00e9-1', action: keep}]", "env=caf\u00e9-10", NULL},
     /* lowercase, uppercase */
     {"[{source_labels: [a], target_label: l, action: lowercase}]", "a=MiXeD", "a=MiXeD,l=mixed"},
     {"[{source_labels: [a, b], target_label: u, action: uppercase}]", "a=x,b=y", "a=x,b=y,u=X;Y"},

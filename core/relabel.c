@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Prometheus relabeling. Regexes are PCRE2 (JIT when available), anchored
- * the way Prometheus anchors them: ^(?s:REGEX)$. Replacements expand $1,
- * ${1}, $name and ${name} as Go's regexp.Expand does.
+ * the way Prometheus anchors them: ^(?s:REGEX)$, with $ matching only at
+ * the very end as in Go (PCRE2's would also match before a final newline).
+ * Replacements expand $1, ${1}, $name and ${name} as Go's regexp.Expand
+ * does.
  */
 #include "relabel.h"
 
@@ -75,8 +77,8 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
     char *anchored = profd_xasprintf("^(?s:%s)$", re);
     int code;
     PCRE2_SIZE off;
-    pcre2_code *c = pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code,
-                                  &off, NULL);
+    pcre2_code *c = pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED,
+                                  PCRE2_UTF | PCRE2_DOLLAR_ENDONLY, &code, &off, NULL);
     free(anchored);
     if (!c) {
         PCRE2_UCHAR msg[256];

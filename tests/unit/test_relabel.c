@@ -114,6 +114,10 @@ static const struct {
      "__meta_pod=p,k_pod=p"},
     {"[{regex: '__.*', action: labeldrop}]", "__a=1,__name__=cpu,b=2", "b=2"},
     {"[{regex: 'job|instance', action: labelkeep}]", "job=j,instance=i,x=1", "instance=i,job=j"},
+    /* $ is the very end, as in Go: not before a final newline */
+    {"[{source_labels: [a], regex: 'x|y', action: keep}]", "a=x\n", NULL},
+    {"[{source_labels: [a], regex: 'x$', action: keep}]", "a=x\n", NULL},
+    {"[{source_labels: [a], regex: 'x\\n', action: keep}]", "a=x\n", "a=x\n"},
     /* a regex of plain text is compared, still whole: not a prefix, suffix or part */
     {"[{regex: '__tenant_id__', action: labeldrop}]",
      "__tenant_id__=t,__tenant_id__x=1,a__tenant_id__=2,__tenant_id=3",

@@ -121,10 +121,17 @@ $(BUILD)/tests/target: tests/integration/target/main.go | test-deps
 	$(Q)cd tests/integration/target && GO111MODULE=off GOPATH=/usr/share/gocode \
 		go build -o $(abspath $@) main.go
 
+# Go's regexp as Prometheus relabels with it, which the relabel unit test
+# compares profd's engine with.
+$(BUILD)/tests/relabel_go: tests/integration/relabel_go/main.go | test-deps
+	@mkdir -p $(dir $@)
+	@echo "  GO      $@"
+	$(Q)cd tests/integration/relabel_go && GO111MODULE=off go build -o $(abspath $@) main.go
+
 run: all
 	$(BUILD)/profd
 
-unit: all $(UNIT_BIN) $(CONFORMANCE) $(BUILD)/tests/target
+unit: all $(UNIT_BIN) $(CONFORMANCE) $(BUILD)/tests/target $(BUILD)/tests/relabel_go
 
 test: test-deps unit
 	BUILD=$(BUILD) PROFD_SANITIZED=$(PROFD_SANITIZED) tests/run.sh

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Prometheus relabeling. Regexes are PCRE2 (JIT when available), anchored
- * the way Prometheus anchors them: ^(?s:REGEX)$, with $ matching only at
- * the very end as in Go (PCRE2's would also match before a final newline).
- * Replacements expand $1, ${1}, $name and ${name} as Go's regexp.Expand
- * does.
+ * the way Prometheus anchors them: ^(?s:REGEX)$, and made to do what Go's
+ * regexp does: $ matches only at the very end (PCRE2's would also match
+ * before a final newline), \C is refused, and a value that is not UTF-8
+ * is read with each stray byte as U+FFFD. Replacements expand $1, ${1},
+ * $name and ${name} as Go's regexp.Expand does.
  */
 #include "relabel.h"
 
@@ -21,6 +22,7 @@
 #include "alloc.h"
 #include "labels.h"
 #include "thread_slot.h"
+#include "utf8.h"
 
 const char *const profd_relabel_actions[] = {
     "replace", "keep", "drop", "keepequal", "dropequal", "hashmod", "labelmap", "labeldrop",
@@ -77,8 +79,10 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
     char *anchored = profd_xasprintf("^(?s:%s)$", re);
     int code;
     PCRE2_SIZE off;
-    pcre2_code *c = pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED,
-                                  PCRE2_UTF | PCRE2_DOLLAR_ENDONLY, &code, &off, NULL);
+    /* as Go: $ only at the very end, and no \C (one byte of a character) */
+    uint32_t options = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C;
+    pcre2_code *c =
+        pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED, options, &code, &off, NULL);
     free(anchored);
     if (!c) {
         PCRE2_UCHAR msg[256];
@@ -94,10 +98,13 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
 }
 
 /* The regex itself when it matches only its own text (no character with a
- * meaning in a regex), so that a match is a comparison; else NULL. */
+ * meaning in a regex, and no U+FFFD, which a value's stray byte also reads
+ * as), so that a match is a comparison; else NULL. */
 static char *literal_of(const char *re)
 {
-    return re[strcspn(re, "\\^$.|?*+()[]{}")] ? NULL : profd_xstrdup(re);
+    if (re[strcspn(re, "\\^$.|?*+()[]{}")] || strstr(re, PROFD_UTF8_REPLACEMENT))
+        return NULL;
+    return profd_xstrdup(re);
 }
 
 static bool valid_label_name(const char *s)
@@ -227,18 +234,64 @@ static void join_sources(const struct rule *r, const struct profd_labels *l, str
     }
 }
 
-/* Matches s against the rule's regex; md holds the groups on success. */
-static bool match(const struct rule *r, const char *s, size_t len, pcre2_match_data *md)
+/* What applying rules needs besides the labels, kept by each thread for
+ * its next set (rules run once per record: a push, a scrape), freed as
+ * the thread exits. */
+struct scratch {
+    pcre2_match_data *md;
+    uint32_t md_groups;
+    struct buf val, tmp, name;   /* joined sources, expansions, a target's name */
+    struct buf as_go;            /* a subject that is not UTF-8, as Go reads it */
+    size_t *origin, origin_cap;  /* where as_go's bytes come from in the subject */
+};
+
+/* Makes sc->as_go s as Go's regexp reads it, every byte that starts no
+ * UTF-8 character made U+FFFD, and sc->origin, for each of its bytes and
+ * its end, where in s the character it belongs to starts (or s's end). */
+static void read_as_go(const char *s, size_t len, struct scratch *sc)
 {
-    return pcre2_match(r->re, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 0;
+    sc->as_go.len = 0;
+    put(&sc->as_go, "", 0);
+    for (size_t i = 0; i < len;) {
+        size_t n = profd_utf8_char_len((const uint8_t *)s + i, len - i);
+        const char *bytes = n ? s + i : PROFD_UTF8_REPLACEMENT;
+        size_t out = n ? n : sizeof(PROFD_UTF8_REPLACEMENT) - 1;
+        profd_grow(&sc->origin, &sc->origin_cap, sc->as_go.len + out + 1, sizeof(*sc->origin));
+        for (size_t k = 0; k < out; k++)
+            sc->origin[sc->as_go.len + k] = i;
+        put(&sc->as_go, bytes, out);
+        i += n ? n : 1;
+    }
+    profd_grow(&sc->origin, &sc->origin_cap, sc->as_go.len + 1, sizeof(*sc->origin));
+    sc->origin[sc->as_go.len] = len;
+}
+
+/* Matches s against the rule's regex; sc->md holds the groups, as offsets
+ * in s, on success. A subject that is not UTF-8 (PCRE2 refuses it) is
+ * matched as Go's regexp would, and its groups mapped back to s. */
+static bool match(const struct rule *r, const char *s, size_t len, struct scratch *sc)
+{
+    int rc = pcre2_match(r->re, (PCRE2_SPTR)s, len, 0, 0, sc->md, NULL);
+    if (rc >= 0)
+        return true;
+    if (rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR21)
+        return false;
+    read_as_go(s, len, sc);
+    if (pcre2_match(r->re, (PCRE2_SPTR)sc->as_go.s, sc->as_go.len, 0, 0, sc->md, NULL) < 0)
+        return false;
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md);
+    for (uint32_t i = 0; i < 2 * r->groups; i++)   /* past them: an earlier match's */
+        if (ov[i] != PCRE2_UNSET && ov[i] <= sc->as_go.len)
+            ov[i] = sc->origin[ov[i]];
+    return true;
 }
 
 /* Whether s matches the rule's regex, for actions that use no groups. */
-static bool matches(const struct rule *r, const char *s, size_t len, pcre2_match_data *md)
+static bool matches(const struct rule *r, const char *s, size_t len, struct scratch *sc)
 {
     if (r->literal)
         return len == r->literal_len && !memcmp(s, r->literal, len);
-    return match(r, s, len, md);
+    return match(r, s, len, sc);
 }
 
 /* Go's regexp.Expand: $1, ${1}, $name, ${name}; $$ is a dollar; a $ that
@@ -306,15 +359,6 @@ static void set_or_delete(struct profd_labels *l, const char *name, const struct
         profd_labels_del(l, name);
 }
 
-/* What applying rules needs besides the labels, kept by each thread for
- * its next set (rules run once per record: a push, a scrape), freed as
- * the thread exits. */
-struct scratch {
-    pcre2_match_data *md;
-    uint32_t md_groups;
-    struct buf val, tmp, name;   /* joined sources, expansions, a target's name */
-};
-
 /* Applies one rule; false when the label set is to be dropped. */
 static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scratch *sc)
 {
@@ -323,9 +367,9 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scra
     join_sources(r, l, val);
     switch (r->action) {
     case A_KEEP:
-        return matches(r, val->s, val->len, md);
+        return matches(r, val->s, val->len, sc);
     case A_DROP:
-        return !matches(r, val->s, val->len, md);
+        return !matches(r, val->s, val->len, sc);
     case A_KEEPEQUAL:
     case A_DROPEQUAL: {
         const char *t = profd_labels_get(l, r->target);
@@ -333,7 +377,7 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scra
         return r->action == A_KEEPEQUAL ? equal : !equal;
     }
     case A_REPLACE: {
-        if (!match(r, val->s, val->len, md))
+        if (!match(r, val->s, val->len, sc))
             return true;
         expand(r, r->target, val->s, md, &sc->name);
         if (valid_label_name(sc->name.s)) {
@@ -361,7 +405,7 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scra
         struct profd_labels add = {0};
         for (size_t i = 0; i < l->n; i++) {
             const char *nm = l->items[i].name;
-            if (!match(r, nm, strlen(nm), md))
+            if (!match(r, nm, strlen(nm), sc))
                 continue;
             expand(r, r->replacement, nm, md, tmp);
             if (valid_label_name(tmp->s))
@@ -375,7 +419,7 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scra
     case A_LABELDROP:
     case A_LABELKEEP:
         for (size_t i = l->n; i-- > 0;) {
-            bool m = matches(r, l->items[i].name, strlen(l->items[i].name), md);
+            bool m = matches(r, l->items[i].name, strlen(l->items[i].name), sc);
             if (m == (r->action == A_LABELDROP))
                 profd_labels_del_at(l, i);
         }
@@ -392,6 +436,8 @@ static void scratch_free(void *arg)
     free(sc->val.s);
     free(sc->tmp.s);
     free(sc->name.s);
+    free(sc->as_go.s);
+    free(sc->origin);
     free(sc);
 }
 

@@ -3,6 +3,8 @@
  * cases, and the config errors a rule list can have. */
 #include "check.h"
 
+#include <unistd.h>
+
 #include "../../config/bind.h"
 #include "../../config/tree.h"
 #include "../../core/alloc.h"
@@ -192,6 +194,126 @@ TEST(bad_rules_are_config_errors_with_location)
         profd_relabel_free(rs);
     }
     CHECK(profd_relabel_apply(NULL, &(struct profd_labels){0}));
+}
+
+/* ---- the same regexes in Go's regexp, which Prometheus relabels with ---- */
+
+/* Regexes and a replacement each, tried on every value below. */
+static const struct {
+    const char *regex, *replacement;
+} go_rules[] = {
+    {"(.*)", "<$0|$1>"},
+    {"", "<$0>"},
+    {"x", "<$0>"},
+    {"x|y", "<$0>"},
+    {"x$", "<$0>"},
+    {"^x", "<$0>"},
+    {"a.c", "<$0>"},
+    {"(a+)(a*)", "<$1|$2>"},
+    {"(?U)(a+)(a*)", "<$1|$2>"},
+    {"a{2,3}", "<$0>"},
+    {"(?i)strasse|k", "<$0>"},
+    {"(?i)stra\u00dfe", "<$0>"},
+    {"[[:alpha:]]+", "<$0>"},
+    {"\\d+|\\w+", "<$0>"},
+    {"\\pL+", "<$0>"},
+    {"[^a]", "<$0>"},
+    {"(?P<first>\\w+)-(\\w+)", "<$first:${2}$$>"},
+    {"(\\w+)-(\\w+)", "<$1x|${1}x|$3|$>"},
+    {"\\Qa.b\\E", "<$0>"},
+    {"(?s:.)+", "<$0>"},
+    {"\\x{e9}", "<$0>"},
+    {"(a)|(b)", "<$1|$2>"},
+    {"a\ufffdc|\ufffd", "<$0>"},   /* U+FFFD, which a stray byte reads as */
+    {"(a)(\\C)?", "<$1>"},
+};
+
+static const char *const go_values[] = {
+    "x", "x\n", "", "abc", "a\nc", "aaa", "STRASSE", "stra\u00dfe", "K", "\u212a",
+    "ab-cd", "a.b", "\u00e9", "\xff", "a\xff" "c", "b", "12", "ab",
+};
+
+/* Bytes as hex, "-" for none: the Go side's input. */
+static void put_hex(FILE *f, const char *s)
+{
+    if (!*s)
+        fputs("-", f);   /* a field of its own, read as empty */
+    for (; *s; s++)
+        fprintf(f, "%02x", (unsigned char)*s);
+}
+
+/* What profd does with the rule on value, in the Go side's words: "C", "N"
+ * or "M <hex>" (a replace into x whose empty result removes x, so both
+ * read as "M "). */
+static void profd_answer(const char *regex, const char *value, const char *replacement,
+                         char *out, size_t cap)
+{
+    char *sources[1] = {"a"};
+    struct profd_relabel_rule_cfg rule = {
+        .source_labels = {1, sources}, .separator = ";", .regex = (char *)regex,
+        .target_label = "x", .replacement = (char *)replacement, .action = 0 /* replace */,
+    };
+    char err[256];
+    size_t bad;
+    struct profd_relabel *rs = profd_relabel_compile(&rule, 1, err, sizeof(err), &bad);
+    if (!rs) {
+        snprintf(out, cap, "C");
+        return;
+    }
+    struct profd_labels l = {0};
+    profd_labels_set(&l, "a", value);
+    profd_labels_set(&l, "x", "\x01");
+    profd_relabel_apply(rs, &l);
+    const char *x = profd_labels_get(&l, "x");
+    if (x && !strcmp(x, "\x01")) {
+        snprintf(out, cap, "N");
+    } else {
+        size_t n = (size_t)snprintf(out, cap, "M ");
+        for (; x && *x && n + 3 < cap; x++)
+            n += (size_t)snprintf(out + n, cap - n, "%02x", (unsigned char)*x);
+    }
+    profd_labels_clear(&l);
+    profd_relabel_free(rs);
+}
+
+TEST(regexes_do_what_gos_regexp_does)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char cases[] = "/tmp/profd-relabel-go-XXXXXX";
+    int fd = mkstemp(cases);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (size_t r = 0; r < sizeof(go_rules) / sizeof(*go_rules); r++)
+        for (size_t v = 0; v < sizeof(go_values) / sizeof(*go_values); v++) {
+            put_hex(f, go_rules[r].regex);
+            fputc(' ', f);
+            put_hex(f, go_values[v]);
+            fputc(' ', f);
+            put_hex(f, go_rules[r].replacement);
+            fputc('\n', f);
+        }
+    fclose(f);
+    char *cmd = profd_xasprintf("%s/tests/relabel_go < %s", build, cases);
+    FILE *go = popen(cmd, "r");
+    free(cmd);
+    CHECK(go != NULL);
+    char want[512], got[512];
+    size_t answered = 0;
+    for (size_t r = 0; go && r < sizeof(go_rules) / sizeof(*go_rules); r++)
+        for (size_t v = 0; v < sizeof(go_values) / sizeof(*go_values); v++) {
+            if (!fgets(want, sizeof(want), go))
+                break;
+            want[strcspn(want, "\n")] = '\0';
+            answered++;
+            profd_answer(go_rules[r].regex, go_values[v], go_rules[r].replacement, got,
+                         sizeof(got));
+            if (strcmp(want, got) != 0)
+                CHECK_FAIL_("regex '%s' on '%s': Go %s, profd %s", go_rules[r].regex,
+                            go_values[v], want, got);
+        }
+    CHECK(go && pclose(go) == 0);
+    CHECK(answered == sizeof(go_rules) / sizeof(*go_rules) * (sizeof(go_values) / sizeof(*go_values)));
+    unlink(cases);
 }
 
 RUN_TESTS()

@@ -3,8 +3,9 @@
  * Prometheus relabeling. Regexes are PCRE2 (JIT when available), anchored
  * the way Prometheus anchors them: ^(?s:REGEX)$, and made to do what Go's
  * regexp does: $ matches only at the very end (PCRE2's would also match
- * before a final newline), \C is refused, and a value that is not UTF-8
- * is read with each stray byte as U+FFFD. Replacements expand $1, ${1},
+ * before a final newline), \C is refused, \s, \S and \v are Go's
+ * (go_regex.h), and a value that is not UTF-8 is read with each stray byte
+ * as U+FFFD. Replacements expand $1, ${1},
  * $name and ${name} as Go's regexp.Expand does.
  */
 #include "relabel.h"
@@ -20,6 +21,7 @@
 
 #include "../config/bind.h"
 #include "alloc.h"
+#include "go_regex.h"
 #include "labels.h"
 #include "thread_slot.h"
 #include "utf8.h"
@@ -74,24 +76,45 @@ struct profd_relabel {
 
 /* ---- compile ---- */
 
-static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
+/* The PCRE2 code of an anchored pattern, or NULL and its error's message
+ * and offset in pattern. */
+static pcre2_code *compile_anchored(const char *pattern, int *code, PCRE2_SIZE *off)
 {
-    char *anchored = profd_xasprintf("^(?s:%s)$", re);
-    int code;
-    PCRE2_SIZE off;
+    char *anchored = profd_xasprintf("^(?s:%s)$", pattern);
     /* as Go: $ only at the very end, and no \C (one byte of a character) */
     uint32_t options = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C;
     pcre2_code *c =
-        pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED, options, &code, &off, NULL);
+        pcre2_compile((PCRE2_SPTR)anchored, PCRE2_ZERO_TERMINATED, options, code, off, NULL);
     free(anchored);
+    *off = *off >= 5 ? *off - 5 : 0;   /* past "^(?s:" */
+    return c;
+}
+
+/* re, in Go's syntax, compiled to do what Go's regexp does with it. Errors
+ * are those of re as written, so that their offsets are the user's; what
+ * it is rewritten to (go_regex.h) compiles wherever re does. */
+static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
+{
+    int code;
+    PCRE2_SIZE off;
+    pcre2_code *c = compile_anchored(re, &code, &off);
     if (!c) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(code, msg, sizeof(msg));
-        size_t at = off >= 5 ? off - 5 : 0;   /* offset in the user's text */
-        if (at > strlen(re))
-            at = strlen(re);
-        snprintf(err, errlen, "invalid regex '%s': %s at offset %zu", re, (char *)msg, at);
+        snprintf(err, errlen, "invalid regex '%s': %s at offset %zu", re, (char *)msg,
+                 off < strlen(re) ? (size_t)off : strlen(re));
         return NULL;
+    }
+    char *rewritten = profd_go_regex_for_pcre2(re);
+    if (rewritten) {
+        pcre2_code_free(c);
+        c = compile_anchored(rewritten, &code, &off);
+        free(rewritten);
+        if (!c) {
+            snprintf(err, errlen, "invalid regex '%s': its \\s, \\S or \\v cannot be read as Go's",
+                     re);
+            return NULL;
+        }
     }
     pcre2_jit_compile(c, PCRE2_JIT_COMPLETE);   /* falls back to the interpreter */
     return c;

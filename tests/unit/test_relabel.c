@@ -226,11 +226,18 @@ static const struct {
     {"(a)|(b)", "<$1|$2>"},
     {"a\ufffdc|\ufffd", "<$0>"},   /* U+FFFD, which a stray byte reads as */
     {"(a)(\\C)?", "<$1>"},
+    {"\\s", "<$0>"},
+    {"\\v|\\t", "<$0>"},
+    {"[\\s\\v]", "<$0>"},
+    {"\\101", "<$0>"},
+    {"x{,3}", "<$0>"},
+    {"[\\s\\-z]", "<$0>"},   /* Go's [\s-z]; PCRE2 refuses a range from a class */
 };
 
 static const char *const go_values[] = {
     "x", "x\n", "", "abc", "a\nc", "aaa", "STRASSE", "stra\u00dfe", "K", "\u212a",
-    "ab-cd", "a.b", "\u00e9", "\xff", "a\xff" "c", "b", "12", "ab",
+    "ab-cd", "a.b", "\u00e9", "\xff", "a\xff" "c", "b", "12", "ab", "\v", "\xc2\x85", "\u2028",
+    "\t", " ", "A", "x{,3}", "-", "m",
 };
 
 /* Bytes as hex, "-" for none: the Go side's input. */

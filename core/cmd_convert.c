@@ -17,34 +17,22 @@
 #include "daemon.h"
 #include "loader.h"
 #include "metrics.h"
-
-struct text {
-    char *buf;
-    size_t len, cap;
-};
-
-static void add(struct text *t, const char *s)
-{
-    size_t n = strlen(s);
-    profd_grow(&t->buf, &t->cap, t->len + n + 1, 1);
-    memcpy(t->buf + t->len, s, n + 1);
-    t->len += n;
-}
+#include "text.h"
 
 /* Appends s as a double-quoted YAML scalar; glob escapes metacharacters
  * so a literal file name is not taken for a pattern. */
-static void add_quoted(struct text *t, const char *s, bool glob)
+static void add_quoted(struct profd_text *t, const char *s, bool glob)
 {
-    add(t, "\"");
+    profd_text_add(t, "\"");
     for (; *s; s++) {
         char c[2] = {*s, 0};
         if (glob && strchr("*?[\\", *s))
-            add(t, "\\\\");   /* a glob escape, written as YAML */
+            profd_text_add(t, "\\\\");   /* a glob escape, written as YAML */
         if (*s == '"' || *s == '\\')
-            add(t, "\\");       /* the YAML escape of the character itself */
-        add(t, c);
+            profd_text_add(t, "\\");   /* the YAML escape of the character itself */
+        profd_text_add(t, c);
     }
-    add(t, "\"");
+    profd_text_add(t, "\"");
 }
 
 static int usage(void)
@@ -71,7 +59,7 @@ static bool is_perf_data(const char *path)
 }
 
 /* "tid,comm,cpu" as label_<name>: true options; false on an unknown name. */
-static bool add_sample_labels(struct text *t, const char *list)
+static bool add_sample_labels(struct profd_text *t, const char *list)
 {
     static const char *const known[] = {"tid", "comm", "cpu"};
     for (const char *p = list; p && *p;) {
@@ -81,9 +69,9 @@ static bool add_sample_labels(struct text *t, const char *list)
             k++;
         if (k == 3)
             return false;
-        add(t, "\n    label_");
-        add(t, known[k]);
-        add(t, ": true");
+        profd_text_add(t, "\n    label_");
+        profd_text_add(t, known[k]);
+        profd_text_add(t, ": true");
         p += n + (p[n] == ',');
     }
     return true;
@@ -124,18 +112,18 @@ static const char *first_input(int argc, char **argv)
 int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
 {
     const char *out = NULL, *split = NULL, *sample_labels = NULL;
-    struct text binary_dirs = {0};   /* YAML flow list items */
+    struct profd_text binary_dirs = {0};   /* YAML flow list items */
     bool partial = false, no_symbolize = false;
-    struct text t = {0};
+    struct profd_text t = {0};
     size_t ninputs = 0;
     const char *first = first_input(argc, argv);
     bool perf = first && (!strcmp(first, "-") || is_perf_data(first));
     if (perf)
-        add(&t, "receivers:\n  perf_data:\n    include: [");
+        profd_text_add(&t, "receivers:\n  perf_data:\n    include: [");
     else
-        add(&t, "receivers:\n  pprof_file:\n    oneshot: true\n    after_ingest: keep\n"
-                "    rejected_directory: \"\"\n    source_label: __file__\n    poll_interval: 0s\n"
-                "    include: [");
+        profd_text_add(&t, "receivers:\n  pprof_file:\n    oneshot: true\n    after_ingest: keep\n"
+                           "    rejected_directory: \"\"\n    source_label: __file__\n"
+                           "    poll_interval: 0s\n    include: [");
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out = argv[++i];
@@ -150,7 +138,7 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             continue;
         }
         if (!strcmp(argv[i], "--binary-dir") && i + 1 < argc) {
-            add(&binary_dirs, binary_dirs.len ? ", " : "");
+            profd_text_add(&binary_dirs, binary_dirs.len ? ", " : "");
             add_quoted(&binary_dirs, argv[++i], false);
             continue;
         }
@@ -163,58 +151,59 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
-            return free(t.buf), free(binary_dirs.buf), usage();
-        add(&t, ninputs++ ? ", " : "");
+            return free(t.s), free(binary_dirs.s), usage();
+        profd_text_add(&t, ninputs++ ? ", " : "");
         add_quoted(&t, argv[i], true);
     }
     if (!out || !ninputs || ((split || sample_labels || partial || binary_dirs.len) && !perf))
-        return free(t.buf), free(binary_dirs.buf), usage();
+        return free(t.s), free(binary_dirs.s), usage();
     if (perf) {   /* a single output file holds one profile: merge unless told */
-        add(&t, "]\n    split: ");
+        profd_text_add(&t, "]\n    split: ");
         add_quoted(&t, split ? split : is_dir(out) ? "pid" : "none", false);
         if (split && strcmp(split, "none") && !is_dir(out)) {
             fprintf(stderr, "profd convert: --split %s writes several profiles: %s must be a "
                             "directory\n", split, out);
-            free(t.buf);
+            free(t.s);
             return 2;
         }
         if (!add_sample_labels(&t, sample_labels))
-            return free(t.buf), usage();
-        add(&t, partial ? "\n    partial: true" : "");
+            return free(t.s), usage();
+        profd_text_add(&t, partial ? "\n    partial: true" : "");
         if (binary_dirs.len) {   /* before the defaults, which stay */
-            add(&t, "\n    binary_directories: [");
-            add(&t, binary_dirs.buf);
-            add(&t, ", ~/.debug, /usr/lib/debug]");
+            profd_text_add(&t, "\n    binary_directories: [");
+            profd_text_add(&t, binary_dirs.s);
+            profd_text_add(&t, ", ~/.debug, /usr/lib/debug]");
         }
-        add(&t, isatty(2) ? "\n    progress: true" : "");
+        profd_text_add(&t, isatty(2) ? "\n    progress: true" : "");
     }
-    add(&t, perf ? "\n" : "]\n");
-    add(&t, "exporters:\n  pprof_file:\n    reencode: true\n    overwrite: true\n");
+    profd_text_add(&t, perf ? "\n" : "]\n");
+    profd_text_add(&t, "exporters:\n  pprof_file:\n    reencode: true\n    overwrite: true\n");
     if (!strcmp(out, "-")) {
-        add(&t, "    to_stdout: true\n");
+        profd_text_add(&t, "    to_stdout: true\n");
     } else if (perf && is_dir(out)) {
-        add(&t, "    path_template: \"{service_name}.{pid}.{__name__}.pb.gz\"\n    directory: ");
+        profd_text_add(&t, "    path_template: \"{service_name}.{pid}.{__name__}.pb.gz\"\n"
+                           "    directory: ");
         add_quoted(&t, out, false);
-        add(&t, "\n");
+        profd_text_add(&t, "\n");
     } else if (ninputs > 1 || is_dir(out)) {
         if (!is_dir(out)) {
             fprintf(stderr, "profd convert: with several inputs, %s must be a directory\n", out);
-            free(t.buf);
+            free(t.s);
             return 2;
         }
-        add(&t, "    path_template: \"{__file__}\"\n    directory: ");
+        profd_text_add(&t, "    path_template: \"{__file__}\"\n    directory: ");
         add_quoted(&t, out, false);
-        add(&t, "\n");
+        profd_text_add(&t, "\n");
     } else {
         char *copy = profd_xstrdup(out), *slash = strrchr(copy, '/');
         const char *base = slash ? slash + 1 : copy;
         if (slash)
             *slash = '\0';
-        add(&t, "    directory: ");
+        profd_text_add(&t, "    directory: ");
         add_quoted(&t, slash ? (copy[0] ? copy : "/") : ".", false);
-        add(&t, "\n    path_template: ");
+        profd_text_add(&t, "\n    path_template: ");
         add_quoted(&t, base, false);
-        add(&t, "\n");
+        profd_text_add(&t, "\n");
         free(copy);
     }
     /* perf.data holds bare addresses: symbolize them when the module is here. */
@@ -222,23 +211,23 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
     bool symbolize = perf && !no_symbolize &&
                      profd_loader_get(l, PROFD_PROCESSOR, "symbolize", err, sizeof(err));
     if (symbolize) {
-        add(&t, "processors:\n  symbolize:\n    debug_directories: [");
-        add(&t, binary_dirs.buf ? binary_dirs.buf : "");
-        add(&t, binary_dirs.len ? ", " : "");
-        add(&t, "/usr/lib/debug, ~/.debug]\n");
+        profd_text_add(&t, "processors:\n  symbolize:\n    debug_directories: [");
+        profd_text_add(&t, binary_dirs.s ? binary_dirs.s : "");
+        profd_text_add(&t, binary_dirs.len ? ", " : "");
+        profd_text_add(&t, "/usr/lib/debug, ~/.debug]\n");
         /* one profile: nothing to keep the binaries open for once it is done */
-        add(&t, "    max_memory: 0\n");
+        profd_text_add(&t, "    max_memory: 0\n");
     }
-    add(&t, "service:\n  telemetry: {metrics: {address: \"\"}, logs: {level: warn}}\n"
+    profd_text_add(&t, "service:\n  telemetry: {metrics: {address: \"\"}, logs: {level: warn}}\n"
             "  pipelines:\n    profiles:\n      receivers: [");
-    add(&t, perf ? "perf_data" : "pprof_file");
-    add(&t, symbolize ? "]\n      processors: [symbolize]\n" : "]\n");
-    add(&t, "      exporters: [pprof_file]\n");
-    struct profd_run_options o = {.config_text = t.buf, .loader = l, .oneshot = true,
+    profd_text_add(&t, perf ? "perf_data" : "pprof_file");
+    profd_text_add(&t, symbolize ? "]\n      processors: [symbolize]\n" : "]\n");
+    profd_text_add(&t, "      exporters: [pprof_file]\n");
+    struct profd_run_options o = {.config_text = t.s, .loader = l, .oneshot = true,
                                   .log_level = -1};
     int rc = profd_daemon_run(&o);
-    free(t.buf);
-    free(binary_dirs.buf);
+    free(t.s);
+    free(binary_dirs.s);
     static const enum profd_counter bad_in[] = {PROFD_C_REFUSED_RECORDS};
     static const enum profd_counter bad_out[] = {PROFD_C_FAILED_RECORDS, PROFD_C_DROPPED_RECORDS};
     if (rc == 0 && (counter_sum(perf ? "perf_data" : "pprof_file", "receiver", bad_in, 1) ||

@@ -4,20 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "alloc.h"
-
-struct out {
-    char *s;
-    size_t len, cap;
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-    profd_grow(&o->s, &o->cap, o->len + n + 1, 1);
-    memcpy(o->s + o->len, s, n);
-    o->len += n;
-    o->s[o->len] = '\0';
-}
+#include "text.h"
 
 /* What PCRE2 needs in place of Go's escape \c, in a class or out of one;
  * NULL when it reads \c as Go does. */
@@ -39,7 +26,7 @@ char *profd_go_regex_for_pcre2(const char *re)
 {
     if (!strstr(re, "\\s") && !strstr(re, "\\S") && !strstr(re, "\\v"))
         return NULL;
-    struct out o = {0};
+    struct profd_text o = {0};
     bool in_class = false;
     for (const char *p = re; *p;) {
         size_t n = 1;
@@ -49,7 +36,7 @@ char *profd_go_regex_for_pcre2(const char *re)
         } else if (p[0] == '\\' && p[1]) {
             const char *with = replacement(p[1], in_class);
             if (with) {
-                put(&o, with, strlen(with));
+                profd_text_add(&o, with);
                 p += 2;
                 continue;
             }
@@ -63,7 +50,7 @@ char *profd_go_regex_for_pcre2(const char *re)
         } else if (in_class && p[0] == ']') {
             in_class = false;
         }
-        put(&o, p, n);
+        profd_text_put(&o, p, n);
         p += n;
     }
     return o.s;

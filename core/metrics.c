@@ -2,13 +2,13 @@
 #include "metrics.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "text.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct profd_metrics *registry;
@@ -147,50 +147,32 @@ static const struct {
     [PROFD_C_DROPPED_RECORDS] = {"dropped_records", "Records dropped because a queue was full."},
 };
 
-struct text {
-    char *buf;
-    size_t len, cap;
-};
-
-__attribute__((format(printf, 2, 3))) static void put(struct text *t, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-        va_end(ap);
-        if ((size_t)n < t->cap - t->len) {
-            t->len += (size_t)n;
-            return;
-        }
-        profd_grow(&t->buf, &t->cap, t->len + (size_t)n + 1, 1);
-    }
-}
-
 char *profd_metrics_render(void)
 {
-    struct text t = {profd_xmalloc(4096), 0, 4096};
-    t.buf[0] = '\0';
+    struct profd_text t = {0};
+    profd_text_add(&t, "");
     pthread_mutex_lock(&registry_lock);
     for (int c = 0; c < PROFD_C_COUNT_; c++) {
-        put(&t, "# HELP profd_component_%s_total %s\n", counter_info[c].name, counter_info[c].help);
-        put(&t, "# TYPE profd_component_%s_total counter\n", counter_info[c].name);
+        const char *name = counter_info[c].name;
+        profd_text_printf(&t, "# HELP profd_component_%s_total %s\n", name,
+                          counter_info[c].help);
+        profd_text_printf(&t, "# TYPE profd_component_%s_total counter\n", name);
         for (struct profd_metrics *m = registry; m; m = m->next)
-            put(&t, "profd_component_%s_total{kind=\"%s\",id=\"%s\"} %llu\n", counter_info[c].name,
-                m->kind, m->id, (unsigned long long)atomic_load(&m->counters[c]));
+            profd_text_printf(&t, "profd_component_%s_total{kind=\"%s\",id=\"%s\"} %llu\n", name,
+                              m->kind, m->id, (unsigned long long)atomic_load(&m->counters[c]));
     }
-    put(&t, "# HELP profd_exporter_queue_bytes Payload bytes waiting in an exporter queue.\n");
-    put(&t, "# TYPE profd_exporter_queue_bytes gauge\n");
+    profd_text_add(&t, "# HELP profd_exporter_queue_bytes Payload bytes waiting in an exporter "
+                       "queue.\n# TYPE profd_exporter_queue_bytes gauge\n");
     for (struct profd_metrics *m = registry; m; m = m->next)
         if (!strcmp(m->kind, "exporter"))
-            put(&t, "profd_exporter_queue_bytes{id=\"%s\"} %lld\n", m->id,
-                (long long)atomic_load(&m->queue_bytes));
-    put(&t, "# HELP profd_exporter_queue_records Records waiting in an exporter queue.\n");
-    put(&t, "# TYPE profd_exporter_queue_records gauge\n");
+            profd_text_printf(&t, "profd_exporter_queue_bytes{id=\"%s\"} %lld\n", m->id,
+                              (long long)atomic_load(&m->queue_bytes));
+    profd_text_add(&t, "# HELP profd_exporter_queue_records Records waiting in an exporter "
+                       "queue.\n# TYPE profd_exporter_queue_records gauge\n");
     for (struct profd_metrics *m = registry; m; m = m->next)
         if (!strcmp(m->kind, "exporter"))
-            put(&t, "profd_exporter_queue_records{id=\"%s\"} %lld\n", m->id,
-                (long long)atomic_load(&m->queue_records));
+            profd_text_printf(&t, "profd_exporter_queue_records{id=\"%s\"} %lld\n", m->id,
+                              (long long)atomic_load(&m->queue_records));
     struct gauge **sorted = profd_xcalloc(ngauges + 1, sizeof(*sorted));
     size_t n = 0;
     for (size_t i = 0; i < nbuckets; i++)
@@ -200,13 +182,13 @@ char *profd_metrics_render(void)
     for (size_t i = 0; i < n; i++) {
         const struct gauge *g = sorted[i];
         if (!i || strcmp(sorted[i - 1]->name, g->name) != 0)   /* first of its name */
-            put(&t, "# HELP %s %s\n# TYPE %s gauge\n", g->name, g->help, g->name);
-        put(&t, "%s{component=\"%s\"%s%s} %.17g\n", g->name, g->component,
-            *g->labels ? "," : "", g->labels, g->value);
+            profd_text_printf(&t, "# HELP %s %s\n# TYPE %s gauge\n", g->name, g->help, g->name);
+        profd_text_printf(&t, "%s{component=\"%s\"%s%s} %.17g\n", g->name, g->component,
+                          *g->labels ? "," : "", g->labels, g->value);
     }
     free(sorted);
     pthread_mutex_unlock(&registry_lock);
-    return t.buf;
+    return t.s;
 }
 
 void profd_metrics_free_all(void)

@@ -23,6 +23,7 @@
 #include "alloc.h"
 #include "go_regex.h"
 #include "labels.h"
+#include "text.h"
 #include "thread_slot.h"
 #include "utf8.h"
 
@@ -231,29 +232,17 @@ void profd_relabel_free(struct profd_relabel *rs)
 
 /* ---- apply ---- */
 
-struct buf {
-    char *s;
-    size_t len, cap;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-    profd_grow(&b->s, &b->cap, b->len + n + 1, 1);
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void join_sources(const struct rule *r, const struct profd_labels *l, struct buf *out)
+static void join_sources(const struct rule *r, const struct profd_labels *l,
+                         struct profd_text *out)
 {
     out->len = 0;
-    put(out, "", 0);
+    profd_text_put(out, "", 0);
     for (size_t k = 0; k < r->nsource; k++) {
         const char *v = profd_labels_get(l, r->source[k]);
         if (k)
-            put(out, r->separator, strlen(r->separator));
+            profd_text_add(out, r->separator);
         if (v)
-            put(out, v, strlen(v));
+            profd_text_add(out, v);
     }
 }
 
@@ -263,9 +252,9 @@ static void join_sources(const struct rule *r, const struct profd_labels *l, str
 struct scratch {
     pcre2_match_data *md;
     uint32_t md_groups;
-    struct buf val, tmp, name;   /* joined sources, expansions, a target's name */
-    struct buf as_go;            /* a subject that is not UTF-8, as Go reads it */
-    size_t *origin, origin_cap;  /* where as_go's bytes come from in the subject */
+    struct profd_text val, tmp, name;   /* joined sources, expansions, a target's name */
+    struct profd_text as_go;   /* a subject that is not UTF-8, as Go reads it */
+    size_t *origin, origin_cap;   /* where as_go's bytes come from in the subject */
 };
 
 /* Makes sc->as_go s as Go's regexp reads it, every byte that starts no
@@ -274,7 +263,7 @@ struct scratch {
 static void read_as_go(const char *s, size_t len, struct scratch *sc)
 {
     sc->as_go.len = 0;
-    put(&sc->as_go, "", 0);
+    profd_text_put(&sc->as_go, "", 0);
     for (size_t i = 0; i < len;) {
         size_t n = profd_utf8_char_len((const uint8_t *)s + i, len - i);
         const char *bytes = n ? s + i : PROFD_UTF8_REPLACEMENT;
@@ -282,7 +271,7 @@ static void read_as_go(const char *s, size_t len, struct scratch *sc)
         profd_grow(&sc->origin, &sc->origin_cap, sc->as_go.len + out + 1, sizeof(*sc->origin));
         for (size_t k = 0; k < out; k++)
             sc->origin[sc->as_go.len + k] = i;
-        put(&sc->as_go, bytes, out);
+        profd_text_put(&sc->as_go, bytes, out);
         i += n ? n : 1;
     }
     profd_grow(&sc->origin, &sc->origin_cap, sc->as_go.len + 1, sizeof(*sc->origin));
@@ -320,23 +309,23 @@ static bool matches(const struct rule *r, const char *s, size_t len, struct scra
 /* Go's regexp.Expand: $1, ${1}, $name, ${name}; $$ is a dollar; a $ that
  * starts no valid reference is copied as is. */
 static void expand(const struct rule *r, const char *tmpl, const char *subject,
-                   pcre2_match_data *md, struct buf *out)
+                   pcre2_match_data *md, struct profd_text *out)
 {
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
     /* the match data may be larger: what lies past the regex's own groups
      * is an earlier match's */
     uint32_t ngroups = r->groups;
     out->len = 0;
-    put(out, "", 0);
+    profd_text_put(out, "", 0);
     for (const char *p = tmpl; *p;) {
         if (*p != '$') {
             size_t n = strcspn(p, "$");
-            put(out, p, n);
+            profd_text_put(out, p, n);
             p += n;
             continue;
         }
         if (p[1] == '$') {
-            put(out, "$", 1);
+            profd_text_put(out, "$", 1);
             p += 2;
             continue;
         }
@@ -346,7 +335,7 @@ static void expand(const struct rule *r, const char *tmpl, const char *subject,
         while (isalnum((unsigned char)name[n]) || name[n] == '_')
             n++;
         if (n == 0 || (braced && name[n] != '}')) {
-            put(out, "$", 1);   /* malformed: the $ is plain text */
+            profd_text_put(out, "$", 1);   /* malformed: the $ is plain text */
             p++;
             continue;
         }
@@ -359,7 +348,7 @@ static void expand(const struct rule *r, const char *tmpl, const char *subject,
         else
             group = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR)ref);
         if (group >= 0 && (uint32_t)group < ngroups && ov[2 * group] != PCRE2_UNSET)
-            put(out, subject + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+            profd_text_put(out, subject + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
     }
 }
 
@@ -374,7 +363,8 @@ uint64_t profd_hash_mod(const char *s, size_t len, uint64_t modulus)
     return v % modulus;
 }
 
-static void set_or_delete(struct profd_labels *l, const char *name, const struct buf *value)
+static void set_or_delete(struct profd_labels *l, const char *name,
+                          const struct profd_text *value)
 {
     if (value->len)
         profd_labels_setn(l, name, value->s, value->len);
@@ -386,7 +376,7 @@ static void set_or_delete(struct profd_labels *l, const char *name, const struct
 static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scratch *sc)
 {
     pcre2_match_data *md = sc->md;
-    struct buf *val = &sc->val, *tmp = &sc->tmp;
+    struct profd_text *val = &sc->val, *tmp = &sc->tmp;
     join_sources(r, l, val);
     switch (r->action) {
     case A_KEEP:

@@ -5,8 +5,8 @@
  * regexp does: $ matches only at the very end (PCRE2's would also match
  * before a final newline), \C is refused, \s, \S and \v are Go's
  * (go_regex.h), and a value that is not UTF-8 is read with each stray byte
- * as U+FFFD. Replacements expand $1, ${1},
- * $name and ${name} as Go's regexp.Expand does.
+ * as U+FFFD. Replacements expand $1, ${1}, $name and ${name} as Go's
+ * regexp.Expand does.
  */
 #include "relabel.h"
 

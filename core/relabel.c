@@ -408,10 +408,9 @@ static bool apply_rule(const struct rule *r, struct profd_labels *l, struct scra
     }
     case A_LOWERCASE:
     case A_UPPERCASE:
-        for (size_t i = 0; i < val->len; i++)
-            val->s[i] = (char)(r->action == A_LOWERCASE ? tolower((unsigned char)val->s[i])
-                                                        : toupper((unsigned char)val->s[i]));
-        set_or_delete(l, r->target, val);
+        tmp->len = 0;
+        profd_utf8_change_case(val->s, val->len, r->action == A_UPPERCASE, tmp);
+        set_or_delete(l, r->target, tmp);
         return true;
     case A_LABELMAP: {
         /* New names are computed from the original set, then added. */

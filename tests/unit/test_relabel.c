@@ -249,16 +249,23 @@ static void put_hex(FILE *f, const char *s)
         fprintf(f, "%02x", (unsigned char)*s);
 }
 
-/* What profd does with the rule on value, in the Go side's words: "C", "N"
- * or "M <hex>" (a replace into x whose empty result removes x, so both
- * read as "M "). */
-static void profd_answer(const char *regex, const char *value, const char *replacement,
-                         char *out, size_t cap)
+/* One rule on one value: replace into x (regex, replacement), or
+ * lowercase or uppercase into x. */
+struct go_case {
+    const char *action, *regex, *value, *replacement;
+};
+
+/* What profd does with c, in the Go side's words: "C", "N" or "M <hex>"
+ * (x's new value; a rule whose result is empty removes x: "M "). */
+static void profd_answer(const struct go_case *c, char *out, size_t cap)
 {
     char *sources[1] = {"a"};
+    int action = 0;
+    while (strcmp(profd_relabel_actions[action], c->action) != 0)
+        action++;
     struct profd_relabel_rule_cfg rule = {
-        .source_labels = {1, sources}, .separator = ";", .regex = (char *)regex,
-        .target_label = "x", .replacement = (char *)replacement, .action = 0 /* replace */,
+        .source_labels = {1, sources}, .separator = ";", .regex = (char *)c->regex,
+        .target_label = "x", .replacement = (char *)c->replacement, .action = action,
     };
     char err[256];
     size_t bad;
@@ -268,7 +275,7 @@ static void profd_answer(const char *regex, const char *value, const char *repla
         return;
     }
     struct profd_labels l = {0};
-    profd_labels_set(&l, "a", value);
+    profd_labels_set(&l, "a", c->value);
     profd_labels_set(&l, "x", "\x01");
     profd_relabel_apply(rs, &l);
     const char *x = profd_labels_get(&l, "x");
@@ -283,44 +290,76 @@ static void profd_answer(const char *regex, const char *value, const char *repla
     profd_relabel_free(rs);
 }
 
-TEST(regexes_do_what_gos_regexp_does)
+/* Runs the cases through Go (build/tests/relabel_go, or $BUILD's) and
+ * through profd, and reports every case they answer differently. */
+static void compare_with_go(const struct go_case *cases, size_t n)
 {
     const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-    char cases[] = "/tmp/profd-relabel-go-XXXXXX";
-    int fd = mkstemp(cases);
+    char input[] = "/tmp/profd-relabel-go-XXXXXX";
+    int fd = mkstemp(input);
     CHECK(fd >= 0);
     FILE *f = fdopen(fd, "w");
-    for (size_t r = 0; r < sizeof(go_rules) / sizeof(*go_rules); r++)
-        for (size_t v = 0; v < sizeof(go_values) / sizeof(*go_values); v++) {
-            put_hex(f, go_rules[r].regex);
-            fputc(' ', f);
-            put_hex(f, go_values[v]);
-            fputc(' ', f);
-            put_hex(f, go_rules[r].replacement);
-            fputc('\n', f);
-        }
-    fclose(f);
-    char *cmd = profd_xasprintf("%s/tests/relabel_go < %s", build, cases);
+    for (size_t i = 0; f && i < n; i++) {
+        fprintf(f, "%s ", cases[i].action);
+        put_hex(f, cases[i].regex);
+        fputc(' ', f);
+        put_hex(f, cases[i].value);
+        fputc(' ', f);
+        put_hex(f, cases[i].replacement);
+        fputc('\n', f);
+    }
+    if (f)
+        fclose(f);
+    char *cmd = profd_xasprintf("%s/tests/relabel_go < %s", build, input);
     FILE *go = popen(cmd, "r");
     free(cmd);
     CHECK(go != NULL);
     char want[512], got[512];
     size_t answered = 0;
-    for (size_t r = 0; go && r < sizeof(go_rules) / sizeof(*go_rules); r++)
-        for (size_t v = 0; v < sizeof(go_values) / sizeof(*go_values); v++) {
-            if (!fgets(want, sizeof(want), go))
-                break;
-            want[strcspn(want, "\n")] = '\0';
-            answered++;
-            profd_answer(go_rules[r].regex, go_values[v], go_rules[r].replacement, got,
-                         sizeof(got));
-            if (strcmp(want, got) != 0)
-                CHECK_FAIL_("regex '%s' on '%s': Go %s, profd %s", go_rules[r].regex,
-                            go_values[v], want, got);
-        }
+    while (go && answered < n && fgets(want, sizeof(want), go)) {
+        const struct go_case *c = &cases[answered++];
+        want[strcspn(want, "\n")] = '\0';
+        profd_answer(c, got, sizeof(got));
+        if (strcmp(want, got) != 0)
+            CHECK_FAIL_("%s '%s' on '%s': Go %s, profd %s", c->action, c->regex, c->value, want,
+                        got);
+    }
     CHECK(go && pclose(go) == 0);
-    CHECK(answered == sizeof(go_rules) / sizeof(*go_rules) * (sizeof(go_values) / sizeof(*go_values)));
-    unlink(cases);
+    CHECK(answered == n);
+    unlink(input);
+}
+
+/* Every rule of go_rules on every value of go_values, through replace. */
+TEST(regexes_do_what_gos_regexp_does)
+{
+    size_t nrules = sizeof(go_rules) / sizeof(*go_rules);
+    size_t nvalues = sizeof(go_values) / sizeof(*go_values);
+    struct go_case *cases = profd_xcalloc(nrules * nvalues, sizeof(*cases));
+    for (size_t r = 0; r < nrules; r++)
+        for (size_t v = 0; v < nvalues; v++)
+            cases[r * nvalues + v] = (struct go_case){"replace", go_rules[r].regex, go_values[v],
+                                                      go_rules[r].replacement};
+    compare_with_go(cases, nrules * nvalues);
+    free(cases);
+}
+
+/* lowercase and uppercase, as Go's strings.ToLower and ToUpper, on every
+ * value of go_values and letters of other scripts. */
+TEST(case_changes_do_what_gos_strings_do)
+{
+    static const char *const more[] = {
+        "\u00c9COLE", "\u03a3\u03c3\u03c2", "\u1e9e\u00df", "\u0130i", "\u01c5", "\U00010400",
+        "\u0410\u0431\u0412", "MiXeD 123", "\xc3", "\xe2\x82" "A", "\xed\xa0\x80",
+    };
+    size_t nvalues = sizeof(go_values) / sizeof(*go_values), nmore = sizeof(more) / sizeof(*more);
+    struct go_case *cases = profd_xcalloc(2 * (nvalues + nmore), sizeof(*cases));
+    size_t n = 0;
+    for (int upper = 0; upper < 2; upper++)
+        for (size_t v = 0; v < nvalues + nmore; v++)
+            cases[n++] = (struct go_case){upper ? "uppercase" : "lowercase", "(.*)",
+                                          v < nvalues ? go_values[v] : more[v - nvalues], "$1"};
+    compare_with_go(cases, n);
+    free(cases);
 }
 
 RUN_TESTS()

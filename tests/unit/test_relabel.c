@@ -236,7 +236,7 @@ static const struct {
 
 static const char *const go_values[] = {
     "x", "x\n", "", "abc", "a\nc", "aaa", "STRASSE", "stra\u00dfe", "K", "\u212a",
-    "ab-cd", "a.b", "\u00e9", "\xff", "a\xff" "c", "b", "12", "ab", "\v", "\xc2\x85", "\u2028",
+    "ab-cd", "a.b", "\u00e9", "\xff", "a\xff\x63", "b", "12", "ab", "\v", "\xc2\x85", "\u2028",
     "\t", " ", "A", "x{,3}", "-", "m",
 };
 
@@ -349,7 +349,7 @@ TEST(case_changes_do_what_gos_strings_do)
 {
     static const char *const more[] = {
         "\u00c9COLE", "\u03a3\u03c3\u03c2", "\u1e9e\u00df", "\u0130i", "\u01c5", "\U00010400",
-        "\u0410\u0431\u0412", "MiXeD 123", "\xc3", "\xe2\x82" "A", "\xed\xa0\x80",
+        "\u0410\u0431\u0412", "MiXeD 123", "\xc3", "\xe2\x82\x41", "\xed\xa0\x80",
     };
     size_t nvalues = sizeof(go_values) / sizeof(*go_values), nmore = sizeof(more) / sizeof(*more);
     struct go_case *cases = profd_xcalloc(2 * (nvalues + nmore), sizeof(*cases));

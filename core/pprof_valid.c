@@ -126,14 +126,41 @@ static bool count(struct pb_reader top, uint64_t *n)
            n[F_FUNCTION] < UINT32_MAX && n[F_MAPPING] < UINT32_MAX;
 }
 
+/* A sample's location ids, packed or not: each in 1..nlocations. The
+ * common case, ids of one or two bytes, is read here without the general
+ * varint loop. */
+static bool location_ids_within(const struct fld *f, uint64_t nlocations)
+{
+    if (f->wire == PB_VARINT)
+        return f->value - 1 < nlocations;
+    if (f->wire != PB_LEN)
+        return false;
+    struct pb_reader c = f->sub;
+    uint64_t v;
+    while (c.p < c.end) {
+        if (c.p[0] < 0x80) {
+            v = c.p[0];
+            c.p++;
+        } else if (c.end - c.p >= 2 && c.p[1] < 0x80) {
+            v = (uint64_t)(c.p[0] & 0x7f) | (uint64_t)c.p[1] << 7;
+            c.p += 2;
+        } else if (!pb_varint(&c, &v)) {
+            return false;
+        }
+        if (v - 1 >= nlocations)
+            return false;
+    }
+    return true;
+}
+
 static bool sample_valid(struct pb_reader m, const uint64_t *n)
 {
     const uint64_t label[5] = {ANY, n[F_STRING], n[F_STRING], ANY, n[F_STRING]};
     struct fld f;
     int rc;
-    uint64_t nlocations = 0, nvalues = 0;
+    uint64_t nvalues = 0;
     while ((rc = next(&m, &f)) > 0) {
-        bool ok = f.number == 1   ? repeated_within(&f, 1, n[F_LOCATION], &nlocations)
+        bool ok = f.number == 1   ? location_ids_within(&f, n[F_LOCATION])
                   : f.number == 2 ? repeated_within(&f, 0, ANY, &nvalues)
                   : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, label, 0)
                                   : true;

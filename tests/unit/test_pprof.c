@@ -457,6 +457,54 @@ TEST(decodes_in_a_row_do_not_see_each_other)
     profd_profile_free(first);
 }
 
+/* A profile of one sample type, 200 locations with ids 1..200, and one
+ * sample whose packed location ids are the len bytes at ids. */
+static void build_packed_ids(struct pb_writer *w, const uint8_t *ids, size_t len)
+{
+    size_t m = pb_begin(w, 1);
+    pb_end(w, m);
+    for (uint64_t id = 1; id <= 200; id++) {
+        m = pb_begin(w, 4);
+        pb_put_uint(w, 1, id);
+        pb_end(w, m);
+    }
+    m = pb_begin(w, 2);
+    pb_put_bytes(w, 1, ids, len);
+    pb_put_uint(w, 2, 1);
+    pb_end(w, m);
+    pb_put_bytes_always(w, 6, "", 0);
+}
+
+/* Packed location ids at the edges of the quick proof's one- and
+ * two-byte reading: it says yes exactly when the decoder accepts. */
+TEST(packed_location_ids_at_the_edges)
+{
+    static const struct {
+        uint8_t ids[8];
+        size_t len;
+        bool valid;
+    } cases[] = {
+        {{1, 127, 0x80, 0x01, 0xc8, 0x01}, 6, true},   /* 1, 127, 128, 200 */
+        {{0xc9, 0x01}, 2, false},                      /* 201 */
+        {{0}, 1, false},                               /* 0 */
+        {{0x80, 0x81, 0x00}, 3, true},                 /* 128 in three bytes */
+        {{5, 0x80}, 2, false},                         /* cut inside the last id */
+        {{0xff, 0xff, 0xff, 0xff, 0x0f}, 5, false},    /* far past the table */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        struct pb_writer w = {0};
+        build_packed_ids(&w, cases[i].ids, cases[i].len);
+        int64_t t, d;
+        char err[256];
+        if (profd_pprof_quick_valid(w.buf, w.len, &t, &d) != cases[i].valid)
+            CHECK_FAIL_("case %zu: the quick proof says %s", i, cases[i].valid ? "no" : "yes");
+        if (decode_and_check_agree(w.buf, w.len, err, sizeof(err)) != cases[i].valid)
+            CHECK_FAIL_("case %zu: the decoder %s it (%s)", i,
+                        cases[i].valid ? "refuses" : "accepts", err);
+        free(w.buf);
+    }
+}
+
 TEST(malformed_inputs_are_refused_with_place)
 {
     struct pb_writer w = {0};

@@ -83,21 +83,20 @@ static bool varints_within(struct pb_reader m, unsigned max, const uint64_t *lim
     return rc == 0 && (id == 0 || id_seen);
 }
 
-/* A repeated varint field, packed or not: each value v with v - base below
- * limit (ANY: any value; base 1 makes 0 wrap past every limit); *n counts
- * them. */
-static bool repeated_within(const struct fld *f, uint64_t base, uint64_t limit, uint64_t *n)
+/* A repeated varint field, packed or not: each value below limit (ANY:
+ * any value); *n counts them. */
+static bool repeated_within(const struct fld *f, uint64_t limit, uint64_t *n)
 {
     if (f->wire == PB_VARINT) {
         (*n)++;
-        return within(f->value - base, limit, 0);
+        return within(f->value, limit, 0);
     }
     if (f->wire != PB_LEN)
         return false;
     struct pb_reader c = f->sub;
     uint64_t v;
     while (c.p < c.end) {
-        if (!pb_varint(&c, &v) || !within(v - base, limit, 0))
+        if (!pb_varint(&c, &v) || !within(v, limit, 0))
             return false;
         (*n)++;
     }
@@ -161,7 +160,7 @@ static bool sample_valid(struct pb_reader m, const uint64_t *n)
     uint64_t nvalues = 0;
     while ((rc = next(&m, &f)) > 0) {
         bool ok = f.number == 1   ? location_ids_within(&f, n[F_LOCATION])
-                  : f.number == 2 ? repeated_within(&f, 0, ANY, &nvalues)
+                  : f.number == 2 ? repeated_within(&f, ANY, &nvalues)
                   : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, label, 0)
                                   : true;
         if (!ok)
@@ -221,7 +220,7 @@ static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time
         case F_KEEP_FRAMES:
         case F_DEFAULT_TYPE:
         case F_DOC_URL: ok = f.value < s; break;
-        case F_COMMENT: ok = repeated_within(&f, 0, s, &comments); break;
+        case F_COMMENT: ok = repeated_within(&f, s, &comments); break;
         case F_TIME: *time_nanos = (int64_t)f.value; break;
         case F_DURATION: *duration_nanos = (int64_t)f.value; break;
         }

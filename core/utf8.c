@@ -89,13 +89,12 @@ void profd_utf8_change_case(const char *s, size_t len, bool upper, struct profd_
     size_t i = 0;
     while (i < len && u[i] < 0x80)
         i++;
-    if (i == len) {   /* ASCII: as it is, a byte each */
-        for (i = 0; i < len; i++) {
-            char c = (char)(upper ? toupper(u[i]) : tolower(u[i]));
-            profd_text_put(out, &c, 1);
-        }
-        if (!len)
-            profd_text_put(out, "", 0);
+    if (i == len) {   /* ASCII: appended, then changed where it lies */
+        size_t at = out->len;
+        profd_text_put(out, s, len);
+        for (i = at; i < out->len; i++)
+            out->s[i] = (char)(upper ? toupper((unsigned char)out->s[i])
+                                     : tolower((unsigned char)out->s[i]));
         return;
     }
     pthread_once(&utf8_locale_once, open_utf8_locale);

@@ -149,7 +149,13 @@ $(BUILD)/bench/otlp_codec: bench/otlp_codec.c $(CORE_LIB)
 	@echo "  BENCH   $@"
 	$(Q)$(CC) $(CFLAGS) $< $(CORE_LIB) -o $@ $(LDLIBS)
 
-bench: test-deps all $(BUILD)/bench/otlp_codec
+# The push benchmark's floor: files written the way pprof_file writes them.
+$(BUILD)/bench/file_floor: bench/file_floor.c
+	@mkdir -p $(dir $@)
+	@echo "  BENCH   $@"
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+bench: test-deps all $(BUILD)/bench/otlp_codec $(BUILD)/bench/file_floor
 	BUILD=$(BUILD) bench/run.sh
 
 install: all

@@ -21,9 +21,17 @@ Printed per API: accepted requests/s and p99 latency, median of RUNS runs,
 the ratio profd/nginx, the CPU each server spent a request (user + system
 over the run, all threads or worker processes: steadier than the rates on
 a shared machine, and what decides the ratio when the load generator
-shares the CPUs), and the lost-profile check: every request profd
-answered 2xx must be a file once it has stopped (files beyond that were
-answered after wrk stopped counting).
+shares the CPUs), the share of the accepted profiles that were files when
+wrk stopped (the rest waited in the exporter's queue and were written while
+profd stopped), and the lost-profile check: every request profd answered
+2xx must be a file once it has stopped (files beyond that were answered
+after wrk stopped counting).
+
+Each row has a second one with the same pipeline ending in the nop exporter
+instead of pprof_file: what the receiver and relabel cost alone. Under the
+table, the floor of the files themselves: bench/file_floor.c writing the
+same profiles into the same kind of directory tree the way pprof_file does,
+and nothing else.
 """
 import os
 import re
@@ -57,6 +65,14 @@ service:
   telemetry: {metrics: {address: ""}, logs: {level: info}}
   pipelines:
     profiles: {receivers: [pyroscope], processors: [relabel], exporters: [pprof_file]}
+"""
+
+# The same pipeline ending in the nop exporter: the receiver and relabel alone.
+NOP_PIPELINE = PIPELINE.split("exporters:\n")[0] + """exporters: {nop: {}}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: info}}
+  pipelines:
+    profiles: {receivers: [pyroscope], processors: [relabel], exporters: [nop]}
 """
 
 NGINX = """worker_processes auto;
@@ -180,12 +196,14 @@ def count_files(root):
     return sum(len(files) for _, _, files in os.walk(root))
 
 
-def profd_run(build, work, out, script):
-    """One run against profd: (accepted, rate, p99, refused, lost, CPU us a request)."""
+def profd_run(build, work, out, script, files=True):
+    """One run against profd, its pipeline ending in pprof_file (files) or
+    nop: (accepted, rate, p99, refused, lost, CPU us a request, the share of
+    the accepted that were files when wrk stopped); no files, no losses."""
     shutil.rmtree(out, ignore_errors=True)
     cfg = os.path.join(work, "push.yaml")
     with open(cfg, "w") as f:
-        f.write(PIPELINE % out)
+        f.write(PIPELINE % out if files else NOP_PIPELINE)
     profd = subprocess.Popen([os.path.join(build, "profd"), "--config", cfg],
                              stderr=subprocess.PIPE, text=True)
     address = None
@@ -202,12 +220,14 @@ def profd_run(build, work, out, script):
         before = cpu_seconds(profd.pid)
         accepted, rate, p99, refused = wrk("http://" + address, script)
         cpu = cpu_seconds(profd.pid) - before
+        on_time = count_files(out)
     finally:
         profd.send_signal(signal.SIGTERM)
         profd.wait(timeout=120)
         drain.join(timeout=10)
-    return (accepted, rate, p99, refused, max(0, accepted - count_files(out)),
-            cpu * 1e6 / max(1, accepted + refused))
+    lost = max(0, accepted - count_files(out)) if files else 0
+    return (accepted, rate, p99, refused, lost, cpu * 1e6 / max(1, accepted + refused),
+            min(1.0, on_time / max(1, accepted)))
 
 
 def nginx_run(work, script):
@@ -251,35 +271,63 @@ def push_bench(build, corpus, work, runs):
     mixes = [("%d runtime profiles" % len(small), small),
              ("+ compile-nethttp.cpu", small + ["compile-nethttp.cpu.pb.gz"])]
     print("| push, wrk %d connections, %d s | profd accepted/s | p99 | nginx 200s/s | p99 | "
-          "profd / nginx | CPU a request, profd / nginx | refused (429) | lost |"
-          % (CONNECTIONS, SECONDS))
-    print("|---|---|---|---|---|---|---|---|---|")
+          "profd / nginx | CPU a request, profd / nginx | files by wrk's end | refused (429) "
+          "| lost |" % (CONNECTIONS, SECONDS))
+    print("|---|---|---|---|---|---|---|---|---|---|")
     try:
         for what, names in mixes:
             requests = write_requests(corpus, work, names)
             for api in ("ingest", "push"):
                 one_row(build, work, out, runs, api, requests[api], what)
+        floor = [file_floor(build, out, [os.path.join(corpus, "go", n) for n in small])
+                 for _ in range(runs)]
+        print("\nThe files alone (bench/file_floor.c: the %d runtime profiles written %d "
+              "times the way pprof_file writes them, into the same kind of tree on the same "
+              "file system): %.1f us of CPU a file (min %.1f, max %.1f)." % (
+                  len(small), FLOOR_FILES, statistics.median(floor), min(floor), max(floor)))
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+FLOOR_FILES = 200000
+
+
+def file_floor(build, out, profiles):
+    """CPU microseconds the kernel and libc take to write one profile as a
+    file, alone: bench/file_floor.c, its files removed afterwards."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    r = subprocess.run([os.path.join(build, "bench", "file_floor"), out, str(FLOOR_FILES)]
+                       + profiles, capture_output=True, text=True, check=True, timeout=600)
+    shutil.rmtree(out, ignore_errors=True)
+    return float(r.stdout.split()[0])
 
 
 def one_row(build, work, out, runs, api, requests, what):
     script = os.path.join(work, api + ".lua")
     with open(script, "w") as f:
         f.write(WRK_SCRIPT % ", ".join('"%s"' % p for p in requests))
-    # profd and nginx runs alternate so both see the same machine load
-    ours, theirs = [], []
+    # profd (with files, then without) and nginx runs alternate so all see
+    # the same machine load
+    ours, nop, theirs = [], [], []
     for _ in range(runs):
-        shutil.rmtree(out, ignore_errors=True)
         ours.append(profd_run(build, work, out, script))
+        nop.append(profd_run(build, work, out, script, files=False))
         theirs.append(nginx_run(work, script))
+    name = "/ingest (pprof)" if api == "ingest" else "push.v1 (Connect, proto)"
+    print_row("%s, %s" % (name, what), ours, theirs, True)
+    print_row("%s, %s, relabel -> nop" % (name, what), nop, theirs, False)
+
+
+def print_row(what, ours, theirs, files):
+    """A table row: profd's runs against nginx's, medians."""
     rate = statistics.median(r[1] for r in ours)
     ref = statistics.median(r[1] for r in theirs)
-    print("| %s, %s | %.0f (min %.0f, max %.0f) | %.1f ms | %.0f | %.1f ms | %.2f | "
-          "%.1f / %.1f us | %d | %d |" % (
-              "/ingest (pprof)" if api == "ingest" else "push.v1 (Connect, proto)", what,
-              rate, min(r[1] for r in ours), max(r[1] for r in ours),
+    print("| %s | %.0f (min %.0f, max %.0f) | %.1f ms | %.0f | %.1f ms | %.2f | "
+          "%.1f / %.1f us | %s | %d | %s |" % (
+              what, rate, min(r[1] for r in ours), max(r[1] for r in ours),
               statistics.median(r[2] for r in ours), ref,
               statistics.median(r[2] for r in theirs), rate / ref,
               statistics.median(r[5] for r in ours), statistics.median(r[4] for r in theirs),
-              sum(r[3] for r in ours), sum(r[4] for r in ours)), flush=True)
+              "%.0f%%" % (100 * statistics.median(r[6] for r in ours)) if files else "-",
+              sum(r[3] for r in ours), sum(r[4] for r in ours) if files else "-"), flush=True)

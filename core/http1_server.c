@@ -191,16 +191,56 @@ static void reading(struct h1_conn *c, bool on)
         event_del(c->reader);
 }
 
-/* Writes a response; with close, the connection ends once it is sent. */
+/* A response head being written: text appended at end, cut at its size. */
+struct head {
+    char text[512];
+    size_t len;
+};
+
+static void head_add(struct head *h, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > sizeof(h->text) - h->len)
+        n = sizeof(h->text) - h->len;
+    memcpy(h->text + h->len, s, n);
+    h->len += n;
+}
+
+static void head_add_number(struct head *h, size_t v)
+{
+    char digits[24], *p = digits + sizeof(digits);
+    *--p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) && p > digits);
+    head_add(h, p);
+}
+
+/* Writes a response; with close, the connection ends once it is sent.
+ * The head is put together by hand: it is written for every request. */
 static void respond(struct h1_conn *c, int status, const char *content_type, const uint8_t *body,
                     size_t len, bool close)
 {
-    char head[512];
-    int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\n%s%s%s%s%s\r\n",
-                     status, reason(status), len, content_type ? "Content-Type: " : "",
-                     content_type ? content_type : "", content_type ? "\r\n" : "",
-                     status == 405 ? "Allow: POST\r\n" : "", close ? "Connection: close\r\n" : "");
-    size_t head_len = n > 0 && (size_t)n < sizeof(head) ? (size_t)n : sizeof(head) - 1;
+    struct head h = {.len = 0};
+    head_add(&h, "HTTP/1.1 ");
+    head_add_number(&h, (size_t)status);
+    head_add(&h, " ");
+    head_add(&h, reason(status));
+    head_add(&h, "\r\nContent-Length: ");
+    head_add_number(&h, len);
+    head_add(&h, "\r\n");
+    if (content_type) {
+        head_add(&h, "Content-Type: ");
+        head_add(&h, content_type);
+        head_add(&h, "\r\n");
+    }
+    if (status == 405)
+        head_add(&h, "Allow: POST\r\n");
+    if (close)
+        head_add(&h, "Connection: close\r\n");
+    head_add(&h, "\r\n");
+    const char *head = h.text;
+    size_t head_len = h.len;
     if (!close && wait_for_round_end(c, head, head_len, body, len))
         return;
     unsent_to_output(c);

@@ -63,8 +63,10 @@ static bool read_label(const struct profd_host *host, const uint8_t *data, size_
                  (int)(nlen < 64 ? nlen : 64), name ? (const char *)name : "");
         return false;
     }
-    snprintf(key, sizeof(key), "%.*s", (int)nlen, name);
-    snprintf(val, sizeof(val), "%.*s", (int)vlen, value);
+    memcpy(key, name, nlen);
+    key[nlen] = '\0';
+    memcpy(val, value, vlen);
+    val[vlen] = '\0';
     if (host->labels_get(l, key)) {
         snprintf(why, whylen, "duplicate label name \"%.64s\"", key);
         return false;

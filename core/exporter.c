@@ -81,6 +81,7 @@ struct profd_queue {
     struct item *head, *tail;
     size_t bytes, records;
     bool draining, stop_now;
+    bool no_waits;                /* pushes refused at once when full: stopping */
     struct timespec deadline;     /* of the drain */
     pthread_t *threads;
     size_t nthreads;
@@ -167,25 +168,55 @@ static void wake_everyone(struct profd_queue *q)
     pthread_cond_broadcast(&q->room);
 }
 
+static _Thread_local bool may_not_wait;   /* inverted: threads start allowed to */
+
+bool profd_queue_may_wait(bool may)
+{
+    bool was = !may_not_wait;
+    may_not_wait = !may;
+    return was;
+}
+
+/* Whether bytes more fit (q->mu held). A batch larger than the whole queue
+ * is let in alone, never refused forever. */
+static bool room_for(const struct profd_queue *q, size_t bytes)
+{
+    return q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
+}
+
+bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
+{
+    if (q->s.sending_queue.full_policy != PROFD_QUEUE_BLOCK)
+        return false;
+    pthread_mutex_lock(&q->mu);
+    bool full = !room_for(q, bytes) && !q->draining;
+    pthread_mutex_unlock(&q->mu);
+    return full;
+}
+
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
 {
     size_t bytes = profd_batch_bytes(b);
     pthread_mutex_lock(&q->mu);
-    /* A batch larger than the whole queue is let in alone, never refused forever. */
-    bool fits = q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
-    if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK) {
+    bool fits = room_for(q, bytes);
+    if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !q->draining) {
+        bool waited = !may_not_wait && !q->no_waits;
         struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
-        while (!fits && !q->draining) {
+        while (waited && !fits && !q->draining && !q->no_waits) {
             if (q->lingering)   /* a full queue ends the wait for more */
                 pthread_cond_signal(&q->work);
             if (wait_room(q, &until) == ETIMEDOUT)
                 break;
-            fits = q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
+            fits = room_for(q, bytes);
         }
-        if (!fits) {
+        if (!fits && !q->draining) {
             pthread_mutex_unlock(&q->mu);
-            profd_log(PROFD_LOG_WARN, q->c->id, "queue full for %lld ms: asking the sender to retry",
-                      (long long)(q->s.sending_queue.block_timeout / 1000000));
+            if (waited)
+                profd_log(PROFD_LOG_WARN, q->c->id,
+                          "queue full for up to %lld ms: asking the sender to retry",
+                          (long long)(q->s.sending_queue.block_timeout / 1000000));
+            else
+                profd_log(PROFD_LOG_WARN, q->c->id, "queue full: asking the sender to retry");
             return PROFD_ERETRY;
         }
     }
@@ -388,6 +419,14 @@ static void deadline_watch(struct profd_queue *q)
     if (q->head)
         q->stop_now = true;
     wake_everyone(q);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void profd_queue_stop_waits(struct profd_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->no_waits = true;
+    pthread_cond_broadcast(&q->room);
     pthread_mutex_unlock(&q->mu);
 }
 

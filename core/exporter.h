@@ -45,9 +45,27 @@ int profd_queue_start(struct profd_queue *q);
 /*
  * Enqueues b (taking a reference). When the queue is full: with policy drop,
  * counts and logs the drop and returns PROFD_OK; with policy block, waits up
- * to block_timeout, then returns PROFD_ERETRY. Any thread.
+ * to block_timeout (where profd_queue_may_wait allows), then returns
+ * PROFD_ERETRY. Any thread.
  */
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b);
+/*
+ * Whether profd_queue_push may wait for room on the calling thread (true
+ * on every thread until set). A thread serving many clients at once (an
+ * event loop) sets false: a full queue under the block policy then returns
+ * PROFD_ERETRY at once instead of stalling everyone the thread serves.
+ * Returns the setting it replaces.
+ */
+bool profd_queue_may_wait(bool may);
+/* True when a push of bytes now would wait for room: the block policy, a
+ * queue not empty and without room for them. A hint (the queue changes
+ * meanwhile). Any thread. */
+bool profd_queue_would_wait(struct profd_queue *q, size_t bytes);
+/* From now on a push finding the queue full returns PROFD_ERETRY at once,
+ * and those waiting for room return it now: shutdown begins, and a request
+ * not yet accepted is better answered "retry" than held until
+ * block_timeout. Pushes that fit are taken as before. */
+void profd_queue_stop_waits(struct profd_queue *q);
 /* Sends what is queued until empty or the shutdown deadline, drops the rest
  * (counted), and joins the senders. Idempotent. */
 void profd_queue_drain(struct profd_queue *q);

@@ -181,6 +181,11 @@ int profd_graph_start(struct profd_graph *g)
 
 void profd_graph_shutdown(struct profd_graph *g)
 {
+    /* Requests waiting for room (on servers' workers) are answered first,
+     * so that stopping the receivers does not wait out block_timeout. */
+    for (size_t i = 0; i < g->n; i++)
+        if (g->nodes[i]->started && g->nodes[i]->queue)
+            profd_queue_stop_waits(g->nodes[i]->queue);
     for (size_t i = g->n; i-- > 0;) {
         struct profd_component *c = g->nodes[i];
         if (!c->started)
@@ -247,6 +252,17 @@ int profd_graph_emit(struct profd_component *self, struct profd_batch *b)
             rc = r == PROFD_ERETRY && rc == PROFD_OK ? PROFD_ERETRY : r;
     }
     return rc;
+}
+
+bool profd_graph_congested(const struct profd_component *self, size_t bytes)
+{
+    for (size_t i = 0; i < self->nnext; i++) {
+        const struct profd_component *to = self->next[i];
+        if (to->kind == PROFD_EXPORTER ? profd_queue_would_wait(to->queue, bytes)
+                                       : profd_graph_congested(to, bytes))
+            return true;
+    }
+    return false;
 }
 
 void profd_graph_receiver_done(struct profd_component *self)

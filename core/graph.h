@@ -55,7 +55,8 @@ int profd_graph_create(struct profd_graph *g, struct event_base *base);
 /* Starts exporters, processors, then receivers; on failure shuts down what
  * started and returns -1. Main thread. */
 int profd_graph_start(struct profd_graph *g);
-/* Shuts down receivers, processors, then drains and shuts down exporters.
+/* Stops exporters' queues waiting for room (profd_queue_stop_waits), shuts
+ * down receivers, processors, then drains and shuts down exporters.
  * Idempotent. Main thread. */
 void profd_graph_shutdown(struct profd_graph *g);
 /* Destroys every component and frees the graph. Accepts NULL. */
@@ -63,6 +64,10 @@ void profd_graph_destroy(struct profd_graph *g);
 
 /* Hands b from component self to its downstream components (host->emit). */
 int profd_graph_emit(struct profd_component *self, struct profd_batch *b);
+/* True when a batch of about bytes emitted by self now would wait for room
+ * in the queue of an exporter downstream (profd_queue_would_wait): a hint
+ * for serving a request where waiting stalls no one else. Any thread. */
+bool profd_graph_congested(const struct profd_component *self, size_t bytes);
 /* A receiver finished its input (host->done). */
 void profd_graph_receiver_done(struct profd_component *self);
 

@@ -239,7 +239,7 @@ void profd_server_note_address(struct profd_server *s, int fd)
 
 bool profd_server_to_worker(struct profd_server *s, size_t len)
 {
-    if (len < PROFD_SERVER_WORKER_FROM)
+    if (len < PROFD_SERVER_WORKER_FROM && !profd_graph_congested(s->self, len))
         return false;
     if (!s->workers) {   /* none made yet, or none can be: served here then */
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -252,6 +252,14 @@ void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len)
 {
     profd_log(PROFD_LOG_DEBUG, s->self->id, "a request of %zu bytes on a worker", len);
     profd_work_submit(s->workers, w);
+}
+
+void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
+                         struct profd_rpc_response *res)
+{
+    bool was = profd_queue_may_wait(profd_work_pool_thread());
+    s->fn(s->arg, req, res);
+    profd_queue_may_wait(was);
 }
 
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,
@@ -287,7 +295,7 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
     } else {
         req->body = inflated ? inflated : raw ? raw : (const uint8_t *)"";   /* never NULL */
         req->len = raw_len;
-        s->fn(s->arg, req, res);
+        profd_server_handle(s, req, res);
         free(inflated);
         if (!res->http_status)
             res->http_status = 200;

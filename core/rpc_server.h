@@ -89,11 +89,19 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
 /* Whether a request whose body has len bytes is handled on a worker
  * thread: from PROFD_SERVER_WORKER_FROM bytes on, the work of one request
  * (decompressing, checking, the pipeline) is long enough to stall every
- * other connection, and a hand-over costs little beside it. The workers
- * (one per CPU, at most 8) start as large requests come; false when none
- * can be had, and the request is served on the loop as a small one. */
+ * other connection, and a hand-over costs little beside it; and at any size
+ * while the pipeline is congested (profd_graph_congested), so that a
+ * request waiting for room in a full queue waits there, not on the loop.
+ * The workers (one per CPU, at most 8) start as such requests come; false
+ * when none can be had, and the request is served on the loop. */
 #define PROFD_SERVER_WORKER_FROM ((size_t)64 << 10)
 bool profd_server_to_worker(struct profd_server *s, size_t len);
+
+/* Hands req to the module's handler. Only on a worker may the pipeline wait
+ * for room in a full queue: on the loop, which serves every connection, a
+ * full queue refuses at once (the handler's "retry later"). */
+void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
+                         struct profd_rpc_response *res);
 
 /* Runs w, a request of len bytes, on one of the server's workers
  * (profd_server_to_worker said yes), w->done back on the loop's thread. */

@@ -60,9 +60,17 @@ static void finished(struct profd_work_pool *p, struct profd_work *w)
     (void)put;
 }
 
+static _Thread_local bool on_pool_thread;
+
+bool profd_work_pool_thread(void)
+{
+    return on_pool_thread;
+}
+
 static void *worker_main(void *arg)
 {
     struct profd_work_pool *p = arg;
+    on_pool_thread = true;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->queue && !p->stopping) {

@@ -8,6 +8,7 @@
 #ifndef PROFD_WORK_POOL_H
 #define PROFD_WORK_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct event_base;
@@ -24,6 +25,8 @@ struct profd_work_pool;
 /* A pool of up to threads threads (started as jobs come) whose completions
  * run on base's loop; NULL when the eventfd or its event cannot be made. */
 struct profd_work_pool *profd_work_pool_new(struct event_base *base, unsigned threads);
+/* True on a pool thread (of any pool), false elsewhere. */
+bool profd_work_pool_thread(void);
 /* Queues w: w->run on a pool thread, then w->done on the loop's thread. */
 void profd_work_submit(struct profd_work_pool *p, struct profd_work *w);
 /* Runs every job still queued, waits for them, runs their done callbacks

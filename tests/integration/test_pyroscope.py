@@ -10,12 +10,15 @@ import http.server
 import os
 import shutil
 import threading
+import time
 import unittest
 
-from harness import (GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
+from harness import (DEADLINE, GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
                      protoc_modules, raw_pprof, wait_until)
 
 PUSH = "/push.v1.PusherService/Push"
+# /ingest of a profile named app.alloc_space{i=<n>}: % (address, n)
+INGEST_I = "http://%s/ingest?name=app.alloc_space%%7Bi%%3D%d%%7D&format=pprof"
 
 try:
     import grpc
@@ -348,6 +351,98 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(len(got_b), 1)   # b took it the first time: not sent again
         self.assertEqual([h.get("X-Scope-OrgID") for _, h, _ in got_a + got_b], ["a", "a", "b"])
         self.assertEqual(got_a[1][2], got_b[0][2])
+
+    def fill_a_pipeline(self, backend, taken, lock, shutdown_timeout="30s"):
+        """profd with two Pyroscope receivers: one into an exporter whose
+        backend answers backend["status"] (the i labels of what it takes
+        with 200 go into taken), with a queue of 1 KiB that fills while it
+        answers 503; the other into files. Six pushes go to the first one
+        by one on a thread (until one is refused), and this returns once one
+        waits for room on a worker: (profd, the other receiver's address,
+        the thread, the statuses the pushes got so far)."""
+        push_pb2 = pb()
+
+        class Backend(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                req = push_pb2.PushRequest.FromString(
+                    self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    status = backend["status"]
+                    if status == 200:
+                        taken.update(l.value for sr in req.series for l in sr.labels
+                                     if l.name == "i")
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+        p = self.start("""
+receivers:
+  pyroscope/full: {endpoint: "127.0.0.1:0"}
+  pyroscope/other: {endpoint: "127.0.0.1:0"}
+exporters:
+  pyroscope:
+    endpoint: "http://127.0.0.1:%d"
+    sending_queue: {queue_size: 1KiB, block_timeout: 60s, flush_timeout: 0s}
+    retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}
+    shutdown_timeout: %s
+  pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: debug}}
+  pipelines:
+    profiles/full: {receivers: [pyroscope/full], exporters: [pyroscope]}
+    profiles/other: {receivers: [pyroscope/other], exporters: [pprof_file]}
+""" % (self.serve_http(Backend), shutdown_timeout))
+        full, other = (p.listening("%s: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)" % r)
+                       for r in ("pyroscope/full", "pyroscope/other"))
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        sent = []   # statuses, in order: each push waits for the one before
+
+        def push_in_turn():   # until one is refused
+            for i in range(1, 7):
+                sent.append(http_post(INGEST_I % (full, i), heap)[0])
+                if sent[-1] != 200:
+                    return
+        pusher = threading.Thread(target=push_in_turn)
+        pusher.start()
+        # the sender retries the first; the queue fills; a push then waits
+        p.wait_log(r"a request of \d+ bytes on a worker")
+        return p, other, pusher, sent
+
+    def test_a_full_pipeline_waits_on_a_worker_and_stalls_no_other(self):
+        """Requests meeting a full queue (block policy) wait for room on a
+        worker thread: the other receivers on the event loop keep answering
+        meanwhile, and once the backend takes profiles again the waiting
+        request is accepted, and every accepted profile arrives."""
+        backend, taken, lock = {"status": 503}, set(), threading.Lock()
+        p, other, pusher, sent = self.fill_a_pipeline(backend, taken, lock)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        t0 = time.monotonic()
+        self.assertEqual(http_post(INGEST_I % (other, 99), heap)[0], 200)
+        self.assertLess(time.monotonic() - t0, 10)   # not the 60 s block_timeout
+        self.assertTrue(pusher.is_alive())   # the full pipeline's push still waits
+        wait_until(lambda: os.path.exists(self.path("profiles", "app", "99.pb.gz")),
+                   "the other pipeline's file")
+        with lock:
+            backend["status"] = 200
+        pusher.join(DEADLINE)
+        self.assertEqual(sent, [200] * 6)
+        wait_until(lambda: len(taken) == 6, "every accepted profile at the backend")
+        self.assertEqual(taken, {str(i) for i in range(1, 7)})
+        self.assertEqual(p.stop(), 0)
+
+    def test_stopping_answers_a_waiting_request_retry_later(self):
+        """SIGTERM while a push waits for room: it is answered 429 at once
+        (not accepted, so nothing is lost) and profd stops within the
+        exporter's shutdown_timeout, not block_timeout."""
+        backend, taken, lock = {"status": 503}, set(), threading.Lock()
+        p, _, pusher, sent = self.fill_a_pipeline(backend, taken, lock, shutdown_timeout="1s")
+        t0 = time.monotonic()
+        self.assertEqual(p.stop(), 0)
+        self.assertLess(time.monotonic() - t0, 15)   # not the 60 s block_timeout
+        pusher.join(DEADLINE)
+        self.assertEqual(sent, [200] * (len(sent) - 1) + [429])
 
     def test_oversize_bodies_and_gzip_bombs(self):
         push_pb2 = pb()

@@ -220,6 +220,22 @@ static int emit_one(bool with_ack)
     return rc;
 }
 
+/* Closes the sinks' gate (they wait at it) or opens it. */
+static void set_gate(bool closed)
+{
+    pthread_mutex_lock(&mu);
+    gate_closed = closed;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+}
+
+/* Waits until sink id's sender has taken everything off its queue. */
+static void wait_queue_taken(const char *id)
+{
+    for (int i = 0; i < 500 && atomic_load(&profd_metrics_get(id, "exporter")->queue_records); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
 static uint64_t counter(const char *id, const char *kind, enum profd_counter c)
 {
     return atomic_load(&profd_metrics_get(id, kind)->counters[c]);
@@ -351,22 +367,14 @@ TEST(full_queue_drop_and_block)
     CHECK(g != NULL);
     if (!g)
         return;
-    pthread_mutex_lock(&mu);
-    gate_closed = true;   /* senders take one batch each and wait */
-    pthread_mutex_unlock(&mu);
+    set_gate(true);   /* senders take one batch each and wait */
     CHECK_INT(emit_one(false), PROFD_OK);   /* taken by the senders */
-    /* Wait until both senders took their batch off the queue. */
-    for (int i = 0; i < 500 && (atomic_load(&profd_metrics_get("sink/drop", "exporter")->queue_records) ||
-                                atomic_load(&profd_metrics_get("sink/block", "exporter")->queue_records));
-         i++)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    wait_queue_taken("sink/drop");
+    wait_queue_taken("sink/block");
     CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 bytes */
     CHECK_INT(emit_one(false), PROFD_ERETRY);   /* drop drops, block times out */
     CHECK_INT(counter("sink/drop", "exporter", PROFD_C_DROPPED_RECORDS), 1);
-    pthread_mutex_lock(&mu);
-    gate_closed = false;
-    pthread_cond_broadcast(&changed);
-    pthread_mutex_unlock(&mu);
+    set_gate(false);
     CHECK(wait_delivered(4));
     stop_graph(g, l);
     CHECK_INT(counter("sink/block", "exporter", PROFD_C_SENT_RECORDS), 2);
@@ -378,6 +386,38 @@ static int64_t mono_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+TEST(a_thread_that_may_not_wait_is_refused_at_once)
+{
+    reset();
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(
+        "receivers: {src/nw: {}}\n"
+        "processors: {mut/nw: {}}\n"
+        "exporters: {sink/nw: {sending_queue: {queue_size: 150, block_timeout: 10s}}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/nw], processors: [mut/nw], "
+        "exporters: [sink/nw]}}}\n",
+        &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    set_gate(true);
+    CHECK_INT(emit_one(false), PROFD_OK);   /* taken by the sender, which waits */
+    wait_queue_taken("sink/nw");
+    CHECK(!profd_graph_congested(source, 100));   /* an empty queue takes anything */
+    CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 bytes */
+    CHECK(profd_graph_congested(source, 100));   /* through the processor */
+    CHECK(!profd_graph_congested(source, 50));
+    CHECK(profd_queue_may_wait(false));   /* the default, replaced */
+    int64_t t0 = mono_ms();
+    CHECK_INT(emit_one(false), PROFD_ERETRY);
+    CHECK(mono_ms() - t0 < 5000);   /* not the 10 s block_timeout */
+    CHECK(!profd_queue_may_wait(true));
+    set_gate(false);
+    CHECK(wait_delivered(2));
+    stop_graph(g, l);
+    CHECK_INT(counter("sink/nw", "exporter", PROFD_C_SENT_RECORDS), 2);
 }
 
 TEST(idle_sender_waits_for_a_burst)

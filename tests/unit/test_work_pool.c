@@ -13,18 +13,21 @@ struct job {
     struct profd_work work;
     pthread_t ran_on, done_on;
     int *done_count;
+    bool ran_on_pool, done_on_pool;   /* as profd_work_pool_thread saw it */
 };
 
 static void job_run(struct profd_work *w)
 {
     struct job *j = (struct job *)w;
     j->ran_on = pthread_self();
+    j->ran_on_pool = profd_work_pool_thread();
 }
 
 static void job_done(struct profd_work *w)
 {
     struct job *j = (struct job *)w;
     j->done_on = pthread_self();
+    j->done_on_pool = profd_work_pool_thread();
     (*j->done_count)++;
 }
 
@@ -36,7 +39,7 @@ TEST(jobs_run_on_pool_threads_and_complete_on_the_loop)
     struct job jobs[JOBS];
     int done = 0;
     for (int i = 0; i < JOBS; i++) {
-        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done};
+        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done, false, true};
         profd_work_submit(p, &jobs[i].work);
     }
     while (done < JOBS)   /* the loop wakes when jobs finish */
@@ -44,7 +47,10 @@ TEST(jobs_run_on_pool_threads_and_complete_on_the_loop)
     for (int i = 0; i < JOBS; i++) {
         CHECK(!pthread_equal(jobs[i].ran_on, pthread_self()));
         CHECK(pthread_equal(jobs[i].done_on, pthread_self()));
+        CHECK(jobs[i].ran_on_pool);
+        CHECK(!jobs[i].done_on_pool);
     }
+    CHECK(!profd_work_pool_thread());
     profd_work_pool_free(p);
     event_base_free(base);
 }
@@ -56,7 +62,7 @@ TEST(freeing_the_pool_finishes_what_was_submitted)
     struct job jobs[JOBS];
     int done = 0;
     for (int i = 0; i < JOBS; i++) {
-        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done};
+        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done, false, true};
         profd_work_submit(p, &jobs[i].work);
     }
     profd_work_pool_free(p);   /* no loop ran: free runs every completion */

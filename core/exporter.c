@@ -194,6 +194,22 @@ bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
     return full;
 }
 
+/* Waits (q->mu held) up to block_timeout for room for bytes, or until a
+ * drain or profd_queue_stop_waits; whether they fit now. */
+static bool wait_for_room(struct profd_queue *q, size_t bytes)
+{
+    struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
+    bool fits = false;
+    while (!fits && !q->draining && !q->no_waits) {
+        if (q->lingering)   /* a full queue ends the wait for more */
+            pthread_cond_signal(&q->work);
+        if (wait_room(q, &until) == ETIMEDOUT)
+            break;
+        fits = room_for(q, bytes);
+    }
+    return fits;
+}
+
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
 {
     size_t bytes = profd_batch_bytes(b);
@@ -201,14 +217,8 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     bool fits = room_for(q, bytes);
     if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !q->draining) {
         bool waited = !may_not_wait && !q->no_waits;
-        struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
-        while (waited && !fits && !q->draining && !q->no_waits) {
-            if (q->lingering)   /* a full queue ends the wait for more */
-                pthread_cond_signal(&q->work);
-            if (wait_room(q, &until) == ETIMEDOUT)
-                break;
-            fits = room_for(q, bytes);
-        }
+        if (waited)
+            fits = wait_for_room(q, bytes);
         if (!fits && !q->draining) {
             pthread_mutex_unlock(&q->mu);
             if (waited)

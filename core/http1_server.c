@@ -192,12 +192,12 @@ static void reading(struct h1_conn *c, bool on)
 }
 
 /* A response head being written: text appended at end, cut at its size. */
-struct head {
+struct response_head {
     char text[512];
     size_t len;
 };
 
-static void head_add(struct head *h, const char *s)
+static void head_add(struct response_head *h, const char *s)
 {
     size_t n = strlen(s);
     if (n > sizeof(h->text) - h->len)
@@ -206,7 +206,7 @@ static void head_add(struct head *h, const char *s)
     h->len += n;
 }
 
-static void head_add_number(struct head *h, size_t v)
+static void head_add_number(struct response_head *h, size_t v)
 {
     char digits[24], *p = digits + sizeof(digits);
     *--p = '\0';
@@ -221,7 +221,7 @@ static void head_add_number(struct head *h, size_t v)
 static void respond(struct h1_conn *c, int status, const char *content_type, const uint8_t *body,
                     size_t len, bool close)
 {
-    struct head h = {.len = 0};
+    struct response_head h = {.len = 0};
     head_add(&h, "HTTP/1.1 ");
     head_add_number(&h, (size_t)status);
     head_add(&h, " ");

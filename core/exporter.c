@@ -177,6 +177,15 @@ bool profd_queue_may_wait(bool may)
     return was;
 }
 
+static _Thread_local int64_t wait_until_ns;
+
+int64_t profd_queue_wait_until(int64_t deadline_ns)
+{
+    int64_t was = wait_until_ns;
+    wait_until_ns = deadline_ns;
+    return was;
+}
+
 /* Whether bytes more fit (q->mu held). A batch larger than the whole queue
  * is let in alone, never refused forever. */
 static bool room_for(const struct profd_queue *q, size_t bytes)
@@ -194,11 +203,15 @@ bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
     return full;
 }
 
-/* Waits (q->mu held) up to block_timeout for room for bytes, or until a
- * drain or profd_queue_stop_waits; whether they fit now. */
+/* Waits (q->mu held) up to block_timeout (or the thread's
+ * profd_queue_wait_until, when sooner) for room for bytes, or until a drain
+ * or profd_queue_stop_waits; whether they fit now. */
 static bool wait_for_room(struct profd_queue *q, size_t bytes)
 {
     struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
+    if (wait_until_ns &&
+        wait_until_ns < (int64_t)until.tv_sec * 1000000000 + until.tv_nsec)
+        until = (struct timespec){wait_until_ns / 1000000000, wait_until_ns % 1000000000};
     bool fits = false;
     while (!fits && !q->draining && !q->no_waits) {
         if (q->lingering)   /* a full queue ends the wait for more */

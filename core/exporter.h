@@ -57,6 +57,11 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b);
  * Returns the setting it replaces.
  */
 bool profd_queue_may_wait(bool may);
+/* The latest a push on the calling thread may wait for room, in
+ * CLOCK_MONOTONIC nanoseconds (the deadline of the request being served),
+ * when that comes before block_timeout; 0 for none. Returns the setting it
+ * replaces. */
+int64_t profd_queue_wait_until(int64_t deadline_ns);
 /* True when a push of bytes now would wait for room: the block policy, a
  * queue not empty and without room for them. A hint (the queue changes
  * meanwhile). Any thread. */

@@ -308,7 +308,7 @@ static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answ
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
         .body = msg, .len = len, .header = request_header, .impl = st, .query = ""};
-    profd_server_handle(c->s, &req, &a->res);
+    profd_server_handle(c->s, &req, &a->res, timeout ? (int64_t)(st->started + timeout) : 0);
     free(msg);
     if (a->res.grpc_status != GRPC_OK) {
         a->grpc_status = a->res.grpc_status;

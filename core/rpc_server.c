@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -255,11 +256,27 @@ void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len)
 }
 
 void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
-                         struct profd_rpc_response *res)
+                         struct profd_rpc_response *res, int64_t deadline_ns)
 {
     bool was = profd_queue_may_wait(profd_work_pool_thread());
+    int64_t was_until = profd_queue_wait_until(deadline_ns);
     s->fn(s->arg, req, res);
+    profd_queue_wait_until(was_until);
     profd_queue_may_wait(was);
+}
+
+/* When a Connect client gives up on req (its Connect-Timeout-Ms from now),
+ * in CLOCK_MONOTONIC nanoseconds; 0 when it did not say. */
+static int64_t connect_deadline(const struct profd_rpc_request *req)
+{
+    const char *v = req->header ? req->header(req, "connect-timeout-ms") : NULL;
+    char *end;
+    long long ms = v ? strtoll(v, &end, 10) : 0;
+    if (!v || end == v || *end || ms <= 0 || ms > 1000000000000LL)
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + ms * 1000000;
 }
 
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,
@@ -295,7 +312,7 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
     } else {
         req->body = inflated ? inflated : raw ? raw : (const uint8_t *)"";   /* never NULL */
         req->len = raw_len;
-        profd_server_handle(s, req, res);
+        profd_server_handle(s, req, res, connect_deadline(req));
         free(inflated);
         if (!res->http_status)
             res->http_status = 200;

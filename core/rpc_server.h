@@ -98,10 +98,12 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
 bool profd_server_to_worker(struct profd_server *s, size_t len);
 
 /* Hands req to the module's handler. Only on a worker may the pipeline wait
- * for room in a full queue: on the loop, which serves every connection, a
- * full queue refuses at once (the handler's "retry later"). */
+ * for room in a full queue, and not past deadline_ns (CLOCK_MONOTONIC; 0
+ * for none), when the client said when it gives up: on the loop, which
+ * serves every connection, a full queue refuses at once (the handler's
+ * "retry later"). */
 void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
-                         struct profd_rpc_response *res);
+                         struct profd_rpc_response *res, int64_t deadline_ns);
 
 /* Runs w, a request of len bytes, on one of the server's workers
  * (profd_server_to_worker said yes), w->done back on the loop's thread. */

@@ -358,8 +358,8 @@ class PyroscopeTest(ProfdTestCase):
         with 200 go into taken), with a queue of 1 KiB that fills while it
         answers 503; the other into files. Six pushes go to the first one
         by one on a thread (until one is refused), and this returns once one
-        waits for room on a worker: (profd, the other receiver's address,
-        the thread, the statuses the pushes got so far)."""
+        waits for room on a worker: (profd, the first receiver's address,
+        the other's, the thread, the statuses the pushes got so far)."""
         push_pb2 = pb()
 
         class Backend(http.server.BaseHTTPRequestHandler):
@@ -408,7 +408,7 @@ service:
         pusher.start()
         # the sender retries the first; the queue fills; a push then waits
         p.wait_log(r"a request of \d+ bytes on a worker")
-        return p, other, pusher, sent
+        return p, full, other, pusher, sent
 
     def test_a_full_pipeline_waits_on_a_worker_and_stalls_no_other(self):
         """Requests meeting a full queue (block policy) wait for room on a
@@ -416,7 +416,7 @@ service:
         meanwhile, and once the backend takes profiles again the waiting
         request is accepted, and every accepted profile arrives."""
         backend, taken, lock = {"status": 503}, set(), threading.Lock()
-        p, other, pusher, sent = self.fill_a_pipeline(backend, taken, lock)
+        p, _, other, pusher, sent = self.fill_a_pipeline(backend, taken, lock)
         heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
         t0 = time.monotonic()
         self.assertEqual(http_post(INGEST_I % (other, 99), heap)[0], 200)
@@ -437,12 +437,51 @@ service:
         (not accepted, so nothing is lost) and profd stops within the
         exporter's shutdown_timeout, not block_timeout."""
         backend, taken, lock = {"status": 503}, set(), threading.Lock()
-        p, _, pusher, sent = self.fill_a_pipeline(backend, taken, lock, shutdown_timeout="1s")
+        p, _, _, pusher, sent = self.fill_a_pipeline(backend, taken, lock,
+                                                     shutdown_timeout="1s")
         t0 = time.monotonic()
         self.assertEqual(p.stop(), 0)
         self.assertLess(time.monotonic() - t0, 15)   # not the 60 s block_timeout
         pusher.join(DEADLINE)
         self.assertEqual(sent, [200] * (len(sent) - 1) + [429])
+
+    @unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+    def test_a_request_waits_for_room_no_longer_than_its_deadline(self):
+        """A push with a deadline (gRPC's grpc-timeout, Connect's
+        Connect-Timeout-Ms) that meets a full queue waits until its
+        deadline, not block_timeout: it is not accepted after its client
+        gave up, so once the backend takes profiles again it is not among
+        them (its client was told to retry it)."""
+        push_pb2 = pb()
+        backend, taken, lock = {"status": 503}, set(), threading.Lock()
+        p, full, _, pusher, sent = self.fill_a_pipeline(backend, taken, lock)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+
+        def late(i):
+            return push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+                labels=[push_pb2.LabelPair(name="__name__", value="app.alloc_space"),
+                        push_pb2.LabelPair(name="i", value=i)],
+                samples=[push_pb2.RawSample(raw_profile=heap)])]).SerializeToString()
+        refused = len(p.wait_log("asking the sender to retry", count=0))
+        with grpc.insecure_channel(full) as ch:
+            call = ch.unary_unary(PUSH, request_serializer=lambda m: m,
+                                  response_deserializer=lambda b: b)
+            with self.assertRaises(grpc.RpcError) as e:
+                call(late("77"), timeout=1.5)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        p.wait_log("asking the sender to retry", count=refused + 1)   # its worker gave up
+        t0 = time.monotonic()
+        status, _ = http_post("http://%s%s" % (full, PUSH), late("78"),
+                              {"Content-Type": "application/proto",
+                               "Connect-Protocol-Version": "1", "Connect-Timeout-Ms": "1500"})
+        self.assertEqual(status, 429)
+        self.assertLess(time.monotonic() - t0, 10)   # not the 60 s block_timeout
+        with lock:
+            backend["status"] = 200
+        pusher.join(DEADLINE)
+        self.assertEqual(sent, [200] * 6)
+        self.assertEqual(p.stop(), 0)   # everything accepted is sent before it exits
+        self.assertEqual(taken, {str(i) for i in range(1, 7)})
 
     def test_oversize_bodies_and_gzip_bombs(self):
         push_pb2 = pb()

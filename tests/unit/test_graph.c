@@ -388,7 +388,7 @@ static int64_t mono_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-TEST(a_thread_that_may_not_wait_is_refused_at_once)
+TEST(a_full_queue_refuses_at_once_where_waits_are_off_and_at_a_deadline)
 {
     reset();
     struct profd_loader *l;
@@ -414,6 +414,12 @@ TEST(a_thread_that_may_not_wait_is_refused_at_once)
     CHECK_INT(emit_one(false), PROFD_ERETRY);
     CHECK(mono_ms() - t0 < 5000);   /* not the 10 s block_timeout */
     CHECK(!profd_queue_may_wait(true));
+    /* May wait again, but not past the request's deadline. */
+    CHECK_INT(profd_queue_wait_until((mono_ms() + 200) * 1000000), 0);
+    t0 = mono_ms();
+    CHECK_INT(emit_one(false), PROFD_ERETRY);
+    CHECK(mono_ms() - t0 >= 150 && mono_ms() - t0 < 5000);
+    profd_queue_wait_until(0);
     set_gate(false);
     CHECK(wait_delivered(2));
     stop_graph(g, l);

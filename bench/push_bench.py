@@ -68,12 +68,8 @@ service:
 """
 
 # The same pipeline ending in the nop exporter: the receiver and relabel alone.
-NOP_PIPELINE = PIPELINE.split("exporters:\n")[0] + """exporters: {nop: {}}
-service:
-  telemetry: {metrics: {address: ""}, logs: {level: info}}
-  pipelines:
-    profiles: {receivers: [pyroscope], processors: [relabel], exporters: [nop]}
-"""
+NOP_PIPELINE = re.sub(r"exporters:\n(  .*\n)+", "exporters: {nop: {}}\n", PIPELINE).replace(
+    "exporters: [pprof_file]", "exporters: [nop]")
 
 NGINX = """worker_processes auto;
 error_log %(dir)s/nginx.err warn;

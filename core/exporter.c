@@ -168,15 +168,6 @@ static void wake_everyone(struct profd_queue *q)
     pthread_cond_broadcast(&q->room);
 }
 
-static _Thread_local bool may_not_wait;   /* inverted: threads start allowed to */
-
-bool profd_queue_may_wait(bool may)
-{
-    bool was = !may_not_wait;
-    may_not_wait = !may;
-    return was;
-}
-
 static _Thread_local int64_t wait_until_ns;
 
 int64_t profd_queue_wait_until(int64_t deadline_ns)
@@ -229,7 +220,7 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     pthread_mutex_lock(&q->mu);
     bool fits = room_for(q, bytes);
     if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !q->draining) {
-        bool waited = !may_not_wait && !q->no_waits;
+        bool waited = wait_until_ns != PROFD_QUEUE_NO_WAIT && !q->no_waits;
         if (waited)
             fits = wait_for_room(q, bytes);
         if (!fits && !q->draining) {

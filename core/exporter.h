@@ -45,22 +45,20 @@ int profd_queue_start(struct profd_queue *q);
 /*
  * Enqueues b (taking a reference). When the queue is full: with policy drop,
  * counts and logs the drop and returns PROFD_OK; with policy block, waits up
- * to block_timeout (where profd_queue_may_wait allows), then returns
+ * to block_timeout (or profd_queue_wait_until's deadline), then returns
  * PROFD_ERETRY. Any thread.
  */
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b);
 /*
- * Whether profd_queue_push may wait for room on the calling thread (true
- * on every thread until set). A thread serving many clients at once (an
- * event loop) sets false: a full queue under the block policy then returns
- * PROFD_ERETRY at once instead of stalling everyone the thread serves.
- * Returns the setting it replaces.
+ * The latest a push on the calling thread may wait for room, in
+ * CLOCK_MONOTONIC nanoseconds, when that comes before block_timeout: the
+ * deadline of the request being served, or PROFD_QUEUE_NO_WAIT on a thread
+ * serving many clients at once (an event loop), where a full queue under
+ * the block policy then returns PROFD_ERETRY at once instead of stalling
+ * everyone the thread serves. 0 (every thread's start): block_timeout
+ * alone. Returns the setting it replaces.
  */
-bool profd_queue_may_wait(bool may);
-/* The latest a push on the calling thread may wait for room, in
- * CLOCK_MONOTONIC nanoseconds (the deadline of the request being served),
- * when that comes before block_timeout; 0 for none. Returns the setting it
- * replaces. */
+#define PROFD_QUEUE_NO_WAIT ((int64_t)1)   /* a deadline long past */
 int64_t profd_queue_wait_until(int64_t deadline_ns);
 /* True when a push of bytes now would wait for room: the block policy, a
  * queue not empty and without room for them. A hint (the queue changes

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../lib/clock.h"
 #include "alloc.h"
 #include "compression.h"
 #include "graph.h"
@@ -258,11 +258,10 @@ void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len)
 void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
                          struct profd_rpc_response *res, int64_t deadline_ns)
 {
-    bool was = profd_queue_may_wait(profd_work_pool_thread());
-    int64_t was_until = profd_queue_wait_until(deadline_ns);
+    int64_t was = profd_queue_wait_until(profd_work_pool_thread() ? deadline_ns
+                                                                  : PROFD_QUEUE_NO_WAIT);
     s->fn(s->arg, req, res);
-    profd_queue_wait_until(was_until);
-    profd_queue_may_wait(was);
+    profd_queue_wait_until(was);
 }
 
 /* When a Connect client gives up on req (its Connect-Timeout-Ms from now),
@@ -274,9 +273,7 @@ static int64_t connect_deadline(const struct profd_rpc_request *req)
     long long ms = v ? strtoll(v, &end, 10) : 0;
     if (!v || end == v || *end || ms <= 0 || ms > 1000000000000LL)
         return 0;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + ms * 1000000;
+    return monotonic_ns() + ms * 1000000;
 }
 
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,

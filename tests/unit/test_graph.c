@@ -409,13 +409,12 @@ TEST(a_full_queue_refuses_at_once_where_waits_are_off_and_at_a_deadline)
     CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 bytes */
     CHECK(profd_graph_congested(source, 100));   /* through the processor */
     CHECK(!profd_graph_congested(source, 50));
-    CHECK(profd_queue_may_wait(false));   /* the default, replaced */
+    CHECK_INT(profd_queue_wait_until(PROFD_QUEUE_NO_WAIT), 0);   /* the default, replaced */
     int64_t t0 = mono_ms();
     CHECK_INT(emit_one(false), PROFD_ERETRY);
     CHECK(mono_ms() - t0 < 5000);   /* not the 10 s block_timeout */
-    CHECK(!profd_queue_may_wait(true));
     /* May wait again, but not past the request's deadline. */
-    CHECK_INT(profd_queue_wait_until((mono_ms() + 200) * 1000000), 0);
+    CHECK_INT(profd_queue_wait_until((mono_ms() + 200) * 1000000), PROFD_QUEUE_NO_WAIT);
     t0 = mono_ms();
     CHECK_INT(emit_one(false), PROFD_ERETRY);
     CHECK(mono_ms() - t0 >= 150 && mono_ms() - t0 < 5000);

@@ -36,10 +36,11 @@ receiver_pprof_file_LIBS := -lpcre2-8 -levent
 receiver_pprof_scrape_LIBS := -lcurl -levent
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
-receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
+receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
 exporter_pprof_file_SRCS := lib/file_io.c
+receiver_pprof_file_SRCS := lib/aside_scan.c
 exporter_otlp_LIBS := -lcurl -lcrypto
 exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 exporter_parca_LIBS := -lcurl -lcrypto

@@ -183,6 +183,9 @@ int profd_daemon_run(const struct profd_run_options *o)
     }
     if (dm.config->telemetry_address && !o->oneshot)
         dm.telemetry = profd_telemetry_start(dm.base, dm.config->telemetry_address, extra_metrics, &dm);
+    /* This thread runs the loop every receiver shares: it never waits for
+     * room in a queue (receivers that may wait do it on their own thread). */
+    profd_queue_wait_until(PROFD_QUEUE_NO_WAIT);
     if ((dm.config->telemetry_address && !o->oneshot && !dm.telemetry) ||
         profd_graph_start(dm.graph) < 0) {
         profd_log(PROFD_LOG_ERROR, NULL, "start-up failed");

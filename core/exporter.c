@@ -221,8 +221,11 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     bool fits = room_for(q, bytes);
     if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !q->draining) {
         bool waited = wait_until_ns != PROFD_QUEUE_NO_WAIT && !q->no_waits;
-        if (waited)
+        if (waited) {
+            profd_log(PROFD_LOG_DEBUG, q->c->id, "queue full: a batch of %zu bytes waits for room",
+                      bytes);
             fits = wait_for_room(q, bytes);
+        }
         if (!fits && !q->draining) {
             pthread_mutex_unlock(&q->mu);
             if (waited)

@@ -7,6 +7,7 @@
 
 #include "../config/bind.h"
 #include "alloc.h"
+#include "aside.h"
 #include "log.h"
 #include "record.h"
 
@@ -190,6 +191,7 @@ void profd_graph_shutdown(struct profd_graph *g)
         struct profd_component *c = g->nodes[i];
         if (!c->started)
             continue;
+        profd_aside_stop(c);   /* its jobs finish while it is whole */
         if (c->queue)
             profd_queue_drain(c->queue);
         if (c->plugin->shutdown)

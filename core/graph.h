@@ -32,6 +32,8 @@ struct profd_component {
      * loop, or a server's worker with a large request). */
     pthread_mutex_t consume_lock;
     bool created, started, done;
+    struct profd_work_pool *aside;     /* receivers: their own thread (aside.h) */
+    bool aside_stopped;
 };
 
 struct profd_graph {

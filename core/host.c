@@ -9,6 +9,7 @@
 #include "../config/tree.h"
 #include "alloc.h"
 #include "arena.h"
+#include "aside.h"
 #include "compression.h"
 #include "delta.h"
 #include "exporter.h"
@@ -173,4 +174,5 @@ const struct profd_host profd_host_services = {
     .compress = profd_compress,
     .decompress = profd_decompress,
     .record_pprof_view = profd_record_pprof_view,
+    .run_aside = profd_aside_run,
 };

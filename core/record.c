@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "arena.h"
 #include "gzip.h"
 #include "labels.h"
 #include "pprof.h"
@@ -176,11 +177,20 @@ void profd_batch_remove(struct profd_batch *b, size_t i)
     b->nrecords--;
 }
 
+/* A record's bytes: as received, or, for a profile built in memory (no
+ * bytes received), the memory its profile holds. */
+static size_t record_bytes(const struct profd_record *r)
+{
+    if (r->payload_len || !r->profile)
+        return r->payload_len;
+    return profd_arena_footprint(r->profile->arena);
+}
+
 size_t profd_batch_bytes(const struct profd_batch *b)
 {
     size_t n = 0;
     for (size_t i = 0; i < b->nrecords; i++)
-        n += b->records[i]->payload_len;
+        n += record_bytes(b->records[i]);
     return n;
 }
 

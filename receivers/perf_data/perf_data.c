@@ -8,6 +8,10 @@
  * input) and FIFOs are streams in pipe mode (`perf record -o - | profd`):
  * read as bytes arrive, cut into profiles every flush_interval. At a FIFO's
  * end the stream's profiles go out and the FIFO waits for its next writer.
+ *
+ * Whole files are read on the receiver's own thread (run_aside), and the
+ * profiles of streams are emitted there, so neither reading a large file
+ * nor waiting for room in a full queue holds up the event loop.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -20,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../lib/aside_scan.h"
 #include "profd/plugin.h"
 #include "reader.h"
 
@@ -78,6 +83,8 @@ struct stream {
     struct event *read_ev;
     struct perf_reader *rd;   /* NULL until bytes arrive */
     bool broken;              /* malformed: bytes are drained until the writer leaves */
+    bool aside;               /* standard input read to its end on the receiver's thread */
+    uint8_t *chunk;           /* READ_CHUNK bytes read at a time */
 };
 
 struct state {
@@ -85,13 +92,13 @@ struct state {
     struct profd_component *self;
     const struct config *cfg;
     struct event *run_ev, *poll_ev, *flush_ev;
-    struct stream *streams;
+    struct stream *streams;   /* room for every include, so a stream never moves */
     size_t nstreams;
     size_t ending_streams;    /* open streams that end for good (stdin) */
     bool keeps_running;       /* watch, or a FIFO */
+    struct aside_scan scan;   /* of the files, on the receiver's own thread */
     struct profd_labels seen;      /* identities of files read */
     struct profd_labels pending;   /* path -> identity at the last poll */
-    uint8_t *chunk;
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -246,8 +253,8 @@ static void consider_file(struct state *s, const char *path, const struct stat *
 /* ---- streams ---- */
 
 static void on_stream_readable(evutil_socket_t fd, short what, void *arg);
-static void ingest_fd(struct state *s, int fd, const char *path);
 static int stream_read(struct stream *st);
+static void maybe_done(struct state *s);
 
 static bool is_stdin(const struct stream *st)
 {
@@ -283,11 +290,33 @@ static void finish_stream(struct state *s, const char *path, struct ended e)
     perf_reader_free(e.rd);
 }
 
-/*
- * Opens a stream and watches it on the event loop. Standard input that
- * cannot be watched is read now: a regular file whole (file mode works
- * there too), anything else (a terminal, /dev/null) to its end.
- */
+/* Standard input that cannot be watched, on the receiver's thread: a
+ * regular file whole (file mode works there too), anything else (a
+ * terminal, /dev/null) to its end. */
+static void read_stdin_aside(void *arg)
+{
+    struct stream *st = arg;
+    struct stat sb;
+    if (fstat(st->fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        ingest_fd(st->s, st->fd, st->path);
+        return;
+    }
+    while (stream_read(st) != 0) {
+    }
+    finish_stream(st->s, st->path, detach(st));
+}
+
+static void read_stdin_done(void *arg)
+{
+    struct stream *st = arg;
+    close(st->fd);
+    st->fd = -1;
+    st->s->ending_streams--;
+    maybe_done(st->s);
+}
+
+/* Opens a stream and watches it on the event loop, or, standard input that
+ * cannot be watched, reads it on the receiver's thread. */
 static bool stream_open(struct stream *st)
 {
     struct state *s = st->s;
@@ -298,16 +327,9 @@ static bool stream_open(struct stream *st)
     }
     struct stat sb;
     if (is_stdin(st) && fstat(st->fd, &sb) == 0 && !S_ISFIFO(sb.st_mode) && !S_ISSOCK(sb.st_mode)) {
-        if (S_ISREG(sb.st_mode))
-            ingest_fd(s, st->fd, st->path);
-        else
-            while (stream_read(st) != 0) {
-            }
-        if (!S_ISREG(sb.st_mode))
-            finish_stream(s, st->path, detach(st));
-        close(st->fd);
-        st->fd = -1;
-        return false;
+        st->aside = true;
+        s->host->run_aside(s->self, read_stdin_aside, read_stdin_done, st);
+        return true;
     }
     fcntl(st->fd, F_SETFL, fcntl(st->fd, F_GETFL) | O_NONBLOCK);
     st->read_ev = event_new(s->host->event_base(s->self), st->fd, EV_READ | EV_PERSIST,
@@ -335,7 +357,7 @@ static void stream_close(struct stream *st)
 static int stream_read(struct stream *st)
 {
     struct state *s = st->s;
-    ssize_t n = read(st->fd, s->chunk, READ_CHUNK);
+    ssize_t n = read(st->fd, st->chunk, READ_CHUNK);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return -1;
     if (n <= 0) {
@@ -347,11 +369,12 @@ static int stream_read(struct stream *st)
         return 1;
     if (!st->rd) {
         st->rd = perf_reader_new(s->host, s->self, st->path);
+        st->rd->emit_aside = !st->aside;
         perf_open_stream(&st->rd->file);
         struct perf_session_options o = session_options(s->cfg);
         perf_reader_start(st->rd, &o);
     }
-    perf_feed(&st->rd->file, s->chunk, (size_t)n);
+    perf_feed(&st->rd->file, st->chunk, (size_t)n);
     char err[512];
     if (perf_reader_pump(st->rd, err, sizeof(err)) < 0) {
         /* The rest of this writer's bytes cannot be framed: drained, unread. */
@@ -363,7 +386,7 @@ static int stream_read(struct stream *st)
 
 static void maybe_done(struct state *s)
 {
-    if (!s->ending_streams && !s->keeps_running)
+    if (!s->scan.running && !s->ending_streams && !s->keeps_running)
         s->host->done(s->self);
 }
 
@@ -397,12 +420,9 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
 
 static void add_stream(struct state *s, const char *path)
 {
-    s->streams = realloc(s->streams, (s->nstreams + 1) * sizeof(*s->streams));
-    if (!s->streams || !(s->chunk = s->chunk ? s->chunk : malloc(READ_CHUNK)))
-        abort();
     struct stream *st = &s->streams[s->nstreams];
     *st = (struct stream){.s = s, .fd = -1};
-    if (!(st->path = strdup(path)))
+    if (!(st->path = strdup(path)) || !(st->chunk = malloc(READ_CHUNK)))
         abort();
     s->nstreams++;
 }
@@ -415,8 +435,9 @@ static bool is_stream(const char *path)
     return !strcmp(path, "-") || (stat(path, &st) == 0 && S_ISFIFO(st.st_mode));
 }
 
-static void scan(struct state *s)
+static void scan(void *arg)
 {
+    struct state *s = arg;
     for (size_t i = 0; i < s->cfg->include.n; i++) {
         const char *pattern = s->cfg->include.items[i];
         if (is_stream(pattern))
@@ -438,13 +459,17 @@ static void scan(struct state *s)
     }
 }
 
+static void scan_ended(void *arg)
+{
+    maybe_done(arg);
+}
+
 static void on_run(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct state *s = arg;
-    scan(s);
-    maybe_done(s);
+    aside_scan_request(&s->scan);
 }
 
 static int start(void *st)
@@ -452,6 +477,9 @@ static int start(void *st)
     struct state *s = st;
     struct event_base *base = s->host->event_base(s->self);
     s->keeps_running = s->cfg->watch;
+    s->scan = (struct aside_scan){s->host, s->self, scan, scan_ended, s};
+    if (!(s->streams = calloc(s->cfg->include.n, sizeof(*s->streams))))
+        abort();
     for (size_t i = 0; i < s->cfg->include.n; i++) {
         const char *path = s->cfg->include.items[i];
         if (!is_stream(path))
@@ -505,10 +533,11 @@ static void destroy(void *st)
     if (!s)
         return;
     shutdown_(s);
-    for (size_t i = 0; i < s->nstreams; i++)
+    for (size_t i = 0; i < s->nstreams; i++) {
         free(s->streams[i].path);
+        free(s->streams[i].chunk);
+    }
     free(s->streams);
-    free(s->chunk);
     s->host->labels_clear(&s->seen);
     s->host->labels_clear(&s->pending);
     free(s);

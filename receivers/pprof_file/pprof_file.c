@@ -6,7 +6,9 @@
  * exporter accepted it, the file is deleted, moved or kept (remembered). A
  * file some exporter did not take stays and is tried again after a wait
  * that doubles each time (1 s to 5 min). A malformed file goes to a
- * rejected/ directory with a .error text beside it.
+ * rejected/ directory with a .error text beside it. Scans run on the
+ * receiver's own thread, so reading, decoding and waiting for room in a
+ * full queue hold up no other receiver.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -26,6 +28,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "../../lib/aside_scan.h"
 #include "naming.h"
 #include "profd/plugin.h"
 
@@ -78,6 +81,7 @@ struct state {
     pcre2_code *pattern;
     struct event *scan_ev, *poll_ev, *inotify_ev;
     int inotify_fd;
+    struct aside_scan scan;    /* on the receiver's own thread */
     pthread_mutex_t lock;      /* guards the two sets: acks run on sender threads */
     /* Sets of file keys, kept as label sets (name = key, value unused). */
     struct profd_labels in_flight;  /* paths emitted, not yet acknowledged */
@@ -421,8 +425,9 @@ static bool excluded(const struct config *cfg, const char *path)
     return false;
 }
 
-static void scan(struct state *s)
+static void scan(void *arg)
 {
+    struct state *s = arg;
     const struct config *cfg = s->cfg;
     bool go_on = true;
     for (size_t g = 0; g < cfg->include.n && go_on; g++) {
@@ -450,14 +455,19 @@ static void scan(struct state *s)
 
 /* ---- events ---- */
 
+static void scan_ended(void *arg)
+{
+    struct state *s = arg;
+    if (s->cfg->oneshot)
+        s->host->done(s->self);
+}
+
 static void on_scan(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct state *s = arg;
-    scan(s);
-    if (s->cfg->oneshot)
-        s->host->done(s->self);
+    aside_scan_request(&s->scan);
 }
 
 static void on_inotify(evutil_socket_t fd, short what, void *arg)
@@ -499,6 +509,7 @@ static int start(void *st)
 {
     struct state *s = st;
     struct event_base *base = s->host->event_base(s->self);
+    s->scan = (struct aside_scan){s->host, s->self, scan, scan_ended, s};
     s->scan_ev = event_new(base, -1, 0, on_scan, s);
     if (!s->cfg->oneshot) {
         watch_directories(s);

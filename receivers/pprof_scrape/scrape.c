@@ -42,7 +42,12 @@ struct scrape {
     int64_t credentials_stamp;     /* mtimes of the credentials files last read */
     uint8_t *body;
     size_t len, cap;
-    bool in_flight;
+    bool in_flight;                /* the transfer runs */
+    /* Its response is being turned into a record and emitted on the
+     * receiver's own thread (run_aside), which alone touches the pair's
+     * body, delta and gauges meanwhile; removed meanwhile (retired), the
+     * pair is freed once that ends. */
+    bool handling, retired;
     int64_t started_ns, prev_ok_ns;
     struct profd_delta_state *delta;
     int up;                        /* -1 before the first scrape */
@@ -298,27 +303,14 @@ static const char *build_record(struct scrape *sc, struct profd_record *r, bool 
     return NULL;
 }
 
-static void on_done(void *arg, CURL *easy, CURLcode result)
+/* A 200 response, on the receiver's own thread: the record is built and
+ * emitted there, where waiting for room holds up this receiver alone. */
+static void handle_response(void *arg)
 {
     struct scrape *sc = arg;
     struct state *s = sc->s;
-    sc->in_flight = false;
-    long code = 0;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
     char err[512];
     size_t size = sc->len;
-    if (result != CURLE_OK) {
-        snprintf(err, sizeof(err), "%s", result == CURLE_WRITE_ERROR
-                                             ? "body larger than max_body_size"
-                                             : curl_easy_strerror(result));
-        report(sc, false, err, size);
-        return;
-    }
-    if (code != 200) {
-        snprintf(err, sizeof(err), "HTTP %ld", code);
-        report(sc, false, err, size);
-        return;
-    }
     struct profd_batch *b = s->host->batch_new();
     bool gz = sc->len >= 2 && sc->body[0] == 0x1f && sc->body[1] == 0x8b;
     struct profd_record *r = s->host->record_add(b, sc->body, sc->len,
@@ -338,6 +330,39 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
                          sc->u.url);
     }
     s->host->batch_unref(b);
+}
+
+static void scrape_free(struct scrape *sc);
+
+static void response_handled(void *arg)
+{
+    struct scrape *sc = arg;
+    sc->handling = false;
+    if (sc->retired)
+        scrape_free(sc);
+}
+
+static void on_done(void *arg, CURL *easy, CURLcode result)
+{
+    struct scrape *sc = arg;
+    sc->in_flight = false;
+    long code = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+    char err[512];
+    if (result != CURLE_OK) {
+        snprintf(err, sizeof(err), "%s", result == CURLE_WRITE_ERROR
+                                             ? "body larger than max_body_size"
+                                             : curl_easy_strerror(result));
+        report(sc, false, err, sc->len);
+        return;
+    }
+    if (code != 200) {
+        snprintf(err, sizeof(err), "HTTP %ld", code);
+        report(sc, false, err, sc->len);
+        return;
+    }
+    sc->handling = true;
+    sc->s->host->run_aside(sc->s->self, handle_response, response_handled, sc);
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
@@ -470,7 +495,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     while (sc->next_due_ns < now_ns())   /* the loop was busy: skip, don't burst */
         sc->next_due_ns += interval;
     arm(sc);
-    if (sc->in_flight) {
+    if (sc->in_flight || sc->handling) {
         s->host->log(s->self, PROFD_LOG_DEBUG, "%s: previous scrape still running", sc->u.url);
         return;
     }
@@ -526,9 +551,16 @@ static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
     return sc;
 }
 
+/* Frees the pair, or, while its response is handled aside, stops its
+ * scrapes and leaves the rest to response_handled. */
 static void scrape_free(struct scrape *sc)
 {
     struct state *s = sc->s;
+    if (sc->handling) {
+        sc->retired = true;
+        evtimer_del(sc->timer);
+        return;
+    }
     if (sc->in_flight)
         http_client_cancel(sc->http, sc->easy);
     event_free(sc->timer);

@@ -64,6 +64,29 @@ def address(p):
     return p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
 
+def gated_backend(backend, lock, take):
+    """A handler playing Pyroscope's push.v1 that answers backend["status"]
+    (read under lock) and, when that is 200, hands the request's series to
+    take (under lock)."""
+    push_pb2 = pb()
+
+    class Backend(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            req = push_pb2.PushRequest.FromString(
+                self.rfile.read(int(self.headers["Content-Length"])))
+            with lock:
+                status = backend["status"]
+                if status == 200:
+                    take(req.series)
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    return Backend
+
+
 def stand_in(got, answers):
     """A handler playing Pyroscope's push.v1: appends (path, headers,
     PushRequest) to got and answers with the next of answers (the last one
@@ -360,23 +383,8 @@ class PyroscopeTest(ProfdTestCase):
         by one on a thread (until one is refused), and this returns once one
         waits for room on a worker: (profd, the first receiver's address,
         the other's, the thread, the statuses the pushes got so far)."""
-        push_pb2 = pb()
-
-        class Backend(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                req = push_pb2.PushRequest.FromString(
-                    self.rfile.read(int(self.headers["Content-Length"])))
-                with lock:
-                    status = backend["status"]
-                    if status == 200:
-                        taken.update(l.value for sr in req.series for l in sr.labels
-                                     if l.name == "i")
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
+        def take(series):
+            taken.update(l.value for sr in series for l in sr.labels if l.name == "i")
         p = self.start("""
 receivers:
   pyroscope/full: {endpoint: "127.0.0.1:0"}
@@ -393,7 +401,7 @@ service:
   pipelines:
     profiles/full: {receivers: [pyroscope/full], exporters: [pyroscope]}
     profiles/other: {receivers: [pyroscope/other], exporters: [pprof_file]}
-""" % (self.serve_http(Backend), shutdown_timeout))
+""" % (self.serve_http(gated_backend(backend, lock, take)), shutdown_timeout))
         full, other = (p.listening("%s: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)" % r)
                        for r in ("pyroscope/full", "pyroscope/other"))
         heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()

@@ -2,7 +2,9 @@
 /* Records and batches: sorted labels, lazy decode, pprof bytes, copies, acks. */
 #include "check.h"
 
+#include "../../core/arena.h"
 #include "../../core/gzip.h"
+#include "../../core/profile.h"
 #include "../../core/record.h"
 
 TEST(labels_stay_sorted_and_unique)
@@ -124,6 +126,21 @@ TEST(copies_share_the_ack_and_nothing_else)
     profd_batch_unref(c);
     CHECK_INT(acks, 1);
     CHECK(!last_ok);
+}
+
+TEST(a_batch_counts_received_bytes_or_what_a_built_profile_holds)
+{
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = corpus_record(b, "cpu.pb.gz");
+    size_t received = r->payload_len;
+    char err[256];
+    CHECK(profd_record_profile(r, err, sizeof(err)) != NULL);   /* decoded: still its bytes */
+    CHECK_INT(profd_batch_bytes(b), received);
+    struct profd_profile *p = profd_profile_new(64 * 1024);
+    profd_record_add_profile(b, p);   /* built in memory: no bytes received */
+    CHECK_INT(profd_batch_bytes(b), received + profd_arena_footprint(p->arena));
+    CHECK(profd_arena_footprint(p->arena) >= 64 * 1024);
+    profd_batch_unref(b);
 }
 
 RUN_TESTS()

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Receivers that read at their own pace (pprof_file, perf_data,
+pprof_scrape) wait for room in a full queue on their own thread: the event
+loop every server shares goes on answering pushes meanwhile, and what they
+read still arrives, all of it, once the backend takes profiles again."""
+import os
+import re
+import threading
+import time
+
+from harness import CORPUS, GO_CORPUS, FakeTarget, ProfdTestCase, http_post, wait_until
+from test_pyroscope import INGEST_I, gated_backend
+
+# The receiver under test feeds an exporter whose backend answers 503
+# until the test lets it through: its one sender retries the first batch,
+# its queue of 1 KiB holds the second, and the third waits for room. A
+# Pyroscope receiver feeds files beside it.
+CONFIG = """
+receivers:
+  %s
+  pyroscope: {endpoint: "127.0.0.1:0"}
+exporters:
+  pyroscope:
+    endpoint: "http://127.0.0.1:%d"
+    sending_queue: {queue_size: 1KiB, block_timeout: 60s, flush_timeout: 0s, num_consumers: 1}
+    retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}
+  pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: debug}}
+  pipelines:
+    profiles/own_pace: {receivers: [%s], exporters: [pyroscope]}
+    profiles/push: {receivers: [pyroscope], exporters: [pprof_file]}
+"""
+
+HEAP = os.path.join(GO_CORPUS, "heap.pb.gz")
+
+
+class OwnPaceTest(ProfdTestCase):
+
+    def run_blocked(self, receiver, name, while_blocked=lambda p: None):
+        """Starts profd with receiver (its config line; name its id), waits
+        until its pipeline's queue is full and a batch of it waits for room,
+        checks that a push to the other receiver is answered and written
+        meanwhile, calls while_blocked(profd), then lets the backend
+        through. Returns (profd, the list of the label dicts of the series
+        the backend took, its lock)."""
+        backend, taken, lock = {"status": 503}, [], threading.Lock()
+
+        def take(series):
+            taken.extend({l.name: l.value for l in sr.labels} for sr in series)
+        p = self.start(CONFIG % (receiver, self.serve_http(gated_backend(backend, lock, take)),
+                                 name))
+        push = p.listening("pyroscope: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+        p.wait_log(r"pyroscope: queue full: a batch of \d+ bytes waits for room")
+        t0 = time.monotonic()
+        status = http_post(INGEST_I % (push, 7), open(HEAP, "rb").read())[0]
+        self.assertEqual(status, 200)
+        self.assertLess(time.monotonic() - t0, 10)   # not the 60 s block_timeout
+        wait_until(lambda: os.path.exists(self.path("profiles", "app", "7.pb.gz")),
+                   "the pushed profile's file")
+        while_blocked(p)
+        with lock:
+            self.assertEqual(taken, [])   # the backend has refused everything so far
+            backend["status"] = 200
+        return p, taken, lock
+
+    def test_pprof_file_waits_on_its_own_thread(self):
+        names = ["heap", "allocs", "goroutine", "block"]
+        for n in names:
+            self.spool(n + ".pb.gz", src=os.path.join(GO_CORPUS, n + ".pb.gz"))
+        p, taken, lock = self.run_blocked(
+            'pprof_file: {include: ["%s/*.pb.gz"], source_label: file}' % self.path("spool"),
+            "pprof_file")
+        wait_until(lambda: not os.listdir(self.path("spool")), "every spooled file taken")
+        self.assertEqual(p.stop(), 0)
+        with lock:
+            self.assertEqual(sorted(s["file"] for s in taken),
+                             sorted(n + ".pb.gz" for n in names))
+
+    def test_perf_data_waits_on_its_own_thread(self):
+        files = [os.path.join(CORPUS, "perf", f)
+                 for f in ("burn.fp.data", "sysc.data", "mt.data", "burn.2events.data")]
+        p, taken, lock = self.run_blocked(
+            "perf_data: {include: [%s]}" % ", ".join('"%s"' % f for f in files), "perf_data")
+        made = {}
+        for line in p.wait_log(r"perf_data: (\S+): \d+ samples, (\d+) profiles", count=len(files)):
+            m = re.search(r"perf_data: (\S+): \d+ samples, (\d+) profiles", line)
+            made[m.group(1)] = int(m.group(2))
+        self.assertEqual(sorted(made), sorted(files))
+        wait_until(lambda: len(taken) >= sum(made.values()), "every profile at the backend")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(len(taken), sum(made.values()))
+
+    def test_pprof_scrape_waits_on_its_own_thread(self):
+        target = FakeTarget()
+        self.addCleanup(target.stop)
+        goroutine = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
+        target.set("/debug/pprof/goroutine", (200, goroutine))
+        p, taken, lock = self.run_blocked(
+            "pprof_scrape: {scrape_configs: [{job_name: t, scrape_interval: 1s, "
+            "static_configs: [{targets: [\"%s\"]}], profiling_config: {presets: [goroutine]}}]}"
+            % target.address, "pprof_scrape",
+            # While one scrape's profile waits, the target's next scrapes
+            # are skipped, not piled up behind it.
+            lambda p: p.wait_log(r"previous scrape still running"))
+        wait_until(lambda: len(taken) >= 3, "scrapes at the backend")
+        self.assertEqual(p.stop(), 0)
+        with lock:
+            self.assertEqual({s.get("job") for s in taken}, {"t"})

@@ -237,10 +237,15 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
             return PROFD_ERETRY;
         }
     }
-    if (!fits || q->draining) {
+    if (q->draining) {   /* not taken: its sender keeps it (a file stays, a client retries) */
+        pthread_mutex_unlock(&q->mu);
+        profd_log(PROFD_LOG_WARN, q->c->id, "shutting down: asking the sender to retry");
+        return PROFD_ERETRY;
+    }
+    if (!fits) {
         pthread_mutex_unlock(&q->mu);
         profd_batch_ref(b);
-        give_up(q, b, PROFD_C_DROPPED_RECORDS, q->draining ? "shutting down" : "queue full");
+        give_up(q, b, PROFD_C_DROPPED_RECORDS, "queue full");
         return PROFD_OK;
     }
     struct item *it = profd_xmalloc(sizeof(*it));

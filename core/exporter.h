@@ -46,7 +46,8 @@ int profd_queue_start(struct profd_queue *q);
  * Enqueues b (taking a reference). When the queue is full: with policy drop,
  * counts and logs the drop and returns PROFD_OK; with policy block, waits up
  * to block_timeout (or profd_queue_wait_until's deadline), then returns
- * PROFD_ERETRY. Any thread.
+ * PROFD_ERETRY. Once a drain began (shutdown), takes nothing more and
+ * returns PROFD_ERETRY, so its sender keeps it. Any thread.
  */
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b);
 /*

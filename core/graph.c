@@ -160,9 +160,28 @@ int profd_graph_create(struct profd_graph *g, struct event_base *base)
     return 0;
 }
 
+/* Whether a PROFD_PLUGIN_SLOW processor is downstream of c. */
+static bool slow_below(const struct profd_component *c)
+{
+    for (size_t i = 0; i < c->nnext; i++) {
+        const struct profd_component *to = c->next[i];
+        if (to->kind == PROFD_PROCESSOR &&
+            ((to->plugin->flags & PROFD_PLUGIN_SLOW) || slow_below(to)))
+            return true;
+    }
+    return false;
+}
+
+bool profd_graph_slow(const struct profd_component *self)
+{
+    return self->slow_downstream;
+}
+
 int profd_graph_start(struct profd_graph *g)
 {
     g->receivers_running = 0;
+    for (size_t i = 0; i < g->n; i++)
+        g->nodes[i]->slow_downstream = slow_below(g->nodes[i]);
     for (size_t i = 0; i < g->n; i++)
         g->receivers_running += g->nodes[i]->kind == PROFD_RECEIVER;
     for (size_t i = 0; i < g->n; i++) {

@@ -33,6 +33,7 @@ struct profd_component {
     pthread_mutex_t consume_lock;
     bool created, started, done;
     struct profd_work_pool *aside;     /* receivers: their own thread (aside.h) */
+    bool slow_downstream;              /* a PROFD_PLUGIN_SLOW processor is downstream */
     bool aside_stopped;
 };
 
@@ -70,6 +71,9 @@ int profd_graph_emit(struct profd_component *self, struct profd_batch *b);
  * in the queue of an exporter downstream (profd_queue_would_wait): a hint
  * for serving a request where waiting stalls no one else. Any thread. */
 bool profd_graph_congested(const struct profd_component *self, size_t bytes);
+/* True when a processor downstream of self declares PROFD_PLUGIN_SLOW:
+ * a server's event loop hands self's requests to workers. Any thread. */
+bool profd_graph_slow(const struct profd_component *self);
 /* A receiver finished its input (host->done). */
 void profd_graph_receiver_done(struct profd_component *self);
 

@@ -240,7 +240,8 @@ void profd_server_note_address(struct profd_server *s, int fd)
 
 bool profd_server_to_worker(struct profd_server *s, size_t len)
 {
-    if (len < PROFD_SERVER_WORKER_FROM && !profd_graph_congested(s->self, len))
+    if (len < PROFD_SERVER_WORKER_FROM && !profd_graph_slow(s->self) &&
+        !profd_graph_congested(s->self, len))
         return false;
     if (!s->workers) {   /* none made yet, or none can be: served here then */
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -91,7 +91,9 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
  * (decompressing, checking, the pipeline) is long enough to stall every
  * other connection, and a hand-over costs little beside it; and at any size
  * while the pipeline is congested (profd_graph_congested), so that a
- * request waiting for room in a full queue waits there, not on the loop.
+ * request waiting for room in a full queue waits there, not on the loop;
+ * and at any size when the pipeline has a slow processor (profd_graph_slow:
+ * symbolize, whose lookups and fetches take long).
  * The workers (one per CPU, at most 8) start as such requests come; false
  * when none can be had, and the request is served on the loop. */
 #define PROFD_SERVER_WORKER_FROM ((size_t)64 << 10)

@@ -48,15 +48,18 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     run_completions(arg);
 }
 
-/* w has run: its completion is due on the loop's thread. */
+/* w has run: its completion is due on the loop's thread. Only the first
+ * of the jobs finished since the loop last took them wakes it: it takes
+ * them all. */
 static void finished(struct profd_work_pool *p, struct profd_work *w)
 {
     pthread_mutex_lock(&p->mu);
+    bool first = !p->finished;
     w->next = p->finished;
     p->finished = w;
     pthread_mutex_unlock(&p->mu);
     uint64_t one = 1;
-    ssize_t put = write(p->efd, &one, sizeof(one));   /* a counter: never full here */
+    ssize_t put = first ? write(p->efd, &one, sizeof(one)) : 0;   /* a counter: never full */
     (void)put;
 }
 

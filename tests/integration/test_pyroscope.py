@@ -418,6 +418,30 @@ service:
         p.wait_log(r"a request of \d+ bytes on a worker")
         return p, full, other, pusher, sent
 
+    def test_a_pipeline_through_symbolize_is_served_on_a_worker(self):
+        """symbolize may read binaries or fetch them for a long time: every
+        request of a pipeline through it is handled on a worker thread, so
+        the event loop never does that work, whatever the request's size."""
+        p = self.start("""
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+processors:
+  symbolize: {}
+exporters:
+  pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: debug}}
+  pipelines:
+    profiles: {receivers: [pyroscope], processors: [symbolize], exporters: [pprof_file]}
+""")
+        address = p.listening("pyroscope: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        self.assertEqual(http_post(INGEST_I % (address, 3), heap)[0], 200)
+        p.wait_log(r"pyroscope: a request of \d+ bytes on a worker")
+        wait_until(lambda: os.path.exists(self.path("profiles", "app", "3.pb.gz")),
+                   "the profile's file")
+        self.assertEqual(p.stop(), 0)
+
     def test_a_full_pipeline_waits_on_a_worker_and_stalls_no_other(self):
         """Requests meeting a full queue (block policy) wait for room on a
         worker thread: the other receivers on the event loop keep answering

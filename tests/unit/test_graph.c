@@ -153,6 +153,8 @@ static int sink_consume(void *st, struct profd_batch *b)
 static const struct profd_plugin test_modules[] = {
     MODULE(PROFD_RECEIVER, "src", NULL, 0, NULL, 0),
     MODULE(PROFD_PROCESSOR, "mut", mutate_consume, PROFD_PLUGIN_MUTATES, NULL, 0),
+    MODULE(PROFD_PROCESSOR, "slow", mutate_consume, PROFD_PLUGIN_MUTATES | PROFD_PLUGIN_SLOW,
+           NULL, 0),
     MODULE(PROFD_EXPORTER, "sink", sink_consume, 0, sink_options, sizeof(struct sink_cfg)),
     MODULE(PROFD_EXPORTER, "msink", sink_consume, PROFD_PLUGIN_MERGES_BATCHES, sink_options,
            sizeof(struct sink_cfg)),
@@ -179,6 +181,16 @@ static struct profd_graph *start_graph(const char *yaml, struct profd_loader **l
         g = NULL;
     }
     *lp = l;
+    return g;
+}
+
+/* A case's start: the shared state reset and the graph of yaml started
+ * (a failed start is a failure of the case). */
+static struct profd_graph *begin_case(const char *yaml, struct profd_loader **lp)
+{
+    reset();
+    struct profd_graph *g = start_graph(yaml, lp);
+    CHECK(g != NULL);
     return g;
 }
 
@@ -245,13 +257,11 @@ static uint64_t counter(const char *id, const char *kind, enum profd_counter c)
 
 TEST(lifecycle_order_and_fan_out)
 {
-    reset();
     struct profd_loader *l;
-    struct profd_graph *g = start_graph(
+    struct profd_graph *g = begin_case(
         "receivers: {src/lo: {}}\nexporters: {sink/a: {}, sink/b: {}}\n"
         "service: {pipelines: {profiles: {receivers: [src/lo], exporters: [sink/a, sink/b]}}}\n",
         &l);
-    CHECK(g != NULL);
     if (!g)
         return;
     CHECK_STR(events, "start:sink/a start:sink/b start:src/lo ");
@@ -266,15 +276,13 @@ TEST(lifecycle_order_and_fan_out)
 
 TEST(mutating_processor_gets_a_private_copy)
 {
-    reset();
     struct profd_loader *l;
-    struct profd_graph *g = start_graph(
+    struct profd_graph *g = begin_case(
         "receivers: {src/mc: {}}\nprocessors: {mut: {}}\nexporters: {sink/m: {}, sink/plain: {}}\n"
         "service: {pipelines: {\n"
         "  profiles/1: {receivers: [src/mc], processors: [mut], exporters: [sink/m]},\n"
         "  profiles/2: {receivers: [src/mc], exporters: [sink/plain]}}}\n",
         &l);
-    CHECK(g != NULL);
     if (!g)
         return;
     CHECK_INT(emit_one(false), PROFD_OK);
@@ -336,14 +344,12 @@ TEST(permanent_failure_fails_the_ack)
 
 TEST(retry_then_success)
 {
-    reset();
     struct profd_loader *l;
-    struct profd_graph *g = start_graph(
+    struct profd_graph *g = begin_case(
         "receivers: {src/rt: {}}\n"
         "exporters: {sink/rt: {mode: retry_once, retry_on_failure: {initial_interval: 1ms}}}\n"
         "service: {pipelines: {profiles: {receivers: [src/rt], exporters: [sink/rt]}}}\n",
         &l);
-    CHECK(g != NULL);
     if (!g)
         return;
     CHECK_INT(emit_one(false), PROFD_OK);
@@ -355,16 +361,14 @@ TEST(retry_then_success)
 
 TEST(full_queue_drop_and_block)
 {
-    reset();
     struct profd_loader *l;
-    struct profd_graph *g = start_graph(
+    struct profd_graph *g = begin_case(
         "receivers: {src/fq: {}}\n"
         "exporters:\n"
         "  sink/drop: {sending_queue: {queue_size: 150, full_policy: drop}}\n"
         "  sink/block: {sending_queue: {queue_size: 150, block_timeout: 20ms}}\n"
         "service: {pipelines: {profiles: {receivers: [src/fq], exporters: [sink/drop, sink/block]}}}\n",
         &l);
-    CHECK(g != NULL);
     if (!g)
         return;
     set_gate(true);   /* senders take one batch each and wait */
@@ -390,16 +394,14 @@ static int64_t mono_ms(void)
 
 TEST(a_full_queue_refuses_at_once_where_waits_are_off_and_at_a_deadline)
 {
-    reset();
     struct profd_loader *l;
-    struct profd_graph *g = start_graph(
+    struct profd_graph *g = begin_case(
         "receivers: {src/nw: {}}\n"
         "processors: {mut/nw: {}}\n"
         "exporters: {sink/nw: {sending_queue: {queue_size: 150, block_timeout: 10s}}}\n"
         "service: {pipelines: {profiles: {receivers: [src/nw], processors: [mut/nw], "
         "exporters: [sink/nw]}}}\n",
         &l);
-    CHECK(g != NULL);
     if (!g)
         return;
     set_gate(true);
@@ -427,15 +429,13 @@ TEST(a_full_queue_refuses_at_once_where_waits_are_off_and_at_a_deadline)
 
 TEST(idle_sender_waits_for_a_burst)
 {
-    reset();
     struct profd_loader *l;
-    struct profd_graph *g = start_graph(
+    struct profd_graph *g = begin_case(
         "receivers: {src/fl: {}}\n"
         "exporters:\n"
         "  sink/fl: {sending_queue: {flush_timeout: 300ms, flush_size: 3}}\n"
         "service: {pipelines: {profiles: {receivers: [src/fl], exporters: [sink/fl]}}}\n",
         &l);
-    CHECK(g != NULL);
     if (!g)
         return;
     /* A lone record waits for flush_timeout. */
@@ -507,6 +507,49 @@ TEST(drain_deadline_drops_what_cannot_be_sent)
     CHECK_INT(counter("sink/dd", "exporter", PROFD_C_DROPPED_RECORDS), 2);
     CHECK_INT(ack_calls, 2);
     CHECK(!ack_ok);
+}
+
+TEST(a_draining_queue_takes_nothing_more_and_says_retry)
+{
+    struct profd_loader *l;
+    struct profd_graph *g = begin_case(
+        "receivers: {src/dr: {}}\n"
+        "exporters: {sink/dr: {sending_queue: {full_policy: drop}}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/dr], exporters: [sink/dr]}}}\n",
+        &l);
+    if (!g)
+        return;
+    CHECK_INT(emit_one(false), PROFD_OK);
+    CHECK(wait_delivered(1));
+    profd_queue_drain(g->nodes[0]->queue);   /* the exporter, first of the nodes */
+    CHECK_INT(emit_one(false), PROFD_ERETRY);   /* its sender keeps it */
+    stop_graph(g, l);
+    CHECK_INT(counter("sink/dr", "exporter", PROFD_C_DROPPED_RECORDS), 0);
+    CHECK_INT(counter("sink/dr", "exporter", PROFD_C_SENT_RECORDS), 1);
+}
+
+TEST(a_slow_processor_downstream_is_known_to_its_receivers)
+{
+    struct profd_loader *l;
+    struct profd_graph *g = begin_case(
+        "receivers: {src/fast: {}, src/slow: {}}\n"
+        "processors: {mut/a: {}, slow/b: {}}\n"
+        "exporters: {sink/s: {}}\n"
+        "service: {pipelines: {\n"
+        "  profiles/fast: {receivers: [src/fast], processors: [mut/a], exporters: [sink/s]},\n"
+        "  profiles/slow: {receivers: [src/slow], processors: [mut/a, slow/b], "
+        "exporters: [sink/s]}}}\n",
+        &l);
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct profd_component *c = g->nodes[i];
+        if (!strcmp(c->id, "src/fast") || !strcmp(c->id, "sink/s"))
+            CHECK(!profd_graph_slow(c));
+        else if (!strcmp(c->id, "src/slow"))
+            CHECK(profd_graph_slow(c));   /* behind a processor that is not slow itself */
+    }
+    stop_graph(g, l);
 }
 
 TEST(backoff_grows_and_is_capped)

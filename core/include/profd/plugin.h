@@ -49,6 +49,10 @@ enum profd_kind {
 /* Exporters: consume() is given the records of every batch queued in one
  * burst (sending_queue.flush_timeout / flush_size) as one batch. */
 #define PROFD_PLUGIN_MERGES_BATCHES 0x2u
+/* Processors: consume() may take long (reads binaries, fetches over the
+ * network), so servers that answer many clients from one event loop hand
+ * every request of a pipeline through it to a worker thread. */
+#define PROFD_PLUGIN_SLOW 0x4u
 
 enum profd_log_level { PROFD_LOG_ERROR, PROFD_LOG_WARN, PROFD_LOG_INFO, PROFD_LOG_DEBUG };
 

@@ -23,7 +23,8 @@ static void job_run(struct profd_work *w)
 static void job_done(struct profd_work *w)
 {
     struct aside_job *j = (struct aside_job *)w;
-    j->done(j->arg);
+    if (j->done)
+        j->done(j->arg);
     free(j);
 }
 
@@ -34,7 +35,8 @@ void profd_aside_run(struct profd_component *self, void (*fn)(void *arg),
         self->aside = profd_work_pool_new(self->graph->base, 1);
     if (!self->aside) {   /* stopped, or no eventfd to come back through */
         fn(arg);
-        done(arg);
+        if (done)
+            done(arg);
         return;
     }
     struct aside_job *j = profd_xcalloc(1, sizeof(*j));

@@ -75,16 +75,18 @@ static const struct profd_option options[] = {
 
 struct state;
 
-/* A stdin or FIFO input. */
+/* A stdin or FIFO input (see "streams" below for which thread owns what). */
 struct stream {
     struct state *s;
     char *path;               /* "-" for standard input */
     int fd;
     struct event *read_ev;
+    uint8_t *chunk;           /* READ_CHUNK bytes read at a time */
+    size_t pending;           /* read, not yet parsed (loop thread) */
+    bool paused;              /* read_ev off while pending is at its most */
+    /* The receiver's thread's: */
     struct perf_reader *rd;   /* NULL until bytes arrive */
     bool broken;              /* malformed: bytes are drained until the writer leaves */
-    bool aside;               /* standard input read to its end on the receiver's thread */
-    uint8_t *chunk;           /* READ_CHUNK bytes read at a time */
 };
 
 struct state {
@@ -252,8 +254,17 @@ static void consider_file(struct state *s, const char *path, const struct stat *
 
 /* ---- streams ---- */
 
+/*
+ * A stream's bytes are read on the event loop and parsed, unwound, cut and
+ * emitted on the receiver's own thread, in the order read: a chunk, the
+ * writer's end and each flush are jobs there, and only those jobs touch a
+ * stream's reader and broken flag while it runs. Reading pauses while
+ * STREAM_MAX_PENDING bytes wait to be parsed, so a slow parse holds the
+ * writer back as a full pipe does instead of growing profd's memory.
+ */
+#define STREAM_MAX_PENDING (256u << 10)
+
 static void on_stream_readable(evutil_socket_t fd, short what, void *arg);
-static int stream_read(struct stream *st);
 static void maybe_done(struct state *s);
 
 static bool is_stdin(const struct stream *st)
@@ -261,33 +272,57 @@ static bool is_stdin(const struct stream *st)
     return !strcmp(st->path, "-");
 }
 
-/* A stream's reader taken off it, so the stream can reopen at once while
- * what it read is finished. */
-struct ended {
-    struct perf_reader *rd;   /* NULL: no byte arrived */
-    bool broken;
-};
-
-static struct ended detach(struct stream *st)
+/* Parses n more bytes of the stream (receiver's thread). A writer whose
+ * bytes cannot be framed is finished at once; the rest of what it writes
+ * is drained unread. */
+static void stream_feed(struct stream *st, const uint8_t *data, size_t n)
 {
-    struct ended e = {st->rd, st->broken};
-    st->rd = NULL;
-    st->broken = false;
-    return e;
+    struct state *s = st->s;
+    if (st->broken)
+        return;
+    if (!st->rd) {
+        st->rd = perf_reader_new(s->host, s->self, st->path);
+        perf_open_stream(&st->rd->file);
+        struct perf_session_options o = session_options(s->cfg);
+        perf_reader_start(st->rd, &o);
+    }
+    perf_feed(&st->rd->file, data, n);
+    char err[512];
+    if (perf_reader_pump(st->rd, err, sizeof(err)) < 0) {
+        finish(s, st->rd, -1, err);
+        st->broken = true;
+    }
 }
 
-/* The writer left: the last profiles of what it wrote go out. */
-static void finish_stream(struct state *s, const char *path, struct ended e)
+/* The writer left: the last profiles of what it wrote go out, and the
+ * stream is ready for the next one (receiver's thread). */
+static void stream_end(struct stream *st)
 {
-    if (!e.rd) {
-        refuse(s, path, "the stream ended without any data");
-    } else if (!e.broken) {
+    struct state *s = st->s;
+    struct perf_reader *rd = st->rd;
+    if (!rd) {
+        refuse(s, st->path, "the stream ended without any data");
+    } else if (!st->broken) {
         char err[512];
-        perf_end_stream(&e.rd->file);
-        int rc = perf_reader_pump(e.rd, err, sizeof(err));
-        finish(s, e.rd, rc, err);
+        perf_end_stream(&rd->file);
+        int rc = perf_reader_pump(rd, err, sizeof(err));
+        finish(s, rd, rc, err);
     }
-    perf_reader_free(e.rd);
+    perf_reader_free(rd);
+    st->rd = NULL;
+    st->broken = false;
+}
+
+/* Reads what is there into st->chunk: its length, 0 at the stream's end,
+ * -1 when nothing is there yet. */
+static ssize_t stream_read(struct stream *st)
+{
+    ssize_t n = read(st->fd, st->chunk, READ_CHUNK);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return -1;
+    if (n < 0)
+        st->s->host->log(st->s->self, PROFD_LOG_ERROR, "%s: read: %s", st->path, strerror(errno));
+    return n < 0 ? 0 : n;
 }
 
 /* Standard input that cannot be watched, on the receiver's thread: a
@@ -301,9 +336,11 @@ static void read_stdin_aside(void *arg)
         ingest_fd(st->s, st->fd, st->path);
         return;
     }
-    while (stream_read(st) != 0) {
-    }
-    finish_stream(st->s, st->path, detach(st));
+    ssize_t n;
+    while ((n = stream_read(st)) != 0)
+        if (n > 0)
+            stream_feed(st, st->chunk, (size_t)n);
+    stream_end(st);
 }
 
 static void read_stdin_done(void *arg)
@@ -327,7 +364,6 @@ static bool stream_open(struct stream *st)
     }
     struct stat sb;
     if (is_stdin(st) && fstat(st->fd, &sb) == 0 && !S_ISFIFO(sb.st_mode) && !S_ISSOCK(sb.st_mode)) {
-        st->aside = true;
         s->host->run_aside(s->self, read_stdin_aside, read_stdin_done, st);
         return true;
     }
@@ -338,6 +374,7 @@ static bool stream_open(struct stream *st)
     return true;
 }
 
+/* Stops watching the stream and closes it (loop thread). */
 static void stream_close(struct stream *st)
 {
     if (st->read_ev)
@@ -346,42 +383,58 @@ static void stream_close(struct stream *st)
     if (st->fd >= 0)
         close(st->fd);
     st->fd = -1;
-    perf_reader_free(st->rd);
-    st->rd = NULL;
-    st->broken = false;
 }
 
-/* Reads what is there and feeds it on. Returns 0 at the stream's end
- * (its reader is left for detach), -1 when nothing is there yet, 1 after
- * some bytes. */
-static int stream_read(struct stream *st)
+/* Bytes read on the loop, on their way to the receiver's thread; no bytes:
+ * the writer left. */
+struct stream_job {
+    struct stream *st;
+    uint8_t *data;
+    size_t n;
+    bool last;   /* standard input's end: the receiver may be done */
+};
+
+static void stream_job_run(void *arg)
 {
-    struct state *s = st->s;
-    ssize_t n = read(st->fd, st->chunk, READ_CHUNK);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return -1;
-    if (n <= 0) {
-        if (n < 0)
-            s->host->log(s->self, PROFD_LOG_ERROR, "%s: read: %s", st->path, strerror(errno));
-        return 0;
+    struct stream_job *j = arg;
+    if (j->n)
+        stream_feed(j->st, j->data, j->n);
+    else
+        stream_end(j->st);
+}
+
+static void stream_job_done(void *arg)
+{
+    struct stream_job *j = arg;
+    struct stream *st = j->st;
+    st->pending -= j->n;
+    if (st->paused && st->pending < STREAM_MAX_PENDING) {
+        st->paused = false;
+        if (st->read_ev)
+            event_add(st->read_ev, NULL);
     }
-    if (st->broken)
-        return 1;
-    if (!st->rd) {
-        st->rd = perf_reader_new(s->host, s->self, st->path);
-        st->rd->emit_aside = !st->aside;
-        perf_open_stream(&st->rd->file);
-        struct perf_session_options o = session_options(s->cfg);
-        perf_reader_start(st->rd, &o);
+    if (j->last) {
+        st->s->ending_streams--;
+        maybe_done(st->s);
     }
-    perf_feed(&st->rd->file, st->chunk, (size_t)n);
-    char err[512];
-    if (perf_reader_pump(st->rd, err, sizeof(err)) < 0) {
-        /* The rest of this writer's bytes cannot be framed: drained, unread. */
-        finish(s, st->rd, -1, err);
-        st->broken = true;
-    }
-    return 1;
+    free(j->data);
+    free(j);
+}
+
+static void stream_hand_aside(struct stream *st, const uint8_t *data, size_t n, bool last)
+{
+    struct stream_job *j = malloc(sizeof(*j));
+    if (!j || (n && !(j->data = malloc(n))))
+        abort();
+    if (n)
+        memcpy(j->data, data, n);
+    else
+        j->data = NULL;
+    j->st = st;
+    j->n = n;
+    j->last = last;
+    st->pending += n;
+    st->s->host->run_aside(st->s->self, stream_job_run, stream_job_done, j);
 }
 
 static void maybe_done(struct state *s)
@@ -395,17 +448,29 @@ static void on_stream_readable(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct stream *st = arg;
-    if (stream_read(st) != 0)
+    ssize_t n = stream_read(st);
+    if (n > 0) {
+        stream_hand_aside(st, st->chunk, (size_t)n, false);
+        if (st->pending >= STREAM_MAX_PENDING) {
+            st->paused = true;
+            event_del(st->read_ev);
+        }
         return;
-    struct ended e = detach(st);
-    stream_close(st);
-    if (!is_stdin(st))   /* a FIFO: open for the next writer before anything else */
-        stream_open(st);
-    finish_stream(st->s, st->path, e);
-    if (is_stdin(st)) {
-        st->s->ending_streams--;
-        maybe_done(st->s);
     }
+    if (n < 0)
+        return;
+    stream_close(st);
+    stream_hand_aside(st, NULL, 0, is_stdin(st));
+    if (!is_stdin(st))   /* a FIFO: open for the next writer at once */
+        stream_open(st);
+}
+
+static void flush_aside(void *arg)
+{
+    struct state *s = arg;
+    for (size_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].rd && !s->streams[i].broken)
+            perf_reader_flush(s->streams[i].rd, false, false);
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg)
@@ -413,9 +478,7 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct state *s = arg;
-    for (size_t i = 0; i < s->nstreams; i++)
-        if (s->streams[i].rd && !s->streams[i].broken)
-            perf_reader_flush(s->streams[i].rd, false, false);
+    s->host->run_aside(s->self, flush_aside, NULL, s);
 }
 
 static void add_stream(struct state *s, const char *path)
@@ -520,9 +583,9 @@ static int shutdown_(void *st)
     }
     for (size_t i = 0; i < s->nstreams; i++) {   /* what a stream holds is not lost */
         struct stream *sm = &s->streams[i];
-        if (sm->rd)
-            finish_stream(s, sm->path, detach(sm));
         stream_close(sm);
+        if (sm->rd)   /* the receiver's thread has ended: the reader is this thread's */
+            stream_end(sm);
     }
     return PROFD_OK;
 }

@@ -91,35 +91,6 @@ int perf_reader_pump(struct perf_reader *rd, char *err, size_t errlen)
     return rc;
 }
 
-/* A batch of profiles from one input, emitted on the receiver's thread. */
-struct emit_job {
-    const struct profd_host *h;
-    struct profd_component *self;
-    struct profd_batch *b;
-    char *path;
-};
-
-static void emit_batch(const struct profd_host *h, struct profd_component *self,
-                       struct profd_batch *b, const char *path)
-{
-    if (h->emit(self, b) == PROFD_ERETRY)
-        h->log(self, PROFD_LOG_WARN, "%s: pipeline full, profiles dropped", path);
-}
-
-static void emit_job_run(void *arg)
-{
-    struct emit_job *j = arg;
-    emit_batch(j->h, j->self, j->b, j->path);
-}
-
-static void emit_job_done(void *arg)
-{
-    struct emit_job *j = arg;
-    j->h->batch_unref(j->b);
-    free(j->path);
-    free(j);
-}
-
 size_t perf_reader_flush(struct perf_reader *rd, bool final, bool discard)
 {
     const struct profd_host *h = rd->h;
@@ -141,18 +112,8 @@ size_t perf_reader_flush(struct perf_reader *rd, bool final, bool discard)
         h->labels_clear(&outs[i].labels);
     }
     free(outs);
-    if (!discard && n && rd->emit_aside) {
-        struct emit_job *j = malloc(sizeof(*j));
-        if (!j || !(j->path = strdup(rd->path)))
-            abort();
-        j->h = h;
-        j->self = rd->self;
-        j->b = b;   /* the job's reference now */
-        h->run_aside(rd->self, emit_job_run, emit_job_done, j);
-        return n;
-    }
-    if (!discard && n)
-        emit_batch(h, rd->self, b, rd->path);
+    if (!discard && n && h->emit(rd->self, b) == PROFD_ERETRY)
+        h->log(rd->self, PROFD_LOG_WARN, "%s: pipeline full, profiles dropped", rd->path);
     h->batch_unref(b);
     return discard ? 0 : n;
 }

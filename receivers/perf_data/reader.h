@@ -25,7 +25,6 @@ struct perf_reader {
     struct perf_order *order;
     uint64_t skipped;            /* malformed records skipped */
     bool progress;               /* show a progress line on stderr */
-    bool emit_aside;             /* read on the event loop: emit on the receiver's thread */
     bool mapped;                 /* file.data is a private file mapping */
     size_t released;             /* its bytes below this were dropped */
     int shown_percent;
@@ -41,11 +40,10 @@ void perf_reader_start(struct perf_reader *rd, const struct perf_session_options
  * is malformed (-1, err filled). Malformed single records are logged and
  * skipped, not fatal. */
 int perf_reader_pump(struct perf_reader *rd, char *err, size_t errlen);
-/* Emits the profiles aggregated since the last flush (with emit_aside,
- * hands them to the receiver's own thread to emit: call it on the loop's
- * thread then). With final, the records still waiting for their turn in
- * the time order go in first. With discard, the profiles are dropped
- * instead (a failed input). Returns the number of profiles emitted. */
+/* Emits the profiles aggregated since the last flush. With final, the
+ * records still waiting for their turn in the time order go in first.
+ * With discard, the profiles are dropped instead (a failed input).
+ * Returns the number of profiles emitted. */
 size_t perf_reader_flush(struct perf_reader *rd, bool final, bool discard);
 /* Closes the file and frees everything. */
 void perf_reader_free(struct perf_reader *rd);

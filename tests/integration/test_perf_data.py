@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from harness import (PROFD, ROOT, ProfdTestCase, protoc_modules, raw_pprof, run_command, valgrind,
@@ -400,8 +401,7 @@ class PerfRecordTest(ProfdTestCase):
         if os.environ.get("PROFD_SANITIZED"):
             kw["env"] = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") +
                              ":detect_leaks=0")
-        out = self.path("out")
-        os.mkdir(out)
+        out = tempfile.mkdtemp(prefix="out-", dir=self.dir)
         r = run_command([PROFD, "convert"] + args + ["-o", out, "--split", "pid",
                                                         "--sample-labels", "tid,comm"],
                            capture_output=True, timeout=300, **kw)
@@ -430,8 +430,12 @@ class PerfRecordTest(ProfdTestCase):
         # and then part on a sample taken at an awkward spot of a fresh
         # recording. Every sample is on both sides, and at most one in 200
         # may be unwound otherwise; those are shown.
-        got, want = (without_repeats(addresses_only(c)) for c in
-                     (self.convert([data]), self.script(data, True)))
+        self.assert_unwound_alike(self.convert([data]), data)
+
+    def assert_unwound_alike(self, got, data):
+        """got, profd's stacks of the DWARF recording data, equal perf
+        script's but for at most one sample in 200 (see above)."""
+        got, want = (without_repeats(addresses_only(c)) for c in (got, self.script(data, True)))
         total = sum(want.values())
         self.assertGreater(total, 100)
         self.assertTrue(any(len(k[3]) > 3 for k in want))
@@ -464,13 +468,34 @@ class PerfRecordTest(ProfdTestCase):
         data = self.record("-z")
         self.assertEqual(self.convert([data]), self.script(data))
 
-    def test_pipe_mode_streamed_through_standard_input(self):
+    def stream_recording(self, *call_graph):
+        """A fresh pipe-mode recording streamed through profd's standard
+        input (a pipe): (profd's stacks, the recording as saved by tee)."""
         saved = self.path("pipe.data")
-        rec = subprocess.Popen(["perf", "record", "-q", "-F", "2000", "-g", "-o", "-", "--",
-                                self.prog], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        rec = subprocess.Popen(["perf", "record", "-q", "-F", "2000"] + list(call_graph) +
+                               ["-o", "-", "--", self.prog], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
         tee = subprocess.Popen(["tee", saved], stdin=rec.stdout, stdout=subprocess.PIPE)
         rec.stdout.close()
         got = self.convert(["-"], stdin=tee.stdout)
         self.assertEqual(rec.wait(timeout=60), 0)
         self.assertEqual(tee.wait(timeout=60), 0)
+        return got, saved
+
+    def test_pipe_mode_streamed_through_standard_input(self):
+        got, saved = self.stream_recording("-g")
         self.assertEqual(got, self.script(saved))
+
+    def test_dwarf_stream_larger_than_the_parse_lookahead(self):
+        """A stream is read on the event loop and parsed on the receiver's
+        own thread; reading pauses while 256 KiB wait to be parsed. DWARF
+        samples carry their stacks, so this stream is MiBs: every sample
+        still arrives, unwound as perf script does, and the same again when
+        the whole recording is in the pipe at once (reading far ahead of
+        the unwinding)."""
+        got, saved = self.stream_recording("--call-graph", "dwarf")
+        self.assertGreater(os.path.getsize(saved), 2 << 20)
+        self.assert_unwound_alike(got, saved)
+        with open(saved, "rb") as f:
+            self.assertEqual(self.convert(["-"], stdin=subprocess.Popen(
+                ["cat"], stdin=f, stdout=subprocess.PIPE).stdout), got)

@@ -89,6 +89,11 @@ TEST(stopping_finishes_every_job_and_later_ones_run_at_once)
     profd_aside_run(&c, job_run, job_done, &late);   /* stopped: runs here, now */
     CHECK_INT(log.done, JOBS + 2);
     CHECK_INT(log.order[JOBS], JOBS + 1);
+    struct job quiet = {&log, JOBS + 2, false};
+    log.ran = JOBS;
+    profd_aside_run(&c, job_run, NULL, &quiet);   /* no completion wanted */
+    CHECK_INT(log.order[JOBS], JOBS + 2);
+    CHECK_INT(log.done, JOBS + 2);
     profd_aside_stop(&c);   /* idempotent */
     event_base_free(g.base);
 }

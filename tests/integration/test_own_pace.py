@@ -5,6 +5,7 @@ loop every server shares goes on answering pushes meanwhile, and what they
 read still arrives, all of it, once the backend takes profiles again."""
 import os
 import re
+import signal
 import threading
 import time
 
@@ -23,6 +24,7 @@ exporters:
   pyroscope:
     endpoint: "http://127.0.0.1:%d"
     sending_queue: {queue_size: 1KiB, block_timeout: 60s, flush_timeout: 0s, num_consumers: 1}
+    shutdown_timeout: 1s
     retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}
   pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
 service:
@@ -71,6 +73,30 @@ class OwnPaceTest(ProfdTestCase):
         p, taken, lock = self.run_blocked(
             'pprof_file: {include: ["%s/*.pb.gz"], source_label: file}' % self.path("spool"),
             "pprof_file")
+        wait_until(lambda: not os.listdir(self.path("spool")), "every spooled file taken")
+        self.assertEqual(p.stop(), 0)
+        with lock:
+            self.assertEqual(sorted(s["file"] for s in taken),
+                             sorted(n + ".pb.gz" for n in names))
+
+    def test_a_reload_while_a_receiver_waits_loses_no_file(self):
+        """SIGHUP while pprof_file's thread waits for room: the wait ends at
+        once (retry later), the old pipelines stop within shutdown_timeout,
+        not block_timeout, and the files the backend never took stay and
+        are read again by the new ones: each arrives once it takes them."""
+        names = ["heap", "allocs", "goroutine", "block"]
+        for n in names:
+            self.spool(n + ".pb.gz", src=os.path.join(GO_CORPUS, n + ".pb.gz"))
+
+        def reload(p):
+            t0 = time.monotonic()
+            p.send(signal.SIGHUP)
+            p.wait_log(r"reload done")
+            self.assertLess(time.monotonic() - t0, 15)   # not the 60 s block_timeout
+            p.wait_log(r"pyroscope: queue full: a batch of \d+ bytes waits for room", count=2)
+        p, taken, lock = self.run_blocked(
+            'pprof_file: {include: ["%s/*.pb.gz"], source_label: file}' % self.path("spool"),
+            "pprof_file", reload)
         wait_until(lambda: not os.listdir(self.path("spool")), "every spooled file taken")
         self.assertEqual(p.stop(), 0)
         with lock:

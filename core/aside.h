@@ -13,8 +13,8 @@ struct profd_component;
 
 /* Runs fn(arg) on self's own thread (started with its first job), after
  * the jobs given before it, then done(arg), unless NULL, on the event
- * loop's thread.
- * Once profd_aside_stop has run, runs both here at once. Loop thread. */
+ * loop's thread. Once profd_aside_stop has run, runs both here at once.
+ * Loop thread. */
 void profd_aside_run(struct profd_component *self, void (*fn)(void *arg),
                      void (*done)(void *arg), void *arg);
 /* Runs the jobs still queued, waits for them, runs their completions

@@ -330,12 +330,13 @@ struct profd_host {
                              size_t errlen);
     /* Receivers that read at their own pace (files, scrapes, perf.data),
      * from the event loop's thread: runs fn(arg) on the receiver's own
-     * thread, one job at a time in the order given, then done(arg) (unless
-     * NULL) back on the loop's thread. An emit in fn may wait for room as the full
-     * policy says, holding up this receiver alone; on the loop's thread an
-     * emit never waits (a full queue is PROFD_ERETRY at once), as the loop
-     * serves every receiver. Jobs given before shutdown run before the
-     * receiver's shutdown is called; after that, fn and done run at once. */
+     * thread, one job at a time in the order given, then done(arg)
+     * (unless NULL) back on the loop's thread. An emit in fn may wait for
+     * room as the full policy says, holding up this receiver alone; on the
+     * loop's thread an emit never waits (a full queue is PROFD_ERETRY at
+     * once), as the loop serves every receiver. Jobs given before shutdown
+     * run before the receiver's shutdown is called; after that, fn and
+     * done run at once. */
     void (*run_aside)(struct profd_component *self, void (*fn)(void *arg),
                       void (*done)(void *arg), void *arg);
 };

@@ -142,3 +142,11 @@ size_t profd_arena_footprint(const struct profd_arena *a)
 {
     return a->footprint;
 }
+
+size_t profd_arena_used(const struct profd_arena *a)
+{
+    size_t n = 0;
+    for (const struct chunk *c = a->head; c; c = c->next)   /* blocks double: a short list */
+        n += c->used;
+    return n;
+}

@@ -26,5 +26,9 @@ void *profd_arena_realloc(struct profd_arena *a, void *old, size_t old_n, size_t
 void profd_arena_adopt(struct profd_arena *a, struct profd_arena *other);
 /* Total bytes the arena holds from the system. */
 size_t profd_arena_footprint(const struct profd_arena *a);
+/* Bytes handed out from the arena (aligned sizes), at most its footprint:
+ * what its allocations take, where the footprint also counts the unused
+ * rest of each block. */
+size_t profd_arena_used(const struct profd_arena *a);
 
 #endif

@@ -178,12 +178,12 @@ void profd_batch_remove(struct profd_batch *b, size_t i)
 }
 
 /* A record's bytes: as received, or, for a profile built in memory (no
- * bytes received), the memory its profile holds. */
+ * bytes received), what its profile's allocations take. */
 static size_t record_bytes(const struct profd_record *r)
 {
     if (r->payload_len || !r->profile)
         return r->payload_len;
-    return profd_arena_footprint(r->profile->arena);
+    return profd_arena_used(r->profile->arena);
 }
 
 size_t profd_batch_bytes(const struct profd_batch *b)

@@ -30,8 +30,8 @@ void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg);
 void profd_batch_fail_acks(struct profd_batch *b);
 /* Removes record i from b and frees it. */
 void profd_batch_remove(struct profd_batch *b, size_t i);
-/* The bytes of b's records: each as received, or, built in memory,
- * the memory its profile holds. */
+/* The bytes of b's records: each as received, or, built in memory, what
+ * its profile's allocations take (profd_arena_used). */
 size_t profd_batch_bytes(const struct profd_batch *b);
 
 /* Adds a record owning payload (malloc'd, len bytes, encoding enc). */

@@ -11,7 +11,9 @@ TEST(allocations_are_aligned_zeroed_when_asked_and_grow_past_a_chunk)
 {
     struct profd_arena *a = profd_arena_create(64);
     unsigned char *prev = NULL;
+    size_t asked = 0;   /* sizes rounded up to 16 */
     for (size_t n = 1; n < 20000; n = n * 3 + 1) {
+        asked += (n + 15) / 16 * 16;
         unsigned char *p = profd_arena_zalloc(a, n);
         CHECK_INT((uintptr_t)p % 16, 0);
         size_t nonzero = 0;
@@ -23,6 +25,10 @@ TEST(allocations_are_aligned_zeroed_when_asked_and_grow_past_a_chunk)
         prev = p;
     }
     CHECK(profd_arena_footprint(a) >= 20000);
+    CHECK_INT(profd_arena_used(a), asked);
+    CHECK(asked < profd_arena_footprint(a));
+    profd_arena_alloc(a, 1);
+    CHECK_INT(profd_arena_used(a), asked + 16);
     unsigned char *grown = profd_arena_realloc(a, prev, 4, 8);
     CHECK_INT(grown[3], 0xab);
     profd_arena_destroy(a);

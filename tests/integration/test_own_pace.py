@@ -66,42 +66,36 @@ class OwnPaceTest(ProfdTestCase):
             backend["status"] = 200
         return p, taken, lock
 
-    def test_pprof_file_waits_on_its_own_thread(self):
+    def spool_through_blocked(self, while_blocked=lambda p: None):
+        """run_blocked with pprof_file reading four spooled runtime
+        profiles: each arrives exactly once and the spool empties."""
         names = ["heap", "allocs", "goroutine", "block"]
         for n in names:
             self.spool(n + ".pb.gz", src=os.path.join(GO_CORPUS, n + ".pb.gz"))
         p, taken, lock = self.run_blocked(
             'pprof_file: {include: ["%s/*.pb.gz"], source_label: file}' % self.path("spool"),
-            "pprof_file")
+            "pprof_file", while_blocked)
         wait_until(lambda: not os.listdir(self.path("spool")), "every spooled file taken")
         self.assertEqual(p.stop(), 0)
         with lock:
             self.assertEqual(sorted(s["file"] for s in taken),
                              sorted(n + ".pb.gz" for n in names))
+
+    def test_pprof_file_waits_on_its_own_thread(self):
+        self.spool_through_blocked()
 
     def test_a_reload_while_a_receiver_waits_loses_no_file(self):
         """SIGHUP while pprof_file's thread waits for room: the wait ends at
         once (retry later), the old pipelines stop within shutdown_timeout,
         not block_timeout, and the files the backend never took stay and
         are read again by the new ones: each arrives once it takes them."""
-        names = ["heap", "allocs", "goroutine", "block"]
-        for n in names:
-            self.spool(n + ".pb.gz", src=os.path.join(GO_CORPUS, n + ".pb.gz"))
-
         def reload(p):
             t0 = time.monotonic()
             p.send(signal.SIGHUP)
             p.wait_log(r"reload done")
             self.assertLess(time.monotonic() - t0, 15)   # not the 60 s block_timeout
             p.wait_log(r"pyroscope: queue full: a batch of \d+ bytes waits for room", count=2)
-        p, taken, lock = self.run_blocked(
-            'pprof_file: {include: ["%s/*.pb.gz"], source_label: file}' % self.path("spool"),
-            "pprof_file", reload)
-        wait_until(lambda: not os.listdir(self.path("spool")), "every spooled file taken")
-        self.assertEqual(p.stop(), 0)
-        with lock:
-            self.assertEqual(sorted(s["file"] for s in taken),
-                             sorted(n + ".pb.gz" for n in names))
+        self.spool_through_blocked(reload)
 
     def test_perf_data_waits_on_its_own_thread(self):
         files = [os.path.join(CORPUS, "perf", f)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -194,61 +195,74 @@ bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
     return full;
 }
 
-/* Waits (q->mu held) up to block_timeout (or the thread's
- * profd_queue_wait_until, when sooner) for room for bytes, or until a drain
- * or profd_queue_stop_waits; whether they fit now. */
-static bool wait_for_room(struct profd_queue *q, size_t bytes)
+/* When a push that began now must stop waiting for room in q: after
+ * block_timeout, or at the thread's profd_queue_wait_until when sooner. */
+static struct timespec room_deadline(const struct profd_queue *q)
 {
     struct timespec until = deadline_after(q->s.sending_queue.block_timeout);
     if (wait_until_ns &&
         wait_until_ns < (int64_t)until.tv_sec * 1000000000 + until.tv_nsec)
         until = (struct timespec){wait_until_ns / 1000000000, wait_until_ns % 1000000000};
+    return until;
+}
+
+/* Waits (q->mu held) until room for bytes, *until, a drain or
+ * profd_queue_stop_waits; whether they fit now. */
+static bool wait_for_room(struct profd_queue *q, size_t bytes, const struct timespec *until)
+{
     bool fits = false;
     while (!fits && !q->draining && !q->no_waits) {
         if (q->lingering)   /* a full queue ends the wait for more */
             pthread_cond_signal(&q->work);
-        if (wait_room(q, &until) == ETIMEDOUT)
+        if (wait_room(q, until) == ETIMEDOUT)
             break;
         fits = room_for(q, bytes);
     }
     return fits;
 }
 
-int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
+/* One queue's part in a push: the bytes of every batch it is given (one
+ * exporter reached along two paths gets two), whether they fit, and the
+ * end of this push's wait for its room once it had to wait. */
+struct share {
+    struct profd_queue *q;
+    size_t bytes;
+    bool fits, waited;
+    struct timespec until;
+};
+
+/* Fills sh with the distinct queues of the n pushes in address order (the
+ * order they are locked in) and their bytes; returns how many. */
+static size_t shares_of(const struct profd_push *pushes, size_t n, struct share *sh)
 {
-    size_t bytes = profd_batch_bytes(b);
-    pthread_mutex_lock(&q->mu);
-    bool fits = room_for(q, bytes);
-    if (!fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !q->draining) {
-        bool waited = wait_until_ns != PROFD_QUEUE_NO_WAIT && !q->no_waits;
-        if (waited) {
-            profd_log(PROFD_LOG_DEBUG, q->c->id, "queue full: a batch of %zu bytes waits for room",
-                      bytes);
-            fits = wait_for_room(q, bytes);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct profd_queue *q = pushes[i].queue;
+        size_t k = 0;
+        while (k < m && sh[k].q < q)
+            k++;
+        if (k == m || sh[k].q != q) {
+            memmove(&sh[k + 1], &sh[k], (m - k) * sizeof(*sh));
+            sh[k] = (struct share){.q = q};
+            m++;
         }
-        if (!fits && !q->draining) {
-            pthread_mutex_unlock(&q->mu);
-            if (waited)
-                profd_log(PROFD_LOG_WARN, q->c->id,
-                          "queue full for up to %lld ms: asking the sender to retry",
-                          (long long)(q->s.sending_queue.block_timeout / 1000000));
-            else
-                profd_log(PROFD_LOG_WARN, q->c->id, "queue full: asking the sender to retry");
-            return PROFD_ERETRY;
-        }
+        sh[k].bytes += profd_batch_bytes(pushes[i].batch);
     }
-    if (q->draining) {   /* not taken: its sender keeps it (a file stays, a client retries) */
-        pthread_mutex_unlock(&q->mu);
-        profd_log(PROFD_LOG_WARN, q->c->id, "shutting down: asking the sender to retry");
-        return PROFD_ERETRY;
-    }
-    if (!fits) {
-        pthread_mutex_unlock(&q->mu);
-        profd_batch_ref(b);
-        give_up(q, b, PROFD_C_DROPPED_RECORDS, "queue full");
-        return PROFD_OK;
-    }
+    return m;
+}
+
+static struct share *share_of(struct share *sh, size_t m, const struct profd_queue *q)
+{
+    while (sh->q != q && --m)
+        sh++;
+    return sh;
+}
+
+/* Appends b to q (q->mu held), taking a reference. */
+static void enqueue(struct profd_queue *q, struct profd_batch *b)
+{
     struct item *it = profd_xmalloc(sizeof(*it));
+    size_t bytes = profd_batch_bytes(b);
     profd_batch_ref(b);
     *it = (struct item){b, bytes, deadline_after(q->s.sending_queue.flush_timeout), ++q->pushed,
                         NULL};
@@ -259,14 +273,111 @@ int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
     q->tail = it;
     q->bytes += bytes;
     q->records += b->nrecords;
+}
+
+/* Wakes a sender for what was just queued (q->mu held): a busy one finds
+ * it on its own; a lingering one is woken only when enough has piled up. */
+static void wake_sender(struct profd_queue *q)
+{
     update_gauges(q);
-    /* A busy sender finds the item on its own; a lingering one is woken only
-     * when enough has piled up. */
     if (q->lingering ? (int64_t)q->records >= q->s.sending_queue.flush_size
                      : q->idle_senders > 0)
         pthread_cond_signal(&q->work);
+}
+
+/* The queues of sh[0..m) locked (in address order) or unlocked, but for
+ * the one skipped (NULL: none). */
+static void lock_shares(struct share *sh, size_t m, bool lock, const struct share *skip)
+{
+    for (size_t k = 0; k < m; k++)
+        if (&sh[k] != skip)
+            (lock ? pthread_mutex_lock : pthread_mutex_unlock)(&sh[k].q->mu);
+}
+
+/* A blocked push's wait for room in s->q (s->q->mu held, and only it).
+ * True when the push should look at every queue again: room came, or a
+ * drain began (which refuses it). False, logged, when it must not wait or
+ * waited in vain. */
+static bool wait_blocked(struct share *s)
+{
+    struct profd_queue *q = s->q;
+    if (wait_until_ns == PROFD_QUEUE_NO_WAIT || q->no_waits) {
+        pthread_mutex_unlock(&q->mu);
+        profd_log(PROFD_LOG_WARN, q->c->id, "queue full: asking the sender to retry");
+        return false;
+    }
+    if (!s->waited) {
+        s->waited = true;
+        s->until = room_deadline(q);
+        profd_log(PROFD_LOG_DEBUG, q->c->id, "queue full: a batch of %zu bytes waits for room",
+                  s->bytes);
+    }
+    bool again = wait_for_room(q, s->bytes, &s->until) || q->draining;
     pthread_mutex_unlock(&q->mu);
+    if (!again)
+        profd_log(PROFD_LOG_WARN, q->c->id,
+                  "queue full for up to %lld ms: asking the sender to retry",
+                  (long long)(q->s.sending_queue.block_timeout / 1000000));
+    return again;
+}
+
+/* One look at every queue with all of them locked. *blocked NULL: the
+ * result, PROFD_OK with every batch queued (or, where the drop policy finds
+ * no room, dropped and counted) or PROFD_ERETRY when a queue is draining.
+ * Else *blocked is the first full queue under the block policy, whose lock
+ * alone is still held, and nothing was queued. */
+static int try_push_all(struct share *sh, size_t m, const struct profd_push *pushes, size_t n,
+                        struct share **blocked)
+{
+    lock_shares(sh, m, true, NULL);
+    *blocked = NULL;
+    for (size_t k = 0; k < m; k++) {
+        struct profd_queue *q = sh[k].q;
+        if (q->draining) {   /* not taken: its sender keeps it (a file stays, a client retries) */
+            lock_shares(sh, m, false, NULL);
+            profd_log(PROFD_LOG_WARN, q->c->id, "shutting down: asking the sender to retry");
+            return PROFD_ERETRY;
+        }
+        sh[k].fits = room_for(q, sh[k].bytes);
+        if (!sh[k].fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !*blocked)
+            *blocked = &sh[k];
+    }
+    if (*blocked) {
+        lock_shares(sh, m, false, *blocked);
+        return PROFD_ERETRY;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (share_of(sh, m, pushes[i].queue)->fits)
+            enqueue(pushes[i].queue, pushes[i].batch);
+    for (size_t k = 0; k < m; k++)
+        wake_sender(sh[k].q);
+    lock_shares(sh, m, false, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (!share_of(sh, m, pushes[i].queue)->fits) {
+            profd_batch_ref(pushes[i].batch);
+            give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS, "queue full");
+        }
     return PROFD_OK;
+}
+
+int profd_queue_push_all(const struct profd_push *pushes, size_t n)
+{
+    struct share few[4];
+    struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
+    size_t m = shares_of(pushes, n, sh);
+    struct share *blocked;
+    int rc;
+    do
+        rc = try_push_all(sh, m, pushes, n, &blocked);
+    while (blocked && wait_blocked(blocked));
+    if (sh != few)
+        free(sh);
+    return rc;
+}
+
+int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
+{
+    return profd_queue_push_all(&(struct profd_push){q, b}, 1);
 }
 
 /* Waits for a retry delay; false when the drain deadline passed meanwhile. */

@@ -50,6 +50,20 @@ int profd_queue_start(struct profd_queue *q);
  * returns PROFD_ERETRY, so its sender keeps it. Any thread.
  */
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b);
+/* A batch for a queue: one of the pushes of profd_queue_push_all. */
+struct profd_push {
+    struct profd_queue *queue;
+    struct profd_batch *batch;
+};
+/*
+ * Makes the n pushes (a queue may be named more than once), all or none, as one push: when a queue under the block policy is full,
+ * nothing is queued anywhere until there is room in every one, and when
+ * that wait ends in vain (or a queue is draining) none was taken and the
+ * result is PROFD_ERETRY. A queue under the drop policy that has no room
+ * drops its batches (counted) while the others take theirs. So the
+ * sender's retry of a refused push duplicates nothing. Any thread.
+ */
+int profd_queue_push_all(const struct profd_push *pushes, size_t n);
 /*
  * The latest a push on the calling thread may wait for room, in
  * CLOCK_MONOTONIC nanoseconds, when that comes before block_timeout: the

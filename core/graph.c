@@ -177,11 +177,24 @@ bool profd_graph_slow(const struct profd_component *self)
     return self->slow_downstream;
 }
 
+/* The paths from c down to exporters, counted up to 2. */
+static size_t exporter_paths(const struct profd_component *c)
+{
+    if (c->kind == PROFD_EXPORTER)
+        return 1;
+    size_t n = 0;
+    for (size_t i = 0; i < c->nnext && n < 2; i++)
+        n += exporter_paths(c->next[i]);
+    return n;
+}
+
 int profd_graph_start(struct profd_graph *g)
 {
     g->receivers_running = 0;
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = 0; i < g->n; i++) {
         g->nodes[i]->slow_downstream = slow_below(g->nodes[i]);
+        g->nodes[i]->fans_out = exporter_paths(g->nodes[i]) > 1;
+    }
     for (size_t i = 0; i < g->n; i++)
         g->receivers_running += g->nodes[i]->kind == PROFD_RECEIVER;
     for (size_t i = 0; i < g->n; i++) {
@@ -240,10 +253,29 @@ void profd_graph_destroy(struct profd_graph *g)
     free(g);
 }
 
+/* The exporters' pushes of the receiver's emit this thread is in, when
+ * that emit fans out: made together at its end (profd_queue_push_all). */
+struct staged_pushes {
+    struct profd_push *pushes;
+    size_t n, cap;
+};
+static _Thread_local struct staged_pushes *staged;
+
+static void stage_push(struct profd_queue *q, struct profd_batch *b)
+{
+    profd_grow(&staged->pushes, &staged->cap, staged->n + 1, sizeof(*staged->pushes));
+    profd_batch_ref(b);
+    staged->pushes[staged->n++] = (struct profd_push){q, b};
+}
+
 static int consume_at(struct profd_component *c, struct profd_batch *b)
 {
     atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
     atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
+    if (c->kind == PROFD_EXPORTER && staged) {
+        stage_push(c->queue, b);
+        return PROFD_OK;
+    }
     if (c->kind == PROFD_EXPORTER)
         return profd_queue_push(c->queue, b);
     pthread_mutex_lock(&c->consume_lock);
@@ -252,12 +284,8 @@ static int consume_at(struct profd_component *c, struct profd_batch *b)
     return rc;
 }
 
-int profd_graph_emit(struct profd_component *self, struct profd_batch *b)
+static int emit_downstream(struct profd_component *self, struct profd_batch *b)
 {
-    if (self->kind == PROFD_RECEIVER) {
-        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
-        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
-    }
     int rc = PROFD_OK;
     for (size_t i = 0; i < self->nnext; i++) {
         struct profd_component *to = self->next[i];
@@ -273,6 +301,39 @@ int profd_graph_emit(struct profd_component *self, struct profd_batch *b)
             rc = r == PROFD_ERETRY && rc == PROFD_OK ? PROFD_ERETRY : r;
     }
     return rc;
+}
+
+/* A receiver's emit that fans out: every branch runs, the exporters'
+ * pushes are staged, then made all or none. A branch that asked for a
+ * retry (a processor's PROFD_ERETRY) makes none: the retry brings the
+ * batch to every branch again. A branch's permanent error keeps the
+ * others' pushes, as a plain emit does. */
+static int emit_all_or_none(struct profd_component *self, struct profd_batch *b)
+{
+    struct staged_pushes pushes = {0};
+    staged = &pushes;
+    int rc = emit_downstream(self, b);
+    staged = NULL;
+    if (rc != PROFD_ERETRY && pushes.n) {
+        int r = profd_queue_push_all(pushes.pushes, pushes.n);
+        if (r != PROFD_OK)
+            rc = r;
+    }
+    for (size_t i = 0; i < pushes.n; i++)
+        profd_batch_unref(pushes.pushes[i].batch);
+    free(pushes.pushes);
+    return rc;
+}
+
+int profd_graph_emit(struct profd_component *self, struct profd_batch *b)
+{
+    if (self->kind == PROFD_RECEIVER) {
+        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
+        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
+        if (self->fans_out && !staged)
+            return emit_all_or_none(self, b);
+    }
+    return emit_downstream(self, b);
 }
 
 bool profd_graph_congested(const struct profd_component *self, size_t bytes)

@@ -34,6 +34,7 @@ struct profd_component {
     bool created, started, done;
     struct profd_work_pool *aside;     /* receivers: their own thread (aside.h) */
     bool slow_downstream;              /* a PROFD_PLUGIN_SLOW processor is downstream */
+    bool fans_out;                     /* exporters are downstream along two or more paths */
     bool aside_stopped;
 };
 
@@ -65,7 +66,10 @@ void profd_graph_shutdown(struct profd_graph *g);
 /* Destroys every component and frees the graph. Accepts NULL. */
 void profd_graph_destroy(struct profd_graph *g);
 
-/* Hands b from component self to its downstream components (host->emit). */
+/* Hands b from component self to its downstream components (host->emit).
+ * A receiver's emit that fans out is queued by every exporter it reaches
+ * or by none (profd_queue_push_all), so a retry after PROFD_ERETRY
+ * duplicates nothing in the branches that had room. */
 int profd_graph_emit(struct profd_component *self, struct profd_batch *b);
 /* True when a batch of about bytes emitted by self now would wait for room
  * in the queue of an exporter downstream (profd_queue_would_wait): a hint

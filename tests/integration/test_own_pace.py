@@ -10,22 +10,16 @@ import threading
 import time
 
 from harness import CORPUS, GO_CORPUS, FakeTarget, ProfdTestCase, http_post, wait_until
-from test_pyroscope import INGEST_I, gated_backend
+from test_pyroscope import INGEST_I, gated_backend, gated_exporter
 
 # The receiver under test feeds an exporter whose backend answers 503
-# until the test lets it through: its one sender retries the first batch,
-# its queue of 1 KiB holds the second, and the third waits for room. A
-# Pyroscope receiver feeds files beside it.
+# until the test lets it through (gated_exporter): its third batch waits
+# for room. A Pyroscope receiver feeds files beside it.
 CONFIG = """
 receivers:
   %s
   pyroscope: {endpoint: "127.0.0.1:0"}
-exporters:
-  pyroscope:
-    endpoint: "http://127.0.0.1:%d"
-    sending_queue: {queue_size: 1KiB, block_timeout: 60s, flush_timeout: 0s, num_consumers: 1}
-    shutdown_timeout: 1s
-    retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}
+exporters:%s
   pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
 service:
   telemetry: {metrics: {address: ""}, logs: {level: debug}}
@@ -50,8 +44,8 @@ class OwnPaceTest(ProfdTestCase):
 
         def take(series):
             taken.extend({l.name: l.value for l in sr.labels} for sr in series)
-        p = self.start(CONFIG % (receiver, self.serve_http(gated_backend(backend, lock, take)),
-                                 name))
+        backend_port = self.serve_http(gated_backend(backend, lock, take))
+        p = self.start(CONFIG % (receiver, gated_exporter(backend_port, "60s"), name))
         push = p.listening("pyroscope: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
         p.wait_log(r"pyroscope: queue full: a batch of \d+ bytes waits for room")
         t0 = time.monotonic()

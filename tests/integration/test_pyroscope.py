@@ -64,6 +64,20 @@ def address(p):
     return p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
 
+def gated_exporter(port, block_timeout):
+    """The config of a pyroscope exporter in front of a gated_backend on
+    port, to go under `exporters:`: while the backend refuses, its one
+    sender retries the first batch, its queue of 1 KiB holds the second,
+    and the third finds the queue full and waits up to block_timeout."""
+    return """
+  pyroscope:
+    endpoint: "http://127.0.0.1:%d"
+    sending_queue: {queue_size: 1KiB, block_timeout: %s, flush_timeout: 0s, num_consumers: 1}
+    shutdown_timeout: 1s
+    retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}""" % (
+        port, block_timeout)
+
+
 def gated_backend(backend, lock, take):
     """A handler playing Pyroscope's push.v1 that answers backend["status"]
     (read under lock) and, when that is 200, hands the request's series to

@@ -241,10 +241,11 @@ static void set_gate(bool closed)
     pthread_mutex_unlock(&mu);
 }
 
-/* Waits until sink id's sender has taken everything off its queue. */
-static void wait_queue_taken(const char *id)
+/* Waits until sink id's queue holds n records (its sender took the rest). */
+static void wait_queue_holds(const char *id, int64_t n)
 {
-    for (int i = 0; i < 500 && atomic_load(&profd_metrics_get(id, "exporter")->queue_records); i++)
+    for (int i = 0;
+         i < 500 && atomic_load(&profd_metrics_get(id, "exporter")->queue_records) != n; i++)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
@@ -366,23 +367,57 @@ TEST(full_queue_drop_and_block)
         "receivers: {src/fq: {}}\n"
         "exporters:\n"
         "  sink/drop: {sending_queue: {queue_size: 150, full_policy: drop}}\n"
-        "  sink/block: {sending_queue: {queue_size: 150, block_timeout: 20ms}}\n"
+        "  sink/block: {sending_queue: {queue_size: 250, block_timeout: 20ms}}\n"
         "service: {pipelines: {profiles: {receivers: [src/fq], exporters: [sink/drop, sink/block]}}}\n",
         &l);
     if (!g)
         return;
     set_gate(true);   /* senders take one batch each and wait */
     CHECK_INT(emit_one(false), PROFD_OK);   /* taken by the senders */
-    wait_queue_taken("sink/drop");
-    wait_queue_taken("sink/block");
-    CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 bytes */
-    CHECK_INT(emit_one(false), PROFD_ERETRY);   /* drop drops, block times out */
+    wait_queue_holds("sink/drop", 0);
+    wait_queue_holds("sink/block", 0);
+    CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 and of 250 bytes */
+    CHECK_INT(emit_one(false), PROFD_OK);   /* drop drops, block takes */
+    CHECK_INT(counter("sink/drop", "exporter", PROFD_C_DROPPED_RECORDS), 1);
+    CHECK_INT(emit_one(false), PROFD_ERETRY);   /* block times out: refused whole */
     CHECK_INT(counter("sink/drop", "exporter", PROFD_C_DROPPED_RECORDS), 1);
     set_gate(false);
-    CHECK(wait_delivered(4));
+    CHECK(wait_delivered(5));
     stop_graph(g, l);
-    CHECK_INT(counter("sink/block", "exporter", PROFD_C_SENT_RECORDS), 2);
+    CHECK_INT(counter("sink/block", "exporter", PROFD_C_SENT_RECORDS), 3);
     CHECK_INT(counter("sink/drop", "exporter", PROFD_C_SENT_RECORDS), 2);
+}
+
+TEST(a_fan_out_one_branch_refuses_is_queued_by_none)
+{
+    struct profd_loader *l;
+    struct profd_graph *g = begin_case(
+        "receivers: {src/ao: {}}\n"
+        "processors: {mut/ao: {}}\n"
+        "exporters: {sink/roomy: {}, sink/tight: {sending_queue: {queue_size: 150}}}\n"
+        "service: {pipelines: {\n"
+        "  profiles/1: {receivers: [src/ao], processors: [mut/ao], exporters: [sink/roomy]},\n"
+        "  profiles/2: {receivers: [src/ao], exporters: [sink/roomy, sink/tight]}}}\n",
+        &l);
+    if (!g)
+        return;
+    set_gate(true);
+    CHECK_INT(emit_one(false), PROFD_OK);   /* taken by the senders, which wait */
+    wait_queue_holds("sink/tight", 0);
+    wait_queue_holds("sink/roomy", 1);   /* one of its two batches taken */
+    CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of sink/tight's 150 bytes */
+    int64_t was = profd_queue_wait_until(PROFD_QUEUE_NO_WAIT);
+    CHECK_INT(emit_one(false), PROFD_ERETRY);
+    /* sink/roomy, reached along two paths, holds one batch of the first
+     * emit and two of the second: nothing of the refused one. */
+    CHECK_INT(atomic_load(&profd_metrics_get("sink/roomy", "exporter")->queue_records), 3);
+    profd_queue_wait_until(was);
+    set_gate(false);
+    CHECK_INT(emit_one(false), PROFD_OK);   /* the retry: waits for room in sink/tight */
+    CHECK(wait_delivered(9));
+    stop_graph(g, l);
+    CHECK_INT(counter("sink/roomy", "exporter", PROFD_C_SENT_RECORDS), 6);
+    CHECK_INT(counter("sink/tight", "exporter", PROFD_C_SENT_RECORDS), 3);
 }
 
 static int64_t mono_ms(void)
@@ -406,7 +441,7 @@ TEST(a_full_queue_refuses_at_once_where_waits_are_off_and_at_a_deadline)
         return;
     set_gate(true);
     CHECK_INT(emit_one(false), PROFD_OK);   /* taken by the sender, which waits */
-    wait_queue_taken("sink/nw");
+    wait_queue_holds("sink/nw", 0);
     CHECK(!profd_graph_congested(source, 100));   /* an empty queue takes anything */
     CHECK_INT(emit_one(false), PROFD_OK);   /* queued: 100 of 150 bytes */
     CHECK(profd_graph_congested(source, 100));   /* through the processor */

@@ -258,11 +258,12 @@ static struct share *share_of(struct share *sh, size_t m, const struct profd_que
     return sh;
 }
 
-/* Appends b to q (q->mu held), taking a reference. */
+/* Appends b to q (q->mu held), taking a reference, and counts it in. */
 static void enqueue(struct profd_queue *q, struct profd_batch *b)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
     size_t bytes = profd_batch_bytes(b);
+    profd_metrics_count_in(q->c->metrics, b->nrecords, bytes);
     profd_batch_ref(b);
     *it = (struct item){b, bytes, deadline_after(q->s.sending_queue.flush_timeout), ++q->pushed,
                         NULL};
@@ -353,7 +354,9 @@ static int try_push_all(struct share *sh, size_t m, const struct profd_push *pus
         wake_sender(sh[k].q);
     lock_shares(sh, m, false, NULL);
     for (size_t i = 0; i < n; i++)
-        if (!share_of(sh, m, pushes[i].queue)->fits) {
+        if (!share_of(sh, m, pushes[i].queue)->fits) {   /* taken in, then dropped */
+            profd_metrics_count_in(pushes[i].queue->c->metrics, pushes[i].batch->nrecords,
+                                   profd_batch_bytes(pushes[i].batch));
             profd_batch_ref(pushes[i].batch);
             give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS, "queue full");
         }

@@ -253,34 +253,59 @@ void profd_graph_destroy(struct profd_graph *g)
     free(g);
 }
 
-/* The exporters' pushes of the receiver's emit this thread is in, when
- * that emit fans out: made together at its end (profd_queue_push_all). */
-struct staged_pushes {
-    struct profd_push *pushes;
-    size_t n, cap;
+/* What the receiver's emit this thread is in, when that emit fans out,
+ * does at its end: the exporters' pushes, made together
+ * (profd_queue_push_all), and, when they are made, the processors'
+ * counts of what they took in. */
+struct staged_count {
+    struct profd_metrics *metrics;
+    size_t records, bytes;
 };
-static _Thread_local struct staged_pushes *staged;
+struct staged_emit {
+    struct profd_push *pushes;
+    size_t npushes, pushes_cap;
+    struct staged_count *counts;
+    size_t ncounts, counts_cap;
+};
+static _Thread_local struct staged_emit *staged;
 
 static void stage_push(struct profd_queue *q, struct profd_batch *b)
 {
-    profd_grow(&staged->pushes, &staged->cap, staged->n + 1, sizeof(*staged->pushes));
+    profd_grow(&staged->pushes, &staged->pushes_cap, staged->npushes + 1,
+               sizeof(*staged->pushes));
     profd_batch_ref(b);
-    staged->pushes[staged->n++] = (struct profd_push){q, b};
+    staged->pushes[staged->npushes++] = (struct profd_push){q, b};
 }
 
+/* Counts what processor c took in: now, or when the staged emit's pushes
+ * are made. */
+static void count_in(struct profd_component *c, size_t records, size_t bytes)
+{
+    if (!staged) {
+        profd_metrics_count_in(c->metrics, records, bytes);
+        return;
+    }
+    profd_grow(&staged->counts, &staged->counts_cap, staged->ncounts + 1,
+               sizeof(*staged->counts));
+    staged->counts[staged->ncounts++] = (struct staged_count){c->metrics, records, bytes};
+}
+
+/* Hands b to c: an exporter's queue (staged, in a fanning-out emit), or a
+ * processor's consume. An exporter's queue counts what it takes in. */
 static int consume_at(struct profd_component *c, struct profd_batch *b)
 {
-    atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
-    atomic_fetch_add(&c->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
     if (c->kind == PROFD_EXPORTER && staged) {
         stage_push(c->queue, b);
         return PROFD_OK;
     }
     if (c->kind == PROFD_EXPORTER)
         return profd_queue_push(c->queue, b);
+    size_t records = b->nrecords, bytes = profd_batch_bytes(b);
     pthread_mutex_lock(&c->consume_lock);
     int rc = c->plugin->consume(c->state, b);
     pthread_mutex_unlock(&c->consume_lock);
+    if (rc != PROFD_ERETRY)
+        count_in(c, records, bytes);
     return rc;
 }
 
@@ -310,30 +335,34 @@ static int emit_downstream(struct profd_component *self, struct profd_batch *b)
  * others' pushes, as a plain emit does. */
 static int emit_all_or_none(struct profd_component *self, struct profd_batch *b)
 {
-    struct staged_pushes pushes = {0};
-    staged = &pushes;
+    struct staged_emit emit = {0};
+    staged = &emit;
     int rc = emit_downstream(self, b);
     staged = NULL;
-    if (rc != PROFD_ERETRY && pushes.n) {
-        int r = profd_queue_push_all(pushes.pushes, pushes.n);
+    if (rc != PROFD_ERETRY && emit.npushes) {
+        int r = profd_queue_push_all(emit.pushes, emit.npushes);
         if (r != PROFD_OK)
             rc = r;
     }
-    for (size_t i = 0; i < pushes.n; i++)
-        profd_batch_unref(pushes.pushes[i].batch);
-    free(pushes.pushes);
+    for (size_t i = 0; rc != PROFD_ERETRY && i < emit.ncounts; i++)
+        profd_metrics_count_in(emit.counts[i].metrics, emit.counts[i].records,
+                               emit.counts[i].bytes);
+    for (size_t i = 0; i < emit.npushes; i++)
+        profd_batch_unref(emit.pushes[i].batch);
+    free(emit.pushes);
+    free(emit.counts);
     return rc;
 }
 
 int profd_graph_emit(struct profd_component *self, struct profd_batch *b)
 {
-    if (self->kind == PROFD_RECEIVER) {
-        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_RECORDS], b->nrecords);
-        atomic_fetch_add(&self->metrics->counters[PROFD_C_ACCEPTED_BYTES], profd_batch_bytes(b));
-        if (self->fans_out && !staged)
-            return emit_all_or_none(self, b);
-    }
-    return emit_downstream(self, b);
+    if (self->kind != PROFD_RECEIVER)
+        return emit_downstream(self, b);
+    size_t records = b->nrecords, bytes = profd_batch_bytes(b);   /* before relabel drops any */
+    int rc = self->fans_out && !staged ? emit_all_or_none(self, b) : emit_downstream(self, b);
+    if (rc != PROFD_ERETRY)
+        profd_metrics_count_in(self->metrics, records, bytes);
+    return rc;
 }
 
 bool profd_graph_congested(const struct profd_component *self, size_t bytes)

@@ -135,10 +135,16 @@ struct profd_metrics *profd_metrics_get(const char *id, const char *kind)
     return m;
 }
 
+void profd_metrics_count_in(struct profd_metrics *m, size_t records, size_t bytes)
+{
+    atomic_fetch_add(&m->counters[PROFD_C_ACCEPTED_RECORDS], records);
+    atomic_fetch_add(&m->counters[PROFD_C_ACCEPTED_BYTES], bytes);
+}
+
 static const struct {
     const char *name, *help;
 } counter_info[PROFD_C_COUNT_] = {
-    [PROFD_C_ACCEPTED_RECORDS] = {"accepted_records", "Records a component took in."},
+    [PROFD_C_ACCEPTED_RECORDS] = {"accepted_records", "Records a component took in (not those it told their sender to retry)."},
     [PROFD_C_ACCEPTED_BYTES] = {"accepted_bytes", "Payload bytes a component took in."},
     [PROFD_C_REFUSED_RECORDS] = {"refused_records", "Inputs refused as malformed or invalid."},
     [PROFD_C_SENT_RECORDS] = {"sent_records", "Records an exporter delivered."},

@@ -21,6 +21,9 @@ struct profd_metrics {
 
 /* Returns the counters for id, creating them on first use. Thread-safe. */
 struct profd_metrics *profd_metrics_get(const char *id, const char *kind);
+/* Counts records and bytes a component took in (not those it refused or
+ * told their sender to retry). Any thread. */
+void profd_metrics_count_in(struct profd_metrics *m, size_t records, size_t bytes);
 /* Sets a free-form gauge `name{component="<component>",labels} value` (labels
  * in Prometheus syntax, e.g. `job="a",instance="b"`, or ""), creating it on
  * first use; allocates only then. Thread-safe. */

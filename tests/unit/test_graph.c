@@ -381,6 +381,8 @@ TEST(full_queue_drop_and_block)
     CHECK_INT(counter("sink/drop", "exporter", PROFD_C_DROPPED_RECORDS), 1);
     CHECK_INT(emit_one(false), PROFD_ERETRY);   /* block times out: refused whole */
     CHECK_INT(counter("sink/drop", "exporter", PROFD_C_DROPPED_RECORDS), 1);
+    CHECK_INT(counter("sink/drop", "exporter", PROFD_C_ACCEPTED_RECORDS), 3);   /* one dropped */
+    CHECK_INT(counter("src/fq", "receiver", PROFD_C_ACCEPTED_RECORDS), 3);
     set_gate(false);
     CHECK(wait_delivered(5));
     stop_graph(g, l);
@@ -411,6 +413,11 @@ TEST(a_fan_out_one_branch_refuses_is_queued_by_none)
     /* sink/roomy, reached along two paths, holds one batch of the first
      * emit and two of the second: nothing of the refused one. */
     CHECK_INT(atomic_load(&profd_metrics_get("sink/roomy", "exporter")->queue_records), 3);
+    /* Nothing counts the refused emit as taken in. */
+    CHECK_INT(counter("src/ao", "receiver", PROFD_C_ACCEPTED_RECORDS), 2);
+    CHECK_INT(counter("mut/ao", "processor", PROFD_C_ACCEPTED_RECORDS), 2);
+    CHECK_INT(counter("sink/roomy", "exporter", PROFD_C_ACCEPTED_RECORDS), 4);
+    CHECK_INT(counter("sink/tight", "exporter", PROFD_C_ACCEPTED_BYTES), 200);
     profd_queue_wait_until(was);
     set_gate(false);
     CHECK_INT(emit_one(false), PROFD_OK);   /* the retry: waits for room in sink/tight */

@@ -3,12 +3,12 @@
 
 #include <stdlib.h>
 
-static void put(struct index *ix, uint64_t hash, uint32_t stored)
+static void put(struct index *ix, uint32_t folded, uint32_t stored)
 {
-    size_t i = hash & ix->mask;
+    size_t i = folded & ix->mask;
     while (ix->slots[i].position)
         i = (i + 1) & ix->mask;
-    ix->slots[i] = (struct index_slot){hash, stored};
+    ix->slots[i] = (struct index_slot){folded, stored};
 }
 
 void index_add(struct index *ix, uint64_t hash, uint32_t position)
@@ -24,7 +24,7 @@ void index_add(struct index *ix, uint64_t hash, uint32_t position)
                 put(ix, old.slots[i].hash, old.slots[i].position);
         free(old.slots);
     }
-    put(ix, hash, position + 1);
+    put(ix, index_fold(hash), position + 1);
     ix->count++;
 }
 

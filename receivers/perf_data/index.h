@@ -13,8 +13,12 @@
 
 #include "../../lib/hash.h"
 
+/* A slot holds the hash folded to 32 bits, which picks the home slot and
+ * filters candidates (the caller's test decides), so that a slot is 8
+ * bytes: the sample index of a large recording is half the memory it was
+ * with the whole hash kept. */
 struct index_slot {
-    uint64_t hash;
+    uint32_t hash;
     uint32_t position;     /* position + 1; 0 = empty slot */
 };
 
@@ -23,6 +27,11 @@ struct index {
     size_t mask, count;
 };
 
+static inline uint32_t index_fold(uint64_t hash)
+{
+    return (uint32_t)(hash ^ (hash >> 32));
+}
+
 /* Calls same(arg, position) for each entry with this hash until it returns
  * true; returns that position, or -1. Inline, so that same is too. */
 static inline int64_t index_find(const struct index *ix, uint64_t hash,
@@ -30,8 +39,9 @@ static inline int64_t index_find(const struct index *ix, uint64_t hash,
 {
     if (!ix->slots)
         return -1;
-    for (size_t i = hash & ix->mask; ix->slots[i].position; i = (i + 1) & ix->mask)
-        if (ix->slots[i].hash == hash && same(arg, ix->slots[i].position - 1))
+    uint32_t folded = index_fold(hash);
+    for (size_t i = folded & ix->mask; ix->slots[i].position; i = (i + 1) & ix->mask)
+        if (ix->slots[i].hash == folded && same(arg, ix->slots[i].position - 1))
             return ix->slots[i].position - 1;
     return -1;
 }

@@ -22,16 +22,28 @@ struct location {
     uint64_t address;
 };
 
+/* The labels that keep samples of one stack apart, when the session
+ * labels samples (label_tid, label_cpu, label_comm): just before the
+ * sample's values, so that a session that does not (the default) spends
+ * nothing on them. */
+struct sample_tags {
+    int32_t tid, cpu;          /* -1: not labeled */
+    const char *comm;          /* interned in the session's comm pool; NULL: not labeled */
+};
+
 /* A distinct stack (and labels). Its values and location refs are one
  * block in the arena of the profile being built, so a lookup that finds it
  * reads one place, and building the profile copies nothing. */
 struct sample {
     int64_t *values;           /* the session's ncolumns, then nframes location refs
-                                  (position + 1), leaf first */
+                                  (position + 1), leaf first; the tags before them */
     uint32_t nframes;
-    int32_t tid, cpu;
-    const char *comm;          /* interned in the session's comm pool */
 };
+
+static const struct sample_tags *tags_of(const struct sample *sm)
+{
+    return (const struct sample_tags *)sm->values - 1;
+}
 
 /* Aggregation state of one output profile. */
 struct out {
@@ -70,6 +82,7 @@ struct perf_session {
     size_t nouts, outs_cap;
     struct index out_index;
     size_t ncolumns;              /* 2 per attr, fixed at the first sample */
+    bool labeled;                 /* samples carry tags (label_tid, label_cpu, label_comm) */
     uint64_t samples, lost;
     uint64_t lost_in_window;      /* since the last flush */
     struct memo *memo;
@@ -86,6 +99,7 @@ struct perf_session *perf_session_new(const struct profd_host *h, const struct p
     s->h = h;
     s->f = f;
     s->o = *o;
+    s->labeled = o->label_tid || o->label_cpu || o->label_comm;
     s->gen = 1;
     if (!(s->memo = calloc(MEMO_SIZE, sizeof(*s->memo))))
         abort();
@@ -214,16 +228,37 @@ struct sample_key {
     size_t ncolumns;
     const uint32_t *locs;
     uint32_t n;
-    int32_t tid, cpu;
-    const char *comm;
+    bool tagged;               /* the session labels samples: tags count */
+    struct sample_tags tags;
 };
 
 static bool same_sample(void *arg, uint32_t pos)
 {
     struct sample_key *k = arg;
     const struct sample *sm = &k->o->samples[pos];
-    return sm->nframes == k->n && sm->tid == k->tid && sm->cpu == k->cpu && sm->comm == k->comm &&
-           !memcmp(sm->values + k->ncolumns, k->locs, k->n * sizeof(*k->locs));
+    if (sm->nframes != k->n)
+        return false;
+    const struct sample_tags *t = tags_of(sm);
+    if (k->tagged && (t->tid != k->tags.tid || t->cpu != k->tags.cpu || t->comm != k->tags.comm))
+        return false;
+    return !memcmp(sm->values + k->ncolumns, k->locs, k->n * sizeof(*k->locs));
+}
+
+/* A new sample of key k in out o: its block (tags when k has them,
+ * values zeroed, location refs) in the arena of o's profile. */
+static struct sample new_sample(struct perf_session *s, struct out *o, const struct sample_key *k)
+{
+    const struct profd_host *h = s->h;
+    if (!o->profile)
+        o->profile = h->profile_new(1u << 20);
+    size_t tags = k->tagged ? sizeof(struct sample_tags) : 0;
+    uint8_t *block = h->profile_alloc(o->profile, tags + k->ncolumns * sizeof(int64_t) +
+                                                      (k->n ? k->n : 1) * sizeof(*k->locs));
+    memcpy(block, &k->tags, tags);
+    struct sample sm = {(int64_t *)(block + tags), k->n};
+    memset(sm.values, 0, k->ncolumns * sizeof(int64_t));
+    memcpy(sm.values + k->ncolumns, k->locs, k->n * sizeof(*k->locs));
+    return sm;
 }
 
 /* Adds one sample (location refs leaf first) of event attr with weight period. */
@@ -234,22 +269,16 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
     uint64_t hash = n & 1 ? locs[n - 1] : 0;
     for (uint32_t i = 0; i + 1 < n; i += 2)   /* two refs a mix: half the dependent multiplies */
         hash = hash_mix(hash, locs[i] | (uint64_t)locs[i + 1] << 32);
-    struct sample_key k = {o, s->ncolumns, locs, n, s->o.label_tid ? t->tid : -1,
-                           s->o.label_cpu ? cpu : -1, s->o.label_comm ? t->comm : NULL};
-    hash = hash_mix(hash_mix(hash_mix(hash, (uint64_t)k.tid), (uint64_t)k.cpu),
-                     (uint64_t)(uintptr_t)k.comm);
+    struct sample_key k = {o, s->ncolumns, locs, n, s->labeled,
+                           {s->o.label_tid ? t->tid : -1, s->o.label_cpu ? cpu : -1,
+                            s->o.label_comm ? t->comm : NULL}};
+    if (k.tagged)
+        hash = hash_mix(hash_mix(hash_mix(hash, (uint64_t)k.tags.tid), (uint64_t)k.tags.cpu),
+                        (uint64_t)(uintptr_t)k.tags.comm);
     int64_t at = index_find(&o->sample_index, hash, same_sample, &k);
     if (at < 0) {
-        const struct profd_host *h = s->h;
-        if (!o->profile)
-            o->profile = h->profile_new(1u << 20);
-        struct sample sm = {h->profile_alloc(o->profile, s->ncolumns * sizeof(int64_t) +
-                                                             (n ? n : 1) * sizeof(*locs)),
-                            n, k.tid, k.cpu, k.comm};
-        memset(sm.values, 0, s->ncolumns * sizeof(int64_t));
-        memcpy(sm.values + s->ncolumns, locs, n * sizeof(*locs));
         o->samples = grow_array(o->samples, &o->samples_cap, o->nsamples + 1, sizeof(*o->samples));
-        o->samples[o->nsamples] = sm;
+        o->samples[o->nsamples] = new_sample(s, o, &k);
         index_add(&o->sample_index, hash, (uint32_t)o->nsamples);
         at = (int64_t)o->nsamples++;
     }
@@ -650,7 +679,7 @@ static struct profd_profile *build_profile(struct perf_session *s, struct out *o
         p->locations[i] = (struct profd_location){.address = o->locs[i].address,
                                                   .mapping = o->locs[i].mapping};
     p->nlocations = (uint32_t)o->nlocs;
-    bool labeled = s->o.label_tid || s->o.label_cpu || s->o.label_comm;
+    bool labeled = s->labeled;
     uint32_t k_tid = labeled ? str(h, p, "tid") : 0, k_cpu = labeled ? str(h, p, "cpu") : 0,
              k_comm = labeled ? str(h, p, "comm") : 0;
     p->samples = h->profile_alloc(p, (o->nsamples + 1) * sizeof(*p->samples));
@@ -661,14 +690,15 @@ static struct profd_profile *build_profile(struct perf_session *s, struct out *o
                                     sm->nframes, 0};
         if (!labeled)
             continue;
+        const struct sample_tags *t = tags_of(sm);
         ps->labels = h->profile_alloc(p, 3 * sizeof(*ps->labels));
-        if (sm->tid >= 0)
-            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_tid, .num = sm->tid};
-        if (sm->cpu >= 0)
-            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_cpu, .num = sm->cpu};
-        if (sm->comm)
+        if (t->tid >= 0)
+            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_tid, .num = t->tid};
+        if (t->cpu >= 0)
+            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_cpu, .num = t->cpu};
+        if (t->comm)
             ps->labels[ps->nlabels++] =
-                (struct profd_sample_label){.key = k_comm, .str = str(h, p, sm->comm)};
+                (struct profd_sample_label){.key = k_comm, .str = str(h, p, t->comm)};
     }
     p->nsamples = o->nsamples;
     p->duration_nanos = (int64_t)(o->last_time - o->first_time);

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * An exporter's queue inside the core: its items and state, shared by the
+ * senders (exporter.c) and the pushes (queue_push.c). Not for modules.
+ */
+#ifndef PROFD_QUEUE_H
+#define PROFD_QUEUE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "exporter.h"
+#include "metrics.h"
+
+struct item {
+    struct profd_batch *batch;
+    size_t bytes;
+    struct timespec flush_at;     /* when flush_timeout ends for this item */
+    uint64_t seq;                 /* 1, 2, ... in push order */
+    struct item *next;
+};
+
+struct profd_queue {
+    struct profd_component *c;
+    struct profd_exporter_settings s;
+    pthread_mutex_t mu;
+    pthread_cond_t work;          /* senders: an item, a drain or a stop */
+    pthread_cond_t room;          /* pushers, retries, drain: a pop or a stop */
+    size_t idle_senders;          /* waiting on work */
+    size_t room_waiters;          /* waiting on room */
+    size_t lingering;             /* senders in their flush_timeout wait */
+    uint64_t pushed;              /* seq of the last item pushed */
+    uint64_t flushed;             /* items up to this seq go without waiting */
+    struct item *head, *tail;
+    size_t bytes, records;
+    bool draining, stop_now;
+    bool no_waits;                /* pushes refused at once when full: stopping */
+    struct timespec deadline;     /* of the drain */
+    pthread_t *threads;
+    size_t nthreads;
+};
+
+/* CLOCK_MONOTONIC now plus ns. */
+struct timespec profd_time_after(int64_t ns);
+/* Publishes the queue's bytes and records (q->mu held). */
+void profd_queue_gauges(struct profd_queue *q);
+/* Counts (under counter), logs and fails the acks of a batch that will not
+ * be exported, and lets go of the reference to it. */
+void profd_queue_give_up(struct profd_queue *q, struct profd_batch *b,
+                         enum profd_counter counter, const char *why);
+/* Waits (q->mu held) until a pop, a drain or a stop, or until *until;
+ * pthread_cond_timedwait's result. */
+int profd_queue_wait_room(struct profd_queue *q, const struct timespec *until);
+
+#endif

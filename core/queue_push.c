@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Pushes onto exporters' queues: one queue, or several all or none. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "graph.h"
+#include "log.h"
+#include "queue.h"
+#include "record.h"
+
+static _Thread_local int64_t wait_until_ns;
+
+int64_t profd_queue_wait_until(int64_t deadline_ns)
+{
+    int64_t was = wait_until_ns;
+    wait_until_ns = deadline_ns;
+    return was;
+}
+
+/* Whether bytes more fit (q->mu held). A batch larger than the whole queue
+ * is let in alone, never refused forever. */
+static bool room_for(const struct profd_queue *q, size_t bytes)
+{
+    return q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
+}
+
+bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
+{
+    if (q->s.sending_queue.full_policy != PROFD_QUEUE_BLOCK)
+        return false;
+    pthread_mutex_lock(&q->mu);
+    bool full = !room_for(q, bytes) && !q->draining;
+    pthread_mutex_unlock(&q->mu);
+    return full;
+}
+
+/* When a push that began now must stop waiting for room in q: after
+ * block_timeout, or at the thread's profd_queue_wait_until when sooner. */
+static struct timespec room_deadline(const struct profd_queue *q)
+{
+    struct timespec until = profd_time_after(q->s.sending_queue.block_timeout);
+    if (wait_until_ns &&
+        wait_until_ns < (int64_t)until.tv_sec * 1000000000 + until.tv_nsec)
+        until = (struct timespec){wait_until_ns / 1000000000, wait_until_ns % 1000000000};
+    return until;
+}
+
+/* Waits (q->mu held) until room for bytes, *until, a drain or
+ * profd_queue_stop_waits; whether they fit now. */
+static bool wait_for_room(struct profd_queue *q, size_t bytes, const struct timespec *until)
+{
+    bool fits = false;
+    while (!fits && !q->draining && !q->no_waits) {
+        if (q->lingering)   /* a full queue ends the wait for more */
+            pthread_cond_signal(&q->work);
+        if (profd_queue_wait_room(q, until) == ETIMEDOUT)
+            break;
+        fits = room_for(q, bytes);
+    }
+    return fits;
+}
+
+/* One queue's part in a push: the bytes of every batch it is given (one
+ * exporter reached along two paths gets two), whether they fit, and the
+ * end of this push's wait for its room once it had to wait. */
+struct share {
+    struct profd_queue *q;
+    size_t bytes;
+    bool fits, waited;
+    struct timespec until;
+};
+
+/* Fills sh with the distinct queues of the n pushes in address order (the
+ * order they are locked in) and their bytes; returns how many. */
+static size_t shares_of(const struct profd_push *pushes, size_t n, struct share *sh)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct profd_queue *q = pushes[i].queue;
+        size_t k = 0;
+        while (k < m && sh[k].q < q)
+            k++;
+        if (k == m || sh[k].q != q) {
+            memmove(&sh[k + 1], &sh[k], (m - k) * sizeof(*sh));
+            sh[k] = (struct share){.q = q};
+            m++;
+        }
+        sh[k].bytes += profd_batch_bytes(pushes[i].batch);
+    }
+    return m;
+}
+
+static struct share *share_of(struct share *sh, size_t m, const struct profd_queue *q)
+{
+    while (sh->q != q && --m)
+        sh++;
+    return sh;
+}
+
+/* Appends b to q (q->mu held), taking a reference, and counts it in. */
+static void enqueue(struct profd_queue *q, struct profd_batch *b)
+{
+    struct item *it = profd_xmalloc(sizeof(*it));
+    size_t bytes = profd_batch_bytes(b);
+    profd_metrics_count_in(q->c->metrics, b->nrecords, bytes);
+    profd_batch_ref(b);
+    *it = (struct item){b, bytes, profd_time_after(q->s.sending_queue.flush_timeout), ++q->pushed,
+                        NULL};
+    if (q->tail)
+        q->tail->next = it;
+    else
+        q->head = it;
+    q->tail = it;
+    q->bytes += bytes;
+    q->records += b->nrecords;
+}
+
+/* Wakes a sender for what was just queued (q->mu held): a busy one finds
+ * it on its own; a lingering one is woken only when enough has piled up. */
+static void wake_sender(struct profd_queue *q)
+{
+    profd_queue_gauges(q);
+    if (q->lingering ? (int64_t)q->records >= q->s.sending_queue.flush_size
+                     : q->idle_senders > 0)
+        pthread_cond_signal(&q->work);
+}
+
+/* The queues of sh[0..m) locked (in address order) or unlocked, but for
+ * the one skipped (NULL: none). */
+static void lock_shares(struct share *sh, size_t m, bool lock, const struct share *skip)
+{
+    for (size_t k = 0; k < m; k++)
+        if (&sh[k] != skip)
+            (lock ? pthread_mutex_lock : pthread_mutex_unlock)(&sh[k].q->mu);
+}
+
+/* A blocked push's wait for room in s->q (s->q->mu held, and only it).
+ * True when the push should look at every queue again: room came, or a
+ * drain began (which refuses it). False, logged, when it must not wait or
+ * waited in vain. */
+static bool wait_blocked(struct share *s)
+{
+    struct profd_queue *q = s->q;
+    if (wait_until_ns == PROFD_QUEUE_NO_WAIT || q->no_waits) {
+        pthread_mutex_unlock(&q->mu);
+        profd_log(PROFD_LOG_WARN, q->c->id, "queue full: asking the sender to retry");
+        return false;
+    }
+    if (!s->waited) {
+        s->waited = true;
+        s->until = room_deadline(q);
+        profd_log(PROFD_LOG_DEBUG, q->c->id, "queue full: a batch of %zu bytes waits for room",
+                  s->bytes);
+    }
+    bool again = wait_for_room(q, s->bytes, &s->until) || q->draining;
+    pthread_mutex_unlock(&q->mu);
+    if (!again)
+        profd_log(PROFD_LOG_WARN, q->c->id,
+                  "queue full for up to %lld ms: asking the sender to retry",
+                  (long long)(q->s.sending_queue.block_timeout / 1000000));
+    return again;
+}
+
+/* One look at every queue with all of them locked. *blocked NULL: the
+ * result, PROFD_OK with every batch queued (or, where the drop policy finds
+ * no room, dropped and counted) or PROFD_ERETRY when a queue is draining.
+ * Else *blocked is the first full queue under the block policy, whose lock
+ * alone is still held, and nothing was queued. */
+static int try_push_all(struct share *sh, size_t m, const struct profd_push *pushes, size_t n,
+                        struct share **blocked)
+{
+    lock_shares(sh, m, true, NULL);
+    *blocked = NULL;
+    for (size_t k = 0; k < m; k++) {
+        struct profd_queue *q = sh[k].q;
+        if (q->draining) {   /* not taken: its sender keeps it (a file stays, a client retries) */
+            lock_shares(sh, m, false, NULL);
+            profd_log(PROFD_LOG_WARN, q->c->id, "shutting down: asking the sender to retry");
+            return PROFD_ERETRY;
+        }
+        sh[k].fits = room_for(q, sh[k].bytes);
+        if (!sh[k].fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !*blocked)
+            *blocked = &sh[k];
+    }
+    if (*blocked) {
+        lock_shares(sh, m, false, *blocked);
+        return PROFD_ERETRY;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (share_of(sh, m, pushes[i].queue)->fits)
+            enqueue(pushes[i].queue, pushes[i].batch);
+    for (size_t k = 0; k < m; k++)
+        wake_sender(sh[k].q);
+    lock_shares(sh, m, false, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (!share_of(sh, m, pushes[i].queue)->fits) {   /* taken in, then dropped */
+            profd_metrics_count_in(pushes[i].queue->c->metrics, pushes[i].batch->nrecords,
+                                   profd_batch_bytes(pushes[i].batch));
+            profd_batch_ref(pushes[i].batch);
+            profd_queue_give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS, "queue full");
+        }
+    return PROFD_OK;
+}
+
+int profd_queue_push_all(const struct profd_push *pushes, size_t n)
+{
+    struct share few[4];
+    struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
+    size_t m = shares_of(pushes, n, sh);
+    struct share *blocked;
+    int rc;
+    do
+        rc = try_push_all(sh, m, pushes, n, &blocked);
+    while (blocked && wait_blocked(blocked));
+    if (sh != few)
+        free(sh);
+    return rc;
+}
+
+int profd_queue_push(struct profd_queue *q, struct profd_batch *b)
+{
+    return profd_queue_push_all(&(struct profd_push){q, b}, 1);
+}
+

@@ -427,6 +427,54 @@ TEST(a_fan_out_one_branch_refuses_is_queued_by_none)
     CHECK_INT(counter("sink/tight", "exporter", PROFD_C_SENT_RECORDS), 3);
 }
 
+enum { EMITTERS = 4, EMITS_EACH = 150 };
+
+/* An emitter thread: EMITS_EACH records, each emitted until taken, a full
+ * queue refusing at once. */
+static void *emit_until_taken(void *arg)
+{
+    int *retries = arg;
+    profd_queue_wait_until(PROFD_QUEUE_NO_WAIT);
+    for (int i = 0; i < EMITS_EACH; i++)
+        while (emit_one(false) == PROFD_ERETRY)
+            (*retries)++;
+    return NULL;
+}
+
+TEST(concurrent_fan_out_emits_lose_and_duplicate_nothing)
+{
+    struct profd_loader *l;
+    struct profd_graph *g = begin_case(
+        "receivers: {src/cc: {}}\n"
+        "processors: {mut/cc: {}}\n"
+        "exporters:\n"
+        "  sink/c1: {sending_queue: {queue_size: 300, flush_timeout: 0s}}\n"
+        "  sink/c2: {sending_queue: {queue_size: 200, flush_timeout: 0s}}\n"
+        "service: {pipelines: {\n"
+        "  profiles/1: {receivers: [src/cc], exporters: [sink/c1, sink/c2]},\n"
+        "  profiles/2: {receivers: [src/cc], processors: [mut/cc], exporters: [sink/c2]}}}\n",
+        &l);
+    if (!g)
+        return;
+    pthread_t threads[EMITTERS];
+    int retries[EMITTERS] = {0};
+    for (int i = 0; i < EMITTERS; i++)
+        pthread_create(&threads[i], NULL, emit_until_taken, &retries[i]);
+    int refused = 0;
+    for (int i = 0; i < EMITTERS; i++) {
+        pthread_join(threads[i], NULL);
+        refused += retries[i];
+    }
+    CHECK(refused > 0);   /* the queues were full at times */
+    CHECK(wait_delivered(3 * EMITTERS * EMITS_EACH));
+    stop_graph(g, l);
+    /* Each record once in sink/c1 and twice in sink/c2 (both paths),
+     * whatever was refused and retried on the way. */
+    CHECK_INT(counter("sink/c1", "exporter", PROFD_C_SENT_RECORDS), EMITTERS * EMITS_EACH);
+    CHECK_INT(counter("sink/c2", "exporter", PROFD_C_SENT_RECORDS), 2 * EMITTERS * EMITS_EACH);
+    CHECK_INT(counter("src/cc", "receiver", PROFD_C_ACCEPTED_RECORDS), EMITTERS * EMITS_EACH);
+}
+
 static int64_t mono_ms(void)
 {
     struct timespec t;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "log.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -43,4 +44,18 @@ void profd_log(enum profd_log_level level, const char *component, const char *fm
     va_start(ap, fmt);
     profd_vlog(level, component, fmt, ap);
     va_end(ap);
+}
+
+bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t next = atomic_load(&l->next_ns);
+    if (now < next || !atomic_compare_exchange_strong(&l->next_ns, &next, now + 1000000000)) {
+        atomic_fetch_add(&l->held, 1);
+        return false;
+    }
+    *held = atomic_exchange(&l->held, 0);
+    return true;
 }

@@ -4,6 +4,8 @@
 #define PROFD_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "profd/plugin.h"
 
@@ -15,5 +17,14 @@ int profd_log_parse_level(const char *name);
 void profd_log(enum profd_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void profd_vlog(enum profd_log_level level, const char *component, const char *fmt, va_list ap);
+
+/* One place's lines let through at most once a second. Zeroed to start. */
+struct profd_log_limit {
+    _Atomic int64_t next_ns;    /* CLOCK_MONOTONIC: when the next line may go */
+    _Atomic unsigned held;      /* lines held back since the last that went */
+};
+/* Whether a line from l may go now; when it may, *held is how many were
+ * held back since the last one that went. Thread-safe. */
+bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held);
 
 #endif

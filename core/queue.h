@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "exporter.h"
+#include "log.h"
 #include "metrics.h"
 
 struct item {
@@ -37,6 +38,7 @@ struct profd_queue {
     size_t bytes, records;
     bool draining, stop_now;
     bool no_waits;                /* pushes refused at once when full: stopping */
+    struct profd_log_limit refusals_log;   /* "asking the sender to retry" */
     struct timespec deadline;     /* of the drain */
     pthread_t *threads;
     size_t nthreads;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Pushes onto exporters' queues: one queue, or several all or none. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,16 +137,16 @@ static void lock_shares(struct share *sh, size_t m, bool lock, const struct shar
             (lock ? pthread_mutex_lock : pthread_mutex_unlock)(&sh[k].q->mu);
 }
 
-/* A blocked push's wait for room in s->q (s->q->mu held, and only it).
- * True when the push should look at every queue again: room came, or a
- * drain began (which refuses it). False, logged, when it must not wait or
- * waited in vain. */
-static bool wait_blocked(struct share *s)
+/* A blocked push's wait for room in s->q (s->q->mu held, and only it; let
+ * go here). True when the push should look at every queue again: room
+ * came, or a drain began (which refuses it). False, with *why, when it
+ * must not wait or waited in vain. */
+static bool wait_blocked(struct share *s, char *why, size_t whylen)
 {
     struct profd_queue *q = s->q;
     if (wait_until_ns == PROFD_QUEUE_NO_WAIT || q->no_waits) {
         pthread_mutex_unlock(&q->mu);
-        profd_log(PROFD_LOG_WARN, q->c->id, "queue full: asking the sender to retry");
+        snprintf(why, whylen, "queue full");
         return false;
     }
     if (!s->waited) {
@@ -156,37 +157,38 @@ static bool wait_blocked(struct share *s)
     }
     bool again = wait_for_room(q, s->bytes, &s->until) || q->draining;
     pthread_mutex_unlock(&q->mu);
-    if (!again)
-        profd_log(PROFD_LOG_WARN, q->c->id,
-                  "queue full for up to %lld ms: asking the sender to retry",
-                  (long long)(q->s.sending_queue.block_timeout / 1000000));
+    snprintf(why, whylen, "queue full for up to %lld ms",
+             (long long)(q->s.sending_queue.block_timeout / 1000000));
     return again;
 }
 
-/* One look at every queue with all of them locked. *blocked NULL: the
- * result, PROFD_OK with every batch queued (or, where the drop policy finds
- * no room, dropped and counted) or PROFD_ERETRY when a queue is draining.
- * Else *blocked is the first full queue under the block policy, whose lock
- * alone is still held, and nothing was queued. */
-static int try_push_all(struct share *sh, size_t m, const struct profd_push *pushes, size_t n,
-                        struct share **blocked)
+/* What one look at every queue found. */
+enum look { TAKEN, BLOCKED, DRAINING };
+
+/* One look at every queue with all of them locked. TAKEN: every batch
+ * queued (or, where the drop policy finds no room, dropped and counted).
+ * BLOCKED: *s is the first full queue under the block policy, whose lock
+ * alone is still held. DRAINING: *s is a queue whose drain began. Nothing
+ * was queued unless TAKEN. */
+static enum look look_at_all(struct share *sh, size_t m, const struct profd_push *pushes,
+                             size_t n, struct share **s)
 {
     lock_shares(sh, m, true, NULL);
-    *blocked = NULL;
+    *s = NULL;
     for (size_t k = 0; k < m; k++) {
         struct profd_queue *q = sh[k].q;
-        if (q->draining) {   /* not taken: its sender keeps it (a file stays, a client retries) */
+        if (q->draining) {
             lock_shares(sh, m, false, NULL);
-            profd_log(PROFD_LOG_WARN, q->c->id, "shutting down: asking the sender to retry");
-            return PROFD_ERETRY;
+            *s = &sh[k];
+            return DRAINING;
         }
         sh[k].fits = room_for(q, sh[k].bytes);
-        if (!sh[k].fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !*blocked)
-            *blocked = &sh[k];
+        if (!sh[k].fits && q->s.sending_queue.full_policy == PROFD_QUEUE_BLOCK && !*s)
+            *s = &sh[k];
     }
-    if (*blocked) {
-        lock_shares(sh, m, false, *blocked);
-        return PROFD_ERETRY;
+    if (*s) {
+        lock_shares(sh, m, false, *s);
+        return BLOCKED;
     }
     for (size_t i = 0; i < n; i++)
         if (share_of(sh, m, pushes[i].queue)->fits)
@@ -199,9 +201,31 @@ static int try_push_all(struct share *sh, size_t m, const struct profd_push *pus
             profd_metrics_count_in(pushes[i].queue->c->metrics, pushes[i].batch->nrecords,
                                    profd_batch_bytes(pushes[i].batch));
             profd_batch_ref(pushes[i].batch);
-            profd_queue_give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS, "queue full");
+            profd_queue_give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS,
+                                "queue full");
         }
-    return PROFD_OK;
+    return TAKEN;
+}
+
+/* A push refused because of queue q (full, or draining): q counts the
+ * records it would have taken as told to retry later, and says so at most
+ * once a second (a client retrying against a full queue would otherwise
+ * fill the log). Nothing was taken: a file stays, a client retries. */
+static void refuse(struct profd_queue *q, const struct profd_push *pushes, size_t n,
+                   const char *why)
+{
+    size_t records = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pushes[i].queue == q)
+            records += pushes[i].batch->nrecords;
+    atomic_fetch_add(&q->c->metrics->counters[PROFD_C_RETRY_LATER_RECORDS], records);
+    unsigned held;
+    if (!profd_log_limit_pass(&q->refusals_log, &held))
+        return;
+    char more[64] = "";
+    if (held)
+        snprintf(more, sizeof(more), " (%u more since the last such line)", held);
+    profd_log(PROFD_LOG_WARN, q->c->id, "%s: asking the sender to retry%s", why, more);
 }
 
 int profd_queue_push_all(const struct profd_push *pushes, size_t n)
@@ -209,14 +233,17 @@ int profd_queue_push_all(const struct profd_push *pushes, size_t n)
     struct share few[4];
     struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
     size_t m = shares_of(pushes, n, sh);
-    struct share *blocked;
-    int rc;
-    do
-        rc = try_push_all(sh, m, pushes, n, &blocked);
-    while (blocked && wait_blocked(blocked));
+    struct share *s;
+    enum look look;
+    char why[64] = "";
+    while ((look = look_at_all(sh, m, pushes, n, &s)) == BLOCKED &&
+           wait_blocked(s, why, sizeof(why)))
+        ;
+    if (look != TAKEN)
+        refuse(s->q, pushes, n, look == DRAINING ? "shutting down" : why);
     if (sh != few)
         free(sh);
-    return rc;
+    return look == TAKEN ? PROFD_OK : PROFD_ERETRY;
 }
 
 int profd_queue_push(struct profd_queue *q, struct profd_batch *b)

@@ -5,7 +5,7 @@ other exporter keeps a copy, so the client's retry duplicates nothing."""
 import os
 import threading
 
-from harness import GO_CORPUS, ProfdTestCase, http_post, wait_until
+from harness import GO_CORPUS, ProfdTestCase, http_post, metric_value, wait_until
 from test_pyroscope import INGEST_I, gated_backend, gated_exporter
 
 # A Pyroscope gateway writing every push to files and to a backend that
@@ -17,7 +17,7 @@ receivers:
 exporters:%s
   pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
 service:
-  telemetry: {metrics: {address: ""}}
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
   pipelines:
     profiles: {receivers: [pyroscope], exporters: [pyroscope, pprof_file]}
 """
@@ -39,6 +39,15 @@ class FanOutTest(ProfdTestCase):
             self.assertEqual(http_post(INGEST_I % (push, i), HEAP)[0], 200)
         status, body = http_post(INGEST_I % (push, 3), HEAP)
         self.assertEqual(status, 429, body)
+        # Counted where it was refused, and taken in nowhere.
+        m = p.metrics()
+        for exporter, retry_later, accepted in (("pyroscope", 1, 2), ("pprof_file", 0, 2)):
+            self.assertEqual(metric_value(m, "profd_component_retry_later_records_total",
+                                          kind="exporter", id=exporter), retry_later)
+            self.assertEqual(metric_value(m, "profd_component_accepted_records_total",
+                                          kind="exporter", id=exporter), accepted)
+        self.assertEqual(metric_value(m, "profd_component_accepted_records_total",
+                                      kind="receiver", id="pyroscope"), 2)
         for i in (1, 2):
             wait_until(lambda: os.path.exists(self.path("profiles", "app", "%d.pb.gz" % i)),
                        "the file of push %d" % i)

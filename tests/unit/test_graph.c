@@ -418,6 +418,9 @@ TEST(a_fan_out_one_branch_refuses_is_queued_by_none)
     CHECK_INT(counter("mut/ao", "processor", PROFD_C_ACCEPTED_RECORDS), 2);
     CHECK_INT(counter("sink/roomy", "exporter", PROFD_C_ACCEPTED_RECORDS), 4);
     CHECK_INT(counter("sink/tight", "exporter", PROFD_C_ACCEPTED_BYTES), 200);
+    /* The queue that refused it says so; the other one took nothing. */
+    CHECK_INT(counter("sink/tight", "exporter", PROFD_C_RETRY_LATER_RECORDS), 1);
+    CHECK_INT(counter("sink/roomy", "exporter", PROFD_C_RETRY_LATER_RECORDS), 0);
     profd_queue_wait_until(was);
     set_gate(false);
     CHECK_INT(emit_one(false), PROFD_OK);   /* the retry: waits for room in sink/tight */
@@ -466,6 +469,9 @@ TEST(concurrent_fan_out_emits_lose_and_duplicate_nothing)
         refused += retries[i];
     }
     CHECK(refused > 0);   /* the queues were full at times */
+    CHECK(counter("sink/c1", "exporter", PROFD_C_RETRY_LATER_RECORDS) +
+              counter("sink/c2", "exporter", PROFD_C_RETRY_LATER_RECORDS) >=
+          (uint64_t)refused);
     CHECK(wait_delivered(3 * EMITTERS * EMITS_EACH));
     stop_graph(g, l);
     /* Each record once in sink/c1 and twice in sink/c2 (both paths),

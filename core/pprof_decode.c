@@ -29,7 +29,7 @@
 #include "arena.h"
 #include "gzip.h"
 #include "pb.h"
-#include "pprof_fields.h"
+#include "pprof_decoder.h"
 #include "profile.h"
 #include "thread_slot.h"
 
@@ -39,65 +39,7 @@ static const char *const field_names[F_LAST_] = {
     "comment", "default_sample_type", "doc_url",
 };
 
-/* Maps the ids of one table to refs (position + 1). */
-struct idmap {
-    bool dense;            /* id == position + 1 for every entry */
-    uint64_t *keys;
-    uint32_t *refs;
-    size_t mask;
-};
-
-struct table_ids {
-    uint64_t *ids;         /* id of each entry, in table order */
-    size_t *offsets;       /* byte offset of each entry */
-    size_t n, cap;
-    struct idmap map;
-};
-
-/* A message's repeated parts while it is read. */
-struct scratch {
-    struct profd_line *lines;
-    uint64_t *locations, *values;
-    struct profd_sample_label *labels;
-    size_t lines_cap, locations_cap, values_cap, labels_cap;
-};
-
-/* What a decode grows, kept by its thread for the next one (see
- * decoder_take_arrays). */
-struct decode_arrays {
-    struct table_ids mappings, locations, functions;
-    struct scratch scratch;
-};
-
-/* Where a part of sweep 2 starts: a top-level field's offset, and how many
- * of each field come before it. */
-struct part_start {
-    size_t offset;
-    size_t before[F_LAST_];
-};
-
-struct decoder {
-    const uint8_t *buf;
-    size_t len;
-    struct profd_profile *p;
-    struct profd_arena *arena;   /* where this decoder's messages go */
-    char *err;
-    size_t errlen;
-    size_t counts[F_LAST_];
-    struct decode_arrays a;
-    struct part_start second_half;   /* offset 0: decoded whole, on one thread */
-    /* Sweep 1 read no ids: every table's are taken to be 1..n, which sweep
-     * 2 checks (a mismatch fails the decode). */
-    bool ids_assumed;
-    /* Decoding the second half: the offsets of its fields that set the
-     * profile's single values, left for after the first half. */
-    bool defers_scalars;
-    size_t *scalars;
-    size_t nscalars, scalars_cap;
-};
-
-__attribute__((format(printf, 3, 4))) static bool fail(struct decoder *d, size_t offset,
-                                                       const char *fmt, ...)
+bool pprof_fail(struct decoder *d, size_t offset, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -108,142 +50,24 @@ __attribute__((format(printf, 3, 4))) static bool fail(struct decoder *d, size_t
     return false;
 }
 
-static bool str_index(struct decoder *d, uint64_t v, uint32_t *out, const char *what, size_t off)
+bool pprof_str_index(struct decoder *d, uint64_t v, uint32_t *out, const char *what, size_t off)
 {
     if (v >= d->counts[F_STRING])
-        return fail(d, off, "%s string index %lld out of range (table has %zu)", what,
-                    (long long)v, d->counts[F_STRING]);
+        return pprof_fail(d, off, "%s string index %lld out of range (table has %zu)", what,
+                          (long long)v, d->counts[F_STRING]);
     *out = (uint32_t)v;
     return true;
 }
 
-static bool expect_wire(struct decoder *d, const struct pb_field *f, uint32_t wire,
-                        const char *what)
+bool pprof_expect_wire(struct decoder *d, const struct pb_field *f, uint32_t wire,
+                       const char *what)
 {
     if (f->wire == wire)
         return true;
-    return fail(d, f->offset, "%s field %u has wire type %u, want %u", what, f->number, f->wire,
-                wire);
+    return pprof_fail(d, f->offset, "%s field %u has wire type %u, want %u", what, f->number,
+                      f->wire, wire);
 }
 
-/* Room in a scratch array for element `need - 1`. */
-static inline void *room(void *items_ptr, size_t *cap, size_t need, size_t elem)
-{
-    if (need > *cap)
-        profd_grow(items_ptr, cap, need, elem);
-    return *(void **)items_ptr;
-}
-
-/* ---- ids ---- */
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static bool idmap_build(struct decoder *d, struct table_ids *t, const char *what)
-{
-    struct idmap *m = &t->map;
-    size_t n = t->n;
-    m->dense = true;
-    for (size_t i = 0; i < n; i++) {
-        if (t->ids[i] == 0)
-            return fail(d, t->offsets[i], "%s #%zu has id 0", what, i);
-        if (t->ids[i] != i + 1)
-            m->dense = false;
-    }
-    if (m->dense)
-        return true;
-    size_t size = 16;
-    while (size < n * 2)
-        size *= 2;
-    m->mask = size - 1;
-    m->keys = profd_xcalloc(size, sizeof(*m->keys));
-    m->refs = profd_xcalloc(size, sizeof(*m->refs));
-    for (size_t i = 0; i < n; i++) {
-        size_t h = mix64(t->ids[i]) & m->mask;
-        while (m->keys[h]) {
-            if (m->keys[h] == t->ids[i])
-                return fail(d, t->offsets[i], "duplicate %s id %llu", what,
-                            (unsigned long long)t->ids[i]);
-            h = (h + 1) & m->mask;
-        }
-        m->keys[h] = t->ids[i];
-        m->refs[h] = (uint32_t)(i + 1);
-    }
-    return true;
-}
-
-/* Returns the ref for id, or 0 when the table has no such id. */
-static inline uint32_t idmap_get(const struct table_ids *t, uint64_t id)
-{
-    const struct idmap *m = &t->map;
-    if (m->dense)
-        return id >= 1 && id <= t->n ? (uint32_t)id : 0;
-    if (!m->keys || id == 0)
-        return 0;
-    for (size_t h = mix64(id) & m->mask; m->keys[h]; h = (h + 1) & m->mask)
-        if (m->keys[h] == id)
-            return m->refs[h];
-    return 0;
-}
-
-/* Entry i's id field (any after the first) must repeat the id read in
- * sweep 1, or be i + 1 when ids are assumed. */
-static bool same_id(struct decoder *d, const struct table_ids *t, size_t i, uint64_t v,
-                    size_t off, const char *what)
-{
-    if (d->ids_assumed)
-        return v == i + 1 || fail(d, off, "%s id %llu is not its position + 1", what,
-                                  (unsigned long long)v);
-    return v == t->ids[i] || fail(d, off, "%s has two different ids", what);
-}
-
-/* An entry without an id is refused in sweep 1 (id 0), or here when ids
- * are assumed. */
-static bool has_id(struct decoder *d, bool seen, size_t off, const char *what)
-{
-    return seen || !d->ids_assumed || fail(d, off, "%s has no id", what);
-}
-
-/* Takes a table's n ids to be 1..n. */
-static void assume_ids(struct table_ids *t, size_t n)
-{
-    t->n = n;
-    t->map.dense = true;
-}
-
-/* Reads the id (field 1) of the table entry in message outer into t. */
-static bool read_entry_id(struct decoder *d, const struct pb_field *outer, struct table_ids *t,
-                          const char *what)
-{
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
-    uint64_t id = 0;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0)
-        if (f.number == 1) {
-            if (!expect_wire(d, &f, PB_VARINT, what))
-                return false;
-            id = f.value;
-            break;
-        }
-    if (rc < 0)
-        return fail(d, f.offset, "%s: %s", what, err);
-    if (t->n == t->cap) {
-        size_t cap = t->cap;
-        profd_grow(&t->ids, &cap, t->n + 1, sizeof(*t->ids));
-        profd_grow(&t->offsets, &t->cap, t->n + 1, sizeof(*t->offsets));
-    }
-    t->ids[t->n] = id;
-    t->offsets[t->n++] = outer->offset;
-    return true;
-}
 
 /* The most a thread keeps between decodes, of the decode's arrays and of
  * a check's inflated bytes and model. */
@@ -330,9 +154,9 @@ enum { TWO_THREADS_FROM = 4 << 20 };
 static bool read_field_ids(struct decoder *d, const struct pb_field *f)
 {
     switch (f->number) {
-    case F_MAPPING: return read_entry_id(d, f, &d->a.mappings, "Mapping");
-    case F_LOCATION: return read_entry_id(d, f, &d->a.locations, "Location");
-    case F_FUNCTION: return read_entry_id(d, f, &d->a.functions, "Function");
+    case F_MAPPING: return pprof_read_entry_id(d, f, &d->a.mappings, "Mapping");
+    case F_LOCATION: return pprof_read_entry_id(d, f, &d->a.locations, "Location");
+    case F_FUNCTION: return pprof_read_entry_id(d, f, &d->a.functions, "Function");
     }
     return true;
 }
@@ -361,345 +185,36 @@ static bool count_fields(struct decoder *d)
             if (f.wire == PB_LEN) {
                 ptrdiff_t n = pb_packed_count(f.data, f.len);
                 if (n < 0)
-                    return fail(d, f.offset, "malformed packed comment");
+                    return pprof_fail(d, f.offset, "malformed packed comment");
                 d->counts[F_COMMENT] += (size_t)n;
                 continue;
             }
         }
-        if (!expect_wire(d, &f, wire_of[f.number], field_names[f.number]))
+        if (!pprof_expect_wire(d, &f, wire_of[f.number], field_names[f.number]))
             return false;
         if (f.number == F_TIME && d->counts[F_TIME])
-            return fail(d, f.offset, "second time_nanos: concatenated profiles are not supported");
+            return pprof_fail(d, f.offset,
+                              "second time_nanos: concatenated profiles are not supported");
         d->counts[f.number]++;
         if (!d->ids_assumed && !read_field_ids(d, &f))
             return false;
     }
     if (rc < 0)
-        return fail(d, f.offset, "%s", err);
+        return pprof_fail(d, f.offset, "%s", err);
     if (d->counts[F_STRING] == 0)
-        return fail(d, 0, "string_table is empty; entry 0 must be \"\"");
+        return pprof_fail(d, 0, "string_table is empty; entry 0 must be \"\"");
     if (d->counts[F_STRING] > UINT32_MAX || d->counts[F_LOCATION] >= UINT32_MAX ||
         d->counts[F_FUNCTION] >= UINT32_MAX || d->counts[F_MAPPING] >= UINT32_MAX)
-        return fail(d, 0, "table too large");
+        return pprof_fail(d, 0, "table too large");
     if (d->ids_assumed) {
-        assume_ids(&d->a.mappings, d->counts[F_MAPPING]);
-        assume_ids(&d->a.locations, d->counts[F_LOCATION]);
-        assume_ids(&d->a.functions, d->counts[F_FUNCTION]);
+        pprof_assume_ids(&d->a.mappings, d->counts[F_MAPPING]);
+        pprof_assume_ids(&d->a.locations, d->counts[F_LOCATION]);
+        pprof_assume_ids(&d->a.functions, d->counts[F_FUNCTION]);
         return true;
     }
-    return idmap_build(d, &d->a.mappings, "mapping") && idmap_build(d, &d->a.locations, "location") &&
-           idmap_build(d, &d->a.functions, "function");
-}
-
-/* ---- sweep 2: small messages ---- */
-
-/* Field setter of a message made only of varints: false stops the decode. */
-typedef bool (*varint_setter)(struct decoder *d, void *target, uint32_t number, uint64_t value,
-                              size_t offset);
-
-/* Walks a message whose fields 1..max_field are all varints, calling set for
- * each; higher (unknown) fields are skipped. */
-static inline bool each_varint_field(struct decoder *d, const struct pb_field *outer,
-                                     uint32_t max_field, const char *what, varint_setter set,
-                                     void *target)
-{
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > max_field)
-            continue;
-        if (!expect_wire(d, &f, PB_VARINT, what) || !set(d, target, f.number, f.value, f.offset))
-            return false;
-    }
-    return rc == 0 || fail(d, f.offset, "%s: %s", what, err);
-}
-
-static bool set_value_type(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
-{
-    struct profd_value_type *vt = target;
-    return str_index(d, v, number == 1 ? &vt->type : &vt->unit, "ValueType", off);
-}
-
-static bool decode_value_type(struct decoder *d, const struct pb_field *outer,
-                              struct profd_value_type *vt)
-{
-    return each_varint_field(d, outer, 2, "ValueType", set_value_type, vt);
-}
-
-/* A mapping or function being decoded: its entry, its index, and whether
- * its id was seen. */
-struct table_entry {
-    void *entry;
-    size_t index;
-    bool id_seen;
-};
-
-static bool set_mapping(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
-{
-    struct table_entry *t = target;
-    struct profd_mapping *m = t->entry;
-    switch (number) {
-    case 1: t->id_seen = true; return same_id(d, &d->a.mappings, t->index, v, off, "Mapping");
-    case 2: m->memory_start = v; return true;
-    case 3: m->memory_limit = v; return true;
-    case 4: m->file_offset = v; return true;
-    case 5: return str_index(d, v, &m->filename, "Mapping.filename", off);
-    case 6: return str_index(d, v, &m->build_id, "Mapping.build_id", off);
-    case 7: m->has_functions = v != 0; return true;
-    case 8: m->has_filenames = v != 0; return true;
-    case 9: m->has_line_numbers = v != 0; return true;
-    default: m->has_inline_frames = v != 0; return true;
-    }
-}
-
-static bool decode_mapping(struct decoder *d, const struct pb_field *outer, size_t i)
-{
-    struct table_entry t = {&d->p->mappings[i], i, false};
-    return each_varint_field(d, outer, 10, "Mapping", set_mapping, &t) &&
-           has_id(d, t.id_seen, outer->offset, "Mapping");
-}
-
-static bool set_function(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
-{
-    struct table_entry *t = target;
-    struct profd_function *fn = t->entry;
-    switch (number) {
-    case 1:
-        t->id_seen = true;
-        return same_id(d, &d->a.functions, t->index, v, off, "Function");
-    case 2: return str_index(d, v, &fn->name, "Function.name", off);
-    case 3: return str_index(d, v, &fn->system_name, "Function.system_name", off);
-    case 4: return str_index(d, v, &fn->filename, "Function.filename", off);
-    default: fn->start_line = (int64_t)v; return true;
-    }
-}
-
-static bool decode_function(struct decoder *d, const struct pb_field *outer, size_t i)
-{
-    struct table_entry t = {&d->p->functions[i], i, false};
-    return each_varint_field(d, outer, 5, "Function", set_function, &t) &&
-           has_id(d, t.id_seen, outer->offset, "Function");
-}
-
-struct comment_sink {
-    struct decoder *d;
-    size_t offset;
-};
-
-static bool add_comment(void *arg, uint64_t v)
-{
-    struct comment_sink *s = arg;
-    struct profd_profile *p = s->d->p;
-    uint32_t idx = 0;
-    if (!str_index(s->d, v, &idx, "comment", s->offset))
-        return false;
-    p->comments[p->ncomments++] = idx;
-    return true;
-}
-
-static bool decode_scalar(struct decoder *d, const struct pb_field *f)
-{
-    struct profd_profile *p = d->p;
-    switch (f->number) {
-    case F_DROP_FRAMES: return str_index(d, f->value, &p->drop_frames, "drop_frames", f->offset);
-    case F_KEEP_FRAMES: return str_index(d, f->value, &p->keep_frames, "keep_frames", f->offset);
-    case F_DEFAULT_TYPE:
-        return str_index(d, f->value, &p->default_sample_type, "default_sample_type", f->offset);
-    case F_DOC_URL: return str_index(d, f->value, &p->doc_url, "doc_url", f->offset);
-    case F_TIME: p->time_nanos = (int64_t)f->value; return true;
-    case F_DURATION: p->duration_nanos = (int64_t)f->value; return true;
-    case F_PERIOD: p->period = (int64_t)f->value; return true;
-    case F_PERIOD_TYPE: return decode_value_type(d, f, &p->period_type);
-    case F_COMMENT: {
-        struct comment_sink s = {d, f->offset};
-        return pb_each_varint(f, add_comment, &s) ||
-               (d->err[0] ? false : fail(d, f->offset, "malformed comment"));
-    }
-    }
-    return true;
-}
-
-/* ---- sweep 2: locations ---- */
-
-static bool set_line(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
-{
-    struct profd_line *ln = target;
-    if (number == 1) {
-        ln->function = idmap_get(&d->a.functions, v);
-        if (!ln->function && v)
-            return fail(d, off, "Line refers to unknown function id %llu", (unsigned long long)v);
-    } else if (number == 2) {
-        ln->line = (int64_t)v;
-    } else {
-        ln->column = (int64_t)v;
-    }
-    return true;
-}
-
-static bool decode_location(struct decoder *d, const struct pb_field *outer, size_t i)
-{
-    struct profd_location *loc = &d->p->locations[i];
-    struct scratch *sc = &d->a.scratch;
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
-    size_t nlines = 0;
-    bool id_seen = false;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        if (f.number > 5)
-            continue;
-        if (!expect_wire(d, &f, f.number == 4 ? PB_LEN : PB_VARINT, "Location"))
-            return false;
-        switch (f.number) {
-        case 1:
-            id_seen = true;
-            if (!same_id(d, &d->a.locations, i, f.value, f.offset, "Location"))
-                return false;
-            break;
-        case 2:
-            loc->mapping = idmap_get(&d->a.mappings, f.value);
-            if (!loc->mapping && f.value)
-                return fail(d, f.offset, "Location refers to unknown mapping id %llu",
-                            (unsigned long long)f.value);
-            break;
-        case 3: loc->address = f.value; break;
-        case 4: {
-            struct profd_line *ln = room(&sc->lines, &sc->lines_cap, nlines + 1, sizeof(*ln));
-            ln += nlines++;
-            *ln = (struct profd_line){0};
-            if (!each_varint_field(d, &f, 3, "Line", set_line, ln))
-                return false;
-            break;
-        }
-        case 5: loc->is_folded = f.value != 0; break;
-        }
-    }
-    if (rc < 0)
-        return fail(d, f.offset, "Location: %s", err);
-    if (!has_id(d, id_seen, outer->offset, "Location"))
-        return false;
-    if (nlines) {
-        loc->lines = profd_arena_alloc(d->arena, nlines * sizeof(*loc->lines));
-        memcpy(loc->lines, sc->lines, nlines * sizeof(*loc->lines));
-        loc->nlines = (uint32_t)nlines;
-    }
-    return true;
-}
-
-/* ---- sweep 2: samples ---- */
-
-/* Appends the values of repeated varint field f (packed or not) to the
- * scratch array *v of *n values. */
-static bool gather_varints(struct decoder *d, const struct pb_field *f, uint64_t **v,
-                           size_t *cap, size_t *n)
-{
-    if (f->wire == PB_VARINT) {
-        uint64_t *out = room(v, cap, *n + 1, sizeof(**v));
-        out[(*n)++] = f->value;
-        return true;
-    }
-    if (f->wire != PB_LEN)
-        return fail(d, f->offset, "Sample field %u has wire type %u", f->number, f->wire);
-    struct pb_reader r;
-    pb_reader_init(&r, f->data, f->data, f->len);
-    /* A value takes at least a byte. The array and count are kept in
-     * locals: a value stored through *v may alias *n for the compiler. */
-    uint64_t *out = room(v, cap, *n + f->len, sizeof(**v));
-    size_t k = *n;
-    while (r.p < r.end)
-        if (!pb_varint(&r, &out[k++]))
-            return fail(d, f->offset, "malformed packed Sample field %u", f->number);
-    *n = k;
-    return true;
-}
-
-static bool set_label(struct decoder *d, void *target, uint32_t number, uint64_t v, size_t off)
-{
-    struct profd_sample_label *l = target;
-    switch (number) {
-    case 1: return str_index(d, v, &l->key, "Label.key", off);
-    case 2: return str_index(d, v, &l->str, "Label.str", off);
-    case 3: l->num = (int64_t)v; return true;
-    default: return str_index(d, v, &l->num_unit, "Label.num_unit", off);
-    }
-}
-
-/* Copies the gathered parts of sample s into the arena, in one block
- * (values, labels, then location refs: each part aligned for the next),
- * resolving location ids. */
-static bool store_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s,
-                         size_t nlocs, size_t nvalues, size_t nlabels)
-{
-    const struct scratch *sc = &d->a.scratch;
-    if (nvalues != d->p->nsample_types)
-        return fail(d, outer->offset, "sample has %zu values, profile has %u sample types",
-                    nvalues, d->p->nsample_types);
-    size_t values_size = nvalues * sizeof(*s->values), labels_size = nlabels * sizeof(*s->labels);
-    size_t size = values_size + labels_size + nlocs * sizeof(*s->locations);
-    char *block = size ? profd_arena_alloc(d->arena, size) : NULL;
-    s->values = nvalues ? (int64_t *)block : NULL;
-    s->labels = nlabels ? (struct profd_sample_label *)(block + values_size) : NULL;
-    s->locations = nlocs ? (uint32_t *)(block + values_size + labels_size) : NULL;
-    const struct table_ids *t = &d->a.locations;
-    size_t unknown = nlocs;
-    if (t->map.dense) {   /* ids are refs: only their range to check */
-        for (size_t i = 0; i < nlocs; i++) {
-            uint64_t id = sc->locations[i];
-            s->locations[i] = (uint32_t)id;
-            if (id - 1 >= t->n && unknown == nlocs)
-                unknown = i;
-        }
-    } else {
-        for (size_t i = 0; i < nlocs; i++)
-            if (!(s->locations[i] = idmap_get(t, sc->locations[i])) && unknown == nlocs)
-                unknown = i;
-    }
-    if (unknown < nlocs)
-        return fail(d, outer->offset, "sample refers to unknown location id %llu",
-                    (unsigned long long)sc->locations[unknown]);
-    s->nlocations = (uint32_t)nlocs;
-    for (size_t i = 0; i < nvalues; i++)
-        s->values[i] = (int64_t)sc->values[i];
-    if (nlabels)
-        memcpy(s->labels, sc->labels, nlabels * sizeof(*s->labels));
-    s->nlabels = (uint32_t)nlabels;
-    return true;
-}
-
-static bool decode_sample(struct decoder *d, const struct pb_field *outer, struct profd_sample *s)
-{
-    struct scratch *sc = &d->a.scratch;
-    struct pb_reader r;
-    struct pb_field f;
-    const char *err;
-    int rc;
-    size_t nlocs = 0, nvalues = 0, nlabels = 0;
-    pb_reader_init(&r, d->buf, outer->data, outer->len);
-    while ((rc = pb_next(&r, &f, &err)) > 0) {
-        bool ok = true;
-        if (f.number == 1) {
-            ok = gather_varints(d, &f, &sc->locations, &sc->locations_cap, &nlocs);
-        } else if (f.number == 2) {
-            ok = gather_varints(d, &f, &sc->values, &sc->values_cap, &nvalues);
-        } else if (f.number == 3) {
-            struct profd_sample_label *l = room(&sc->labels, &sc->labels_cap, nlabels + 1,
-                                                sizeof(*l));
-            l += nlabels++;
-            *l = (struct profd_sample_label){0};
-            ok = expect_wire(d, &f, PB_LEN, "Sample.label") &&
-                 each_varint_field(d, &f, 4, "Label", set_label, l);
-        }
-        if (!ok)
-            return false;
-    }
-    if (rc < 0)
-        return fail(d, f.offset, "Sample: %s", err);
-    return store_sample(d, outer, s, nlocs, nvalues, nlabels);
+    return pprof_idmap_build(d, &d->a.mappings, "mapping") &&
+           pprof_idmap_build(d, &d->a.locations, "location") &&
+           pprof_idmap_build(d, &d->a.functions, "function");
 }
 
 /* ---- sweep 2 ---- */
@@ -730,19 +245,19 @@ static bool decode_fields(struct decoder *d, const struct part_start *part, size
             p->strings[at[F_STRING]++] = (struct profd_str){(const char *)f.data, (uint32_t)f.len};
             break;
         case F_SAMPLE_TYPE:
-            ok = decode_value_type(d, &f, &p->sample_types[at[F_SAMPLE_TYPE]++]);
+            ok = pprof_decode_value_type(d, &f, &p->sample_types[at[F_SAMPLE_TYPE]++]);
             break;
-        case F_MAPPING: ok = decode_mapping(d, &f, at[F_MAPPING]++); break;
-        case F_FUNCTION: ok = decode_function(d, &f, at[F_FUNCTION]++); break;
-        case F_LOCATION: ok = decode_location(d, &f, at[F_LOCATION]++); break;
-        case F_SAMPLE: ok = decode_sample(d, &f, &p->samples[at[F_SAMPLE]++]); break;
+        case F_MAPPING: ok = pprof_decode_mapping(d, &f, at[F_MAPPING]++); break;
+        case F_FUNCTION: ok = pprof_decode_function(d, &f, at[F_FUNCTION]++); break;
+        case F_LOCATION: ok = pprof_decode_location(d, &f, at[F_LOCATION]++); break;
+        case F_SAMPLE: ok = pprof_decode_sample(d, &f, &p->samples[at[F_SAMPLE]++]); break;
         default:
             if (f.number >= F_LAST_)
                 break;
             if (d->defers_scalars)
                 defer_scalar(d, &f);
             else
-                ok = decode_scalar(d, &f);
+                ok = pprof_decode_scalar(d, &f);
         }
         if (!ok)
             return false;
@@ -794,7 +309,7 @@ static bool decode_halves(struct decoder *d)
         const char *err;
         size_t at = job->d.scalars[i];
         pb_reader_init(&r, d->buf, d->buf + at, d->len - at);
-        ok = pb_next(&r, &f, &err) > 0 && decode_scalar(d, &f);
+        ok = pb_next(&r, &f, &err) > 0 && pprof_decode_scalar(d, &f);
     }
     if (ok && !job->ok) {
         snprintf(d->err, d->errlen, "%s", job->err);
@@ -809,7 +324,7 @@ static bool decode_all_fields(struct decoder *d)
 {
     static const struct part_start whole;
     bool ok = d->second_half.offset ? decode_halves(d) : decode_fields(d, &whole, d->len);
-    return ok && (d->p->strings[0].len == 0 || fail(d, 0, "string_table[0] must be \"\""));
+    return ok && (d->p->strings[0].len == 0 || pprof_fail(d, 0, "string_table[0] must be \"\""));
 }
 
 /* ---- entry points ---- */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "go_regex.h"
 
+#include <ctype.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "text.h"
@@ -54,4 +56,130 @@ char *profd_go_regex_for_pcre2(const char *re)
         p += n;
     }
     return o.s;
+}
+
+/* Bytes from p to its closing c, c included; 0 when there is none. */
+static size_t through(const char *p, char c)
+{
+    const char *end = strchr(p, c);
+    return end ? (size_t)(end + 1 - p) : 0;
+}
+
+/* The length of the escape at p (p[0] is the backslash) when Go has it,
+ * in a class or out of one; 0 when Go refuses it. */
+static size_t go_escape(const char *p, bool in_class)
+{
+    unsigned char c = (unsigned char)p[1];
+    if (c && c < 0x80 && !isalnum(c))
+        return 2;   /* punctuation stands for itself */
+    switch (c) {
+    case '1': case '2': case '3': case '4': case '5': case '6': case '7':
+        if (p[2] < '0' || p[2] > '7')
+            return 0;   /* a backreference */
+        __attribute__((fallthrough));   /* an octal code */
+    case '0': {
+        size_t n = 2;
+        while (n < 4 && p[n] >= '0' && p[n] <= '7')
+            n++;
+        return n;
+    }
+    case 'x':
+        return p[2] == '{' ? 2 + through(p + 2, '}') : 4;
+    case 'p': case 'P':
+        return p[2] == '{' ? 2 + through(p + 2, '}') : 3;
+    case 'b': case 'B': case 'A': case 'z':
+        return in_class ? 0 : 2;
+    case 'a': case 'f': case 't': case 'n': case 'r': case 'v':
+    case 'd': case 'D': case 's': case 'S': case 'w': case 'W':
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* The length of the group opening "(?..." at p when Go has it: flags
+ * ("(?i)", "(?i-s:"), a named group ("(?P<", and "(?<" as Go 1.22 reads
+ * it), or "(?:"; 0 for the rest (lookaround, atomic, recursion, comment,
+ * branch reset, ...). */
+static size_t go_group(const char *p)
+{
+    const char *q = p + 2;
+    if (q[0] == 'P' && q[1] == '<')
+        return 4;
+    if (q[0] == '<' && q[1] != '=' && q[1] != '!')
+        return 3;
+    while (*q && strchr("imsU-", *q))
+        q++;
+    if (*q == ':' || (*q == ')' && q > p + 2))
+        return (size_t)(q + 1 - p);
+    return 0;
+}
+
+/* The length of the repetition operator at p (*, +, ?, or a counted
+ * {n}, {n,} or {n,m}), 0 when there is none (a { that is not a count is
+ * a character), and in *count_ok whether its counts are ones Go takes
+ * (at most 1000, n <= m). */
+static size_t repetition(const char *p, bool *count_ok)
+{
+    *count_ok = true;
+    if (*p == '*' || *p == '+' || *p == '?')
+        return 1;
+    if (*p != '{' || !isdigit((unsigned char)p[1]))
+        return 0;
+    char *end;
+    long lo = strtol(p + 1, &end, 10), hi = lo;
+    if (*end == ',') {
+        hi = isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : -1;
+        if (hi < 0)
+            end++;
+    }
+    if (*end != '}')
+        return 0;
+    *count_ok = lo <= 1000 && hi <= 1000 && (hi < 0 || lo <= hi);
+    return (size_t)(end + 1 - p);
+}
+
+const char *profd_go_regex_unsupported(const char *re, size_t *offset)
+{
+    bool in_class = false, repeated = false;   /* the last item read was a repetition */
+    for (const char *p = re; *p;) {
+        size_t n = 1;
+        bool count_ok, was_repeated = repeated;
+        repeated = false;
+        *offset = (size_t)(p - re);
+        if (p[0] == '\\' && p[1] == 'Q' && !in_class) {   /* quoted text, through \E */
+            const char *end = strstr(p + 2, "\\E");
+            n = end ? (size_t)(end + 2 - p) : strlen(p);
+        } else if (p[0] == '\\') {
+            if (!(n = go_escape(p, in_class)))
+                return "an escape Go's regexp does not have (such as a backreference)";
+        } else if (in_class) {
+            if (p[0] == '[' && p[1] == ':' && strstr(p + 2, ":]"))
+                n = (size_t)(strstr(p + 2, ":]") + 2 - p);   /* [:alpha:] */
+            else if (p[0] == ']')
+                in_class = false;
+        } else if (p[0] == '[') {
+            in_class = true;
+            n += p[n] == '^';
+            n += p[n] == ']';   /* a ] first is one of the class's characters */
+        } else if (p[0] == '(' && p[1] == '?') {
+            if (!(n = go_group(p)))
+                return "a group Go's regexp does not have (lookaround, atomic, recursion, "
+                       "comment)";
+        } else if (p[0] == '(' && p[1] == '*') {
+            return "a verb, which Go's regexp does not have";
+        } else if ((n = repetition(p, &count_ok))) {
+            if (was_repeated)
+                return "a repetition of a repetition (possessive or nested), which Go's regexp "
+                       "refuses";
+            if (!count_ok)
+                return "a repeat count Go's regexp refuses (over 1000, or min above max)";
+            n += p[n] == '?';   /* lazy */
+            repeated = true;
+        } else {
+            n = 1;
+        }
+        p += n;
+    }
+    return NULL;
 }

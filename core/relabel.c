@@ -99,6 +99,14 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
     int code;
     PCRE2_SIZE off;
     pcre2_code *c = compile_anchored(re, &code, &off);
+    size_t at;
+    const char *unsupported = c ? profd_go_regex_unsupported(re, &at) : NULL;
+    if (unsupported) {
+        snprintf(err, errlen, "invalid regex '%s': %s, at offset %zu (Prometheus would refuse it)",
+                 re, unsupported, at);
+        pcre2_code_free(c);
+        return NULL;
+    }
     if (!c) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(code, msg, sizeof(msg));

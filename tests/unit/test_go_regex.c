@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Go regex syntax made PCRE2's: the escapes the two read differently,
- * in classes and out, and what must pass through untouched. */
+/* Go regex syntax next to PCRE2's: the escapes the two read differently,
+ * in classes and out, what must pass through untouched, and where a
+ * pattern leaves Go's syntax (the whole of that is compared with Go's own
+ * regexp in test_relabel). */
 #include "check.h"
 
 #include "../../core/alloc.h"
@@ -33,6 +35,37 @@ TEST(escapes_read_differently_are_rewritten)
             CHECK_FAIL_("case %zu '%s': got '%s', want '%s'", i, cases[i].go, got ? got : "(same)",
                         cases[i].pcre2 ? cases[i].pcre2 : "(same)");
         free(got);
+    }
+}
+
+TEST(where_a_pattern_leaves_gos_syntax)
+{
+    static const struct {
+        const char *re;
+        int offset;   /* -1: within Go's syntax */
+        const char *says;
+    } cases[] = {
+        {"ab(?=c)", 2, "lookaround"},
+        {"(a)\\1", 3, "backreference"},
+        {"x{2}+", 4, "repetition of a repetition"},
+        {"[a\\h]", 2, "escape"},
+        {"a{1,1001}", 1, "repeat count"},
+        {"(*ACCEPT)", 0, "verb"},
+        {"\\Q(?=\\E(?i:a)*?[\\d\\]]{3}", -1, NULL},
+        {"a{,5}+", -1, NULL},   /* {,5} is text to Go: + repeats the } */
+        {"\\12\\x{2603}\\pN(?P<n>.)", -1, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        size_t at = 99;
+        const char *says = profd_go_regex_unsupported(cases[i].re, &at);
+        if (cases[i].offset < 0) {
+            CHECK(says == NULL);
+            continue;
+        }
+        CHECK(says != NULL);
+        CHECK_INT(at, cases[i].offset);
+        if (says)
+            CHECK_CONTAINS(says, cases[i].says);
     }
 }
 

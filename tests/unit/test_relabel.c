@@ -178,6 +178,9 @@ TEST(bad_rules_are_config_errors_with_location)
     } bad[] = {
         {"[{source_labels: [a], regex: 'a(b', target_label: x}]",
          "r.yaml:1:37: p.rules[0]: invalid regex 'a(b': missing closing parenthesis"},
+        {"[{source_labels: [a], regex: 'a(?!b)', target_label: x}]",
+         "r.yaml:1:37: p.rules[0]: invalid regex 'a(?!b)': a group Go's regexp does not have "
+         "(lookaround, atomic, recursion, comment), at offset 1 (Prometheus would refuse it)"},
         {"[{source_labels: [a]}]", "r.yaml:1:9: p.rules[0]: replace needs target_label"},
         {"[{source_labels: [a], target_label: h, action: hashmod}]",
          "p.rules[0]: hashmod needs a modulus above 0"},

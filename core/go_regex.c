@@ -24,45 +24,85 @@ static const char *replacement(char c, bool in_class)
     }
 }
 
+/* Bytes from p to its closing c, c included; 0 when there is none. */
+static size_t through(const char *p, char c)
+{
+    const char *end = strchr(p, c);
+    return end ? (size_t)(end + 1 - p) : 0;
+}
+
+/* Whether the escape at p, in a class, is a class of characters itself
+ * (\d, \w, \s, \pL, \p{Greek} and their negations); its length in *len. */
+static bool class_escape(const char *p, size_t *len)
+{
+    switch (p[1]) {
+    case 'd': case 'D': case 'w': case 'W': case 's': case 'S':
+        *len = 2;
+        return true;
+    case 'p': case 'P':
+        *len = p[2] == '{' && through(p + 2, '}') ? 2 + through(p + 2, '}') : p[2] ? 3 : 2;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* In a class, a - right after a class of characters (and not last) is a
+ * character to Go, and a range PCRE2 refuses: it is written \- instead.
+ * Whether it was. */
+static bool dash_after_class(struct profd_text *o, const char **p)
+{
+    if ((*p)[0] != '-' || !(*p)[1] || (*p)[1] == ']')
+        return false;
+    profd_text_add(o, "\\-");
+    (*p)++;
+    return true;
+}
+
 char *profd_go_regex_for_pcre2(const char *re)
 {
-    if (!strstr(re, "\\s") && !strstr(re, "\\S") && !strstr(re, "\\v"))
+    if (!strstr(re, "\\s") && !strstr(re, "\\S") && !strstr(re, "\\v") && !strchr(re, '-'))
         return NULL;
     struct profd_text o = {0};
-    bool in_class = false;
+    bool in_class = false, changed = false;
     for (const char *p = re; *p;) {
         size_t n = 1;
         if (p[0] == '\\' && p[1] == 'Q') {   /* quoted text, through \E */
             const char *end = strstr(p + 2, "\\E");
             n = end ? (size_t)(end + 2 - p) : strlen(p);
         } else if (p[0] == '\\' && p[1]) {
+            size_t len = 2;   /* an escape PCRE2 reads as Go does, or an escaped character */
+            bool a_class = in_class && class_escape(p, &len);
             const char *with = replacement(p[1], in_class);
-            if (with) {
+            if (with)
                 profd_text_add(&o, with);
-                p += 2;
-                continue;
-            }
-            n = 2;   /* an escape PCRE2 reads as Go does, or an escaped character */
+            else
+                profd_text_put(&o, p, len);
+            p += with ? 2 : len;
+            changed |= with != NULL;
+            changed |= a_class && dash_after_class(&o, &p);
+            continue;
         } else if (!in_class && p[0] == '[') {
             in_class = true;
             n += p[n] == '^';
             n += p[n] == ']';   /* a ] first is one of the class's characters */
         } else if (in_class && p[0] == '[' && p[1] == ':' && strstr(p + 2, ":]")) {
             n = (size_t)(strstr(p + 2, ":]") + 2 - p);   /* [:alpha:] */
+            profd_text_put(&o, p, n);
+            p += n;
+            changed |= dash_after_class(&o, &p);
+            continue;
         } else if (in_class && p[0] == ']') {
             in_class = false;
         }
         profd_text_put(&o, p, n);
         p += n;
     }
+    if (!changed) {
+        free(o.s);
+        return NULL;
+    }
     return o.s;
-}
-
-/* Bytes from p to its closing c, c included; 0 when there is none. */
-static size_t through(const char *p, char c)
-{
-    const char *end = strchr(p, c);
-    return end ? (size_t)(end + 1 - p) : 0;
 }
 
 /* The length of the escape at p (p[0] is the backslash) when Go has it,

@@ -11,7 +11,9 @@
 #include <stddef.h>
 
 /* A malloc'd PCRE2 pattern that does what Go does with re, or NULL when re
- * means the same to both as it is. re is assumed to compile in PCRE2. */
+ * means the same to both as it is. Besides the escapes above, a - right
+ * after a class of characters in a class ([\d-z]) is a character to Go
+ * and a range PCRE2 refuses: it is written \-. */
 char *profd_go_regex_for_pcre2(const char *re);
 
 /* Where re leaves Go's regexp syntax, which Prometheus compiles relabel

@@ -91,22 +91,26 @@ static pcre2_code *compile_anchored(const char *pattern, int *code, PCRE2_SIZE *
     return c;
 }
 
-/* re, in Go's syntax, compiled to do what Go's regexp does with it. Errors
- * are those of re as written, so that their offsets are the user's; what
- * it is rewritten to (go_regex.h) compiles wherever re does. */
+/* re, in Go's syntax, compiled to do what Go's regexp does with it (its
+ * rewrite, go_regex.h, where the two read it differently). Errors are
+ * those of re as written, so that their offsets are the user's. */
 static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
 {
     int code;
     PCRE2_SIZE off;
-    pcre2_code *c = compile_anchored(re, &code, &off);
-    size_t at;
-    const char *unsupported = c ? profd_go_regex_unsupported(re, &at) : NULL;
-    if (unsupported) {
-        snprintf(err, errlen, "invalid regex '%s': %s, at offset %zu (Prometheus would refuse it)",
-                 re, unsupported, at);
-        pcre2_code_free(c);
-        return NULL;
+    char *rewritten = profd_go_regex_for_pcre2(re);
+    pcre2_code *c = compile_anchored(rewritten ? rewritten : re, &code, &off);
+    if (!c && rewritten) {
+        pcre2_code *as_written = compile_anchored(re, &code, &off);
+        if (as_written) {
+            pcre2_code_free(as_written);
+            snprintf(err, errlen, "invalid regex '%s': its \\s, \\S or \\v cannot be read as Go's",
+                     re);
+            free(rewritten);
+            return NULL;
+        }
     }
+    free(rewritten);
     if (!c) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(code, msg, sizeof(msg));
@@ -114,16 +118,13 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
                  off < strlen(re) ? (size_t)off : strlen(re));
         return NULL;
     }
-    char *rewritten = profd_go_regex_for_pcre2(re);
-    if (rewritten) {
+    size_t at;
+    const char *unsupported = profd_go_regex_unsupported(re, &at);
+    if (unsupported) {
+        snprintf(err, errlen, "invalid regex '%s': %s, at offset %zu (Prometheus would refuse it)",
+                 re, unsupported, at);
         pcre2_code_free(c);
-        c = compile_anchored(rewritten, &code, &off);
-        free(rewritten);
-        if (!c) {
-            snprintf(err, errlen, "invalid regex '%s': its \\s, \\S or \\v cannot be read as Go's",
-                     re);
-            return NULL;
-        }
+        return NULL;
     }
     pcre2_jit_compile(c, PCRE2_JIT_COMPLETE);   /* falls back to the interpreter */
     return c;

@@ -23,11 +23,16 @@ TEST(escapes_read_differently_are_rewritten)
         {"[]\\s]", "[]\\t\\n\\f\\r\\x20]"},        /* ] first is a member */
         {"[^]\\v]", "[^]\\x0b]"},
         {"[[:space:]\\s]", "[[:space:]\\t\\n\\f\\r\\x20]"},
-        {"\\\\s", "\\\\s"},                        /* an escaped backslash, then s */
+        {"\\\\s", NULL},                             /* an escaped backslash, then s */
         {"\\Q\\s\\E\\s", "\\Q\\s\\E[\\t\\n\\f\\r\\x20]"},
-        {"\\Q\\s", "\\Q\\s"},                      /* quoted to the end */
+        {"\\Q\\s", NULL},                            /* quoted to the end */
         {"[a]\\s", "[a][\\t\\n\\f\\r\\x20]"},      /* out of the class again */
         {"\\p{Greek}\\s", "\\p{Greek}[\\t\\n\\f\\r\\x20]"},
+        {"[\\s-z]", "[\\t\\n\\f\\r\\x20\\-z]"},         /* a - after a class is a character */
+        {"[\\d-z\\w-]", "[\\d\\-z\\w-]"},                 /* ... but last, it is one already */
+        {"[[:digit:]-a]\\p{Lu}-", "[[:digit:]\\-a]\\p{Lu}-"},   /* out of a class, - is - */
+        {"a-b[c-d]", NULL},
+        {"[a\\p", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         char *got = profd_go_regex_for_pcre2(cases[i].go);

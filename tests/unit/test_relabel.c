@@ -235,6 +235,8 @@ static const struct {
     {"\\101", "<$0>"},
     {"x{,3}", "<$0>"},
     {"[\\s\\-z]", "<$0>"},   /* Go's [\s-z]; PCRE2 refuses a range from a class */
+    {"[\\s-z]", "<$0>"},   /* the same, as Go reads it */
+    {"[\\d-z]+|[[:alpha:]-5]+|[\\pL-]|[\\p{Greek}-x]", "<$0>"},
     /* What PCRE2 takes and Go refuses (Prometheus would not load it) */
     {"a(?=b)|x", "<$0>"},
     {"(?<!a)b", "<$0>"},

@@ -464,8 +464,12 @@ service:
                 self.spool("p%d.pb.gz" % max_memory,
                            gzip.compress(pprof(mapping, [BASE + a for a in addrs])))
                 p.wait_log("locations looked at", start=mark)
-                value = metric_value(p.metrics(), "profd_symbolize_open_bytes",
+
+                def published():   # once the batch is done, just after that line
+                    v = metric_value(p.metrics(), "profd_symbolize_open_bytes",
                                      component="symbolize")
+                    return None if v is None else [v]
+                value = wait_until(published, "profd_symbolize_open_bytes on /metrics")[0]
                 self.assertEqual(p.stop(), 0)
                 return value
 

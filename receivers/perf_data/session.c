@@ -7,6 +7,7 @@
 
 #include "index.h"
 #include "process.h"
+#include "session_state.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -16,79 +17,6 @@
 #define CONTEXT_USER 0xfffffffffffffe00ull
 #define MAX_FRAMES 1024
 #define MISC_MMAP_DATA 0x2000
-
-struct location {
-    uint32_t mapping;     /* mapping ref (position in the out's maps + 1), 0 = none */
-    uint64_t address;
-};
-
-/* The labels that keep samples of one stack apart, when the session
- * labels samples (label_tid, label_cpu, label_comm): just before the
- * sample's values, so that a session that does not (the default) spends
- * nothing on them. */
-struct sample_tags {
-    int32_t tid, cpu;          /* -1: not labeled */
-    const char *comm;          /* interned in the session's comm pool; NULL: not labeled */
-};
-
-/* A distinct stack (and labels). Its values and location refs are one
- * block in the arena of the profile being built, so a lookup that finds it
- * reads one place, and building the profile copies nothing. */
-struct sample {
-    int64_t *values;           /* the session's ncolumns, then nframes location refs
-                                  (position + 1), leaf first; the tags before them */
-    uint32_t nframes;
-};
-
-static const struct sample_tags *tags_of(const struct sample *sm)
-{
-    return (const struct sample_tags *)sm->values - 1;
-}
-
-/* Aggregation state of one output profile. */
-struct out {
-    int64_t key;                  /* pid, attr index or 0 */
-    int32_t pid;
-    size_t attr;                  /* SPLIT_EVENT: the event */
-    struct location *locs;
-    size_t nlocs, locs_cap;
-    struct index loc_index;
-    const struct map **maps;         /* the profile's mappings, one per binary */
-    size_t nmaps, maps_cap;
-    struct index map_index;
-    struct profd_profile *profile;   /* receives locations and values as they come */
-    struct sample *samples;
-    size_t nsamples, samples_cap;
-    struct index sample_index;
-    uint64_t first_time, last_time;
-};
-
-#define MEMO_SIZE 4096    /* remembered frames, a power of 2 */
-
-/* One remembered frame: valid while gen is the session's. */
-struct memo {
-    uint64_t key;     /* address, bit 63 set for a leaf */
-    uint64_t gen;
-    int32_t pid;
-    uint32_t out, loc;
-};
-
-struct perf_session {
-    const struct profd_host *h;
-    const struct perf_file *f;
-    struct perf_session_options o;
-    struct processes procs;
-    struct out *outs;
-    size_t nouts, outs_cap;
-    struct index out_index;
-    size_t ncolumns;              /* 2 per attr, fixed at the first sample */
-    bool labeled;                 /* samples carry tags (label_tid, label_cpu, label_comm) */
-    uint64_t samples, lost;
-    uint64_t lost_in_window;      /* since the last flush */
-    struct memo *memo;
-    uint64_t gen;                 /* bumped when mappings or outputs change */
-    struct unwinder *unwinder;    /* made on the first dwarf-mode sample */
-};
 
 struct perf_session *perf_session_new(const struct profd_host *h, const struct perf_file *f,
                                       const struct perf_session_options *o)
@@ -616,135 +544,6 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
     }
 }
 
-/* ---- building profiles ---- */
-
-static uint32_t str(const struct profd_host *h, struct profd_profile *p, const char *s)
-{
-    return h->profile_intern(p, s, strlen(s));
-}
-
-static const char *event_unit(const struct perf_attr *a)
-{
-    return a->type == 1 && a->config <= 1 ? "nanoseconds" : "count";   /* cpu-/task-clock */
-}
-
-static void set_types(struct perf_session *s, struct profd_profile *p)
-{
-    const struct profd_host *h = s->h;
-    size_t nattrs = s->ncolumns / 2;
-    p->sample_types = h->profile_alloc(p, s->ncolumns * sizeof(*p->sample_types));
-    p->nsample_types = (uint32_t)s->ncolumns;
-    for (size_t i = 0; i < nattrs; i++) {
-        char buf[32], col[300];
-        const char *name = perf_event_name(s->f, i, buf, sizeof(buf));
-        snprintf(col, sizeof(col), "%s_samples", name);
-        p->sample_types[2 * i] = (struct profd_value_type){str(h, p, col), str(h, p, "count")};
-        p->sample_types[2 * i + 1] =
-            (struct profd_value_type){str(h, p, name), str(h, p, event_unit(&s->f->attrs[i]))};
-    }
-    if (nattrs) {
-        const struct perf_attr *last = &s->f->attrs[nattrs - 1];
-        p->period_type = p->sample_types[s->ncolumns - 1];
-        p->default_sample_type = p->period_type.type;
-        if (last->flags & PERF_ATTR_FLAG_FREQ)
-            p->period = last->sample_period && !strcmp(event_unit(last), "nanoseconds")
-                            ? (int64_t)(1000000000 / last->sample_period)
-                            : 0;
-        else
-            p->period = (int64_t)last->sample_period;
-    }
-}
-
-/* Completes o's profile (sample locations and values are in it already)
- * and hands it over; the lookups are dropped first to keep the peak low. */
-static struct profd_profile *build_profile(struct perf_session *s, struct out *o)
-{
-    const struct profd_host *h = s->h;
-    struct profd_profile *p = o->profile;
-    o->profile = NULL;
-    index_clear(&o->sample_index);
-    index_clear(&o->loc_index);
-    index_clear(&o->map_index);
-    set_types(s, p);
-    p->mappings = h->profile_alloc(p, (o->nmaps + 1) * sizeof(*p->mappings));
-    for (size_t i = 0; i < o->nmaps; i++) {
-        const struct map *m = o->maps[i];
-        p->mappings[i] = (struct profd_mapping){
-            .memory_start = m->start, .memory_limit = m->limit, .file_offset = m->pgoff,
-            .filename = str(h, p, m->filename), .build_id = str(h, p, m->build_id)};
-    }
-    p->nmappings = (uint32_t)o->nmaps;
-    p->locations = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->locations));
-    for (size_t i = 0; i < o->nlocs; i++)
-        p->locations[i] = (struct profd_location){.address = o->locs[i].address,
-                                                  .mapping = o->locs[i].mapping};
-    p->nlocations = (uint32_t)o->nlocs;
-    bool labeled = s->labeled;
-    uint32_t k_tid = labeled ? str(h, p, "tid") : 0, k_cpu = labeled ? str(h, p, "cpu") : 0,
-             k_comm = labeled ? str(h, p, "comm") : 0;
-    p->samples = h->profile_alloc(p, (o->nsamples + 1) * sizeof(*p->samples));
-    for (size_t i = 0; i < o->nsamples; i++) {
-        const struct sample *sm = &o->samples[i];
-        struct profd_sample *ps = &p->samples[i];
-        *ps = (struct profd_sample){(uint32_t *)(sm->values + s->ncolumns), sm->values, NULL,
-                                    sm->nframes, 0};
-        if (!labeled)
-            continue;
-        const struct sample_tags *t = tags_of(sm);
-        ps->labels = h->profile_alloc(p, 3 * sizeof(*ps->labels));
-        if (t->tid >= 0)
-            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_tid, .num = t->tid};
-        if (t->cpu >= 0)
-            ps->labels[ps->nlabels++] = (struct profd_sample_label){.key = k_cpu, .num = t->cpu};
-        if (t->comm)
-            ps->labels[ps->nlabels++] =
-                (struct profd_sample_label){.key = k_comm, .str = str(h, p, t->comm)};
-    }
-    p->nsamples = o->nsamples;
-    p->duration_nanos = (int64_t)(o->last_time - o->first_time);
-    const struct perf_meta *m = &s->f->meta;
-    if (m->clock_wall_ns && o->first_time)   /* perf clock -> wall clock */
-        p->time_nanos = (int64_t)(m->clock_wall_ns + (o->first_time - m->clock_ref_ns));
-    if (s->lost_in_window) {
-        char note[96];
-        snprintf(note, sizeof(note), "perf: %llu samples lost while recording (not included)",
-                 (unsigned long long)s->lost_in_window);
-        p->comments = h->profile_alloc(p, sizeof(*p->comments));
-        p->comments[0] = str(h, p, note);
-        p->ncomments = 1;
-    }
-    return p;
-}
-
-static void set_labels(struct perf_session *s, const struct out *o, struct profd_labels *l)
-{
-    const struct profd_host *h = s->h;
-    const struct perf_meta *m = &s->f->meta;
-    char buf[64];
-    const char *event = s->ncolumns ? perf_event_name(s->f, s->o.split == SPLIT_EVENT ? o->attr : 0,
-                                                      buf, sizeof(buf))
-                                    : "perf";
-    char name[128];
-    snprintf(name, sizeof(name), "perf_%s", event);
-    for (char *c = name; *c; c++)
-        if (*c == '-')
-            *c = '_';
-    h->labels_set(l, "__name__", name);
-    if (s->o.split == SPLIT_PID) {   /* the process's name now: after an exec, the new one */
-        h->labels_set(l, "service_name", processes_get(&s->procs, o->pid)->comm);
-        if (s->o.label_pid) {
-            snprintf(buf, sizeof(buf), "%d", o->pid);
-            h->labels_set(l, "pid", buf);
-        }
-    } else {
-        h->labels_set(l, "service_name", "perf");
-    }
-    if (m->hostname)
-        h->labels_set(l, "hostname", m->hostname);
-    if (m->osrelease)
-        h->labels_set(l, "os_release", m->osrelease);
-}
-
 static void out_clear(struct perf_session *s, struct out *o)
 {
     if (o->profile)
@@ -766,8 +565,8 @@ struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
     for (size_t i = 0; i < s->nouts; i++) {
         struct out *o = &s->outs[i];
         if (o->nsamples) {
-            res[*n].profile = build_profile(s, o);
-            set_labels(s, o, &res[*n].labels);
+            res[*n].profile = perf_build_profile(s, o);
+            perf_out_labels(s, o, &res[*n].labels);
             (*n)++;
         }
         out_clear(s, o);

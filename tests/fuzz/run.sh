@@ -31,8 +31,8 @@ all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
 libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
-receivers/perf_data/process.c receivers/perf_data/index.c receivers/perf_data/util.c
-receivers/perf_data/unwind.c lib/binary_lookup.c lib/file_io.c lib/grow.c"
+receivers/perf_data/build.c receivers/perf_data/process.c receivers/perf_data/index.c
+receivers/perf_data/util.c receivers/perf_data/unwind.c lib/binary_lookup.c lib/file_io.c lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \

@@ -31,20 +31,75 @@ static size_t through(const char *p, char c)
     return end ? (size_t)(end + 1 - p) : 0;
 }
 
+/* The length of the quoted text at p ("\Q...\E", or to the end when no
+ * \E comes). */
+static size_t quoted(const char *p)
+{
+    const char *end = strstr(p + 2, "\\E");
+    return end ? (size_t)(end + 2 - p) : strlen(p);
+}
+
+/* The length of a class's opening at p: "[" or "[^", with a "]" right
+ * after, which is one of the class's characters. */
+static size_t class_opening(const char *p)
+{
+    size_t n = 1;
+    n += p[n] == '^';
+    n += p[n] == ']';
+    return n;
+}
+
+/* The length of a POSIX class at p in a class ("[:alpha:]"), or 0. */
+static size_t posix_class(const char *p)
+{
+    const char *end = p[0] == '[' && p[1] == ':' ? strstr(p + 2, ":]") : NULL;
+    return end ? (size_t)(end + 2 - p) : 0;
+}
+
+/* The length of the escape at p (p[0] is the backslash) when Go has it,
+ * in a class or out of one; 0 when Go refuses it. */
+static size_t go_escape(const char *p, bool in_class)
+{
+    unsigned char c = (unsigned char)p[1];
+    if (c && c < 0x80 && !isalnum(c))
+        return 2;   /* punctuation stands for itself */
+    switch (c) {
+    case '1': case '2': case '3': case '4': case '5': case '6': case '7':
+        if (p[2] < '0' || p[2] > '7')
+            return 0;   /* a backreference */
+        __attribute__((fallthrough));   /* an octal code */
+    case '0': {
+        size_t n = 2;
+        while (n < 4 && p[n] >= '0' && p[n] <= '7')
+            n++;
+        return n;
+    }
+    case 'x':   /* \x{...}, or exactly two hex digits */
+        if (p[2] == '{')
+            return through(p + 2, '}') ? 2 + through(p + 2, '}') : 0;
+        return isxdigit((unsigned char)p[2]) && isxdigit((unsigned char)p[3]) ? 4 : 0;
+    case 'p': case 'P':   /* \p{Name}, or one letter */
+        if (p[2] == '{')
+            return through(p + 2, '}') ? 2 + through(p + 2, '}') : 0;
+        return isalpha((unsigned char)p[2]) ? 3 : 0;
+    case 'b': case 'B': case 'A': case 'z':
+        return in_class ? 0 : 2;
+    case 'a': case 'f': case 't': case 'n': case 'r': case 'v':
+    case 'd': case 'D': case 's': case 'S': case 'w': case 'W':
+        return 2;
+    default:
+        return 0;
+    }
+}
+
 /* Whether the escape at p, in a class, is a class of characters itself
  * (\d, \w, \s, \pL, \p{Greek} and their negations); its length in *len. */
 static bool class_escape(const char *p, size_t *len)
 {
-    switch (p[1]) {
-    case 'd': case 'D': case 'w': case 'W': case 's': case 'S':
-        *len = 2;
-        return true;
-    case 'p': case 'P':
-        *len = p[2] == '{' && through(p + 2, '}') ? 2 + through(p + 2, '}') : p[2] ? 3 : 2;
-        return true;
-    default:
-        return false;
-    }
+    size_t n = p[1] && strchr("dDwWsSpP", p[1]) ? go_escape(p, true) : 0;
+    if (n)
+        *len = n;
+    return n > 0;
 }
 
 /* In a class, a - right after a class of characters (and not last) is a
@@ -67,9 +122,8 @@ char *profd_go_regex_for_pcre2(const char *re)
     bool in_class = false, changed = false;
     for (const char *p = re; *p;) {
         size_t n = 1;
-        if (p[0] == '\\' && p[1] == 'Q') {   /* quoted text, through \E */
-            const char *end = strstr(p + 2, "\\E");
-            n = end ? (size_t)(end + 2 - p) : strlen(p);
+        if (p[0] == '\\' && p[1] == 'Q') {
+            n = quoted(p);
         } else if (p[0] == '\\' && p[1]) {
             size_t len = 2;   /* an escape PCRE2 reads as Go does, or an escaped character */
             bool a_class = in_class && class_escape(p, &len);
@@ -84,10 +138,9 @@ char *profd_go_regex_for_pcre2(const char *re)
             continue;
         } else if (!in_class && p[0] == '[') {
             in_class = true;
-            n += p[n] == '^';
-            n += p[n] == ']';   /* a ] first is one of the class's characters */
-        } else if (in_class && p[0] == '[' && p[1] == ':' && strstr(p + 2, ":]")) {
-            n = (size_t)(strstr(p + 2, ":]") + 2 - p);   /* [:alpha:] */
+            n = class_opening(p);
+        } else if (in_class && posix_class(p)) {
+            n = posix_class(p);
             profd_text_put(&o, p, n);
             p += n;
             changed |= dash_after_class(&o, &p);
@@ -105,37 +158,6 @@ char *profd_go_regex_for_pcre2(const char *re)
     return o.s;
 }
 
-/* The length of the escape at p (p[0] is the backslash) when Go has it,
- * in a class or out of one; 0 when Go refuses it. */
-static size_t go_escape(const char *p, bool in_class)
-{
-    unsigned char c = (unsigned char)p[1];
-    if (c && c < 0x80 && !isalnum(c))
-        return 2;   /* punctuation stands for itself */
-    switch (c) {
-    case '1': case '2': case '3': case '4': case '5': case '6': case '7':
-        if (p[2] < '0' || p[2] > '7')
-            return 0;   /* a backreference */
-        __attribute__((fallthrough));   /* an octal code */
-    case '0': {
-        size_t n = 2;
-        while (n < 4 && p[n] >= '0' && p[n] <= '7')
-            n++;
-        return n;
-    }
-    case 'x':
-        return p[2] == '{' ? 2 + through(p + 2, '}') : 4;
-    case 'p': case 'P':
-        return p[2] == '{' ? 2 + through(p + 2, '}') : 3;
-    case 'b': case 'B': case 'A': case 'z':
-        return in_class ? 0 : 2;
-    case 'a': case 'f': case 't': case 'n': case 'r': case 'v':
-    case 'd': case 'D': case 's': case 'S': case 'w': case 'W':
-        return 2;
-    default:
-        return 0;
-    }
-}
 
 /* The length of the group opening "(?..." at p when Go has it: flags
  * ("(?i)", "(?i-s:"), a named group ("(?P<", and "(?<" as Go 1.22 reads
@@ -187,21 +209,18 @@ const char *profd_go_regex_unsupported(const char *re, size_t *offset)
         bool count_ok, was_repeated = repeated;
         repeated = false;
         *offset = (size_t)(p - re);
-        if (p[0] == '\\' && p[1] == 'Q' && !in_class) {   /* quoted text, through \E */
-            const char *end = strstr(p + 2, "\\E");
-            n = end ? (size_t)(end + 2 - p) : strlen(p);
+        if (p[0] == '\\' && p[1] == 'Q' && !in_class) {
+            n = quoted(p);
         } else if (p[0] == '\\') {
             if (!(n = go_escape(p, in_class)))
                 return "an escape Go's regexp does not have (such as a backreference)";
         } else if (in_class) {
-            if (p[0] == '[' && p[1] == ':' && strstr(p + 2, ":]"))
-                n = (size_t)(strstr(p + 2, ":]") + 2 - p);   /* [:alpha:] */
-            else if (p[0] == ']')
-                in_class = false;
+            if (!(n = posix_class(p)))
+                n = 1;
+            in_class = n > 1 || p[0] != ']';
         } else if (p[0] == '[') {
             in_class = true;
-            n += p[n] == '^';
-            n += p[n] == ']';   /* a ] first is one of the class's characters */
+            n = class_opening(p);
         } else if (p[0] == '(' && p[1] == '?') {
             if (!(n = go_group(p)))
                 return "a group Go's regexp does not have (lookaround, atomic, recursion, "

@@ -33,6 +33,7 @@ TEST(escapes_read_differently_are_rewritten)
         {"[[:digit:]-a]\\p{Lu}-", "[[:digit:]\\-a]\\p{Lu}-"},   /* out of a class, - is - */
         {"a-b[c-d]", NULL},
         {"[a\\p", NULL},
+        {"[\\p{L-", NULL},                          /* a \p{ never closed is no class */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         char *got = profd_go_regex_for_pcre2(cases[i].go);
@@ -55,6 +56,9 @@ TEST(where_a_pattern_leaves_gos_syntax)
         {"x{2}+", 4, "repetition of a repetition"},
         {"[a\\h]", 2, "escape"},
         {"a{1,1001}", 1, "repeat count"},
+        {"a\\xA", 1, "escape"},     /* Go's \x takes two digits; nothing read past the end */
+        {"[\\p", 1, "escape"},
+        {"\\x{41", 0, "escape"},
         {"(*ACCEPT)", 0, "verb"},
         {"\\Q(?=\\E(?i:a)*?[\\d\\]]{3}", -1, NULL},
         {"a{,5}+", -1, NULL},   /* {,5} is text to Go: + repeats the } */

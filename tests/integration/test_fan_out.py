@@ -6,21 +6,12 @@ import os
 import threading
 
 from harness import GO_CORPUS, ProfdTestCase, http_post, metric_value, wait_until
-from test_pyroscope import INGEST_I, gated_backend, gated_exporter
+from test_pyroscope import INGEST_I, gated_backend, gated_config
 
 # A Pyroscope gateway writing every push to files and to a backend that
-# answers 503 until the test lets it through (gated_exporter): the third
-# push finds the backend's queue full.
-CONFIG = """
-receivers:
-  pyroscope: {endpoint: "127.0.0.1:0"}
-exporters:%s
-  pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
-service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
-  pipelines:
-    profiles: {receivers: [pyroscope], exporters: [pyroscope, pprof_file]}
-"""
+# answers 503 until the test lets it through (gated_config): the third push
+# finds the backend's queue full.
+PIPELINES = "profiles: {receivers: [pyroscope], exporters: [pyroscope, pprof_file]}"
 
 HEAP = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
 
@@ -32,8 +23,8 @@ class FanOutTest(ProfdTestCase):
 
         def take(series):
             taken.extend({l.name: l.value for l in sr.labels}["i"] for sr in series)
-        p = self.start(CONFIG % gated_exporter(
-            self.serve_http(gated_backend(backend, lock, take)), "100ms"))
+        p = self.start(gated_config(self.serve_http(gated_backend(backend, lock, take)), "100ms",
+                                    PIPELINES, telemetry='{metrics: {address: "127.0.0.1:0"}}'))
         push = p.listening("pyroscope: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
         for i in (1, 2):
             self.assertEqual(http_post(INGEST_I % (push, i), HEAP)[0], 200)

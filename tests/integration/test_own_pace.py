@@ -10,23 +10,13 @@ import threading
 import time
 
 from harness import CORPUS, GO_CORPUS, FakeTarget, ProfdTestCase, http_post, wait_until
-from test_pyroscope import INGEST_I, gated_backend, gated_exporter
+from test_pyroscope import INGEST_I, gated_backend, gated_config
 
 # The receiver under test feeds an exporter whose backend answers 503
-# until the test lets it through (gated_exporter): its third batch waits
-# for room. A Pyroscope receiver feeds files beside it.
-CONFIG = """
-receivers:
-  %s
-  pyroscope: {endpoint: "127.0.0.1:0"}
-exporters:%s
-  pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
-service:
-  telemetry: {metrics: {address: ""}, logs: {level: debug}}
-  pipelines:
-    profiles/own_pace: {receivers: [%s], exporters: [pyroscope]}
-    profiles/push: {receivers: [pyroscope], exporters: [pprof_file]}
-"""
+# until the test lets it through (gated_config): its third batch waits for
+# room. A Pyroscope receiver feeds files beside it.
+PIPELINES = """profiles/own_pace: {receivers: [%s], exporters: [pyroscope]}
+    profiles/push: {receivers: [pyroscope], exporters: [pprof_file]}"""
 
 HEAP = os.path.join(GO_CORPUS, "heap.pb.gz")
 
@@ -45,7 +35,8 @@ class OwnPaceTest(ProfdTestCase):
         def take(series):
             taken.extend({l.name: l.value for l in sr.labels} for sr in series)
         backend_port = self.serve_http(gated_backend(backend, lock, take))
-        p = self.start(CONFIG % (receiver, gated_exporter(backend_port, "60s"), name))
+        p = self.start(gated_config(backend_port, "60s", PIPELINES % name, receivers=receiver,
+                                    telemetry='{metrics: {address: ""}, logs: {level: debug}}'))
         push = p.listening("pyroscope: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
         p.wait_log(r"pyroscope: queue full: a batch of \d+ bytes waits for room")
         t0 = time.monotonic()

@@ -64,18 +64,30 @@ def address(p):
     return p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
 
-def gated_exporter(port, block_timeout):
-    """The config of a pyroscope exporter in front of a gated_backend on
-    port, to go under `exporters:`: while the backend refuses, its one
-    sender retries the first batch, its queue of 1 KiB holds the second,
+def gated_config(port, block_timeout, pipelines, receivers="",
+                 telemetry='{metrics: {address: ""}}'):
+    """A config with a Pyroscope receiver (and receivers, config lines under
+    `receivers:`), a pyroscope exporter in front of a gated_backend on port,
+    pprof_file writing ./profiles/{service_name}/{i}.pb.gz, and pipelines
+    (lines under `pipelines:`). While the backend refuses, the exporter's
+    one sender retries the first batch, its queue of 1 KiB holds the second,
     and the third finds the queue full and waits up to block_timeout."""
     return """
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+  %s
+exporters:
   pyroscope:
     endpoint: "http://127.0.0.1:%d"
     sending_queue: {queue_size: 1KiB, block_timeout: %s, flush_timeout: 0s, num_consumers: 1}
     shutdown_timeout: 1s
-    retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}""" % (
-        port, block_timeout)
+    retry_on_failure: {initial_interval: 20ms, max_interval: 50ms, max_elapsed_time: 0s}
+  pprof_file: {directory: ./profiles, path_template: "{service_name}/{i}.pb.gz"}
+service:
+  telemetry: %s
+  pipelines:
+    %s
+""" % (receivers, port, block_timeout, telemetry, pipelines)
 
 
 def gated_backend(backend, lock, take):

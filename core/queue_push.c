@@ -74,8 +74,10 @@ struct share {
 };
 
 /* Fills sh with the distinct queues of the n pushes in address order (the
- * order they are locked in) and their bytes; returns how many. */
-static size_t shares_of(const struct profd_push *pushes, size_t n, struct share *sh)
+ * order they are locked in) and their bytes, and bytes[i] with push i's;
+ * returns how many queues. */
+static size_t shares_of(const struct profd_push *pushes, size_t n, struct share *sh,
+                        size_t *bytes)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -88,7 +90,8 @@ static size_t shares_of(const struct profd_push *pushes, size_t n, struct share 
             sh[k] = (struct share){.q = q};
             m++;
         }
-        sh[k].bytes += profd_batch_bytes(pushes[i].batch);
+        bytes[i] = profd_batch_bytes(pushes[i].batch);
+        sh[k].bytes += bytes[i];
     }
     return m;
 }
@@ -100,11 +103,11 @@ static struct share *share_of(struct share *sh, size_t m, const struct profd_que
     return sh;
 }
 
-/* Appends b to q (q->mu held), taking a reference, and counts it in. */
-static void enqueue(struct profd_queue *q, struct profd_batch *b)
+/* Appends b, of bytes, to q (q->mu held), taking a reference, and counts
+ * it in. */
+static void enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
-    size_t bytes = profd_batch_bytes(b);
     profd_metrics_count_in(q->c->metrics, b->nrecords, bytes);
     profd_batch_ref(b);
     *it = (struct item){b, bytes, profd_time_after(q->s.sending_queue.flush_timeout), ++q->pushed,
@@ -171,7 +174,7 @@ enum look { TAKEN, BLOCKED, DRAINING };
  * alone is still held. DRAINING: *s is a queue whose drain began. Nothing
  * was queued unless TAKEN. */
 static enum look look_at_all(struct share *sh, size_t m, const struct profd_push *pushes,
-                             size_t n, struct share **s)
+                             const size_t *bytes, size_t n, struct share **s)
 {
     lock_shares(sh, m, true, NULL);
     *s = NULL;
@@ -192,14 +195,13 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
     }
     for (size_t i = 0; i < n; i++)
         if (share_of(sh, m, pushes[i].queue)->fits)
-            enqueue(pushes[i].queue, pushes[i].batch);
+            enqueue(pushes[i].queue, pushes[i].batch, bytes[i]);
     for (size_t k = 0; k < m; k++)
         wake_sender(sh[k].q);
     lock_shares(sh, m, false, NULL);
     for (size_t i = 0; i < n; i++)
         if (!share_of(sh, m, pushes[i].queue)->fits) {   /* taken in, then dropped */
-            profd_metrics_count_in(pushes[i].queue->c->metrics, pushes[i].batch->nrecords,
-                                   profd_batch_bytes(pushes[i].batch));
+            profd_metrics_count_in(pushes[i].queue->c->metrics, pushes[i].batch->nrecords, bytes[i]);
             profd_batch_ref(pushes[i].batch);
             profd_queue_give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS,
                                 "queue full");
@@ -231,18 +233,22 @@ static void refuse(struct profd_queue *q, const struct profd_push *pushes, size_
 int profd_queue_push_all(const struct profd_push *pushes, size_t n)
 {
     struct share few[4];
+    size_t few_bytes[4];
     struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
-    size_t m = shares_of(pushes, n, sh);
+    size_t *bytes = n <= 4 ? few_bytes : profd_xcalloc(n, sizeof(*bytes));
+    size_t m = shares_of(pushes, n, sh, bytes);
     struct share *s;
     enum look look;
     char why[64] = "";
-    while ((look = look_at_all(sh, m, pushes, n, &s)) == BLOCKED &&
+    while ((look = look_at_all(sh, m, pushes, bytes, n, &s)) == BLOCKED &&
            wait_blocked(s, why, sizeof(why)))
         ;
     if (look != TAKEN)
         refuse(s->q, pushes, n, look == DRAINING ? "shutting down" : why);
-    if (sh != few)
+    if (sh != few) {
         free(sh);
+        free(bytes);
+    }
     return look == TAKEN ? PROFD_OK : PROFD_ERETRY;
 }
 

@@ -201,7 +201,8 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
     lock_shares(sh, m, false, NULL);
     for (size_t i = 0; i < n; i++)
         if (!share_of(sh, m, pushes[i].queue)->fits) {   /* taken in, then dropped */
-            profd_metrics_count_in(pushes[i].queue->c->metrics, pushes[i].batch->nrecords, bytes[i]);
+            struct profd_metrics *counters = pushes[i].queue->c->metrics;
+            profd_metrics_count_in(counters, pushes[i].batch->nrecords, bytes[i]);
             profd_batch_ref(pushes[i].batch);
             profd_queue_give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS,
                                 "queue full");

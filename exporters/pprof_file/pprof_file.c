@@ -20,6 +20,7 @@
 
 #include "../../lib/file_io.h"
 #include "../../lib/hash.h"
+#include "dir_cache.h"
 #include "profd/plugin.h"
 #include "retention.h"
 #include "template.h"
@@ -86,6 +87,7 @@ struct state {
     _Atomic uint64_t taken[TAKEN_SLOTS];
     atomic_bool unnamed_works;   /* O_TMPFILE and /proc/self/fd are there */
     atomic_bool empty_path_works;   /* linkat(fd, "", AT_EMPTY_PATH) is allowed */
+    struct dir_cache *dirs;         /* the directories written into, kept open */
     pthread_mutex_t retention_lock;
     int64_t next_retention_ns;
 };
@@ -127,8 +129,10 @@ static int create(const struct profd_host *host, struct profd_component *self, c
                   void **out)
 {
     struct state *s = calloc(1, sizeof(*s));
-    if (!s)
+    if (!s || !(s->dirs = dir_cache_new())) {
+        free(s);
         return PROFD_ERR;
+    }
     s->host = host;
     s->self = self;
     s->cfg = cfg;
@@ -168,26 +172,20 @@ static void fsync_dir_of(const char *path)
 /* A nonzero hash of a file name. */
 static uint64_t name_hash(const char *name)
 {
-    uint64_t h = 0;
-    size_t n = strlen(name);
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t word = 0;
-        memcpy(&word, name + i, n - i < 8 ? n - i : 8);
-        h = hash_mix(h, word);
-    }
-    return h | 1;
+    return hash_bytes(name, strlen(name)) | 1;
 }
 
 /* Links the file (from_dir, from) names (a path; "/proc/self/fd/N" or, with
  * AT_EMPTY_PATH, the descriptor itself for an O_TMPFILE) to final without
- * replacing anything. When the name is taken, a suffix -N goes before the
- * extension, N from a counter that only grows, so a burst of profiles with
- * one timestamp costs one extra try each, not a scan; and once a name was
- * found taken, the next profile named the same is given a suffix without
- * trying it (a name freed meanwhile is not given back, which never
- * overwrites). Returns 0 with the name in written, or -1 with errno. */
-static int link_new(struct state *s, int from_dir, const char *from, int flags,
-                    const char *final, path_buf written)
+ * replacing anything; final + base names it relative to to_dir. When the
+ * name is taken, a suffix -N goes before the extension, N from a counter
+ * that only grows, so a burst of profiles with one timestamp costs one
+ * extra try each, not a scan; and once a name was found taken, the next
+ * profile named the same is given a suffix without trying it (a name freed
+ * meanwhile is not given back, which never overwrites). Returns 0 with the
+ * name (the whole path) in written, or -1 with errno. */
+static int link_new(struct state *s, int from_dir, const char *from, int flags, int to_dir,
+                    const char *final, size_t base, path_buf written)
 {
     const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
     size_t final_len = strlen(final), stem = final_len - strlen(ext);
@@ -206,7 +204,7 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
             errno = ENAMETOOLONG;
             return -1;
         }
-        if (linkat(from_dir, from, AT_FDCWD, written, flags) == 0)
+        if (linkat(from_dir, from, to_dir, written + base, flags) == 0)
             return 0;
         if (errno != EEXIST)
             return -1;
@@ -217,43 +215,63 @@ static int link_new(struct state *s, int from_dir, const char *from, int flags,
     return -1;
 }
 
-/* Writes data to an unnamed file in dir (O_TMPFILE) and links it in as
- * path: one directory entry made, none removed. 1 when written, 0 when the
- * file system or /proc cannot do it (the caller uses a named temporary
- * file), -1 with errno. */
-static int write_unnamed(struct state *s, const char *dir, const char *path,
-                         const uint8_t *data, size_t len, path_buf written)
+/* Links the unnamed file fd in as path, whose name starts at base and is
+ * relative to dir_fd: 0, or -1 with the error in *e. */
+static int link_unnamed(struct state *s, int fd, int dir_fd, const char *path, size_t base,
+                        path_buf written, int *e)
 {
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return errno == ENOENT ? -1 : 0;   /* ENOENT: the directory is missing */
-    if (write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0)) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
     /* The descriptor itself needs CAP_DAC_READ_SEARCH (ENOENT without it);
      * its /proc name costs a walk of /proc per file. The descriptor is
      * given up for good only when its /proc name then works, so that an
      * ENOENT with another cause (the directory removed meanwhile) does not
      * switch it off. */
     bool by_descriptor = s->empty_path_works;
-    int rc = -1, e = ENOENT;
+    int rc = -1;
+    *e = ENOENT;
     if (by_descriptor) {
-        rc = link_new(s, fd, "", AT_EMPTY_PATH, path, written);
-        e = errno;
+        rc = link_new(s, fd, "", AT_EMPTY_PATH, dir_fd, path, base, written);
+        *e = errno;
     }
-    if (rc < 0 && (!by_descriptor || e == ENOENT || e == EPERM)) {
+    if (rc < 0 && (!by_descriptor || *e == ENOENT || *e == EPERM)) {
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        rc = link_new(s, AT_FDCWD, proc, AT_SYMLINK_FOLLOW, path, written);
-        e = errno;
+        rc = link_new(s, AT_FDCWD, proc, AT_SYMLINK_FOLLOW, dir_fd, path, base, written);
+        *e = errno;
         if (by_descriptor && rc == 0)
             s->empty_path_works = false;
     }
-    close(fd);
+    return rc;
+}
+
+/* Writes data to an unnamed file in dir (O_TMPFILE) and links it in as
+ * path: one directory entry made, none removed. 1 when written, 0 when the
+ * file system or /proc cannot do it (the caller uses a named temporary
+ * file), -1 with errno (ENOENT: the directory is missing). */
+static int write_unnamed(struct state *s, const char *dir, const char *path,
+                         const uint8_t *data, size_t len, path_buf written)
+{
+    int dir_fd;
+    struct dir_entry *d = dir_cache_get(s->dirs, dir, &dir_fd);
+    if (!d)
+        return -1;
+    const char *slash = strrchr(path, '/');
+    size_t base = slash ? (size_t)(slash - path + 1) : 0;
+    int fd = openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    int rc = -1, e = errno;
+    if (fd >= 0) {
+        if (write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0))
+            e = errno;
+        else if ((rc = link_unnamed(s, fd, dir_fd, path, base, written, &e)) == 0)
+            e = 0;
+        close(fd);
+    }
+    if (e == ENOENT)   /* the directory went away since it was opened */
+        dir_cache_forget(s->dirs, d);
+    else
+        dir_cache_put(s->dirs, d);
     errno = e;
+    if (fd < 0)
+        return e == ENOENT ? -1 : 0;
     return rc == 0 ? 1 : e == ENOENT && access("/proc/self/fd", F_OK) != 0 ? 0 : -1;
 }
 
@@ -281,7 +299,7 @@ static int write_named(struct state *s, const char *path, const uint8_t *data, s
         rc = rename(tmp, path);
         e = errno;
     } else if (rc == 0) {
-        rc = link_new(s, AT_FDCWD, tmp, 0, path, written);
+        rc = link_new(s, AT_FDCWD, tmp, 0, AT_FDCWD, path, 0, written);
         e = errno;
     }
     if (fd >= 0 && !(rc == 0 && s->cfg->overwrite))
@@ -431,6 +449,7 @@ static void destroy(void *st)
     if (!s)
         return;
     pthread_mutex_destroy(&s->retention_lock);
+    dir_cache_free(s->dirs);
     free(s);
 }
 

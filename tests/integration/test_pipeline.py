@@ -114,6 +114,22 @@ class PipelineTest(ProfdTestCase):
         with open(self.path("out", "same-2.pb.gz"), "rb") as f:
             self.assertEqual(f.read(), open(os.path.join(GO_CORPUS, "mutex.pb.gz"), "rb").read())
 
+    def test_a_directory_removed_while_running_is_made_again(self):
+        """The exporter keeps its directories open between files; one removed
+        meanwhile is found gone and made again, and no file is lost."""
+        p = self.start(config([("pprof_file", 'path_template: "{__name__}/{unix_nanos}.pb.gz"')]))
+        self.spool("cpu.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"pprof_file: wrote ")
+        shutil.rmtree(self.path("profiles"))
+        self.spool("heap.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        p.wait_log(r"pprof_file: wrote ", count=2)
+        self.assertNotIn("cannot write", p.log_text())   # made again at once, not retried
+        outputs = self.outputs()
+        self.assertEqual(len(outputs), 1, outputs)
+        with open(outputs[0], "rb") as f:
+            self.assertEqual(f.read(), open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read())
+        self.assertEqual(p.stop(), 0)
+
     def test_reencoded_output_reads_the_same_in_go_pprof(self):
         p = self.start(config([("pprof_file", 'reencode: true, path_template: "{__name__}/{unix_nanos}.pb.gz"')]))
         files = corpus_files()

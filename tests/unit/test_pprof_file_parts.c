@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The pprof_file modules' inner parts: path templates, retention and profile
- * type naming. Compiled in from the module sources. */
+/* The pprof_file modules' inner parts: path templates, open directories,
+ * retention and profile type naming. Compiled in from the module sources. */
 #include "check.h"
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include "../../core/arena.h"
 #include "../../core/profile.h"
 #include "../../core/record.h"
+#include "../../exporters/pprof_file/dir_cache.c"
 #include "../../exporters/pprof_file/retention.c"
 #include "../../exporters/pprof_file/template.c"
 #include "../../receivers/pprof_file/naming.c"
@@ -101,6 +102,87 @@ TEST(retention_removes_oldest_first)
     char cmd[700];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     CHECK_INT(system(cmd), 0);
+}
+
+static bool descriptor_open(int fd)
+{
+    return fcntl(fd, F_GETFD) != -1;
+}
+
+TEST(dir_cache_shares_an_open_directory_until_it_is_found_gone)
+{
+    char root[] = "/tmp/profd-dirs-XXXXXX", dir[64];
+    CHECK(mkdtemp(root) != NULL);
+    snprintf(dir, sizeof(dir), "%s/d", root);
+    struct dir_cache *c = dir_cache_new();
+    int fd1, fd2, fd3;
+    errno = 0;
+    CHECK(dir_cache_get(c, dir, &fd1) == NULL);
+    CHECK_INT(errno, ENOENT);
+
+    CHECK_INT(mkdir(dir, 0755), 0);
+    struct dir_entry *e1 = dir_cache_get(c, dir, &fd1), *e2 = dir_cache_get(c, dir, &fd2);
+    CHECK(e1 != NULL && e1 == e2 && fd1 == fd2);
+    int f = openat(fd1, "x", O_WRONLY | O_CREAT, 0644);   /* names resolve in dir */
+    CHECK(f >= 0);
+    close(f);
+    char x[96];
+    snprintf(x, sizeof(x), "%s/x", dir);
+    CHECK_INT(access(x, F_OK), 0);
+
+    /* Found gone by one holder: the other keeps its descriptor until it
+     * gives it back, and the next get opens the directory anew. */
+    dir_cache_forget(c, e2);
+    CHECK(descriptor_open(fd1));
+    struct dir_entry *e3 = dir_cache_get(c, dir, &fd3);
+    CHECK(e3 != NULL && e3 != e1 && fd3 != fd1);
+    dir_cache_put(c, e1);
+    CHECK(!descriptor_open(fd1));
+
+    /* Removed and made again: the kept descriptor is of the removed one,
+     * where no name can be made. */
+    CHECK_INT(unlink(x), 0);
+    CHECK_INT(rmdir(dir), 0);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    dir_cache_put(c, e3);
+    e3 = dir_cache_get(c, dir, &fd3);
+    CHECK(openat(fd3, "y", O_WRONLY | O_CREAT, 0644) < 0 && errno == ENOENT);
+    dir_cache_forget(c, e3);
+    e3 = dir_cache_get(c, dir, &fd3);
+    f = openat(fd3, ".", O_TMPFILE | O_WRONLY, 0644);
+    CHECK(f >= 0);
+    close(f);
+    dir_cache_put(c, e3);
+    dir_cache_free(c);
+    CHECK(!descriptor_open(fd3));
+    CHECK_INT(rmdir(dir), 0);
+    CHECK_INT(rmdir(root), 0);
+}
+
+TEST(dir_cache_keeps_every_directory_of_a_round_open)
+{
+    char root[] = "/tmp/profd-dirs-XXXXXX", dir[12][64];
+    CHECK(mkdtemp(root) != NULL);
+    struct dir_cache *c = dir_cache_new();
+    struct dir_entry *first[12];
+    int fd;
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 12; i++) {
+            snprintf(dir[i], sizeof(dir[i]), "%s/%d", root, i);
+            if (round == 0)
+                CHECK_INT(mkdir(dir[i], 0755), 0);
+            struct dir_entry *e = dir_cache_get(c, dir[i], &fd);
+            CHECK(e != NULL);
+            if (round == 0)
+                first[i] = e;
+            else
+                CHECK(e == first[i]);   /* not opened again */
+            dir_cache_put(c, e);
+        }
+    dir_cache_free(c);
+    for (int i = 0; i < 12; i++)
+        CHECK_INT(rmdir(dir[i]), 0);
+    CHECK_INT(rmdir(root), 0);
 }
 
 static struct profd_profile *typed(const char *period_type, const char *sample_type)

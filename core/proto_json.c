@@ -3,7 +3,6 @@
 #include "proto_json.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "../lib/hex.h"
 #include "alloc.h"
+#include "base64.h"
 #include "pb.h"
 
 static uint32_t wire_of(const struct pj_field *f)
@@ -84,14 +84,12 @@ static bool json_base64(struct to_pb *t, const struct pj_field *f, const json_t 
     if (!s)
         return bad(t, "%s: not a base64 string", f->json);
     size_t n = strlen(s);
-    uint8_t *buf = profd_xmalloc(n / 4 * 3 + 4);
-    int got = n ? EVP_DecodeBlock(buf, (const unsigned char *)s, (int)n) : 0;
-    if (got < 0 || n % 4) {
+    uint8_t *buf = profd_xmalloc(n / 4 * 3 + 2);
+    ssize_t got = profd_base64_decode(buf, s, n);
+    if (got < 0) {
         free(buf);
         return bad(t, "%s: not a base64 string", f->json);
     }
-    while (n && s[n - 1] == '=' && got > 0)   /* EVP_DecodeBlock counts padding as zeros */
-        n--, got--;
     pb_put_bytes_always(&t->w, f->number, buf, (size_t)got);
     free(buf);
     return true;
@@ -260,9 +258,8 @@ static json_t *bytes_json(const struct pj_field *f, const uint8_t *data, size_t 
         return j;
     }
     case PJ_BYTES: {
-        char *s = profd_xmalloc(4 * ((len + 2) / 3) + 1);
-        int n = EVP_EncodeBlock((unsigned char *)s, data, (int)len);
-        json_t *j = json_stringn(s, (size_t)n);
+        char *s = profd_xmalloc(profd_base64_length(len) + 1);
+        json_t *j = json_stringn(s, profd_base64_encode(s, data, len));
         free(s);
         return j;
     }

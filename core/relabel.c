@@ -11,7 +11,6 @@
 #include "relabel.h"
 
 #include <ctype.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "../config/bind.h"
 #include "alloc.h"
 #include "go_regex.h"
+#include "md5.h"
 #include "labels.h"
 #include "text.h"
 #include "thread_slot.h"
@@ -363,9 +363,8 @@ static void expand(const struct rule *r, const char *tmpl, const char *subject,
 
 uint64_t profd_hash_mod(const char *s, size_t len, uint64_t modulus)
 {
-    unsigned char digest[16];
-    unsigned int dlen = 0;
-    EVP_Digest(s, len, digest, &dlen, EVP_md5(), NULL);
+    uint8_t digest[16];
+    profd_md5(s, len, digest);
     uint64_t v = 0;
     for (int i = 8; i < 16; i++)   /* Prometheus: big-endian uint64 of bytes 8..15 */
         v = (v << 8) | digest[i];

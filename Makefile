@@ -62,7 +62,8 @@ CONFORMANCE := $(BUILD)/tests/conformance
 
 .SECONDARY:
 .PHONY: all deps test-deps run test unit asan fuzz bench install clean
-all: deps $(BUILD)/profd $(MODULES)
+TLS_LIB := $(BUILD)/profd-tls.so
+all: deps $(BUILD)/profd $(MODULES) $(TLS_LIB)
 
 deps:
 	@scripts/deps.sh
@@ -80,9 +81,16 @@ $(CORE_LIB): $(CORE_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
+# --as-needed: the executable maps only the libraries it calls, not
+# OpenSSL, which the TLS library below brings when a server needs it.
 $(BUILD)/profd: $(BUILD)/obj/core/main.o $(CORE_LIB)
 	@echo "  LINK    $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Wl,--as-needed $^ -o $@ $(LDLIBS)
+
+# Server TLS (core/tls_server.h), loaded by the executable on first use.
+$(TLS_LIB): core/tls/server_openssl.c core/tls_server.h | deps
+	@echo "  MODULE  $@"
+	$(Q)$(CC) $(CFLAGS) $(MODFLAGS) $< -o $@ -lssl -lcrypto -levent_openssl -levent_core -lc
 
 define module_rule
 $(BUILD)/modules/$(call module_name,$(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) $($(call module_name,$(1))_SRCS) $(wildcard lib/*.h) core/include/profd/plugin.h core/include/profd/model.h core/include/profd/options.h | deps
@@ -163,6 +171,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/profd/modules
 	install -m 755 $(BUILD)/profd $(DESTDIR)$(PREFIX)/bin/profd
 	install -m 644 $(MODULES) $(DESTDIR)$(PREFIX)/lib/profd/modules/
+	install -m 644 $(TLS_LIB) $(DESTDIR)$(PREFIX)/lib/profd/
 
 clean:
 	rm -rf build build-asan build-fuzz

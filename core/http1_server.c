@@ -26,7 +26,6 @@
  */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <errno.h>
 #include <stdio.h>
@@ -499,10 +498,7 @@ static bool detect(struct h1_conn *c, struct evbuffer *in)
 {
     bool h2;
     if (c->s->tls) {
-        const unsigned char *proto = NULL;
-        unsigned int n = 0;
-        SSL_get0_alpn_selected(bufferevent_openssl_get_ssl(c->bev), &proto, &n);
-        h2 = n == 2 && !memcmp(proto, "h2", 2);
+        h2 = c->s->tls_ops->chose_h2(c->bev);
     } else {
         size_t have = evbuffer_get_length(in), n = have < PREFACE_LEN ? have : PREFACE_LEN;
         h2 = !memcmp(evbuffer_pullup(in, (ev_ssize_t)n), PREFACE, n);

@@ -2,11 +2,9 @@
 #include "rpc_server.h"
 
 #include <event2/buffer.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/listener.h>
 #include <arpa/inet.h>
 #include <netdb.h>
-#include <openssl/err.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,72 +41,14 @@ static int split_endpoint(const char *endpoint, char *host, size_t hostlen, int 
     return 0;
 }
 
-static const char *tls_error(void)
-{
-    unsigned long e = ERR_get_error();
-    return e ? ERR_reason_error_string(e) : "unknown error";
-}
-
-/* Whether the ALPN list in offers want; *out points at it then. */
-static bool alpn_find(const unsigned char *in, unsigned int inlen, const char *want,
-                      const unsigned char **out)
-{
-    for (unsigned int i = 0; i < inlen;) {
-        unsigned int n = in[i];
-        if (i + 1 + n > inlen)
-            break;
-        if (n == strlen(want) && memcmp(in + i + 1, want, n) == 0) {
-            *out = in + i + 1;
-            return true;
-        }
-        i += 1 + n;
-    }
-    return false;
-}
-
-/* ALPN: h2 when offered; for HTTP servers http/1.1 otherwise. */
-static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-                       const unsigned char *in, unsigned int inlen, void *arg)
-{
-    (void)ssl;
-    const struct profd_server *s = arg;
-    if (alpn_find(in, inlen, "h2", out)) {
-        *outlen = 2;
-        return SSL_TLSEXT_ERR_OK;
-    }
-    if (s->o.protocol == PROFD_RPC_HTTP && alpn_find(in, inlen, "http/1.1", out)) {
-        *outlen = 8;
-        return SSL_TLSEXT_ERR_OK;
-    }
-    return SSL_TLSEXT_ERR_NOACK;
-}
-
 static int tls_setup(struct profd_server *s, char *err, size_t errlen)
 {
     const struct profd_server_options *o = &s->o;
-    s->tls = SSL_CTX_new(TLS_server_method());
-    if (!s->tls) {
-        snprintf(err, errlen, "TLS: %s", tls_error());
-        return -1;
-    }
-    SSL_CTX_set_min_proto_version(s->tls, TLS1_2_VERSION);
-    if (SSL_CTX_use_certificate_chain_file(s->tls, o->tls_cert_file) != 1) {
-        snprintf(err, errlen, "TLS certificate %s: %s", o->tls_cert_file, tls_error());
-        return -1;
-    }
-    if (SSL_CTX_use_PrivateKey_file(s->tls, o->tls_key_file, SSL_FILETYPE_PEM) != 1) {
-        snprintf(err, errlen, "TLS key %s: %s", o->tls_key_file, tls_error());
-        return -1;
-    }
-    if (o->tls_client_ca_file && *o->tls_client_ca_file) {
-        if (SSL_CTX_load_verify_locations(s->tls, o->tls_client_ca_file, NULL) != 1) {
-            snprintf(err, errlen, "TLS client CA %s: %s", o->tls_client_ca_file, tls_error());
-            return -1;
-        }
-        SSL_CTX_set_verify(s->tls, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-    }
-    SSL_CTX_set_alpn_select_cb(s->tls, select_alpn, s);
-    return 0;
+    s->tls_ops = profd_tls_server(err, errlen);
+    if (s->tls_ops)
+        s->tls = s->tls_ops->context_new(o->tls_cert_file, o->tls_key_file, o->tls_client_ca_file,
+                                         o->protocol == PROFD_RPC_HTTP, err, errlen);
+    return s->tls ? 0 : -1;
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
@@ -181,7 +121,7 @@ void profd_server_stop(struct profd_server *s)
     profd_http1_close_all(s);
     profd_h2_close_all(s);
     if (s->tls)
-        SSL_CTX_free(s->tls);
+        s->tls_ops->context_free(s->tls);
     free(s->endpoint);
     free(s);
 }
@@ -193,8 +133,7 @@ const char *profd_server_address(const struct profd_server *s)
 
 struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_socket_t fd)
 {
-    return s->tls ? bufferevent_openssl_socket_new(s->base, fd, SSL_new(s->tls),
-                                                   BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)
+    return s->tls ? s->tls_ops->bufferevent_new(s->tls, s->base, fd)
                   : bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 }
 

@@ -4,7 +4,7 @@
  * plugin.h): gRPC unary calls over HTTP/2 (nghttp2; h2c with prior knowledge
  * or TLS with ALPN h2), and HTTP servers taking HTTP/1.1 and HTTP/2 on one
  * port (http1_server.c tells them apart; gRPC calls arriving over HTTP/2
- * are served too); TLS through OpenSSL. What they share lives here: the
+ * are served too); TLS through profd-tls.so (tls_server.h). What they share lives here: the
  * listener, the TLS context, the size limit, the checks every HTTP request
  * gets whatever its version, and the log and counters of the owning
  * component.
@@ -14,11 +14,11 @@
 
 #include <event2/bufferevent.h>
 #include <event2/util.h>
-#include <openssl/ssl.h>
 #include <stdbool.h>
 #include <sys/socket.h>
 
 #include "profd/plugin.h"
+#include "tls_server.h"
 #include "work_pool.h"
 
 struct h2_conn;
@@ -32,7 +32,8 @@ struct profd_server {
     char address[80];                /* what it listens on, port resolved */
     profd_rpc_handler fn;
     void *arg;
-    SSL_CTX *tls;                    /* NULL: plaintext */
+    void *tls;                       /* the TLS context; NULL: plaintext */
+    const struct profd_tls_server_ops *tls_ops;
     struct evconnlistener *listener;
     struct h2_conn *conns;           /* HTTP/2 connections, a list */
     struct h1_conn *h1_conns;        /* HTTP/1.1 (and not yet told apart), a list */

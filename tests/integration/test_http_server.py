@@ -13,7 +13,7 @@ import socket
 import subprocess
 import unittest
 
-from harness import ProfdTestCase, make_test_certs, metric_value, valgrind, wait_until
+from harness import BUILD, PROFD, ProfdTestCase, make_test_certs, metric_value, valgrind, wait_until
 
 CONFIG = """
 receivers:
@@ -163,7 +163,24 @@ class HttpServerTest(ProfdTestCase):
                                      capture_output=True, text=True, timeout=30)
                 self.assertEqual(out.stdout, "200 " + version, out.stderr)
             wait_until(lambda: len(self.profiles("t%d" % tls)) == 2, "both versions' profiles")
+            with open("/proc/%d/maps" % p.proc.pid) as f:   # OpenSSL only when TLS is served
+                self.assertEqual("libssl" in f.read(), tls)
             self.assertEqual(p.stop(), 0)
+
+    def test_tls_without_its_library_is_a_clear_error_at_start(self):
+        """Server TLS comes from profd-tls.so beside the executable; an
+        executable without it refuses a TLS config and says what is missing."""
+        ca, cert, key = make_test_certs(self.path())
+        os.makedirs(self.path("bin"))
+        shutil.copy(PROFD, self.path("bin", "profd"))
+        with open(self.path("tls.yaml"), "w") as f:
+            f.write(CONFIG % {"max_body": "1KiB", "log_level": "info",
+                              "extra": ", tls: {cert_file: %s, key_file: %s}" % (cert, key)})
+        out = subprocess.run([self.path("bin", "profd"), "--config", "tls.yaml", "--modules",
+                              os.path.join(BUILD, "modules")], cwd=self.dir,
+                             capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertRegex(out.stderr, r"pyroscope: TLS: profd-tls\.so is neither beside the executable")
 
     def test_a_large_request_is_worked_on_aside_while_small_ones_are_answered(self):
         p, addr = self.start_receiver(max_body="64MiB", log_level="debug")

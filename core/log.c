@@ -46,16 +46,23 @@ void profd_log(enum profd_log_level level, const char *component, const char *fm
     va_end(ap);
 }
 
-bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held)
+bool profd_log_limit_pass_at(struct profd_log_limit *l, int64_t now_ns, unsigned *held)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    int64_t next = atomic_load(&l->next_ns);
-    if (now < next || !atomic_compare_exchange_strong(&l->next_ns, &next, now + 1000000000)) {
+    int64_t window = atomic_load(&l->window_ns);
+    if (now_ns - window >= 1000000000 &&
+        atomic_compare_exchange_strong(&l->window_ns, &window, now_ns))
+        atomic_store(&l->passed, 0);
+    if (atomic_fetch_add(&l->passed, 1) >= (l->burst ? l->burst : 1)) {
         atomic_fetch_add(&l->held, 1);
         return false;
     }
     *held = atomic_exchange(&l->held, 0);
     return true;
+}
+
+bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return profd_log_limit_pass_at(l, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, held);
 }

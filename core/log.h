@@ -18,13 +18,18 @@ void profd_log(enum profd_log_level level, const char *component, const char *fm
     __attribute__((format(printf, 3, 4)));
 void profd_vlog(enum profd_log_level level, const char *component, const char *fmt, va_list ap);
 
-/* One place's lines let through at most once a second. Zeroed to start. */
+/* One place's lines let through at most burst a second (once when burst is
+ * 0). Zeroed to start, burst set before the first line. */
 struct profd_log_limit {
-    _Atomic int64_t next_ns;    /* CLOCK_MONOTONIC: when the next line may go */
+    unsigned burst;
+    _Atomic int64_t window_ns;  /* CLOCK_MONOTONIC: when the current second began */
+    _Atomic unsigned passed;    /* lines that went in it */
     _Atomic unsigned held;      /* lines held back since the last that went */
 };
 /* Whether a line from l may go now; when it may, *held is how many were
  * held back since the last one that went. Thread-safe. */
 bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held);
+/* The same at now_ns on CLOCK_MONOTONIC. */
+bool profd_log_limit_pass_at(struct profd_log_limit *l, int64_t now_ns, unsigned *held);
 
 #endif

@@ -76,6 +76,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
     s->o.endpoint = s->endpoint;
     s->fn = fn;
     s->arg = arg;
+    s->refusals_log.burst = REFUSALS_LOGGED;
     char host[256];
     int port;
     if (split_endpoint(s->endpoint, host, sizeof(host), &port) < 0) {
@@ -219,9 +220,15 @@ static int64_t connect_deadline(const struct profd_rpc_request *req)
 void profd_server_refused(struct profd_server *s, const char *peer, const char *path,
                           const char *why)
 {
-    profd_log(PROFD_LOG_WARN, s->self->id, "refused %s from %s: %s", path ? path : "request",
-              peer, why);
     atomic_fetch_add(&s->self->metrics->counters[PROFD_C_REFUSED_RECORDS], 1);
+    unsigned held;
+    if (!profd_log_limit_pass(&s->refusals_log, &held))
+        return;
+    char more[80] = "";
+    if (held)
+        snprintf(more, sizeof(more), " (%u more refused since the last such line)", held);
+    profd_log(PROFD_LOG_WARN, s->self->id, "refused %s from %s: %s%s", path ? path : "request",
+              peer, why, more);
 }
 
 void profd_server_http(struct profd_server *s, const char *peer, bool is_post,

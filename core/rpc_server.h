@@ -17,12 +17,17 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
+#include "log.h"
 #include "profd/plugin.h"
 #include "tls_server.h"
 #include "work_pool.h"
 
 struct h2_conn;
 struct h1_conn;
+
+/* Refused requests logged a second per server: a client sending nothing
+ * but bad requests does not fill the log, and every refusal is counted. */
+#define REFUSALS_LOGGED 10
 
 struct profd_server {
     struct profd_component *self;
@@ -41,6 +46,7 @@ struct profd_server {
     struct event *h1_round_end;      /* made active to send them */
     struct profd_send_batch *h1_sends;   /* sends them together */
     struct profd_work_pool *workers; /* for large requests, started on the first */
+    struct profd_log_limit refusals_log;   /* REFUSALS_LOGGED a second, the rest counted */
 };
 
 /* See struct profd_host.server_start / server_stop. */

@@ -7,6 +7,7 @@ count; HTTP/1.1, HTTP/2 and gRPC on one port, in plaintext and TLS, from
 curl; and large requests worked on aside, on worker threads, while small
 ones are answered, whatever the client or the daemon does meanwhile."""
 import os
+import re
 import select
 import shutil
 import socket
@@ -146,6 +147,31 @@ class HttpServerTest(ProfdTestCase):
         refused = lambda: metric_value(p.metrics(), "profd_component_refused_records_total",
                                        kind="receiver", id="pyroscope")
         wait_until(lambda: refused() == len(cases) + 1, "every refusal counted: %s" % refused())
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_flood_of_refusals_is_counted_whole_and_logged_ten_a_second(self):
+        p, addr = self.start_receiver()
+        s, r = self.connect(addr)
+        for _ in range(40):   # 405s: the connection stays open, the loop is quick
+            s.sendall(b"GET /ingest HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertEqual(r.next()[0], 405)
+        refused = lambda: metric_value(p.metrics(), "profd_component_refused_records_total",
+                                       kind="receiver", id="pyroscope")
+        wait_until(lambda: refused() == 40, "every refusal counted: %s" % refused())
+        lines = len(re.findall(r"pyroscope: refused /ingest", p.log_text()))
+        self.assertTrue(10 <= lines <= 20, lines)   # ten a second, within two seconds
+
+        def one_more_says_how_many_were_held():
+            s.sendall(b"GET /ingest HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertEqual(r.next()[0], 405)
+            return re.search(r"\((\d+) more refused since the last such line\)", p.log_text())
+        wait_until(one_more_says_how_many_were_held, "a line saying how many were held")
+        text = p.log_text()
+        logged = len(re.findall(r"pyroscope: refused /ingest", text))
+        held = sum(int(n) for n in re.findall(r"\((\d+) more refused since", text))
+        # Each refusal is a line or in a later line's count, but for the
+        # last few when the line that counts them has not come yet.
+        self.assertTrue(0 <= refused() - (logged + held) <= 2, (refused(), logged, held))
         self.assertEqual(p.stop(), 0)
 
     def test_http1_http2_and_grpc_share_the_port_in_plaintext_and_tls(self):

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Log lines: levels by name, and a place's lines let through once a second. */
+/* Log lines: levels by name, and a place's lines let through a few a second. */
 #include "../../core/log.h"
 #include "check.h"
 
@@ -14,14 +14,33 @@ TEST(a_limited_place_says_once_a_second_how_many_it_held_back)
 {
     struct profd_log_limit l = {0};
     unsigned held = 99;
-    CHECK(profd_log_limit_pass(&l, &held));
+    int64_t t = 5000000000;
+    CHECK(profd_log_limit_pass_at(&l, t, &held));
     CHECK_INT(held, 0);
-    CHECK(!profd_log_limit_pass(&l, &held));   /* within the second */
-    CHECK(!profd_log_limit_pass(&l, &held));
-    l.next_ns = 0;   /* as if the second had passed */
-    CHECK(profd_log_limit_pass(&l, &held));
+    CHECK(!profd_log_limit_pass_at(&l, t + 1, &held));   /* within the second */
+    CHECK(!profd_log_limit_pass_at(&l, t + 999999999, &held));
+    CHECK(profd_log_limit_pass_at(&l, t + 1000000000, &held));
     CHECK_INT(held, 2);
-    CHECK(!profd_log_limit_pass(&l, &held));
+    CHECK(!profd_log_limit_pass_at(&l, t + 1000000001, &held));
+}
+
+TEST(a_burst_goes_whole_each_second)
+{
+    struct profd_log_limit l = {.burst = 3};
+    unsigned held = 99;
+    int64_t t = 7000000000;
+    for (int i = 0; i < 3; i++) {
+        CHECK(profd_log_limit_pass_at(&l, t + i, &held));
+        CHECK_INT(held, 0);
+    }
+    for (int i = 0; i < 5; i++)
+        CHECK(!profd_log_limit_pass_at(&l, t + 10 + i, &held));
+    CHECK(profd_log_limit_pass_at(&l, t + 1500000000, &held));   /* a new second */
+    CHECK_INT(held, 5);
+    CHECK(profd_log_limit_pass_at(&l, t + 1500000001, &held));
+    CHECK_INT(held, 0);
+    CHECK(profd_log_limit_pass_at(&l, t + 1500000002, &held));
+    CHECK(!profd_log_limit_pass_at(&l, t + 1500000003, &held));
 }
 
 RUN_TESTS()

@@ -66,3 +66,19 @@ bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return profd_log_limit_pass_at(l, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, held);
 }
+
+void profd_log_limited(struct profd_log_limit *l, enum profd_log_level level,
+                       const char *component, const char *held, const char *fmt, ...)
+{
+    unsigned n;
+    if (level > min_level || !profd_log_limit_pass(l, &n))
+        return;
+    char msg[2048], more[128] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (n)
+        snprintf(more, sizeof(more), " (%u more %s since the last such line)", n, held);
+    profd_log(level, component, "%s%s", msg, more);
+}

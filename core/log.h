@@ -31,5 +31,10 @@ struct profd_log_limit {
 bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held);
 /* The same at now_ns on CLOCK_MONOTONIC. */
 bool profd_log_limit_pass_at(struct profd_log_limit *l, int64_t now_ns, unsigned *held);
+/* Writes one line when l lets it through, ending it with " (N more HELD
+ * since the last such line)" when N were held back. */
+void profd_log_limited(struct profd_log_limit *l, enum profd_log_level level,
+                       const char *component, const char *held, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 #endif

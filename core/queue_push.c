@@ -222,13 +222,8 @@ static void refuse(struct profd_queue *q, const struct profd_push *pushes, size_
         if (pushes[i].queue == q)
             records += pushes[i].batch->nrecords;
     atomic_fetch_add(&q->c->metrics->counters[PROFD_C_RETRY_LATER_RECORDS], records);
-    unsigned held;
-    if (!profd_log_limit_pass(&q->refusals_log, &held))
-        return;
-    char more[64] = "";
-    if (held)
-        snprintf(more, sizeof(more), " (%u more since the last such line)", held);
-    profd_log(PROFD_LOG_WARN, q->c->id, "%s: asking the sender to retry%s", why, more);
+    profd_log_limited(&q->refusals_log, PROFD_LOG_WARN, q->c->id, "asked to retry",
+                      "%s: asking the sender to retry", why);
 }
 
 int profd_queue_push_all(const struct profd_push *pushes, size_t n)

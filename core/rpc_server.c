@@ -221,14 +221,8 @@ void profd_server_refused(struct profd_server *s, const char *peer, const char *
                           const char *why)
 {
     atomic_fetch_add(&s->self->metrics->counters[PROFD_C_REFUSED_RECORDS], 1);
-    unsigned held;
-    if (!profd_log_limit_pass(&s->refusals_log, &held))
-        return;
-    char more[80] = "";
-    if (held)
-        snprintf(more, sizeof(more), " (%u more refused since the last such line)", held);
-    profd_log(PROFD_LOG_WARN, s->self->id, "refused %s from %s: %s%s", path ? path : "request",
-              peer, why, more);
+    profd_log_limited(&s->refusals_log, PROFD_LOG_WARN, s->self->id, "refused",
+                      "refused %s from %s: %s", path ? path : "request", peer, why);
 }
 
 void profd_server_http(struct profd_server *s, const char *peer, bool is_post,

@@ -2,8 +2,9 @@
 /* The push benchmark's floor: what the kernel charges for the files a
  * pprof_file exporter writes, with nothing else around them. Writes COUNT
  * files, round robin from the contents of FILE..., the k-th input's copies
- * into DIR/k/, each as pprof_file writes one (an unnamed O_TMPFILE, one
- * write, linked in by its descriptor, closed), and prints the CPU (user +
+ * into DIR/k/, each as pprof_file writes one (an unnamed O_TMPFILE made in
+ * the directory's open descriptor, one write, linked in by its descriptor
+ * under its name in that directory, closed), and prints the CPU (user +
  * system) and the wall time a file took, in microseconds.
  * usage: file_floor DIR COUNT FILE... */
 #include <errno.h>
@@ -21,6 +22,7 @@ struct input {
     char *data;
     size_t len;
     char dir[PATH_MAX];
+    int dir_fd;   /* kept open, as pprof_file keeps its directories */
 };
 
 static double cpu_seconds(void)
@@ -61,19 +63,22 @@ static void load(struct input *in, const char *root, int k, const char *path)
     snprintf(in->dir, sizeof(in->dir), "%s/%d", root, k);
     if (mkdir(in->dir, 0755) < 0 && errno != EEXIST)
         fail("cannot create", in->dir);
+    in->dir_fd = open(in->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (in->dir_fd < 0)
+        fail("cannot open", in->dir);
 }
 
 /* One file, the way pprof_file writes it. */
 static void write_one(const struct input *in, long n)
 {
-    char name[PATH_MAX + 32];
-    snprintf(name, sizeof(name), "%s/%ld.pb.gz", in->dir, n);
-    int fd = open(in->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    char name[32];
+    snprintf(name, sizeof(name), "%ld.pb.gz", n);
+    int fd = openat(in->dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0)
         fail("O_TMPFILE in", in->dir);
     if (write(fd, in->data, in->len) != (ssize_t)in->len)
         fail("cannot write in", in->dir);
-    if (linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH) < 0)
+    if (linkat(fd, "", in->dir_fd, name, AT_EMPTY_PATH) < 0)
         fail("cannot link", name);
     close(fd);
 }

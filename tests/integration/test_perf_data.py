@@ -11,10 +11,10 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import (PROFD, ROOT, ProfdTestCase, protoc_modules, raw_pprof, run_command, valgrind,
-                     wait_until)
+from harness import (CORPUS, PROFD, ROOT, ProfdTestCase, protoc_modules, raw_pprof, run_command,
+                     valgrind, wait_until)
 
-CORPUS_PERF = os.path.join(os.environ.get("PROFD_CORPUS", ""), "perf")
+CORPUS_PERF = os.path.join(CORPUS, "perf")
 HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+[\d.]+:", re.M)
 
 

@@ -12,10 +12,9 @@ import socket
 import subprocess
 import urllib.request
 
-from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
+from harness import (CORPUS, PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
                      wait_until)
 
-CORPUS = os.environ.get("PROFD_CORPUS", "")
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
 BASE = 0x7f0000000000   # where the test "process" loaded its binary
 

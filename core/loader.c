@@ -38,6 +38,17 @@ static void add_dir(struct profd_loader *l, const char *dir)
     l->dirs[l->ndirs++] = profd_xstrdup(dir);
 }
 
+bool profd_executable_dir(char *dir)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    snprintf(dir, PATH_MAX, "%s", dirname(exe));
+    return true;
+}
+
 struct profd_loader *profd_loader_create(const char *const *extra_dirs, size_t nextra)
 {
     struct profd_loader *l = profd_xcalloc(1, sizeof(*l));
@@ -50,11 +61,8 @@ struct profd_loader *profd_loader_create(const char *const *extra_dirs, size_t n
             add_dir(l, t);
         free(copy);
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *dir = dirname(exe);
+    char dir[PATH_MAX];
+    if (profd_executable_dir(dir)) {
         char *a = profd_xasprintf("%s/modules", dir), *b = profd_xasprintf("%s/../lib/profd/modules", dir);
         add_dir(l, a);
         add_dir(l, b);

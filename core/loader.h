@@ -8,6 +8,7 @@
 #ifndef PROFD_LOADER_H
 #define PROFD_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "profd/plugin.h"
@@ -31,6 +32,10 @@ int profd_loader_register(struct profd_loader *l, const struct profd_plugin *p, 
 size_t profd_loader_load_all(struct profd_loader *l, void (*warn)(const char *msg));
 /* The i-th loaded descriptor, NULL past the end. */
 const struct profd_plugin *profd_loader_at(const struct profd_loader *l, size_t i);
+/* The directory of the running executable in dir (PATH_MAX bytes), where
+ * profd's own files are found (beside it in a build, ../lib/profd from it
+ * once installed); false when it cannot be told. */
+bool profd_executable_dir(char *dir);
 /* Checks a descriptor's ABI fields; 0, or -1 with err filled. */
 int profd_loader_check(const struct profd_plugin *p, const char *path, char *err, size_t errlen);
 

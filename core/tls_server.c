@@ -2,12 +2,13 @@
 #include "tls_server.h"
 
 #include <dlfcn.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "loader.h"
 
 #define LIBRARY "profd-tls.so"
 
@@ -18,14 +19,11 @@ static char load_error[2 * PATH_MAX + 128];
 /* Loads LIBRARY from next to the executable, else from ../lib/profd. */
 static void load(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0) {
+    char dir[PATH_MAX];
+    if (!profd_executable_dir(dir)) {
         snprintf(load_error, sizeof(load_error), "TLS: cannot find the executable's directory");
         return;
     }
-    exe[n] = '\0';
-    const char *dir = dirname(exe);
     char beside[PATH_MAX + 32], installed[PATH_MAX + 32];
     snprintf(beside, sizeof(beside), "%s/" LIBRARY, dir);
     snprintf(installed, sizeof(installed), "%s/../lib/profd/" LIBRARY, dir);

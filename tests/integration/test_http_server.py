@@ -206,7 +206,8 @@ class HttpServerTest(ProfdTestCase):
                               os.path.join(BUILD, "modules")], cwd=self.dir,
                              capture_output=True, text=True, timeout=60)
         self.assertNotEqual(out.returncode, 0)
-        self.assertRegex(out.stderr, r"pyroscope: TLS: profd-tls\.so is neither beside the executable")
+        self.assertRegex(out.stderr,
+                         r"pyroscope: TLS: profd-tls\.so is neither beside the executable")
 
     def test_a_large_request_is_worked_on_aside_while_small_ones_are_answered(self):
         p, addr = self.start_receiver(max_body="64MiB", log_level="debug")

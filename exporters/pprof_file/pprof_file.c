@@ -257,6 +257,12 @@ static int write_unnamed(struct state *s, const char *dir, const char *path,
     const char *slash = strrchr(path, '/');
     size_t base = slash ? (size_t)(slash - path + 1) : 0;
     int fd = openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) {   /* the kept directory may be gone (ENOENT on tmpfs, EPERM on ext4) */
+        dir_cache_forget(s->dirs, d);
+        if (!(d = dir_cache_get(s->dirs, dir, &dir_fd)))
+            return -1;
+        fd = openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    }
     int rc = -1, e = errno;
     if (fd >= 0) {
         if (write_all(fd, data, len) < 0 || (s->cfg->fsync && fsync(fd) < 0))
@@ -316,7 +322,9 @@ static int write_once(struct state *s, const char *dir, const char *path, const 
         int rc = write_unnamed(s, dir, path, data, len, written);
         if (rc != 0)
             return rc > 0 ? 0 : -1;
-        s->unnamed_works = false;   /* not here: named temporary files from now on */
+        s->unnamed_works = false;
+        s->host->log(s->self, PROFD_LOG_INFO, "no unnamed files (O_TMPFILE) in %s: named "
+                     "temporary files from now on", dir);
     }
     return write_named(s, path, data, len, written);
 }

@@ -74,14 +74,15 @@ static size_t go_escape(const char *p, bool in_class)
             n++;
         return n;
     }
-    case 'x':   /* \x{...}, or exactly two hex digits */
-        if (p[2] == '{')
-            return through(p + 2, '}') ? 2 + through(p + 2, '}') : 0;
-        return isxdigit((unsigned char)p[2]) && isxdigit((unsigned char)p[3]) ? 4 : 0;
-    case 'p': case 'P':   /* \p{Name}, or one letter */
-        if (p[2] == '{')
-            return through(p + 2, '}') ? 2 + through(p + 2, '}') : 0;
+    case 'x': case 'p': case 'P': {   /* \x{...} or two hex digits; \p{Name} or one letter */
+        if (p[2] == '{') {
+            size_t braced = through(p + 2, '}');
+            return braced ? 2 + braced : 0;
+        }
+        if (c == 'x')
+            return isxdigit((unsigned char)p[2]) && isxdigit((unsigned char)p[3]) ? 4 : 0;
         return isalpha((unsigned char)p[2]) ? 3 : 0;
+    }
     case 'b': case 'B': case 'A': case 'z':
         return in_class ? 0 : 2;
     case 'a': case 'f': case 't': case 'n': case 'r': case 'v':
@@ -157,7 +158,6 @@ char *profd_go_regex_for_pcre2(const char *re)
     }
     return o.s;
 }
-
 
 /* The length of the group opening "(?..." at p when Go has it: flags
  * ("(?i)", "(?i-s:"), a named group ("(?P<", and "(?<" as Go 1.22 reads

@@ -27,8 +27,7 @@ struct dir_entry {
     uint64_t hash;
     int fd;
     int users;         /* holders between get and put */
-    bool in_cache;     /* in slots[slot]: freed by the cache, else by its last holder */
-    unsigned slot;
+    unsigned slot;     /* its slot while the cache has it; else its last holder frees it */
     int64_t opened_ns;
 };
 
@@ -44,11 +43,16 @@ static void entry_free(struct dir_entry *e)
     free(e);
 }
 
+/* Called with the lock held: whether the cache has e. */
+static bool cached(const struct dir_cache *c, const struct dir_entry *e)
+{
+    return c->slots[e->slot] == e;
+}
+
 /* Called with the lock held: e leaves its slot, freed now or by its last holder. */
 static void evict(struct dir_cache *c, struct dir_entry *e)
 {
     c->slots[e->slot] = NULL;
-    e->in_cache = false;
     if (e->users == 0)
         entry_free(e);
 }
@@ -88,7 +92,7 @@ static struct dir_entry *entry_open(const char *path, size_t len, uint64_t hash)
         return NULL;
     }
     memcpy(copy, path, len + 1);
-    *e = (struct dir_entry){copy, hash, fd, 1, true, 0, monotonic_ns()};
+    *e = (struct dir_entry){copy, hash, fd, 1, 0, monotonic_ns()};
     return e;
 }
 
@@ -148,9 +152,9 @@ static void release(struct dir_cache *c, struct dir_entry *e, bool forget)
 {
     pthread_mutex_lock(&c->lock);
     e->users--;
-    if (forget && e->in_cache)
+    if (forget && cached(c, e))
         evict(c, e);
-    else if (!e->in_cache && e->users == 0)
+    else if (!cached(c, e) && e->users == 0)
         entry_free(e);
     pthread_mutex_unlock(&c->lock);
 }

@@ -40,7 +40,7 @@ receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/asid
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
 exporter_pprof_file_SRCS := lib/file_io.c
-receiver_pprof_file_SRCS := lib/aside_scan.c
+receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto
 exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
 exporter_parca_LIBS := -lcurl -lcrypto
@@ -48,7 +48,7 @@ exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_seri
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c
 receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
 receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c \
-    lib/json_escape.c
+    lib/json_escape.c lib/profile_family.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c

@@ -117,6 +117,13 @@ def push_request(labels, raw):
         samples=[push_pb2.RawSample(raw_profile=raw)])]).SerializeToString()
 
 
+# The type suffix a legacy Pyroscope client names each corpus profile's
+# application with on /ingest (app.cpu, app.inuse_space, ...). threadcreate
+# has none, so the receiver reads its family from the profile (a decode).
+INGEST_SUFFIX = {"allocs": "alloc_space", "block": "block_count", "cpu": "cpu",
+                 "goroutine": "goroutines", "heap": "inuse_space", "mutex": "mutex_count"}
+
+
 def write_requests(corpus, work, names):
     """The request files for each API: {api: [paths]}."""
     out = {"ingest": [], "push": []}
@@ -125,7 +132,8 @@ def write_requests(corpus, work, names):
         family = name.split(".")[0]
         reqs = {
             "ingest": ("/ingest?name=bench.%s%%7Bi%%3D%d%%7D&format=pprof&from=1700000000"
-                       "&until=1700000010" % (family, i), "application/octet-stream", raw),
+                       "&until=1700000010" % (INGEST_SUFFIX.get(family, family), i),
+                       "application/octet-stream", raw),
             "push": ("/push.v1.PusherService/Push", "application/proto",
                      push_request([("__name__", family), ("service_name", "bench"),
                                          ("i", str(i))], raw)),

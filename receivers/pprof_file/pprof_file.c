@@ -29,7 +29,7 @@
 #include <pcre2.h>
 
 #include "../../lib/aside_scan.h"
-#include "naming.h"
+#include "../../lib/profile_family.h"
 #include "profd/plugin.h"
 
 enum { AFTER_DELETE, AFTER_MOVE, AFTER_KEEP };
@@ -366,7 +366,7 @@ static void label_record(struct state *s, struct profd_record *r, const struct p
         s->host->record_set_label(r, cfg->source_label, name);
     if (!s->host->record_label(r, "__name__")) {
         char buf[128];
-        s->host->record_set_label(r, "__name__", pprof_file_infer_name(p, name, buf, sizeof(buf)));
+        s->host->record_set_label(r, "__name__", profile_family(p, name, buf, sizeof(buf)));
     }
     if (!s->host->record_label(r, "service_name"))
         s->host->record_set_label(r, "service_name", "unknown_service");

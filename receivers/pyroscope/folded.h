@@ -19,8 +19,9 @@ struct folded_meta {
 /*
  * Builds a profile from folded stacks: one function and location per
  * distinct frame name, one sample per line (values by units: samples give
- * samples/count and cpu/nanoseconds at 1e9/sample_rate each). Returns NULL
- * with why naming the line and what is wrong; an unknown units value too.
+ * samples/count and cpu/nanoseconds at 1e9/sample_rate each; a units value
+ * it does not know is samples). Returns NULL with why naming the line and
+ * what is wrong.
  */
 struct profd_profile *folded_profile(const struct profd_host *host, const char *text, size_t len,
                                      const struct folded_meta *meta, char *why, size_t whylen);

@@ -6,10 +6,12 @@
  *   `endpoint` as on Pyroscope's own port; each raw sample of each series
  *   is a record with the series' labels.
  * - The legacy `POST /ingest` (and `/pyroscope/ingest`): `name`
- *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `format`
- *   pprof (raw or gzip body, or the SDKs' multipart form with `profile`,
- *   `prev_profile` and `sample_type_config`) or folded stacks (`groups`,
- *   `lines`).
+ *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `spyName`
+ *   (the label pyroscope_spy), `format` pprof (raw or gzip body, or the
+ *   SDKs' multipart form with `profile`, `prev_profile` and
+ *   `sample_type_config`) or folded stacks (`groups`, `lines`), read as
+ *   Pyroscope reads them (ingest_query.h); `aggregationType` changes
+ *   nothing here, as it changes nothing in Pyroscope's conversion.
  * service_name defaults to unknown_service and the tenant (X-Scope-OrgID)
  * is kept as the label __tenant_id__, as Pyroscope does. Errors answer with
  * Pyroscope's statuses: 400 bad metadata or request, 413 too large (the
@@ -25,13 +27,14 @@
 #include <time.h>
 
 #include "../../lib/grow.h"
-#include "../../lib/hex.h"
 #include "../../lib/json_escape.h"
 #include "../../lib/pb_reader.h"
+#include "../../lib/profile_family.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
 #include "folded.h"
+#include "ingest_query.h"
 #include "multipart.h"
 #include "profd/plugin.h"
 
@@ -173,45 +176,6 @@ static void push(struct served_receiver *r, const struct profd_rpc_request *req,
     }
 }
 
-/* A query parameter, percent-decoded into out; false when absent. */
-static bool query_param(const char *query, const char *name, char *out, size_t n)
-{
-    size_t nlen = strlen(name);
-    for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-        if (strncmp(p, name, nlen) || p[nlen] != '=')
-            continue;
-        size_t o = 0;
-        for (const char *c = p + nlen + 1; *c && *c != '&' && o + 1 < n; c++) {
-            int v = *c == '%' ? hex_byte(c + 1) : -1;
-            if (v >= 0) {
-                out[o++] = (char)v;
-                c += 2;
-            } else {
-                out[o++] = *c == '+' ? ' ' : *c;
-            }
-        }
-        out[o] = '\0';
-        return true;
-    }
-    return false;
-}
-
-/* from/until: Unix seconds, or ms/us/ns by their 13/16/19 digits; now
- * otherwise. */
-static int64_t ingest_time(const char *query, const char *name)
-{
-    char v[32];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    if (!query_param(query, name, v, sizeof(v)) || !*v || strspn(v, "0123456789") != strlen(v))
-        return t;
-    int64_t x = strtoll(v, NULL, 10);
-    size_t digits = strlen(v);
-    return digits >= 19 ? x : digits >= 16 ? x * 1000 : digits >= 13 ? x * 1000000
-                                                                      : x * 1000000000;
-}
-
 /* The profile family of a legacy name suffix or units value (pass 0
  * suffixes, then units), or NULL. */
 static const char *family_of(const char *word)
@@ -230,10 +194,29 @@ static const char *family_of(const char *word)
     return NULL;
 }
 
-/* name=app.cpu{k=v,...}: service_name, __name__ and the labels, on every
- * record of b. False with why set for a bad label. */
+/* The family of each record of b that has no __name__ yet: a pprof's from
+ * its types (hint: the application name), folded stacks' from units. */
+static void family_labels(const struct profd_host *host, struct profd_batch *b, bool pprof,
+                          const char *units, const char *hint)
+{
+    for (size_t i = 0; i < b->nrecords; i++) {
+        struct profd_record *r = b->records[i];
+        if (host->record_label(r, "__name__"))
+            continue;
+        char buf[128], err[64];
+        struct profd_profile *p = pprof ? host->record_profile(r, err, sizeof(err)) : NULL;
+        const char *fam = p ? profile_family(p, hint, buf, sizeof(buf)) : family_of(units);
+        host->record_set_label(r, "__name__", fam ? fam : "process_cpu");
+    }
+}
+
+/* name=app.cpu{k=v,...}: the labels in braces, service_name (the
+ * application, with a type suffix it ends with taken off; when the braces
+ * name a service_name too, the application goes to app_name, as Pyroscope
+ * has it) and __name__ (from that suffix, else see family_labels), on
+ * every record of b. False with why set for a bad label. */
 static bool name_labels(const struct profd_host *host, const char *name, const char *units,
-                        struct profd_batch *b, char *why, size_t whylen)
+                        bool pprof, struct profd_batch *b, char *why, size_t whylen)
 {
     char app[512];
     size_t n = strcspn(name, "{");
@@ -244,12 +227,6 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
     const char *fam = dot ? family_of(dot + 1) : NULL;
     if (fam)
         *dot = '\0';   /* a known type suffix is not part of the service name */
-    else
-        fam = family_of(units) ? family_of(units) : "process_cpu";
-    for (size_t i = 0; i < b->nrecords; i++) {
-        host->record_set_label(b->records[i], "service_name", app);
-        host->record_set_label(b->records[i], "__name__", fam);
-    }
     for (const char *p = name + n + (name[n] == '{'); *p && *p != '}';) {
         size_t len = strcspn(p, ",}");
         const char *eq = memchr(p, '=', len);
@@ -268,6 +245,15 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
             host->record_set_label(b->records[i], key, val);
         p += len + (p[len] == ',');
     }
+    for (size_t i = 0; i < b->nrecords; i++) {
+        struct profd_record *r = b->records[i];
+        bool named = host->record_label(r, "service_name");
+        if (!named || !host->record_label(r, "app_name"))
+            host->record_set_label(r, named ? "app_name" : "service_name", app);
+        if (fam && !host->record_label(r, "__name__"))
+            host->record_set_label(r, "__name__", fam);
+    }
+    family_labels(host, b, pprof, units, app);
     return true;
 }
 
@@ -275,28 +261,34 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
                    struct profd_rpc_response *res, struct profd_batch *b)
 {
     const struct profd_host *host = r->host;
-    char name[1024], format[32] = "", units[32] = "samples", rate[32] = "";
-    if (!query_param(req->query, "name", name, sizeof(name)) || !*name)
+    char name[1024], format[32] = "", units[32], spy[128] = "";
+    if (!ingest_query_param(req->query, "name", name, sizeof(name)) || !*name)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is missing");
-    query_param(req->query, "format", format, sizeof(format));
-    query_param(req->query, "units", units, sizeof(units));
-    query_param(req->query, "sampleRate", rate, sizeof(rate));
-    int64_t from = ingest_time(req->query, "from"), until = ingest_time(req->query, "until");
+    ingest_query_param(req->query, "format", format, sizeof(format));
+    ingest_query_param(req->query, "spyName", spy, sizeof(spy));
+    ingest_units(req->query, units, sizeof(units));
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, from, until;
+    if (!ingest_time(req->query, "from", now, &from))
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is out of range");
+    if (!ingest_time(req->query, "until", now, &until))
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "until is out of range");
     if (from > until)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
     bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
+    bool pprof = !strcmp(format, "pprof") || (multipart && !*format);
     size_t max = cfg_of(r)->max_request_body_size;
-    if (multipart && (!*format || !strcmp(format, "pprof"))) {
+    if (multipart && pprof) {
         if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
-    } else if (!strcmp(format, "pprof")) {
+    } else if (pprof) {
         if (!host->record_add_pprof(b, req->body, req->len, max, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
     } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
-        struct folded_meta meta = {units, rate[0] ? strtoll(rate, NULL, 10) : 100, from,
-                                   until - from};
+        struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from};
         struct profd_profile *p = folded_profile(host, (const char *)req->body, req->len, &meta,
                                                  why, sizeof(why));
         if (!p)
@@ -308,8 +300,10 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     }
     b->records[0]->time_nanos = from;
     b->records[0]->duration_nanos = until - from;
-    if (!name_labels(host, name, units, b, why, sizeof(why)))
+    if (!name_labels(host, name, units, pprof, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
+    for (size_t i = 0; i < b->nrecords; i++)
+        host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");
 }
 
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what agents push. The first byte picks the reader: Parca
  * WriteRaw series (0), Pyroscope push.v1 series (1), Pyroscope folded stacks
- * (2, units samples), or an SDK's multipart upload (3, boundary "b"); the
- * rest is the input. Whatever records come out must encode as pprof. */
+ * (2, units samples), an SDK's multipart upload (3, boundary "b"), or the
+ * query of an /ingest (4: its times, sample rate and units); the rest is
+ * the input. Whatever records come out must encode as pprof and have a
+ * profile family. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../core/graph.h"
 #include "../../core/record.h"
 #include "../../lib/pb_reader.h"
+#include "../../lib/profile_family.h"
 #include "../../lib/raw_series.h"
 #include "../../receivers/pyroscope/folded.h"
+#include "../../receivers/pyroscope/ingest_query.h"
 #include "../../receivers/pyroscope/multipart.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
@@ -20,10 +25,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     const struct profd_host *host = &profd_host_services;
     struct profd_batch *b = profd_batch_new();
     char why[256];
-    if (data[0] % 4 == 3) {
+    if (data[0] % 5 == 4) {
+        char *query = strndup((const char *)data + 1, len - 1);
+        char units[32];
+        int64_t t;
+        ingest_time(query, "from", 0, &t);
+        ingest_time(query, "until", INT64_MAX, &t);
+        ingest_sample_rate(query);
+        ingest_units(query, units, sizeof(units));
+        free(query);
+    } else if (data[0] % 5 == 3) {
         multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, 1 << 24, b,
                          why, sizeof(why));
-    } else if (data[0] % 4 == 2) {
+    } else if (data[0] % 5 == 2) {
         struct folded_meta meta = {"samples", 100, 0, 0};
         struct profd_profile *p =
             folded_profile(host, (const char *)data + 1, len - 1, &meta, why, sizeof(why));
@@ -34,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         struct pb_field f = {0};
         const char *err;
         pb_reader_init(&r, data + 1, data + 1, len - 1);
-        enum raw_labels shape = data[0] % 4 ? RAW_LABEL_PAIRS : RAW_LABEL_SET;
+        enum raw_labels shape = data[0] % 5 ? RAW_LABEL_PAIRS : RAW_LABEL_SET;
         for (size_t n = 0; pb_next(&r, &f, &err) > 0; n++)
             if (f.wire == PB_LEN)
                 raw_series_read(host, f.data, f.len, shape, true, n, 1 << 24, b, why, sizeof(why));
@@ -42,9 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (size_t i = 0; i < b->nrecords; i++) {
         uint8_t *out;
         size_t n;
-        if (profd_record_profile(b->records[i], why, sizeof(why)) &&
-            profd_record_pprof(b->records[i], true, true, &out, &n, why, sizeof(why)) == 0)
+        struct profd_profile *p = profd_record_profile(b->records[i], why, sizeof(why));
+        if (p && profd_record_pprof(b->records[i], true, true, &out, &n, why, sizeof(why)) == 0)
             free(out);
+        if (p)
+            profile_family(p, "block", why, sizeof(why));
     }
     profd_batch_unref(b);
     return 0;

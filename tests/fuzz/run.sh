@@ -5,7 +5,7 @@
 # ELF/DWARF, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
-# pushed series (Parca, Pyroscope) and folded stacks from
+# pushed series (Parca, Pyroscope), folded stacks and /ingest queries from
 # tests/fuzz/seeds/<name>.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -47,7 +47,8 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_json.c \
     $all_core -o $FUZZ_BUILD/fuzz_json $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
-    lib/raw_series.c lib/grow.c receivers/pyroscope/folded.c receivers/pyroscope/multipart.c \
+    lib/raw_series.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
+    receivers/pyroscope/multipart.c receivers/pyroscope/ingest_query.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd

@@ -203,6 +203,44 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(status, 422)
         self.assertEqual(p.stop(), 0)
 
+    def test_ingest_labels_and_times_as_pyroscope_reads_them(self):
+        p = self.start(RECEIVER % "{service_name}.{__name__}.{pyroscope_spy}.{app_name}."
+                                  "{unix_nanos}")
+        url = "http://%s/ingest?" % address(p)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        block = open(os.path.join(GO_CORPUS, "block.pb.gz"), "rb").read()
+        sent = [  # (query, body, the file it must make)
+            # an SDK's push: no type suffix, so the family is the profile's
+            ("name=myapp%7Benv%3Dprod%7D&format=pprof&spyName=gospy&from=20231114&until=now",
+             heap, "myapp.memory.gospy.unknown.1699920000000000000"),
+            ("name=myapp.block&format=pprof&from=1700000000001&until=1700000000002",
+             block, "myapp.block.block.unknown.unknown.1700000000001000000"),
+            # braces naming the service: the application is app_name
+            ("name=app.cpu%7Bservice_name%3Dsvc%7D&from=1700000000&units=bogus",
+             b"main;work 2\n", "svc.process_cpu.unknown.app.1700000000000000000"),
+        ]
+        for query, body, _ in sent:
+            status, resp = http_post(url + query, body)
+            self.assertEqual(status, 200, (query, resp))
+        for _, _, name in sent:
+            out = self.path("profiles", name)
+            wait_until(lambda: os.path.exists(out), name)
+        # units it does not know are samples, as in Pyroscope
+        self.assertIn("samples/count cpu/nanoseconds", raw_pprof(self.path("profiles", sent[2][2])))
+        before = time.time_ns()
+        status, resp = http_post(url + "name=rel&from=now-1h&until=now", b"main 1\n")
+        self.assertEqual(status, 200, resp)
+        wait_until(lambda: any(n.startswith("rel.") for n in os.listdir(self.path("profiles"))),
+                   "the relative-time profile")
+        got = next(n for n in os.listdir(self.path("profiles")) if n.startswith("rel."))
+        start = int(got.rsplit(".", 1)[1])
+        self.assertLess(abs(start - (before - 3600 * 10**9)), 60 * 10**9, got)
+        for query, why in [("name=x&from=99999999999999999999", b"from is out of range"),
+                           ("name=x&from=now&until=now-1d", b"from is after until")]:
+            status, resp = http_post(url + query, b"main 1\n")
+            self.assertEqual((status, why in resp), (400, True), (query, resp))
+        self.assertEqual(p.stop(), 0)
+
     def test_ingest_multipart_with_prev_profile_and_sample_type_config(self):
         from harness import pprof_samples, subtract
         p = self.start(RECEIVER % "{service_name}.{__name__}")

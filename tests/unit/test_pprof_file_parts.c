@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The pprof_file modules' inner parts: path templates, open directories,
- * retention and profile type naming. Compiled in from the module sources. */
+ * and retention. Compiled in from the module sources. */
 #include "check.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../core/arena.h"
-#include "../../core/profile.h"
 #include "../../core/record.h"
 #include "../../exporters/pprof_file/dir_cache.c"
 #include "../../exporters/pprof_file/retention.c"
 #include "../../exporters/pprof_file/template.c"
-#include "../../receivers/pprof_file/naming.c"
 
 TEST(template_expands_labels_and_time)
 {
@@ -183,39 +180,6 @@ TEST(dir_cache_keeps_every_directory_of_a_round_open)
     for (int i = 0; i < 12; i++)
         CHECK_INT(rmdir(dir[i]), 0);
     CHECK_INT(rmdir(root), 0);
-}
-
-static struct profd_profile *typed(const char *period_type, const char *sample_type)
-{
-    struct profd_profile *p = profd_profile_new(0);
-    p->period_type.type = profd_profile_intern(p, period_type, strlen(period_type));
-    p->sample_types = profd_arena_alloc(p->arena, sizeof(*p->sample_types));
-    p->sample_types[0].type = profd_profile_intern(p, sample_type, strlen(sample_type));
-    p->nsample_types = 1;
-    return p;
-}
-
-TEST(profile_type_names)
-{
-    struct {
-        const char *period, *sample, *file, *want;
-    } cases[] = {
-        {"cpu", "samples", "x.pb.gz", "process_cpu"},
-        {"space", "alloc_objects", "x.pb.gz", "memory"},
-        {"", "inuse_space", "x.pb.gz", "memory"},
-        {"goroutine", "goroutine", "x.pb.gz", "goroutine"},
-        {"threadcreate", "threadcreate", "x", "threadcreate"},
-        {"contentions", "delay", "app-block.pb.gz", "block"},
-        {"contentions", "delay", "app.pb.gz", "mutex"},
-        {"", "wall", "x", "wall"},
-        {"", "", "x", "unknown"},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-        struct profd_profile *p = typed(cases[i].period, cases[i].sample);
-        char buf[64];
-        CHECK_STR(pprof_file_infer_name(p, cases[i].file, buf, sizeof(buf)), cases[i].want);
-        profd_profile_free(p);
-    }
 }
 
 RUN_TESTS()

@@ -9,7 +9,8 @@ then the same with the 149 KB CPU profile of the Go compiler among them
 
   - profd's pyroscope receiver, through a relabel processor into a
     pprof_file exporter writing every profile as a file, as `/ingest`
-    (format=pprof, the gzip'd profile as the body) and as push.v1 over
+    (format=pprof, the gzip'd profile as the body, the application named
+    with the type suffix a legacy client gives it) and as push.v1 over
     Connect (a PushRequest of one series and one sample, application/proto).
     The files go to /dev/shm when there is one, so the figures are the
     pipeline's rather than the disk's;
@@ -130,9 +131,10 @@ def write_requests(corpus, work, names):
     for i, name in enumerate(names):
         raw = open(os.path.join(corpus, "go", name), "rb").read()
         family = name.split(".")[0]
+        kind = name.split(".")[-3]   # compile-nethttp.cpu.pb.gz: cpu
         reqs = {
             "ingest": ("/ingest?name=bench.%s%%7Bi%%3D%d%%7D&format=pprof&from=1700000000"
-                       "&until=1700000010" % (INGEST_SUFFIX.get(family, family), i),
+                       "&until=1700000010" % (INGEST_SUFFIX.get(kind, kind), i),
                        "application/octet-stream", raw),
             "push": ("/push.v1.PusherService/Push", "application/proto",
                      push_request([("__name__", family), ("service_name", "bench"),

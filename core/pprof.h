@@ -24,12 +24,17 @@ struct profd_profile *profd_pprof_decode(const uint8_t *data, size_t len, size_t
 
 /*
  * Checks a profile as profd_pprof_decode would, with the same errors, and
- * keeps nothing but its time and duration: the model is built where the
- * thread's previous check built its own, and dropped. 0, or -1 with err
- * filled.
+ * keeps nothing but its time and duration, and its type names into *types
+ * when types is not NULL: the model is built where the thread's previous
+ * check built its own, and dropped. 0, or -1 with err filled.
  */
 int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
-                      int64_t *duration_nanos, char *err, size_t errlen);
+                      int64_t *duration_nanos, struct profd_type_names *types, char *err,
+                      size_t errlen);
+
+/* The type names of raw[0..len), a profile already checked, read without
+ * decoding it (pprof_types.c). */
+void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_names *out);
 
 /*
  * Whether raw[0..len) is a profile profd_pprof_decode accepts, proven

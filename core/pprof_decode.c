@@ -450,7 +450,8 @@ static void check_end(struct kept *k)
 }
 
 int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
-                      int64_t *duration_nanos, char *err, size_t errlen)
+                      int64_t *duration_nanos, struct profd_type_names *types, char *err,
+                      size_t errlen)
 {
     struct kept *k = profd_thread_slot_get(&kept_slot);
     size_t raw_len;
@@ -461,6 +462,8 @@ int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64
         return -1;
     }
     if (profd_pprof_quick_valid(raw, raw_len, time_nanos, duration_nanos)) {
+        if (types)
+            profd_pprof_type_names(raw, raw_len, types);
         check_end(k);
         return 0;
     }
@@ -475,6 +478,8 @@ int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64
     }
     *time_nanos = p.time_nanos;
     *duration_nanos = p.duration_nanos;
+    if (ok && types)
+        profd_pprof_type_names(raw, raw_len, types);
     check_end(k);
     return ok ? 0 : -1;
 }

@@ -99,9 +99,17 @@ struct profd_record *profd_record_add_pprof(struct profd_batch *b, const uint8_t
                                             size_t len, size_t max_decoded, char *err,
                                             size_t errlen)
 {
+    return profd_record_add_pprof_typed(b, data, len, max_decoded, NULL, err, errlen);
+}
+
+struct profd_record *profd_record_add_pprof_typed(struct profd_batch *b, const uint8_t *data,
+                                                  size_t len, size_t max_decoded,
+                                                  struct profd_type_names *types, char *err,
+                                                  size_t errlen)
+{
     int64_t time_nanos, duration_nanos;
     if (profd_pprof_check(data, len, max_decoded ? max_decoded : PROFD_PPROF_MAX_DECODED,
-                          &time_nanos, &duration_nanos, err, errlen) < 0)
+                          &time_nanos, &duration_nanos, types, err, errlen) < 0)
         return NULL;
     uint8_t *copy = profd_xmalloc(len ? len : 1);
     memcpy(copy, data, len);

@@ -45,6 +45,12 @@ struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size
 struct profd_record *profd_record_add_pprof(struct profd_batch *b, const uint8_t *data,
                                             size_t len, size_t max_decoded, char *err,
                                             size_t errlen);
+/* profd_record_add_pprof that also gives the profile's type names in
+ * *types (NULL: not wanted), read while the check has it inflated. */
+struct profd_record *profd_record_add_pprof_typed(struct profd_batch *b, const uint8_t *data,
+                                                  size_t len, size_t max_decoded,
+                                                  struct profd_type_names *types, char *err,
+                                                  size_t errlen);
 /* Creates a record owned by b that holds the built profile p (taken over);
  * it has no payload and is encoded on output. */
 struct profd_record *profd_record_add_profile(struct profd_batch *b, struct profd_profile *p);

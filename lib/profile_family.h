@@ -8,15 +8,19 @@
 #include "profd/model.h"
 
 /*
- * The profile family as Pyroscope and Parca name it, from the sample and
- * period types: wall, process_cpu (a type naming cpu), memory (alloc_*,
- * inuse_*, space, objects), goroutine, threadcreate, mutex or block
- * (mutex_* and block_* types, as Pyroscope's SDKs rename them; Go writes
- * both with contentions and delay, so then hint, a file or application
- * name, tells: block when it mentions "block", else mutex), else the first
- * sample type, else "unknown". Returns a static string or the first sample
- * type copied into buf.
+ * The profile family as Pyroscope and Parca name it, from the names of the
+ * period and sample types: wall, process_cpu (a type naming cpu), memory
+ * (alloc_*, inuse_*, space, objects), goroutine, threadcreate, mutex or
+ * block (mutex_* and block_* types, as Pyroscope's SDKs rename them; Go
+ * writes both with contentions and delay, so then hint, a file or
+ * application name, tells: block when it mentions "block", else mutex),
+ * else the first sample type, else "unknown". Returns a static string or
+ * the first sample type copied into buf.
  */
+const char *profile_family_of_types(const struct profd_type_names *t, const char *hint,
+                                    char *buf, size_t buflen);
+
+/* profile_family_of_types for the types of a decoded profile. */
 const char *profile_family(const struct profd_profile *p, const char *hint, char *buf,
                            size_t buflen);
 

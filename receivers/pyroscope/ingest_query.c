@@ -79,9 +79,14 @@ static int64_t unit_seconds(const char *u)
         return 1;
     if (!strncmp(u, "mon", 3) || *u == 'M')
         return 30 * 86400;
-    if (*u == 'm')
-        return 60;
-    return *u == 'h' ? 3600 : *u == 'd' ? 86400 : *u == 'w' ? 7 * 86400 : *u == 'y' ? 365 * 86400 : 0;
+    switch (*u) {
+    case 'm': return 60;   /* min, or m */
+    case 'h': return 3600;
+    case 'd': return 86400;
+    case 'w': return 7 * 86400;
+    case 'y': return 365 * 86400;
+    default: return 0;
+    }
 }
 
 /* now moved by the offset after the first '+' or '-' of s. */

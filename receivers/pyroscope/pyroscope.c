@@ -194,18 +194,59 @@ static const char *family_of(const char *word)
     return NULL;
 }
 
+/* The application of name=app.type{...} into app (n bytes, cut to fit),
+ * less the type suffix it ends with when family_of knows it: then that
+ * suffix's family, else NULL. */
+static const char *split_name(const char *name, char *app, size_t n)
+{
+    size_t len = strcspn(name, "{");
+    if (len >= n)
+        len = n - 1;
+    memcpy(app, name, len);
+    app[len] = '\0';
+    char *dot = strrchr(app, '.');
+    const char *fam = dot ? family_of(dot + 1) : NULL;
+    if (fam)
+        *dot = '\0';   /* a known type suffix is not part of the service name */
+    return fam;
+}
+
+/* Whether name=app.type{k=v,...} says the family itself: by a type suffix
+ * family_of knows, or a __name__ in its braces. */
+static bool name_says_family(const char *name)
+{
+    char app[512];
+    if (split_name(name, app, sizeof(app)))
+        return true;
+    for (const char *p = strchr(name, '{'); p; p = strchr(p + 1, ','))
+        if (!strncmp(p + 1, "__name__=", 9))
+            return true;
+    return false;
+}
+
+/* What the body of an /ingest is: folded stacks (no types) or a pprof,
+ * whose family its types tell: those read as it was checked (types), or
+ * else those of its decoded profile (a multipart upload's, decoded anyway). */
+struct ingest_body {
+    bool pprof;
+    const struct profd_type_names *types;
+};
+
 /* The family of each record of b that has no __name__ yet: a pprof's from
  * its types (hint: the application name), folded stacks' from units. */
-static void family_labels(const struct profd_host *host, struct profd_batch *b, bool pprof,
-                          const char *units, const char *hint)
+static void family_labels(const struct profd_host *host, struct profd_batch *b,
+                          const struct ingest_body *body, const char *units, const char *hint)
 {
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
         if (host->record_label(r, "__name__"))
             continue;
         char buf[128], err[64];
-        struct profd_profile *p = pprof ? host->record_profile(r, err, sizeof(err)) : NULL;
-        const char *fam = p ? profile_family(p, hint, buf, sizeof(buf)) : family_of(units);
+        struct profd_profile *p =
+            body->pprof && !body->types ? host->record_profile(r, err, sizeof(err)) : NULL;
+        const char *fam = body->types ? profile_family_of_types(body->types, hint, buf, sizeof(buf))
+                          : p         ? profile_family(p, hint, buf, sizeof(buf))
+                                      : family_of(units);
         host->record_set_label(r, "__name__", fam ? fam : "process_cpu");
     }
 }
@@ -216,17 +257,12 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b, 
  * has it) and __name__ (from that suffix, else see family_labels), on
  * every record of b. False with why set for a bad label. */
 static bool name_labels(const struct profd_host *host, const char *name, const char *units,
-                        bool pprof, struct profd_batch *b, char *why, size_t whylen)
+                        const struct ingest_body *body, struct profd_batch *b, char *why,
+                        size_t whylen)
 {
     char app[512];
+    const char *fam = split_name(name, app, sizeof(app));
     size_t n = strcspn(name, "{");
-    size_t app_len = n < sizeof(app) ? n : sizeof(app) - 1;
-    memcpy(app, name, app_len);
-    app[app_len] = '\0';
-    char *dot = strrchr(app, '.');
-    const char *fam = dot ? family_of(dot + 1) : NULL;
-    if (fam)
-        *dot = '\0';   /* a known type suffix is not part of the service name */
     for (const char *p = name + n + (name[n] == '{'); *p && *p != '}';) {
         size_t len = strcspn(p, ",}");
         const char *eq = memchr(p, '=', len);
@@ -253,7 +289,7 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
         if (fam && !host->record_label(r, "__name__"))
             host->record_set_label(r, "__name__", fam);
     }
-    family_labels(host, b, pprof, units, app);
+    family_labels(host, b, body, units, app);
     return true;
 }
 
@@ -278,15 +314,18 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
     bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
-    bool pprof = !strcmp(format, "pprof") || (multipart && !*format);
+    struct profd_type_names types;
+    struct ingest_body body = {.pprof = !strcmp(format, "pprof") || (multipart && !*format)};
     size_t max = cfg_of(r)->max_request_body_size;
-    if (multipart && pprof) {
+    if (multipart && body.pprof) {
         if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
-    } else if (pprof) {
-        if (!host->record_add_pprof(b, req->body, req->len, max, why, sizeof(why)))
+    } else if (body.pprof) {
+        struct profd_type_names *wanted = name_says_family(name) ? NULL : &types;
+        if (!host->record_add_pprof_typed(b, req->body, req->len, max, wanted, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
+        body.types = wanted;
     } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
         struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from};
         struct profd_profile *p = folded_profile(host, (const char *)req->body, req->len, &meta,
@@ -300,7 +339,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     }
     b->records[0]->time_nanos = from;
     b->records[0]->duration_nanos = until - from;
-    if (!name_labels(host, name, units, pprof, b, why, sizeof(why)))
+    if (!name_labels(host, name, units, &body, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
     for (size_t i = 0; i < b->nrecords; i++)
         host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");

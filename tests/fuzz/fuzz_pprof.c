@@ -2,9 +2,11 @@
 /* libFuzzer driver: the pprof decoder (gzip or raw), then re-encode and
  * decode again: whatever decodes must survive a round trip. The quick
  * validity proof must never accept what the decoder refuses, and must
- * agree with it on the time and duration. */
+ * agree with it on the time and duration; the type names a check reads
+ * must be the decoded profile's. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../core/pprof.h"
 #include "../../core/profile.h"
@@ -19,6 +21,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         abort();   /* proven valid, yet refused or read otherwise */
     if (!p)
         return 0;
+    struct profd_type_names t;
+    if (profd_pprof_check(data, len, 16 << 20, &time_nanos, &duration_nanos, &t, err,
+                          sizeof(err)) != 0)
+        abort();   /* decoded, yet refused by the check */
+    for (uint32_t i = 0; i < t.nsample; i++) {
+        const struct profd_str *s = &p->strings[p->sample_types[i].type];
+        if (strncmp(t.sample[i], s->ptr, strlen(t.sample[i])))
+            abort();   /* not the name the decoder found (cut, or up to a NUL) */
+    }
     uint8_t *out;
     size_t n;
     profd_pprof_encode_raw(p, &out, &n);

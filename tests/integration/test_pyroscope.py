@@ -136,6 +136,16 @@ def stand_in(got, answers):
     return Handler
 
 
+def sdk_form(parts, boundary="profdboundary"):
+    """A multipart/form-data upload as Pyroscope's SDKs make it, of parts
+    [(field, bytes)]: (body, headers)."""
+    body = b"".join(b"--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+                    b"filename=\"%s\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                    % (boundary.encode(), n.encode(), n.encode()) + data + b"\r\n"
+                    for n, data in parts) + b"--%s--\r\n" % boundary.encode()
+    return body, {"Content-Type": "multipart/form-data; boundary=" + boundary}
+
+
 class PyroscopeTest(ProfdTestCase):
 
     def spool_corpus(self):
@@ -219,8 +229,15 @@ class PyroscopeTest(ProfdTestCase):
             ("name=app.cpu%7Bservice_name%3Dsvc%7D&from=1700000000&units=bogus",
              b"main;work 2\n", "svc.process_cpu.unknown.app.1700000000000000000"),
         ]
+        # pyroscope-go's block upload: the types renamed by the form's config
+        config = b'{"contentions": {"display-name": "block_count", "units": "lock_samples"}, ' \
+                 b'"delay": {"display-name": "block_duration", "units": "lock_nanoseconds"}}'
+        form = sdk_form([("profile", block), ("sample_type_config", config)])
+        sent.append(("name=sdkapp&spyName=gospy&from=1700000000&until=1700000010", form,
+                     "sdkapp.block.gospy.unknown.1700000000000000000"))
         for query, body, _ in sent:
-            status, resp = http_post(url + query, body)
+            body, headers = body if isinstance(body, tuple) else (body, {})
+            status, resp = http_post(url + query, body, headers)
             self.assertEqual(status, 200, (query, resp))
         for _, _, name in sent:
             out = self.path("profiles", name)
@@ -251,13 +268,8 @@ class PyroscopeTest(ProfdTestCase):
                  b'"alloc_objects": {"units": "objects", "cumulative": false}}'
         boundary = "profdboundary"
         parts = [("profile", allocs), ("prev_profile", allocs), ("sample_type_config", config)]
-        body = b"".join(b"--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
-                        b"filename=\"%s\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-                        % (boundary.encode(), n.encode(), n.encode()) + data + b"\r\n"
-                        for n, data in parts) + b"--%s--\r\n" % boundary.encode()
         status, resp = http_post("http://%s/ingest?name=app.alloc_space&from=1700000000"
-                            "&until=1700000010" % http_addr, body,
-                            {"Content-Type": "multipart/form-data; boundary=" + boundary})
+                            "&until=1700000010" % http_addr, *sdk_form(parts))
         self.assertEqual(status, 200, resp)
         out = self.path("profiles", "app.memory")
         wait_until(lambda: os.path.exists(out), "the multipart upload")

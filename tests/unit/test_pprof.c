@@ -382,7 +382,7 @@ static bool decode_and_check_agree(const uint8_t *data, size_t len, char *err, s
     char check_err[256] = "";
     int64_t t = -1, d = -1;
     struct profd_profile *p = profd_pprof_decode(data, len, 1 << 20, err, errlen);
-    int rc = profd_pprof_check(data, len, 1 << 20, &t, &d, check_err, sizeof(check_err));
+    int rc = profd_pprof_check(data, len, 1 << 20, &t, &d, NULL, check_err, sizeof(check_err));
     CHECK_INT(rc, p ? 0 : -1);
     if (p) {
         CHECK_INT(t, p->time_nanos);
@@ -418,7 +418,7 @@ TEST(checks_in_a_row_agree_with_decodes)
         CHECK_INT(profd_gunzip(gz, len, PROFD_PPROF_MAX_DECODED, &raw, &raw_len, err,
                                sizeof(err)), 0);
         int64_t t, d;
-        CHECK_INT(profd_pprof_check(gz, len, raw_len - 1, &t, &d, err, sizeof(err)), -1);
+        CHECK_INT(profd_pprof_check(gz, len, raw_len - 1, &t, &d, NULL, err, sizeof(err)), -1);
         CHECK_CONTAINS(err, "exceeds the limit of");
         int64_t qt, qd;   /* what every encoder writes is proven valid quickly */
         CHECK(profd_pprof_quick_valid(raw, raw_len, &qt, &qd));
@@ -432,6 +432,66 @@ TEST(checks_in_a_row_agree_with_decodes)
 
 /* A thread's decodes reuse the arrays they grow: a decode after a larger
  * one, a refused one and one with sparse ids reads as the first did. */
+/* Whether string idx of p is name. */
+static bool string_is(const struct profd_profile *p, uint32_t idx, const char *name)
+{
+    return idx < p->nstrings && p->strings[idx].len == strlen(name) &&
+           !memcmp(p->strings[idx].ptr, name, p->strings[idx].len);
+}
+
+/* The type names a check reads are the decoded profile's, for every corpus
+ * profile, gzip'd as received. */
+TEST(checks_read_the_type_names_a_decode_finds)
+{
+    for (size_t i = 0; i < sizeof(corpus_files) / sizeof(*corpus_files); i++) {
+        char path[512], err[256];
+        snprintf(path, sizeof(path), "%s/go/%s.pb.gz", check_corpus(), corpus_files[i]);
+        size_t len;
+        unsigned char *gz = check_read_file(path, &len);
+        struct profd_type_names t;
+        int64_t time_nanos, duration_nanos;
+        CHECK_INT(profd_pprof_check(gz, len, PROFD_PPROF_MAX_DECODED, &time_nanos,
+                                    &duration_nanos, &t, err, sizeof(err)), 0);
+        struct profd_profile *p = decode_corpus(corpus_files[i]);
+        CHECK(string_is(p, p->period_type.type, t.period));
+        CHECK_INT(t.nsample, p->nsample_types);
+        for (uint32_t s = 0; s < t.nsample; s++)
+            CHECK(string_is(p, p->sample_types[s].type, t.sample[s]));
+        CHECK(t.nsample > 0 && t.sample[0][0]);
+        profd_profile_free(p);
+        free(gz);
+    }
+}
+
+/* Strings before the types, more sample types than are kept, a name past
+ * 63 bytes, a type naming no string, and no period type. */
+TEST(type_names_in_any_order_cut_to_fit)
+{
+    static const char long_name[] = "a_sample_type_name_of_seventy_bytes_which_is_more_than_"
+                                    "sixty_three_ok";
+    const char *strings[] = {"", "count", "late", long_name};
+    struct pb_writer w = {0};
+    for (size_t i = 0; i < 4; i++)
+        pb_put_bytes_always(&w, 6, strings[i], strlen(strings[i]));
+    for (uint64_t i = 0; i < PROFD_TYPE_NAMES + 2; i++) {
+        size_t m = pb_begin(&w, 1);
+        pb_put_uint(&w, 1, i == 0 ? 3 : i == 1 ? 2 : i == 2 ? 99 : 1);
+        pb_put_uint(&w, 2, 1);
+        pb_end(&w, m);
+    }
+    struct profd_type_names t;
+    memset(&t, 'x', sizeof(t));
+    profd_pprof_type_names(w.buf, w.len, &t);
+    CHECK_STR(t.period, "");
+    CHECK_INT(t.nsample, PROFD_TYPE_NAMES);
+    CHECK_INT(strlen(t.sample[0]), 63);
+    CHECK(!strncmp(t.sample[0], long_name, 63));
+    CHECK_STR(t.sample[1], "late");
+    CHECK_STR(t.sample[2], "");
+    CHECK_STR(t.sample[3], "count");
+    free(w.buf);
+}
+
 TEST(decodes_in_a_row_do_not_see_each_other)
 {
     struct profd_profile *first = decode_corpus("heap");

@@ -102,6 +102,16 @@ struct profd_series_label {
     char *name, *value;
 };
 
+/* The names of a profile's types, enough to tell its family (Pyroscope's
+ * __name__): its period type's and its first PROFD_TYPE_NAMES sample
+ * types', each cut to 63 bytes. */
+#define PROFD_TYPE_NAMES 8
+struct profd_type_names {
+    char period[64];
+    char sample[PROFD_TYPE_NAMES][64];
+    uint32_t nsample;
+};
+
 /* A label set: sorted by name, names unique, strings owned (each label's
  * name and value one malloc'd block, freed through name); changed only
  * through the host's labels_* and record_*_label functions. */

@@ -340,6 +340,13 @@ struct profd_host {
      * done run at once. */
     void (*run_aside)(struct profd_component *self, void (*fn)(void *arg),
                       void (*done)(void *arg), void *arg);
+    /* record_add_pprof that also reads the profile's type names into
+     * *types (model.h) while the check has it inflated: a receiver tells
+     * its family without decoding it. */
+    struct profd_record *(*record_add_pprof_typed)(struct profd_batch *b, const uint8_t *data,
+                                                   size_t len, size_t max_decoded,
+                                                   struct profd_type_names *types, char *errbuf,
+                                                   size_t errlen);
 };
 
 struct profd_plugin {

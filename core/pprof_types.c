@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The type names of a raw pprof profile, read without decoding it. */
+#include "pprof.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/pb_reader.h"
+#include "pprof_fields.h"
+
+#define NO_STRING UINT64_MAX
+
+/* The type field (1) of a ValueType message; NO_STRING when absent. */
+static uint64_t value_type_name(const uint8_t *data, size_t len)
+{
+    struct pb_reader rd;
+    struct pb_field f;
+    const char *err;
+    uint64_t type = NO_STRING;
+    pb_reader_init(&rd, data, data, len);
+    while (pb_next(&rd, &f, &err) > 0)
+        if (f.number == 1 && f.wire == PB_VARINT)
+            type = f.value;
+    return type;
+}
+
+void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_names *out)
+{
+    uint64_t want[PROFD_TYPE_NAMES + 1];   /* [0] the period type, then the sample types */
+    char *into[PROFD_TYPE_NAMES + 1];
+    size_t nwant = 1;
+    struct pb_reader rd;
+    struct pb_field f;
+    const char *err;
+    memset(out, 0, sizeof(*out));
+    want[0] = NO_STRING;
+    into[0] = out->period;
+    pb_reader_init(&rd, raw, raw, len);
+    while (pb_next(&rd, &f, &err) > 0) {
+        if (f.wire != PB_LEN)
+            continue;
+        if (f.number == F_PERIOD_TYPE) {
+            want[0] = value_type_name(f.data, f.len);
+        } else if (f.number == F_SAMPLE_TYPE && out->nsample < PROFD_TYPE_NAMES) {
+            want[nwant] = value_type_name(f.data, f.len);
+            into[nwant++] = out->sample[out->nsample++];
+        }
+    }
+    uint64_t index = 0;
+    pb_reader_init(&rd, raw, raw, len);
+    while (pb_next(&rd, &f, &err) > 0) {
+        if (f.number != F_STRING || f.wire != PB_LEN)
+            continue;
+        for (size_t i = 0; i < nwant; i++)
+            if (want[i] == index)
+                snprintf(into[i], sizeof(out->period), "%.*s", (int)(f.len < 63 ? f.len : 63),
+                         (const char *)f.data);
+        index++;
+    }
+}

@@ -142,15 +142,19 @@ static void query_escape(char *q, size_t n, const char *s)
     q[o] = '\0';
 }
 
-/* One /ingest request for a record: name=<service_name>{labels}. */
+/* One /ingest request for a record: name=<service_name>{labels}, and
+ * spyName from the label pyroscope_spy (which Pyroscope makes from it:
+ * in the braces too, the label would be there twice). */
 static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
                       struct profd_record *r, const struct profd_labels *labels)
 {
     char name[4096] = "", query[8192] = "/ingest?format=pprof&name=", why[256];
     const char *svc = e->host->labels_get(labels, "service_name");
+    const char *spy = e->host->labels_get(labels, "pyroscope_spy");
     snprintf(name, sizeof(name), "%s{", svc ? svc : "unknown_service");
     for (size_t i = 0; i < labels->n; i++) {
-        if (!strcmp(labels->items[i].name, "service_name"))
+        if (!strcmp(labels->items[i].name, "service_name") ||
+            !strcmp(labels->items[i].name, "pyroscope_spy"))
             continue;
         size_t o = strlen(name);
         snprintf(name + o, sizeof(name) - o, "%s%s=%s", name[o - 1] == '{' ? "" : ",",
@@ -158,6 +162,10 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     }
     strncat(name, "}", sizeof(name) - strlen(name) - 1);
     query_escape(query, sizeof(query), name);
+    if (spy) {
+        strncat(query, "&spyName=", sizeof(query) - strlen(query) - 1);
+        query_escape(query, sizeof(query), spy);
+    }
     size_t o = strlen(query);
     snprintf(query + o, sizeof(query) - o, "&from=%lld&until=%lld",
              (long long)(r->time_nanos / 1000000000),

@@ -301,6 +301,10 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (!ingest_query_param(req->query, "name", name, sizeof(name)) || !*name)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is missing");
     ingest_query_param(req->query, "format", format, sizeof(format));
+    if (!*format && is_type(req->content_type, "binary/octet-stream+trie"))
+        strcpy(format, "trie");   /* the format named by the Content-Type, as Pyroscope reads it */
+    else if (!*format && is_type(req->content_type, "binary/octet-stream+tree"))
+        strcpy(format, "tree");
     ingest_query_param(req->query, "spyName", spy, sizeof(spy));
     ingest_units(req->query, units, sizeof(units));
     struct timespec ts;
@@ -341,8 +345,9 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     b->records[0]->duration_nanos = until - from;
     if (!name_labels(host, name, units, &body, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
-    for (size_t i = 0; i < b->nrecords; i++)
-        host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");
+    for (size_t i = 0; i < b->nrecords; i++)   /* spyName, else the braces' label */
+        if (*spy || !host->record_label(b->records[i], "pyroscope_spy"))
+            host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");
 }
 
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)

@@ -301,6 +301,31 @@ class ProfdTestCase(unittest.TestCase):
         self.addCleanup(server.shutdown)
         return server.server_address[1]
 
+    def serve_posts(self, answer):
+        """An HTTP server on a free loopback port calling answer(path,
+        headers, body) for each POST, which returns (status, {header:
+        value}); an empty body is sent with them. Its port."""
+        import http.server
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, headers = answer(self.path, self.headers, body)
+                self.send_response(status)
+                for name, value in dict(headers, **{"Content-Length": "0"}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+        return self.serve_http(Handler)
+
+    def spool_heap(self):
+        """Makes ./spool holding the Go corpus's heap profile; its path."""
+        os.makedirs(self.path("spool"))
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        return self.path("spool")
+
     def outputs(self, root="profiles"):
         found = []
         for d, _, files in os.walk(self.path(root)):

@@ -256,8 +256,7 @@ class OtlpReceiverTest(ProfdTestCase):
             self.assertEqual(r.status, 200)
         wait_until(lambda: os.path.exists(self.path("profiles", "known.pb.gz")), "via HTTPS")
         # profd -> profd over TLS, verified against the private CA
-        os.makedirs(self.path("spool"))
-        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        self.spool_heap()
         os.makedirs(self.path("sender"))
         sender = Profd(self.path("sender"), sender_config(
             self.path("spool"), 'endpoint: "https://%s", tls: {ca_file: %s}' % (grpc_addr, ca)))
@@ -435,8 +434,7 @@ class OtlpExporterTest(ProfdTestCase):
                 self.assertLess(s.stack_index, len(d.stack_table))
 
     def test_retry_info_sets_the_wait_and_is_needed_for_resource_exhausted(self):
-        os.makedirs(self.path("spool"))
-        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        self.spool_heap()
         address, got = self.serve([(grpc.StatusCode.RESOURCE_EXHAUSTED, 0.5),
                                    grpc.StatusCode.RESOURCE_EXHAUSTED])
         p = self.start(sender_config(self.path("spool"), 'endpoint: "%s", '
@@ -446,26 +444,13 @@ class OtlpExporterTest(ProfdTestCase):
         self.assertGreaterEqual(got[1][2] - got[0][2], 0.5)
 
     def test_http_retry_after(self):
-        import http.server
         arrivals = []
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
-                arrivals.append(time.monotonic())
-                first = len(arrivals) == 1
-                self.send_response(429 if first else 200)
-                if first:
-                    self.send_header("Retry-After", "1")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        port = self.serve_http(Handler)
-        os.makedirs(self.path("spool"))
-        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        def answer(path, headers, body):
+            arrivals.append(time.monotonic())
+            return (429, {"Retry-After": "1"}) if len(arrivals) == 1 else (200, {})
+        port = self.serve_posts(answer)
+        self.spool_heap()
         self.start(sender_config(self.path("spool"), 'endpoint: "127.0.0.1:%d", protocol: http, '
                                  'retry_on_failure: {initial_interval: 10ms}' % port))
         wait_until(lambda: len(arrivals) >= 2, "the retry")
@@ -485,8 +470,7 @@ class OtlpExporterTest(ProfdTestCase):
         self.assertGreaterEqual(len(got), 1, p.log_text())
 
     def test_a_file_refused_for_good_is_tried_again_after_a_growing_wait(self):
-        os.makedirs(self.path("spool"))
-        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        self.spool_heap()
         address, got = self.serve([grpc.StatusCode.INVALID_ARGUMENT])
         config = sender_config(self.path("spool"), 'endpoint: "%s"' % address)
         p = self.start(config.replace("after_ingest: keep", "after_ingest: keep, "

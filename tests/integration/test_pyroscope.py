@@ -176,8 +176,9 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(receiver.stop(), 0)
 
     def test_ingest_profd_to_profd(self):
-        receiver, sender = self.round_trip("ingest", "{__file__}")
-        outs = [self.path("profiles", n) for n in corpus_files()]
+        receiver, sender = self.round_trip("ingest", "{pyroscope_spy}/{__file__}",
+                                           ", external_labels: {pyroscope_spy: rbspy}")
+        outs = [self.path("profiles", "rbspy", n) for n in corpus_files()]
         wait_until(lambda: all(os.path.exists(o) for o in outs), "every profile ingested")
         for name, out in zip(corpus_files(), outs):
             self.assertEqual(raw_pprof(out), raw_pprof(os.path.join(GO_CORPUS, name)), name)
@@ -209,6 +210,8 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(status, 400)
         status, body = http_post(base + "&format=trie", b"x")
         self.assertEqual(status, 415)
+        status, body = http_post(base, b"x", {"Content-Type": "binary/octet-stream+tree"})
+        self.assertEqual((status, b'"tree" is not supported' in body), (415, True), body)
         status, body = http_post(base + "&format=pprof", b"not a profile")
         self.assertEqual(status, 422)
         self.assertEqual(p.stop(), 0)
@@ -407,8 +410,7 @@ class PyroscopeTest(ProfdTestCase):
     def test_exporter_against_a_pyroscope_stand_in(self):
         got, answers = [], [500, 200]
         port = self.serve_http(stand_in(got, answers))
-        os.makedirs(self.path("spool"))
-        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        self.spool_heap()
         many = ", ".join("l%d: v" % i for i in range(40))
         p = self.start(SENDER % (self.path("spool"),
                                  'endpoint: "http://127.0.0.1:%d", tenant: t1, '
@@ -434,12 +436,27 @@ class PyroscopeTest(ProfdTestCase):
         wait_until(lambda: metric_value(p.metrics(), "profd_pyroscope_label_fixes",
                                         component="pyroscope"), "the fixes counted")
 
+    def test_ingest_exporter_names_the_spy_by_its_parameter(self):
+        import urllib.parse
+        got = []
+        port = self.serve_posts(lambda path, headers, body: got.append(path) or (200, {}))
+        self.spool_heap()
+        self.start(SENDER % (self.path("spool"), 'endpoint: "http://127.0.0.1:%d", api: ingest, '
+                             'external_labels: {pyroscope_spy: rbspy, env: test}' % port))
+        wait_until(lambda: got, "an /ingest")
+        path, query = got[0].split("?", 1)
+        params = urllib.parse.parse_qs(query)
+        self.assertEqual(path, "/ingest")
+        self.assertEqual(params["spyName"], ["rbspy"])
+        # Pyroscope adds pyroscope_spy from spyName: in the braces it would be there twice
+        self.assertNotIn("pyroscope_spy", params["name"][0])
+        self.assertIn("env=test", params["name"][0])
+
     def test_exporter_sends_to_several_servers_retrying_each_alone(self):
         got_a, got_b = [], []
         port_a = self.serve_http(stand_in(got_a, [503, 200]))
         port_b = self.serve_http(stand_in(got_b, [200]))
-        os.makedirs(self.path("spool"))
-        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("spool", "heap.pb.gz"))
+        self.spool_heap()
         p = self.start(SENDER % (self.path("spool"),
                                  'servers: [{endpoint: "http://127.0.0.1:%d", tenant: a}, '
                                  '{endpoint: "http://127.0.0.1:%d", tenant: b}], '

@@ -46,14 +46,19 @@ void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_na
             into[nwant++] = out->sample[out->nsample++];
         }
     }
+    uint64_t last = 0;   /* the string table is read up to the last index wanted */
+    for (size_t i = 0; i < nwant; i++)
+        if (want[i] != NO_STRING && want[i] > last)
+            last = want[i];
     uint64_t index = 0;
     pb_reader_init(&rd, raw, raw, len);
-    while (pb_next(&rd, &f, &err) > 0) {
+    while (index <= last && pb_next(&rd, &f, &err) > 0) {
         if (f.number != F_STRING || f.wire != PB_LEN)
             continue;
         for (size_t i = 0; i < nwant; i++)
             if (want[i] == index)
-                snprintf(into[i], sizeof(out->period), "%.*s", (int)(f.len < 63 ? f.len : 63),
+                snprintf(into[i], PROFD_TYPE_NAME_SIZE, "%.*s",
+                         (int)(f.len < PROFD_TYPE_NAME_SIZE ? f.len : PROFD_TYPE_NAME_SIZE - 1),
                          (const char *)f.data);
         index++;
     }

@@ -77,7 +77,7 @@ static int64_t unit_seconds(const char *u)
 {
     if (*u == 's')
         return 1;
-    if (!strncmp(u, "mon", 3) || *u == 'M')
+    if (*u == 'M' || (u[0] == 'm' && u[1] == 'o' && u[2] == 'n'))   /* mon, not min */
         return 30 * 86400;
     switch (*u) {
     case 'm': return 60;   /* min, or m */
@@ -97,10 +97,8 @@ static bool offset_time(const char *s, int64_t now, int64_t *out)
         sign = strchr(s, '-');
     int64_t seconds = 0;
     for (const char *p = sign ? sign + 1 : ""; *p;) {
-        char *end;
-        unsigned long long n = strtoull(p, &end, 10);
-        if (!isdigit((unsigned char)*p))
-            n = 0, end = (char *)p;
+        char *end = (char *)p;
+        unsigned long long n = isdigit((unsigned char)*p) ? strtoull(p, &end, 10) : 0;
         char unit[8] = "";
         size_t ulen = 0;
         for (p = end; *p && !isdigit((unsigned char)*p); p++)

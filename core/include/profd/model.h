@@ -104,11 +104,12 @@ struct profd_series_label {
 
 /* The names of a profile's types, enough to tell its family (Pyroscope's
  * __name__): its period type's and its first PROFD_TYPE_NAMES sample
- * types', each cut to 63 bytes. */
+ * types', each cut to PROFD_TYPE_NAME_SIZE - 1 bytes. */
 #define PROFD_TYPE_NAMES 8
+#define PROFD_TYPE_NAME_SIZE 64
 struct profd_type_names {
-    char period[64];
-    char sample[PROFD_TYPE_NAMES][64];
+    char period[PROFD_TYPE_NAME_SIZE];
+    char sample[PROFD_TYPE_NAMES][PROFD_TYPE_NAME_SIZE];
     uint32_t nsample;
 };
 

@@ -10,8 +10,9 @@
  *   (the label pyroscope_spy), `format` pprof (raw or gzip body, or the
  *   SDKs' multipart form with `profile`, `prev_profile` and
  *   `sample_type_config`) or folded stacks (`groups`, `lines`), read as
- *   Pyroscope reads them (ingest_query.h); `aggregationType` changes
- *   nothing here, as it changes nothing in Pyroscope's conversion.
+ *   Pyroscope reads them (ingest_query.h; a pprof keeps its own time when
+ *   it has one); `aggregationType` changes nothing here, as it changes
+ *   nothing in Pyroscope's conversion.
  * service_name defaults to unknown_service and the tenant (X-Scope-OrgID)
  * is kept as the label __tenant_id__, as Pyroscope does. Errors answer with
  * Pyroscope's statuses: 400 bad metadata or request, 413 too large (the
@@ -293,6 +294,23 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
     return true;
 }
 
+/* The first day of 1971, in nanoseconds: a profile time before it is none
+ * (old pyspy and rbspy wrote microseconds there). */
+#define TIME_1971 (365LL * 86400 * 1000000000)
+
+/* A pprof keeps the time and duration it says, as Pyroscope keeps them,
+ * unless it says none; folded stacks and those take from and until. */
+static void ingest_times(struct profd_record *r, bool pprof, int64_t from, int64_t until)
+{
+    if (pprof && r->time_nanos >= TIME_1971) {
+        if (!r->duration_nanos)
+            r->duration_nanos = until - from;
+        return;
+    }
+    r->time_nanos = from;
+    r->duration_nanos = until - from;
+}
+
 static void ingest(struct served_receiver *r, const struct profd_rpc_request *req,
                    struct profd_rpc_response *res, struct profd_batch *b)
 {
@@ -341,8 +359,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         return fail(req, res, C_INVALID_ARGUMENT, "", 415, "format \"%s\" is not supported "
                     "(pprof, groups, lines)", format);
     }
-    b->records[0]->time_nanos = from;
-    b->records[0]->duration_nanos = until - from;
+    ingest_times(b->records[0], body.pprof, from, until);
     if (!name_labels(host, name, units, &body, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
     for (size_t i = 0; i < b->nrecords; i++)   /* spyName, else the braces' label */

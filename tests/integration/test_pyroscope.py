@@ -220,24 +220,34 @@ class PyroscopeTest(ProfdTestCase):
         p = self.start(RECEIVER % "{service_name}.{__name__}.{pyroscope_spy}.{app_name}."
                                   "{unix_nanos}")
         url = "http://%s/ingest?" % address(p)
+        profile_pb2 = protoc_modules("", ["profile.proto"])[0]
         heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
         block = open(os.path.join(GO_CORPUS, "block.pb.gz"), "rb").read()
+        # a pprof keeps its own time, as in Pyroscope; from and until are its
+        # when it has none, and folded stacks'
+        heap_time = profile_pb2.Profile.FromString(gzip.decompress(heap)).time_nanos
+        parsed = profile_pb2.Profile.FromString(gzip.decompress(block))
+        block_time = parsed.time_nanos
+        parsed.ClearField("time_nanos")
+        timeless = gzip.compress(parsed.SerializeToString())
         sent = [  # (query, body, the file it must make)
             # an SDK's push: no type suffix, so the family is the profile's
             ("name=myapp%7Benv%3Dprod%7D&format=pprof&spyName=gospy&from=20231114&until=now",
-             heap, "myapp.memory.gospy.unknown.1699920000000000000"),
+             heap, "myapp.memory.gospy.unknown.%d" % heap_time),
             ("name=myapp.block&format=pprof&from=1700000000001&until=1700000000002",
-             block, "myapp.block.block.unknown.unknown.1700000000001000000"),
-            # braces naming the service: the application is app_name
-            ("name=app.cpu%7Bservice_name%3Dsvc%7D&from=1700000000&units=bogus",
-             b"main;work 2\n", "svc.process_cpu.unknown.app.1700000000000000000"),
+             block, "myapp.block.block.unknown.unknown.%d" % block_time),
+            ("name=old.block&format=pprof&from=1700000000001&until=1700000000002",
+             timeless, "old.block.block.unknown.unknown.1700000000001000000"),
+            # braces naming the service: the application is app_name; a date
+            ("name=app.cpu%7Bservice_name%3Dsvc%7D&from=20231114&units=bogus",
+             b"main;work 2\n", "svc.process_cpu.unknown.app.1699920000000000000"),
         ]
         # pyroscope-go's block upload: the types renamed by the form's config
         config = b'{"contentions": {"display-name": "block_count", "units": "lock_samples"}, ' \
                  b'"delay": {"display-name": "block_duration", "units": "lock_nanoseconds"}}'
         form = sdk_form([("profile", block), ("sample_type_config", config)])
         sent.append(("name=sdkapp&spyName=gospy&from=1700000000&until=1700000010", form,
-                     "sdkapp.block.gospy.unknown.1700000000000000000"))
+                     "sdkapp.block.gospy.unknown.%d" % block_time))
         for query, body, _ in sent:
             body, headers = body if isinstance(body, tuple) else (body, {})
             status, resp = http_post(url + query, body, headers)
@@ -246,7 +256,7 @@ class PyroscopeTest(ProfdTestCase):
             out = self.path("profiles", name)
             wait_until(lambda: os.path.exists(out), name)
         # units it does not know are samples, as in Pyroscope
-        self.assertIn("samples/count cpu/nanoseconds", raw_pprof(self.path("profiles", sent[2][2])))
+        self.assertIn("samples/count cpu/nanoseconds", raw_pprof(self.path("profiles", sent[3][2])))
         before = time.time_ns()
         status, resp = http_post(url + "name=rel&from=now-1h&until=now", b"main 1\n")
         self.assertEqual(status, 200, resp)

@@ -51,7 +51,8 @@ receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_au
     lib/json_escape.c lib/profile_family.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
-exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c
+exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
+    lib/profile_family.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

@@ -4,8 +4,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Writes a valid label name for name into buf; true when it had to change. */
-static bool valid_name(const char *name, char *buf, size_t n)
+/* Writes a valid label name for name into buf, or with colons a valid
+ * metric name (what __name__ must hold); true when it had to change. */
+static bool valid_name(const char *name, bool colons, char *buf, size_t n)
 {
     size_t o = 0;
     bool fixed = false;
@@ -16,7 +17,7 @@ static bool valid_name(const char *name, char *buf, size_t n)
     for (const char *p = name; *p && o + 1 < n; p++) {
         char c = *p;
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_';
+                  c == '_' || (colons && c == ':');
         buf[o++] = ok ? c : '_';
         fixed |= !ok;
     }
@@ -35,7 +36,7 @@ static void add(const struct profd_host *host, struct profd_labels *out, const c
                 const char *value, size_t *fixes)
 {
     char key[PYROSCOPE_MAX_NAME + 2], val[PYROSCOPE_MAX_VALUE + 1];
-    *fixes += valid_name(name, key, sizeof(key));
+    *fixes += valid_name(name, false, key, sizeof(key));
     size_t vlen = strlen(value);
     if (vlen > PYROSCOPE_MAX_VALUE) {
         vlen = PYROSCOPE_MAX_VALUE;
@@ -54,14 +55,34 @@ static void add(const struct profd_host *host, struct profd_labels *out, const c
     host->labels_set(out, key, val);
 }
 
+/* The value of key in external, or NULL. */
+static const char *external_value(const struct profd_str_map *external, const char *key)
+{
+    for (size_t i = 0; external && i < external->n; i++)
+        if (!strcmp(external->keys[i], key))
+            return external->values[i];
+    return NULL;
+}
+
 size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
-                              const struct profd_str_map *external, struct profd_labels *out)
+                              const struct profd_str_map *external, const char *fallback_name,
+                              struct profd_labels *out)
 {
     size_t fixes = 0;
-    static const char *const first[] = {"__name__", "service_name"};
-    for (size_t k = 0; k < 2; k++)
-        if (host->labels_get(in, first[k]))
-            add(host, out, first[k], host->labels_get(in, first[k]), &fixes);
+    const char *name = host->labels_get(in, "__name__");
+    if (!name)
+        name = external_value(external, "__name__");
+    if (!name && fallback_name) {
+        name = fallback_name;
+        fixes++;
+    }
+    if (name) {   /* first, so that the cut to 30 labels keeps it */
+        char metric[PYROSCOPE_MAX_VALUE + 1];
+        fixes += valid_name(name, true, metric, sizeof(metric));
+        add(host, out, "__name__", metric, &fixes);
+    }
+    if (host->labels_get(in, "service_name"))
+        add(host, out, "service_name", host->labels_get(in, "service_name"), &fixes);
     for (size_t i = 0; i < in->n; i++) {
         const char *name = in->items[i].name;
         if (strcmp(name, "__name__") && strcmp(name, "service_name") &&

@@ -18,9 +18,12 @@
  * Prometheus-valid (other characters become '_', a leading digit gets one
  * before it), later duplicates dropped, names and values cut to Pyroscope's
  * lengths, and at most 30 labels (__name__ and service_name kept first).
+ * __name__, which Pyroscope requires, is made a valid metric name, and is
+ * fallback_name when neither in nor external has one (NULL: none).
  * Returns how many fixes that took.
  */
 size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
-                              const struct profd_str_map *external, struct profd_labels *out);
+                              const struct profd_str_map *external, const char *fallback_name,
+                              struct profd_labels *out);
 
 #endif

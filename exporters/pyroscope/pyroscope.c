@@ -15,6 +15,7 @@
 
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
+#include "../../lib/profile_family.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "clean_labels.h"
@@ -195,6 +196,19 @@ static int send_to(struct pyroscope_exporter *e, struct rpc_client *client,
     return rc;
 }
 
+/* The family of a record without a __name__ label, from its profile's
+ * types (decoded for it), for Pyroscope, which refuses a series without
+ * one; NULL when it has one. */
+static const char *record_family(struct pyroscope_exporter *e, struct profd_record *r,
+                                 char *buf, size_t n)
+{
+    if (e->host->record_label(r, "__name__"))
+        return NULL;
+    char err[128];
+    struct profd_profile *p = e->host->record_profile(r, err, sizeof(err));
+    return p ? profile_family(p, e->host->record_label(r, "service_name"), buf, n) : "unknown";
+}
+
 /* The servers done with the batch this thread is retrying (bit i: server i):
  * those that took it, and of them those that refused it for good. */
 static _Thread_local uint32_t servers_done, servers_refused;
@@ -207,8 +221,12 @@ static int consume(void *st, struct profd_batch *b)
     if (!labels)
         abort();
     for (size_t i = 0; i < b->nrecords; i++) {
+        char family[128];
         count_fixes(e, pyroscope_clean_labels(e->host, &b->records[i]->labels,
-                                              &e->cfg->external_labels, &labels[i]));
+                                              &e->cfg->external_labels,
+                                              record_family(e, b->records[i], family,
+                                                            sizeof(family)),
+                                              &labels[i]));
         char why[256];
         if (e->cfg->api == API_PUSH &&
             !raw_series_write(e->host, b->records[i], &labels[i], RAW_LABEL_PAIRS, false, 1,

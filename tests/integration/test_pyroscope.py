@@ -446,6 +446,42 @@ class PyroscopeTest(ProfdTestCase):
         wait_until(lambda: metric_value(p.metrics(), "profd_pyroscope_label_fixes",
                                         component="pyroscope"), "the fixes counted")
 
+    def test_exporter_gives_every_series_a_valid_name(self):
+        push_pb2 = pb()
+        got = []
+        port = self.serve_http(stand_in(got, [200]))
+        p = self.start("""
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+exporters:
+  pyroscope: {endpoint: "http://127.0.0.1:%d"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pyroscope], exporters: [pyroscope]}
+""" % port)
+        for i, (name, profile) in enumerate([(None, "heap"), ("process-cpu.v2", "cpu")]):
+            labels = [push_pb2.LabelPair(name="i", value=str(i))]
+            if name:
+                labels.append(push_pb2.LabelPair(name="__name__", value=name))
+            raw = open(os.path.join(GO_CORPUS, profile + ".pb.gz"), "rb").read()
+            req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+                labels=labels, samples=[push_pb2.RawSample(raw_profile=raw)])])
+            status, body = http_post("http://%s%s" % (address(p), PUSH),
+                                     req.SerializeToString(), {"Content-Type": "application/proto"})
+            self.assertEqual(status, 200, body)
+        names = {}
+
+        def both_pushed():
+            for _, _, req in list(got):
+                for series in req.series:
+                    labels = {l.name: l.value for l in series.labels}
+                    names[labels["i"]] = labels.get("__name__")
+            return len(names) == 2
+        wait_until(both_pushed, "both profiles pushed on")
+        # none: the family from the profile's types; not a metric name: made one
+        self.assertEqual(names, {"0": "memory", "1": "process_cpu_v2"})
+
     def test_ingest_exporter_names_the_spy_by_its_parameter(self):
         import urllib.parse
         got = []

@@ -4,9 +4,10 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Writes a valid label name for name into buf, or with colons a valid
- * metric name (what __name__ must hold); true when it had to change. */
-static bool valid_name(const char *name, bool colons, char *buf, size_t n)
+/* Writes a valid label name for name into buf (max + 1 bytes), or with
+ * colons a valid metric name (what __name__ must hold), cut to max bytes;
+ * true when it had to change. */
+static bool valid_name(const char *name, bool colons, size_t max, char *buf)
 {
     size_t o = 0;
     bool fixed = false;
@@ -14,15 +15,15 @@ static bool valid_name(const char *name, bool colons, char *buf, size_t n)
         buf[o++] = '_';
         fixed = true;
     }
-    for (const char *p = name; *p && o + 1 < n; p++) {
+    const char *p = name;
+    for (; *p && o < max; p++) {
         char c = *p;
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '_' || (colons && c == ':');
         buf[o++] = ok ? c : '_';
         fixed |= !ok;
     }
-    if (strlen(name) > PYROSCOPE_MAX_NAME)
-        fixed = true;   /* cut */
+    fixed |= *p != '\0';   /* cut */
     if (o == 0) {
         buf[o++] = '_';
         fixed = true;
@@ -35,8 +36,8 @@ static bool valid_name(const char *name, bool colons, char *buf, size_t n)
 static void add(const struct profd_host *host, struct profd_labels *out, const char *name,
                 const char *value, size_t *fixes)
 {
-    char key[PYROSCOPE_MAX_NAME + 2], val[PYROSCOPE_MAX_VALUE + 1];
-    *fixes += valid_name(name, false, key, sizeof(key));
+    char key[PYROSCOPE_MAX_NAME + 1], val[PYROSCOPE_MAX_VALUE + 1];
+    *fixes += valid_name(name, false, PYROSCOPE_MAX_NAME, key);
     size_t vlen = strlen(value);
     if (vlen > PYROSCOPE_MAX_VALUE) {
         vlen = PYROSCOPE_MAX_VALUE;
@@ -78,7 +79,7 @@ size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_
     }
     if (name) {   /* first, so that the cut to 30 labels keeps it */
         char metric[PYROSCOPE_MAX_VALUE + 1];
-        fixes += valid_name(name, true, metric, sizeof(metric));
+        fixes += valid_name(name, true, PYROSCOPE_MAX_VALUE, metric);
         add(host, out, "__name__", metric, &fixes);
     }
     if (host->labels_get(in, "service_name"))

@@ -426,8 +426,8 @@ class PyroscopeTest(ProfdTestCase):
                                  'endpoint: "http://127.0.0.1:%d", tenant: t1, '
                                  'basic_auth: {username: u, password: pw}, '
                                  'retry_on_failure: {initial_interval: 10ms}, '
-                                 'external_labels: {"bad-name": x, 9lives: y, %s}'
-                                 % (port, many)))
+                                 'external_labels: {? %s : z, "bad-name": x, 9lives: y, %s}'
+                                 % (port, "k" * 1100, many)))
         wait_until(lambda: len(got) >= 2, "a retry after the 500")
         path, headers, req = got[1]
         self.assertEqual(path, PUSH)
@@ -440,6 +440,7 @@ class PyroscopeTest(ProfdTestCase):
         self.assertIn("__name__", labels)
         self.assertEqual(labels.get("bad_name"), "x")
         self.assertEqual(labels.get("_9lives"), "y")
+        self.assertEqual(labels.get("k" * 1024), "z")   # a name cut to Pyroscope's 1024
         raw = req.series[0].samples[0].raw_profile
         self.assertEqual(raw[:2], b"\x1f\x8b")
         from harness import metric_value

@@ -212,31 +212,32 @@ static const char *split_name(const char *name, char *app, size_t n)
     return fam;
 }
 
-/* Whether name=app.type{k=v,...} says the family itself: by a type suffix
- * family_of knows, or a __name__ in its braces. */
-static bool name_says_family(const char *name)
+/* Whether the braces of name=app.type{k=v,...} set __name__. */
+static bool braces_name_it(const char *name)
 {
-    char app[512];
-    if (split_name(name, app, sizeof(app)))
-        return true;
     for (const char *p = strchr(name, '{'); p; p = strchr(p + 1, ','))
         if (!strncmp(p + 1, "__name__=", 9))
             return true;
     return false;
 }
 
-/* What the body of an /ingest is: folded stacks (no types) or a pprof,
- * whose family its types tell: those read as it was checked (types), or
- * else those of its decoded profile (a multipart upload's, decoded anyway). */
-struct ingest_body {
+/* What an /ingest says of its profile: its name (the application, less a
+ * type suffix family_of knows, and that suffix's family or NULL), units,
+ * and whether its body is a pprof, whose family its types tell: those read
+ * as it was checked (types), or else those of its decoded profile (a
+ * multipart upload's, decoded anyway). */
+struct ingest_what {
+    const char *name, *units;
+    char app[512];
+    const char *family;
     bool pprof;
     const struct profd_type_names *types;
 };
 
 /* The family of each record of b that has no __name__ yet: a pprof's from
- * its types (hint: the application name), folded stacks' from units. */
+ * its types (the application as the hint), folded stacks' from units. */
 static void family_labels(const struct profd_host *host, struct profd_batch *b,
-                          const struct ingest_body *body, const char *units, const char *hint)
+                          const struct ingest_what *w)
 {
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
@@ -244,27 +245,24 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b,
             continue;
         char buf[128], err[64];
         struct profd_profile *p =
-            body->pprof && !body->types ? host->record_profile(r, err, sizeof(err)) : NULL;
-        const char *fam = body->types ? profile_family_of_types(body->types, hint, buf, sizeof(buf))
-                          : p         ? profile_family(p, hint, buf, sizeof(buf))
-                                      : family_of(units);
+            w->pprof && !w->types ? host->record_profile(r, err, sizeof(err)) : NULL;
+        const char *fam = w->types ? profile_family_of_types(w->types, w->app, buf, sizeof(buf))
+                          : p      ? profile_family(p, w->app, buf, sizeof(buf))
+                                   : family_of(w->units);
         host->record_set_label(r, "__name__", fam ? fam : "process_cpu");
     }
 }
 
-/* name=app.cpu{k=v,...}: the labels in braces, service_name (the
- * application, with a type suffix it ends with taken off; when the braces
- * name a service_name too, the application goes to app_name, as Pyroscope
- * has it) and __name__ (from that suffix, else see family_labels), on
- * every record of b. False with why set for a bad label. */
-static bool name_labels(const struct profd_host *host, const char *name, const char *units,
-                        const struct ingest_body *body, struct profd_batch *b, char *why,
-                        size_t whylen)
+/* The labels in the name's braces, service_name (the application; when
+ * the braces name a service_name too, the application goes to app_name, as
+ * Pyroscope has it) and __name__ (from the type suffix, else see
+ * family_labels), on every record of b. False with why set for a bad
+ * label. */
+static bool name_labels(const struct profd_host *host, const struct ingest_what *w,
+                        struct profd_batch *b, char *why, size_t whylen)
 {
-    char app[512];
-    const char *fam = split_name(name, app, sizeof(app));
-    size_t n = strcspn(name, "{");
-    for (const char *p = name + n + (name[n] == '{'); *p && *p != '}';) {
+    size_t n = strcspn(w->name, "{");
+    for (const char *p = w->name + n + (w->name[n] == '{'); *p && *p != '}';) {
         size_t len = strcspn(p, ",}");
         const char *eq = memchr(p, '=', len);
         char key[128], val[512];
@@ -286,11 +284,11 @@ static bool name_labels(const struct profd_host *host, const char *name, const c
         struct profd_record *r = b->records[i];
         bool named = host->record_label(r, "service_name");
         if (!named || !host->record_label(r, "app_name"))
-            host->record_set_label(r, named ? "app_name" : "service_name", app);
-        if (fam && !host->record_label(r, "__name__"))
-            host->record_set_label(r, "__name__", fam);
+            host->record_set_label(r, named ? "app_name" : "service_name", w->app);
+        if (w->family && !host->record_label(r, "__name__"))
+            host->record_set_label(r, "__name__", w->family);
     }
-    family_labels(host, b, body, units, app);
+    family_labels(host, b, w);
     return true;
 }
 
@@ -337,17 +335,19 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     char why[sizeof(res->message)];
     bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
     struct profd_type_names types;
-    struct ingest_body body = {.pprof = !strcmp(format, "pprof") || (multipart && !*format)};
+    struct ingest_what w = {.name = name, .units = units,
+                            .pprof = !strcmp(format, "pprof") || (multipart && !*format)};
+    w.family = split_name(name, w.app, sizeof(w.app));
     size_t max = cfg_of(r)->max_request_body_size;
-    if (multipart && body.pprof) {
+    if (multipart && w.pprof) {
         if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
-    } else if (body.pprof) {
-        struct profd_type_names *wanted = name_says_family(name) ? NULL : &types;
+    } else if (w.pprof) {   /* the types read only when the name does not say the family */
+        struct profd_type_names *wanted = w.family || braces_name_it(name) ? NULL : &types;
         if (!host->record_add_pprof_typed(b, req->body, req->len, max, wanted, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
-        body.types = wanted;
+        w.types = wanted;
     } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
         struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from};
         struct profd_profile *p = folded_profile(host, (const char *)req->body, req->len, &meta,
@@ -359,8 +359,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         return fail(req, res, C_INVALID_ARGUMENT, "", 415, "format \"%s\" is not supported "
                     "(pprof, groups, lines)", format);
     }
-    ingest_times(b->records[0], body.pprof, from, until);
-    if (!name_labels(host, name, units, &body, b, why, sizeof(why)))
+    ingest_times(b->records[0], w.pprof, from, until);
+    if (!name_labels(host, &w, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
     for (size_t i = 0; i < b->nrecords; i++)   /* spyName, else the braces' label */
         if (*spy || !host->record_label(b->records[i], "pyroscope_spy"))

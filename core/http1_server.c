@@ -592,30 +592,72 @@ static void on_event(struct bufferevent *bev, short events, void *arg)
         ended(c);
 }
 
-/* Plaintext: what the socket holds, read into the input with one recv(). */
+/* The scratch buffer's reference has been drained from an input. */
+static void scratch_returned(const void *data, size_t len, void *arg)
+{
+    (void)data;
+    (void)len;
+    struct profd_server *s = arg;
+    s->h1_scratch_lent = false;
+}
+
+/* After a request's reading: what an input still holds of the scratch
+ * buffer (a request not all here yet, one pipelined behind it, or its
+ * connection busy) is copied into the input's own memory. */
+static void scratch_take_back(struct profd_server *s, struct evbuffer *in)
+{
+    if (!s->h1_scratch_lent)
+        return;
+    size_t n = evbuffer_get_length(in);
+    uint8_t *rest = profd_xmalloc(n);
+    evbuffer_remove(in, rest, n);   /* the reference with it */
+    evbuffer_unfreeze(in, 0);
+    evbuffer_add(in, rest, n);
+    evbuffer_freeze(in, 0);
+    free(rest);
+}
+
+/* Plaintext: what the socket holds, read with one recv(). An empty input
+ * (the usual case between requests) is lent the server's scratch buffer,
+ * so a request read whole in one go costs no allocation of its own:
+ * libevent would otherwise make and free a READ_SIZE chain for each, and
+ * allocations that large make malloc sort its freed small blocks every
+ * time. Otherwise the input makes room itself. */
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     struct h1_conn *c = arg;
     if (what & EV_TIMEOUT)
         return ended(c);
+    struct profd_server *s = c->s;
     struct evbuffer *in = bufferevent_get_input(c->bev);
+    bool lend = c->state != H1_DETECT && evbuffer_get_length(in) == 0 && !s->h1_scratch_lent;
     struct evbuffer_iovec room;
     evbuffer_unfreeze(in, 0);   /* a bufferevent keeps its input's end for its own reads */
     ssize_t n = -1;
-    if (evbuffer_reserve_space(in, READ_SIZE, &room, 1) == 1)
+    if (lend) {
+        if (!s->h1_scratch)
+            s->h1_scratch = profd_xmalloc(READ_SIZE);
+        n = recv(fd, s->h1_scratch, READ_SIZE, 0);
+        if (n > 0 && evbuffer_add_reference(in, s->h1_scratch, (size_t)n, scratch_returned, s) == 0)
+            s->h1_scratch_lent = true;
+        else if (n > 0)
+            evbuffer_add(in, s->h1_scratch, (size_t)n);
+    } else if (evbuffer_reserve_space(in, READ_SIZE, &room, 1) == 1) {
         n = recv(fd, room.iov_base, room.iov_len, 0);
-    else
+        if (n > 0) {
+            room.iov_len = (size_t)n;
+            evbuffer_commit_space(in, &room, 1);
+        }
+    } else {
         errno = ENOMEM;
-    if (n > 0) {
-        room.iov_len = (size_t)n;
-        evbuffer_commit_space(in, &room, 1);
     }
     evbuffer_freeze(in, 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0)
         return ended(c);
-    on_read(c->bev, c);
+    on_read(c->bev, c);   /* may free c; in lives while it holds the scratch */
+    scratch_take_back(s, in);
 }
 
 void profd_http1_adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
@@ -657,4 +699,6 @@ void profd_http1_close_all(struct profd_server *s)
     s->h1_round_end = NULL;
     profd_send_batch_free(s->h1_sends);
     s->h1_sends = NULL;
+    free(s->h1_scratch);
+    s->h1_scratch = NULL;
 }

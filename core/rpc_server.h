@@ -45,6 +45,8 @@ struct profd_server {
     struct h1_conn *h1_unsent;       /* those with responses waiting for the round's end */
     struct event *h1_round_end;      /* made active to send them */
     struct profd_send_batch *h1_sends;   /* sends them together */
+    char *h1_scratch;                /* one recv() of a connection, lent to its input */
+    bool h1_scratch_lent;            /* still referenced by an input */
     struct profd_work_pool *workers; /* for large requests, started on the first */
     struct profd_log_limit refusals_log;   /* REFUSALS_LOGGED a second, the rest counted */
 };

@@ -14,7 +14,8 @@ import socket
 import subprocess
 import unittest
 
-from harness import BUILD, PROFD, ProfdTestCase, make_test_certs, metric_value, valgrind, wait_until
+from harness import (BUILD, PROFD, ProfdTestCase, make_test_certs, metric_value, pprof_samples,
+                     valgrind, wait_until)
 
 CONFIG = """
 receivers:
@@ -113,6 +114,29 @@ class HttpServerTest(ProfdTestCase):
         status, headers, _ = r10.next()
         self.assertEqual((status, headers.get("Connection")), (200, "close"))
         self.assertTrue(r10.closed())   # HTTP/1.0 without keep-alive: closed after
+        self.assertEqual(p.stop(), 0)
+
+    def test_requests_arriving_in_pieces_between_other_connections_keep_their_bytes(self):
+        p, addr = self.start_receiver()
+        slow, rslow = self.connect(addr)
+        other, rother = self.connect(addr)
+        for sock, responses in ((slow, rslow), (other, rother)):   # past telling HTTP/2 apart
+            sock.sendall(ingest(b"first", b"a;b 1\n"))
+            self.assertEqual(responses.next()[0], 200)
+        whole = ingest(b"pieces", b"alpha;beta 7\n")
+        cut = [0, 20, whole.index(b"\r\n\r\n") + 6, len(whole)]   # in the head, in the body
+        for i in range(3):
+            slow.sendall(whole[cut[i]:cut[i + 1]])
+            if i < 2:   # another connection's request read and answered in between
+                other.sendall(ingest(b"between%d" % i, b"zzzzzzzzzzzzzzzzzzzzzzzz;y 1\n" * 3))
+                self.assertEqual(rother.next()[0], 200)
+        self.assertEqual(rslow.next()[0], 200)
+        wait_until(lambda: self.profiles("pieces"), "the profile of the request sent in pieces")
+        path = self.path("profiles", "pieces", self.profiles("pieces")[0])
+        _, samples = pprof_samples(path)
+        (stack, _), values = samples.popitem()
+        self.assertEqual((samples, values), ({}, [7, 7 * 10**7]))   # 7 samples at 100 Hz
+        self.assertEqual([frame[1].split()[0] for frame in stack], ["beta", "alpha"])
         self.assertEqual(p.stop(), 0)
 
     def test_what_it_refuses(self):

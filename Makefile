@@ -23,7 +23,7 @@ LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
 # the executable, so sanitized modules are linked without it.
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
 
-CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c
+CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c lib/utf8_valid.c
 CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
 CORE_OBJ := $(CORE_LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libprofdcore.a
@@ -52,7 +52,7 @@ receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_au
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
-    lib/profile_family.c
+    lib/profile_family.c lib/utf8_valid.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

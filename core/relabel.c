@@ -135,7 +135,7 @@ static pcre2_code *compile_regex(const char *re, char *err, size_t errlen)
  * as), so that a match is a comparison; else NULL. */
 static char *literal_of(const char *re)
 {
-    if (re[strcspn(re, "\\^$.|?*+()[]{}")] || strstr(re, PROFD_UTF8_REPLACEMENT))
+    if (re[strcspn(re, "\\^$.|?*+()[]{}")] || strstr(re, UTF8_REPLACEMENT))
         return NULL;
     return profd_xstrdup(re);
 }
@@ -271,17 +271,17 @@ struct scratch {
  * its end, where in s the character it belongs to starts (or s's end). */
 static void read_as_go(const char *s, size_t len, struct scratch *sc)
 {
-    const size_t replacement_len = sizeof(PROFD_UTF8_REPLACEMENT) - 1;
+    const size_t replacement_len = sizeof(UTF8_REPLACEMENT) - 1;
     sc->as_go.len = 0;
     profd_text_put(&sc->as_go, "", 0);
     /* at most every byte made U+FFFD */
     profd_grow(&sc->origin, &sc->origin_cap, len * replacement_len + 1, sizeof(*sc->origin));
     for (size_t i = 0; i < len;) {
-        size_t n = profd_utf8_char_len((const uint8_t *)s + i, len - i);
+        size_t n = utf8_char_len((const uint8_t *)s + i, len - i);
         size_t out = n ? n : replacement_len;
         for (size_t k = 0; k < out; k++)
             sc->origin[sc->as_go.len + k] = i;
-        profd_text_put(&sc->as_go, n ? s + i : PROFD_UTF8_REPLACEMENT, out);
+        profd_text_put(&sc->as_go, n ? s + i : UTF8_REPLACEMENT, out);
         i += n ? n : 1;
     }
     sc->origin[sc->as_go.len] = len;

@@ -6,38 +6,6 @@
 #include <pthread.h>
 #include <wctype.h>
 
-size_t profd_utf8_char_len(const uint8_t *s, size_t n)
-{
-    uint8_t c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    uint8_t second_min = 0x80, second_max = 0xbf;   /* the second byte's range */
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            second_min = 0xa0;   /* overlong below */
-        else if (c == 0xed)
-            second_max = 0x9f;   /* surrogates above */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            second_min = 0x90;   /* overlong below */
-        else if (c == 0xf4)
-            second_max = 0x8f;   /* past U+10FFFF above */
-    } else {
-        return 0;   /* a continuation byte, an overlong lead (c0, c1) or past f4 */
-    }
-    if (n < len || s[1] < second_min || s[1] > second_max)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
 /* The code point of the well-formed sequence of len bytes at s. */
 static uint32_t decode(const uint8_t *s, size_t len)
 {
@@ -99,9 +67,9 @@ void profd_utf8_change_case(const char *s, size_t len, bool upper, struct profd_
     }
     pthread_once(&utf8_locale_once, open_utf8_locale);
     for (i = 0; i < len;) {
-        size_t n = profd_utf8_char_len(u + i, len - i);
+        size_t n = utf8_char_len(u + i, len - i);
         if (!n) {
-            profd_text_add(out, PROFD_UTF8_REPLACEMENT);
+            profd_text_add(out, UTF8_REPLACEMENT);
             i++;
             continue;
         }

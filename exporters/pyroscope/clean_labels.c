@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../../lib/utf8_valid.h"
+
 /* Writes a valid label name for name into buf (max + 1 bytes), or with
  * colons a valid metric name (what __name__ must hold), cut to max bytes;
  * true when it had to change. */
@@ -38,13 +40,7 @@ static void add(const struct profd_host *host, struct profd_labels *out, const c
 {
     char key[PYROSCOPE_MAX_NAME + 1], val[PYROSCOPE_MAX_VALUE + 1];
     *fixes += valid_name(name, false, PYROSCOPE_MAX_NAME, key);
-    size_t vlen = strlen(value);
-    if (vlen > PYROSCOPE_MAX_VALUE) {
-        vlen = PYROSCOPE_MAX_VALUE;
-        (*fixes)++;
-    }
-    memcpy(val, value, vlen);
-    val[vlen] = '\0';
+    *fixes += utf8_valid_copy(value, strlen(value), PYROSCOPE_MAX_VALUE, val);
     if (host->labels_get(out, key)) {
         (*fixes)++;   /* a duplicate once made valid: the first stays */
         return;
@@ -56,13 +52,14 @@ static void add(const struct profd_host *host, struct profd_labels *out, const c
     host->labels_set(out, key, val);
 }
 
-/* The value of key in external, or NULL. */
-static const char *external_value(const struct profd_str_map *external, const char *key)
+const char *pyroscope_series_name(const struct profd_host *host, const struct profd_labels *in,
+                                  const struct profd_str_map *external)
 {
-    for (size_t i = 0; external && i < external->n; i++)
-        if (!strcmp(external->keys[i], key))
-            return external->values[i];
-    return NULL;
+    const char *name = host->labels_get(in, "__name__");
+    for (size_t i = 0; !name && external && i < external->n; i++)
+        if (!strcmp(external->keys[i], "__name__"))
+            name = external->values[i];
+    return name;
 }
 
 size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
@@ -70,9 +67,7 @@ size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_
                               struct profd_labels *out)
 {
     size_t fixes = 0;
-    const char *name = host->labels_get(in, "__name__");
-    if (!name)
-        name = external_value(external, "__name__");
+    const char *name = pyroscope_series_name(host, in, external);
     if (!name && fallback_name) {
         name = fallback_name;
         fixes++;

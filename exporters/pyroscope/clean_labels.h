@@ -16,12 +16,18 @@
  * Fills out (empty on entry) from in plus external (set where in lacks
  * them), less __tenant_id__ (that travels as X-Scope-OrgID): names made
  * Prometheus-valid (other characters become '_', a leading digit gets one
- * before it), later duplicates dropped, names and values cut to Pyroscope's
- * lengths, and at most 30 labels (__name__ and service_name kept first).
+ * before it), values made valid UTF-8 (each stray byte U+FFFD), later
+ * duplicates dropped, names and values cut to Pyroscope's lengths (values
+ * between characters), and at most 30 labels (__name__ and service_name
+ * kept first).
  * __name__, which Pyroscope requires, is made a valid metric name, and is
  * fallback_name when neither in nor external has one (NULL: none).
  * Returns how many fixes that took.
  */
+/* The __name__ in gives, else the one external gives; NULL: neither has one. */
+const char *pyroscope_series_name(const struct profd_host *host, const struct profd_labels *in,
+                                  const struct profd_str_map *external);
+
 size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
                               const struct profd_str_map *external, const char *fallback_name,
                               struct profd_labels *out);

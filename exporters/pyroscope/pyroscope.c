@@ -196,13 +196,14 @@ static int send_to(struct pyroscope_exporter *e, struct rpc_client *client,
     return rc;
 }
 
-/* The family of a record without a __name__ label, from its profile's
- * types (decoded for it), for Pyroscope, which refuses a series without
- * one; NULL when it has one. */
+/* The family of a record whose series has no __name__ (neither its labels
+ * nor external_labels give one), from its profile's types (decoded for
+ * it), for Pyroscope, which refuses a series without one; NULL when it has
+ * one. */
 static const char *record_family(struct pyroscope_exporter *e, struct profd_record *r,
                                  char *buf, size_t n)
 {
-    if (e->host->record_label(r, "__name__"))
+    if (pyroscope_series_name(e->host, &r->labels, &e->cfg->external_labels))
         return NULL;
     char err[128];
     struct profd_profile *p = e->host->record_profile(r, err, sizeof(err));

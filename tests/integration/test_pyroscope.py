@@ -447,7 +447,7 @@ class PyroscopeTest(ProfdTestCase):
         wait_until(lambda: metric_value(p.metrics(), "profd_pyroscope_label_fixes",
                                         component="pyroscope"), "the fixes counted")
 
-    def test_exporter_gives_every_series_a_valid_name(self):
+    def test_exporter_gives_every_series_a_valid_name_and_utf8_values(self):
         push_pb2 = pb()
         got = []
         port = self.serve_http(stand_in(got, [200]))
@@ -471,17 +471,23 @@ service:
             status, body = http_post("http://%s%s" % (address(p), PUSH),
                                      req.SerializeToString(), {"Content-Type": "application/proto"})
             self.assertEqual(status, 200, body)
-        names = {}
+        # a value that is not UTF-8 (byte ff), which Pyroscope refuses the request for
+        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bi%%3D2%%2Cbad%%3D%%FF%%7D"
+                                 "&format=lines" % address(p), b"a;b 1\n")
+        self.assertEqual(status, 200, body)
+        names, bad = {}, []
 
-        def both_pushed():
+        def all_pushed():
             for _, _, req in list(got):
                 for series in req.series:
                     labels = {l.name: l.value for l in series.labels}
                     names[labels["i"]] = labels.get("__name__")
-            return len(names) == 2
-        wait_until(both_pushed, "both profiles pushed on")
+                    bad.append(labels.get("bad"))
+            return len(names) == 3
+        wait_until(all_pushed, "the three profiles pushed on")
         # none: the family from the profile's types; not a metric name: made one
-        self.assertEqual(names, {"0": "memory", "1": "process_cpu_v2"})
+        self.assertEqual(names, {"0": "memory", "1": "process_cpu_v2", "2": "process_cpu"})
+        self.assertIn("\ufffd", bad)
 
     def test_ingest_exporter_names_the_spy_by_its_parameter(self):
         import urllib.parse

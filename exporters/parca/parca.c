@@ -2,17 +2,21 @@
 /*
  * exporter parca: records to a Parca server (or Polar Signals) with the
  * profile store's WriteRaw over gRPC: one RawProfileSeries per record, its
- * series labels (__name__ required, as Parca requires it), and the pprof
- * re-encoded so its ids are 1..N in table order, which Parca checks.
+ * series labels (__name__ required, as Parca requires it; names made
+ * valid and values valid UTF-8, as it refuses the whole request
+ * otherwise), and the pprof re-encoded so its ids are 1..N in table order,
+ * which Parca checks.
  * Requests stay under max_message_size; gRPC messages are not compressed
  * (Parca does not register gzip), the gzip'd pprof inside is.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
+#include "../../lib/label_valid.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "profd/plugin.h"
@@ -52,6 +56,7 @@ struct parca_exporter {
     struct profd_component *self;
     const struct config *cfg;
     struct rpc_client *client;
+    _Atomic size_t label_fixes;
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -72,6 +77,20 @@ static int send_request(struct parca_exporter *e, const struct pb_buf *req)
     return rc;
 }
 
+/* r's labels into out (empty) as Parca takes them, since one it refuses
+ * fails the whole request: names made valid (__name__ as it is, its value
+ * being the profile's name), values valid UTF-8; the fixes counted. */
+static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
+                         struct profd_labels *out)
+{
+    size_t fixes = 0;
+    for (size_t i = 0; i < r->labels.n; i++)
+        label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
+                        SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
+    label_fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
+                      "Series labels changed or dropped to pass Parca's validation.");
+}
+
 /* One request per max_message_size: a series that would pass it starts the
  * next request. Records that cannot go are left out, counted and logged. */
 static int consume(void *st, struct profd_batch *b)
@@ -85,11 +104,15 @@ static int consume(void *st, struct profd_batch *b)
     for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++) {
         char why[256];
         series.len = 0;
-        bool named = e->host->record_label(b->records[i], "__name__") != NULL;
+        struct profd_labels labels = {0};
+        clean_labels(e, b->records[i], &labels);
+        bool named = e->host->labels_get(&labels, "__name__") != NULL;
         if (!named)
             snprintf(why, sizeof(why), "a record without __name__ (Parca requires it)");
-        if (!named || !raw_series_write(e->host, b->records[i], NULL, RAW_LABEL_SET, true, 2,
-                                        &series, why, sizeof(why))) {
+        bool written = named && raw_series_write(e->host, b->records[i], &labels, RAW_LABEL_SET,
+                                                 true, 2, &series, why, sizeof(why));
+        e->host->labels_clear(&labels);
+        if (!written) {
             e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
             e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
             continue;

@@ -15,6 +15,7 @@
 
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
+#include "../../lib/label_valid.h"
 #include "../../lib/profile_family.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
@@ -108,12 +109,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 
 static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
 {
-    if (!fixes)
-        return;
-    size_t total = atomic_fetch_add(&e->label_fixes, fixes) + fixes;
-    e->host->gauge_set(e->self, "profd_pyroscope_label_fixes",
-                       "Series labels changed or dropped to pass Pyroscope's validation.", "",
-                       (double)total);
+    label_fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_pyroscope_label_fixes",
+                      "Series labels changed or dropped to pass Pyroscope's validation.");
 }
 
 static int call(struct pyroscope_exporter *e, struct rpc_client *client, const char *path,

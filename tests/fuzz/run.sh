@@ -21,13 +21,13 @@ core="core/pb.c core/pprof_decode.c core/pprof_decode_ids.c core/pprof_decode_me
 core/pprof_types.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c
 core/gzip_pieces.c core/thread_slot.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c
-core/relabel.c core/md5.c core/labels.c core/thread_slot.c core/utf8.c core/go_regex.c core/text.c"
+core/relabel.c core/md5.c core/labels.c core/thread_slot.c core/utf8.c lib/utf8_valid.c core/go_regex.c core/text.c"
 clang $FLAGS tests/fuzz/fuzz_pprof.c $core -o $FUZZ_BUILD/fuzz_pprof $LIBS
 clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
-clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/md5.c core/labels.c core/utf8.c core/go_regex.c \
+clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/md5.c core/labels.c core/utf8.c lib/utf8_valid.c core/go_regex.c \
     core/text.c config/bind.c config/tree.c config/units.c config/diag.c core/alloc.c \
     core/thread_slot.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
-all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c"
+all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
 libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c

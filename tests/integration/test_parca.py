@@ -12,7 +12,7 @@ import threading
 import unittest
 
 from harness import (GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
-                     protoc_modules, raw_pprof, wait_until)
+                     metric_value, protoc_modules, raw_pprof, wait_until)
 
 WRITE_RAW = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
 
@@ -206,3 +206,33 @@ class ParcaTest(ProfdTestCase):
             self.assertEqual(prof.string_table[0], "")
             for table in (prof.mapping, prof.location, prof.function):
                 self.assertEqual([e.id for e in table], list(range(1, len(table) + 1)))
+
+    def test_exporter_makes_labels_what_parca_takes(self):
+        store, _ = pb()
+        got = []
+        address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
+                                  lambda request, context: got.append(
+                                      store.WriteRawRequest.FromString(request)) or b"")
+        p = self.start("""
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+exporters:
+  parca: {endpoint: "%s"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pyroscope], exporters: [parca]}
+""" % address)
+        ingest = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+        # the label k.v, and a value that is not UTF-8 (byte ff): Parca refuses the
+        # whole request for either
+        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%2Cbad%%3D%%FF%%7D"
+                                 "&format=lines" % ingest, b"a;b 1\n")
+        self.assertEqual(status, 200, body)
+        wait_until(lambda: got, "a WriteRaw")
+        labels = {l.name: l.value for l in got[0].series[0].labels.labels}
+        self.assertEqual((labels.get("k_v"), labels.get("bad")), ("x", "\ufffd"))
+        self.assertEqual(labels.get("__name__"), "process_cpu")
+        self.assertEqual(metric_value(p.metrics(), "profd_parca_label_fixes",
+                                      component="parca"), 2)
+

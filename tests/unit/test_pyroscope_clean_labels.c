@@ -6,6 +6,7 @@
 
 #include "../../core/graph.h"
 #include "../../exporters/pyroscope/clean_labels.c"
+#include "../../lib/label_valid.c"
 
 static const struct profd_host *host = &profd_host_services;
 

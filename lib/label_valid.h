@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Series labels made what Prometheus-style stores (Pyroscope, Parca) take:
+ * names of [a-zA-Z_][a-zA-Z0-9_]* (metric names may hold ':' too), and
+ * values of valid UTF-8, which their protobuf decoding insists on. */
+#ifndef PROFD_LIB_LABEL_VALID_H
+#define PROFD_LIB_LABEL_VALID_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "profd/plugin.h"
+
+/* Writes a valid label name for name into buf (max + 1 bytes), or with
+ * colons a valid metric name, cut to max bytes: other characters become
+ * '_', a leading digit gets one before it, an empty name is "_". True when
+ * it had to change. */
+bool label_valid_name(const char *name, bool colons, size_t max, char *buf);
+
+/* Sets name = value in out with the name made valid (not a metric name)
+ * and the value valid UTF-8, each cut to its max bytes (the value between
+ * characters), unless out has that name already or holds max_labels
+ * labels; adds to *fixes one for each change and one for a label left out. */
+void label_add_valid(const struct profd_host *host, struct profd_labels *out, const char *name,
+                     const char *value, size_t max_name, size_t max_value, size_t max_labels,
+                     size_t *fixes);
+
+/* Adds fixes (none: nothing) to *total and sets the gauge name (with its
+ * help) of self to the new total. */
+void label_fixes_count(const struct profd_host *host, struct profd_component *self,
+                       _Atomic size_t *total, size_t fixes, const char *name, const char *help);
+
+#endif

@@ -176,4 +176,5 @@ const struct profd_host profd_host_services = {
     .record_pprof_view = profd_record_pprof_view,
     .run_aside = profd_aside_run,
     .record_add_pprof_typed = profd_record_add_pprof_typed,
+    .record_type_names = profd_record_type_names,
 };

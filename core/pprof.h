@@ -35,6 +35,8 @@ int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64
 /* The type names of raw[0..len), a profile already checked, read without
  * decoding it (pprof_types.c). */
 void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_names *out);
+/* The same names of a decoded profile. */
+void profd_profile_type_names(const struct profd_profile *p, struct profd_type_names *out);
 
 /*
  * Whether raw[0..len) is a profile profd_pprof_decode accepts, proven

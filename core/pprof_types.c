@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The type names of a raw pprof profile, read without decoding it. */
+/* The type names of a pprof profile: read from its bytes without decoding
+ * it, or from its model. */
 #include "pprof.h"
 
 #include <stdio.h>
@@ -62,4 +63,22 @@ void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_na
                          (const char *)f.data);
         index++;
     }
+}
+
+/* One name into out, cut as profd_pprof_type_names cuts it. */
+static void name_of(const struct profd_profile *p, uint32_t index, char *out)
+{
+    if (index < p->nstrings)
+        snprintf(out, PROFD_TYPE_NAME_SIZE, "%.*s",
+                 (int)(p->strings[index].len < PROFD_TYPE_NAME_SIZE ? p->strings[index].len
+                                                                    : PROFD_TYPE_NAME_SIZE - 1),
+                 p->strings[index].ptr);
+}
+
+void profd_profile_type_names(const struct profd_profile *p, struct profd_type_names *out)
+{
+    memset(out, 0, sizeof(*out));
+    name_of(p, p->period_type.type, out->period);
+    for (uint32_t i = 0; i < p->nsample_types && out->nsample < PROFD_TYPE_NAMES; i++)
+        name_of(p, p->sample_types[i].type, out->sample[out->nsample++]);
 }

@@ -51,6 +51,10 @@ struct profd_record *profd_record_add_pprof_typed(struct profd_batch *b, const u
                                                   size_t len, size_t max_decoded,
                                                   struct profd_type_names *types, char *err,
                                                   size_t errlen);
+/* The type names of r's profile (model.h), from its model when it has one,
+ * else read from its bytes (inflated for it). 0, or -1 with err filled. */
+int profd_record_type_names(struct profd_record *r, struct profd_type_names *out, char *err,
+                            size_t errlen);
 /* Creates a record owned by b that holds the built profile p (taken over);
  * it has no payload and is encoded on output. */
 struct profd_record *profd_record_add_profile(struct profd_batch *b, struct profd_profile *p);

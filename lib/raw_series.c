@@ -164,6 +164,15 @@ bool raw_series_write(const struct profd_host *host, struct profd_record *r,
     size_t pprof_len;
     if (host->record_pprof_view(r, true, strict_ids, &pprof, &pprof_len, &owned, why, whylen) < 0)
         return false;
+    raw_series_write_pprof(labels, pprof, pprof_len, shape, field, out);
+    free(owned);
+    return true;
+}
+
+void raw_series_write_pprof(const struct profd_labels *labels, const uint8_t *pprof,
+                            size_t pprof_len, enum raw_labels shape, unsigned field,
+                            struct pb_buf *out)
+{
     struct pb_buf set = {0}, label = {0}, sample = {0}, series = {0};
     for (size_t i = 0; i < labels->n; i++) {
         label.len = 0;
@@ -174,12 +183,10 @@ bool raw_series_write(const struct profd_host *host, struct profd_record *r,
     if (shape == RAW_LABEL_SET)
         pb_buf_bytes(&series, 1, set.p, set.len);
     pb_buf_bytes(&sample, 1, pprof, pprof_len);
-    free(owned);
     pb_buf_bytes(&series, 2, sample.p, sample.len);
     pb_buf_bytes(out, field, series.p, series.len);
     free(set.p);
     free(label.p);
     free(sample.p);
     free(series.p);
-    return true;
 }

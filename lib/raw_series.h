@@ -46,4 +46,10 @@ bool raw_series_write(const struct profd_host *host, struct profd_record *r,
                       const struct profd_labels *labels, enum raw_labels shape, bool strict_ids,
                       unsigned field, struct pb_buf *out, char *why, size_t whylen);
 
+/* Appends one RawProfileSeries of labels and the pprof bytes given
+ * (field `field` of the request) to out. */
+void raw_series_write_pprof(const struct profd_labels *labels, const uint8_t *pprof,
+                            size_t pprof_len, enum raw_labels shape, unsigned field,
+                            struct pb_buf *out);
+
 #endif

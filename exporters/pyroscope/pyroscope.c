@@ -20,6 +20,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "clean_labels.h"
+#include "type_names.h"
 #include "profd/plugin.h"
 
 #define PUSH "/push.v1.PusherService/Push"
@@ -79,7 +80,7 @@ struct pyroscope_exporter {
     const struct config *cfg;
     size_t nclients;
     struct rpc_client *clients[MAX_SERVERS];
-    _Atomic size_t label_fixes;
+    _Atomic size_t label_fixes, type_fixes;
 };
 
 /* The servers to send to: the list, or the top level's. */
@@ -144,9 +145,10 @@ static void query_escape(char *q, size_t n, const char *s)
  * spyName from the label pyroscope_spy (which Pyroscope makes from it:
  * in the braces too, the label would be there twice). */
 static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
-                      struct profd_record *r, const struct profd_labels *labels)
+                      const struct profd_record *r, const struct profd_labels *labels,
+                      const struct pyroscope_pprof *pprof)
 {
-    char name[4096] = "", query[8192] = "/ingest?format=pprof&name=", why[256];
+    char name[4096] = "", query[8192] = "/ingest?format=pprof&name=";
     const char *svc = e->host->labels_get(labels, "service_name");
     const char *spy = e->host->labels_get(labels, "pyroscope_spy");
     snprintf(name, sizeof(name), "%s{", svc ? svc : "unknown_service");
@@ -168,43 +170,49 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     snprintf(query + o, sizeof(query) - o, "&from=%lld&until=%lld",
              (long long)(r->time_nanos / 1000000000),
              (long long)((r->time_nanos + r->duration_nanos) / 1000000000));
-    const uint8_t *pprof;
-    uint8_t *owned;
-    size_t len;
-    if (e->host->record_pprof_view(r, true, false, &pprof, &len, &owned, why, sizeof(why)) < 0) {
-        e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
-        return PROFD_OK;
-    }
-    int rc = call(e, client, query, pprof, len);
-    free(owned);
-    return rc;
+    return pprof->data ? call(e, client, query, pprof->data, pprof->len) : PROFD_OK;
 }
 
 /* Sends b to one server: one push.v1 request, or an /ingest per record. */
 static int send_to(struct pyroscope_exporter *e, struct rpc_client *client,
-                   struct profd_batch *b, const struct profd_labels *labels,
-                   const struct pb_buf *push)
+                   const struct profd_batch *b, const struct profd_labels *labels,
+                   const struct pyroscope_pprof *pprofs, const struct pb_buf *push)
 {
     if (e->cfg->api == API_PUSH)
         return push->len ? call(e, client, PUSH, push->p, push->len) : PROFD_OK;
     int rc = PROFD_OK;
     for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++)
-        rc = ingest_one(e, client, b->records[i], &labels[i]);
+        rc = ingest_one(e, client, b->records[i], &labels[i], &pprofs[i]);
     return rc;
 }
 
-/* The family of a record whose series has no __name__ (neither its labels
- * nor external_labels give one), from its profile's types (decoded for
- * it), for Pyroscope, which refuses a series without one; NULL when it has
- * one. */
-static const char *record_family(struct pyroscope_exporter *e, struct profd_record *r,
-                                 char *buf, size_t n)
+/* What a record sends: its labels cleaned and its pprof as Pyroscope
+ * takes them, the family from its types where its series has no __name__
+ * (which Pyroscope refuses a series without). False when its profile
+ * cannot be read: the record is left out, counted and logged. */
+static bool prepare(struct pyroscope_exporter *e, struct profd_record *r,
+                    struct profd_labels *labels, struct pyroscope_pprof *pprof)
 {
-    if (pyroscope_series_name(e->host, &r->labels, &e->cfg->external_labels))
-        return NULL;
-    char err[128];
-    struct profd_profile *p = e->host->record_profile(r, err, sizeof(err));
-    return p ? profile_family(p, e->host->record_label(r, "service_name"), buf, n) : "unknown";
+    struct profd_type_names types;
+    char why[256], family[PROFD_TYPE_NAME_SIZE];
+    bool fixed = false;
+    if (e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
+        pyroscope_pprof_of(e->host, r, &types, pprof, &fixed, why, sizeof(why)) < 0) {
+        e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
+        e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
+        return false;
+    }
+    label_fixes_count(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
+                      "Profiles whose type names were changed to pass Pyroscope's validation "
+                      "(no '-' in them).");
+    const char *fallback =
+        pyroscope_series_name(e->host, &r->labels, &e->cfg->external_labels)
+            ? NULL
+            : profile_family_of_types(&types, e->host->record_label(r, "service_name"), family,
+                                      sizeof(family));
+    count_fixes(e, pyroscope_clean_labels(e->host, &r->labels, &e->cfg->external_labels,
+                                          fallback, labels));
+    return true;
 }
 
 /* The servers done with the batch this thread is retrying (bit i: server i):
@@ -216,23 +224,13 @@ static int consume(void *st, struct profd_batch *b)
     struct pyroscope_exporter *e = st;
     struct pb_buf push = {0};
     struct profd_labels *labels = calloc(b->nrecords + 1, sizeof(*labels));
-    if (!labels)
+    struct pyroscope_pprof *pprofs = calloc(b->nrecords + 1, sizeof(*pprofs));
+    if (!labels || !pprofs)
         abort();
-    for (size_t i = 0; i < b->nrecords; i++) {
-        char family[128];
-        count_fixes(e, pyroscope_clean_labels(e->host, &b->records[i]->labels,
-                                              &e->cfg->external_labels,
-                                              record_family(e, b->records[i], family,
-                                                            sizeof(family)),
-                                              &labels[i]));
-        char why[256];
-        if (e->cfg->api == API_PUSH &&
-            !raw_series_write(e->host, b->records[i], &labels[i], RAW_LABEL_PAIRS, false, 1,
-                              &push, why, sizeof(why))) {
-            e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
-            e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
-        }
-    }
+    for (size_t i = 0; i < b->nrecords; i++)
+        if (prepare(e, b->records[i], &labels[i], &pprofs[i]) && e->cfg->api == API_PUSH)
+            raw_series_write_pprof(&labels[i], pprofs[i].data, pprofs[i].len, RAW_LABEL_PAIRS, 1,
+                                   &push);
     if (e->host->export_attempt(e->self) == 0)
         servers_done = servers_refused = 0;
     /* every server gets the batch; one that failed is retried alone */
@@ -240,7 +238,7 @@ static int consume(void *st, struct profd_batch *b)
     for (size_t s = 0; s < e->nclients; s++) {
         if (servers_done & (1u << s))
             continue;
-        int rc = send_to(e, e->clients[s], b, labels, &push);
+        int rc = send_to(e, e->clients[s], b, labels, pprofs, &push);
         if (rc == PROFD_ERETRY) {
             retry = true;
             continue;
@@ -258,9 +256,12 @@ static int consume(void *st, struct profd_batch *b)
         e->host->count(e->self, PROFD_C_FAILED_RECORDS,
                        b->nrecords * (size_t)__builtin_popcount(servers_refused));
     }
-    for (size_t i = 0; i < b->nrecords; i++)
+    for (size_t i = 0; i < b->nrecords; i++) {
         e->host->labels_clear(&labels[i]);
+        pyroscope_pprof_free(&pprofs[i]);
+    }
     free(labels);
+    free(pprofs);
     free(push.p);
     return rc;
 }

@@ -489,6 +489,36 @@ service:
         self.assertEqual(names, {"0": "memory", "1": "process_cpu_v2", "2": "process_cpu"})
         self.assertIn("\ufffd", bad)
 
+    def test_exporter_renames_perf_event_types_pyroscope_refuses(self):
+        """perf's events are named cpu-clock, page-faults...: Pyroscope refuses
+        a request with a sample type holding '-'."""
+        from harness import CORPUS, metric_value, protoc_modules
+        profile_pb2 = protoc_modules("", ["profile.proto"])[0]
+        got = []
+        port = self.serve_http(stand_in(got, [200]))
+        p = self.start("""
+receivers:
+  perf_data: {include: ["%s"], watch: true, poll_interval: 100ms}
+exporters:
+  pyroscope: {endpoint: "http://127.0.0.1:%d"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [perf_data], exporters: [pyroscope]}
+""" % (os.path.join(CORPUS, "perf", "burn.2events.data"), port))
+        wait_until(lambda: got, "a push")
+        series = [s for _, _, req in got for s in req.series]
+        types = set()
+        for s in series:
+            prof = profile_pb2.Profile.FromString(gzip.decompress(s.samples[0].raw_profile))
+            types |= {prof.string_table[t.type] for t in prof.sample_type}
+            self.assertEqual(prof.string_table[prof.default_sample_type],
+                             prof.string_table[prof.period_type.type])
+        self.assertTrue(types and not any("-" in t for t in types), types)
+        self.assertIn("cpu_clock", types)
+        self.assertEqual(metric_value(p.metrics(), "profd_pyroscope_type_fixes",
+                                      component="pyroscope"), len(series))
+
     def test_ingest_exporter_names_the_spy_by_its_parameter(self):
         import urllib.parse
         got = []

@@ -347,6 +347,11 @@ struct profd_host {
                                                    size_t len, size_t max_decoded,
                                                    struct profd_type_names *types, char *errbuf,
                                                    size_t errlen);
+    /* The type names of r's profile (model.h): from its model when it is
+     * decoded, else read from its bytes without decoding it. 0, or
+     * PROFD_ERR with errbuf filled. */
+    int (*record_type_names)(struct profd_record *r, struct profd_type_names *out, char *errbuf,
+                             size_t errlen);
 };
 
 struct profd_plugin {

@@ -25,9 +25,10 @@ void label_add_valid(const struct profd_host *host, struct profd_labels *out, co
                      const char *value, size_t max_name, size_t max_value, size_t max_labels,
                      size_t *fixes);
 
-/* Adds fixes (none: nothing) to *total and sets the gauge name (with its
- * help) of self to the new total. */
-void label_fixes_count(const struct profd_host *host, struct profd_component *self,
-                       _Atomic size_t *total, size_t fixes, const char *name, const char *help);
+/* Adds fixes (of labels, or of profiles made acceptable; none: nothing)
+ * to *total and sets the gauge name (with its help) of self to the new
+ * total. */
+void fixes_count(const struct profd_host *host, struct profd_component *self,
+                 _Atomic size_t *total, size_t fixes, const char *name, const char *help);
 
 #endif

@@ -87,8 +87,8 @@ static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
     for (size_t i = 0; i < r->labels.n; i++)
         label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
                         SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
-    label_fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
-                      "Series labels changed or dropped to pass Parca's validation.");
+    fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
+                "Series labels changed or dropped to pass Parca's validation.");
 }
 
 /* One request per max_message_size: a series that would pass it starts the

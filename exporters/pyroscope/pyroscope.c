@@ -20,8 +20,8 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "clean_labels.h"
-#include "type_names.h"
 #include "profd/plugin.h"
+#include "type_names.h"
 
 #define PUSH "/push.v1.PusherService/Push"
 
@@ -110,8 +110,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 
 static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
 {
-    label_fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_pyroscope_label_fixes",
-                      "Series labels changed or dropped to pass Pyroscope's validation.");
+    fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_pyroscope_label_fixes",
+                "Series labels changed or dropped to pass Pyroscope's validation.");
 }
 
 static int call(struct pyroscope_exporter *e, struct rpc_client *client, const char *path,
@@ -202,9 +202,9 @@ static bool prepare(struct pyroscope_exporter *e, struct profd_record *r,
         e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
         return false;
     }
-    label_fixes_count(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
-                      "Profiles whose type names were changed to pass Pyroscope's validation "
-                      "(no '-' in them).");
+    fixes_count(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
+                "Profiles whose type names were changed to pass Pyroscope's validation "
+                "(no '-' in them).");
     const char *fallback =
         pyroscope_series_name(e->host, &r->labels, &e->cfg->external_labels)
             ? NULL

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/utf8_valid.h"
+
 static enum profd_log_level min_level = PROFD_LOG_INFO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -22,6 +24,25 @@ int profd_log_parse_level(const char *name)
     return -1;
 }
 
+void profd_log_escape(const char *msg, char *out, size_t outlen)
+{
+    size_t o = 0, len = strlen(msg);
+    for (size_t i = 0; i < len;) {
+        uint8_t c = (uint8_t)msg[i];
+        size_t n = c < 0x20 || c == 0x7f ? 0 : utf8_char_len((const uint8_t *)msg + i, len - i);
+        size_t need = n ? n : 4;
+        if (o + need >= outlen)
+            break;
+        if (n)
+            memcpy(out + o, msg + i, n);
+        else
+            snprintf(out + o, 5, "\\x%02x", c);
+        o += need;
+        i += n ? n : 1;
+    }
+    out[o] = '\0';
+}
+
 void profd_vlog(enum profd_log_level level, const char *component, const char *fmt, va_list ap)
 {
     if (level > min_level)
@@ -30,12 +51,13 @@ void profd_vlog(enum profd_log_level level, const char *component, const char *f
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    char msg[2048];
+    char msg[2048], line[4096];
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    profd_log_escape(msg, line, sizeof(line));
     /* One fprintf per line: stdio locks the stream, so lines never interleave. */
     fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s: %s\n", tm.tm_year + 1900,
             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-            level_names[level], component ? component : "profd", msg);
+            level_names[level], component ? component : "profd", line);
 }
 
 void profd_log(enum profd_log_level level, const char *component, const char *fmt, ...)

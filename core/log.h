@@ -13,10 +13,16 @@
 void profd_log_set_level(enum profd_log_level level);
 /* Parses "error|warn|info|debug"; returns -1 when unknown. */
 int profd_log_parse_level(const char *name);
-/* Writes one line; component may be NULL for the daemon itself. Thread-safe. */
+/* Writes one line; component may be NULL for the daemon itself. Thread-safe.
+ * What the message quotes of a client's input cannot forge lines or move
+ * a terminal: it is written as profd_log_escape makes it. */
 void profd_log(enum profd_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void profd_vlog(enum profd_log_level level, const char *component, const char *fmt, va_list ap);
+/* msg into out (outlen > 0 bytes) as one printable line: control bytes
+ * (newlines among them) and bytes that start no UTF-8 character as \xNN,
+ * the rest as it is; cut between characters where out is too small. */
+void profd_log_escape(const char *msg, char *out, size_t outlen);
 
 /* One place's lines let through at most burst a second (once when burst is
  * 0). Zeroed to start, burst set before the first line. */

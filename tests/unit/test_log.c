@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Log lines: levels by name, and a place's lines let through a few a second. */
+/* Log lines: levels by name, what a message quotes escaped, and a place's
+ * lines let through a few a second. */
 #include "../../core/log.h"
 #include "check.h"
 
@@ -8,6 +9,20 @@ TEST(levels_are_known_by_name)
     CHECK_INT(profd_log_parse_level("warn"), PROFD_LOG_WARN);
     CHECK_INT(profd_log_parse_level("debug"), PROFD_LOG_DEBUG);
     CHECK_INT(profd_log_parse_level("loud"), -1);
+}
+
+TEST(control_bytes_and_stray_bytes_are_escaped_characters_kept)
+{
+    char out[64];
+    profd_log_escape("line 1: \"\x1f\x8b\x08\"\nforged", out, sizeof(out));
+    CHECK_STR(out, "line 1: \"\\x1f\\x8b\\x08\"\\x0aforged");
+    profd_log_escape("caf\xc3\xa9 \x1b[2J\x7f", out, sizeof(out));   /* a terminal escape */
+    CHECK_STR(out, "caf\xc3\xa9 \\x1b[2J\\x7f");
+    char small[6];
+    profd_log_escape("ab\ncd", small, sizeof(small));   /* \x0a does not fit: cut before it */
+    CHECK_STR(small, "ab");
+    profd_log_escape("", small, sizeof(small));
+    CHECK_STR(small, "");
 }
 
 TEST(a_limited_place_says_once_a_second_how_many_it_held_back)

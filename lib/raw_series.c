@@ -57,10 +57,16 @@ static bool read_label(const struct profd_host *host, const uint8_t *data, size_
         else if (f.number == 2 && f.wire == PB_LEN)
             value = f.data, vlen = f.len;
     }
-    char key[256], val[2048];
-    if (!name || !valid_name(name, nlen) || nlen >= sizeof(key) || vlen >= sizeof(val)) {
-        snprintf(why, whylen, "invalid label name or value \"%.*s\"",
-                 (int)(nlen < 64 ? nlen : 64), name ? (const char *)name : "");
+    char key[RAW_MAX_LABEL_NAME + 1], val[RAW_MAX_LABEL_VALUE + 1];
+    int shown = (int)(nlen < 64 ? nlen : 64);
+    if (!name || !valid_name(name, nlen)) {
+        snprintf(why, whylen, "invalid label name \"%.*s\"", shown, name ? (const char *)name : "");
+        return false;
+    }
+    if (nlen > RAW_MAX_LABEL_NAME || vlen > RAW_MAX_LABEL_VALUE) {
+        snprintf(why, whylen, "label \"%.*s\": %s over %d bytes", shown, (const char *)name,
+                 nlen > RAW_MAX_LABEL_NAME ? "name" : "value",
+                 nlen > RAW_MAX_LABEL_NAME ? RAW_MAX_LABEL_NAME : RAW_MAX_LABEL_VALUE);
         return false;
     }
     memcpy(key, name, nlen);

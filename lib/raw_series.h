@@ -16,6 +16,11 @@
 
 enum raw_labels { RAW_LABEL_SET, RAW_LABEL_PAIRS };
 
+/* The longest label name and value a series may have, Pyroscope's
+ * defaults (Parca sets none). */
+#define RAW_MAX_LABEL_NAME 1024
+#define RAW_MAX_LABEL_VALUE 2048
+
 /* A growable protobuf output buffer. */
 struct pb_buf {
     uint8_t *p;

@@ -329,6 +329,17 @@ class PyroscopeTest(ProfdTestCase):
                             {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"})
         self.assertEqual(status, 400)
         self.assertIn(b'"code":"invalid_argument"', body)
+        self.assertIn(b'invalid label name \\"bad-name\\"', body)
+        # Pyroscope's limits: names of 1024 bytes, values of 2048
+        for name, value, want in [("n" * 1024, "v" * 2048, 200), ("n" * 1025, "v", 400),
+                                  ("n", "v" * 2049, 400)]:
+            req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+                labels=[push_pb2.LabelPair(name=name, value=value)],
+                samples=[push_pb2.RawSample(raw_profile=heap)])])
+            status, body = http_post("http://%s%s" % (http_addr, PUSH), req.SerializeToString(),
+                                     {"Content-Type": "application/proto"})
+            self.assertEqual(status, want, body)
+        self.assertIn(b"value over 2048 bytes", body)
         status, body = http_post("http://%s%s" % (http_addr, PUSH), b"{}",
                                  {"Content-Type": "text/plain"})
         self.assertEqual(status, 415)

@@ -505,30 +505,30 @@ service:
         a request with a sample type holding '-'."""
         from harness import CORPUS, metric_value, protoc_modules
         profile_pb2 = protoc_modules("", ["profile.proto"])[0]
-        got = []
+        got, ingested = [], []
         port = self.serve_http(stand_in(got, [200]))
+        ingest_port = self.serve_posts(lambda path, headers, body: ingested.append(body) or (200, {}))
         p = self.start("""
 receivers:
   perf_data: {include: ["%s"], watch: true, poll_interval: 100ms}
 exporters:
   pyroscope: {endpoint: "http://127.0.0.1:%d"}
+  pyroscope/old: {endpoint: "http://127.0.0.1:%d", api: ingest}
 service:
   telemetry: {metrics: {address: "127.0.0.1:0"}}
   pipelines:
-    profiles: {receivers: [perf_data], exporters: [pyroscope]}
-""" % (os.path.join(CORPUS, "perf", "burn.2events.data"), port))
-        wait_until(lambda: got, "a push")
-        series = [s for _, _, req in got for s in req.series]
-        types = set()
-        for s in series:
-            prof = profile_pb2.Profile.FromString(gzip.decompress(s.samples[0].raw_profile))
-            types |= {prof.string_table[t.type] for t in prof.sample_type}
+    profiles: {receivers: [perf_data], exporters: [pyroscope, pyroscope/old]}
+""" % (os.path.join(CORPUS, "perf", "burn.2events.data"), port, ingest_port))
+        wait_until(lambda: got and ingested, "a push and an /ingest")
+        raws = [s.samples[0].raw_profile for _, _, req in got for s in req.series]
+        for raw in raws + ingested:   # push.v1's and /ingest's alike
+            prof = profile_pb2.Profile.FromString(gzip.decompress(raw))
+            types = {prof.string_table[t.type] for t in prof.sample_type}
+            self.assertTrue("cpu_clock" in types and not any("-" in t for t in types), types)
             self.assertEqual(prof.string_table[prof.default_sample_type],
                              prof.string_table[prof.period_type.type])
-        self.assertTrue(types and not any("-" in t for t in types), types)
-        self.assertIn("cpu_clock", types)
         self.assertEqual(metric_value(p.metrics(), "profd_pyroscope_type_fixes",
-                                      component="pyroscope"), len(series))
+                                      component="pyroscope"), len(raws))
 
     def test_ingest_exporter_names_the_spy_by_its_parameter(self):
         import urllib.parse

@@ -5,7 +5,10 @@
  * bytes: equal entries have equal bytes once their own references are
  * dictionary indices, so deduplication needs no per-table comparison code.
  * Entries are built children first; the scratch buffer is used as a stack,
- * so building a child while a parent is half written is safe.
+ * so building a child while a parent is half written is safe. Strings are
+ * written valid UTF-8, as proto3 requires of its string fields (a receiver
+ * in Java or Go refuses the whole request otherwise): a byte that starts
+ * no character becomes U+FFFD.
  */
 #include "otlp.h"
 
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "../lib/hex.h"
+#include "../lib/utf8_valid.h"
 #include "alloc.h"
 #include "otlp_attr.h"
 #include "pb.h"
@@ -108,9 +112,36 @@ static uint32_t intern_scratch(struct encoder *e, int table, size_t mark)
     return idx;
 }
 
+/* s (len bytes) as a proto3 string: s itself when it is valid UTF-8, else
+ * a copy made valid, into *fixed (the caller frees it). */
+static const char *valid_text(const char *s, size_t *len, char **fixed)
+{
+    *fixed = NULL;
+    if (utf8_is_valid(s, *len))
+        return s;
+    bool changed;
+    *fixed = profd_xmalloc(3 * *len + 1);
+    *len = utf8_valid_copy(s, *len, 3 * *len, *fixed, &changed);
+    return *fixed;
+}
+
 static uint32_t intern_string(struct encoder *e, const char *s, size_t len)
 {
-    return table_intern(&e->tables[T_STRING], (const uint8_t *)s, len);
+    char *fixed;
+    s = valid_text(s, &len, &fixed);
+    uint32_t idx = table_intern(&e->tables[T_STRING], (const uint8_t *)s, len);
+    free(fixed);
+    return idx;
+}
+
+/* A string field of len bytes at s, valid UTF-8 (valid_text), written
+ * even when empty. */
+static void put_text(struct pb_writer *w, uint32_t field, const char *s, size_t len)
+{
+    char *fixed;
+    s = valid_text(s, &len, &fixed);
+    pb_put_bytes_always(w, field, s, len);
+    free(fixed);
 }
 
 static uint32_t str(struct encoder *e, uint32_t i)
@@ -332,7 +363,7 @@ static size_t profile_attributes(struct encoder *e, uint32_t *attrs)
             const struct profd_str *c =
                 (uint64_t)p->comments[i] < p->nstrings ? &p->strings[p->comments[i]] : NULL;
             size_t one = pb_begin(w, 1);
-            pb_put_bytes_always(w, 1, c ? c->ptr : "", c ? c->len : 0);
+            put_text(w, 1, c ? c->ptr : "", c ? c->len : 0);
             pb_end(w, one);
         }
         pb_end(w, arr);
@@ -383,9 +414,9 @@ static void put_resource(struct pb_writer *w, const struct profd_labels *labels)
     for (size_t i = 0; i < labels->n; i++) {
         const char *key = otlp_label_to_attribute(labels->items[i].name);
         size_t kv = pb_begin(w, 1);
-        pb_put_bytes_always(w, 1, key, strlen(key));
+        put_text(w, 1, key, strlen(key));
         size_t v = pb_begin(w, 2);
-        pb_put_bytes_always(w, 1, labels->items[i].value, strlen(labels->items[i].value));
+        put_text(w, 1, labels->items[i].value, strlen(labels->items[i].value));
         pb_end(w, v);
         pb_end(w, kv);
     }
@@ -404,7 +435,7 @@ static void put_scope(struct encoder *e)
         pb_put_bytes_always(w, 1, OTLP_ATTR_DEFAULT_SAMPLE_TYPE,
                             strlen(OTLP_ATTR_DEFAULT_SAMPLE_TYPE));
         size_t v = pb_begin(w, 2);
-        pb_put_bytes_always(w, 1, s->ptr, s->len);
+        put_text(w, 1, s->ptr, s->len);
         pb_end(w, v);
         pb_end(w, kv);
     }

@@ -44,7 +44,9 @@ void label_add_valid(const struct profd_host *host, struct profd_labels *out, co
     if (!key || !val)
         abort();
     *fixes += label_valid_name(name, false, max_name, key);
-    *fixes += utf8_valid_copy(value, value_len, max_value, val);
+    bool changed;
+    utf8_valid_copy(value, value_len, max_value, val, &changed);
+    *fixes += changed;
     if (host->labels_get(out, key) || out->n >= max_labels)
         (*fixes)++;   /* a duplicate once made valid (the first stays), or one too many */
     else

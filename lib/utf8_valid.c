@@ -35,23 +35,41 @@ size_t utf8_char_len(const uint8_t *s, size_t n)
     return len;
 }
 
-bool utf8_valid_copy(const char *s, size_t len, size_t max, char *out)
+bool utf8_is_valid(const char *s, size_t len)
+{
+    const uint8_t *u = (const uint8_t *)s;
+    size_t i = 0;
+    while (i < len) {
+        uint64_t word;
+        if (len - i >= 8 && (memcpy(&word, u + i, 8), !(word & 0x8080808080808080ull))) {
+            i += 8;   /* eight ASCII bytes at once */
+            continue;
+        }
+        size_t n = utf8_char_len(u + i, len - i);
+        if (!n)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+size_t utf8_valid_copy(const char *s, size_t len, size_t max, char *out, bool *changed)
 {
     size_t i = 0, o = 0;
-    bool changed = false;
+    *changed = false;
     while (i < len) {
         size_t n = utf8_char_len((const uint8_t *)s + i, len - i);
         const char *bytes = n ? s + i : UTF8_REPLACEMENT;
         size_t out_len = n ? n : sizeof(UTF8_REPLACEMENT) - 1;
         if (o + out_len > max) {
-            changed = true;   /* cut */
+            *changed = true;   /* cut */
             break;
         }
         memcpy(out + o, bytes, out_len);
         o += out_len;
         i += n ? n : 1;
-        changed |= !n;
+        *changed |= !n;
     }
     out[o] = '\0';
-    return changed;
+    return o;
 }

@@ -17,10 +17,14 @@
  * 0 when the byte at s starts none. */
 size_t utf8_char_len(const uint8_t *s, size_t n);
 
+/* Whether the len bytes at s are all well-formed UTF-8. */
+bool utf8_is_valid(const char *s, size_t len);
+
 /* Writes the len bytes at s to out (room for max bytes and a NUL) as valid
  * UTF-8, each byte that starts no character made U+FFFD, ending before the
  * first character that would not fit in max bytes: never in the middle of
- * one. True when out differs from s. */
-bool utf8_valid_copy(const char *s, size_t len, size_t max, char *out);
+ * one. Returns the bytes written (the NUL not counted); *changed tells
+ * whether out differs from s. */
+size_t utf8_valid_copy(const char *s, size_t len, size_t max, char *out, bool *changed);
 
 #endif

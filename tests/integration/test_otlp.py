@@ -433,6 +433,31 @@ class OtlpExporterTest(ProfdTestCase):
                 self.assertEqual(len(s.values), 1)
                 self.assertLess(s.stack_index, len(d.stack_table))
 
+    def test_strings_that_are_not_utf8_go_as_valid_utf8(self):
+        """proto3 string fields must be UTF-8 (grpcio's protobuf refuses the
+        request otherwise): a label value and a frame with byte ff."""
+        address, got = self.serve([grpc.StatusCode.OK])
+        p = self.start("""
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+exporters:
+  otlp: {endpoint: "%s"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pyroscope], exporters: [otlp]}
+""" % address)
+        ingest = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+        req = urllib.request.Request("http://%s/ingest?name=app.cpu%%7Bbad%%3D%%FF%%7D&format=lines"
+                                     % ingest, data=b"main;f\xff 1\n", method="POST")
+        self.assertEqual(urllib.request.urlopen(req, timeout=20).status, 200)
+        wait_until(lambda: got, "an export")
+        request = got[0][0]
+        attrs = {kv.key: kv.value.string_value
+                 for kv in request.resource_profiles[0].resource.attributes}
+        self.assertEqual(attrs.get("bad"), "\ufffd")
+        self.assertIn("f\ufffd", request.dictionary.string_table)
+
     def test_retry_info_sets_the_wait_and_is_needed_for_resource_exhausted(self):
         self.spool_heap()
         address, got = self.serve([(grpc.StatusCode.RESOURCE_EXHAUSTED, 0.5),

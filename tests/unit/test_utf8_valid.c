@@ -41,22 +41,42 @@ TEST(well_formed_sequences_and_their_edges)
     }
 }
 
+/* utf8_valid_copy's output and whether it changed anything. */
+static bool copy(const char *s, size_t len, size_t max, char *out)
+{
+    bool changed;
+    size_t n = utf8_valid_copy(s, len, max, out, &changed);
+    CHECK_INT(n, strlen(out));
+    return changed;
+}
+
 TEST(copies_made_valid_and_cut_between_characters)
 {
     char out[16];
-    CHECK(!utf8_valid_copy("caf\xc3\xa9", 5, 8, out));
+    CHECK(!copy("caf\xc3\xa9", 5, 8, out));
     CHECK_STR(out, "caf\xc3\xa9");
-    CHECK(utf8_valid_copy("a\xff\xfe" "b", 4, 15, out));   /* each stray byte U+FFFD */
+    CHECK(copy("a\xff\xfe" "b", 4, 15, out));   /* each stray byte U+FFFD */
     CHECK_STR(out, "a\xef\xbf\xbd\xef\xbf\xbd" "b");
-    CHECK(utf8_valid_copy("ab\xc3\xa9", 4, 3, out));       /* no half of the e acute */
+    CHECK(copy("ab\xc3\xa9", 4, 3, out));       /* no half of the e acute */
     CHECK_STR(out, "ab");
-    CHECK(!utf8_valid_copy("ab\xc3\xa9", 4, 4, out));      /* fits exactly */
-    CHECK(utf8_valid_copy("a\xe2\x82", 3, 15, out));       /* a character cut short */
+    CHECK(!copy("ab\xc3\xa9", 4, 4, out));      /* fits exactly */
+    CHECK(copy("a\xe2\x82", 3, 15, out));       /* a character cut short */
     CHECK_STR(out, "a\xef\xbf\xbd\xef\xbf\xbd");
-    CHECK(utf8_valid_copy("\x80", 1, 2, out));             /* U+FFFD does not fit */
+    CHECK(copy("\x80", 1, 2, out));             /* U+FFFD does not fit */
     CHECK_STR(out, "");
-    CHECK(!utf8_valid_copy("", 0, 0, out));
+    CHECK(!copy("", 0, 0, out));
     CHECK_STR(out, "");
+}
+
+TEST(valid_text_told_apart_eight_ascii_bytes_at_a_time)
+{
+    CHECK(utf8_is_valid("", 0));
+    CHECK(utf8_is_valid("0123456789abcdef", 16));
+    CHECK(utf8_is_valid("0123456789abc\xc3\xa9", 15));
+    CHECK(!utf8_is_valid("0123456789abc\xc3", 14));      /* cut short at the end */
+    CHECK(!utf8_is_valid("01234567\xff" "9abcdef", 16));   /* in the second word */
+    CHECK(!utf8_is_valid("\xed\xa0\x80", 3));             /* a surrogate */
+    CHECK(utf8_is_valid("a\0b", 3));                     /* NUL is a character */
 }
 
 RUN_TESTS()

@@ -320,6 +320,22 @@ class ProfdTestCase(unittest.TestCase):
                 pass
         return self.serve_http(Handler)
 
+    def start_pushes_into(self, exporter):
+        """Starts profd taking pushes (a pyroscope receiver) into the one
+        exporter given as YAML ("otlp: {...}"), with /metrics on a free
+        port: (the Profd, the receiver's host:port)."""
+        p = self.start("""
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+exporters:
+  %s
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pyroscope], exporters: [%s]}
+""" % (exporter, exporter.split(":")[0]))
+        return p, p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+
     def spool_heap(self):
         """Makes ./spool holding the Go corpus's heap profile; its path."""
         os.makedirs(self.path("spool"))

@@ -437,17 +437,7 @@ class OtlpExporterTest(ProfdTestCase):
         """proto3 string fields must be UTF-8 (grpcio's protobuf refuses the
         request otherwise): a label value and a frame with byte ff."""
         address, got = self.serve([grpc.StatusCode.OK])
-        p = self.start("""
-receivers:
-  pyroscope: {endpoint: "127.0.0.1:0"}
-exporters:
-  otlp: {endpoint: "%s"}
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [pyroscope], exporters: [otlp]}
-""" % address)
-        ingest = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+        _, ingest = self.start_pushes_into('otlp: {endpoint: "%s"}' % address)
         req = urllib.request.Request("http://%s/ingest?name=app.cpu%%7Bbad%%3D%%FF%%7D&format=lines"
                                      % ingest, data=b"main;f\xff 1\n", method="POST")
         self.assertEqual(urllib.request.urlopen(req, timeout=20).status, 200)

@@ -213,17 +213,7 @@ class ParcaTest(ProfdTestCase):
         address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
                                   lambda request, context: got.append(
                                       store.WriteRawRequest.FromString(request)) or b"")
-        p = self.start("""
-receivers:
-  pyroscope: {endpoint: "127.0.0.1:0"}
-exporters:
-  parca: {endpoint: "%s"}
-service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
-  pipelines:
-    profiles: {receivers: [pyroscope], exporters: [parca]}
-""" % address)
-        ingest = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+        p, ingest = self.start_pushes_into('parca: {endpoint: "%s"}' % address)
         # the label k.v, and a value that is not UTF-8 (byte ff): Parca refuses the
         # whole request for either
         status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%2Cbad%%3D%%FF%%7D"

@@ -462,16 +462,7 @@ class PyroscopeTest(ProfdTestCase):
         push_pb2 = pb()
         got = []
         port = self.serve_http(stand_in(got, [200]))
-        p = self.start("""
-receivers:
-  pyroscope: {endpoint: "127.0.0.1:0"}
-exporters:
-  pyroscope: {endpoint: "http://127.0.0.1:%d"}
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [pyroscope], exporters: [pyroscope]}
-""" % port)
+        p, _ = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d"}' % port)
         for i, (name, profile) in enumerate([(None, "heap"), ("process-cpu.v2", "cpu")]):
             labels = [push_pb2.LabelPair(name="i", value=str(i))]
             if name:

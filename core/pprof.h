@@ -35,6 +35,11 @@ int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64
 /* The type names of raw[0..len), a profile already checked, read without
  * decoding it (pprof_types.c). */
 void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_names *out);
+/* profd_pprof_type_names of a pprof as stored (gzip'd or not, inflating
+ * to at most max_decoded bytes, into the buffer the thread's checks keep).
+ * 0, or -1 with err filled. */
+int profd_pprof_read_type_names(const uint8_t *data, size_t len, size_t max_decoded,
+                                struct profd_type_names *out, char *err, size_t errlen);
 /* The same names of a decoded profile. */
 void profd_profile_type_names(const struct profd_profile *p, struct profd_type_names *out);
 

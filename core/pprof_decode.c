@@ -449,6 +449,19 @@ static void check_end(struct kept *k)
     }
 }
 
+int profd_pprof_read_type_names(const uint8_t *data, size_t len, size_t max_decoded,
+                                struct profd_type_names *out, char *err, size_t errlen)
+{
+    struct kept *k = profd_thread_slot_get(&kept_slot);
+    size_t raw_len;
+    const uint8_t *raw = raw_bytes(data, len, max_decoded, &k->raw, &k->raw_cap, &raw_len, err,
+                                   errlen);
+    if (raw)
+        profd_pprof_type_names(raw, raw_len, out);
+    check_end(k);
+    return raw ? 0 : -1;
+}
+
 int profd_pprof_check(const uint8_t *data, size_t len, size_t max_decoded, int64_t *time_nanos,
                       int64_t *duration_nanos, struct profd_type_names *types, char *err,
                       size_t errlen)

@@ -239,18 +239,9 @@ int profd_record_type_names(struct profd_record *r, struct profd_type_names *out
         profd_profile_type_names(p, out);
         return 0;
     }
-    uint8_t *inflated = NULL;
-    size_t cap = 0, len = r->payload_len;
-    if (profd_is_gzip(r->payload, r->payload_len) &&
-        profd_gunzip_into(r->payload, r->payload_len,
-                          r->max_decoded ? r->max_decoded : PROFD_PPROF_MAX_DECODED, &inflated,
-                          &cap, &len, err, errlen) < 0) {
-        free(inflated);
-        return -1;
-    }
-    profd_pprof_type_names(inflated ? inflated : r->payload, len, out);
-    free(inflated);
-    return 0;
+    return profd_pprof_read_type_names(r->payload, r->payload_len,
+                                       r->max_decoded ? r->max_decoded : PROFD_PPROF_MAX_DECODED,
+                                       out, err, errlen);
 }
 
 void profd_record_touch(struct profd_record *r)

@@ -42,24 +42,3 @@ const char *profile_family_of_types(const struct profd_type_names *t, const char
     }
     return "unknown";
 }
-
-/* String idx of p into out (cut to fit); "" when it is not one. */
-static void copy_string(const struct profd_profile *p, uint32_t idx, char *out, size_t n)
-{
-    const struct profd_str *s = idx < p->nstrings ? &p->strings[idx] : NULL;
-    size_t len = s ? (s->len < n - 1 ? s->len : n - 1) : 0;
-    if (len)
-        memcpy(out, s->ptr, len);
-    out[len] = '\0';
-}
-
-const char *profile_family(const struct profd_profile *p, const char *hint, char *buf,
-                           size_t buflen)
-{
-    struct profd_type_names t;
-    copy_string(p, p->period_type.type, t.period, sizeof(t.period));
-    t.nsample = p->nsample_types < PROFD_TYPE_NAMES ? p->nsample_types : PROFD_TYPE_NAMES;
-    for (uint32_t i = 0; i < t.nsample; i++)
-        copy_string(p, p->sample_types[i].type, t.sample[i], sizeof(t.sample[i]));
-    return profile_family_of_types(&t, hint, buf, buflen);
-}

@@ -20,8 +20,4 @@
 const char *profile_family_of_types(const struct profd_type_names *t, const char *hint,
                                     char *buf, size_t buflen);
 
-/* profile_family_of_types for the types of a decoded profile. */
-const char *profile_family(const struct profd_profile *p, const char *hint, char *buf,
-                           size_t buflen);
-
 #endif

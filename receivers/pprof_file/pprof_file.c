@@ -364,10 +364,12 @@ static void label_record(struct state *s, struct profd_record *r, const struct p
         s->host->record_set_label(r, cfg->labels.keys[i], cfg->labels.values[i]);
     if (cfg->source_label && *cfg->source_label)
         s->host->record_set_label(r, cfg->source_label, name);
-    if (!s->host->record_label(r, "__name__")) {
-        char buf[128];
-        s->host->record_set_label(r, "__name__", profile_family(p, name, buf, sizeof(buf)));
-    }
+    struct profd_type_names types;
+    char buf[PROFD_TYPE_NAME_SIZE], err[64];
+    if (!s->host->record_label(r, "__name__") &&
+        s->host->record_type_names(r, &types, err, sizeof(err)) == 0)   /* from its model */
+        s->host->record_set_label(r, "__name__",
+                                  profile_family_of_types(&types, name, buf, sizeof(buf)));
     if (!s->host->record_label(r, "service_name"))
         s->host->record_set_label(r, "service_name", "unknown_service");
     r->time_nanos = p->time_nanos;

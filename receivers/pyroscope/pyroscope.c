@@ -243,12 +243,13 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b,
         struct profd_record *r = b->records[i];
         if (host->record_label(r, "__name__"))
             continue;
-        char buf[128], err[64];
-        struct profd_profile *p =
-            w->pprof && !w->types ? host->record_profile(r, err, sizeof(err)) : NULL;
-        const char *fam = w->types ? profile_family_of_types(w->types, w->app, buf, sizeof(buf))
-                          : p      ? profile_family(p, w->app, buf, sizeof(buf))
-                                   : family_of(w->units);
+        char buf[PROFD_TYPE_NAME_SIZE], err[64];
+        struct profd_type_names own;
+        const struct profd_type_names *types = w->types;
+        if (w->pprof && !types && host->record_type_names(r, &own, err, sizeof(err)) == 0)
+            types = &own;   /* a multipart upload's, from its model */
+        const char *fam = types ? profile_family_of_types(types, w->app, buf, sizeof(buf))
+                                : family_of(w->units);
         host->record_set_label(r, "__name__", fam ? fam : "process_cpu");
     }
 }

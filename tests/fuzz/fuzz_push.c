@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../core/graph.h"
+#include "../../core/pprof.h"
 #include "../../core/record.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/profile_family.h"
@@ -59,8 +60,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         struct profd_profile *p = profd_record_profile(b->records[i], why, sizeof(why));
         if (p && profd_record_pprof(b->records[i], true, true, &out, &n, why, sizeof(why)) == 0)
             free(out);
-        if (p)
-            profile_family(p, "block", why, sizeof(why));
+        struct profd_type_names types;
+        if (p) {
+            profd_profile_type_names(p, &types);
+            profile_family_of_types(&types, "block", why, sizeof(why));
+        }
     }
     profd_batch_unref(b);
     return 0;

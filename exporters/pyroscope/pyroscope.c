@@ -148,6 +148,8 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
                       const struct profd_record *r, const struct profd_labels *labels,
                       const struct pyroscope_pprof *pprof)
 {
+    if (!pprof->data)
+        return PROFD_OK;   /* left out by prepare() */
     char name[4096] = "", query[8192] = "/ingest?format=pprof&name=";
     const char *svc = e->host->labels_get(labels, "service_name");
     const char *spy = e->host->labels_get(labels, "pyroscope_spy");
@@ -170,7 +172,7 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     snprintf(query + o, sizeof(query) - o, "&from=%lld&until=%lld",
              (long long)(r->time_nanos / 1000000000),
              (long long)((r->time_nanos + r->duration_nanos) / 1000000000));
-    return pprof->data ? call(e, client, query, pprof->data, pprof->len) : PROFD_OK;
+    return call(e, client, query, pprof->data, pprof->len);
 }
 
 /* Sends b to one server: one push.v1 request, or an /ingest per record. */

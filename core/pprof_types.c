@@ -3,7 +3,6 @@
  * it, or from its model. */
 #include "pprof.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "../lib/pb_reader.h"
@@ -25,6 +24,17 @@ static uint64_t value_type_name(const uint8_t *data, size_t len)
     return type;
 }
 
+/* name (len bytes) into a slot of out, cut to fit (out->cut set then). */
+static void copy_name(const uint8_t *name, size_t len, char *into, struct profd_type_names *out)
+{
+    if (len >= PROFD_TYPE_NAME_SIZE) {
+        len = PROFD_TYPE_NAME_SIZE - 1;
+        out->cut = true;
+    }
+    memcpy(into, name, len);
+    into[len] = '\0';
+}
+
 void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_names *out)
 {
     uint64_t want[PROFD_TYPE_NAMES + 1];   /* [0] the period type, then the sample types */
@@ -42,7 +52,11 @@ void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_na
             continue;
         if (f.number == F_PERIOD_TYPE) {
             want[0] = value_type_name(f.data, f.len);
-        } else if (f.number == F_SAMPLE_TYPE && out->nsample < PROFD_TYPE_NAMES) {
+        } else if (f.number == F_SAMPLE_TYPE) {
+            if (out->nsample == PROFD_TYPE_NAMES) {
+                out->cut = true;
+                continue;
+            }
             want[nwant] = value_type_name(f.data, f.len);
             into[nwant++] = out->sample[out->nsample++];
         }
@@ -58,27 +72,28 @@ void profd_pprof_type_names(const uint8_t *raw, size_t len, struct profd_type_na
             continue;
         for (size_t i = 0; i < nwant; i++)
             if (want[i] == index)
-                snprintf(into[i], PROFD_TYPE_NAME_SIZE, "%.*s",
-                         (int)(f.len < PROFD_TYPE_NAME_SIZE ? f.len : PROFD_TYPE_NAME_SIZE - 1),
-                         (const char *)f.data);
+                copy_name(f.data, f.len, into[i], out);
         index++;
     }
 }
 
 /* One name into out, cut as profd_pprof_type_names cuts it. */
-static void name_of(const struct profd_profile *p, uint32_t index, char *out)
+static void name_of(const struct profd_profile *p, uint32_t index, char *into,
+                    struct profd_type_names *out)
 {
     if (index < p->nstrings)
-        snprintf(out, PROFD_TYPE_NAME_SIZE, "%.*s",
-                 (int)(p->strings[index].len < PROFD_TYPE_NAME_SIZE ? p->strings[index].len
-                                                                    : PROFD_TYPE_NAME_SIZE - 1),
-                 p->strings[index].ptr);
+        copy_name((const uint8_t *)p->strings[index].ptr, p->strings[index].len, into, out);
 }
 
 void profd_profile_type_names(const struct profd_profile *p, struct profd_type_names *out)
 {
     memset(out, 0, sizeof(*out));
-    name_of(p, p->period_type.type, out->period);
-    for (uint32_t i = 0; i < p->nsample_types && out->nsample < PROFD_TYPE_NAMES; i++)
-        name_of(p, p->sample_types[i].type, out->sample[out->nsample++]);
+    name_of(p, p->period_type.type, out->period, out);
+    for (uint32_t i = 0; i < p->nsample_types; i++) {
+        if (out->nsample == PROFD_TYPE_NAMES) {
+            out->cut = true;
+            break;
+        }
+        name_of(p, p->sample_types[i].type, out->sample[out->nsample++], out);
+    }
 }

@@ -18,13 +18,27 @@ static bool types_have_dash(const struct profd_type_names *t)
     return dash;
 }
 
+static bool string_has_dash(const struct profd_profile *p, uint32_t index)
+{
+    return index < p->nstrings && memchr(p->strings[index].ptr, '-', p->strings[index].len);
+}
+
+/* types_have_dash over every name in full, for names too many or too long
+ * for struct profd_type_names. */
+static bool model_types_have_dash(const struct profd_profile *p)
+{
+    bool dash = string_has_dash(p, p->period_type.type);
+    for (uint32_t i = 0; i < p->nsample_types; i++)
+        dash |= string_has_dash(p, p->sample_types[i].type);
+    return dash;
+}
+
 /* Points q's string at index (a copy of p's table) to a copy of it with
  * each '-' made '_', kept in *made for freeing; once per index. */
 static void undash(const struct profd_profile *p, struct profd_str *strings, uint32_t index,
                    char **made, size_t *nmade)
 {
-    if (index >= p->nstrings || strings[index].ptr != p->strings[index].ptr ||
-        !memchr(p->strings[index].ptr, '-', p->strings[index].len))
+    if (!string_has_dash(p, index) || strings[index].ptr != p->strings[index].ptr)
         return;
     char *s = malloc(p->strings[index].len + 1);
     if (!s)
@@ -43,13 +57,15 @@ int pyroscope_pprof_of(const struct profd_host *host, struct profd_record *r,
 {
     *out = (struct pyroscope_pprof){0};
     *fixed = false;
-    if (!types_have_dash(types))
+    const struct profd_profile *p = NULL;
+    if (types->cut && !(p = host->record_profile(r, why, whylen)))
+        return -1;
+    if (!(p ? model_types_have_dash(p) : types_have_dash(types)))
         return host->record_pprof_view(r, true, false, &out->data, &out->len, &out->owned, why,
                                        whylen) < 0
                    ? -1
                    : 0;
-    const struct profd_profile *p = host->record_profile(r, why, whylen);
-    if (!p)
+    if (!p && !(p = host->record_profile(r, why, whylen)))
         return -1;
     /* the record's model stays as it is (other exporters read it): the
      * renamed strings live in a copy of its string table */

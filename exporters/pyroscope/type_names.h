@@ -24,8 +24,8 @@ struct pyroscope_pprof {
  * r's pprof, gzip'd, into *out: its own bytes when its type names (types,
  * read by host->record_type_names) hold no '-', else its model re-encoded
  * with each '-' in a sample or period type's name made '_' (*fixed set).
- * The names seen are types' (the first PROFD_TYPE_NAMES sample types, 63
- * bytes of each). 0, or -1 with why set.
+ * When types were cut, the names are read in full from r's model. 0, or
+ * -1 with why set.
  */
 int pyroscope_pprof_of(const struct profd_host *host, struct profd_record *r,
                        const struct profd_type_names *types, struct pyroscope_pprof *out,

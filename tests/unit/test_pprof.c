@@ -458,6 +458,7 @@ TEST(checks_read_the_type_names_a_decode_finds)
         for (uint32_t s = 0; s < t.nsample; s++)
             CHECK(string_is(p, p->sample_types[s].type, t.sample[s]));
         CHECK(t.nsample > 0 && t.sample[0][0]);
+        CHECK(!t.cut);
         profd_profile_free(p);
         free(gz);
     }
@@ -489,6 +490,7 @@ TEST(type_names_in_any_order_cut_to_fit)
     CHECK_STR(t.sample[1], "late");
     CHECK_STR(t.sample[2], "");
     CHECK_STR(t.sample[3], "count");
+    CHECK(t.cut);
     free(w.buf);
 }
 

@@ -104,13 +104,16 @@ struct profd_series_label {
 
 /* The names of a profile's types, enough to tell its family (Pyroscope's
  * __name__): its period type's and its first PROFD_TYPE_NAMES sample
- * types', each cut to PROFD_TYPE_NAME_SIZE - 1 bytes. */
+ * types', each cut to PROFD_TYPE_NAME_SIZE - 1 bytes. cut is set when
+ * that left something out (a longer name, more sample types): whoever
+ * needs every name in full then reads the profile's model. */
 #define PROFD_TYPE_NAMES 8
 #define PROFD_TYPE_NAME_SIZE 64
 struct profd_type_names {
     char period[PROFD_TYPE_NAME_SIZE];
     char sample[PROFD_TYPE_NAMES][PROFD_TYPE_NAME_SIZE];
     uint32_t nsample;
+    bool cut;
 };
 
 /* A label set: sorted by name, names unique, strings owned (each label's

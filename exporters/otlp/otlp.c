@@ -149,8 +149,12 @@ static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, si
     }
 }
 
+/* The records of the batch this thread is retrying that earlier requests
+ * delivered: a retry starts after them (OTLP receivers do not deduplicate). */
+static _Thread_local size_t records_sent;
+
 /* Sends records[0..n) as one request, or halves when that is over
- * max_request_size. */
+ * max_request_size; records_sent counts the records of each request taken. */
 static int send_records(struct otlp_exporter *e, struct profd_record *const *records, size_t n)
 {
     const struct profd_host *host = e->host;
@@ -188,20 +192,23 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
         log_partial_success(e, res.body, res.len);
     }
     free(res.body);
+    if (rc == PROFD_OK)
+        records_sent += n;
     return rc;
 }
 
 /* A batch of more than send_batch_size records, or of more than
- * max_request_size bytes, goes as several requests; a retryable failure of
- * a later one retries the whole batch, so the earlier requests are sent
- * again (OTLP receivers do not deduplicate). */
+ * max_request_size bytes, goes as several requests; a retry after a
+ * retryable failure starts at the request that failed. */
 static int consume(void *st, struct profd_batch *b)
 {
     struct otlp_exporter *e = st;
     size_t step = (size_t)e->cfg->send_batch_size;
-    for (size_t i = 0; i < b->nrecords; i += step) {
-        size_t n = b->nrecords - i < step ? b->nrecords - i : step;
-        int rc = send_records(e, b->records + i, n);
+    if (e->host->export_attempt(e->self) == 0)
+        records_sent = 0;
+    while (records_sent < b->nrecords) {
+        size_t left = b->nrecords - records_sent;
+        int rc = send_records(e, b->records + records_sent, left < step ? left : step);
         if (rc != PROFD_OK)
             return rc;
     }

@@ -79,17 +79,24 @@ static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 
 /* r's labels into out (empty) as Parca takes them, since one it refuses
  * fails the whole request: names made valid (__name__ as it is, its value
- * being the profile's name), values valid UTF-8; the fixes counted. */
+ * being the profile's name), values valid UTF-8; the fixes counted when
+ * count is set. */
 static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
-                         struct profd_labels *out)
+                         struct profd_labels *out, bool count)
 {
     size_t fixes = 0;
     for (size_t i = 0; i < r->labels.n; i++)
         label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
                         SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
-    fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
-                "Series labels changed or dropped to pass Parca's validation.");
+    if (count)
+        fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
+                    "Series labels changed or dropped to pass Parca's validation.");
 }
+
+/* How far the earlier tries of the batch this thread is retrying got: the
+ * records in requests the server took (a retry starts after them, so none
+ * is sent twice), and the records whose fixes and failures were counted. */
+static _Thread_local size_t records_sent, records_counted;
 
 /* One request per max_message_size: a series that would pass it starts the
  * next request. Records that cannot go are left out, counted and logged. */
@@ -98,14 +105,19 @@ static int consume(void *st, struct profd_batch *b)
     struct parca_exporter *e = st;
     struct pb_buf req = {0}, series = {0};
     int rc = PROFD_OK;
+    if (e->host->export_attempt(e->self) == 0)
+        records_sent = records_counted = 0;
     if (e->cfg->tenant && *e->cfg->tenant)
         pb_buf_bytes(&req, 1, e->cfg->tenant, strlen(e->cfg->tenant));
     size_t head = req.len;
-    for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++) {
+    for (size_t i = records_sent; i < b->nrecords && rc == PROFD_OK; i++) {
         char why[256];
+        bool count = i >= records_counted;
+        if (count)
+            records_counted = i + 1;
         series.len = 0;
         struct profd_labels labels = {0};
-        clean_labels(e, b->records[i], &labels);
+        clean_labels(e, b->records[i], &labels, count);
         bool named = e->host->labels_get(&labels, "__name__") != NULL;
         if (!named)
             snprintf(why, sizeof(why), "a record without __name__ (Parca requires it)");
@@ -113,12 +125,16 @@ static int consume(void *st, struct profd_batch *b)
                                                  true, 2, &series, why, sizeof(why));
         e->host->labels_clear(&labels);
         if (!written) {
-            e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
-            e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
+            if (count) {
+                e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
+                e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
+            }
             continue;
         }
         if (req.len > head && req.len + series.len > e->cfg->max_message_size) {
-            rc = send_request(e, &req);
+            if ((rc = send_request(e, &req)) != PROFD_OK)
+                break;
+            records_sent = i;
             req.len = head;
         }
         req.p = grow_array(req.p, &req.cap, req.len + series.len, 1);

@@ -6,7 +6,8 @@
  * cleaned the way Pyroscope validates them (clean_labels.c), with the fixes
  * counted; the tenant goes as X-Scope-OrgID. Retries on 429, 408 and 5xx,
  * never on another 4xx. With several servers each gets every batch, and a
- * retry goes only to those that have not taken it.
+ * retry goes only to those that have not taken it (with /ingest, only the
+ * records they have not taken).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -175,24 +176,34 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     return call(e, client, query, pprof->data, pprof->len);
 }
 
-/* Sends b to one server: one push.v1 request, or an /ingest per record. */
-static int send_to(struct pyroscope_exporter *e, struct rpc_client *client,
-                   const struct profd_batch *b, const struct profd_labels *labels,
-                   const struct pyroscope_pprof *pprofs, const struct pb_buf *push)
+/* How far the batch this thread is retrying got with each server (bit or
+ * index s: server s): the servers done with it (those that took it, and of
+ * them those that refused it for good), and with /ingest the records each
+ * server took, which a retry does not send again. */
+static _Thread_local uint32_t servers_done, servers_refused;
+static _Thread_local size_t ingest_sent[MAX_SERVERS];
+
+/* Sends b to server s: one push.v1 request, or an /ingest per record. */
+static int send_to(struct pyroscope_exporter *e, size_t s, const struct profd_batch *b,
+                   const struct profd_labels *labels, const struct pyroscope_pprof *pprofs,
+                   const struct pb_buf *push)
 {
     if (e->cfg->api == API_PUSH)
-        return push->len ? call(e, client, PUSH, push->p, push->len) : PROFD_OK;
-    int rc = PROFD_OK;
-    for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++)
-        rc = ingest_one(e, client, b->records[i], &labels[i], &pprofs[i]);
-    return rc;
+        return push->len ? call(e, e->clients[s], PUSH, push->p, push->len) : PROFD_OK;
+    for (size_t *i = &ingest_sent[s]; *i < b->nrecords; ++*i) {
+        int rc = ingest_one(e, e->clients[s], b->records[*i], &labels[*i], &pprofs[*i]);
+        if (rc != PROFD_OK)
+            return rc;
+    }
+    return PROFD_OK;
 }
 
 /* What a record sends: its labels cleaned and its pprof as Pyroscope
  * takes them, the family from its types where its series has no __name__
  * (which Pyroscope refuses a series without). False when its profile
- * cannot be read: the record is left out, counted and logged. */
-static bool prepare(struct pyroscope_exporter *e, struct profd_record *r,
+ * cannot be read: the record is left out, and counted and logged, as the
+ * fixes are, when count is set (a batch's first try). */
+static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool count,
                     struct profd_labels *labels, struct pyroscope_pprof *pprof)
 {
     struct profd_type_names types;
@@ -200,26 +211,27 @@ static bool prepare(struct pyroscope_exporter *e, struct profd_record *r,
     bool fixed = false;
     if (e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
         pyroscope_pprof_of(e->host, r, &types, pprof, &fixed, why, sizeof(why)) < 0) {
-        e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
-        e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
+        if (count) {
+            e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
+            e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
+        }
         return false;
     }
-    fixes_count(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
-                "Profiles whose type names were changed to pass Pyroscope's validation "
-                "(no '-' in them).");
     const char *fallback =
         pyroscope_series_name(e->host, &r->labels, &e->cfg->external_labels)
             ? NULL
             : profile_family_of_types(&types, e->host->record_label(r, "service_name"), family,
                                       sizeof(family));
-    count_fixes(e, pyroscope_clean_labels(e->host, &r->labels, &e->cfg->external_labels,
-                                          fallback, labels));
+    size_t label_fixes = pyroscope_clean_labels(e->host, &r->labels, &e->cfg->external_labels,
+                                                fallback, labels);
+    if (count) {
+        fixes_count(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
+                    "Profiles whose type names were changed to pass Pyroscope's validation "
+                    "(no '-' in them).");
+        count_fixes(e, label_fixes);
+    }
     return true;
 }
-
-/* The servers done with the batch this thread is retrying (bit i: server i):
- * those that took it, and of them those that refused it for good. */
-static _Thread_local uint32_t servers_done, servers_refused;
 
 static int consume(void *st, struct profd_batch *b)
 {
@@ -229,18 +241,22 @@ static int consume(void *st, struct profd_batch *b)
     struct pyroscope_pprof *pprofs = calloc(b->nrecords + 1, sizeof(*pprofs));
     if (!labels || !pprofs)
         abort();
+    bool first_try = e->host->export_attempt(e->self) == 0;
+    if (first_try) {
+        servers_done = servers_refused = 0;
+        memset(ingest_sent, 0, sizeof(ingest_sent));
+    }
     for (size_t i = 0; i < b->nrecords; i++)
-        if (prepare(e, b->records[i], &labels[i], &pprofs[i]) && e->cfg->api == API_PUSH)
+        if (prepare(e, b->records[i], first_try, &labels[i], &pprofs[i]) &&
+            e->cfg->api == API_PUSH)
             raw_series_write_pprof(&labels[i], pprofs[i].data, pprofs[i].len, RAW_LABEL_PAIRS, 1,
                                    &push);
-    if (e->host->export_attempt(e->self) == 0)
-        servers_done = servers_refused = 0;
     /* every server gets the batch; one that failed is retried alone */
     bool retry = false;
     for (size_t s = 0; s < e->nclients; s++) {
         if (servers_done & (1u << s))
             continue;
-        int rc = send_to(e, e->clients[s], b, labels, pprofs, &push);
+        int rc = send_to(e, s, b, labels, pprofs, &push);
         if (rc == PROFD_ERETRY) {
             retry = true;
             continue;

@@ -99,6 +99,22 @@ def http_post(url, body, headers=None):
         return e.code, e.read()
 
 
+def push_series(address, label, values):
+    """One push.v1 request (Connect, proto) to the Pyroscope receiver at
+    address: a series per value, labelled __name__=memory and label=value,
+    each the Go corpus heap profile; so one batch of as many records, in
+    order. Asserts it was taken."""
+    push_pb2 = protoc_modules("pyroscope", ["push.proto"])[0]
+    heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+    req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+        labels=[push_pb2.LabelPair(name="__name__", value="memory"),
+                push_pb2.LabelPair(name=label, value=v)],
+        samples=[push_pb2.RawSample(raw_profile=heap)]) for v in values])
+    status, body = http_post("http://%s/push.v1.PusherService/Push" % address,
+                             req.SerializeToString(), {"Content-Type": "application/proto"})
+    assert status == 200, (status, body)
+
+
 def h2c_post(url, body, headers=None):
     """POSTs body over HTTP/2 with prior knowledge (curl, the real client):
     (status, response body)."""
@@ -319,6 +335,15 @@ class ProfdTestCase(unittest.TestCase):
             def log_message(self, *args):
                 pass
         return self.serve_http(Handler)
+
+    def push_three_until_retried(self, exporter, got):
+        """Pushes the series f=a, f=b, f=c as one batch (push_series) into
+        exporter (YAML, as start_pushes_into takes it) and stops profd once
+        got, what the backend was sent, holds four: the three and a retry."""
+        p, ingest = self.start_pushes_into(exporter)
+        push_series(ingest, "f", ["a", "b", "c"])
+        wait_until(lambda: len(got) >= 4, "three parts and a retry")
+        self.assertEqual(p.stop(), 0)
 
     def start_pushes_into(self, exporter):
         """Starts profd taking pushes (a pyroscope receiver) into the one

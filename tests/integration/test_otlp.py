@@ -433,6 +433,19 @@ class OtlpExporterTest(ProfdTestCase):
                 self.assertEqual(len(s.values), 1)
                 self.assertLess(s.stack_index, len(d.stack_table))
 
+    def test_a_retry_sends_only_the_requests_not_taken(self):
+        """A batch split into a request per record (send_batch_size 1): after
+        the second is refused UNAVAILABLE, the retry starts at it; the first
+        is not sent twice (OTLP receivers do not deduplicate)."""
+        address, got = self.serve([grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE,
+                                   grpc.StatusCode.OK])
+        self.push_three_until_retried(
+            'otlp: {endpoint: "%s", send_batch_size: 1, '
+            'retry_on_failure: {initial_interval: 10ms}}' % address, got)
+        self.assertEqual([[kv.value.string_value for rp in r.resource_profiles
+                           for kv in rp.resource.attributes if kv.key == "f"]
+                          for r, _, _ in got], [["a"], ["b"], ["b"], ["c"]])
+
     def test_strings_that_are_not_utf8_go_as_valid_utf8(self):
         """proto3 string fields must be UTF-8 (grpcio's protobuf refuses the
         request otherwise): a label value and a frame with byte ff."""

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from harness import (GO_CORPUS, ProfdTestCase, corpus_files, http_post, metric_value,
-                     wait_until)
+                     push_series, wait_until)
 
 PIPE = """
 receivers:
@@ -144,6 +144,23 @@ class PipelineTest(ProfdTestCase):
         self.assertNotIn("named temporary files from now on", p.log_text())
         self.assertEqual(len(self.outputs()), 1, self.outputs())
         self.assertEqual(p.stop(), 0)
+
+    def test_a_retry_writes_only_the_files_not_yet_written(self):
+        """A batch of three records whose second cannot be written (a plain
+        file where its directory goes) is retried from that record once the
+        way is clear: the first is not written a second time (a -1 twin)."""
+        os.makedirs(self.path("profiles"))
+        open(self.path("profiles", "b"), "w").close()
+        p, ingest = self.start_pushes_into(
+            'pprof_file: {directory: ./profiles, path_template: "{f}/p.pb.gz", '
+            'retry_on_failure: {initial_interval: 50ms, max_interval: 50ms}}')
+        push_series(ingest, "f", ["a", "b", "c"])
+        p.wait_log(r"cannot write .*/b/p.pb.gz")
+        os.remove(self.path("profiles", "b"))
+        p.wait_log(r"pprof_file: wrote .*/c/p.pb.gz")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual([os.path.relpath(f, self.path("profiles")) for f in self.outputs()],
+                         ["a/p.pb.gz", "b/p.pb.gz", "c/p.pb.gz"])
 
     def test_reencoded_output_reads_the_same_in_go_pprof(self):
         p = self.start(config([("pprof_file", 'reencode: true, path_template: "{__name__}/{unix_nanos}.pb.gz"')]))

@@ -8,13 +8,14 @@ import base64
 import gzip
 import http.server
 import os
+import re
 import shutil
 import threading
 import time
 import unittest
 
 from harness import (DEADLINE, GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
-                     protoc_modules, raw_pprof, wait_until)
+                     metric_value, protoc_modules, raw_pprof, wait_until)
 
 PUSH = "/push.v1.PusherService/Push"
 # /ingest of a profile named app.alloc_space{i=<n>}: % (address, n)
@@ -494,7 +495,7 @@ class PyroscopeTest(ProfdTestCase):
     def test_exporter_renames_perf_event_types_pyroscope_refuses(self):
         """perf's events are named cpu-clock, page-faults...: Pyroscope refuses
         a request with a sample type holding '-'."""
-        from harness import CORPUS, metric_value, protoc_modules
+        from harness import CORPUS
         profile_pb2 = protoc_modules("", ["profile.proto"])[0]
         got, ingested = [], []
         port = self.serve_http(stand_in(got, [200]))
@@ -552,6 +553,34 @@ service:
         self.assertEqual(len(got_b), 1)   # b took it the first time: not sent again
         self.assertEqual([h.get("X-Scope-OrgID") for _, h, _ in got_a + got_b], ["a", "a", "b"])
         self.assertEqual(got_a[1][2], got_b[0][2])
+
+    def test_an_ingest_retry_sends_only_what_was_not_taken(self):
+        """With /ingest a batch goes as a request per record: after the second
+        is answered 503, the retry starts at it; the first is not sent twice."""
+        import urllib.parse
+        got, answers = [], [200, 503, 200]
+
+        def answer(path, headers, body):
+            name = urllib.parse.parse_qs(path.split("?", 1)[1])["name"][0]
+            got.append(re.search(r"f=(\w)", name).group(1))
+            return answers.pop(0) if len(answers) > 1 else answers[0], {}
+        self.push_three_until_retried(
+            'pyroscope: {endpoint: "http://127.0.0.1:%d", api: ingest, '
+            'retry_on_failure: {initial_interval: 10ms}}' % self.serve_posts(answer), got)
+        self.assertEqual(got, ["a", "b", "b", "c"])
+
+    def test_fixes_are_counted_once_however_often_a_batch_is_tried(self):
+        got = []
+        port = self.serve_http(stand_in(got, [503, 200]))
+        p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d", '
+                                           'retry_on_failure: {initial_interval: 10ms}}' % port)
+        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%7D&format=lines"
+                                 % ingest, b"a;b 1\n")
+        self.assertEqual(status, 200, body)
+        wait_until(lambda: len(got) >= 2, "a push and its retry")
+        self.assertIn("k_v", [l.name for l in got[1][2].series[0].labels])
+        self.assertEqual(metric_value(p.metrics(), "profd_pyroscope_label_fixes",
+                                      component="pyroscope"), 1)
 
     def fill_a_pipeline(self, backend, taken, lock, shutdown_timeout="30s"):
         """profd with two Pyroscope receivers: one into an exporter whose

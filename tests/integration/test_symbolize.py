@@ -12,7 +12,7 @@ import socket
 import subprocess
 import urllib.request
 
-from harness import (CORPUS, PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
+from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
                      wait_until)
 
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")

@@ -82,11 +82,12 @@ static bool line_count(const char *line, size_t len, size_t *stack_len, int64_t 
 }
 
 static bool add_line(const struct profd_host *host, struct profd_profile *p, struct frames *f,
-                     const char *line, size_t len, int64_t period, size_t *samples_cap)
+                     const char *line, size_t len, bool counted, int64_t period,
+                     size_t *samples_cap)
 {
-    size_t stack_len;
-    int64_t count;
-    if (!line_count(line, len, &stack_len, &count))
+    size_t stack_len = len;
+    int64_t count = 1;
+    if (counted && !line_count(line, len, &stack_len, &count))
         return false;
     uint32_t nframes = 1;
     for (size_t i = 0; i < stack_len; i++)
@@ -147,9 +148,11 @@ struct profd_profile *folded_profile(const struct profd_host *host, const char *
         lineno++;
         if (n && text[start + n - 1] == '\r')
             n--;
-        if (n && !add_line(host, p, &f, text + start, n, period, &samples_cap)) {
-            snprintf(why, whylen, "line %zu: not \"frame;frame;leaf count\": \"%.*s\"", lineno,
-                     (int)(n < 60 ? n : 60), text + start);
+        if (n && !add_line(host, p, &f, text + start, n, !meta->individual_lines, period,
+                           &samples_cap)) {
+            snprintf(why, whylen, "line %zu: not \"frame;frame;leaf%s\": \"%.*s\"", lineno,
+                     meta->individual_lines ? "" : " count", (int)(n < 60 ? n : 60),
+                     text + start);
             free(f.name_loc);
             host->profile_free(p);
             return NULL;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Pyroscope's folded stacks ("frame;frame;leaf count" per line, root first)
- * into the pprof model. */
+/* Pyroscope's folded stacks ("frame;frame;leaf count" a line, root first;
+ * or with format=lines "frame;frame;leaf", each line one sample) into the
+ * pprof model. */
 #ifndef PROFD_PYROSCOPE_FOLDED_H
 #define PROFD_PYROSCOPE_FOLDED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,11 +16,12 @@ struct folded_meta {
     const char *units;          /* samples, objects, goroutines, bytes, lock_nanoseconds, lock_samples */
     int64_t sample_rate;        /* Hz, for units=samples */
     int64_t time_nanos, duration_nanos;
+    bool individual_lines;      /* format=lines: a whole stack a line, counted once */
 };
 
 /*
  * Builds a profile from folded stacks: one function and location per
- * distinct frame name, one sample per line (values by units: samples give
+ * distinct frame name, one sample a line (values by units: samples give
  * samples/count and cpu/nanoseconds at 1e9/sample_rate each; a units value
  * it does not know is samples). Returns NULL with why naming the line and
  * what is wrong.

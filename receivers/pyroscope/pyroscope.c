@@ -9,7 +9,8 @@
  *   (`app.cpu{k=v,...}`), `from`, `until`, `sampleRate`, `units`, `spyName`
  *   (the label pyroscope_spy), `format` pprof (raw or gzip body, or the
  *   SDKs' multipart form with `profile`, `prev_profile` and
- *   `sample_type_config`) or folded stacks (`groups`, `lines`), read as
+ *   `sample_type_config`), folded stacks (`folded`, the default, or
+ *   `groups`: "stack count" a line) or `lines` (a stack a line), read as
  *   Pyroscope reads them (ingest_query.h; a pprof keeps its own time when
  *   it has one); `aggregationType` changes nothing here, as it changes
  *   nothing in Pyroscope's conversion.
@@ -310,6 +311,40 @@ static void ingest_times(struct profd_record *r, bool pprof, int64_t from, int64
     r->duration_nanos = until - from;
 }
 
+/* What an /ingest body is. */
+enum ingest_format {
+    FORMAT_FOLDED,        /* "stack count" lines: folded, groups, or no format */
+    FORMAT_LINES,         /* a stack a line, each counted once */
+    FORMAT_PPROF,         /* a pprof, gzip'd or not */
+    FORMAT_MULTIPART,     /* the SDKs' form with a pprof in it */
+    FORMAT_UNSUPPORTED,   /* trie, tree, jfr, speedscope, or a name no client sends */
+};
+
+/* The body's format from the format parameter and the Content-Type, in the
+ * order Pyroscope reads them: the named formats, then a multipart form
+ * (with any other name; with pprof too, as SDKs send it), then the default,
+ * documented as folded. A name Pyroscope does not know is refused rather
+ * than read as folded stacks. */
+static enum ingest_format ingest_format(const char *format, const char *content_type)
+{
+    static const char *const unsupported[] = {"trie", "tree", "jfr", "speedscope"};
+    for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++)
+        if (!strcmp(format, unsupported[i]))
+            return FORMAT_UNSUPPORTED;
+    if (is_type(content_type, "binary/octet-stream+trie") ||
+        is_type(content_type, "binary/octet-stream+tree"))
+        return FORMAT_UNSUPPORTED;
+    if (!strcmp(format, "lines"))
+        return FORMAT_LINES;
+    if (!strncasecmp(content_type, "multipart/form-data", 19))
+        return FORMAT_MULTIPART;
+    if (!strcmp(format, "pprof"))
+        return FORMAT_PPROF;
+    if (!*format || !strcmp(format, "folded") || !strcmp(format, "groups"))
+        return FORMAT_FOLDED;
+    return FORMAT_UNSUPPORTED;
+}
+
 static void ingest(struct served_receiver *r, const struct profd_rpc_request *req,
                    struct profd_rpc_response *res, struct profd_batch *b)
 {
@@ -318,10 +353,11 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (!ingest_query_param(req->query, "name", name, sizeof(name)) || !*name)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is missing");
     ingest_query_param(req->query, "format", format, sizeof(format));
-    if (!*format && is_type(req->content_type, "binary/octet-stream+trie"))
-        strcpy(format, "trie");   /* the format named by the Content-Type, as Pyroscope reads it */
-    else if (!*format && is_type(req->content_type, "binary/octet-stream+tree"))
-        strcpy(format, "tree");
+    enum ingest_format kind = ingest_format(format, req->content_type);
+    if (kind == FORMAT_UNSUPPORTED)
+        return fail(req, res, C_INVALID_ARGUMENT, "", 415, "%s \"%.60s\" is not supported "
+                    "(pprof, folded or groups, lines)", *format ? "format" : "Content-Type",
+                    *format ? format : req->content_type);
     ingest_query_param(req->query, "spyName", spy, sizeof(spy));
     ingest_units(req->query, units, sizeof(units));
     struct timespec ts;
@@ -334,13 +370,12 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (from > until)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
-    bool multipart = !strncasecmp(req->content_type, "multipart/form-data", 19);
     struct profd_type_names types;
     struct ingest_what w = {.name = name, .units = units,
-                            .pprof = !strcmp(format, "pprof") || (multipart && !*format)};
+                            .pprof = kind == FORMAT_PPROF || kind == FORMAT_MULTIPART};
     w.family = split_name(name, w.app, sizeof(w.app));
     size_t max = cfg_of(r)->max_request_body_size;
-    if (multipart && w.pprof) {
+    if (kind == FORMAT_MULTIPART) {
         if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
@@ -349,16 +384,14 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         if (!host->record_add_pprof_typed(b, req->body, req->len, max, wanted, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
         w.types = wanted;
-    } else if (!*format || !strcmp(format, "groups") || !strcmp(format, "lines")) {
-        struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from};
+    } else {
+        struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from,
+                                   kind == FORMAT_LINES};
         struct profd_profile *p = folded_profile(host, (const char *)req->body, req->len, &meta,
                                                  why, sizeof(why));
         if (!p)
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "folded body: %s", why);
         host->record_add_profile(b, p);
-    } else {
-        return fail(req, res, C_INVALID_ARGUMENT, "", 415, "format \"%s\" is not supported "
-                    "(pprof, groups, lines)", format);
     }
     ingest_times(b->records[0], w.pprof, from, until);
     if (!name_labels(host, &w, b, why, sizeof(why)))

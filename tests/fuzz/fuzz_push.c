@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what agents push. The first byte picks the reader: Parca
  * WriteRaw series (0), Pyroscope push.v1 series (1), Pyroscope folded stacks
- * (2, units samples), an SDK's multipart upload (3, boundary "b"), or the
- * query of an /ingest (4: its times, sample rate and units); the rest is
- * the input. Whatever records come out must encode as pprof and have a
- * profile family. */
+ * (2, units samples; format=lines when the first byte / 5 is odd), an SDK's
+ * multipart upload (3, boundary "b"), or the query of an /ingest (4: its
+ * times, sample rate and units); the rest is the input. Whatever records
+ * come out must encode as pprof and have a profile family. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, 1 << 24, b,
                          why, sizeof(why));
     } else if (data[0] % 5 == 2) {
-        struct folded_meta meta = {"samples", 100, 0, 0};
+        struct folded_meta meta = {"samples", 100, 0, 0, data[0] / 5 % 2};   /* lines or not */
         struct profd_profile *p =
             folded_profile(host, (const char *)data + 1, len - 1, &meta, why, sizeof(why));
         if (p)

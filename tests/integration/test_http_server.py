@@ -39,7 +39,7 @@ def large_folded():
 
 def ingest(app, body, extra=b"", version=b"1.1", length=True):
     """An /ingest request of folded stacks for service app."""
-    head = b"POST /ingest?name=%s.cpu&format=lines HTTP/%s\r\nHost: x\r\n" % (app, version)
+    head = b"POST /ingest?name=%s.cpu&format=folded HTTP/%s\r\nHost: x\r\n" % (app, version)
     if length:
         head += b"Content-Length: %d\r\n" % len(body)
     return head + extra + b"\r\n" + body
@@ -203,7 +203,7 @@ class HttpServerTest(ProfdTestCase):
         for tls in (False, True):
             extra = ", tls: {cert_file: %s, key_file: %s}" % (cert, key) if tls else ""
             p, (host, port) = self.start_receiver(extra)
-            url = "%s://%s:%d/ingest?name=t%d.cpu&format=lines" % (
+            url = "%s://%s:%d/ingest?name=t%d.cpu&format=folded" % (
                 "https" if tls else "http", host, port, tls)
             for flag, version in (("--http1.1", "1.1"),
                                   ("--http2" if tls else "--http2-prior-knowledge", "2")):
@@ -261,7 +261,7 @@ class HttpServerTest(ProfdTestCase):
             f.write(body)
         curl = subprocess.Popen(["curl", "-sS", "--http2-prior-knowledge", "--data-binary",
                                  "@" + self.path("large.txt"), "http://%s:%d/ingest?"
-                                 "name=gone2.cpu&format=lines" % addr],
+                                 "name=gone2.cpu&format=folded" % addr],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         p.wait_log(ON_A_WORKER, count=2)   # HTTP/2: the same, curl killed
         curl.kill()
@@ -287,7 +287,7 @@ class HttpServerTest(ProfdTestCase):
         self.assertEqual(r.next()[0], 200)
         out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "--data-binary", "a;b 1",
                               "-o", "/dev/null", "-w", "%{http_code}", "http://%s:%d/ingest?"
-                              "name=two.cpu&format=lines" % addr], capture_output=True, text=True,
+                              "name=two.cpu&format=folded" % addr], capture_output=True, text=True,
                              timeout=60)
         self.assertEqual(out.stdout, "200", out.stderr)
         for app in ("one", "two"):

@@ -451,7 +451,7 @@ class OtlpExporterTest(ProfdTestCase):
         request otherwise): a label value and a frame with byte ff."""
         address, got = self.serve([grpc.StatusCode.OK])
         _, ingest = self.start_pushes_into('otlp: {endpoint: "%s"}' % address)
-        req = urllib.request.Request("http://%s/ingest?name=app.cpu%%7Bbad%%3D%%FF%%7D&format=lines"
+        req = urllib.request.Request("http://%s/ingest?name=app.cpu%%7Bbad%%3D%%FF%%7D&format=folded"
                                      % ingest, data=b"main;f\xff 1\n", method="POST")
         self.assertEqual(urllib.request.urlopen(req, timeout=20).status, 200)
         wait_until(lambda: got, "an export")

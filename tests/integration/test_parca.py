@@ -238,7 +238,7 @@ class ParcaTest(ProfdTestCase):
         # the label k.v, and a value that is not UTF-8 (byte ff): Parca refuses the
         # whole request for either
         status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%2Cbad%%3D%%FF%%7D"
-                                 "&format=lines" % ingest, b"a;b 1\n")
+                                 "&format=folded" % ingest, b"a;b 1\n")
         self.assertEqual(status, 200, body)
         wait_until(lambda: got, "a WriteRaw")
         labels = {l.name: l.value for l in got[0].series[0].labels.labels}

@@ -133,7 +133,7 @@ class PipelineTest(ProfdTestCase):
         second file comes while the first's directory is still held open),
         and no file is lost."""
         p = self.start(PUSHED)
-        url = "http://%s/ingest?format=lines&name=" % p.listening(
+        url = "http://%s/ingest?format=folded&name=" % p.listening(
             "Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
         self.assertEqual(http_post(url + "app.cpu", b"main;work 1\n")[0], 200)
         p.wait_log(r"pprof_file: wrote ")

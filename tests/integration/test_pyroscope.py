@@ -212,9 +212,37 @@ class PyroscopeTest(ProfdTestCase):
         status, body = http_post(base + "&format=trie", b"x")
         self.assertEqual(status, 415)
         status, body = http_post(base, b"x", {"Content-Type": "binary/octet-stream+tree"})
-        self.assertEqual((status, b'"tree" is not supported' in body), (415, True), body)
+        self.assertEqual(status, 415)
+        self.assertIn(b'Content-Type "binary/octet-stream+tree" is not supported', body)
+        status, body = http_post(base + "&format=flamegraph", b"main 1\n")
+        self.assertEqual(status, 415)
+        self.assertIn(b'format "flamegraph" is not supported', body)
         status, body = http_post(base + "&format=pprof", b"not a profile")
         self.assertEqual(status, 422)
+        self.assertEqual(p.stop(), 0)
+
+    def test_ingest_formats_as_pyroscope_names_them(self):
+        """folded (what pyroscope-rs agents send) and groups are "stack count"
+        lines; lines is a stack a line, each one sample, as Pyroscope reads it
+        (a trailing number is part of the leaf's name)."""
+        p = self.start(RECEIVER % "{env}")
+        def url(fmt):
+            return "http://%s/ingest?name=app.cpu%%7Benv%%3D%s%%7D&format=%s" % (address(p), fmt,
+                                                                                 fmt)
+        for fmt in ("folded", "groups", "lines"):
+            status, body = http_post(url(fmt), b"main;foo 2\nmain;foo 2\nmain;bar\n")
+            self.assertEqual(status, 200 if fmt == "lines" else 422, (fmt, body))
+        status, body = http_post(url("folded"), b"main;foo 2\nmain;bar 1\n")
+        self.assertEqual(status, 200, body)
+        outs = {f: self.path("profiles", f) for f in ("folded", "lines")}
+        wait_until(lambda: all(os.path.exists(o) for o in outs.values()), "both profiles")
+        lines = raw_pprof(outs["lines"])
+        self.assertRegex(lines, r"\d+: 0x0 (M=1 )?foo 2 :0 s=0")
+        self.assertRegex(lines, r"\n +2 +20000000: 1 2 \n")   # "main;foo 2" twice: one each
+        self.assertRegex(lines, r"\n +1 +10000000: 3 2 \n")
+        folded = raw_pprof(outs["folded"])
+        self.assertRegex(folded, r"\n +2 +20000000: \d+ \d+ \n")
+        self.assertNotIn("foo 2", folded)
         self.assertEqual(p.stop(), 0)
 
     def test_ingest_labels_and_times_as_pyroscope_reads_them(self):
@@ -297,8 +325,9 @@ class PyroscopeTest(ProfdTestCase):
         body = b"".join(b"--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n"
                         % (boundary.encode(), n.encode()) + data + b"\r\n"
                         for n, data in parts) + b"--%s--\r\n" % boundary.encode()
-        status, resp = http_post("http://%s/ingest?name=app.alloc_space" % http_addr, body,
-                                 {"Content-Type": "multipart/form-data; boundary=" + boundary})
+        # a form is the SDKs' pprof form whatever other format names it, as in Pyroscope
+        status, resp = http_post("http://%s/ingest?name=app.alloc_space&format=groups" % http_addr,
+                                 body, {"Content-Type": "multipart/form-data; boundary=" + boundary})
         self.assertEqual(status, 422)
         self.assertIn(b"sample_type_config", resp)
         status, resp = http_post("http://%s/ingest?name=app.cpu" % http_addr, b"--x--\r\n",
@@ -405,10 +434,10 @@ class PyroscopeTest(ProfdTestCase):
                                  {"Content-Type": "application/json"})
         self.assertEqual(status, 400)
         self.assertIn(b"rawProfile: not a base64 string", body)
-        status, body = h2c_post("http://%s/ingest?name=app.cpu&format=lines" % h2_addr,
+        status, body = h2c_post("http://%s/ingest?name=app.cpu&format=folded" % h2_addr,
                                 b"main;work 3\n", {"Content-Type": "text/plain"})
         self.assertEqual(status, 200)
-        status, body = h2c_post("http://%s/ingest?name=app.cpu&format=lines" % h2_addr,
+        status, body = h2c_post("http://%s/ingest?name=app.cpu&format=folded" % h2_addr,
                                 b"main;work three\n")
         self.assertEqual(status, 422)
         self.assertIn(b"line 1", body)
@@ -419,7 +448,7 @@ class PyroscopeTest(ProfdTestCase):
                                         'endpoint: "127.0.0.1:0", '
                                         'basic_auth: {username: agent, password: "s3:cret"}')
                        % "{service_name}")
-        url = "http://%s/ingest?name=app.cpu&format=lines" % address(p)
+        url = "http://%s/ingest?name=app.cpu&format=folded" % address(p)
         good = "Basic " + base64.b64encode(b"agent:s3:cret").decode()
         wrong = "Basic " + base64.b64encode(b"agent:nope").decode()
         for headers in ({}, {"Authorization": wrong}, {"Authorization": "Bearer s3:cret"}):
@@ -476,7 +505,7 @@ class PyroscopeTest(ProfdTestCase):
             self.assertEqual(status, 200, body)
         # a value that is not UTF-8 (byte ff), which Pyroscope refuses the request for
         status, body = http_post("http://%s/ingest?name=app.cpu%%7Bi%%3D2%%2Cbad%%3D%%FF%%7D"
-                                 "&format=lines" % address(p), b"a;b 1\n")
+                                 "&format=folded" % address(p), b"a;b 1\n")
         self.assertEqual(status, 200, body)
         names, bad = {}, []
 
@@ -574,7 +603,7 @@ service:
         port = self.serve_http(stand_in(got, [503, 200]))
         p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d", '
                                            'retry_on_failure: {initial_interval: 10ms}}' % port)
-        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%7D&format=lines"
+        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%7D&format=folded"
                                  % ingest, b"a;b 1\n")
         self.assertEqual(status, 200, body)
         wait_until(lambda: len(got) >= 2, "a push and its retry")

@@ -10,7 +10,8 @@
  *   (the label pyroscope_spy), `format` pprof (raw or gzip body, or the
  *   SDKs' multipart form with `profile`, `prev_profile` and
  *   `sample_type_config`), folded stacks (`folded`, the default, or
- *   `groups`: "stack count" a line) or `lines` (a stack a line), read as
+ *   `groups`: "stack count" a line), `lines` (a stack a line) or `jfr`
+ *   (a Java Flight Recorder recording, jfr.h), read as
  *   Pyroscope reads them (ingest_query.h; a pprof keeps its own time when
  *   it has one); `aggregationType` changes nothing here, as it changes
  *   nothing in Pyroscope's conversion.
@@ -37,6 +38,7 @@
 #include "../../lib/server_auth.h"
 #include "folded.h"
 #include "ingest_query.h"
+#include "jfr.h"
 #include "multipart.h"
 #include "profd/plugin.h"
 
@@ -298,8 +300,9 @@ static bool name_labels(const struct profd_host *host, const struct ingest_what 
  * (old pyspy and rbspy wrote microseconds there). */
 #define TIME_1971 (365LL * 86400 * 1000000000)
 
-/* A pprof keeps the time and duration it says, as Pyroscope keeps them,
- * unless it says none; folded stacks and those take from and until. */
+/* A pprof or a JFR recording keeps the time and duration it says, as
+ * Pyroscope keeps them, unless it says none; folded stacks and those take
+ * from and until. */
 static void ingest_times(struct profd_record *r, bool pprof, int64_t from, int64_t until)
 {
     if (pprof && r->time_nanos >= TIME_1971) {
@@ -317,7 +320,8 @@ enum ingest_format {
     FORMAT_LINES,         /* a stack a line, each counted once */
     FORMAT_PPROF,         /* a pprof, gzip'd or not */
     FORMAT_MULTIPART,     /* the SDKs' form with a pprof in it */
-    FORMAT_UNSUPPORTED,   /* trie, tree, jfr, speedscope, or a name no client sends */
+    FORMAT_JFR,           /* a JFR recording, or pyroscope-java's form with one */
+    FORMAT_UNSUPPORTED,   /* trie, tree, speedscope, or a name no client sends */
 };
 
 /* The body's format from the format parameter and the Content-Type, in the
@@ -327,7 +331,7 @@ enum ingest_format {
  * than read as folded stacks. */
 static enum ingest_format ingest_format(const char *format, const char *content_type)
 {
-    static const char *const unsupported[] = {"trie", "tree", "jfr", "speedscope"};
+    static const char *const unsupported[] = {"trie", "tree", "speedscope"};
     for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++)
         if (!strcmp(format, unsupported[i]))
             return FORMAT_UNSUPPORTED;
@@ -336,6 +340,8 @@ static enum ingest_format ingest_format(const char *format, const char *content_
         return FORMAT_UNSUPPORTED;
     if (!strcmp(format, "lines"))
         return FORMAT_LINES;
+    if (!strcmp(format, "jfr"))
+        return FORMAT_JFR;
     if (!strncasecmp(content_type, "multipart/form-data", 19))
         return FORMAT_MULTIPART;
     if (!strcmp(format, "pprof"))
@@ -356,7 +362,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     enum ingest_format kind = ingest_format(format, req->content_type);
     if (kind == FORMAT_UNSUPPORTED)
         return fail(req, res, C_INVALID_ARGUMENT, "", 415, "%s \"%.60s\" is not supported "
-                    "(pprof, folded or groups, lines)", *format ? "format" : "Content-Type",
+                    "(pprof, jfr, folded or groups, lines)", *format ? "format" : "Content-Type",
                     *format ? format : req->content_type);
     ingest_query_param(req->query, "spyName", spy, sizeof(spy));
     ingest_units(req->query, units, sizeof(units));
@@ -379,6 +385,13 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         if (!multipart_record(host, req->content_type, req->body, req->len, max, b, why,
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
+    } else if (kind == FORMAT_JFR) {
+        int64_t rate = ingest_sample_rate(req->query);
+        int added = jfr_ingest(host, req->content_type, req->body, req->len, max,
+                               rate > 0 ? 1000000000 / rate : 10000000, b, why, sizeof(why));
+        if (added <= 0)
+            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "jfr body: %s",
+                        added < 0 ? why : "no samples of the events profiles are made of");
     } else if (w.pprof) {   /* the types read only when the name does not say the family */
         struct profd_type_names *wanted = w.family || braces_name_it(name) ? NULL : &types;
         if (!host->record_add_pprof_typed(b, req->body, req->len, max, wanted, why, sizeof(why)))
@@ -393,7 +406,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "folded body: %s", why);
         host->record_add_profile(b, p);
     }
-    ingest_times(b->records[0], w.pprof, from, until);
+    for (size_t i = 0; i < b->nrecords; i++)   /* a recording's several profiles */
+        ingest_times(b->records[i], w.pprof || kind == FORMAT_JFR, from, until);
     if (!name_labels(host, &w, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
     for (size_t i = 0; i < b->nrecords; i++)   /* spyName, else the braces' label */

@@ -6,7 +6,7 @@
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
 # pushed series (Parca, Pyroscope), folded stacks and /ingest queries from
-# tests/fuzz/seeds/<name>.
+# tests/fuzz/seeds/<name>; JFR recordings from tests/integration/jfr.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -50,19 +50,25 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     lib/raw_series.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
     receivers/pyroscope/multipart.c receivers/pyroscope/ingest_query.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
+clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_jfr.c \
+    lib/grow.c lib/key_map.c receivers/pyroscope/jfr.c receivers/pyroscope/jfr_reader.c \
+    receivers/pyroscope/multipart.c \
+    $all_core -o $FUZZ_BUILD/fuzz_jfr $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http1
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push http1}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push jfr http1}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in
     pprof) seeds="$CORPUS/go" ;;
     perf) seeds="$CORPUS/perf" ;;
     elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms and perf maps
+    jfr) seeds=$FUZZ_BUILD/seeds-jfr; mkdir -p $seeds
+         gzip -dc tests/integration/jfr/burn.jfr.gz > $seeds/burn.jfr ;;
     *) seeds=tests/fuzz/seeds/$t ;;
     esac
     if [ $t = pprof ]; then   # raw profiles too: the decoder past gunzip, the quick proof

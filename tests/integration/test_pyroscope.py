@@ -7,6 +7,7 @@ exporter sends, cleaned labels included, and answering as Pyroscope would."""
 import base64
 import gzip
 import http.server
+import json
 import os
 import re
 import shutil
@@ -243,6 +244,63 @@ class PyroscopeTest(ProfdTestCase):
         folded = raw_pprof(outs["folded"])
         self.assertRegex(folded, r"\n +2 +20000000: \d+ \d+ \n")
         self.assertNotIn("foo 2", folded)
+        self.assertEqual(p.stop(), 0)
+
+    def jfr_profiles(self, directory):
+        """The profiles written under ./profiles/directory, by their sample
+        types' names joined: {types: [Profile]}."""
+        profile_pb2 = protoc_modules("", ["profile.proto"])[0]
+        found = {}
+        for path in self.outputs(os.path.join("profiles", directory)):
+            prof = profile_pb2.Profile.FromString(gzip.decompress(open(path, "rb").read()))
+            types = " ".join(prof.string_table[t.type] for t in prof.sample_type)
+            found.setdefault(types, []).append(prof)
+        return found
+
+    def test_ingest_jfr_as_the_jdk_reads_it(self):
+        """format=jfr: pyroscope-java's form (the recording gzip'd in its jfr
+        field) and a bare recording each give a profile per kind of event,
+        named as Pyroscope names them, with the stacks and totals the JDK's
+        own jfr tool reads (tests/integration/jfr)."""
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jfr")
+        recording = open(os.path.join(here, "burn.jfr.gz"), "rb").read()
+        want = json.load(open(os.path.join(here, "burn.expected.json")))
+        p = self.start(RECEIVER % "{i}/{__name__}.pb.gz")
+        url = "http://%s/ingest?name=burn%%7Bi%%3D%s%%7D&format=jfr&sampleRate=100"
+        status, body = http_post(url % (address(p), "form"), *sdk_form([("jfr", recording)]))
+        self.assertEqual(status, 200, body)
+        status, body = http_post(url % (address(p), "bare"), gzip.decompress(recording))
+        self.assertEqual(status, 200, body)
+        for directory in ("form", "bare"):
+            wait_until(lambda: len(self.outputs(os.path.join("profiles", directory))) == 3,
+                       "three profiles of the %s recording" % directory)
+            names = sorted(re.sub(r"(-\d+)?\.pb\.gz$", "", os.path.basename(f)) for f in
+                           self.outputs(os.path.join("profiles", directory)))
+            self.assertEqual(names, ["memory", "memory", "process_cpu"])   # the __name__s
+            found = self.jfr_profiles(directory)
+            cpu, = found["cpu"]
+            stacks = {}
+            for s in cpu.sample:
+                frames = []
+                for loc_id in s.location_id:
+                    line = cpu.location[loc_id - 1].line[0]
+                    frames.append("%s:%d" % (cpu.string_table[cpu.function[line.function_id - 1]
+                                                               .name], line.line))
+                key = tuple(frames)
+                stacks[key] = stacks.get(key, 0) + s.value[0] // cpu.period
+            self.assertEqual(cpu.period, 10000000)
+            self.assertEqual(sorted([[n, list(k)] for k, n in stacks.items()],
+                                    key=lambda x: (-x[0], x[1])), want["cpu_stacks"])
+            for kind in ("alloc_in_new_tlab", "alloc_outside_tlab"):
+                prof, = found["%s_objects %s_bytes" % (kind, kind)]
+                self.assertEqual([sum(s.value[i] for s in prof.sample) for i in (0, 1)],
+                                 [want[kind]["objects"], want[kind]["bytes"]])
+        status, body = http_post(url % (address(p), "bad"), b"FLR\0not a recording")
+        self.assertEqual(status, 422)
+        self.assertIn(b"jfr body: JFR: ", body)
+        status, body = http_post(url % (address(p), "bad"), *sdk_form([("profile", recording)]))
+        self.assertEqual(status, 422)
+        self.assertIn(b"no jfr field", body)
         self.assertEqual(p.stop(), 0)
 
     def test_ingest_labels_and_times_as_pyroscope_reads_them(self):

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "key_map.h"
+
+#include <stdlib.h>
+
+static size_t slot_of(const struct key_map *m, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
+    while (m->vals[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+void key_map_put(struct key_map *m, uint64_t key, uint32_t val)
+{
+    if (2 * (m->n + 1) > m->cap) {   /* at most half full */
+        size_t cap = m->cap ? 2 * m->cap : 64;
+        struct key_map bigger = {calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(uint32_t)),
+                                 cap, m->n};
+        if (!bigger.keys || !bigger.vals)
+            abort();
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->vals[i]) {
+                size_t j = slot_of(&bigger, m->keys[i]);
+                bigger.keys[j] = m->keys[i];
+                bigger.vals[j] = m->vals[i];
+            }
+        free(m->keys);
+        free(m->vals);
+        *m = bigger;
+    }
+    size_t i = slot_of(m, key);
+    m->n += !m->vals[i];
+    m->keys[i] = key;
+    m->vals[i] = val + 1;
+}
+
+bool key_map_get(const struct key_map *m, uint64_t key, uint32_t *val)
+{
+    if (!m->cap)
+        return false;
+    size_t i = slot_of(m, key);
+    if (!m->vals[i])
+        return false;
+    *val = m->vals[i] - 1;
+    return true;
+}
+
+void key_map_free(struct key_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    *m = (struct key_map){0};
+}

@@ -7,6 +7,7 @@
 
 #include "../../core/graph.h"
 #include "../../core/pprof.h"
+#include "../../core/profile.h"
 #include "../../core/record.h"
 #include "../../receivers/pyroscope/jfr.h"
 

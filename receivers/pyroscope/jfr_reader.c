@@ -383,7 +383,8 @@ static bool read_metadata(struct chunk *c, uint64_t offset)
         c->r.err_at = body.err_at;
         return false;
     }
-    qsort(c->classes, c->nclasses, sizeof(*c->classes), by_id);
+    if (c->nclasses)   /* qsort wants an array, even of none */
+        qsort(c->classes, c->nclasses, sizeof(*c->classes), by_id);
     return true;
 }
 

@@ -27,7 +27,8 @@
 #include "profd/model.h"
 #include "profd/options.h"
 
-#define PROFD_ABI_VERSION 1
+/* Raised when a struct modules share changes layout (2: profd_type_names.cut). */
+#define PROFD_ABI_VERSION 2
 #define PROFD_PLUGIN_ENTRY profd_plugin_entry
 #define PROFD_PLUGIN_ENTRY_NAME "profd_plugin_entry"
 

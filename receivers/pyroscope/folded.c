@@ -23,22 +23,17 @@ static const struct units_info known_units[] = {
     {"lock_samples", {"contentions", ""}, {"count", ""}, 1},
 };
 
-/* Maps frame names to their location refs (one function each). */
-struct frames {
-    uint32_t *name_loc;       /* by string index: location ref + 0, 0 = none yet */
-    size_t cap;
-};
-
-static uint32_t frame_location(const struct profd_host *host, struct profd_profile *p,
-                               struct frames *f, const char *name, size_t len)
+static uint32_t frame_location(struct folded_builder *b, const char *name, size_t len)
 {
+    const struct profd_host *host = b->host;
+    struct profd_profile *p = b->p;
     uint32_t s = host->profile_intern(p, name, len);
-    size_t old = f->cap;
-    f->name_loc = grow_array(f->name_loc, &f->cap, (size_t)s + 1, sizeof(*f->name_loc));
-    if (f->cap > old)
-        memset(f->name_loc + old, 0, (f->cap - old) * sizeof(*f->name_loc));
-    if (f->name_loc[s])
-        return f->name_loc[s];
+    size_t old = b->name_cap;
+    b->name_loc = grow_array(b->name_loc, &b->name_cap, (size_t)s + 1, sizeof(*b->name_loc));
+    if (b->name_cap > old)
+        memset(b->name_loc + old, 0, (b->name_cap - old) * sizeof(*b->name_loc));
+    if (b->name_loc[s])
+        return b->name_loc[s];
     if (p->nfunctions == p->functions_cap) {
         uint32_t ncap = p->functions_cap ? p->functions_cap * 2 : 64;
         struct profd_function *fn = host->profile_alloc(p, ncap * sizeof(*fn));
@@ -56,7 +51,77 @@ static uint32_t frame_location(const struct profd_host *host, struct profd_profi
     struct profd_line *line = host->profile_alloc(p, sizeof(*line));
     *line = (struct profd_line){.function = p->nfunctions};
     p->locations[p->nlocations++] = (struct profd_location){.lines = line, .nlines = 1};
-    return f->name_loc[s] = p->nlocations;
+    return b->name_loc[s] = p->nlocations;
+}
+
+void folded_begin(struct folded_builder *b, const struct profd_host *host,
+                  const struct folded_meta *meta, size_t size_hint)
+{
+    const struct units_info *u = &known_units[0];   /* samples, unless units says another */
+    for (size_t i = 0; i < sizeof(known_units) / sizeof(*known_units); i++)
+        if (!strcmp(meta->units, known_units[i].units))
+            u = &known_units[i];
+    *b = (struct folded_builder){.host = host};
+    struct profd_profile *p = b->p = host->profile_new(size_hint * 2 + 4096);
+    p->nsample_types = (uint32_t)u->ntypes;
+    p->sample_types = host->profile_alloc(p, 2 * sizeof(*p->sample_types));
+    for (int i = 0; i < u->ntypes; i++)
+        p->sample_types[i] = (struct profd_value_type){
+            host->profile_intern(p, u->type[i], strlen(u->type[i])),
+            host->profile_intern(p, u->unit[i], strlen(u->unit[i]))};
+    b->period = meta->sample_rate > 0 ? 1000000000 / meta->sample_rate : 10000000;
+    if (u->ntypes == 2) {
+        p->period_type = p->sample_types[1];
+        p->period = b->period;
+    }
+    p->time_nanos = meta->time_nanos;
+    p->duration_nanos = meta->duration_nanos;
+}
+
+bool folded_add(struct folded_builder *b, const char *stack, size_t len, int64_t count)
+{
+    const struct profd_host *host = b->host;
+    struct profd_profile *p = b->p;
+    uint32_t nframes = 1;
+    for (size_t i = 0; i < len; i++)
+        nframes += stack[i] == ';';
+    uint32_t *locs = host->profile_alloc(p, nframes * sizeof(*locs));
+    uint32_t k = nframes;   /* folded is root first; pprof wants the leaf first */
+    for (size_t start = 0, i = 0; i <= len; i++) {
+        if (i < len && stack[i] != ';')
+            continue;
+        if (i == start)
+            return false;   /* an empty frame */
+        locs[--k] = frame_location(b, stack + start, i - start);
+        start = i + 1;
+    }
+    if (p->nsamples == b->samples_cap) {
+        size_t ncap = b->samples_cap ? b->samples_cap * 2 : 256;
+        struct profd_sample *s = host->profile_alloc(p, ncap * sizeof(*s));
+        if (p->nsamples)
+            memcpy(s, p->samples, p->nsamples * sizeof(*s));
+        p->samples = s;
+        b->samples_cap = ncap;
+    }
+    int64_t *values = host->profile_alloc(p, 2 * sizeof(*values));
+    values[0] = count;
+    if (count < 0 || __builtin_mul_overflow(count, b->period, &values[1]))
+        return false;   /* a count no profile holds */
+    p->samples[p->nsamples++] = (struct profd_sample){.locations = locs, .values = values,
+                                                      .nlocations = nframes};
+    return true;
+}
+
+struct profd_profile *folded_end(struct folded_builder *b, bool keep)
+{
+    struct profd_profile *p = b->p;
+    free(b->name_loc);
+    if (!keep) {
+        b->host->profile_free(p);
+        return NULL;
+    }
+    p->samples_cap = b->samples_cap;
+    return p;
 }
 
 /* Parses the count at the end of a line: digits after the last space. */
@@ -81,85 +146,27 @@ static bool line_count(const char *line, size_t len, size_t *stack_len, int64_t 
     return true;
 }
 
-static bool add_line(const struct profd_host *host, struct profd_profile *p, struct frames *f,
-                     const char *line, size_t len, bool counted, int64_t period,
-                     size_t *samples_cap)
-{
-    size_t stack_len = len;
-    int64_t count = 1;
-    if (counted && !line_count(line, len, &stack_len, &count))
-        return false;
-    uint32_t nframes = 1;
-    for (size_t i = 0; i < stack_len; i++)
-        nframes += line[i] == ';';
-    uint32_t *locs = host->profile_alloc(p, nframes * sizeof(*locs));
-    uint32_t k = nframes;   /* folded is root first; pprof wants the leaf first */
-    for (size_t start = 0, i = 0; i <= stack_len; i++) {
-        if (i < stack_len && line[i] != ';')
-            continue;
-        if (i == start)
-            return false;   /* an empty frame */
-        locs[--k] = frame_location(host, p, f, line + start, i - start);
-        start = i + 1;
-    }
-    if (p->nsamples == *samples_cap) {
-        size_t ncap = *samples_cap ? *samples_cap * 2 : 256;
-        struct profd_sample *s = host->profile_alloc(p, ncap * sizeof(*s));
-        if (p->nsamples)
-            memcpy(s, p->samples, p->nsamples * sizeof(*s));
-        p->samples = s;
-        *samples_cap = ncap;
-    }
-    int64_t *values = host->profile_alloc(p, 2 * sizeof(*values));
-    values[0] = count;
-    if (__builtin_mul_overflow(count, period, &values[1]))
-        return false;   /* a count no profile holds */
-    p->samples[p->nsamples++] = (struct profd_sample){.locations = locs, .values = values,
-                                                      .nlocations = nframes};
-    return true;
-}
-
 struct profd_profile *folded_profile(const struct profd_host *host, const char *text, size_t len,
                                      const struct folded_meta *meta, char *why, size_t whylen)
 {
-    const struct units_info *u = &known_units[0];   /* samples, unless units says another */
-    for (size_t i = 0; i < sizeof(known_units) / sizeof(*known_units); i++)
-        if (!strcmp(meta->units, known_units[i].units))
-            u = &known_units[i];
-    struct profd_profile *p = host->profile_new(len * 2 + 4096);
-    p->nsample_types = (uint32_t)u->ntypes;
-    p->sample_types = host->profile_alloc(p, 2 * sizeof(*p->sample_types));
-    for (int i = 0; i < u->ntypes; i++)
-        p->sample_types[i] = (struct profd_value_type){
-            host->profile_intern(p, u->type[i], strlen(u->type[i])),
-            host->profile_intern(p, u->unit[i], strlen(u->unit[i]))};
-    int64_t period = meta->sample_rate > 0 ? 1000000000 / meta->sample_rate : 10000000;
-    if (u->ntypes == 2) {
-        p->period_type = p->sample_types[1];
-        p->period = period;
-    }
-    p->time_nanos = meta->time_nanos;
-    p->duration_nanos = meta->duration_nanos;
-    struct frames f = {0};
-    size_t samples_cap = 0, lineno = 0;
+    struct folded_builder b;
+    folded_begin(&b, host, meta, len);
+    size_t lineno = 0;
     for (size_t start = 0; start < len;) {
         const char *nl = memchr(text + start, '\n', len - start);
-        size_t end = nl ? (size_t)(nl - text) : len, n = end - start;
+        size_t end = nl ? (size_t)(nl - text) : len, n = end - start, stack_len = n;
+        int64_t count = 1;
         lineno++;
         if (n && text[start + n - 1] == '\r')
-            n--;
-        if (n && !add_line(host, p, &f, text + start, n, !meta->individual_lines, period,
-                           &samples_cap)) {
+            stack_len = --n;
+        if (n && ((!meta->individual_lines && !line_count(text + start, n, &stack_len, &count)) ||
+                  !folded_add(&b, text + start, stack_len, count))) {
             snprintf(why, whylen, "line %zu: not \"frame;frame;leaf%s\": \"%.*s\"", lineno,
                      meta->individual_lines ? "" : " count", (int)(n < 60 ? n : 60),
                      text + start);
-            free(f.name_loc);
-            host->profile_free(p);
-            return NULL;
+            return folded_end(&b, false);
         }
         start = end + 1;
     }
-    p->samples_cap = samples_cap;
-    free(f.name_loc);
-    return p;
+    return folded_end(&b, true);
 }

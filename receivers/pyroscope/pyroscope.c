@@ -10,8 +10,9 @@
  *   (the label pyroscope_spy), `format` pprof (raw or gzip body, or the
  *   SDKs' multipart form with `profile`, `prev_profile` and
  *   `sample_type_config`), folded stacks (`folded`, the default, or
- *   `groups`: "stack count" a line), `lines` (a stack a line) or `jfr`
- *   (a Java Flight Recorder recording, jfr.h), read as
+ *   `groups`: "stack count" a line), `lines` (a stack a line), `trie` and
+ *   `tree` (older agents', trie_tree.h) or `jfr` (a Java Flight Recorder
+ *   recording, jfr.h), read as
  *   Pyroscope reads them (ingest_query.h; a pprof keeps its own time when
  *   it has one); `aggregationType` changes nothing here, as it changes
  *   nothing in Pyroscope's conversion.
@@ -41,6 +42,7 @@
 #include "jfr.h"
 #include "multipart.h"
 #include "profd/plugin.h"
+#include "trie_tree.h"
 
 #define PUSH "/push.v1.PusherService/Push"
 
@@ -321,7 +323,9 @@ enum ingest_format {
     FORMAT_PPROF,         /* a pprof, gzip'd or not */
     FORMAT_MULTIPART,     /* the SDKs' form with a pprof in it */
     FORMAT_JFR,           /* a JFR recording, or pyroscope-java's form with one */
-    FORMAT_UNSUPPORTED,   /* trie, tree, speedscope, or a name no client sends */
+    FORMAT_TRIE,          /* older agents' serialized trie */
+    FORMAT_TREE,          /* older agents' serialized tree */
+    FORMAT_UNSUPPORTED,   /* speedscope, or a name no client sends */
 };
 
 /* The body's format from the format parameter and the Content-Type, in the
@@ -331,13 +335,10 @@ enum ingest_format {
  * than read as folded stacks. */
 static enum ingest_format ingest_format(const char *format, const char *content_type)
 {
-    static const char *const unsupported[] = {"trie", "tree", "speedscope"};
-    for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++)
-        if (!strcmp(format, unsupported[i]))
-            return FORMAT_UNSUPPORTED;
-    if (is_type(content_type, "binary/octet-stream+trie") ||
-        is_type(content_type, "binary/octet-stream+tree"))
-        return FORMAT_UNSUPPORTED;
+    if (!strcmp(format, "trie") || is_type(content_type, "binary/octet-stream+trie"))
+        return FORMAT_TRIE;
+    if (!strcmp(format, "tree") || is_type(content_type, "binary/octet-stream+tree"))
+        return FORMAT_TREE;
     if (!strcmp(format, "lines"))
         return FORMAT_LINES;
     if (!strcmp(format, "jfr"))
@@ -362,7 +363,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     enum ingest_format kind = ingest_format(format, req->content_type);
     if (kind == FORMAT_UNSUPPORTED)
         return fail(req, res, C_INVALID_ARGUMENT, "", 415, "%s \"%.60s\" is not supported "
-                    "(pprof, jfr, folded or groups, lines)", *format ? "format" : "Content-Type",
+                    "(pprof, jfr, folded or groups, lines, trie, tree)",
+                    *format ? "format" : "Content-Type",
                     *format ? format : req->content_type);
     ingest_query_param(req->query, "spyName", spy, sizeof(spy));
     ingest_units(req->query, units, sizeof(units));
@@ -400,10 +402,16 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     } else {
         struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from,
                                    kind == FORMAT_LINES};
-        struct profd_profile *p = folded_profile(host, (const char *)req->body, req->len, &meta,
-                                                 why, sizeof(why));
+        struct profd_profile *p =
+            kind == FORMAT_TRIE || kind == FORMAT_TREE
+                ? binary_stacks_profile(host, kind == FORMAT_TRIE ? STACKS_TRIE : STACKS_TREE,
+                                        req->body, req->len, &meta, why, sizeof(why))
+                : folded_profile(host, (const char *)req->body, req->len, &meta, why,
+                                 sizeof(why));
         if (!p)
-            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "folded body: %s", why);
+            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s body: %s",
+                        kind == FORMAT_TRIE ? "trie" : kind == FORMAT_TREE ? "tree" : "folded",
+                        why);
         host->record_add_profile(b, p);
     }
     for (size_t i = 0; i < b->nrecords; i++)   /* a recording's several profiles */

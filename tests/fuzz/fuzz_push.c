@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what agents push. The first byte picks the reader: Parca
- * WriteRaw series (0), Pyroscope push.v1 series (1), Pyroscope folded stacks
- * (2, units samples; format=lines when the first byte / 5 is odd), an SDK's
- * multipart upload (3, boundary "b"), or the query of an /ingest (4: its
- * times, sample rate and units); the rest is the input. Whatever records
- * come out must encode as pprof and have a profile family. */
+ * WriteRaw series (0), Pyroscope push.v1 series (1), Pyroscope stacks (2,
+ * units samples; the first byte / 5 % 4 picks folded, lines, trie or
+ * tree), an SDK's multipart upload (3, boundary "b"), or the query of an
+ * /ingest (4: its times, sample rate and units); the rest is the input.
+ * Whatever records come out must encode as pprof and have a profile
+ * family. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "../../receivers/pyroscope/folded.h"
 #include "../../receivers/pyroscope/ingest_query.h"
 #include "../../receivers/pyroscope/multipart.h"
+#include "../../receivers/pyroscope/trie_tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -39,9 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, 1 << 24, b,
                          why, sizeof(why));
     } else if (data[0] % 5 == 2) {
-        struct folded_meta meta = {"samples", 100, 0, 0, data[0] / 5 % 2};   /* lines or not */
+        int form = data[0] / 5 % 4;   /* folded, lines, trie, tree */
+        struct folded_meta meta = {"samples", 100, 0, 0, form == 1};
         struct profd_profile *p =
-            folded_profile(host, (const char *)data + 1, len - 1, &meta, why, sizeof(why));
+            form >= 2 ? binary_stacks_profile(host, form == 2 ? STACKS_TRIE : STACKS_TREE,
+                                              data + 1, len - 1, &meta, why, sizeof(why))
+                      : folded_profile(host, (const char *)data + 1, len - 1, &meta, why,
+                                       sizeof(why));
         if (p)
             profd_record_add_profile(b, p);
     } else {

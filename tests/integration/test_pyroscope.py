@@ -210,11 +210,15 @@ class PyroscopeTest(ProfdTestCase):
         self.assertIn(b"name", body)
         status, body = http_post(base.replace("from=1700000000", "from=1800000000"), b"main 1\n")
         self.assertEqual(status, 400)
-        status, body = http_post(base + "&format=trie", b"x")
-        self.assertEqual(status, 415)
+        status, body = http_post(base + "&format=trie", b"\x05ab")
+        self.assertEqual((status, body), (422, b"trie body: a node cut short at byte 0\n"))
         status, body = http_post(base, b"x", {"Content-Type": "binary/octet-stream+tree"})
+        self.assertEqual((status, body), (422, b"tree body: a node cut short at byte 0\n"))
+        status, body = http_post(base, b"x", {"Content-Type": "binary/octet-stream+speedscope"})
+        self.assertEqual(status, 422)   # no Content-Type of its own: folded, as in Pyroscope
+        status, body = http_post(base + "&format=speedscope", b"{}")
         self.assertEqual(status, 415)
-        self.assertIn(b'Content-Type "binary/octet-stream+tree" is not supported', body)
+        self.assertIn(b'format "speedscope" is not supported', body)
         status, body = http_post(base + "&format=flamegraph", b"main 1\n")
         self.assertEqual(status, 415)
         self.assertIn(b'format "flamegraph" is not supported', body)
@@ -244,6 +248,41 @@ class PyroscopeTest(ProfdTestCase):
         folded = raw_pprof(outs["folded"])
         self.assertRegex(folded, r"\n +2 +20000000: \d+ \d+ \n")
         self.assertNotIn("foo 2", folded)
+        self.assertEqual(p.stop(), 0)
+
+    def test_ingest_trie_and_tree_of_older_agents(self):
+        """format=trie and format=tree (or their Content-Types): the same two
+        stacks as the folded test, serialized the way Pyroscope's older
+        agents serialize them, give the same samples."""
+        def varint(n):
+            out = b""
+            while True:
+                out += bytes([n & 0x7f | (0x80 if n > 0x7f else 0)])
+                n >>= 7
+                if not n:
+                    return out
+
+        def nodes(*items):   # (name, value, children) depth first
+            return b"".join(varint(len(n)) + n + varint(v) + varint(c) for n, v, c in items)
+        # the trie's labels are byte runs of the keys; the tree's are frames
+        trie = nodes((b"", 0, 1), (b"main;", 0, 2), (b"foo;bar", 3, 0), (b"baz", 2, 0))
+        tree = nodes((b"", 0, 1), (b"main", 0, 2), (b"foo", 0, 1), (b"bar", 3, 0),
+                     (b"baz", 2, 0))
+        p = self.start(RECEIVER % "{env}")
+        url = "http://%s/ingest?name=app.cpu%%7Benv%%3D%%s%%7D&sampleRate=100" % address(p)
+        for env, body, query, headers in [
+                ("trie", trie, "&format=trie", {}),
+                ("trie_type", trie, "", {"Content-Type": "binary/octet-stream+trie"}),
+                ("tree", tree, "&format=tree", {}),
+                ("tree_type", tree, "", {"Content-Type": "binary/octet-stream+tree"})]:
+            status, resp = http_post(url.replace("%s", env) + query, body, headers)
+            self.assertEqual(status, 200, (env, resp))
+            out = self.path("profiles", env)
+            wait_until(lambda: os.path.exists(out), "the %s profile" % env)
+            raw = raw_pprof(out)
+            self.assertRegex(raw, r"\n +3 +30000000: 1 2 3 \n", env)   # bar foo main
+            self.assertRegex(raw, r"\n +2 +20000000: 4 3 \n", env)     # baz main
+            self.assertRegex(raw, r"1: 0x0 (M=1 )?bar :0 s=0", env)
         self.assertEqual(p.stop(), 0)
 
     def jfr_profiles(self, directory):

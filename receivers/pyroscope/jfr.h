@@ -11,8 +11,8 @@
 
 /*
  * Adds to b a record for each kind of sample the recording jfr[0..len)
- * holds, its __name__ its family: process_cpu (jdk.ExecutionSample, each
- * cpu_period_nanos of cpu), memory (allocations in new TLABs and outside
+ * holds, its __name__ its family: process_cpu (jdk.ExecutionSample of a
+ * thread not asleep, each cpu_period_nanos of cpu), memory (allocations in new TLABs and outside
  * them, counts and bytes; async-profiler's live objects), mutex
  * (jdk.JavaMonitorEnter) and block (jdk.ThreadPark), both contentions and
  * delay. Frames are named class.method as the recording names them, with

@@ -133,7 +133,7 @@ struct chunk {
     /* constant pools, by key: strings and symbols (index into strs),
      * classes (their name's symbol key), methods (their class's and name's
      * keys), stack traces (a run of frames) */
-    struct key_map strings, symbols, class_names, methods, stacks;
+    struct key_map strings, symbols, states, class_names, methods, stacks;
     struct str *strs;
     size_t nstrs, strs_cap;
     uint64_t (*name_refs)[2];   /* a method's class key and name symbol key; a class's 0 and
@@ -520,19 +520,21 @@ static bool pool_entry(struct chunk *c, struct rd *r, const struct class *cls, u
         return true;
     }
     bool symbol = str_is(cls->name, "jdk.types.Symbol");
+    bool state = str_is(cls->name, "jdk.types.ThreadState");
     bool klass = str_is(cls->name, "java.lang.Class");
     bool method = str_is(cls->name, "jdk.types.Method");
     bool stack = str_is(cls->name, "jdk.types.StackTrace");
-    if (!symbol && !klass && !method && !stack)
+    if (!symbol && !state && !klass && !method && !stack)
         return skip_value(c, r, cls->id, false, 0);
     int64_t type = 0, name = 0;
     for (size_t i = 0; i < cls->nfields; i++) {
         const struct field *f = &cls->fields[i];
         bool ok;
-        if (symbol && str_is(f->name, "string") && !f->cp && !f->array) {
+        if (((symbol && str_is(f->name, "string")) || (state && str_is(f->name, "name"))) &&
+            !f->cp && !f->array) {
             ok = string(c, r, &s);
             if (ok)
-                add_str(c, &c->symbols, key, s);
+                add_str(c, symbol ? &c->symbols : &c->states, key, s);
         } else if ((klass || method) && str_is(f->name, "name")) {
             ok = scalar(c, r, f, &name);
         } else if (method && str_is(f->name, "type")) {
@@ -629,7 +631,7 @@ static bool event(struct chunk *c, struct rd *r, const struct class *cls, struct
                   struct jfr_frame **frames, size_t *cap)
 {
     int kind = kind_of(cls->name);
-    int64_t stack = 0, value = 0, duration = 0, context = 0;
+    int64_t stack = 0, value = 0, duration = 0, context = 0, state = 0;
     if (kind < 0)
         return false;
     for (size_t i = 0; i < cls->nfields; i++) {
@@ -639,10 +641,15 @@ static bool event(struct chunk *c, struct rd *r, const struct class *cls, struct
                   : str_is(f->name, "allocationSize") ? scalar(c, r, f, &value)
                   : str_is(f->name, "duration")       ? scalar(c, r, f, &duration)
                   : str_is(f->name, "contextId")      ? scalar(c, r, f, &context)
+                  : str_is(f->name, "state")          ? scalar(c, r, f, &state)
                                                       : skip_field(c, r, f, 0);
         if (!ok)
             return false;
     }
+    uint32_t at;
+    if (kind == JFR_CPU && key_map_get(&c->states, (uint64_t)state, &at) &&
+        str_is(c->strs[at], "STATE_SLEEPING"))
+        return false;   /* a thread asleep (async-profiler's wall mode) spends no CPU */
     if (kind == JFR_MONITOR || kind == JFR_PARK) {
         double nanos = c->ticks_per_second > 0 && duration > 0
                            ? (double)duration * 1e9 / (double)c->ticks_per_second
@@ -668,6 +675,7 @@ static void chunk_free(struct chunk *c)
     free(c->meta_strings);
     key_map_free(&c->strings);
     key_map_free(&c->symbols);
+    key_map_free(&c->states);
     key_map_free(&c->class_names);
     key_map_free(&c->methods);
     key_map_free(&c->stacks);

@@ -11,7 +11,7 @@
 
 /* The events profiles are made of, by the profile they go to. */
 enum jfr_kind {
-    JFR_CPU,            /* jdk.ExecutionSample */
+    JFR_CPU,            /* jdk.ExecutionSample, of a thread not STATE_SLEEPING */
     JFR_ALLOC_IN_TLAB,  /* jdk.ObjectAllocationInNewTLAB: tlabSize */
     JFR_ALLOC_OUTSIDE,  /* jdk.ObjectAllocationOutsideTLAB: allocationSize */
     JFR_MONITOR,        /* jdk.JavaMonitorEnter: its duration */

@@ -91,6 +91,33 @@ TEST(a_recording_cut_short_is_an_error_at_its_end)
     free(data);
 }
 
+/* Swaps the n bytes of a and b wherever either is in data. */
+static void swap_strings(uint8_t *data, size_t len, const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i + n <= len; i++) {
+        bool is_a = !memcmp(data + i, a, n);
+        if (is_a || !memcmp(data + i, b, n)) {
+            memcpy(data + i, is_a ? b : a, n);
+            i += n - 1;
+        }
+    }
+}
+
+/* A sample of a thread asleep is no CPU (as in Pyroscope): the recording
+ * with its thread states' names swapped has every ExecutionSample asleep. */
+TEST(samples_of_threads_asleep_are_no_cpu)
+{
+    size_t len, counts[JFR_KINDS + 1] = {0};
+    uint8_t *data = recording(&len);
+    struct jfr_span span;
+    char why[256];
+    swap_strings(data, len, "STATE_RUNNABLE", "STATE_SLEEPING", 14);
+    CHECK(jfr_read(data, len, count_kinds, counts, &span, why, sizeof(why)) == 1689 + 1);
+    CHECK_INT(counts[JFR_CPU], 0);
+    CHECK_INT(counts[JFR_ALLOC_IN_TLAB], 1689);
+    free(data);
+}
+
 /* pyroscope-java's LabelsSnapshot: a sample's contextId gives it that
  * context's labels, as pprof sample labels. */
 TEST(context_labels_from_the_snapshot)

@@ -92,7 +92,11 @@ static bool read_context(struct snapshot *s, uint64_t id, const struct pb_field 
     uint64_t key;
     int rc;
     uint32_t first = (uint32_t)s->npairs;
-    pb_reader_init(&r, ctx->data, ctx->data, ctx->wire == PB_LEN ? ctx->len : 0);
+    static const uint8_t none[1];   /* a context without its message: no labels */
+    if (ctx->wire == PB_LEN)
+        pb_reader_init(&r, ctx->data, ctx->data, ctx->len);
+    else
+        pb_reader_init(&r, none, none, 0);
     while ((rc = pb_next(&r, &f, &err)) > 0) {
         if (f.number != 1 || f.wire != PB_LEN)
             continue;

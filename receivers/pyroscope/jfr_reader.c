@@ -764,13 +764,13 @@ static long read_chunk(struct rd *file, bool (*fn)(void *, const struct jfr_samp
 long jfr_read(const uint8_t *data, size_t len, bool (*fn)(void *arg, const struct jfr_sample *s),
               void *arg, struct jfr_span *span, char *why, size_t whylen)
 {
-    struct rd file = {data, data + len, data, false, NULL, 0};
-    long total = 0;
     *span = (struct jfr_span){0};
     if (len == 0) {
         snprintf(why, whylen, "an empty recording");
         return -1;
     }
+    struct rd file = {data, data + len, data, false, NULL, 0};
+    long total = 0;
     while (file.p < file.end) {
         long n = read_chunk(&file, fn, arg, span);
         if (n < 0) {

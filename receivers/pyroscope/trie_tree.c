@@ -124,7 +124,8 @@ struct profd_profile *binary_stacks_profile(const struct profd_host *host,
     size_t at = 0;
     const char *what = "a node cut short";
     folded_begin(&w.b, host, meta, len);
-    pb_reader_init(&w.r, data, data, len);
+    static const uint8_t empty[1];   /* an empty body may come as no pointer */
+    pb_reader_init(&w.r, len ? data : empty, len ? data : empty, len);
     bool ok = format == STACKS_TRIE ? walk_trie(&w, &at, &what) : walk_tree(&w, &at, &what);
     free(w.key);
     free(w.open);

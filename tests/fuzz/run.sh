@@ -52,6 +52,7 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     receivers/pyroscope/trie_tree.c $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_jfr.c \
     lib/grow.c lib/key_map.c receivers/pyroscope/jfr.c receivers/pyroscope/jfr_reader.c \
+    receivers/pyroscope/jfr_chunk.c \
     receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_jfr $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \

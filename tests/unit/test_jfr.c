@@ -11,6 +11,7 @@
 #include "../../lib/grow.c"
 #include "../../lib/key_map.c"
 #include "../../receivers/pyroscope/jfr.c"
+#include "../../receivers/pyroscope/jfr_chunk.c"
 #include "../../receivers/pyroscope/jfr_reader.c"
 #include "../../receivers/pyroscope/multipart.c"
 

@@ -51,7 +51,7 @@ receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c
 receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c \
     lib/json_escape.c lib/profile_family.c lib/key_map.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
-receiver_pyroscope_LIBS := -ljansson -ldeflate
+receiver_pyroscope_LIBS := -ljansson
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c
 

@@ -3,9 +3,11 @@
 
 #include <stdlib.h>
 
+#include "hash.h"
+
 static size_t slot_of(const struct key_map *m, uint64_t key)
 {
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
+    size_t i = (size_t)hash_mix(0, key) & (m->cap - 1);
     while (m->vals[i] && m->keys[i] != key)
         i = (i + 1) & (m->cap - 1);
     return i;

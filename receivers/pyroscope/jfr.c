@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jfr.h"
 
-#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,38 +291,6 @@ int jfr_records(const struct profd_host *host, const uint8_t *jfr, size_t len,
     return added;
 }
 
-/* data inflated into *out (malloc'd) when it is gzip'd: 1, 0 when it is
- * not gzip'd, -1 with why set when it does not inflate within max bytes. */
-static int gunzip(const uint8_t *data, size_t len, size_t max, uint8_t **out, size_t *out_len,
-                  char *why, size_t whylen)
-{
-    if (len < 2 || data[0] != 0x1f || data[1] != 0x8b)
-        return 0;
-    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-    if (!d)
-        abort();
-    size_t cap = len * 4 < max ? len * 4 : max;
-    enum libdeflate_result rc = LIBDEFLATE_INSUFFICIENT_SPACE;
-    *out = NULL;
-    while (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
-        free(*out);
-        *out = must_malloc(cap);
-        rc = libdeflate_gzip_decompress(d, data, len, *out, cap, out_len);
-        if (rc == LIBDEFLATE_INSUFFICIENT_SPACE && cap >= max)
-            break;
-        cap = cap * 2 < max ? cap * 2 : max;
-    }
-    libdeflate_free_decompressor(d);
-    if (rc == LIBDEFLATE_SUCCESS)
-        return 1;
-    free(*out);
-    *out = NULL;
-    snprintf(why, whylen, rc == LIBDEFLATE_INSUFFICIENT_SPACE
-                              ? "the gzip'd recording inflates past %zu bytes"
-                              : "the recording is not valid gzip", max);
-    return -1;
-}
-
 int jfr_ingest(const struct profd_host *host, const char *content_type, const uint8_t *body,
                size_t len, size_t max_decoded, int64_t cpu_period_nanos, struct profd_batch *b,
                char *why, size_t whylen)
@@ -339,12 +306,13 @@ int jfr_ingest(const struct profd_host *host, const char *content_type, const ui
     }
     uint8_t *inflated = NULL;
     size_t inflated_len;
-    int z = gunzip(recording.data, recording.len, max_decoded, &inflated, &inflated_len, why,
-                   whylen);
-    if (z < 0)
+    bool gzipped = recording.len >= 2 && recording.data[0] == 0x1f && recording.data[1] == 0x8b;
+    if (gzipped && host->decompress("gzip", recording.data, recording.len, max_decoded,
+                                    &inflated, &inflated_len, why, whylen) != 0)
         return -1;
-    int added = jfr_records(host, z ? inflated : recording.data, z ? inflated_len : recording.len,
-                            labels.data, labels.len, cpu_period_nanos, b, why, whylen);
+    int added = jfr_records(host, gzipped ? inflated : recording.data,
+                            gzipped ? inflated_len : recording.len, labels.data, labels.len,
+                            cpu_period_nanos, b, why, whylen);
     free(inflated);
     return added;
 }

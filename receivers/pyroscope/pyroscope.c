@@ -305,9 +305,9 @@ static bool name_labels(const struct profd_host *host, const struct ingest_what 
 /* A pprof or a JFR recording keeps the time and duration it says, as
  * Pyroscope keeps them, unless it says none; folded stacks and those take
  * from and until. */
-static void ingest_times(struct profd_record *r, bool pprof, int64_t from, int64_t until)
+static void ingest_times(struct profd_record *r, bool timed_body, int64_t from, int64_t until)
 {
-    if (pprof && r->time_nanos >= TIME_1971) {
+    if (timed_body && r->time_nanos >= TIME_1971) {
         if (!r->duration_nanos)
             r->duration_nanos = until - from;
         return;

@@ -115,15 +115,49 @@ void profd_queue_gauges(struct profd_queue *q)
     atomic_store(&q->c->metrics->queue_records, (int64_t)q->records);
 }
 
+/* How an exporter settled a record of the batch it exports. */
+enum settlement { SETTLE_OPEN = 0, SETTLE_DELIVERED, SETTLE_REFUSED };
+
+/*
+ * Ends the export of b and lets go of the reference to it: each record
+ * counts as settled[i] says (NULL: none settled), an open one as delivered
+ * when open is PROFD_C_SENT_RECORDS, else under open (failed or dropped),
+ * which is logged with why. Refused, failed and dropped records fail their
+ * acks.
+ */
+static void conclude(struct profd_queue *q, struct profd_batch *b, const uint8_t *settled,
+                     enum profd_counter open, const char *why)
+{
+    size_t sent = 0, sent_bytes = 0, refused = 0, unsent = 0;
+    for (size_t i = 0; i < b->nrecords; i++) {
+        enum settlement how = settled ? (enum settlement)settled[i] : SETTLE_OPEN;
+        if (how == SETTLE_DELIVERED || (how == SETTLE_OPEN && open == PROFD_C_SENT_RECORDS)) {
+            sent++;
+            sent_bytes += profd_record_bytes(b->records[i]);
+            continue;
+        }
+        profd_record_fail_ack(b->records[i]);
+        if (how == SETTLE_REFUSED)
+            refused++;
+        else
+            unsent++;
+    }
+    atomic_uint_fast64_t *counters = q->c->metrics->counters;
+    atomic_fetch_add(&counters[PROFD_C_SENT_RECORDS], sent);
+    atomic_fetch_add(&counters[PROFD_C_SENT_BYTES], sent_bytes);
+    atomic_fetch_add(&counters[PROFD_C_FAILED_RECORDS], refused);   /* the exporter said why */
+    if (unsent) {
+        atomic_fetch_add(&counters[open], unsent);
+        profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
+                  open == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export", unsent, why);
+    }
+    profd_batch_unref(b);
+}
+
 void profd_queue_give_up(struct profd_queue *q, struct profd_batch *b,
                          enum profd_counter counter, const char *why)
 {
-    atomic_fetch_add(&q->c->metrics->counters[counter], b->nrecords);
-    profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
-              counter == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export", b->nrecords,
-              why);
-    profd_batch_fail_acks(b);
-    profd_batch_unref(b);
+    conclude(q, b, NULL, counter, why);
 }
 
 int profd_queue_wait_room(struct profd_queue *q, const struct timespec *until)
@@ -164,6 +198,10 @@ static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
 static _Thread_local int64_t retry_hint_ns;
 /* Which try of its batch this thread's consume is. */
 static _Thread_local unsigned current_attempt;
+/* How the exporter settled each record of the batch this thread exports
+ * (enum settlement; NULL between batches), kept through its retries. */
+static _Thread_local uint8_t *settled;
+static _Thread_local size_t settled_len;
 
 void profd_exporter_retry_after(int64_t ns)
 {
@@ -175,33 +213,48 @@ unsigned profd_exporter_attempt(void)
     return current_attempt;
 }
 
-static void export_one(struct profd_queue *q, struct profd_batch *b, size_t bytes)
+void profd_exporter_settle(size_t i, bool delivered)
+{
+    if (i < settled_len && settled[i] == SETTLE_OPEN)
+        settled[i] = delivered ? SETTLE_DELIVERED : SETTLE_REFUSED;
+}
+
+bool profd_exporter_settled(size_t i)
+{
+    return i < settled_len && settled[i] != SETTLE_OPEN;
+}
+
+/* Has the exporter consume b until it went, failed for good, ran out of
+ * retries or of the drain's time; then concludes it. */
+static void export_one(struct profd_queue *q, struct profd_batch *b)
 {
     struct profd_component *c = q->c;
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     uint32_t seed = (uint32_t)(uintptr_t)b ^ (uint32_t)started.tv_nsec;
+    settled = profd_xcalloc(b->nrecords + 1, 1);
+    settled_len = b->nrecords;
+    enum profd_counter open = PROFD_C_FAILED_RECORDS;   /* unless it went */
+    const char *why = NULL;
     for (unsigned attempt = 0;; attempt++) {
         retry_hint_ns = 0;
         current_attempt = attempt;
         int rc = c->plugin->consume(c->state, b);
         if (rc == PROFD_OK) {
-            atomic_fetch_add(&c->metrics->counters[PROFD_C_SENT_RECORDS], b->nrecords);
-            atomic_fetch_add(&c->metrics->counters[PROFD_C_SENT_BYTES], bytes);
-            profd_batch_unref(b);
-            return;
+            open = PROFD_C_SENT_RECORDS;
+            break;
         }
         if (rc != PROFD_ERETRY || !q->s.retry_on_failure.enabled) {
-            profd_queue_give_up(q, b, PROFD_C_FAILED_RECORDS, "permanent error");
-            return;
+            why = "permanent error";
+            break;
         }
         int64_t max_elapsed = q->s.retry_on_failure.max_elapsed_time;
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         int64_t elapsed = (now.tv_sec - started.tv_sec) * 1000000000LL + (now.tv_nsec - started.tv_nsec);
         if (max_elapsed > 0 && elapsed >= max_elapsed) {
-            profd_queue_give_up(q, b, PROFD_C_FAILED_RECORDS, "retries exhausted");
-            return;
+            why = "retries exhausted";
+            break;
         }
         seed = seed * 1664525u + 1013904223u;
         int64_t delay = profd_backoff_ns(q->s.retry_on_failure.initial_interval,
@@ -211,10 +264,15 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, size_t byte
         profd_log(PROFD_LOG_INFO, c->id, "export failed (retryable); retry %u in %lld ms",
                   attempt + 1, (long long)(delay / 1000000));
         if (!wait_retry(q, delay)) {
-            profd_queue_give_up(q, b, PROFD_C_DROPPED_RECORDS, "shutdown deadline passed while retrying");
-            return;
+            open = PROFD_C_DROPPED_RECORDS;
+            why = "shutdown deadline passed while retrying";
+            break;
         }
     }
+    conclude(q, b, settled, open, why);
+    free(settled);
+    settled = NULL;
+    settled_len = 0;
 }
 
 /* Called by a sender (q->mu held) when the head record is the first of a
@@ -242,12 +300,12 @@ static void linger(struct profd_queue *q)
 
 /* Pops the head item (q->mu held) into *b, and for an exporter that merges
  * batches every further item of the same burst, up to flush_size records,
- * into one merged batch. Returns the bytes taken. */
-static size_t take_burst(struct profd_queue *q, struct profd_batch **b)
+ * into one merged batch. */
+static void take_burst(struct profd_queue *q, struct profd_batch **b)
 {
     bool merge = q->c->plugin->flags & PROFD_PLUGIN_MERGES_BATCHES;
     struct profd_batch *parts[256];
-    size_t n = 0, bytes = 0, records = 0;
+    size_t n = 0, records = 0;
     do {
         struct item *it = q->head;
         q->head = it->next;
@@ -255,14 +313,12 @@ static size_t take_burst(struct profd_queue *q, struct profd_batch **b)
             q->tail = NULL;
         q->bytes -= it->bytes;
         q->records -= it->batch->nrecords;
-        bytes += it->bytes;
         records += it->batch->nrecords;
         parts[n++] = it->batch;
         free(it);
     } while (merge && q->head && q->head->seq <= q->flushed && n < 256 &&
              (int64_t)(records + q->head->batch->nrecords) <= q->s.sending_queue.flush_size);
     *b = n == 1 ? parts[0] : profd_batch_merge(parts, n);
-    return bytes;
 }
 
 static void *sender_main(void *arg)
@@ -280,12 +336,12 @@ static void *sender_main(void *arg)
         if (!q->head || q->stop_now)
             break;
         struct profd_batch *b;
-        size_t bytes = take_burst(q, &b);
+        take_burst(q, &b);
         profd_queue_gauges(q);
         if (q->room_waiters)
             pthread_cond_broadcast(&q->room);
         pthread_mutex_unlock(&q->mu);
-        export_one(q, b, bytes);
+        export_one(q, b);
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);

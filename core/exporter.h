@@ -95,6 +95,11 @@ void profd_queue_destroy(struct profd_queue *q);
 void profd_exporter_retry_after(int64_t ns);
 /* In consume: which try of its batch this is (0 the first). */
 unsigned profd_exporter_attempt(void);
+/* In consume: record i of the batch is delivered, or refused for good
+ * (host->export_settle). Out of range or already settled: no effect. */
+void profd_exporter_settle(size_t i, bool delivered);
+/* In consume: whether record i of the batch was settled. */
+bool profd_exporter_settled(size_t i);
 
 /* Backoff before retry number attempt (0-based): initial * 1.5^attempt,
  * capped at max, randomized by +-50%. */

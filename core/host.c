@@ -118,6 +118,18 @@ static unsigned host_export_attempt(struct profd_component *self)
     return profd_exporter_attempt();
 }
 
+static void host_export_settle(struct profd_component *self, size_t i, bool delivered)
+{
+    (void)self;
+    profd_exporter_settle(i, delivered);
+}
+
+static bool host_export_settled(struct profd_component *self, size_t i)
+{
+    (void)self;
+    return profd_exporter_settled(i);
+}
+
 const struct profd_host profd_host_services = {
     .abi_version = PROFD_ABI_VERSION,
     .host_size = sizeof(struct profd_host),
@@ -177,4 +189,6 @@ const struct profd_host profd_host_services = {
     .run_aside = profd_aside_run,
     .record_add_pprof_typed = profd_record_add_pprof_typed,
     .record_type_names = profd_record_type_names,
+    .export_settle = host_export_settle,
+    .export_settled = host_export_settled,
 };

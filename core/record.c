@@ -171,11 +171,16 @@ void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg)
     ack_release(a);
 }
 
+void profd_record_fail_ack(struct profd_record *r)
+{
+    if (r->ack)
+        atomic_store(&r->ack->failed, true);
+}
+
 void profd_batch_fail_acks(struct profd_batch *b)
 {
     for (size_t i = 0; i < b->nrecords; i++)
-        if (b->records[i]->ack)
-            atomic_store(&b->records[i]->ack->failed, true);
+        profd_record_fail_ack(b->records[i]);
 }
 
 void profd_batch_remove(struct profd_batch *b, size_t i)
@@ -185,9 +190,7 @@ void profd_batch_remove(struct profd_batch *b, size_t i)
     b->nrecords--;
 }
 
-/* A record's bytes: as received, or, for a profile built in memory (no
- * bytes received), what its profile's allocations take. */
-static size_t record_bytes(const struct profd_record *r)
+size_t profd_record_bytes(const struct profd_record *r)
 {
     if (r->payload_len || !r->profile)
         return r->payload_len;
@@ -198,7 +201,7 @@ size_t profd_batch_bytes(const struct profd_batch *b)
 {
     size_t n = 0;
     for (size_t i = 0; i < b->nrecords; i++)
-        n += record_bytes(b->records[i]);
+        n += profd_record_bytes(b->records[i]);
     return n;
 }
 

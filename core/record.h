@@ -28,11 +28,15 @@ struct profd_batch *profd_batch_copy(const struct profd_batch *b);
 void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg);
 /* Marks the acks of every record in b as failed (ok=false on completion). */
 void profd_batch_fail_acks(struct profd_batch *b);
+/* Marks r's ack (if any) failed. */
+void profd_record_fail_ack(struct profd_record *r);
 /* Removes record i from b and frees it. */
 void profd_batch_remove(struct profd_batch *b, size_t i);
 /* The bytes of b's records: each as received, or, built in memory, what
  * its profile's allocations take (profd_arena_used). */
 size_t profd_batch_bytes(const struct profd_batch *b);
+/* The bytes of one record, as profd_batch_bytes counts them. */
+size_t profd_record_bytes(const struct profd_record *r);
 
 /* Adds a record owning payload (malloc'd, len bytes, encoding enc). */
 struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size_t len,

@@ -149,23 +149,32 @@ static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, si
     }
 }
 
-/* The records of the batch this thread is retrying that earlier requests
- * delivered: a retry starts after them (OTLP receivers do not deduplicate). */
-static _Thread_local size_t records_sent;
+/* Settles records[first..first+n) of b, sent in a request that rc tells
+ * the end of: delivered when it was taken and their profile was in it. */
+static void settle_request(struct otlp_exporter *e, struct profd_batch *b, size_t first,
+                           size_t n, int rc)
+{
+    char why[8];
+    for (size_t i = first; i < first + n; i++)
+        e->host->export_settle(e->self, i,
+                               rc == PROFD_OK &&
+                                   e->host->record_profile(b->records[i], why, sizeof(why)));
+}
 
-/* Sends records[0..n) as one request, or halves when that is over
- * max_request_size; records_sent counts the records of each request taken. */
-static int send_records(struct otlp_exporter *e, struct profd_record *const *records, size_t n)
+/* Sends records [first, first+n) of b as one request, or as halves when
+ * that is over max_request_size, and settles those the server took or
+ * refused for good. PROFD_ERETRY stops at the request that asked for it. */
+static int send_records(struct otlp_exporter *e, struct profd_batch *b, size_t first, size_t n)
 {
     const struct profd_host *host = e->host;
     uint8_t *body;
     size_t len, skipped;
     char err[256];
-    host->otlp_encode(records, n, &body, &len, &skipped, err, sizeof(err));
+    host->otlp_encode(b->records + first, n, &body, &len, &skipped, err, sizeof(err));
     if (len > e->cfg->max_request_size && n > 1) {
         free(body);
-        int rc = send_records(e, records, n / 2);
-        return rc == PROFD_OK ? send_records(e, records + n / 2, n - n / 2) : rc;
+        int rc = send_records(e, b, first, n / 2);
+        return rc == PROFD_ERETRY ? rc : send_records(e, b, first + n / 2, n - n / 2);
     }
     if (skipped)
         host->log(e->self, PROFD_LOG_WARN, "left out %zu records that cannot be decoded: %s",
@@ -192,25 +201,30 @@ static int send_records(struct otlp_exporter *e, struct profd_record *const *rec
         log_partial_success(e, res.body, res.len);
     }
     free(res.body);
-    if (rc == PROFD_OK)
-        records_sent += n;
+    if (rc != PROFD_ERETRY)
+        settle_request(e, b, first, n, rc);
     return rc;
 }
 
 /* A batch of more than send_batch_size records, or of more than
- * max_request_size bytes, goes as several requests; a retry after a
- * retryable failure starts at the request that failed. */
+ * max_request_size bytes, goes as several requests. A request refused for
+ * good does not stop the next; a retry after a retryable failure starts at
+ * the request that failed, as OTLP receivers do not deduplicate. */
 static int consume(void *st, struct profd_batch *b)
 {
     struct otlp_exporter *e = st;
     size_t step = (size_t)e->cfg->send_batch_size;
-    if (e->host->export_attempt(e->self) == 0)
-        records_sent = 0;
-    while (records_sent < b->nrecords) {
-        size_t left = b->nrecords - records_sent;
-        int rc = send_records(e, b->records + records_sent, left < step ? left : step);
-        if (rc != PROFD_OK)
-            return rc;
+    for (size_t first = 0; first < b->nrecords;) {
+        if (e->host->export_settled(e->self, first)) {
+            first++;
+            continue;
+        }
+        size_t n = 1;
+        while (n < step && first + n < b->nrecords && !e->host->export_settled(e->self, first + n))
+            n++;
+        if (send_records(e, b, first, n) == PROFD_ERETRY)
+            return PROFD_ERETRY;
+        first += n;
     }
     return PROFD_OK;
 }

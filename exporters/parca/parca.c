@@ -93,24 +93,38 @@ static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
                     "Series labels changed or dropped to pass Parca's validation.");
 }
 
-/* How far the earlier tries of the batch this thread is retrying got: the
- * records in requests the server took (a retry starts after them, so none
- * is sent twice), and the records whose fixes and failures were counted. */
-static _Thread_local size_t records_sent, records_counted;
+/* The records of the batch this thread is retrying whose label fixes an
+ * earlier try counted. */
+static _Thread_local size_t records_counted;
+
+/* Sends req, holding records [first, end) of b (those not settled yet),
+ * and settles them as the answer says unless it asks for a retry. */
+static int send_and_settle(struct parca_exporter *e, const struct pb_buf *req, size_t first,
+                           size_t end)
+{
+    int rc = send_request(e, req);
+    for (size_t i = first; i < end && rc != PROFD_ERETRY; i++)
+        e->host->export_settle(e->self, i, rc == PROFD_OK);
+    return rc;
+}
 
 /* One request per max_message_size: a series that would pass it starts the
- * next request. Records that cannot go are left out, counted and logged. */
+ * next request. A request refused for good does not stop the next; a retry
+ * starts at the request that asked for it, so none is sent twice. Records
+ * that cannot go are left out (refused), and logged. */
 static int consume(void *st, struct profd_batch *b)
 {
     struct parca_exporter *e = st;
     struct pb_buf req = {0}, series = {0};
     int rc = PROFD_OK;
     if (e->host->export_attempt(e->self) == 0)
-        records_sent = records_counted = 0;
+        records_counted = 0;
     if (e->cfg->tenant && *e->cfg->tenant)
         pb_buf_bytes(&req, 1, e->cfg->tenant, strlen(e->cfg->tenant));
-    size_t head = req.len;
-    for (size_t i = records_sent; i < b->nrecords && rc == PROFD_OK; i++) {
+    size_t head = req.len, first = 0;   /* req holds records [first, i) */
+    for (size_t i = 0; i < b->nrecords && rc != PROFD_ERETRY; i++) {
+        if (e->host->export_settled(e->self, i))
+            continue;
         char why[256];
         bool count = i >= records_counted;
         if (count)
@@ -125,27 +139,26 @@ static int consume(void *st, struct profd_batch *b)
                                                  true, 2, &series, why, sizeof(why));
         e->host->labels_clear(&labels);
         if (!written) {
-            if (count) {
-                e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
-                e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
-            }
+            e->host->export_settle(e->self, i, false);
+            e->host->log(e->self, PROFD_LOG_WARN, "left out %s", why);
             continue;
         }
         if (req.len > head && req.len + series.len > e->cfg->max_message_size) {
-            if ((rc = send_request(e, &req)) != PROFD_OK)
+            if ((rc = send_and_settle(e, &req, first, i)) == PROFD_ERETRY)
                 break;
-            records_sent = i;
             req.len = head;
         }
+        if (req.len == head)
+            first = i;
         req.p = grow_array(req.p, &req.cap, req.len + series.len, 1);
         memcpy(req.p + req.len, series.p, series.len);
         req.len += series.len;
     }
-    if (rc == PROFD_OK && req.len > head)
-        rc = send_request(e, &req);
+    if (rc != PROFD_ERETRY && req.len > head)
+        rc = send_and_settle(e, &req, first, b->nrecords);
     free(req.p);
     free(series.p);
-    return rc;
+    return rc == PROFD_ERETRY ? rc : PROFD_OK;
 }
 
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfgp,

@@ -417,25 +417,20 @@ static int export_record(struct state *s, struct profd_record *r)
     return rc;
 }
 
-/* The records of the batch this thread is retrying that earlier tries
- * wrote or gave up on: a retry starts after them, so no file is written
- * twice. */
-static _Thread_local size_t records_done;
-
+/* Writes each record of b not written yet (a retry writes none twice); one
+ * that cannot be written is refused alone, and the others still go. */
 static int consume(void *st, struct profd_batch *b)
 {
     struct state *s = st;
     int rc = PROFD_OK;
-    if (s->host->export_attempt(s->self) == 0)
-        records_done = 0;
-    for (; records_done < b->nrecords; records_done++) {
-        int r = export_record(s, b->records[records_done]);
-        if (r == PROFD_ERETRY) {
+    for (size_t i = 0; i < b->nrecords && rc == PROFD_OK; i++) {
+        if (s->host->export_settled(s->self, i))
+            continue;
+        int r = export_record(s, b->records[i]);
+        if (r == PROFD_ERETRY)
             rc = r;   /* retried from this record */
-            break;
-        }
-        if (r != PROFD_OK)
-            rc = r;
+        else
+            s->host->export_settle(s->self, i, r == PROFD_OK);
     }
     maybe_enforce_retention(s);
     return rc;

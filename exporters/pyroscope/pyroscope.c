@@ -183,7 +183,9 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
 static _Thread_local uint32_t servers_done, servers_refused;
 static _Thread_local size_t ingest_sent[MAX_SERVERS];
 
-/* Sends b to server s: one push.v1 request, or an /ingest per record. */
+/* Sends b to server s: one push.v1 request, or an /ingest per record.
+ * When s is the only server, each /ingest answer settles its record, and
+ * one refused for good does not stop the next. */
 static int send_to(struct pyroscope_exporter *e, size_t s, const struct profd_batch *b,
                    const struct profd_labels *labels, const struct pyroscope_pprof *pprofs,
                    const struct pb_buf *push)
@@ -192,7 +194,9 @@ static int send_to(struct pyroscope_exporter *e, size_t s, const struct profd_ba
         return push->len ? call(e, e->clients[s], PUSH, push->p, push->len) : PROFD_OK;
     for (size_t *i = &ingest_sent[s]; *i < b->nrecords; ++*i) {
         int rc = ingest_one(e, e->clients[s], b->records[*i], &labels[*i], &pprofs[*i]);
-        if (rc != PROFD_OK)
+        if (rc != PROFD_ERETRY && e->nclients == 1)
+            e->host->export_settle(e->self, *i, rc == PROFD_OK);
+        else if (rc != PROFD_OK)
             return rc;
     }
     return PROFD_OK;
@@ -201,8 +205,8 @@ static int send_to(struct pyroscope_exporter *e, size_t s, const struct profd_ba
 /* What a record sends: its labels cleaned and its pprof as Pyroscope
  * takes them, the family from its types where its series has no __name__
  * (which Pyroscope refuses a series without). False when its profile
- * cannot be read: the record is left out, and counted and logged, as the
- * fixes are, when count is set (a batch's first try). */
+ * cannot be read: the record is to be left out, and is logged, as the
+ * fixes are counted, when count is set (a batch's first try). */
 static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool count,
                     struct profd_labels *labels, struct pyroscope_pprof *pprof)
 {
@@ -211,10 +215,8 @@ static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool c
     bool fixed = false;
     if (e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
         pyroscope_pprof_of(e->host, r, &types, pprof, &fixed, why, sizeof(why)) < 0) {
-        if (count) {
-            e->host->count(e->self, PROFD_C_FAILED_RECORDS, 1);
+        if (count)
             e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
-        }
         return false;
     }
     const char *fallback =
@@ -247,8 +249,9 @@ static int consume(void *st, struct profd_batch *b)
         memset(ingest_sent, 0, sizeof(ingest_sent));
     }
     for (size_t i = 0; i < b->nrecords; i++)
-        if (prepare(e, b->records[i], first_try, &labels[i], &pprofs[i]) &&
-            e->cfg->api == API_PUSH)
+        if (!prepare(e, b->records[i], first_try, &labels[i], &pprofs[i]))
+            e->host->export_settle(e->self, i, false);
+        else if (e->cfg->api == API_PUSH)
             raw_series_write_pprof(&labels[i], pprofs[i].data, pprofs[i].len, RAW_LABEL_PAIRS, 1,
                                    &push);
     /* every server gets the batch; one that failed is retried alone */
@@ -270,9 +273,12 @@ static int consume(void *st, struct profd_batch *b)
         rc = PROFD_ERETRY;
     } else if (servers_refused == (1u << e->nclients) - 1) {
         rc = PROFD_ERR;   /* counted as failed by the exporter helper */
-    } else if (servers_refused) {   /* the others have it */
+    } else if (servers_refused) {   /* the others have it: each refusal counts */
+        size_t sent = 0;
+        for (size_t i = 0; i < b->nrecords; i++)
+            sent += pprofs[i].data != NULL;
         e->host->count(e->self, PROFD_C_FAILED_RECORDS,
-                       b->nrecords * (size_t)__builtin_popcount(servers_refused));
+                       sent * (size_t)__builtin_popcount(servers_refused));
     }
     for (size_t i = 0; i < b->nrecords; i++) {
         e->host->labels_clear(&labels[i]);

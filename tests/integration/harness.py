@@ -259,6 +259,14 @@ def metric_value(text, name, **labels):
     return None
 
 
+def exported_counts(p, exporter):
+    """[sent, failed] records of the exporter with id exporter, as the
+    /metrics of profd p count them (None where not counted yet)."""
+    m = p.metrics()
+    return [metric_value(m, "profd_component_%s_records_total" % what, kind="exporter",
+                         id=exporter) for what in ("sent", "failed")]
+
+
 class ProfdTestCase(unittest.TestCase):
     """A temporary working directory per test; profd processes stopped after."""
 
@@ -343,6 +351,16 @@ class ProfdTestCase(unittest.TestCase):
         p, ingest = self.start_pushes_into(exporter)
         push_series(ingest, "f", ["a", "b", "c"])
         wait_until(lambda: len(got) >= 4, "three parts and a retry")
+        self.assertEqual(p.stop(), 0)
+
+    def push_three_until_counted(self, exporter, sent_failed):
+        """Pushes the series f=a, f=b, f=c as one batch (push_series) into
+        exporter (YAML, as start_pushes_into takes it) and stops profd once
+        its /metrics count sent_failed, [sent, failed] records."""
+        p, ingest = self.start_pushes_into(exporter)
+        push_series(ingest, "f", ["a", "b", "c"])
+        wait_until(lambda: exported_counts(p, exporter.split(":")[0]) == sent_failed,
+                   "[sent, failed] records to be %s" % sent_failed)
         self.assertEqual(p.stop(), 0)
 
     def start_pushes_into(self, exporter):

@@ -284,6 +284,12 @@ def without_orphans(raw):
     return head if head.endswith("\nLocations\n") else raw
 
 
+def f_labels(requests):
+    """The f labels of each request's profiles, requests as serve() gets them."""
+    return [[kv.value.string_value for rp in r.resource_profiles
+             for kv in rp.resource.attributes if kv.key == "f"] for r, _, _ in requests]
+
+
 def sender_config(spool, exporter):
     return """
 receivers:
@@ -442,9 +448,42 @@ class OtlpExporterTest(ProfdTestCase):
         self.push_three_until_retried(
             'otlp: {endpoint: "%s", send_batch_size: 1, '
             'retry_on_failure: {initial_interval: 10ms}}' % address, got)
-        self.assertEqual([[kv.value.string_value for rp in r.resource_profiles
-                           for kv in rp.resource.attributes if kv.key == "f"]
-                          for r, _, _ in got], [["a"], ["b"], ["b"], ["c"]])
+        self.assertEqual(f_labels(got), [["a"], ["b"], ["b"], ["c"]])
+
+    def test_a_request_refused_for_good_does_not_stop_the_next(self):
+        """The second of three requests refused INVALID_ARGUMENT (permanent):
+        the third still goes, none is retried, and the records count as
+        they went: two sent, one failed."""
+        address, got = self.serve([grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT,
+                                   grpc.StatusCode.OK])
+        self.push_three_until_counted(
+            'otlp: {endpoint: "%s", send_batch_size: 1}' % address, [2, 1])
+        self.assertEqual(f_labels(got), [["a"], ["b"], ["c"]])
+
+    def test_a_refused_file_alone_is_kept_for_the_next_scan(self):
+        """Three spooled files reach the exporter as one batch and go as a
+        request each; the backend refuses the second for good (and any
+        later one). Only that file's ack fails: the other two are deleted,
+        it is kept to be read again."""
+        spool = self.path("spool")
+        os.makedirs(spool)
+        for name in ("a", "b", "c"):
+            shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"),
+                            os.path.join(spool, name + ".pb.gz"))
+        address, got = self.serve([grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT,
+                                   grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT])
+        p = self.start(sender_config(spool, 'endpoint: "%s", send_batch_size: 1, '
+                                     'sending_queue: {flush_timeout: 2s, flush_size: 3}' % address)
+                       .replace("after_ingest: keep", "after_ingest: delete"))
+        wait_until(lambda: len(os.listdir(spool)) == 1, "two files deleted")
+
+        def source(request):
+            return [kv.value.string_value for rp in request.resource_profiles
+                    for kv in rp.resource.attributes if kv.key == "__file__"]
+        refused = source(got[1][0])
+        self.assertEqual(len(refused), 1)
+        self.assertEqual(os.listdir(spool), [refused[0]])
+        self.assertEqual(p.stop(), 0)
 
     def test_strings_that_are_not_utf8_go_as_valid_utf8(self):
         """proto3 string fields must be UTF-8 (grpcio's protobuf refuses the
@@ -490,12 +529,15 @@ class OtlpExporterTest(ProfdTestCase):
         config = sender_config(self.path("spool"), 'endpoint: "%s", '
                                'retry_on_failure: {initial_interval: 10ms}' % address)
         p = self.start(config.replace("after_ingest: keep", "after_ingest: keep, oneshot: true"))
-        p.wait_log(r"failed to export \d+ record\(s\): permanent error")
-        p.stop()
+        p.proc.wait(timeout=60)   # one-shot: exits once every file was exported or refused
+        self.assertEqual(p.stop(), 0)
         self.assertNotIn("will retry", p.log_text())
         # one request per failure logged: none was sent again
         self.assertEqual(len(got), len(re.findall(r"backend says INVALID_ARGUMENT", p.log_text())))
         self.assertGreaterEqual(len(got), 1, p.log_text())
+        # and a refusal did not keep the files after it from being sent
+        self.assertEqual(sum(len(r.resource_profiles) for r, _, _ in got),
+                         len(os.listdir(self.path("spool"))))
 
     def test_a_file_refused_for_good_is_tried_again_after_a_growing_wait(self):
         self.spool_heap()

@@ -207,26 +207,42 @@ class ParcaTest(ProfdTestCase):
             for table in (prof.mapping, prof.location, prof.function):
                 self.assertEqual([e.id for e in table], list(range(1, len(table) + 1)))
 
-    def test_a_retry_sends_only_the_requests_not_taken(self):
-        """A batch split into a request per record (max_message_size): after
-        the second is refused UNAVAILABLE, the retry starts at it; the first
-        is not sent twice."""
+    def write_raw_server(self, answers):
+        """A grpcio WriteRaw server answering with answers in turn (the last
+        repeating): (its address, the f labels of each request's series)."""
         store, _ = pb()
-        got, answers = [], [grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.OK]
+        got = []
 
         def write(request, context):
             req = store.WriteRawRequest.FromString(request)
             got.append([l.value for s in req.series for l in s.labels.labels if l.name == "f"])
             answer = answers.pop(0) if len(answers) > 1 else answers[0]
             if answer != grpc.StatusCode.OK:
-                context.abort(answer, "busy")
+                context.abort(answer, "no")
             return b""
-        address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
-                                  write)
+        return self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
+                               write), got
+
+    def test_a_retry_sends_only_the_requests_not_taken(self):
+        """A batch split into a request per record (max_message_size): after
+        the second is refused UNAVAILABLE, the retry starts at it; the first
+        is not sent twice."""
+        address, got = self.write_raw_server([grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE,
+                                              grpc.StatusCode.OK])
         self.push_three_until_retried(
             'parca: {endpoint: "%s", max_message_size: 1, '
             'retry_on_failure: {initial_interval: 10ms}}' % address, got)
         self.assertEqual(got, [["a"], ["b"], ["b"], ["c"]])
+
+    def test_a_request_refused_for_good_does_not_stop_the_next(self):
+        """The second of three requests refused INVALID_ARGUMENT: the third
+        still goes, none twice; two records sent, one failed."""
+        address, got = self.write_raw_server([grpc.StatusCode.OK,
+                                              grpc.StatusCode.INVALID_ARGUMENT,
+                                              grpc.StatusCode.OK])
+        self.push_three_until_counted(
+            'parca: {endpoint: "%s", max_message_size: 1}' % address, [2, 1])
+        self.assertEqual(got, [["a"], ["b"], ["c"]])
 
     def test_exporter_makes_labels_what_parca_takes(self):
         store, _ = pb()

@@ -680,20 +680,34 @@ service:
         self.assertEqual([h.get("X-Scope-OrgID") for _, h, _ in got_a + got_b], ["a", "a", "b"])
         self.assertEqual(got_a[1][2], got_b[0][2])
 
-    def test_an_ingest_retry_sends_only_what_was_not_taken(self):
-        """With /ingest a batch goes as a request per record: after the second
-        is answered 503, the retry starts at it; the first is not sent twice."""
+    def ingest_server(self, answers):
+        """An /ingest server answering with the statuses in answers in turn
+        (the last repeating): (its port, the f label of each /ingest)."""
         import urllib.parse
-        got, answers = [], [200, 503, 200]
+        got = []
 
         def answer(path, headers, body):
             name = urllib.parse.parse_qs(path.split("?", 1)[1])["name"][0]
             got.append(re.search(r"f=(\w)", name).group(1))
             return answers.pop(0) if len(answers) > 1 else answers[0], {}
+        return self.serve_posts(answer), got
+
+    def test_an_ingest_retry_sends_only_what_was_not_taken(self):
+        """With /ingest a batch goes as a request per record: after the second
+        is answered 503, the retry starts at it; the first is not sent twice."""
+        port, got = self.ingest_server([200, 503, 200])
         self.push_three_until_retried(
             'pyroscope: {endpoint: "http://127.0.0.1:%d", api: ingest, '
-            'retry_on_failure: {initial_interval: 10ms}}' % self.serve_posts(answer), got)
+            'retry_on_failure: {initial_interval: 10ms}}' % port, got)
         self.assertEqual(got, ["a", "b", "b", "c"])
+
+    def test_an_ingest_refused_for_good_does_not_stop_the_next(self):
+        """The second /ingest of a batch answered 400: the third still goes,
+        none twice; two records sent, one failed."""
+        port, got = self.ingest_server([200, 400, 200])
+        self.push_three_until_counted(
+            'pyroscope: {endpoint: "http://127.0.0.1:%d", api: ingest}' % port, [2, 1])
+        self.assertEqual(got, ["a", "b", "c"])
 
     def test_fixes_are_counted_once_however_often_a_batch_is_tried(self):
         got = []

@@ -106,8 +106,12 @@ static int mutate_consume(void *st, struct profd_batch *b)
 
 static int largest_batch;   /* most records a sink was given at once */
 
-enum { SINK_OK, SINK_RETRY_ONCE, SINK_FAIL, SINK_RETRY_ALWAYS };
-static const char *const sink_modes[] = {"ok", "retry_once", "fail", "retry_always", NULL};
+/* refuse_first: the first record refused for good, then a retry;
+ * deliver_first: the first record delivered, then a permanent error. */
+enum { SINK_OK, SINK_RETRY_ONCE, SINK_FAIL, SINK_RETRY_ALWAYS, SINK_REFUSE_FIRST,
+       SINK_DELIVER_FIRST };
+static const char *const sink_modes[] = {"ok",           "retry_once",    "fail", "retry_always",
+                                         "refuse_first", "deliver_first", NULL};
 
 struct sink_cfg {
     int mode;
@@ -127,23 +131,35 @@ static int sink_consume(void *st, struct profd_batch *b)
         pthread_cond_wait(&changed, &mu);
     pthread_mutex_unlock(&mu);
     s->calls++;
+    if (s->cfg->mode == SINK_REFUSE_FIRST && s->calls == 1) {
+        s->host->export_settle(s->self, 0, false);
+        return PROFD_ERETRY;
+    }
     if (s->cfg->mode == SINK_RETRY_ALWAYS || (s->cfg->mode == SINK_RETRY_ONCE && s->calls == 1))
         return PROFD_ERETRY;
     if (s->cfg->mode == SINK_FAIL)
         return PROFD_ERR;
+    size_t n = 0;   /* records taken this try */
     for (size_t i = 0; i < b->nrecords; i++) {
+        if (s->host->export_settled(s->self, i))
+            continue;   /* an earlier try's */
+        if (s->cfg->mode == SINK_DELIVER_FIRST && n == 1)
+            break;
+        n++;
+        if (s->cfg->mode == SINK_DELIVER_FIRST)   /* others leave the count to the result */
+            s->host->export_settle(s->self, i, true);
         const char *m = s->host->record_label(b->records[i], "mutated");
         char what[64];
         snprintf(what, sizeof(what), "got%s", m ? "-mutated" : "");
         note(what, s->host->id(s->self));
     }
     pthread_mutex_lock(&mu);
-    delivered += (int)b->nrecords;
+    delivered += (int)n;
     if ((int)b->nrecords > largest_batch)
         largest_batch = (int)b->nrecords;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&mu);
-    return PROFD_OK;
+    return s->cfg->mode == SINK_DELIVER_FIRST ? PROFD_ERR : PROFD_OK;
 }
 
 #define MODULE(kind_, type_, consume_, flags_, opts_, size_)                                 \
@@ -210,7 +226,7 @@ static struct profd_batch *one_record_batch(void)
     return b;
 }
 
-static int ack_calls, ack_ok;
+static int ack_calls, ack_ok, ack_failures;
 
 static void on_ack(void *arg, bool ok)
 {
@@ -218,6 +234,7 @@ static void on_ack(void *arg, bool ok)
     pthread_mutex_lock(&mu);
     ack_calls++;
     ack_ok = ok;
+    ack_failures += !ok;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&mu);
 }
@@ -576,6 +593,55 @@ TEST(a_merging_exporter_gets_a_burst_as_one_batch)
     CHECK_INT(ack_calls, 3);       /* every record's ack, once the merged batch is done */
     CHECK_INT(ack_ok, 1);          /* ... and the last one said ok */
     CHECK_INT(counter("msink/mg", "exporter", PROFD_C_SENT_RECORDS), 3);
+}
+
+/* Emits three records, each with its own ack, into the merging sink of
+ * yaml (named id), which gets them as one batch (flush_size 3), and stops
+ * the graph once n were delivered. */
+static void three_acked_into_one_batch(const char *yaml, int n)
+{
+    reset();
+    ack_calls = ack_failures = largest_batch = 0;
+    struct profd_loader *l;
+    struct profd_graph *g = start_graph(yaml, &l);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(emit_one(true), PROFD_OK);
+    CHECK(wait_delivered(n));
+    stop_graph(g, l);
+    CHECK_INT(largest_batch, 3);
+    CHECK_INT(ack_calls, 3);
+}
+
+TEST(a_record_refused_for_good_is_not_retried_and_fails_its_ack_alone)
+{
+    three_acked_into_one_batch(
+        "receivers: {src/rf: {}}\n"
+        "exporters:\n"
+        "  msink/rf: {mode: refuse_first, sending_queue: {flush_timeout: 2s, flush_size: 3},\n"
+        "             retry_on_failure: {initial_interval: 5ms}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/rf], exporters: [msink/rf]}}}\n",
+        2);
+    CHECK_INT(delivered, 2);   /* the retry sent the other two alone */
+    CHECK_INT(ack_failures, 1);
+    CHECK_INT(counter("msink/rf", "exporter", PROFD_C_SENT_RECORDS), 2);
+    CHECK_INT(counter("msink/rf", "exporter", PROFD_C_FAILED_RECORDS), 1);
+}
+
+TEST(a_permanent_error_after_a_delivery_fails_only_the_rest)
+{
+    three_acked_into_one_batch(
+        "receivers: {src/df: {}}\n"
+        "exporters:\n"
+        "  msink/df: {mode: deliver_first, sending_queue: {flush_timeout: 2s, flush_size: 3}}\n"
+        "service: {pipelines: {profiles: {receivers: [src/df], exporters: [msink/df]}}}\n",
+        1);
+    CHECK_INT(ack_failures, 2);
+    CHECK_INT(counter("msink/df", "exporter", PROFD_C_SENT_RECORDS), 1);
+    CHECK_INT(counter("msink/df", "exporter", PROFD_C_FAILED_RECORDS), 2);
+    CHECK(counter("msink/df", "exporter", PROFD_C_SENT_BYTES) == 100);   /* its payload */
 }
 
 TEST(drain_deadline_drops_what_cannot_be_sent)

@@ -353,6 +353,15 @@ struct profd_host {
      * PROFD_ERR with errbuf filled. */
     int (*record_type_names)(struct profd_record *r, struct profd_type_names *out, char *errbuf,
                              size_t errlen);
+    /* From an exporter's consume: record i of the batch is settled,
+     * delivered or refused for good. It then counts as that (sent, or
+     * failed with its ack failed) whatever consume returns, and stays
+     * settled through the batch's retries; the first settling holds. A
+     * record left unsettled counts as consume's result says. */
+    void (*export_settle)(struct profd_component *self, size_t i, bool delivered);
+    /* From an exporter's consume: whether record i of the batch was
+     * settled, by this try or an earlier one (a retry skips it). */
+    bool (*export_settled)(struct profd_component *self, size_t i);
 };
 
 struct profd_plugin {

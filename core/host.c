@@ -191,4 +191,8 @@ const struct profd_host profd_host_services = {
     .record_type_names = profd_record_type_names,
     .export_settle = host_export_settle,
     .export_settled = host_export_settled,
+    .profile_add_sample = profd_profile_add_sample,
+    .profile_add_location = profd_profile_add_location,
+    .profile_add_function = profd_profile_add_function,
+    .profile_add_mapping = profd_profile_add_mapping,
 };

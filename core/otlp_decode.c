@@ -341,22 +341,6 @@ static void refmap_free(struct refmap *m)
     free(m->stamp);
 }
 
-/* Appends one zeroed element to an arena-backed model table. */
-static void *push(struct profd_profile *p, void *items_ptr, uint32_t *n, uint32_t *cap,
-                  size_t elem)
-{
-    void **items = items_ptr;
-    if (*n == *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 16;
-        *items = profd_arena_realloc(p->arena, *items, *n * elem, ncap * elem);
-        *cap = ncap;
-    }
-    void *slot = (char *)*items + (size_t)*n * elem;
-    memset(slot, 0, elem);
-    (*n)++;
-    return slot;
-}
-
 static uint32_t str_ref(struct decoder *d, struct profd_profile *p, uint32_t i)
 {
     if (i == 0)
@@ -375,8 +359,7 @@ static uint32_t function_ref(struct decoder *d, struct profd_profile *p, uint32_
     if (d->functions.stamp[i] == d->gen)
         return d->functions.ref[i];
     const struct otlp_function *src = &d->dict.functions[i];
-    struct profd_function *fn = push(p, &p->functions, &p->nfunctions, &p->functions_cap,
-                                     sizeof(*fn));
+    struct profd_function *fn = profd_profile_add_function(p);
     uint32_t ref = p->nfunctions;
     fn->name = str_ref(d, p, src->name);
     fn->system_name = str_ref(d, p, src->system_name);
@@ -393,8 +376,7 @@ static uint32_t mapping_ref(struct decoder *d, struct profd_profile *p, uint32_t
     if (d->mappings.stamp[i] == d->gen)
         return d->mappings.ref[i];
     const struct otlp_mapping *src = &d->dict.mappings[i];
-    struct profd_mapping *m = push(p, &p->mappings, &p->nmappings, &p->mappings_cap,
-                                   sizeof(*m));
+    struct profd_mapping *m = profd_profile_add_mapping(p);
     uint32_t ref = p->nmappings;
     m->memory_start = src->memory_start;
     m->memory_limit = src->memory_limit;
@@ -419,8 +401,7 @@ static uint32_t location_ref(struct decoder *d, struct profd_profile *p, uint32_
             lines[k] = (struct profd_line){function_ref(d, p, l->function), l->line, l->column};
         }
     }
-    struct profd_location *loc = push(p, &p->locations, &p->nlocations, &p->locations_cap,
-                                      sizeof(*loc));
+    struct profd_location *loc = profd_profile_add_location(p);
     loc->address = src->address;
     loc->mapping = mapping;
     loc->lines = lines;

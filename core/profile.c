@@ -44,6 +44,56 @@ void profd_profile_free(struct profd_profile *p)
     free(p);
 }
 
+/* Appends one zeroed entry of size bytes to the table *items_ptr (a
+ * pointer to the table's pointer) of *n entries and room for *cap, which
+ * doubles in p's arena when full. */
+static void *add_entry(struct profd_profile *p, void *items_ptr, size_t *n, size_t *cap,
+                       size_t size)
+{
+    void **items = items_ptr;
+    if (*n == *cap) {
+        size_t grown = *cap ? 2 * *cap : 64;
+        *items = profd_arena_realloc(p->arena, *items, *n * size, grown * size);
+        *cap = grown;
+    }
+    void *entry = (char *)*items + (*n)++ * size;
+    memset(entry, 0, size);
+    return entry;
+}
+
+/* add_entry for a table counted in 32 bits. */
+static void *add_entry32(struct profd_profile *p, void *items_ptr, uint32_t *n, uint32_t *cap,
+                         size_t size)
+{
+    size_t n_wide = *n, cap_wide = *cap;
+    void *entry = add_entry(p, items_ptr, &n_wide, &cap_wide, size);
+    *n = (uint32_t)n_wide;
+    *cap = (uint32_t)cap_wide;
+    return entry;
+}
+
+struct profd_sample *profd_profile_add_sample(struct profd_profile *p)
+{
+    return add_entry(p, &p->samples, &p->nsamples, &p->samples_cap, sizeof(*p->samples));
+}
+
+struct profd_location *profd_profile_add_location(struct profd_profile *p)
+{
+    return add_entry32(p, &p->locations, &p->nlocations, &p->locations_cap,
+                       sizeof(*p->locations));
+}
+
+struct profd_function *profd_profile_add_function(struct profd_profile *p)
+{
+    return add_entry32(p, &p->functions, &p->nfunctions, &p->functions_cap,
+                       sizeof(*p->functions));
+}
+
+struct profd_mapping *profd_profile_add_mapping(struct profd_profile *p)
+{
+    return add_entry32(p, &p->mappings, &p->nmappings, &p->mappings_cap, sizeof(*p->mappings));
+}
+
 bool profd_profile_str_eq(const struct profd_profile *p, uint32_t idx, const char *s)
 {
     if (idx >= p->nstrings)

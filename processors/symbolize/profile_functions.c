@@ -177,15 +177,7 @@ static uint32_t function_ref(struct profile_functions *pf, const struct profd_fu
     for (size_t i = function_hash(f) & pf->mask; pf->slots[i]; i = (i + 1) & pf->mask)
         if (same_function(&p->functions[pf->slots[i] - 1], f))
             return pf->slots[i];
-    if (p->nfunctions == p->functions_cap) {
-        uint32_t cap = p->functions_cap ? 2 * p->functions_cap : 64;
-        struct profd_function *grown = pf->host->profile_alloc(p, cap * sizeof(*grown));
-        if (p->nfunctions)
-            memcpy(grown, p->functions, p->nfunctions * sizeof(*grown));
-        p->functions = grown;
-        p->functions_cap = cap;
-    }
-    p->functions[p->nfunctions++] = *f;
+    *pf->host->profile_add_function(p) = *f;
     if (2 * p->nfunctions > pf->mask + 1)   /* keep the load at most 1/2 */
         index_build(pf, p->nfunctions);
     else

@@ -34,23 +34,10 @@ static uint32_t frame_location(struct folded_builder *b, const char *name, size_
         memset(b->name_loc + old, 0, (b->name_cap - old) * sizeof(*b->name_loc));
     if (b->name_loc[s])
         return b->name_loc[s];
-    if (p->nfunctions == p->functions_cap) {
-        uint32_t ncap = p->functions_cap ? p->functions_cap * 2 : 64;
-        struct profd_function *fn = host->profile_alloc(p, ncap * sizeof(*fn));
-        if (p->nfunctions)
-            memcpy(fn, p->functions, p->nfunctions * sizeof(*fn));
-        p->functions = fn;
-        p->functions_cap = ncap;
-        struct profd_location *loc = host->profile_alloc(p, ncap * sizeof(*loc));
-        if (p->nlocations)
-            memcpy(loc, p->locations, p->nlocations * sizeof(*loc));
-        p->locations = loc;
-        p->locations_cap = ncap;
-    }
-    p->functions[p->nfunctions++] = (struct profd_function){.name = s, .system_name = s};
+    *host->profile_add_function(p) = (struct profd_function){.name = s, .system_name = s};
     struct profd_line *line = host->profile_alloc(p, sizeof(*line));
     *line = (struct profd_line){.function = p->nfunctions};
-    p->locations[p->nlocations++] = (struct profd_location){.lines = line, .nlines = 1};
+    *host->profile_add_location(p) = (struct profd_location){.lines = line, .nlines = 1};
     return b->name_loc[s] = p->nlocations;
 }
 
@@ -95,20 +82,12 @@ bool folded_add(struct folded_builder *b, const char *stack, size_t len, int64_t
         locs[--k] = frame_location(b, stack + start, i - start);
         start = i + 1;
     }
-    if (p->nsamples == b->samples_cap) {
-        size_t ncap = b->samples_cap ? b->samples_cap * 2 : 256;
-        struct profd_sample *s = host->profile_alloc(p, ncap * sizeof(*s));
-        if (p->nsamples)
-            memcpy(s, p->samples, p->nsamples * sizeof(*s));
-        p->samples = s;
-        b->samples_cap = ncap;
-    }
     int64_t *values = host->profile_alloc(p, 2 * sizeof(*values));
     values[0] = count;
     if (count < 0 || __builtin_mul_overflow(count, b->period, &values[1]))
         return false;   /* a count no profile holds */
-    p->samples[p->nsamples++] = (struct profd_sample){.locations = locs, .values = values,
-                                                      .nlocations = nframes};
+    *host->profile_add_sample(p) = (struct profd_sample){.locations = locs, .values = values,
+                                                         .nlocations = nframes};
     return true;
 }
 
@@ -120,7 +99,6 @@ struct profd_profile *folded_end(struct folded_builder *b, bool keep)
         b->host->profile_free(p);
         return NULL;
     }
-    p->samples_cap = b->samples_cap;
     return p;
 }
 

@@ -25,7 +25,7 @@ struct folded_builder {
     const struct profd_host *host;
     struct profd_profile *p;
     uint32_t *name_loc;   /* by a frame name's string index: its location ref, 0 none yet */
-    size_t name_cap, samples_cap;
+    size_t name_cap;
     int64_t period;
 };
 

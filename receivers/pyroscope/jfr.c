@@ -52,7 +52,6 @@ struct built {
     struct profd_profile *p;
     struct key_map functions;   /* name's string index -> function ref */
     struct key_map locations;   /* function ref << 32 | line -> location ref */
-    size_t samples_cap;
 };
 
 struct builder {
@@ -145,20 +144,6 @@ static void snapshot_free(struct snapshot *s)
     free(s->texts);
 }
 
-/* Grows a model array of the profile (in its arena) to hold n + 1. */
-static void *room_for_one(const struct profd_host *host, struct profd_profile *p, void *arr,
-                          uint32_t n, uint32_t *cap, size_t size)
-{
-    if (n < *cap)
-        return arr;
-    uint32_t ncap = *cap ? *cap * 2 : 64;
-    void *bigger = host->profile_alloc(p, (size_t)ncap * size);
-    if (n)
-        memcpy(bigger, arr, (size_t)n * size);
-    *cap = ncap;
-    return bigger;
-}
-
 static struct built *kind_profile(struct builder *b, enum jfr_kind k)
 {
     struct built *kb = &b->kinds[k];
@@ -192,21 +177,17 @@ static uint32_t location_of(struct builder *b, struct built *kb, const struct jf
     memcpy(b->name + f->class_len + 1, f->method, f->method_len);
     uint32_t name = host->profile_intern(p, b->name, n), fn, loc;
     if (!key_map_get(&kb->functions, name, &fn)) {
-        p->functions = room_for_one(host, p, p->functions, p->nfunctions, &p->functions_cap,
-                                    sizeof(*p->functions));
-        p->functions[p->nfunctions++] = (struct profd_function){.name = name,
-                                                                .system_name = name};
+        *host->profile_add_function(p) = (struct profd_function){.name = name,
+                                                                 .system_name = name};
         fn = p->nfunctions;
         key_map_put(&kb->functions, name, fn);
     }
     uint64_t key = (uint64_t)fn << 32 | (uint32_t)f->line;
     if (key_map_get(&kb->locations, key, &loc))
         return loc;
-    p->locations = room_for_one(host, p, p->locations, p->nlocations, &p->locations_cap,
-                                sizeof(*p->locations));
     struct profd_line *line = host->profile_alloc(p, sizeof(*line));
     *line = (struct profd_line){.function = fn, .line = f->line};
-    p->locations[p->nlocations++] = (struct profd_location){.lines = line, .nlines = 1};
+    *host->profile_add_location(p) = (struct profd_location){.lines = line, .nlines = 1};
     key_map_put(&kb->locations, key, p->nlocations);
     return p->nlocations;
 }
@@ -242,15 +223,7 @@ static bool add_sample(void *arg, const struct jfr_sample *js)
     int64_t *values = b->host->profile_alloc(p, 2 * sizeof(*values));
     values[0] = js->kind == JFR_CPU ? b->cpu_period : 1;
     values[1] = js->value;
-    if (p->nsamples == kb->samples_cap) {
-        size_t ncap = kb->samples_cap ? kb->samples_cap * 2 : 256;
-        struct profd_sample *s = b->host->profile_alloc(p, ncap * sizeof(*s));
-        if (p->nsamples)
-            memcpy(s, p->samples, p->nsamples * sizeof(*s));
-        p->samples = s;
-        kb->samples_cap = ncap;
-    }
-    struct profd_sample *s = &p->samples[p->nsamples++];
+    struct profd_sample *s = b->host->profile_add_sample(p);
     *s = (struct profd_sample){.locations = locs, .values = values, .nlocations = js->nframes};
     context_labels(b, p, s, js->context);
     return true;
@@ -274,7 +247,6 @@ int jfr_records(const struct profd_host *host, const uint8_t *jfr, size_t len,
     for (int k = 0; k < JFR_KINDS; k++) {
         struct built *kb = &bl.kinds[k];
         if (kb->p && added >= 0) {
-            kb->p->samples_cap = kb->samples_cap;
             kb->p->time_nanos = span.start_nanos;
             kb->p->duration_nanos = span.duration_nanos;
             struct profd_record *r = host->record_add_profile(b, kb->p);

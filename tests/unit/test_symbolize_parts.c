@@ -574,7 +574,8 @@ struct functions_fixture {
 static void functions_fixture_init(struct functions_fixture *f)
 {
     f->host = (struct profd_host){.profile_alloc = host_alloc,
-                                  .profile_intern = profd_profile_intern};
+                                  .profile_intern = profd_profile_intern,
+                                  .profile_add_function = profd_profile_add_function};
     f->p = profd_profile_new(0);
     profile_functions_init(&f->pf, &f->host, f->p);
     for (int k = 0; k < 2; k++) {

@@ -362,6 +362,14 @@ struct profd_host {
     /* From an exporter's consume: whether record i of the batch was
      * settled, by this try or an earlier one (a retry skips it). */
     bool (*export_settled)(struct profd_component *self, size_t i);
+    /* Building a profile: appends one zeroed sample, location, function
+     * or mapping to p's table (grown in its arena) and returns it; the ref
+     * of a location, function or mapping is then the table's count
+     * (p->nlocations, p->nfunctions, p->nmappings). */
+    struct profd_sample *(*profile_add_sample)(struct profd_profile *p);
+    struct profd_location *(*profile_add_location)(struct profd_profile *p);
+    struct profd_function *(*profile_add_function)(struct profd_profile *p);
+    struct profd_mapping *(*profile_add_mapping)(struct profd_profile *p);
 };
 
 struct profd_plugin {

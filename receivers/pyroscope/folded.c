@@ -56,7 +56,7 @@ void folded_begin(struct folded_builder *b, const struct profd_host *host,
         p->sample_types[i] = (struct profd_value_type){
             host->profile_intern(p, u->type[i], strlen(u->type[i])),
             host->profile_intern(p, u->unit[i], strlen(u->unit[i]))};
-    b->period = meta->sample_rate > 0 ? 1000000000 / meta->sample_rate : 10000000;
+    b->period = meta->cpu_period;
     if (u->ntypes == 2) {
         p->period_type = p->sample_types[1];
         p->period = b->period;

@@ -14,7 +14,7 @@
 /* What the /ingest parameters say about the samples. */
 struct folded_meta {
     const char *units;          /* samples, objects, goroutines, bytes, lock_nanoseconds, lock_samples */
-    int64_t sample_rate;        /* Hz, for units=samples */
+    int64_t cpu_period;         /* ns of CPU a sample stands for, for units=samples */
     int64_t time_nanos, duration_nanos;
     bool individual_lines;      /* format=lines: a whole stack a line, counted once */
 };
@@ -30,7 +30,7 @@ struct folded_builder {
 };
 
 /* Starts b's profile: sample types by meta's units (samples give
- * samples/count and cpu/nanoseconds at 1e9/sample_rate each; a units value
+ * samples/count and cpu/nanoseconds at cpu_period each; a units value
  * it does not know is samples), time and duration from meta; size_hint
  * the input's size. */
 void folded_begin(struct folded_builder *b, const struct profd_host *host,
@@ -46,7 +46,7 @@ struct profd_profile *folded_end(struct folded_builder *b, bool keep);
 /*
  * Builds a profile from folded stacks: one function and location per
  * distinct frame name, one sample a line (values by units: samples give
- * samples/count and cpu/nanoseconds at 1e9/sample_rate each; a units value
+ * samples/count and cpu/nanoseconds at cpu_period each; a units value
  * it does not know is samples). Returns NULL with why naming the line and
  * what is wrong.
  */

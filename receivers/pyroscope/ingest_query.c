@@ -133,14 +133,14 @@ bool ingest_time(const char *query, const char *name, int64_t now, int64_t *out)
     return offset_time(s, now, out);
 }
 
-int64_t ingest_sample_rate(const char *query)
+int64_t ingest_cpu_period(const char *query)
 {
     char v[32];
-    if (!ingest_query_param(query, "sampleRate", v, sizeof(v)) || !*v)
-        return 100;
-    char *end;
-    long long rate = strtoll(v, &end, 10);
-    return *end || rate < 0 ? 100 : rate;
+    long long rate = 0;
+    char *end = v;
+    if (ingest_query_param(query, "sampleRate", v, sizeof(v)))
+        rate = strtoll(v, &end, 10);
+    return *end || rate <= 0 ? NANOS / 100 : NANOS / rate;
 }
 
 void ingest_units(const char *query, char *out, size_t n)

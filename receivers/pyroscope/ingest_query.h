@@ -25,8 +25,10 @@ bool ingest_query_param(const char *query, const char *name, char *out, size_t n
  */
 bool ingest_time(const char *query, const char *name, int64_t now, int64_t *out);
 
-/* sampleRate: Hz, 100 when absent, not a number or negative. */
-int64_t ingest_sample_rate(const char *query);
+/* The CPU time one sample stands for, in nanoseconds: 1e9 / sampleRate
+ * (Hz), 10 ms (100 Hz) when sampleRate is absent, not a number or not
+ * positive. */
+int64_t ingest_cpu_period(const char *query);
 
 /* units: one of samples, objects, goroutines, bytes, lock_nanoseconds,
  * lock_samples into out (n bytes), samples when absent or another word. */

@@ -388,9 +388,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
                               sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "%s", why);
     } else if (kind == FORMAT_JFR) {
-        int64_t rate = ingest_sample_rate(req->query);
         int added = jfr_ingest(host, req->content_type, req->body, req->len, max,
-                               rate > 0 ? 1000000000 / rate : 10000000, b, why, sizeof(why));
+                               ingest_cpu_period(req->query), b, why, sizeof(why));
         if (added <= 0)
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "jfr body: %s",
                         added < 0 ? why : "no samples of the events profiles are made of");
@@ -400,7 +399,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
         w.types = wanted;
     } else {
-        struct folded_meta meta = {units, ingest_sample_rate(req->query), from, until - from,
+        struct folded_meta meta = {units, ingest_cpu_period(req->query), from, until - from,
                                    kind == FORMAT_LINES};
         struct profd_profile *p =
             kind == FORMAT_TRIE || kind == FORMAT_TREE

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         int64_t t;
         ingest_time(query, "from", 0, &t);
         ingest_time(query, "until", INT64_MAX, &t);
-        ingest_sample_rate(query);
+        ingest_cpu_period(query);
         ingest_units(query, units, sizeof(units));
         free(query);
     } else if (data[0] % 5 == 3) {
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
                          why, sizeof(why));
     } else if (data[0] % 5 == 2) {
         int form = data[0] / 5 % 4;   /* folded, lines, trie, tree */
-        struct folded_meta meta = {"samples", 100, 0, 0, form == 1};
+        struct folded_meta meta = {"samples", 10000000, 0, 0, form == 1};
         struct profd_profile *p =
             form >= 2 ? binary_stacks_profile(host, form == 2 ? STACKS_TRIE : STACKS_TREE,
                                               data + 1, len - 1, &meta, why, sizeof(why))

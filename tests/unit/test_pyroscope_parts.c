@@ -56,11 +56,12 @@ TEST(times_relative_to_now)
 
 TEST(sample_rate_and_units_fall_back_as_pyroscope_does)
 {
-    CHECK_INT(ingest_sample_rate("sampleRate=97"), 97);
-    CHECK_INT(ingest_sample_rate("sampleRate=0"), 0);
-    CHECK_INT(ingest_sample_rate("sampleRate=-1"), 100);
-    CHECK_INT(ingest_sample_rate("sampleRate=abc"), 100);
-    CHECK_INT(ingest_sample_rate("name=x"), 100);
+    CHECK_INT(ingest_cpu_period("sampleRate=97"), 1000000000 / 97);
+    CHECK_INT(ingest_cpu_period("sampleRate=0"), 10000000);   /* 100 Hz */
+    CHECK_INT(ingest_cpu_period("sampleRate=-1"), 10000000);
+    CHECK_INT(ingest_cpu_period("sampleRate=abc"), 10000000);
+    CHECK_INT(ingest_cpu_period("sampleRate="), 10000000);
+    CHECK_INT(ingest_cpu_period("name=x"), 10000000);
     char u[32];
     ingest_units("units=lock_samples", u, sizeof(u));
     CHECK_STR(u, "lock_samples");

@@ -42,10 +42,10 @@ processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto
-exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c
+exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/running_total.c
 exporter_parca_LIBS := -lcurl -lcrypto
 exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
-    lib/label_valid.c lib/utf8_valid.c
+    lib/label_valid.c lib/utf8_valid.c lib/running_total.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c
 receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
 receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c \
@@ -53,7 +53,7 @@ receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_au
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
-    lib/profile_family.c lib/utf8_valid.c lib/label_valid.c
+    lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)

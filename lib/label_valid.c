@@ -84,10 +84,3 @@ void label_add_valid(const struct profd_host *host, struct profd_labels *out, co
     free(key);
     free(val);
 }
-
-void fixes_count(const struct profd_host *host, struct profd_component *self,
-                 _Atomic size_t *total, size_t fixes, const char *name, const char *help)
-{
-    if (fixes)
-        host->gauge_set(self, name, help, "", (double)(atomic_fetch_add(total, fixes) + fixes));
-}

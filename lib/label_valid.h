@@ -5,7 +5,6 @@
 #ifndef PROFD_LIB_LABEL_VALID_H
 #define PROFD_LIB_LABEL_VALID_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -24,11 +23,5 @@ bool label_valid_name(const char *name, bool colons, size_t max, char *buf);
 void label_add_valid(const struct profd_host *host, struct profd_labels *out, const char *name,
                      const char *value, size_t max_name, size_t max_value, size_t max_labels,
                      size_t *fixes);
-
-/* Adds fixes (of labels, or of profiles made acceptable; none: nothing)
- * to *total and sets the gauge name (with its help) of self to the new
- * total. */
-void fixes_count(const struct profd_host *host, struct profd_component *self,
-                 _Atomic size_t *total, size_t fixes, const char *name, const char *help);
 
 #endif

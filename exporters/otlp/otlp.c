@@ -13,6 +13,7 @@
 
 #include "../../lib/client_tls.h"
 #include "../../lib/rpc_client.h"
+#include "../../lib/running_total.h"
 #include "profd/plugin.h"
 
 #define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -67,6 +68,7 @@ struct otlp_exporter {
     struct profd_component *self;
     const struct config *cfg;
     struct rpc_client *client;
+    _Atomic size_t rejected;   /* profiles the receiver refused in a partial success */
 };
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -121,7 +123,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     return PROFD_OK;
 }
 
-/* The partial success of an ExportProfilesServiceResponse, if any. */
+/* The partial success of an ExportProfilesServiceResponse, if any: logged,
+ * and its profiles counted apart (a record may hold several profiles, and
+ * the response does not say whose they were; its records count as sent). */
 static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, size_t len)
 {
     /* partial_success = 1 { rejected_profiles = 1; error_message = 2 } */
@@ -143,7 +147,8 @@ static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, si
         msg_len = p[1];
     }
     if (rejected) {
-        e->host->count(e->self, PROFD_C_FAILED_RECORDS, rejected);
+        running_total_add(e->host, e->self, &e->rejected, rejected, "profd_otlp_rejected_profiles",
+                          "Profiles the OTLP receiver refused in a partial success.");
         e->host->log(e->self, PROFD_LOG_WARN, "the receiver refused %llu profiles: %.*s",
                      (unsigned long long)rejected, msg_len, msg);
     }

@@ -19,6 +19,7 @@
 #include "../../lib/label_valid.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
+#include "../../lib/running_total.h"
 #include "profd/plugin.h"
 
 #define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
@@ -89,7 +90,7 @@ static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
         label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
                         SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
     if (count)
-        fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
+        running_total_add(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
                     "Series labels changed or dropped to pass Parca's validation.");
 }
 

@@ -20,6 +20,7 @@
 #include "../../lib/profile_family.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
+#include "../../lib/running_total.h"
 #include "clean_labels.h"
 #include "profd/plugin.h"
 #include "type_names.h"
@@ -111,7 +112,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 
 static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
 {
-    fixes_count(e->host, e->self, &e->label_fixes, fixes, "profd_pyroscope_label_fixes",
+    running_total_add(e->host, e->self, &e->label_fixes, fixes, "profd_pyroscope_label_fixes",
                 "Series labels changed or dropped to pass Pyroscope's validation.");
 }
 
@@ -227,7 +228,7 @@ static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool c
     size_t label_fixes = pyroscope_clean_labels(e->host, &r->labels, &e->cfg->external_labels,
                                                 fallback, labels);
     if (count) {
-        fixes_count(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
+        running_total_add(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
                     "Profiles whose type names were changed to pass Pyroscope's validation "
                     "(no '-' in them).");
         count_fixes(e, label_fixes);

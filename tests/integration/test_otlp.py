@@ -14,8 +14,9 @@ import unittest
 import urllib.error
 import urllib.request
 
-from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, make_test_certs,
-                     metric_value, protoc_modules, raw_pprof, run, wait_until)
+from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, exported_counts,
+                     make_test_certs, metric_value, protoc_modules, push_series, raw_pprof, run,
+                     wait_until)
 
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
@@ -355,9 +356,10 @@ class OtlpExporterTest(ProfdTestCase):
 
     def serve(self, answers):
         """A grpcio Export server answering with answers in turn (the last
-        repeating): a status code, or (code, retry delay in seconds) for an
-        error carrying a google.rpc.RetryInfo. Returns (address, requests),
-        each request (message, metadata, monotonic arrival time)."""
+        repeating): a status code, (code, retry delay in seconds) for an
+        error carrying a google.rpc.RetryInfo, or a number n for a partial
+        success refusing n profiles. Returns (address, requests), each
+        request (message, metadata, monotonic arrival time)."""
         svc, status_pb2 = pb()
         got, lock = [], threading.Lock()
 
@@ -366,6 +368,9 @@ class OtlpExporterTest(ProfdTestCase):
                 got.append((svc.ExportProfilesServiceRequest.FromString(request),
                             dict(context.invocation_metadata()), time.monotonic()))
                 answer = answers.pop(0) if len(answers) > 1 else answers[0]
+            if isinstance(answer, int):
+                return svc.ExportProfilesServiceResponse(partial_success=dict(
+                    rejected_profiles=answer, error_message="no stacks")).SerializeToString()
             if isinstance(answer, tuple):   # RetryInfo{retry_delay: Duration{nanos}}
                 answer, delay = answer
                 nanos = int(delay * 1e9)
@@ -459,6 +464,18 @@ class OtlpExporterTest(ProfdTestCase):
         self.push_three_until_counted(
             'otlp: {endpoint: "%s", send_batch_size: 1}' % address, [2, 1])
         self.assertEqual(f_labels(got), [["a"], ["b"], ["c"]])
+
+    def test_a_partial_success_is_logged_and_its_profiles_counted_apart(self):
+        """Refused profiles in a partial success are the receiver's; the
+        response does not say of which records, which count as sent."""
+        address, _ = self.serve([2])
+        p, ingest = self.start_pushes_into('otlp: {endpoint: "%s"}' % address)
+        push_series(ingest, "f", ["a"])
+        p.wait_log(r"the receiver refused 2 profiles: no stacks")
+        wait_until(lambda: exported_counts(p, "otlp") == [1, 0], "the record counted as sent")
+        self.assertEqual(metric_value(p.metrics(), "profd_otlp_rejected_profiles",
+                                      component="otlp"), 2)
+        self.assertEqual(p.stop(), 0)
 
     def test_a_refused_file_alone_is_kept_for_the_next_scan(self):
         """Three spooled files reach the exporter as one batch and go as a

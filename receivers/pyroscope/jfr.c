@@ -33,6 +33,9 @@ static const struct {
     [JFR_PARK] = {"block", {{"contentions", "count"}, {"delay", "nanoseconds"}}, 2,
                   {"block", "count"}},
     [JFR_LIVE] = {"memory", {{"live", "count"}}, 1, {"objects", "count"}},
+    [JFR_ALLOC_SAMPLE] = {"memory",
+                          {{"alloc_sample_objects", "count"}, {"alloc_sample_bytes", "bytes"}},
+                          2, {"space", "bytes"}},
 };
 
 /* pyroscope-java's LabelsSnapshot: contexts (id -> label pairs of string

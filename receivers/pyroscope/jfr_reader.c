@@ -224,6 +224,7 @@ static int kind_of(struct str name)
         [JFR_MONITOR] = "jdk.JavaMonitorEnter",
         [JFR_PARK] = "jdk.ThreadPark",
         [JFR_LIVE] = "profiler.LiveObject",
+        [JFR_ALLOC_SAMPLE] = "jdk.ObjectAllocationSample",
     };
     for (int k = 0; k < JFR_KINDS; k++)
         if (jfr_str_is(name, names[k]))
@@ -237,13 +238,12 @@ static struct str symbol(const struct chunk *c, uint64_t key)
     return key_map_get(&c->symbols, key, &at) ? c->strs[at] : (struct str){"", 0};
 }
 
-/* The frames of stack trace key, resolved, into *frames (grown). */
-static uint32_t resolve(const struct chunk *c, uint64_t key, struct jfr_frame **frames,
+/* The frames of the stack trace at (its run in c->stack_runs), resolved,
+ * into *frames (grown). */
+static uint32_t resolve(const struct chunk *c, uint32_t at, struct jfr_frame **frames,
                         size_t *cap)
 {
-    uint32_t at, m, k;
-    if (!key_map_get(&c->stacks, key, &at))
-        return 0;
+    uint32_t m, k;
     uint32_t first = c->stack_runs[at][0], n = c->stack_runs[at][1];
     *frames = grow_array(*frames, cap, n, sizeof(**frames));
     for (uint32_t i = 0; i < n; i++) {
@@ -273,6 +273,7 @@ static bool event(struct chunk *c, struct rd *r, const struct class *cls, struct
         bool ok = jfr_str_is(f->name, "stackTrace")       ? scalar(c, r, f, &stack)
                   : jfr_str_is(f->name, "tlabSize")       ? scalar(c, r, f, &value)
                   : jfr_str_is(f->name, "allocationSize") ? scalar(c, r, f, &value)
+                  : jfr_str_is(f->name, "weight")         ? scalar(c, r, f, &value)
                   : jfr_str_is(f->name, "duration")       ? scalar(c, r, f, &duration)
                   : jfr_str_is(f->name, "contextId")      ? scalar(c, r, f, &context)
                   : jfr_str_is(f->name, "state")          ? scalar(c, r, f, &state)
@@ -280,10 +281,12 @@ static bool event(struct chunk *c, struct rd *r, const struct class *cls, struct
         if (!ok)
             return false;
     }
-    uint32_t at;
+    uint32_t at, stack_at;
     if (kind == JFR_CPU && key_map_get(&c->states, (uint64_t)state, &at) &&
         jfr_str_is(c->strs[at], "STATE_SLEEPING"))
         return false;   /* a thread asleep (async-profiler's wall mode) spends no CPU */
+    if (!key_map_get(&c->stacks, (uint64_t)stack, &stack_at))
+        return false;   /* no stack trace (a compiler thread's): Pyroscope leaves it out */
     if (kind == JFR_MONITOR || kind == JFR_PARK) {
         double nanos = c->ticks_per_second > 0 && duration > 0
                            ? (double)duration * 1e9 / (double)c->ticks_per_second
@@ -293,7 +296,7 @@ static bool event(struct chunk *c, struct rd *r, const struct class *cls, struct
     else if (kind == JFR_CPU || kind == JFR_LIVE)
         value = 0;
     *s = (struct jfr_sample){(enum jfr_kind)kind, NULL, 0, value, context};
-    s->nframes = resolve(c, (uint64_t)stack, frames, cap);
+    s->nframes = resolve(c, stack_at, frames, cap);
     s->frames = *frames;
     return true;
 }

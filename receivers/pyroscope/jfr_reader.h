@@ -17,6 +17,7 @@ enum jfr_kind {
     JFR_MONITOR,        /* jdk.JavaMonitorEnter: its duration */
     JFR_PARK,           /* jdk.ThreadPark: its duration */
     JFR_LIVE,           /* profiler.LiveObject (async-profiler) */
+    JFR_ALLOC_SAMPLE,   /* jdk.ObjectAllocationSample (the JDK's default): weight */
     JFR_KINDS
 };
 
@@ -32,7 +33,7 @@ struct jfr_sample {
     enum jfr_kind kind;
     const struct jfr_frame *frames;   /* leaf first */
     uint32_t nframes;
-    int64_t value;     /* bytes, or nanoseconds for JFR_MONITOR and JFR_PARK; else 0 */
+    int64_t value;     /* bytes (allocations), nanoseconds (JFR_MONITOR, JFR_PARK); else 0 */
     int64_t context;   /* async-profiler's contextId (labels); 0 when none */
 };
 
@@ -44,7 +45,8 @@ struct jfr_span {
 
 /*
  * Reads every chunk of the recording data[0..len) and calls fn(arg, s) for
- * each sample of an event enum jfr_kind names (other events are skipped);
+ * each sample of an event enum jfr_kind names that has a stack trace (other
+ * events are skipped);
  * fn returning false stops the read. Returns the number of samples, or -1
  * with why naming what is wrong and at which byte.
  */

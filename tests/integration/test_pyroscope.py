@@ -311,11 +311,11 @@ class PyroscopeTest(ProfdTestCase):
         status, body = http_post(url % (address(p), "bare"), gzip.decompress(recording))
         self.assertEqual(status, 200, body)
         for directory in ("form", "bare"):
-            wait_until(lambda: len(self.outputs(os.path.join("profiles", directory))) == 3,
-                       "three profiles of the %s recording" % directory)
+            wait_until(lambda: len(self.outputs(os.path.join("profiles", directory))) == 4,
+                       "four profiles of the %s recording" % directory)
             names = sorted(re.sub(r"(-\d+)?\.pb\.gz$", "", os.path.basename(f)) for f in
                            self.outputs(os.path.join("profiles", directory)))
-            self.assertEqual(names, ["memory", "memory", "process_cpu"])   # the __name__s
+            self.assertEqual(names, ["memory"] * 3 + ["process_cpu"])   # the __name__s
             found = self.jfr_profiles(directory)
             cpu, = found["cpu"]
             stacks = {}
@@ -330,7 +330,7 @@ class PyroscopeTest(ProfdTestCase):
             self.assertEqual(cpu.period, 10000000)
             self.assertEqual(sorted([[n, list(k)] for k, n in stacks.items()],
                                     key=lambda x: (-x[0], x[1])), want["cpu_stacks"])
-            for kind in ("alloc_in_new_tlab", "alloc_outside_tlab"):
+            for kind in ("alloc_in_new_tlab", "alloc_outside_tlab", "alloc_sample"):
                 prof, = found["%s_objects %s_bytes" % (kind, kind)]
                 self.assertEqual([sum(s.value[i] for s in prof.sample) for i in (0, 1)],
                                  [want[kind]["objects"], want[kind]["bytes"]])

@@ -20,6 +20,7 @@ static const struct {
     const char *period[2];
 } kinds[JFR_KINDS] = {
     [JFR_CPU] = {"process_cpu", {{"cpu", "nanoseconds"}}, 1, {"cpu", "nanoseconds"}},
+    [JFR_WALL] = {"wall", {{"wall", "nanoseconds"}}, 1, {"wall", "nanoseconds"}},
     [JFR_ALLOC_IN_TLAB] = {"memory",
                            {{"alloc_in_new_tlab_objects", "count"},
                             {"alloc_in_new_tlab_bytes", "bytes"}},
@@ -36,6 +37,8 @@ static const struct {
     [JFR_ALLOC_SAMPLE] = {"memory",
                           {{"alloc_sample_objects", "count"}, {"alloc_sample_bytes", "bytes"}},
                           2, {"space", "bytes"}},
+    [JFR_MALLOC] = {"memory", {{"malloc_objects", "count"}, {"malloc_bytes", "bytes"}}, 2,
+                    {"", ""}},
 };
 
 /* pyroscope-java's LabelsSnapshot: contexts (id -> label pairs of string
@@ -163,7 +166,7 @@ static struct built *kind_profile(struct builder *b, enum jfr_kind k)
     p->period_type = (struct profd_value_type){
         host->profile_intern(p, kinds[k].period[0], strlen(kinds[k].period[0])),
         host->profile_intern(p, kinds[k].period[1], strlen(kinds[k].period[1]))};
-    p->period = k == JFR_CPU ? b->cpu_period : 1;
+    p->period = k == JFR_CPU || k == JFR_WALL ? b->cpu_period : 1;
     return kb;
 }
 
@@ -224,8 +227,13 @@ static bool add_sample(void *arg, const struct jfr_sample *js)
     for (uint32_t i = 0; i < js->nframes; i++)
         locs[i] = location_of(b, kb, &js->frames[i]);
     int64_t *values = b->host->profile_alloc(p, 2 * sizeof(*values));
-    values[0] = js->kind == JFR_CPU ? b->cpu_period : 1;
     values[1] = js->value;
+    if (js->kind == JFR_WALL) {   /* value samples of a period each */
+        if (__builtin_mul_overflow(js->value, b->cpu_period, &values[0]))
+            values[0] = INT64_MAX;
+    } else {
+        values[0] = js->kind == JFR_CPU ? b->cpu_period : 1;
+    }
     struct profd_sample *s = b->host->profile_add_sample(p);
     *s = (struct profd_sample){.locations = locs, .values = values, .nlocations = js->nframes};
     context_labels(b, p, s, js->context);

@@ -12,8 +12,11 @@
 /*
  * Adds to b a record for each kind of sample the recording jfr[0..len)
  * holds, its __name__ its family: process_cpu (jdk.ExecutionSample of a
- * thread not asleep, each cpu_period_nanos of cpu), memory (allocations in new TLABs and outside
- * them, counts and bytes; async-profiler's live objects), mutex
+ * thread not asleep, each cpu_period_nanos of cpu), wall (in async-profiler's
+ * wall mode every jdk.ExecutionSample, and profiler.WallClockSample, at the
+ * same period), memory (allocations in new TLABs and outside them, the
+ * JDK's allocation samples, counts and bytes; async-profiler's live objects
+ * and native mallocs), mutex
  * (jdk.JavaMonitorEnter) and block (jdk.ThreadPark), both contentions and
  * delay. Frames are named class.method as the recording names them, with
  * their lines. labels, when not NULL, is pyroscope-java's LabelsSnapshot:

@@ -215,16 +215,31 @@ static bool read_pools(struct chunk *c, struct rd *r)
 
 /* ---- events ---- */
 
+/* A recording as it is read: where its samples go, and what its settings
+ * said so far. */
+struct reading {
+    bool (*fn)(void *arg, const struct jfr_sample *s);
+    void *arg;
+    bool wall;       /* async-profiler's event=wall: execution samples are wall time too */
+    bool stopped;    /* fn said to stop */
+    long samples;
+    struct jfr_frame *frames;   /* a sample's, resolved */
+    size_t frames_cap;
+};
+
+/* The kind of the samples events of class name make, or -1. */
 static int kind_of(struct str name)
 {
     static const char *const names[JFR_KINDS] = {
         [JFR_CPU] = "jdk.ExecutionSample",
+        [JFR_WALL] = "profiler.WallClockSample",
         [JFR_ALLOC_IN_TLAB] = "jdk.ObjectAllocationInNewTLAB",
         [JFR_ALLOC_OUTSIDE] = "jdk.ObjectAllocationOutsideTLAB",
         [JFR_MONITOR] = "jdk.JavaMonitorEnter",
         [JFR_PARK] = "jdk.ThreadPark",
         [JFR_LIVE] = "profiler.LiveObject",
         [JFR_ALLOC_SAMPLE] = "jdk.ObjectAllocationSample",
+        [JFR_MALLOC] = "profiler.Malloc",
     };
     for (int k = 0; k < JFR_KINDS; k++)
         if (jfr_str_is(name, names[k]))
@@ -260,45 +275,98 @@ static uint32_t resolve(const struct chunk *c, uint32_t at, struct jfr_frame **f
     return n;
 }
 
-/* One event of class cls: a sample when its kind is one profiles use. */
-static bool event(struct chunk *c, struct rd *r, const struct class *cls, struct jfr_sample *s,
-                  struct jfr_frame **frames, size_t *cap)
+/* A string field into *out (empty when it is no string); other fields are
+ * skipped. */
+static bool string_field(struct chunk *c, struct rd *r, const struct field *f, struct str *out)
+{
+    const struct class *cls = jfr_class_by_id(c, f->type);
+    uint64_t key;
+    uint32_t at;
+    *out = (struct str){"", 0};
+    if (f->array || !cls || cls->prim != P_STRING)
+        return skip_field(c, r, f, 0);
+    if (!f->cp)
+        return jfr_string(c, r, out);
+    if (jfr_integer(r, 8, &key) && key_map_get(&c->strings, key, &at))
+        *out = c->strs[at];
+    return !r->err;
+}
+
+/* A jdk.ActiveSetting event: async-profiler's "event" setting says which
+ * event it samples; "wall" makes execution samples wall time too. */
+static void active_setting(struct chunk *c, struct rd *r, const struct class *cls,
+                           struct reading *rg)
+{
+    struct str name = {"", 0}, value = {"", 0};
+    for (size_t i = 0; i < cls->nfields; i++) {
+        const struct field *f = &cls->fields[i];
+        bool ok = jfr_str_is(f->name, "name")    ? string_field(c, r, f, &name)
+                  : jfr_str_is(f->name, "value") ? string_field(c, r, f, &value)
+                                                 : skip_field(c, r, f, 0);
+        if (!ok)
+            return;
+    }
+    if (jfr_str_is(name, "event"))
+        rg->wall = jfr_str_is(value, "wall");
+}
+
+/* Hands a sample of kind with value and the stack at to rg's fn. */
+static void emit(const struct chunk *c, struct reading *rg, enum jfr_kind kind, int64_t value,
+                 int64_t context, uint32_t stack_at)
+{
+    if (rg->stopped)
+        return;
+    struct jfr_sample s = {kind, NULL, 0, value, context};
+    s.nframes = resolve(c, stack_at, &rg->frames, &rg->frames_cap);
+    s.frames = rg->frames;
+    rg->samples++;
+    rg->stopped = !rg->fn(rg->arg, &s);
+}
+
+/* One event of class cls: the samples of it, if its kind is one profiles
+ * use and it has a stack trace. */
+static void event(struct chunk *c, struct rd *r, const struct class *cls, struct reading *rg)
 {
     int kind = kind_of(cls->name);
     int64_t stack = 0, value = 0, duration = 0, context = 0, state = 0;
     if (kind < 0)
-        return false;
+        return;
     for (size_t i = 0; i < cls->nfields; i++) {
         const struct field *f = &cls->fields[i];
         bool ok = jfr_str_is(f->name, "stackTrace")       ? scalar(c, r, f, &stack)
                   : jfr_str_is(f->name, "tlabSize")       ? scalar(c, r, f, &value)
                   : jfr_str_is(f->name, "allocationSize") ? scalar(c, r, f, &value)
                   : jfr_str_is(f->name, "weight")         ? scalar(c, r, f, &value)
+                  : jfr_str_is(f->name, "size")           ? scalar(c, r, f, &value)
+                  : jfr_str_is(f->name, "samples")        ? scalar(c, r, f, &value)
                   : jfr_str_is(f->name, "duration")       ? scalar(c, r, f, &duration)
                   : jfr_str_is(f->name, "contextId")      ? scalar(c, r, f, &context)
                   : jfr_str_is(f->name, "state")          ? scalar(c, r, f, &state)
                                                       : skip_field(c, r, f, 0);
         if (!ok)
-            return false;
+            return;
     }
     uint32_t at, stack_at;
-    if (kind == JFR_CPU && key_map_get(&c->states, (uint64_t)state, &at) &&
-        jfr_str_is(c->strs[at], "STATE_SLEEPING"))
-        return false;   /* a thread asleep (async-profiler's wall mode) spends no CPU */
     if (!key_map_get(&c->stacks, (uint64_t)stack, &stack_at))
-        return false;   /* no stack trace (a compiler thread's): Pyroscope leaves it out */
+        return;   /* no stack trace (a compiler thread's): Pyroscope leaves it out */
+    if (kind == JFR_CPU) {
+        /* a thread asleep (sampled in async-profiler's wall mode) spends no CPU */
+        if (!key_map_get(&c->states, (uint64_t)state, &at) ||
+            !jfr_str_is(c->strs[at], "STATE_SLEEPING"))
+            emit(c, rg, JFR_CPU, 0, context, stack_at);
+        if (rg->wall)
+            emit(c, rg, JFR_WALL, 1, context, stack_at);
+        return;
+    }
     if (kind == JFR_MONITOR || kind == JFR_PARK) {
         double nanos = c->ticks_per_second > 0 && duration > 0
                            ? (double)duration * 1e9 / (double)c->ticks_per_second
                            : 0;
         value = nanos < 9.2e18 ? (int64_t)nanos : INT64_MAX;
-    }
-    else if (kind == JFR_CPU || kind == JFR_LIVE)
+    } else if (kind == JFR_LIVE) {
         value = 0;
-    *s = (struct jfr_sample){(enum jfr_kind)kind, NULL, 0, value, context};
-    s->nframes = resolve(c, stack_at, frames, cap);
-    s->frames = *frames;
-    return true;
+    }
+    emit(c, rg, (enum jfr_kind)kind, value, context, stack_at);
 }
 
 static void chunk_free(struct chunk *c)
@@ -322,10 +390,47 @@ static void chunk_free(struct chunk *c)
     free(c->stack_runs);
 }
 
-/* Reads one chunk at r->p: pools, then events into fn. The number of
- * samples, or -1 with r's error set. */
-static long read_chunk(struct rd *file, bool (*fn)(void *, const struct jfr_sample *), void *arg,
-                       struct jfr_span *span)
+/* Reads the records of c: with samples false its constant pools, then its
+ * settings (which may refer to the pools); with samples set its events,
+ * into rg. False with c->r's error set. */
+static bool read_records(struct chunk *c, struct reading *rg, bool samples)
+{
+    struct rd r = c->r, body, *settings = NULL;   /* settings: ActiveSetting events */
+    size_t nsettings = 0, settings_cap = 0;
+    const struct class *setting = NULL;
+    r.p = c->r.base + JFR_HEADER_SIZE;
+    uint64_t type;
+    while (r.p < r.end && !rg->stopped && jfr_record(&r, &body, &type)) {
+        const struct class *cls = type > 1 ? jfr_class_by_id(c, type) : NULL;
+        if (!samples && type == 1) {
+            read_pools(c, &body);
+        } else if (!samples && cls && jfr_str_is(cls->name, "jdk.ActiveSetting")) {
+            setting = cls;
+            settings = grow_array(settings, &settings_cap, nsettings + 1, sizeof(*settings));
+            settings[nsettings++] = body;
+        } else if (samples && cls) {
+            event(c, &body, cls, rg);
+        }
+        if (body.err)
+            r = body;
+    }
+    for (size_t i = 0; i < nsettings && !r.err; i++) {
+        body = settings[i];
+        active_setting(c, &body, setting, rg);
+        if (body.err)
+            r = body;
+    }
+    free(settings);
+    if (r.err) {
+        c->r.err = r.err;
+        c->r.err_at = r.err_at;
+    }
+    return !r.err;
+}
+
+/* Reads one chunk at file->p: pools and settings, then events into rg.
+ * False with file's error set. */
+static bool read_chunk(struct rd *file, struct reading *rg, struct jfr_span *span)
 {
     uint64_t magic = 0, version = 0, size = 0, cp_offset, meta_offset = 0, start = 0, duration = 0,
              ticks = 0, skip, flags = 0;
@@ -333,8 +438,7 @@ static long read_chunk(struct rd *file, bool (*fn)(void *, const struct jfr_samp
     c.r.base = file->p;
     c.r.compressed = false;
     if (!jfr_big_endian(&c.r, 4, &magic) || magic != 0x464c5200) {
-        jfr_fail(file, "not a JFR chunk (no FLR magic)");
-        return -1;
+        return jfr_fail(file, "not a JFR chunk (no FLR magic)");
     }
     jfr_big_endian(&c.r, 4, &version);
     jfr_big_endian(&c.r, 8, &size);
@@ -347,9 +451,9 @@ static long read_chunk(struct rd *file, bool (*fn)(void *, const struct jfr_samp
     jfr_big_endian(&c.r, 4, &flags);
     if (c.r.err || version >> 16 != 2 || size < JFR_HEADER_SIZE ||
         size > (uint64_t)(file->end - file->p)) {
-        jfr_fail(file, c.r.err ? c.r.err : version >> 16 != 2 ? "a JFR version other than 2"
-                                                          : "a chunk size past the data");
-        return -1;
+        return jfr_fail(file, c.r.err                 ? c.r.err
+                              : version >> 16 != 2 ? "a JFR version other than 2"
+                                                   : "a chunk size past the data");
     }
     c.r.end = file->p + size;
     c.r.compressed = flags & 1;
@@ -361,41 +465,15 @@ static long read_chunk(struct rd *file, bool (*fn)(void *, const struct jfr_samp
         !__builtin_sub_overflow(end, span->start_nanos, &span_len) &&
         span_len > span->duration_nanos)
         span->duration_nanos = span_len;
-    long samples = 0;
-    struct jfr_frame *frames = NULL;
-    size_t frames_cap = 0;
-    if (jfr_read_metadata(&c, meta_offset)) {
-        for (int pass = 0; pass < 2 && !c.r.err; pass++) {
-            struct rd r = c.r, body;
-            r.p = c.r.base + JFR_HEADER_SIZE;
-            uint64_t type;
-            while (r.p < r.end && jfr_record(&r, &body, &type)) {
-                const struct class *cls = type > 1 ? jfr_class_by_id(&c, type) : NULL;
-                struct jfr_sample s;
-                if (pass == 0 && type == 1 && !read_pools(&c, &body))
-                    r = body;   /* its error */
-                else if (pass == 1 && cls && event(&c, &body, cls, &s, &frames, &frames_cap)) {
-                    samples++;
-                    if (!fn(arg, &s))
-                        break;
-                }
-                if (body.err)
-                    r = body;
-            }
-            if (r.err) {
-                c.r.err = r.err;
-                c.r.err_at = r.err_at;
-            }
-        }
-    }
-    free(frames);
+    if (jfr_read_metadata(&c, meta_offset) && read_records(&c, rg, false))
+        read_records(&c, rg, true);
     file->p = file->p + size;
     if (c.r.err) {
         file->err = c.r.err;
         file->err_at = (size_t)(c.r.base - file->base) + c.r.err_at;
     }
     chunk_free(&c);
-    return file->err ? -1 : samples;
+    return !file->err;
 }
 
 long jfr_read(const uint8_t *data, size_t len, bool (*fn)(void *arg, const struct jfr_sample *s),
@@ -407,14 +485,13 @@ long jfr_read(const uint8_t *data, size_t len, bool (*fn)(void *arg, const struc
         return -1;
     }
     struct rd file = {data, data + len, data, false, NULL, 0};
-    long total = 0;
-    while (file.p < file.end) {
-        long n = read_chunk(&file, fn, arg, span);
-        if (n < 0) {
-            snprintf(why, whylen, "JFR: %s at byte %zu", file.err, file.err_at);
-            return -1;
-        }
-        total += n;
+    struct reading rg = {.fn = fn, .arg = arg};
+    while (file.p < file.end && !rg.stopped && read_chunk(&file, &rg, span))
+        ;
+    free(rg.frames);
+    if (file.err) {
+        snprintf(why, whylen, "JFR: %s at byte %zu", file.err, file.err_at);
+        return -1;
     }
-    return total;
+    return rg.samples;
 }

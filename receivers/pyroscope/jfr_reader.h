@@ -12,12 +12,15 @@
 /* The events profiles are made of, by the profile they go to. */
 enum jfr_kind {
     JFR_CPU,            /* jdk.ExecutionSample, of a thread not STATE_SLEEPING */
+    JFR_WALL,           /* jdk.ExecutionSample in async-profiler's wall mode (an ActiveSetting
+                           event=wall); profiler.WallClockSample: samples */
     JFR_ALLOC_IN_TLAB,  /* jdk.ObjectAllocationInNewTLAB: tlabSize */
     JFR_ALLOC_OUTSIDE,  /* jdk.ObjectAllocationOutsideTLAB: allocationSize */
     JFR_MONITOR,        /* jdk.JavaMonitorEnter: its duration */
     JFR_PARK,           /* jdk.ThreadPark: its duration */
     JFR_LIVE,           /* profiler.LiveObject (async-profiler) */
     JFR_ALLOC_SAMPLE,   /* jdk.ObjectAllocationSample (the JDK's default): weight */
+    JFR_MALLOC,         /* profiler.Malloc (async-profiler's native allocations): size */
     JFR_KINDS
 };
 
@@ -33,7 +36,8 @@ struct jfr_sample {
     enum jfr_kind kind;
     const struct jfr_frame *frames;   /* leaf first */
     uint32_t nframes;
-    int64_t value;     /* bytes (allocations), nanoseconds (JFR_MONITOR, JFR_PARK); else 0 */
+    int64_t value;     /* bytes (allocations), nanoseconds (JFR_MONITOR, JFR_PARK), samples
+                          (JFR_WALL); else 0 */
     int64_t context;   /* async-profiler's contextId (labels); 0 when none */
 };
 

@@ -69,7 +69,9 @@ for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame
     perf) seeds="$CORPUS/perf" ;;
     elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms and perf maps
     jfr) seeds=$FUZZ_BUILD/seeds-jfr; mkdir -p $seeds
-         gzip -dc tests/integration/jfr/burn.jfr.gz > $seeds/burn.jfr ;;
+         for f in tests/integration/jfr/*.jfr.gz; do
+             gzip -dc "$f" > $seeds/$(basename "$f" .gz)
+         done ;;
     *) seeds=tests/fuzz/seeds/$t ;;
     esac
     if [ $t = pprof ]; then   # raw profiles too: the decoder past gunzip, the quick proof

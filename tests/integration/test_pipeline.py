@@ -193,10 +193,10 @@ class PipelineTest(ProfdTestCase):
         with open(raw[0], "rb") as f:
             self.assertNotEqual(f.read(2), b"\x1f\x8b")   # compression: none
         self.assertEqual(go_raw(raw[0]), go_raw(os.path.join(GO_CORPUS, "cpu.pb.gz")))
-        m = p.metrics()
-        self.assertEqual(metric_value(m, "profd_component_sent_records_total",
-                                      kind="exporter", id="pprof_file/a"), 1)
-        self.assertEqual(metric_value(m, "profd_component_accepted_records_total",
+        # sent is counted once the exporter's batch is done, after the file
+        wait_until(lambda: metric_value(p.metrics(), "profd_component_sent_records_total",
+                                        kind="exporter", id="pprof_file/a") == 1, "one sent")
+        self.assertEqual(metric_value(p.metrics(), "profd_component_accepted_records_total",
                                       kind="receiver", id="pprof_file"), 1)
         self.assertEqual(p.stop(), 0)
 

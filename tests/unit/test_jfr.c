@@ -15,16 +15,23 @@
 #include "../../receivers/pyroscope/jfr_reader.c"
 #include "../../receivers/pyroscope/multipart.c"
 
-/* The recording, inflated. */
-static uint8_t *recording(size_t *len)
+/* The recording tests/integration/jfr/<name>.jfr.gz, inflated. */
+static uint8_t *recording_named(const char *name, size_t *len)
 {
     size_t gz_len;
-    char err[256];
-    unsigned char *gz = check_read_file("tests/integration/jfr/burn.jfr.gz", &gz_len);
+    char err[256], path[256];
+    snprintf(path, sizeof(path), "tests/integration/jfr/%s.jfr.gz", name);
+    unsigned char *gz = check_read_file(path, &gz_len);
     uint8_t *data;
     CHECK_INT(profd_gunzip(gz, gz_len, 1 << 24, &data, len, err, sizeof(err)), 0);
     free(gz);
     return data;
+}
+
+/* The JDK's recording of Burn.java. */
+static uint8_t *recording(size_t *len)
+{
+    return recording_named("burn", len);
 }
 
 /* Counts samples by kind, and in counts[JFR_KINDS] those without frames. */
@@ -120,6 +127,26 @@ TEST(samples_of_threads_asleep_are_no_cpu)
     CHECK(jfr_read(data, len, count_kinds, counts, &span, why, sizeof(why)) == 1688 + 1 + 399);
     CHECK_INT(counts[JFR_CPU], 0);
     CHECK_INT(counts[JFR_ALLOC_IN_TLAB], 1688);
+    free(data);
+}
+
+/* async-profiler's wall mode (an ActiveSetting event=wall): each of the
+ * 38 execution samples is CPU and wall time; its 159 WallClockSamples and
+ * 159 Mallocs are read too (wall.expected.json). */
+TEST(wall_mode_and_async_profiler_events)
+{
+    size_t len, counts[JFR_KINDS + 1] = {0};
+    uint8_t *data = recording_named("wall", &len);
+    struct jfr_span span;
+    char why[256];
+    CHECK(jfr_read(data, len, count_kinds, counts, &span, why, sizeof(why)) == 38 * 2 + 159 * 2);
+    CHECK_INT(counts[JFR_CPU], 38);
+    CHECK_INT(counts[JFR_WALL], 38 + 159);
+    CHECK_INT(counts[JFR_MALLOC], 159);
+    swap_strings(data, len, "wall", "walk", 4);   /* event=walk: no wall mode */
+    memset(counts, 0, sizeof(counts));
+    CHECK(jfr_read(data, len, count_kinds, counts, &span, why, sizeof(why)) == 38 + 159 * 2);
+    CHECK_INT(counts[JFR_WALL], 159);
     free(data);
 }
 

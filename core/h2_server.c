@@ -375,7 +375,12 @@ static void work_done(struct profd_work *pw)
 
 static void handle(struct h2_conn *c, struct h2_stream *st)
 {
-    if (profd_server_to_worker(c->s, st->len)) {
+    const char *target = stream_header(st, ":path");
+    if (!target)
+        target = "";
+    size_t path_len = strcspn(target, "?");
+    if (profd_server_to_worker(c->s, st->len, target, path_len,
+                               target[path_len] ? target + path_len + 1 : "")) {
         struct h2_work *w = profd_xcalloc(1, sizeof(*w));
         w->work = (struct profd_work){work_run, work_done, NULL};
         w->c = c;

@@ -363,7 +363,7 @@ static void dispatch(struct h1_conn *c)
     char *path;
     struct profd_rpc_request req;
     request_of(c, &req, &path);
-    if (profd_server_to_worker(c->s, c->len)) {
+    if (profd_server_to_worker(c->s, c->len, req.path, strlen(req.path), req.query)) {
         struct h1_work *w = profd_xcalloc(1, sizeof(*w));
         *w = (struct h1_work){{work_run, work_done, NULL}, c, path, req, {0}};
         c->state = H1_WORKING;

@@ -95,8 +95,10 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
                        const char *encoding, const uint8_t *raw, size_t raw_len,
                        struct profd_rpc_request *req, struct profd_rpc_response *res);
 
-/* Whether a request whose body has len bytes is handled on a worker
- * thread: from PROFD_SERVER_WORKER_FROM bytes on, the work of one request
+/* Whether a request to path (path_len bytes) with query, whose body has
+ * len bytes, is handled on a worker thread: when the module says it is
+ * costly (profd_server_options.costly); from PROFD_SERVER_WORKER_FROM
+ * bytes on, the work of one request
  * (decompressing, checking, the pipeline) is long enough to stall every
  * other connection, and a hand-over costs little beside it; and at any size
  * while the pipeline is congested (profd_graph_congested), so that a
@@ -106,7 +108,8 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
  * The workers (one per CPU, at most 8) start as such requests come; false
  * when none can be had, and the request is served on the loop. */
 #define PROFD_SERVER_WORKER_FROM ((size_t)64 << 10)
-bool profd_server_to_worker(struct profd_server *s, size_t len);
+bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,
+                            size_t path_len, const char *query);
 
 /* Hands req to the module's handler. Only on a worker may the pipeline wait
  * for room in a full queue, and not past deadline_ns (CLOCK_MONOTONIC; 0

@@ -8,12 +8,11 @@
 #include "profd/plugin.h"
 #include "server_tls.h"
 
-/* Starts a server on endpoint and logs "<what> on <address>" (with " (TLS)"
- * when so), or the reason it could not; NULL then. fn(arg, ...) handles
- * each request. Main thread. */
+/* Starts a server as o says (its TLS files taken from tls) and logs
+ * "<what> on <address>" (with " (TLS)" when so), or the reason it could
+ * not; NULL then. fn(arg, ...) handles each request. Main thread. */
 struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_component *self,
-                                    const char *endpoint, enum profd_rpc_protocol protocol,
-                                    const struct server_tls *tls, size_t max_body,
+                                    struct profd_server_options o, const struct server_tls *tls,
                                     profd_rpc_handler fn, void *arg, const char *what);
 
 /* The state of a receiver serving one endpoint (Parca's, Pyroscope's):

@@ -215,8 +215,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
 static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint_config *ep,
                                   enum profd_rpc_protocol protocol)
 {
-    return serve_endpoint(r->host, r->self, ep->endpoint, protocol, &ep->tls,
-                          r->cfg->max_request_body_size, handle, r,
+    struct profd_server_options o = {.endpoint = ep->endpoint, .protocol = protocol,
+                                     .max_body = r->cfg->max_request_body_size};
+    return serve_endpoint(r->host, r->self, o, &ep->tls, handle, r,
                           protocol == PROFD_RPC_GRPC ? "OTLP/gRPC" : "OTLP/HTTP");
 }
 

@@ -177,8 +177,9 @@ static int start(void *st)
 {
     struct served_receiver *r = st;
     const struct config *cfg = cfg_of(r);
-    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_HTTP, &cfg->tls,
-                               cfg->max_message_size, handle, r,
+    struct profd_server_options o = {.endpoint = cfg->endpoint, .protocol = PROFD_RPC_HTTP,
+                                     .max_body = cfg->max_message_size};
+    r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, handle, r,
                                "Parca WriteRaw (gRPC, and the gateway's JSON)");
     return r->server ? PROFD_OK : PROFD_ERR;
 }

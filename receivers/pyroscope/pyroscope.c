@@ -422,6 +422,27 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
             host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");
 }
 
+/* Whether path is /ingest (or its /pyroscope/ prefixed twin). */
+static bool ingest_path(const char *path, size_t len)
+{
+    static const char prefix[] = "/pyroscope";
+    if (len > sizeof(prefix) - 1 && !memcmp(path, prefix, sizeof(prefix) - 1)) {
+        path += sizeof(prefix) - 1;
+        len -= sizeof(prefix) - 1;
+    }
+    return len == 7 && !memcmp(path, "/ingest", 7);
+}
+
+/* A JFR recording takes a millisecond or so to convert however small its
+ * gzip'd body is: such an /ingest runs on a worker, not on the loop that
+ * every other push waits for. */
+static bool costly_request(const char *path, size_t path_len, const char *query)
+{
+    char format[8];
+    return ingest_path(path, path_len) &&
+           ingest_query_param(query, "format", format, sizeof(format)) && !strcmp(format, "jfr");
+}
+
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
     struct served_receiver *r = arg;
@@ -430,8 +451,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401,
                     "missing or wrong credentials");
     bool is_push = !strcmp(req->path, PUSH);
-    bool is_ingest = req->protocol == PROFD_RPC_HTTP &&
-                     (!strcmp(req->path, "/ingest") || !strcmp(req->path, "/pyroscope/ingest"));
+    bool is_ingest = req->protocol == PROFD_RPC_HTTP && ingest_path(req->path, strlen(req->path));
     if (!is_push && !is_ingest)
         return fail(req, res, C_UNIMPLEMENTED, "unimplemented", 404, "unknown path %.100s",
                     req->path);
@@ -458,8 +478,10 @@ static int start(void *st)
 {
     struct served_receiver *r = st;
     const struct config *cfg = cfg_of(r);
-    r->server = serve_endpoint(r->host, r->self, cfg->endpoint, PROFD_RPC_HTTP, &cfg->tls,
-                               cfg->max_request_body_size, handle, r,
+    struct profd_server_options o = {.endpoint = cfg->endpoint, .protocol = PROFD_RPC_HTTP,
+                                     .max_body = cfg->max_request_body_size,
+                                     .costly = costly_request};
+    r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, handle, r,
                                "Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)");
     return r->server ? PROFD_OK : PROFD_ERR;
 }

@@ -347,6 +347,29 @@ class PyroscopeTest(ProfdTestCase):
         self.assertIn(b"no jfr field", body)
         self.assertEqual(p.stop(), 0)
 
+    def test_a_jfr_ingest_is_converted_on_a_worker_however_small(self):
+        """Converting a recording takes a millisecond or so even when its
+        gzip'd body is small: format=jfr is handled on a worker (over
+        HTTP/1.1 and HTTP/2), not on the loop every push waits for; a small
+        body of folded stacks is not."""
+        recording = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "jfr",
+                                      "burn.jfr.gz"), "rb").read()
+        self.assertLess(len(recording), 64 << 10)   # a size the loop would serve itself
+        p = self.start((RECEIVER % "{i}/{__name__}.pb.gz").replace(
+            '{address: ""}}', '{address: ""}, logs: {level: debug}}'))
+        url = "http://%s/ingest?name=burn%%7Bi%%3D%s%%7D&format=jfr"
+        status, body = http_post(url % (address(p), "form"), *sdk_form([("jfr", recording)]))
+        self.assertEqual(status, 200, body)
+        p.wait_log(r"a request of \d+ bytes on a worker")
+        status, body = h2c_post(url % (address(p), "h2"), recording)
+        self.assertEqual(status, 200, body)
+        p.wait_log(r"a request of \d+ bytes on a worker", count=2)
+        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bi%%3Df%%7D&format=folded"
+                                 % address(p), b"main;f 1\n")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(len(p.wait_log(r"a request of \d+ bytes on a worker")), 2)
+        self.assertEqual(p.stop(), 0)
+
     def test_ingest_jfr_wall_clock_and_malloc_as_async_profiler_writes_them(self):
         """async-profiler's wall mode (its ActiveSetting event=wall) makes
         every execution sample wall time too, and its profiler.WallClockSample

@@ -27,8 +27,9 @@
 #include "profd/model.h"
 #include "profd/options.h"
 
-/* Raised when a struct modules share changes layout (2: profd_type_names.cut). */
-#define PROFD_ABI_VERSION 2
+/* Raised when a struct modules share changes layout (2: profd_type_names.cut;
+ * 3: profd_server_options.costly). */
+#define PROFD_ABI_VERSION 3
 #define PROFD_PLUGIN_ENTRY profd_plugin_entry
 #define PROFD_PLUGIN_ENTRY_NAME "profd_plugin_entry"
 
@@ -127,9 +128,9 @@ struct profd_rpc_response {
 };
 
 /* Handles one request: on the event loop thread, or, for a large one (a
- * body of 64 KiB or more), on one of the server's worker threads while the
- * loop serves other requests; so it must be thread-safe, and must not
- * block on the loop. */
+ * body of 64 KiB or more) or a costly one (profd_server_options.costly),
+ * on one of the server's worker threads while the loop serves other
+ * requests; so it must be thread-safe, and must not block on the loop. */
 typedef void (*profd_rpc_handler)(void *arg, const struct profd_rpc_request *req,
                                   struct profd_rpc_response *res);
 
@@ -140,6 +141,12 @@ struct profd_server_options {
     const char *tls_key_file;
     const char *tls_client_ca_file;   /* set: clients must present a certificate */
     size_t max_body;                  /* decompressed bytes; larger: 413 / RESOURCE_EXHAUSTED */
+    /* Optional: true for a request that costs much work for its size (a
+     * JFR recording to convert), which then runs on a worker thread as a
+     * large one does rather than on the event loop. Gets the request's
+     * path (path_len bytes, not NUL-terminated) and its query ("" when
+     * none). Loop's thread. */
+    bool (*costly)(const char *path, size_t path_len, const char *query);
 };
 
 struct profd_server;   /* opaque */

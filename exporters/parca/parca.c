@@ -91,7 +91,7 @@ static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
                         SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
     if (count)
         running_total_add(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
-                    "Series labels changed or dropped to pass Parca's validation.");
+                          "Series labels changed or dropped to pass Parca's validation.");
 }
 
 /* The records of the batch this thread is retrying whose label fixes an

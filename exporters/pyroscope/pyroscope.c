@@ -113,7 +113,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
 {
     running_total_add(e->host, e->self, &e->label_fixes, fixes, "profd_pyroscope_label_fixes",
-                "Series labels changed or dropped to pass Pyroscope's validation.");
+                      "Series labels changed or dropped to pass Pyroscope's validation.");
 }
 
 static int call(struct pyroscope_exporter *e, struct rpc_client *client, const char *path,
@@ -229,8 +229,8 @@ static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool c
                                                 fallback, labels);
     if (count) {
         running_total_add(e->host, e->self, &e->type_fixes, fixed, "profd_pyroscope_type_fixes",
-                    "Profiles whose type names were changed to pass Pyroscope's validation "
-                    "(no '-' in them).");
+                          "Profiles whose type names were changed to pass Pyroscope's "
+                          "validation (no '-' in them).");
         count_fixes(e, label_fixes);
     }
     return true;

@@ -118,36 +118,39 @@ void profd_queue_gauges(struct profd_queue *q)
 /* How an exporter settled a record of the batch it exports. */
 enum settlement { SETTLE_OPEN = 0, SETTLE_DELIVERED, SETTLE_REFUSED };
 
+/* Counts n records sent, with their bytes, in q's exporter. */
+static void count_sent(struct profd_queue *q, size_t n, size_t bytes)
+{
+    atomic_fetch_add(&q->c->metrics->counters[PROFD_C_SENT_RECORDS], n);
+    atomic_fetch_add(&q->c->metrics->counters[PROFD_C_SENT_BYTES], bytes);
+}
+
 /*
- * Ends the export of b and lets go of the reference to it: each record
- * counts as settled[i] says (NULL: none settled), an open one as delivered
- * when open is PROFD_C_SENT_RECORDS, else under open (failed or dropped),
- * which is logged with why. Refused, failed and dropped records fail their
- * acks.
+ * Ends the export of b and lets go of the reference to it. Records the
+ * exporter settled (settled[i]; NULL: none) were counted then; of them the
+ * refused fail their acks. The others count as delivered when open is
+ * PROFD_C_SENT_RECORDS, else under open (failed or dropped), logged with
+ * why, and fail their acks.
  */
 static void conclude(struct profd_queue *q, struct profd_batch *b, const uint8_t *settled,
                      enum profd_counter open, const char *why)
 {
-    size_t sent = 0, sent_bytes = 0, refused = 0, unsent = 0;
+    size_t sent = 0, sent_bytes = 0, unsent = 0;
     for (size_t i = 0; i < b->nrecords; i++) {
         enum settlement how = settled ? (enum settlement)settled[i] : SETTLE_OPEN;
-        if (how == SETTLE_DELIVERED || (how == SETTLE_OPEN && open == PROFD_C_SENT_RECORDS)) {
+        if (how == SETTLE_REFUSED) {
+            profd_record_fail_ack(b->records[i]);
+        } else if (how == SETTLE_OPEN && open == PROFD_C_SENT_RECORDS) {
             sent++;
             sent_bytes += profd_record_bytes(b->records[i]);
-            continue;
-        }
-        profd_record_fail_ack(b->records[i]);
-        if (how == SETTLE_REFUSED)
-            refused++;
-        else
+        } else if (how == SETTLE_OPEN) {
+            profd_record_fail_ack(b->records[i]);
             unsent++;
+        }
     }
-    atomic_uint_fast64_t *counters = q->c->metrics->counters;
-    atomic_fetch_add(&counters[PROFD_C_SENT_RECORDS], sent);
-    atomic_fetch_add(&counters[PROFD_C_SENT_BYTES], sent_bytes);
-    atomic_fetch_add(&counters[PROFD_C_FAILED_RECORDS], refused);   /* the exporter said why */
+    count_sent(q, sent, sent_bytes);
     if (unsent) {
-        atomic_fetch_add(&counters[open], unsent);
+        atomic_fetch_add(&q->c->metrics->counters[open], unsent);
         profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
                   open == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export", unsent, why);
     }
@@ -198,10 +201,14 @@ static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
 static _Thread_local int64_t retry_hint_ns;
 /* Which try of its batch this thread's consume is. */
 static _Thread_local unsigned current_attempt;
-/* How the exporter settled each record of the batch this thread exports
- * (enum settlement; NULL between batches), kept through its retries. */
-static _Thread_local uint8_t *settled;
-static _Thread_local size_t settled_len;
+/* The batch this sender thread exports (its queue's; NULL between
+ * batches), and how the exporter settled each of its records (enum
+ * settlement), kept through its retries. */
+static _Thread_local struct {
+    struct profd_queue *q;
+    struct profd_batch *b;
+    uint8_t *how;
+} exporting;
 
 void profd_exporter_retry_after(int64_t ns)
 {
@@ -215,13 +222,18 @@ unsigned profd_exporter_attempt(void)
 
 void profd_exporter_settle(size_t i, bool delivered)
 {
-    if (i < settled_len && settled[i] == SETTLE_OPEN)
-        settled[i] = delivered ? SETTLE_DELIVERED : SETTLE_REFUSED;
+    if (!exporting.b || i >= exporting.b->nrecords || exporting.how[i] != SETTLE_OPEN)
+        return;
+    exporting.how[i] = delivered ? SETTLE_DELIVERED : SETTLE_REFUSED;
+    if (delivered)   /* counted now, so the counters follow a long batch as it goes */
+        count_sent(exporting.q, 1, profd_record_bytes(exporting.b->records[i]));
+    else   /* the exporter said why */
+        atomic_fetch_add(&exporting.q->c->metrics->counters[PROFD_C_FAILED_RECORDS], 1);
 }
 
 bool profd_exporter_settled(size_t i)
 {
-    return i < settled_len && settled[i] != SETTLE_OPEN;
+    return exporting.b && i < exporting.b->nrecords && exporting.how[i] != SETTLE_OPEN;
 }
 
 /* Has the exporter consume b until it went, failed for good, ran out of
@@ -232,8 +244,9 @@ static void export_one(struct profd_queue *q, struct profd_batch *b)
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     uint32_t seed = (uint32_t)(uintptr_t)b ^ (uint32_t)started.tv_nsec;
-    settled = profd_xcalloc(b->nrecords + 1, 1);
-    settled_len = b->nrecords;
+    exporting.q = q;
+    exporting.b = b;
+    exporting.how = profd_xcalloc(b->nrecords + 1, 1);
     enum profd_counter open = PROFD_C_FAILED_RECORDS;   /* unless it went */
     const char *why = NULL;
     for (unsigned attempt = 0;; attempt++) {
@@ -269,10 +282,12 @@ static void export_one(struct profd_queue *q, struct profd_batch *b)
             break;
         }
     }
-    conclude(q, b, settled, open, why);
-    free(settled);
-    settled = NULL;
-    settled_len = 0;
+    uint8_t *how = exporting.how;
+    exporting.q = NULL;
+    exporting.b = NULL;
+    exporting.how = NULL;
+    conclude(q, b, how, open, why);
+    free(how);
 }
 
 /* Called by a sender (q->mu held) when the head record is the first of a

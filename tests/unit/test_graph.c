@@ -104,7 +104,16 @@ static int mutate_consume(void *st, struct profd_batch *b)
     return s->host->emit(s->self, b);
 }
 
+/* Counter c of the component id of kind. */
+static uint64_t counter(const char *id, const char *kind, enum profd_counter c)
+{
+    return atomic_load(&profd_metrics_get(id, kind)->counters[c]);
+}
+
 static int largest_batch;   /* most records a sink was given at once */
+/* The sent records of a deliver_first sink, as its consume saw them once it
+ * settled its first record. */
+static uint64_t sent_while_consuming;
 
 /* refuse_first: the first record refused for good, then a retry;
  * deliver_first: the first record delivered, then a permanent error. */
@@ -146,8 +155,10 @@ static int sink_consume(void *st, struct profd_batch *b)
         if (s->cfg->mode == SINK_DELIVER_FIRST && n == 1)
             break;
         n++;
-        if (s->cfg->mode == SINK_DELIVER_FIRST)   /* others leave the count to the result */
+        if (s->cfg->mode == SINK_DELIVER_FIRST) {   /* others leave the count to the result */
             s->host->export_settle(s->self, i, true);
+            sent_while_consuming = counter(s->host->id(s->self), "exporter", PROFD_C_SENT_RECORDS);
+        }
         const char *m = s->host->record_label(b->records[i], "mutated");
         char what[64];
         snprintf(what, sizeof(what), "got%s", m ? "-mutated" : "");
@@ -266,10 +277,6 @@ static void wait_queue_holds(const char *id, int64_t n)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
-static uint64_t counter(const char *id, const char *kind, enum profd_counter c)
-{
-    return atomic_load(&profd_metrics_get(id, kind)->counters[c]);
-}
 
 /* ---- cases ---- */
 
@@ -640,6 +647,7 @@ TEST(a_permanent_error_after_a_delivery_fails_only_the_rest)
         1);
     CHECK_INT(ack_failures, 2);
     CHECK_INT(counter("msink/df", "exporter", PROFD_C_SENT_RECORDS), 1);
+    CHECK_INT(sent_while_consuming, 1);   /* counted when settled, not when the batch ended */
     CHECK_INT(counter("msink/df", "exporter", PROFD_C_FAILED_RECORDS), 2);
     CHECK(counter("msink/df", "exporter", PROFD_C_SENT_BYTES) == 100);   /* its payload */
 }

@@ -361,8 +361,8 @@ struct profd_host {
     int (*record_type_names)(struct profd_record *r, struct profd_type_names *out, char *errbuf,
                              size_t errlen);
     /* From an exporter's consume: record i of the batch is settled,
-     * delivered or refused for good. It then counts as that (sent, or
-     * failed with its ack failed) whatever consume returns, and stays
+     * delivered or refused for good. It then counts as that at once (sent,
+     * or failed with its ack failed) whatever consume returns, and stays
      * settled through the batch's retries; the first settling holds. A
      * record left unsettled counts as consume's result says. */
     void (*export_settle)(struct profd_component *self, size_t i, bool delivered);

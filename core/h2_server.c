@@ -212,17 +212,28 @@ struct h2_answer {
 };
 
 /* A request on an HTTP server that is not a gRPC call. */
+/* The stream's :path ("" when none): the length of its path part into
+ * *path_len, its query ("" when none) into *query. */
+static const char *stream_target(const struct h2_stream *st, size_t *path_len, const char **query)
+{
+    const char *target = stream_header(st, ":path");
+    if (!target)
+        target = "";
+    *path_len = strcspn(target, "?");
+    *query = target[*path_len] ? target + *path_len + 1 : "";
+    return target;
+}
+
 static void serve_http(struct h2_conn *c, struct h2_stream *st, struct h2_answer *a)
 {
-    const char *full = stream_header(st, ":path"), *ctype = stream_header(st, "content-type");
-    const char *method = stream_header(st, ":method");
-    if (!full)
-        full = "";
-    size_t path_len = strcspn(full, "?");
-    char *path = profd_xstrndup(full, path_len);
+    const char *ctype = stream_header(st, "content-type");
+    const char *method = stream_header(st, ":method"), *query;
+    size_t path_len;
+    const char *target = stream_target(st, &path_len, &query);
+    char *path = profd_xstrndup(target, path_len);
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_HTTP, .path = path, .content_type = ctype ? ctype : "",
-        .header = request_header, .impl = st, .query = full[path_len] ? full + path_len + 1 : ""};
+        .header = request_header, .impl = st, .query = query};
     a->how = A_HTTP;
     profd_server_http(c->s, c->peer, method && !strcmp(method, "POST"),
                       stream_header(st, "content-encoding"), st->body, st->len, &req, &a->res);
@@ -375,12 +386,10 @@ static void work_done(struct profd_work *pw)
 
 static void handle(struct h2_conn *c, struct h2_stream *st)
 {
-    const char *target = stream_header(st, ":path");
-    if (!target)
-        target = "";
-    size_t path_len = strcspn(target, "?");
-    if (profd_server_to_worker(c->s, st->len, target, path_len,
-                               target[path_len] ? target + path_len + 1 : "")) {
+    const char *query;
+    size_t path_len;
+    const char *target = stream_target(st, &path_len, &query);
+    if (profd_server_to_worker(c->s, st->len, target, path_len, query)) {
         struct h2_work *w = profd_xcalloc(1, sizeof(*w));
         w->work = (struct profd_work){work_run, work_done, NULL};
         w->c = c;

@@ -181,9 +181,9 @@ void profd_server_note_address(struct profd_server *s, int fd)
 bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,
                             size_t path_len, const char *query)
 {
-    bool costly = s->o.costly && s->o.costly(path, path_len, query);
-    if (len < PROFD_SERVER_WORKER_FROM && !costly && !profd_graph_slow(s->self) &&
-        !profd_graph_congested(s->self, len))
+    if (len < PROFD_SERVER_WORKER_FROM && !profd_graph_slow(s->self) &&
+        !profd_graph_congested(s->self, len) &&
+        !(s->o.costly && s->o.costly(path, path_len, query)))   /* asked last: it reads the query */
         return false;
     if (!s->workers) {   /* none made yet, or none can be: served here then */
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

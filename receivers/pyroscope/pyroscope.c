@@ -438,9 +438,11 @@ static bool ingest_path(const char *path, size_t len)
  * every other push waits for. */
 static bool costly_request(const char *path, size_t path_len, const char *query)
 {
-    char format[8];
-    return ingest_path(path, path_len) &&
-           ingest_query_param(query, "format", format, sizeof(format)) && !strcmp(format, "jfr");
+    char format[8] = "";
+    if (!ingest_path(path, path_len))
+        return false;
+    ingest_query_param(query, "format", format, sizeof(format));
+    return ingest_format(format, "") == FORMAT_JFR;   /* JFR is named by format alone */
 }
 
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)

@@ -236,8 +236,10 @@ service:
         starts = [t for i, t in enumerate(ms) if i == 0 or t - ms[i - 1] > 20]
         self.assertLess(len(starts), 40)   # some pairs share a slot, started in one wake-up
         if not os.environ.get("PROFD_SANITIZED"):   # slots start on a 50 ms grid
+            # (within 20 ms: a loaded machine logs a failure 16 ms late at times;
+            # starts off the grid would be up to 25 ms away from it)
             for t in starts:
-                self.assertLess(min((t - starts[0]) % 50, 50 - (t - starts[0]) % 50), 15, ms)
+                self.assertLess(min((t - starts[0]) % 50, 50 - (t - starts[0]) % 50), 20, ms)
         self.assertEqual(p.stop(), 0)
 
     def test_file_sd_change_is_picked_up(self):

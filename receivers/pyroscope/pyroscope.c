@@ -11,8 +11,8 @@
  *   SDKs' multipart form with `profile`, `prev_profile` and
  *   `sample_type_config`), folded stacks (`folded`, the default, or
  *   `groups`: "stack count" a line), `lines` (a stack a line), `trie` and
- *   `tree` (older agents', trie_tree.h) or `jfr` (a Java Flight Recorder
- *   recording, jfr.h), read as
+ *   `tree` (older agents', trie_tree.h), `jfr` (a Java Flight Recorder
+ *   recording, jfr.h) or `speedscope` (speedscope.h), read as
  *   Pyroscope reads them (ingest_query.h; a pprof keeps its own time when
  *   it has one); `aggregationType` changes nothing here, as it changes
  *   nothing in Pyroscope's conversion.
@@ -42,6 +42,7 @@
 #include "jfr.h"
 #include "multipart.h"
 #include "profd/plugin.h"
+#include "speedscope.h"
 #include "trie_tree.h"
 
 #define PUSH "/push.v1.PusherService/Push"
@@ -228,19 +229,20 @@ static bool braces_name_it(const char *name)
 
 /* What an /ingest says of its profile: its name (the application, less a
  * type suffix family_of knows, and that suffix's family or NULL), units,
- * and whether its body is a pprof, whose family its types tell: those read
- * as it was checked (types), or else those of its decoded profile (a
- * multipart upload's, decoded anyway). */
+ * and whether its records' types tell their family (a pprof's, a
+ * speedscope file's): those read as a pprof was checked (types), or else
+ * those of the record's model. */
 struct ingest_what {
     const char *name, *units;
     char app[512];
     const char *family;
-    bool pprof;
+    bool typed;
     const struct profd_type_names *types;
 };
 
-/* The family of each record of b that has no __name__ yet: a pprof's from
- * its types (the application as the hint), folded stacks' from units. */
+/* The family of each record of b that has no __name__ yet: from its types
+ * when they tell it (the application as the hint), folded stacks' from
+ * units. */
 static void family_labels(const struct profd_host *host, struct profd_batch *b,
                           const struct ingest_what *w)
 {
@@ -251,8 +253,8 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b,
         char buf[PROFD_TYPE_NAME_SIZE], err[64];
         struct profd_type_names own;
         const struct profd_type_names *types = w->types;
-        if (w->pprof && !types && host->record_type_names(r, &own, err, sizeof(err)) == 0)
-            types = &own;   /* a multipart upload's, from its model */
+        if (w->typed && !types && host->record_type_names(r, &own, err, sizeof(err)) == 0)
+            types = &own;   /* a multipart upload's or a speedscope's, from its model */
         const char *fam = types ? profile_family_of_types(types, w->app, buf, sizeof(buf))
                                 : family_of(w->units);
         host->record_set_label(r, "__name__", fam ? fam : "process_cpu");
@@ -325,7 +327,8 @@ enum ingest_format {
     FORMAT_JFR,           /* a JFR recording, or pyroscope-java's form with one */
     FORMAT_TRIE,          /* older agents' serialized trie */
     FORMAT_TREE,          /* older agents' serialized tree */
-    FORMAT_UNSUPPORTED,   /* speedscope, or a name no client sends */
+    FORMAT_SPEEDSCOPE,    /* a speedscope file (JSON) */
+    FORMAT_UNSUPPORTED,   /* a name no client sends */
 };
 
 /* The body's format from the format parameter and the Content-Type, in the
@@ -343,6 +346,8 @@ static enum ingest_format ingest_format(const char *format, const char *content_
         return FORMAT_LINES;
     if (!strcmp(format, "jfr"))
         return FORMAT_JFR;
+    if (!strcmp(format, "speedscope"))
+        return FORMAT_SPEEDSCOPE;
     if (!strncasecmp(content_type, "multipart/form-data", 19))
         return FORMAT_MULTIPART;
     if (!strcmp(format, "pprof"))
@@ -363,7 +368,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     enum ingest_format kind = ingest_format(format, req->content_type);
     if (kind == FORMAT_UNSUPPORTED)
         return fail(req, res, C_INVALID_ARGUMENT, "", 415, "%s \"%.60s\" is not supported "
-                    "(pprof, jfr, folded or groups, lines, trie, tree)",
+                    "(pprof, jfr, speedscope, folded or groups, lines, trie, tree)",
                     *format ? "format" : "Content-Type",
                     *format ? format : req->content_type);
     ingest_query_param(req->query, "spyName", spy, sizeof(spy));
@@ -379,8 +384,9 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is after until");
     char why[sizeof(res->message)];
     struct profd_type_names types;
+    bool pprof = kind == FORMAT_PPROF || kind == FORMAT_MULTIPART;
     struct ingest_what w = {.name = name, .units = units,
-                            .pprof = kind == FORMAT_PPROF || kind == FORMAT_MULTIPART};
+                            .typed = pprof || kind == FORMAT_SPEEDSCOPE};
     w.family = split_name(name, w.app, sizeof(w.app));
     size_t max = cfg_of(r)->max_request_body_size;
     if (kind == FORMAT_MULTIPART) {
@@ -393,7 +399,11 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         if (added <= 0)
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "jfr body: %s",
                         added < 0 ? why : "no samples of the events profiles are made of");
-    } else if (w.pprof) {   /* the types read only when the name does not say the family */
+    } else if (kind == FORMAT_SPEEDSCOPE) {
+        if (speedscope_records(host, (const char *)req->body, req->len,
+                               ingest_cpu_period(req->query), b, why, sizeof(why)) < 0)
+            return fail(req, res, C_INVALID_ARGUMENT, "", 422, "speedscope body: %s", why);
+    } else if (pprof) {   /* the types read only when the name does not say the family */
         struct profd_type_names *wanted = w.family || braces_name_it(name) ? NULL : &types;
         if (!host->record_add_pprof_typed(b, req->body, req->len, max, wanted, why, sizeof(why)))
             return fail(req, res, C_INVALID_ARGUMENT, "", 422, "pprof body: %s", why);
@@ -414,7 +424,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         host->record_add_profile(b, p);
     }
     for (size_t i = 0; i < b->nrecords; i++)   /* a recording's several profiles */
-        ingest_times(b->records[i], w.pprof || kind == FORMAT_JFR, from, until);
+        ingest_times(b->records[i], pprof || kind == FORMAT_JFR, from, until);
     if (!name_labels(host, &w, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
     for (size_t i = 0; i < b->nrecords; i++)   /* spyName, else the braces' label */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what agents push. The first byte picks the reader: Parca
  * WriteRaw series (0), Pyroscope push.v1 series (1), Pyroscope stacks (2,
- * units samples; the first byte / 5 % 4 picks folded, lines, trie or
- * tree), an SDK's multipart upload (3, boundary "b"), or the query of an
+ * units samples; the first byte / 5 % 5 picks folded, lines, trie, tree or
+ * a speedscope file), an SDK's multipart upload (3, boundary "b"), or the query of an
  * /ingest (4: its times, sample rate and units); the rest is the input.
  * Whatever records come out must encode as pprof and have a profile
  * family. */
@@ -19,6 +19,7 @@
 #include "../../receivers/pyroscope/folded.h"
 #include "../../receivers/pyroscope/ingest_query.h"
 #include "../../receivers/pyroscope/multipart.h"
+#include "../../receivers/pyroscope/speedscope.h"
 #include "../../receivers/pyroscope/trie_tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
@@ -40,8 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     } else if (data[0] % 5 == 3) {
         multipart_record(host, "multipart/form-data; boundary=b", data + 1, len - 1, 1 << 24, b,
                          why, sizeof(why));
+    } else if (data[0] % 5 == 2 && data[0] / 5 % 5 == 4) {
+        speedscope_records(host, (const char *)data + 1, len - 1, 10000000, b, why, sizeof(why));
     } else if (data[0] % 5 == 2) {
-        int form = data[0] / 5 % 4;   /* folded, lines, trie, tree */
+        int form = data[0] / 5 % 5;   /* folded, lines, trie, tree */
         struct folded_meta meta = {"samples", 10000000, 0, 0, form == 1};
         struct profd_profile *p =
             form >= 2 ? binary_stacks_profile(host, form == 2 ? STACKS_TRIE : STACKS_TREE,

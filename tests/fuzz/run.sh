@@ -49,7 +49,8 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
     lib/raw_series.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
     receivers/pyroscope/multipart.c receivers/pyroscope/ingest_query.c \
-    receivers/pyroscope/trie_tree.c $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
+    receivers/pyroscope/trie_tree.c receivers/pyroscope/speedscope.c lib/key_map.c \
+    $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_jfr.c \
     lib/grow.c lib/key_map.c receivers/pyroscope/jfr.c receivers/pyroscope/jfr_reader.c \
     receivers/pyroscope/jfr_chunk.c \

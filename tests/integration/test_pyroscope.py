@@ -232,8 +232,9 @@ class PyroscopeTest(ProfdTestCase):
         status, body = http_post(base, b"x", {"Content-Type": "binary/octet-stream+speedscope"})
         self.assertEqual(status, 422)   # no Content-Type of its own: folded, as in Pyroscope
         status, body = http_post(base + "&format=speedscope", b"{}")
-        self.assertEqual(status, 415)
-        self.assertIn(b'format "speedscope" is not supported', body)
+        self.assertEqual((status, body), (422, b'speedscope body: $schema is not '
+                                               b'"https://www.speedscope.app/file-format-'
+                                               b'schema.json"\n'))
         status, body = http_post(base + "&format=flamegraph", b"main 1\n")
         self.assertEqual(status, 415)
         self.assertIn(b'format "flamegraph" is not supported', body)
@@ -263,6 +264,53 @@ class PyroscopeTest(ProfdTestCase):
         folded = raw_pprof(outs["folded"])
         self.assertRegex(folded, r"\n +2 +20000000: \d+ \d+ \n")
         self.assertNotIn("foo 2", folded)
+        self.assertEqual(p.stop(), 0)
+
+    def test_ingest_speedscope_files(self):
+        """format=speedscope: a profile a record, named by profile_name, its
+        family from its unit; go tool pprof reads the time each stack took
+        (a sampled profile's weights, an evented one's time between events)
+        and the frames' files and lines."""
+        frames = [{"name": "main", "file": "app.py", "line": 1},
+                  {"name": "handle", "file": "app.py", "line": 20}, {"name": "parse"}]
+        doc = {"$schema": "https://www.speedscope.app/file-format-schema.json",
+               "shared": {"frames": frames},
+               "profiles": [
+                   {"type": "sampled", "name": "MainThread", "unit": "seconds",
+                    "startValue": 0, "endValue": 2,
+                    "samples": [[0, 1, 2], [0, 1], [0, 1, 2]], "weights": [0.25, 0.5, 0.125]},
+                   {"type": "evented", "name": "worker", "unit": "milliseconds",
+                    "startValue": 0, "endValue": 50,
+                    "events": [{"type": "O", "frame": 0, "at": 0},
+                               {"type": "O", "frame": 2, "at": 5},
+                               {"type": "C", "frame": 2, "at": 45},
+                               {"type": "C", "frame": 0, "at": 50}]},
+                   {"type": "sampled", "name": "heap", "unit": "bytes", "startValue": 0,
+                    "samples": [[0, 1]], "weights": [1048576]}]}
+        p = self.start(RECEIVER % "{__name__}.{profile_name}.{service_name}")
+        url = "http://%s/ingest?name=app&format=speedscope&from=1700000000&until=1700000002" \
+              % address(p)
+        status, body = http_post(url, json.dumps(doc).encode())
+        self.assertEqual(status, 200, body)
+        outs = {n: self.path("profiles", n + ".app")
+                for n in ("process_cpu.MainThread", "process_cpu.worker", "memory.heap")}
+        wait_until(lambda: all(os.path.exists(o) for o in outs.values()), "three profiles")
+        cpu = raw_pprof(outs["process_cpu.MainThread"])
+        self.assertIn("cpu/nanoseconds", cpu)
+        self.assertRegex(cpu, r"\n +375000000: 1 2 3 \n")   # parse handle main, twice
+        self.assertRegex(cpu, r"\n +500000000: 2 3 \n")
+        self.assertRegex(cpu, r"\d+: 0x0 (M=1 )?handle app.py:20 s=0")
+        worker = raw_pprof(outs["process_cpu.worker"])
+        self.assertRegex(worker, r"\n +10000000: \d+ \n")   # main alone, 5 + 5 ms
+        self.assertRegex(worker, r"\n +40000000: \d+ \d+ \n")
+        heap = raw_pprof(outs["memory.heap"])
+        self.assertIn("inuse_space/bytes", heap)
+        self.assertRegex(heap, r"\n +1048576: \d+ \d+ \n")
+        doc["profiles"][1]["events"][2]["frame"] = 1   # closes a frame not open
+        status, body = http_post(url, json.dumps(doc).encode())
+        self.assertEqual((status, body), (422, b'speedscope body: profile 1 ("worker"): event 2 '
+                                               b'closes frame 1, which is not the innermost '
+                                               b'open\n'))
         self.assertEqual(p.stop(), 0)
 
     def test_ingest_trie_and_tree_of_older_agents(self):

@@ -444,15 +444,16 @@ static bool ingest_path(const char *path, size_t len)
 }
 
 /* A JFR recording takes a millisecond or so to convert however small its
- * gzip'd body is: such an /ingest runs on a worker, not on the loop that
- * every other push waits for. */
+ * gzip'd body is, and a speedscope file of 60 KB as long: such an /ingest
+ * runs on a worker, not on the loop that every other push waits for. */
 static bool costly_request(const char *path, size_t path_len, const char *query)
 {
-    char format[8] = "";
+    char format[32] = "";
     if (!ingest_path(path, path_len))
         return false;
     ingest_query_param(query, "format", format, sizeof(format));
-    return ingest_format(format, "") == FORMAT_JFR;   /* JFR is named by format alone */
+    enum ingest_format kind = ingest_format(format, "");   /* both named by format alone */
+    return kind == FORMAT_JFR || kind == FORMAT_SPEEDSCOPE;
 }
 
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)

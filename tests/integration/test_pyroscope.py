@@ -395,11 +395,11 @@ class PyroscopeTest(ProfdTestCase):
         self.assertIn(b"no jfr field", body)
         self.assertEqual(p.stop(), 0)
 
-    def test_a_jfr_ingest_is_converted_on_a_worker_however_small(self):
+    def test_jfr_and_speedscope_are_converted_on_a_worker_however_small(self):
         """Converting a recording takes a millisecond or so even when its
-        gzip'd body is small: format=jfr is handled on a worker (over
-        HTTP/1.1 and HTTP/2), not on the loop every push waits for; a small
-        body of folded stacks is not."""
+        gzip'd body is small: format=jfr (over HTTP/1.1 and HTTP/2) and
+        format=speedscope are handled on a worker, not on the loop every push
+        waits for; a small body of folded stacks is not."""
         recording = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "jfr",
                                       "burn.jfr.gz"), "rb").read()
         self.assertLess(len(recording), 64 << 10)   # a size the loop would serve itself
@@ -412,10 +412,18 @@ class PyroscopeTest(ProfdTestCase):
         status, body = h2c_post(url % (address(p), "h2"), recording)
         self.assertEqual(status, 200, body)
         p.wait_log(r"a request of \d+ bytes on a worker", count=2)
+        speedscope = {"$schema": "https://www.speedscope.app/file-format-schema.json",
+                      "shared": {"frames": [{"name": "main"}]},
+                      "profiles": [{"type": "sampled", "name": "t", "unit": "none",
+                                    "samples": [[0]], "weights": [1]}]}
+        status, body = http_post(url.replace("jfr", "speedscope") % (address(p), "s"),
+                                 json.dumps(speedscope).encode())
+        self.assertEqual(status, 200, body)
+        p.wait_log(r"a request of \d+ bytes on a worker", count=3)
         status, body = http_post("http://%s/ingest?name=app.cpu%%7Bi%%3Df%%7D&format=folded"
                                  % address(p), b"main;f 1\n")
         self.assertEqual(status, 200, body)
-        self.assertEqual(len(p.wait_log(r"a request of \d+ bytes on a worker")), 2)
+        self.assertEqual(len(p.wait_log(r"a request of \d+ bytes on a worker")), 3)
         self.assertEqual(p.stop(), 0)
 
     def test_ingest_jfr_wall_clock_and_malloc_as_async_profiler_writes_them(self):

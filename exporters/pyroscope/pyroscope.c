@@ -178,27 +178,41 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
 }
 
 /* How far the batch this thread is retrying got with each server (bit or
- * index s: server s): the servers done with it (those that took it, and of
- * them those that refused it for good), and with /ingest the records each
- * server took, which a retry does not send again. */
-static _Thread_local uint32_t servers_done, servers_refused;
+ * index s: server s): the servers done with it, and with /ingest the
+ * records each server took, which a retry does not send again. */
+static _Thread_local uint32_t servers_done;
 static _Thread_local size_t ingest_sent[MAX_SERVERS];
 
-/* Sends b to server s: one push.v1 request, or an /ingest per record.
- * When s is the only server, each /ingest answer settles its record, and
- * one refused for good does not stop the next. */
+/* Settles the records a server refused for good: refused, whatever the
+ * other servers do with them. */
+static void settle_refused(struct pyroscope_exporter *e, size_t first, size_t end)
+{
+    for (size_t i = first; i < end; i++)
+        e->host->export_settle(e->self, i, false);
+}
+
+/* Sends b to server s: one push.v1 request, or an /ingest per record (each
+ * answer from the only server settles its record). A refusal for good
+ * settles what was refused, and with /ingest does not stop the next record.
+ * PROFD_ERETRY when s is to be tried again, else PROFD_OK: s is done. */
 static int send_to(struct pyroscope_exporter *e, size_t s, const struct profd_batch *b,
                    const struct profd_labels *labels, const struct pyroscope_pprof *pprofs,
                    const struct pb_buf *push)
 {
-    if (e->cfg->api == API_PUSH)
-        return push->len ? call(e, e->clients[s], PUSH, push->p, push->len) : PROFD_OK;
+    if (e->cfg->api == API_PUSH) {
+        int rc = push->len ? call(e, e->clients[s], PUSH, push->p, push->len) : PROFD_OK;
+        if (rc != PROFD_OK && rc != PROFD_ERETRY)
+            settle_refused(e, 0, b->nrecords);
+        return rc == PROFD_ERETRY ? rc : PROFD_OK;
+    }
     for (size_t *i = &ingest_sent[s]; *i < b->nrecords; ++*i) {
         int rc = ingest_one(e, e->clients[s], b->records[*i], &labels[*i], &pprofs[*i]);
-        if (rc != PROFD_ERETRY && e->nclients == 1)
-            e->host->export_settle(e->self, *i, rc == PROFD_OK);
-        else if (rc != PROFD_OK)
+        if (rc == PROFD_ERETRY)
             return rc;
+        if (rc != PROFD_OK)
+            settle_refused(e, *i, *i + 1);
+        else if (e->nclients == 1)
+            e->host->export_settle(e->self, *i, true);
     }
     return PROFD_OK;
 }
@@ -246,7 +260,7 @@ static int consume(void *st, struct profd_batch *b)
         abort();
     bool first_try = e->host->export_attempt(e->self) == 0;
     if (first_try) {
-        servers_done = servers_refused = 0;
+        servers_done = 0;
         memset(ingest_sent, 0, sizeof(ingest_sent));
     }
     for (size_t i = 0; i < b->nrecords; i++)
@@ -255,31 +269,17 @@ static int consume(void *st, struct profd_batch *b)
         else if (e->cfg->api == API_PUSH)
             raw_series_write_pprof(&labels[i], pprofs[i].data, pprofs[i].len, RAW_LABEL_PAIRS, 1,
                                    &push);
-    /* every server gets the batch; one that failed is retried alone */
-    bool retry = false;
+    /* every server gets the batch; one that failed is retried alone. A
+     * record any server refused for good is settled refused; the others
+     * count as sent once every server took them. */
+    int rc = PROFD_OK;
     for (size_t s = 0; s < e->nclients; s++) {
         if (servers_done & (1u << s))
             continue;
-        int rc = send_to(e, s, b, labels, pprofs, &push);
-        if (rc == PROFD_ERETRY) {
-            retry = true;
-            continue;
-        }
-        servers_done |= 1u << s;
-        if (rc != PROFD_OK)
-            servers_refused |= 1u << s;
-    }
-    int rc = PROFD_OK;
-    if (retry) {
-        rc = PROFD_ERETRY;
-    } else if (servers_refused == (1u << e->nclients) - 1) {
-        rc = PROFD_ERR;   /* counted as failed by the exporter helper */
-    } else if (servers_refused) {   /* the others have it: each refusal counts */
-        size_t sent = 0;
-        for (size_t i = 0; i < b->nrecords; i++)
-            sent += pprofs[i].data != NULL;
-        e->host->count(e->self, PROFD_C_FAILED_RECORDS,
-                       sent * (size_t)__builtin_popcount(servers_refused));
+        if (send_to(e, s, b, labels, pprofs, &push) == PROFD_ERETRY)
+            rc = PROFD_ERETRY;
+        else
+            servers_done |= 1u << s;
     }
     for (size_t i = 0; i < b->nrecords; i++) {
         e->host->labels_clear(&labels[i]);

@@ -823,6 +823,25 @@ service:
             'pyroscope: {endpoint: "http://127.0.0.1:%d", api: ingest}' % port, [2, 1])
         self.assertEqual(got, ["a", "b", "c"])
 
+    def test_several_servers_count_each_record_once(self):
+        """Two servers: a record one of them refused for good counts failed,
+        once, whatever the other did; the rest count sent once both took
+        them. With /ingest the refusing server still gets the records after
+        the one it refused."""
+        port_a, got_a = self.ingest_server([200, 400, 200])
+        port_b, got_b = self.ingest_server([200])
+        self.push_three_until_counted(
+            'pyroscope: {api: ingest, servers: [{endpoint: "http://127.0.0.1:%d"}, '
+            '{endpoint: "http://127.0.0.1:%d"}]}' % (port_a, port_b), [2, 1])
+        self.assertEqual((got_a, got_b), (["a", "b", "c"], ["a", "b", "c"]))
+        got_a, got_b = [], []
+        port_a = self.serve_http(stand_in(got_a, [400]))
+        port_b = self.serve_http(stand_in(got_b, [200]))
+        self.push_three_until_counted(
+            'pyroscope: {servers: [{endpoint: "http://127.0.0.1:%d"}, '
+            '{endpoint: "http://127.0.0.1:%d"}]}' % (port_a, port_b), [0, 3])
+        self.assertEqual((len(got_a), len(got_b)), (1, 1))
+
     def test_fixes_are_counted_once_however_often_a_batch_is_tried(self):
         got = []
         port = self.serve_http(stand_in(got, [503, 200]))

@@ -52,6 +52,8 @@ receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_au
     lib/json_escape.c lib/profile_family.c lib/key_map.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
+processor_downsample_LIBS := -levent
+processor_downsample_SRCS := lib/grow.c lib/key_map.c
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 

@@ -43,7 +43,13 @@
 7. Push: see bench/push_bench.py (Pyroscope /ingest and push.v1 under wrk
    load into relabel -> pprof_file, next to nginx answering 200).
 
-BENCH="codec passthrough scrape perf symbolize otlp push" selects sections (all by default).
+8. Downsample: DS_FILES copies of the compiler's CPU profile merged into
+   one by the downsample processor (pprof_file -> downsample -> pprof_file,
+   one-shot), next to `pprof -proto` merging the same files; the two
+   outputs must read the same with `pprof -raw`.
+
+BENCH="codec passthrough scrape perf symbolize otlp push downsample" selects sections (all by
+default).
 """
 import os
 import shutil
@@ -60,7 +66,8 @@ CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "sha
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
 SECTIONS = os.environ.get("BENCH",
-                          "codec passthrough scrape perf symbolize otlp push").split()
+                          "codec passthrough scrape perf symbolize otlp push downsample").split()
+DS_FILES = int(os.environ.get("DS_FILES", "50"))
 SYM_ADDRESSES = int(os.environ.get("SYM_ADDRESSES", "1000000"))
 PERF_MB = int(os.environ.get("PERF_MB", "100"))
 
@@ -125,6 +132,53 @@ service:
   pipelines:
     profiles: {receivers: [pprof_file], exporters: [pprof_file]}
 """
+
+
+DOWNSAMPLE_CONFIG = """
+receivers:
+  pprof_file: {include: ["%s/*.pb.gz"], oneshot: true, after_ingest: keep, poll_interval: 0s}
+processors:
+  downsample: {window: 1h}
+exporters:
+  pprof_file: {directory: "%s", path_template: "merged.pb.gz"}
+service:
+  telemetry: {metrics: {address: ""}, logs: {level: warn}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [downsample], exporters: [pprof_file]}
+"""
+
+
+def downsample_bench(work):
+    """DS_FILES copies of compile-nethttp.cpu merged by profd's downsample
+    processor and by pprof -proto, interleaved; prints a table row."""
+    tool = pprof_tool()
+    spool, out = os.path.join(work, "ds-spool"), os.path.join(work, "ds-out")
+    os.makedirs(spool)
+    src = os.path.join(CORPUS, "go", "compile-nethttp.cpu.pb.gz")
+    files = []
+    for i in range(DS_FILES):
+        files.append(os.path.join(spool, "cpu%03d.pb.gz" % i))
+        shutil.copyfile(src, files[-1])
+    config = os.path.join(work, "ds.yaml")
+    with open(config, "w") as f:
+        f.write(DOWNSAMPLE_CONFIG % (spool, out))
+    ref = os.path.join(work, "ds-ref.pb.gz")
+    rows = {"profd": [], "pprof": []}
+    for _ in range(RUNS):
+        shutil.rmtree(out, ignore_errors=True)
+        rows["profd"].append(gnu_time([PROFD, "--config", config]))
+        with open(ref, "wb") as f:
+            rows["pprof"].append(gnu_time([tool, "-proto", "-symbolize=none"] + files, stdout=f))
+    raw = [subprocess.run([tool, "-raw", "-symbolize=none", p], capture_output=True,
+                          text=True).stdout for p in (os.path.join(out, "merged.pb.gz"), ref)]
+    same = raw[0] == raw[1] and "Samples:" in raw[0]
+    med = {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
+           for k, v in rows.items()}
+    print("| %d x compile-nethttp.cpu (%.0f KB gz each) | %.3f s / %.1f MB | %.3f s / %.1f MB | "
+          "%.1fx | %s |" % (DS_FILES, os.path.getsize(src) / 1e3, med["profd"][0],
+                            med["profd"][1] / 1024, med["pprof"][0], med["pprof"][1] / 1024,
+                            med["pprof"][0] / max(med["profd"][0], 1e-3),
+                            "yes" if same else "NO"), flush=True)
 
 
 def pass_through_bench(work):
@@ -542,6 +596,12 @@ def main():
         if "push" in SECTIONS:
             from push_bench import push_bench
             push_bench(BUILD, CORPUS, work, min(RUNS, 3))
+            print()
+        if "downsample" in SECTIONS:
+            print("| merge | profd (pprof_file -> downsample -> pprof_file) | pprof -proto | "
+                  "speed-up | same samples |")
+            print("|---|---|---|---|---|")
+            downsample_bench(work)
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

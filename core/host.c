@@ -195,4 +195,6 @@ const struct profd_host profd_host_services = {
     .profile_add_location = profd_profile_add_location,
     .profile_add_function = profd_profile_add_function,
     .profile_add_mapping = profd_profile_add_mapping,
+    .ack_hold = profd_ack_hold,
+    .ack_let_go = profd_ack_let_go,
 };

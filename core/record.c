@@ -171,6 +171,20 @@ void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg)
     ack_release(a);
 }
 
+struct profd_ack *profd_ack_hold(struct profd_record *r)
+{
+    if (r->ack)
+        atomic_fetch_add(&r->ack->refs, 1);
+    return r->ack;
+}
+
+void profd_ack_let_go(struct profd_ack *a, bool ok)
+{
+    if (a && !ok)
+        atomic_store(&a->failed, true);
+    ack_release(a);
+}
+
 void profd_record_fail_ack(struct profd_record *r)
 {
     if (r->ack)

@@ -28,6 +28,10 @@ struct profd_batch *profd_batch_copy(const struct profd_batch *b);
 void profd_batch_set_ack(struct profd_batch *b, profd_ack_fn fn, void *arg);
 /* Marks the acks of every record in b as failed (ok=false on completion). */
 void profd_batch_fail_acks(struct profd_batch *b);
+/* A hold on r's ack, or NULL: host->ack_hold. */
+struct profd_ack *profd_ack_hold(struct profd_record *r);
+/* Lets go of a hold (accepts NULL), failing the ack unless ok. */
+void profd_ack_let_go(struct profd_ack *a, bool ok);
 /* Marks r's ack (if any) failed. */
 void profd_record_fail_ack(struct profd_record *r);
 /* Removes record i from b and frees it. */

@@ -6,9 +6,10 @@
  *   the wall clock, become one profile, merged as pprof merges profiles
  *   (merge.h). At the end of a window its profiles go on, on this
  *   processor's own thread, where an emit waits for room as the full
- *   policy says. The inputs' acks (a pprof_file receiver deleting its
- *   files) wait for the merged profile's, and fail when it fails. 0: no
- *   merging, each profile goes on at once, cut as below.
+ *   policy says. A window holds each series' merged profile, not its
+ *   inputs; their acks (a pprof_file receiver deleting its files) wait for
+ *   the merged profile's, and fail when it fails. 0: no merging, each
+ *   profile goes on at once, cut as below.
  * - `sample_types`: the sample types kept (by type name); a profile with
  *   none of them is dropped, and samples left with no value are removed.
  * - `max_stack_depth`: stacks cut to that many frames, those nearest the
@@ -53,14 +54,14 @@ struct series {
     size_t records;
 };
 
-/* The profiles of a window: merged by series, and the input batches whose
- * acks wait for them. */
+/* The profiles of a window: merged by series, and holds on the inputs'
+ * acks, which wait for them. */
 struct window {
     int64_t end;   /* wall clock, ns */
     struct series *series;
     size_t nseries, series_cap;
     struct key_map by_key;   /* hash of a series' key -> its index */
-    struct profd_batch **held;
+    struct profd_ack **held;
     size_t nheld, held_cap;
 };
 
@@ -191,7 +192,7 @@ static struct series *series_for(struct state *s, struct window *w, char *key,
     return se;
 }
 
-/* Frees what w holds but its held batches, and leaves it empty. */
+/* Frees what w holds but its holds on acks, and leaves it empty. */
 static void window_clear(struct state *s, struct window *w)
 {
     for (size_t i = 0; i < w->nseries; i++) {
@@ -205,28 +206,25 @@ static void window_clear(struct state *s, struct window *w)
     *w = (struct window){0};
 }
 
-/* What a merged batch's ack lets go of: the inputs whose acks wait. */
-struct held_inputs {
+/* What a merged batch's ack lets go of: the holds on its inputs' acks. */
+struct held_acks {
     const struct profd_host *host;
-    struct profd_batch **batches;
+    struct profd_ack **acks;
     size_t n;
 };
 
-static void release_inputs(void *arg, bool ok)
+static void let_go_of_inputs(void *arg, bool ok)
 {
-    struct held_inputs *h = arg;
-    for (size_t i = 0; i < h->n; i++) {
-        if (!ok)
-            h->host->batch_fail_acks(h->batches[i]);
-        h->host->batch_unref(h->batches[i]);
-    }
-    free(h->batches);
+    struct held_acks *h = arg;
+    for (size_t i = 0; i < h->n; i++)
+        h->host->ack_let_go(h->acks[i], ok);
+    free(h->acks);
     free(h);
 }
 
 /* A closed window as a batch: a record per series, its merged profile
- * with the series' labels, and the held inputs' acks tied to it. Empties
- * w. */
+ * with the series' labels, and the holds on the inputs' acks tied to it.
+ * Empties w. */
 static struct profd_batch *window_batch(struct state *s, struct window *w)
 {
     const struct profd_host *host = s->host;
@@ -243,11 +241,11 @@ static struct profd_batch *window_batch(struct state *s, struct window *w)
         r->duration_nanos = p->duration_nanos;
     }
     if (w->nheld) {
-        struct held_inputs *h = must_malloc(sizeof(*h));
-        *h = (struct held_inputs){host, w->held, w->nheld};
+        struct held_acks *h = must_malloc(sizeof(*h));
+        *h = (struct held_acks){host, w->held, w->nheld};
         w->held = NULL;
         w->nheld = 0;
-        host->batch_set_ack(b, release_inputs, h);
+        host->batch_set_ack(b, let_go_of_inputs, h);
     }
     window_clear(s, w);
     return b;
@@ -319,7 +317,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
         s->host->run_aside(s->self, flush_job, flush_done, s);
 }
 
-/* Adds r, cut as cut says, to its series in the open window (mu held). */
+/* Adds r, cut as cut says, to its series in the open window, which holds
+ * r's ack (mu held). */
 static void merge_record(struct state *s, struct profd_record *r, const struct profd_profile *p,
                          const struct merge_cut *cut)
 {
@@ -330,6 +329,12 @@ static void merge_record(struct state *s, struct profd_record *r, const struct p
         s->open.end = (now / s->cfg->window + 1) * s->cfg->window;
     struct series *se = series_for(s, &s->open, series_key(r, p, cut), r);
     merged_add(&se->merged, p, cut);
+    struct profd_ack *ack = s->host->ack_hold(r);
+    if (ack) {
+        s->open.held = grow_array(s->open.held, &s->open.held_cap, s->open.nheld + 1,
+                                  sizeof(*s->open.held));
+        s->open.held[s->open.nheld++] = ack;
+    }
 }
 
 static int consume(void *st, struct profd_batch *b)
@@ -338,7 +343,6 @@ static int consume(void *st, struct profd_batch *b)
     const struct profd_host *host = s->host;
     uint32_t *types = NULL;
     size_t types_cap = 0;
-    bool held = false;
     pthread_mutex_lock(&s->mu);
     bool merging = s->cfg->window > 0 && !s->stopped;
     if (!merging)
@@ -359,23 +363,15 @@ static int consume(void *st, struct profd_batch *b)
             host->count(s->self, PROFD_C_DROPPED_RECORDS, 1);
             continue;
         }
-        if (merging) {
+        if (merging)
             merge_record(s, r, p, &cut);
-            held |= r->ack != NULL;
-        } else if (cut_in_place(p, &cut)) {
+        else if (cut_in_place(p, &cut))
             host->record_touch(r);
-        }
         i++;
     }
     free(types);
     if (!merging)
         return b->nrecords ? host->emit(s->self, b) : PROFD_OK;
-    if (held) {   /* their acks wait for the merged profiles' */
-        host->batch_ref(b);
-        s->open.held = grow_array(s->open.held, &s->open.held_cap, s->open.nheld + 1,
-                                  sizeof(*s->open.held));
-        s->open.held[s->open.nheld++] = b;
-    }
     pthread_mutex_unlock(&s->mu);
     return PROFD_OK;
 }
@@ -431,7 +427,7 @@ static void destroy(void *st)
         s->host->batch_unref(s->ready[i]);
     free(s->ready);
     for (size_t i = 0; i < s->open.nheld; i++)
-        s->host->batch_unref(s->open.held[i]);
+        s->host->ack_let_go(s->open.held[i], false);
     window_clear(s, &s->open);
     pthread_mutex_destroy(&s->mu);
     free(s);

@@ -128,6 +128,28 @@ TEST(copies_share_the_ack_and_nothing_else)
     CHECK(!last_ok);
 }
 
+/* A hold keeps an ack from firing after its records are gone; letting go
+ * fires it, failed when the holder says so. */
+TEST(a_hold_outlives_the_records_of_its_ack)
+{
+    for (int ok = 0; ok < 2; ok++) {
+        acks = 0;
+        struct profd_batch *b = profd_batch_new();
+        struct profd_record *r = corpus_record(b, "cpu.pb.gz");
+        CHECK(profd_ack_hold(r) == NULL);   /* no ack yet: nothing to hold */
+        profd_batch_set_ack(b, on_ack, NULL);
+        struct profd_ack *a = profd_ack_hold(r), *again = profd_ack_hold(r);
+        CHECK(a != NULL && a == again);
+        profd_batch_unref(b);
+        profd_ack_let_go(again, true);
+        CHECK_INT(acks, 0);
+        profd_ack_let_go(a, ok);
+        CHECK_INT(acks, 1);
+        CHECK_INT(last_ok, ok);
+    }
+    profd_ack_let_go(NULL, false);
+}
+
 TEST(a_batch_counts_received_bytes_or_what_a_built_profile_holds)
 {
     struct profd_batch *b = profd_batch_new();

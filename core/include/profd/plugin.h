@@ -377,6 +377,13 @@ struct profd_host {
     struct profd_location *(*profile_add_location)(struct profd_profile *p);
     struct profd_function *(*profile_add_function)(struct profd_profile *p);
     struct profd_mapping *(*profile_add_mapping)(struct profd_profile *p);
+    /* A hold on r's ack (NULL when it has none): the ack does not fire
+     * before the hold is let go, whatever becomes of r, so a module that
+     * keeps what r carried (a processor merging it) can free r itself. */
+    struct profd_ack *(*ack_hold)(struct profd_record *r);
+    /* Lets go of a hold from ack_hold (accepts NULL); ok false fails the
+     * ack, as a record that did not get through. */
+    void (*ack_let_go)(struct profd_ack *a, bool ok);
 };
 
 struct profd_plugin {

@@ -36,15 +36,16 @@ receiver_pprof_file_LIBS := -lpcre2-8 -levent
 receiver_pprof_scrape_LIBS := -lcurl -levent
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
+receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto
-exporter_otlp_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/running_total.c
+exporter_otlp_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/running_total.c
 exporter_parca_LIBS := -lcurl -lcrypto
-exporter_parca_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
+exporter_parca_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c
 receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
@@ -53,8 +54,11 @@ receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_au
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
 processor_downsample_LIBS := -levent
-processor_downsample_SRCS := lib/grow.c lib/key_map.c
-exporter_pyroscope_SRCS := lib/rpc_client.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
+processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
+processor_k8s_metadata_LIBS := -lcurl -levent -ljansson
+processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c lib/tick.c \
+    lib/label_valid.c lib/utf8_valid.c lib/running_total.c
+exporter_pyroscope_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
@@ -120,6 +124,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUIL
 # Unit tests that compile a module's sources in also link that module's libraries.
 $(BUILD)/tests/test_perf_data_parts: LDLIBS += -lzstd
 $(BUILD)/tests/test_symbolize_parts: LDLIBS += -ldw -lelf -lz -lzstd -liberty
+$(BUILD)/tests/test_k8s_metadata_parts: LDLIBS += -ljansson
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

@@ -26,4 +26,8 @@ static const struct profd_option client_tls_options[] = {
     {0},
 };
 
+/* Sets t's CA, client certificate and key, and whether to verify, on the
+ * libcurl handle easy (a CURL *); t NULL or empty fields set nothing. */
+void client_tls_apply(void *easy, const struct client_tls *t);
+
 #endif

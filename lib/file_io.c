@@ -50,3 +50,44 @@ char *expand_home(const char *path)
         abort();
     return out;
 }
+
+char *read_small_file(const char *path, size_t max, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap || n > max)
+            break;
+        char *grown = realloc(buf, cap * 2 + 1);
+        if (!grown) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = grown;
+        cap *= 2;
+    }
+    bool failed = ferror(f) || n > max;
+    fclose(f);
+    if (!buf || failed) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+char *read_secret(const char *path)
+{
+    size_t len;
+    char *text = read_small_file(path, 1 << 16, &len);
+    if (text)
+        text[strcspn(text, "\r\n")] = '\0';
+    return text;
+}

@@ -18,4 +18,12 @@ int write_all(int fd, const void *data, size_t len);
  * it has one and HOME is not set. */
 char *expand_home(const char *path);
 
+/* The file at path whole, malloc'd and NUL-terminated, its length in
+ * *len; NULL when it cannot be read or holds more than max bytes. */
+char *read_small_file(const char *path, size_t max, size_t *len);
+
+/* The first line of the file at path (a token, a password), without its
+ * line end, malloc'd; NULL when it cannot be read or holds over 64 KiB. */
+char *read_secret(const char *path);
+
 #endif

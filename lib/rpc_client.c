@@ -115,21 +115,11 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_POST, 1L);
-    const struct client_tls *t = o->tls;
-    if (t && t->ca_file && *t->ca_file)
-        curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
-    if (t && t->cert_file && *t->cert_file)
-        curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
-    if (t && t->key_file && *t->key_file)
-        curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
+    client_tls_apply(h, o->tls);
     if (o->username && *o->username) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
         curl_easy_setopt(h, CURLOPT_PASSWORD, o->password ? o->password : "");
-    }
-    if (t && t->insecure_skip_verify) {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     return c;
 }

@@ -27,6 +27,7 @@
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
 #include "../../lib/key_map.h"
+#include "../../lib/tick.h"
 #include "merge.h"
 #include "profd/plugin.h"
 
@@ -395,9 +396,7 @@ static int start(void *st)
         return PROFD_OK;
     int64_t every = s->cfg->window / 8;   /* a window ends at most an eighth late */
     every = every < 10000000 ? 10000000 : every > 1000000000 ? 1000000000 : every;
-    s->tick = event_new(s->host->event_base(s->self), -1, EV_PERSIST, on_tick, s);
-    struct timeval tv = {every / 1000000000, every % 1000000000 / 1000};
-    if (!s->tick || evtimer_add(s->tick, &tv) != 0)
+    if (!(s->tick = tick_start(s->host, s->self, every, on_tick, s)))
         return PROFD_ERR;
     return PROFD_OK;
 }
@@ -407,9 +406,7 @@ static int start(void *st)
 static int stop(void *st)
 {
     struct state *s = st;
-    if (s->tick)
-        event_free(s->tick);
-    s->tick = NULL;
+    tick_stop(&s->tick);
     pthread_mutex_lock(&s->mu);
     s->stopped = true;
     close_window(s);

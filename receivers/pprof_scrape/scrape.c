@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../../lib/file_io.h"
 #include "config.h"
 #include "http.h"
 #include "presets.h"
@@ -393,19 +394,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 
 /* ---- scheduling ---- */
 
-static char *read_secret(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    return strdup(buf);
-}
-
 /* Modification time of a credentials file, 0 when there is none. */
 static int64_t file_mtime(const char *path)
 {
@@ -462,17 +450,7 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
-    const struct client_tls *t = &j->tls_config;
-    if (t->ca_file)
-        curl_easy_setopt(e, CURLOPT_CAINFO, t->ca_file);
-    if (t->cert_file)
-        curl_easy_setopt(e, CURLOPT_SSLCERT, t->cert_file);
-    if (t->key_file)
-        curl_easy_setopt(e, CURLOPT_SSLKEY, t->key_file);
-    if (t->insecure_skip_verify) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
+    client_tls_apply(e, &j->tls_config);
 }
 
 static void arm(struct scrape *sc)

@@ -5,8 +5,9 @@
 # ELF/DWARF, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
-# pushed series (Parca, Pyroscope), folded stacks and /ingest queries from
-# tests/fuzz/seeds/<name>; JFR recordings from tests/integration/jfr.
+# pushed series (Parca, Pyroscope), folded stacks, speedscope files, /ingest
+# queries, cgroup files and Kubernetes pod lists from tests/fuzz/seeds/<name>;
+# JFR recordings from tests/integration/jfr.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -56,13 +57,16 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     receivers/pyroscope/jfr_chunk.c \
     receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_jfr $LIBS $(pkg-config --libs $PKGS) -ldl -lm
+clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_k8s.c lib/grow.c lib/key_map.c \
+    processors/k8s_metadata/cgroup.c processors/k8s_metadata/pods.c \
+    -o $FUZZ_BUILD/fuzz_k8s $(pkg-config --libs jansson)
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http1
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push jfr http1}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push jfr http1 k8s}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The pods the Kubernetes API listed, looked up by container id, pod UID
+ * or pod IP. */
+#ifndef PROFD_K8S_PODS_H
+#define PROFD_K8S_PODS_H
+
+#include <stddef.h>
+
+#include "../../lib/key_map.h"
+
+struct pod {
+    char *namespace, *name, *uid, *node;
+    char **label_names, **label_values;   /* metadata.labels */
+    size_t nlabels;
+};
+
+struct pod_container {
+    char *id;     /* the runtime's id, without its "containerd://" */
+    char *name;
+    size_t pod;   /* index into pods */
+};
+
+struct pod_index {
+    struct pod *pods;
+    size_t npods;
+    struct pod_container *containers;
+    size_t ncontainers;
+    char **ips;           /* each pod IP ... */
+    size_t *ip_pods;      /* ... and its pod */
+    size_t nips;
+    struct key_map by_container, by_uid, by_ip;   /* hash of the key -> index */
+};
+
+/*
+ * The pods of a PodList (the JSON of GET /api/v1/pods): each item's
+ * metadata (name, namespace, uid, labels), spec.nodeName, status.podIP and
+ * podIPs, and the ids of its containers, init and ephemeral containers
+ * from their statuses. NULL with why set when the JSON is not a PodList.
+ */
+struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen);
+
+/* The pod running container id, its container's name into *container;
+ * NULL when none listed. */
+const struct pod *pod_index_container(const struct pod_index *ix, const char *id,
+                                      const char **container);
+/* The pod whose UID is uid, or NULL. */
+const struct pod *pod_index_uid(const struct pod_index *ix, const char *uid);
+/* The pod with IP ip, or NULL (host-network pods share their node's IP:
+ * an IP several pods have is nobody's). */
+const struct pod *pod_index_ip(const struct pod_index *ix, const char *ip);
+
+/* Frees ix (accepts NULL). */
+void pod_index_free(struct pod_index *ix);
+
+#endif

@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The k8s_metadata processor against a Python HTTP server playing the
+Kubernetes API (GET /api/v1/pods answering a PodList as the API documents
+it, checking the token and the node's field selector), with processes'
+cgroup files under a proc_root of the test's own, written as containerd
+(cgroup v2, systemd driver) and docker (cgroup v1, cgroupfs) write them."""
+import http.server
+import json
+import os
+import shutil
+import threading
+import urllib.parse
+
+from harness import GO_CORPUS, ProfdTestCase, metric_value, wait_until
+
+ID1 = "1" * 64
+ID2 = "2" * 64
+ID3 = "3" * 64
+UID1 = "11111111-2222-3333-4444-555555555555"
+UID2 = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+
+CONFIG = """
+receivers:
+  pprof_file: {include: ["./spool/*.pb.gz"], filename_pattern: '(?<pid>\\d+)-heap\\.pb\\.gz',
+               after_ingest: delete}
+processors:
+  k8s_metadata: {api_server: "http://127.0.0.1:%d", bearer_token_file: ./token,
+                 node_name: node-a, proc_root: ./proc, pod_labels: true, ip_label: instance,
+                 resync_interval: 1h}
+exporters:
+  pprof_file: {directory: ./out,
+               path_template: "{pid}/{namespace}.{pod}.{container}.{node}.{pod_label_app}"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [k8s_metadata], exporters: [pprof_file]}
+"""
+
+
+def pod(name, uid, containers, ip=None, labels=None):
+    """A PodList item on node-a, as the API writes one."""
+    return {"metadata": {"name": name, "namespace": "shop", "uid": uid,
+                         "labels": labels or {}},
+            "spec": {"nodeName": "node-a", "containers": [{"name": c} for c, _ in containers]},
+            "status": {"phase": "Running", "podIP": ip,
+                       "containerStatuses": [{"name": c, "containerID": "containerd://" + i}
+                                             for c, i in containers]}}
+
+
+class K8sMetadataTest(ProfdTestCase):
+
+    def api(self, pods):
+        """The API stand-in on a free port, answering with the list pods
+        (a list the test may change): (its port, the queries it got)."""
+        got = []
+        lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                with lock:
+                    got.append((url.path, urllib.parse.parse_qs(url.query),
+                                self.headers.get("Authorization")))
+                    body = json.dumps({"kind": "PodList", "apiVersion": "v1",
+                                       "metadata": {"resourceVersion": "1"},
+                                       "items": list(pods)}).encode()
+                ok = (url.path == "/api/v1/pods" and
+                      self.headers.get("Authorization") == "Bearer tok123")
+                self.send_response(200 if ok else 403)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        return self.serve_http(Handler), got
+
+    def process(self, pid, cgroup):
+        os.makedirs(self.path("proc", str(pid)))
+        with open(self.path("proc", str(pid), "cgroup"), "w") as f:
+            f.write(cgroup)
+
+    def spool_as(self, pid):
+        self.spool("%d-heap.pb.gz" % pid, src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+
+    def written(self, pid):
+        d = self.path("out", str(pid))
+        return os.listdir(d) if os.path.isdir(d) else []
+
+    def test_processes_get_their_pods_labels(self):
+        pods = [pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"}),
+                pod("db-0", UID2, [("db", "f" * 64)])]
+        port, got = self.api(pods)
+        with open(self.path("token"), "w") as f:
+            f.write("tok123\n")
+        # containerd, cgroup v2, systemd driver: the container
+        self.process(4242, "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+                     "%s.slice/cri-containerd-%s.scope\n" % (UID1.replace("-", "_"), ID1))
+        # docker, cgroup v1: a container no list has, in a pod listed: the pod by its UID
+        self.process(4343, "12:pids:/kubepods/besteffort/pod%s/%s\n" % (UID2, ID2))
+        # no container at all
+        self.process(4444, "0::/init.scope\n")
+        # a container the first list does not have yet
+        self.process(4545, "0::/kubepods.slice/kubepods-pod%s.slice/cri-containerd-%s.scope\n"
+                     % ("9" * 8 + "_9999_9999_9999_" + "9" * 12, ID3))
+        for pid in (4242, 4343, 4444, 4545):
+            self.spool_as(pid)
+        p = self.start(CONFIG % port)
+        wait_until(lambda: all(self.written(pid) for pid in (4242, 4343, 4444, 4545)),
+                   "four profiles written")
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web"])
+        self.assertEqual(self.written(4343), ["shop.db-0.unknown.node-a.unknown"])
+        self.assertEqual(self.written(4444), ["unknown.unknown.unknown.unknown.unknown"])
+        self.assertEqual(self.written(4545), ["unknown.unknown.unknown.unknown.unknown"])
+        self.assertEqual(got[0], ("/api/v1/pods", {"fieldSelector": ["spec.nodeName=node-a"]},
+                                  "Bearer tok123"))
+        # the unknown container has the pods listed again within seconds, not resync_interval
+        pods.append(pod("late", "99999999-9999-9999-9999-999999999999", [("late", ID3)]))
+        wait_until(lambda: len(got) >= 2, "a second list")
+        shutil.rmtree(self.path("out", "4545"))
+        self.spool_as(4545)
+        wait_until(lambda: self.written(4545), "the late container's profile")
+        self.assertEqual(self.written(4545), ["shop.late.late.node-a.unknown"])
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_k8s_metadata_pods", component="k8s_metadata"), 3)
+        self.assertEqual(metric_value(m, "profd_k8s_metadata_unmatched_records",
+                                      component="k8s_metadata"), 2)
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_scrape_target_by_its_pod_ip(self):
+        """ip_label: a record without a process, its instance label the pod's
+        IP and port, gets that pod's labels (no container: a pod IP names
+        the pod only)."""
+        port, _ = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
+        with open(self.path("token"), "w") as f:
+            f.write("tok123")
+        p = self.start(CONFIG.replace("filename_pattern: '(?<pid>\\d+)-heap\\.pb\\.gz'",
+                                      "labels: {instance: '10.1.0.7:6060', pid: ip}") % port)
+        self.spool("heap.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        wait_until(lambda: self.written("ip"), "the profile")
+        self.assertEqual(self.written("ip"), ["shop.web-1.unknown.node-a.web"])
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_failing_api_is_logged_and_profiles_still_go(self):
+        port, got = self.api([])
+        with open(self.path("token"), "w") as f:
+            f.write("wrong")
+        self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
+        self.spool_as(4242)
+        p = self.start(CONFIG % port)
+        p.wait_log(r"listing the pods from http://127\.0\.0\.1:\d+/api/v1/pods\?fieldSelector="
+                   r"spec\.nodeName%3Dnode-a: HTTP 403")
+        wait_until(lambda: self.written(4242), "the profile, unlabeled")
+        self.assertGreaterEqual(metric_value(p.metrics(), "profd_k8s_metadata_list_errors",
+                                             component="k8s_metadata"), 1)
+        self.assertEqual(p.stop(), 0)

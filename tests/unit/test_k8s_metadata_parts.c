@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The k8s_metadata processor's parts: a process's container and pod from
+ * the cgroup paths the runtimes write, and the pods of a PodList looked up
+ * by container id, UID and IP. Compiled in from the module sources. */
+#include "check.h"
+
+#include "../../lib/grow.c"
+#include "../../lib/key_map.c"
+#include "../../processors/k8s_metadata/cgroup.c"
+#include "../../processors/k8s_metadata/pods.c"
+
+#define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID "5f3c2a10-8b7d-4e21-9c3a-1d2e3f405162"
+#define UID_ "5f3c2a10_8b7d_4e21_9c3a_1d2e3f405162"
+
+TEST(the_runtimes_cgroup_paths_name_container_and_pod)
+{
+    static const struct {
+        const char *text, *id, *uid;
+    } cases[] = {
+        /* cgroup v2, systemd driver, containerd */
+        {"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
+         ".slice/cri-containerd-" ID ".scope\n", ID, UID},
+        /* cgroup v1, cgroupfs driver, docker: the id in several hierarchies */
+        {"12:pids:/kubepods/besteffort/pod" UID "/" ID "\n11:cpu,cpuacct:/kubepods/besteffort/pod"
+         UID "/" ID "\n", ID, UID},
+        /* CRI-O, upper-case hex read as lower */
+        {"0::/kubepods.slice/kubepods-pod" UID_ ".slice/crio-0123456789ABCDEF0123456789ABCDEF"
+         "0123456789ABCDEF0123456789ABCDEF.scope", ID, UID},
+        /* docker outside Kubernetes: a container, no pod */
+        {"0::/system.slice/docker-" ID ".scope\n", ID, ""},
+        /* the pod's own slice, no container yet (its sandbox being made) */
+        {"0::/kubepods.slice/kubepods-pod" UID_ ".slice\n", "", UID},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
+        CHECK(cgroup_container(cases[i].text, strlen(cases[i].text), id, uid));
+        CHECK_STR(id, cases[i].id);
+        CHECK_STR(uid, cases[i].uid);
+    }
+}
+
+TEST(a_process_in_no_container_names_none)
+{
+    static const char *const texts[] = {
+        "0::/init.scope\n",
+        "0::/user.slice/user-1000.slice/session-2.scope\n",
+        "0::/\n",
+        "0::/system.slice/x-" ID "0.scope\n",   /* 65 hex digits: no id */
+        "0::/kubepods/pod" UID "0/x\n",           /* longer than a UUID */
+        "",
+        "no colons at all",
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
+        char id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
+        CHECK(!cgroup_container(texts[i], strlen(texts[i]), id, uid));
+        CHECK_STR(id, "");
+        CHECK_STR(uid, "");
+    }
+}
+
+static const char POD_LIST[] =
+    "{\"kind\": \"PodList\", \"apiVersion\": \"v1\", \"items\": ["
+    "{\"metadata\": {\"name\": \"web-1\", \"namespace\": \"shop\", \"uid\": \"" UID "\","
+    "  \"labels\": {\"app\": \"web\", \"app.kubernetes.io/version\": \"2\"}},"
+    " \"spec\": {\"nodeName\": \"node-a\"},"
+    " \"status\": {\"podIP\": \"10.1.0.7\","
+    "  \"podIPs\": [{\"ip\": \"10.1.0.7\"}, {\"ip\": \"fd00::7\"}],"
+    "  \"initContainerStatuses\": [{\"name\": \"init\", \"containerID\": \"containerd://aaa\"}],"
+    "  \"containerStatuses\": [{\"name\": \"app\", \"containerID\": \"containerd://" ID "\"},"
+    "   {\"name\": \"waiting\"}]}},"
+    "{\"metadata\": {\"name\": \"agent\", \"namespace\": \"kube-system\", \"uid\": \"u2\"},"
+    " \"spec\": {\"nodeName\": \"node-a\", \"hostNetwork\": true},"
+    " \"status\": {\"podIP\": \"192.168.1.5\"}},"
+    "{\"metadata\": {\"name\": \"exporter\", \"namespace\": \"kube-system\", \"uid\": \"u3\"},"
+    " \"spec\": {\"nodeName\": \"node-a\", \"hostNetwork\": true},"
+    " \"status\": {\"podIP\": \"192.168.1.5\"}},"
+    "{\"kind\": \"not a pod: no metadata\"}"
+    "]}";
+
+TEST(a_pod_list_looked_up_by_container_uid_and_ip)
+{
+    char why[256];
+    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), why, sizeof(why));
+    CHECK(ix != NULL);
+    if (!ix)
+        return;
+    CHECK_INT(ix->npods, 3);
+    const char *container = NULL;
+    const struct pod *p = pod_index_container(ix, ID, &container);
+    CHECK(p && !strcmp(p->name, "web-1") && !strcmp(p->namespace, "shop") &&
+          !strcmp(p->node, "node-a"));
+    CHECK_STR(container, "app");
+    CHECK(pod_index_container(ix, "aaa", &container) == p);
+    CHECK_STR(container, "init");
+    CHECK(pod_index_container(ix, "bbb", &container) == NULL);
+    CHECK(pod_index_uid(ix, UID) == p);
+    CHECK(pod_index_uid(ix, "u9") == NULL);
+    CHECK(pod_index_ip(ix, "10.1.0.7") == p);
+    CHECK(pod_index_ip(ix, "fd00::7") == p);
+    CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);   /* two host-network pods: neither */
+    CHECK_INT(p->nlabels, 2);
+    bool version = false;
+    for (size_t i = 0; i < p->nlabels; i++)
+        version |= !strcmp(p->label_names[i], "app.kubernetes.io/version") &&
+                   !strcmp(p->label_values[i], "2");
+    CHECK(version);
+    pod_index_free(ix);
+}
+
+TEST(what_is_not_a_pod_list_is_an_error)
+{
+    char why[256];
+    CHECK(pod_index_parse("{\"kind\": \"Status\", \"code\": 403}", 31, why, sizeof(why)) == NULL);
+    CHECK_STR(why, "not a PodList (kind \"Status\", no items)");
+    CHECK(pod_index_parse("{\"items\": [", 11, why, sizeof(why)) == NULL);
+    CHECK_CONTAINS(why, "not JSON: ");
+    pod_index_free(NULL);
+}
+
+RUN_TESTS()

@@ -278,8 +278,9 @@ static void flush_ready(struct state *s, bool give_up)
         if (rc != PROFD_OK) {
             s->host->batch_fail_acks(b);
             s->host->count(s->self, PROFD_C_DROPPED_RECORDS, b->nrecords);
-            s->host->log(s->self, PROFD_LOG_WARN, "dropped %zu merged profile(s): no room "
-                         "downstream", b->nrecords);
+            s->host->log(s->self, PROFD_LOG_WARN, "dropped %zu merged profile(s): %s",
+                         b->nrecords, rc == PROFD_ERETRY ? "no room downstream at shutdown"
+                                                         : "refused downstream");
         }
         pthread_mutex_lock(&s->mu);
         memmove(s->ready, s->ready + 1, --s->nready * sizeof(*s->ready));

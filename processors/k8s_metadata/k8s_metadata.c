@@ -146,7 +146,7 @@ static char *list_url(const struct config *cfg)
     return url;
 }
 
-/* A response body as it comes, up to MAX_POD_LIST bytes. */
+/* A response body as it comes, up to MAX_POD_LIST bytes, NUL-terminated. */
 struct body {
     char *data;
     size_t len, cap;
@@ -160,6 +160,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     b->data = grow_array(b->data, &b->cap, b->len + size * n + 1, 1);
     memcpy(b->data + b->len, p, size * n);
     b->len += size * n;
+    b->data[b->len] = '\0';   /* an error's text is printed */
     return size * n;
 }
 

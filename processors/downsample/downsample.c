@@ -47,9 +47,16 @@ static const struct profd_option options[] = {
     {0},
 };
 
+/* A series' key as it is written: each piece its length, then its bytes,
+ * so that no two series share one whatever bytes their strings hold. */
+struct key {
+    char *bytes;
+    size_t len, cap;
+};
+
 /* One series' profiles in the open window. */
 struct series {
-    char *key;   /* its labels, period type and kept types, as text */
+    struct key key;   /* its labels, period type and kept types */
     struct profd_labels labels;
     struct merged merged;
     size_t records;
@@ -139,51 +146,60 @@ static bool cut_in_place(struct profd_profile *p, const struct merge_cut *cut)
     return changed;
 }
 
-/* The key of r's series with p's kept types: labels, period type, types. */
-static char *series_key(const struct profd_record *r, const struct profd_profile *p,
-                        const struct merge_cut *cut)
+static void key_append(struct key *k, const char *s, size_t n)
 {
-    size_t len = 0, cap = 0;
-    char *key = NULL;
-#define APPEND(s, n)                                                     \
-    do {                                                                 \
-        key = grow_array(key, &cap, len + (n) + 2, 1);                   \
-        memcpy(key + len, (s), (n));                                     \
-        len += (n);                                                      \
-        key[len++] = '\x1f';                                             \
-    } while (0)
-    for (size_t i = 0; i < r->labels.n; i++) {
-        APPEND(r->labels.items[i].name, strlen(r->labels.items[i].name));
-        APPEND(r->labels.items[i].value, strlen(r->labels.items[i].value));
-    }
-    const struct profd_value_type *period = &p->period_type;
-    APPEND(p->strings[period->type].ptr, p->strings[period->type].len);
-    APPEND(p->strings[period->unit].ptr, p->strings[period->unit].len);
-    for (uint32_t t = 0; t < cut->ntypes; t++) {
-        const struct profd_value_type *vt = &p->sample_types[cut->types[t]];
-        APPEND(p->strings[vt->type].ptr, p->strings[vt->type].len);
-        APPEND(p->strings[vt->unit].ptr, p->strings[vt->unit].len);
-    }
-#undef APPEND
-    key[len] = '\0';
-    return key;
+    uint32_t n32 = (uint32_t)n;
+    k->bytes = grow_array(k->bytes, &k->cap, k->len + sizeof(n32) + n, 1);
+    memcpy(k->bytes + k->len, &n32, sizeof(n32));
+    memcpy(k->bytes + k->len + sizeof(n32), s, n);
+    k->len += sizeof(n32) + n;
 }
 
-/* The series of w that key names, made (with r's labels) when new. */
-static struct series *series_for(struct state *s, struct window *w, char *key,
+static void key_append_string(struct key *k, const struct profd_profile *p, uint32_t i)
+{
+    key_append(k, p->strings[i].ptr, p->strings[i].len);
+}
+
+/* The key of r's series with p's kept types: labels, period type, types. */
+static struct key series_key(const struct profd_record *r, const struct profd_profile *p,
+                             const struct merge_cut *cut)
+{
+    struct key k = {0};
+    for (size_t i = 0; i < r->labels.n; i++) {
+        key_append(&k, r->labels.items[i].name, strlen(r->labels.items[i].name));
+        key_append(&k, r->labels.items[i].value, strlen(r->labels.items[i].value));
+    }
+    key_append_string(&k, p, p->period_type.type);
+    key_append_string(&k, p, p->period_type.unit);
+    for (uint32_t t = 0; t < cut->ntypes; t++) {
+        key_append_string(&k, p, p->sample_types[cut->types[t]].type);
+        key_append_string(&k, p, p->sample_types[cut->types[t]].unit);
+    }
+    return k;
+}
+
+static bool same_key(const struct key *a, const struct key *b)
+{
+    return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
+}
+
+/* The series of w that key names (taken over), made with r's labels when
+ * new. */
+static struct series *series_for(struct state *s, struct window *w, struct key key,
                                  const struct profd_record *r)
 {
-    uint64_t h = hash_bytes(key, strlen(key));
+    uint64_t h = hash_bytes(key.bytes, key.len);
     uint32_t idx;
-    if (key_map_get(&w->by_key, h, &idx) && !strcmp(w->series[idx].key, key)) {
-        free(key);
-        return &w->series[idx];
+    struct series *found = NULL;
+    if (key_map_get(&w->by_key, h, &idx) && same_key(&w->series[idx].key, &key))
+        found = &w->series[idx];
+    for (size_t i = 0; !found && i < w->nseries; i++)   /* keys whose hashes collide */
+        if (same_key(&w->series[i].key, &key))
+            found = &w->series[i];
+    if (found) {
+        free(key.bytes);
+        return found;
     }
-    for (size_t i = 0; i < w->nseries; i++)   /* keys whose hashes collide */
-        if (!strcmp(w->series[i].key, key)) {
-            free(key);
-            return &w->series[i];
-        }
     w->series = grow_array(w->series, &w->series_cap, w->nseries + 1, sizeof(*w->series));
     struct series *se = &w->series[w->nseries];
     *se = (struct series){.key = key};
@@ -199,7 +215,7 @@ static void window_clear(struct state *s, struct window *w)
     for (size_t i = 0; i < w->nseries; i++) {
         merged_free(&w->series[i].merged);
         s->host->labels_clear(&w->series[i].labels);
-        free(w->series[i].key);
+        free(w->series[i].key.bytes);
     }
     free(w->series);
     key_map_free(&w->by_key);

@@ -49,6 +49,8 @@ struct conversion {
     struct key_map by_key;   /* hash of name, type, unit, startValue -> built index */
     uint32_t *stack;         /* frame indices root first, of the sample at hand */
     size_t stack_len, stack_cap;
+    uint32_t *locs;          /* its location refs, leaf first */
+    size_t locs_cap;
     char *why;
     size_t whylen;
     char where[128];         /* the profile at hand, for messages */
@@ -150,7 +152,9 @@ static bool add_stack(struct conversion *c, struct built *bt, double weight)
         return false;
     if (!v[0] || !c->stack_len)
         return true;   /* nothing to count */
-    uint32_t n = (uint32_t)c->stack_len, *locs = host->profile_alloc(p, n * sizeof(*locs));
+    uint32_t n = (uint32_t)c->stack_len;
+    c->locs = grow_array(c->locs, &c->locs_cap, n, sizeof(*c->locs));
+    uint32_t *locs = c->locs;
     for (uint32_t k = 0; k < n; k++)   /* speedscope is root first; pprof leaf first */
         locs[n - 1 - k] = frame_location(c, bt, c->stack[k]);
     uint64_t h = hash_bytes(locs, n * sizeof(*locs));
@@ -168,7 +172,9 @@ static bool add_stack(struct conversion *c, struct built *bt, double weight)
     }
     int64_t *values = host->profile_alloc(p, 2 * sizeof(*values));
     memcpy(values, v, sizeof(v));
-    *host->profile_add_sample(p) = (struct profd_sample){.locations = locs, .values = values,
+    uint32_t *kept = host->profile_alloc(p, n * sizeof(*kept));
+    memcpy(kept, locs, n * sizeof(*kept));
+    *host->profile_add_sample(p) = (struct profd_sample){.locations = kept, .values = values,
                                                          .nlocations = n};
     return true;
 }
@@ -358,6 +364,7 @@ int speedscope_records(const struct profd_host *host, const char *json, size_t l
     }
     free(c.built);
     free(c.stack);
+    free(c.locs);
     key_map_free(&c.by_key);
     json_decref(root);
     return ok ? (int)c.nbuilt : -1;

@@ -9,7 +9,7 @@ import subprocess
 import unittest
 
 from harness import (GO_CORPUS, ProfdTestCase, exported_counts, metric_value, pprof_samples,
-                     raw_pprof, run, wait_until)
+                     raw_pprof, run, valgrind, wait_until)
 
 CONFIG = """
 receivers:
@@ -129,6 +129,25 @@ class DownsampleTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
         with open(out, "rb") as a, open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb") as b:
             self.assertEqual(a.read(), b.read())
+
+    @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
+                         "valgrind not installed, or a sanitizer build")
+    def test_valgrind_stop_with_a_window_open_has_no_leaks(self):
+        """Profiles merged and cut in an open window, and the acks held,
+        when SIGTERM comes: the window goes on, the files are deleted, and
+        valgrind finds no error and no leak."""
+        self.spool_copies({"cpu.pb.gz": 2, "heap.pb.gz": 1})
+        p = self.start(CONFIG % ("window: 1h, max_stack_depth: 4", FILES, "pprof_file"),
+                       wrapper=valgrind(self.path("vg.log")))
+        wait_until(lambda: metric_value(p.metrics(), "profd_component_accepted_records_total",
+                                        kind="processor", id="downsample") == 3,
+                   "three profiles taken in", deadline=120)
+        rc = p.stop(timeout=120)
+        log = open(self.path("vg.log")).read()
+        self.assertEqual(rc, 0, log)
+        self.assertIn("ERROR SUMMARY: 0 errors", log)
+        self.assertEqual(sorted(os.listdir(self.path("out"))), ["memory", "process_cpu"])
+        self.assertEqual(os.listdir(self.path("spool")), [])
 
     def test_bad_options_are_refused_where_they_are(self):
         with open(self.path("bad.yaml"), "w") as f:

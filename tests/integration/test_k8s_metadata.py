@@ -9,9 +9,10 @@ import json
 import os
 import shutil
 import threading
+import unittest
 import urllib.parse
 
-from harness import GO_CORPUS, ProfdTestCase, metric_value, wait_until
+from harness import GO_CORPUS, ProfdTestCase, metric_value, valgrind, wait_until
 
 ID1 = "1" * 64
 ID2 = "2" * 64
@@ -155,3 +156,19 @@ class K8sMetadataTest(ProfdTestCase):
         self.assertGreaterEqual(metric_value(p.metrics(), "profd_k8s_metadata_list_errors",
                                              component="k8s_metadata"), 1)
         self.assertEqual(p.stop(), 0)
+
+    @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
+                         "valgrind not installed, or a sanitizer build")
+    def test_valgrind_run_and_shutdown_has_no_leaks(self):
+        port, _ = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
+        with open(self.path("token"), "w") as f:
+            f.write("tok123")
+        self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
+        self.spool_as(4242)
+        p = self.start(CONFIG % port, wrapper=valgrind(self.path("vg.log")))
+        wait_until(lambda: self.written(4242), "the labeled profile", deadline=120)
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web"])
+        rc = p.stop(timeout=120)
+        log = open(self.path("vg.log")).read()
+        self.assertEqual(rc, 0, log)
+        self.assertIn("ERROR SUMMARY: 0 errors", log)

@@ -211,7 +211,6 @@ struct h2_answer {
     struct profd_rpc_response res;  /* A_HTTP: the response; A_MESSAGE: its body */
 };
 
-/* A request on an HTTP server that is not a gRPC call. */
 /* The stream's :path ("" when none): the length of its path part into
  * *path_len, its query ("" when none) into *query. */
 static const char *stream_target(const struct h2_stream *st, size_t *path_len, const char **query)
@@ -224,6 +223,7 @@ static const char *stream_target(const struct h2_stream *st, size_t *path_len, c
     return target;
 }
 
+/* A request on an HTTP server that is not a gRPC call. */
 static void serve_http(struct h2_conn *c, struct h2_stream *st, struct h2_answer *a)
 {
     const char *ctype = stream_header(st, "content-type");

@@ -191,11 +191,12 @@ static struct series *series_for(struct state *s, struct window *w, struct key k
     uint64_t h = hash_bytes(key.bytes, key.len);
     uint32_t idx;
     struct series *found = NULL;
-    if (key_map_get(&w->by_key, h, &idx) && same_key(&w->series[idx].key, &key))
-        found = &w->series[idx];
-    for (size_t i = 0; !found && i < w->nseries; i++)   /* keys whose hashes collide */
-        if (same_key(&w->series[i].key, &key))
-            found = &w->series[i];
+    if (key_map_get(&w->by_key, h, &idx)) {   /* the map holds the latest of a hash */
+        found = same_key(&w->series[idx].key, &key) ? &w->series[idx] : NULL;
+        for (size_t i = 0; !found && i < w->nseries; i++)   /* keys whose hashes collide */
+            if (same_key(&w->series[i].key, &key))
+                found = &w->series[i];
+    }
     if (found) {
         free(key.bytes);
         return found;
@@ -277,6 +278,13 @@ static void close_window(struct state *s)
     s->ready[s->nready++] = window_batch(s, &s->open);
 }
 
+/* Ends the open window when now is past its end (mu held). */
+static void close_window_if_ended(struct state *s, int64_t now)
+{
+    if (s->open.end && now >= s->open.end)
+        close_window(s);
+}
+
 /* Emits the ready batches in order. One no queue takes stays first in line
  * for the next try, unless give_up: then it is dropped and counted, its
  * inputs' acks failed. */
@@ -326,8 +334,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct state *s = arg;
     pthread_mutex_lock(&s->mu);
-    if (s->open.end && now_ns() >= s->open.end)
-        close_window(s);
+    close_window_if_ended(s, now_ns());
     bool go = s->nready && !s->flushing;
     s->flushing |= go;
     pthread_mutex_unlock(&s->mu);
@@ -341,8 +348,7 @@ static void merge_record(struct state *s, struct profd_record *r, const struct p
                          const struct merge_cut *cut)
 {
     int64_t now = now_ns();
-    if (s->open.end && now >= s->open.end)
-        close_window(s);
+    close_window_if_ended(s, now);
     if (!s->open.end)
         s->open.end = (now / s->cfg->window + 1) * s->cfg->window;
     struct series *se = series_for(s, &s->open, series_key(r, p, cut), r);

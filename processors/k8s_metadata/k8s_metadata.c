@@ -133,12 +133,10 @@ static char *list_url(const struct config *cfg)
         base[--n] = '\0';
     char *url;
     if (is_set(cfg->node_name)) {
-        CURL *h = curl_easy_init();
-        char *node = h ? curl_easy_escape(h, cfg->node_name, 0) : NULL;
+        char *node = curl_easy_escape(NULL, cfg->node_name, 0);   /* no handle needed */
         url = must_asprintf("%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", base,
                             node ? node : "");
         curl_free(node);
-        curl_easy_cleanup(h);
     } else {
         url = must_asprintf("%s/api/v1/pods", base);
     }

@@ -52,16 +52,12 @@ static void add_ip(struct pod_index *ix, size_t *cap, const char *ip, size_t pod
     if (!ip || !*ip)
         return;
     if (key_map_get(&ix->by_ip, key_hash(ip), &had)) {
-        if (had != AMBIGUOUS && ix->ip_pods[had] != pod)
+        if (had != AMBIGUOUS && ix->ips[had].pod != pod)
             key_map_put(&ix->by_ip, key_hash(ip), AMBIGUOUS);
         return;
     }
     ix->ips = grow_array(ix->ips, cap, ix->nips + 1, sizeof(*ix->ips));
-    ix->ip_pods = realloc(ix->ip_pods, *cap * sizeof(*ix->ip_pods));
-    if (!ix->ip_pods)
-        abort();
-    ix->ips[ix->nips] = strdup(ip);
-    ix->ip_pods[ix->nips] = pod;
+    ix->ips[ix->nips] = (struct pod_ip){strdup(ip), pod};
     key_map_put(&ix->by_ip, key_hash(ip), (uint32_t)ix->nips++);
 }
 
@@ -151,9 +147,9 @@ const struct pod *pod_index_ip(const struct pod_index *ix, const char *ip)
 {
     uint32_t i;
     if (!ix || !key_map_get(&ix->by_ip, key_hash(ip), &i) || i == AMBIGUOUS ||
-        strcmp(ix->ips[i], ip))
+        strcmp(ix->ips[i].ip, ip))
         return NULL;
-    return &ix->pods[ix->ip_pods[i]];
+    return &ix->pods[ix->ips[i].pod];
 }
 
 void pod_index_free(struct pod_index *ix)
@@ -178,11 +174,10 @@ void pod_index_free(struct pod_index *ix)
         free(ix->containers[i].name);
     }
     for (size_t i = 0; i < ix->nips; i++)
-        free(ix->ips[i]);
+        free(ix->ips[i].ip);
     free(ix->pods);
     free(ix->containers);
     free(ix->ips);
-    free(ix->ip_pods);
     key_map_free(&ix->by_container);
     key_map_free(&ix->by_uid);
     key_map_free(&ix->by_ip);

@@ -25,8 +25,10 @@ struct pod_index {
     size_t npods;
     struct pod_container *containers;
     size_t ncontainers;
-    char **ips;           /* each pod IP ... */
-    size_t *ip_pods;      /* ... and its pod */
+    struct pod_ip {
+        char *ip;
+        size_t pod;   /* index into pods */
+    } *ips;
     size_t nips;
     struct key_map by_container, by_uid, by_ip;   /* hash of the key -> index */
 };

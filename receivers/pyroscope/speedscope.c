@@ -282,11 +282,13 @@ static struct built *built_for(struct conversion *c, json_t *prof, size_t size_h
 {
     uint64_t h = key_hash(prof);
     uint32_t idx;
-    if (key_map_get(&c->by_key, h, &idx) && same_key(c->built[idx].first, prof))
-        return &c->built[idx];
-    for (size_t i = 0; i < c->nbuilt; i++)   /* hashes that collide */
-        if (same_key(c->built[i].first, prof))
-            return &c->built[i];
+    if (key_map_get(&c->by_key, h, &idx)) {   /* the map holds the latest of a hash */
+        if (same_key(c->built[idx].first, prof))
+            return &c->built[idx];
+        for (size_t i = 0; i < c->nbuilt; i++)   /* keys whose hashes collide */
+            if (same_key(c->built[i].first, prof))
+                return &c->built[i];
+    }
     const char *unit = string_of(prof, "unit");
     const struct unit_info *u = NULL;
     for (size_t i = 0; i < sizeof(unit_infos) / sizeof(*unit_infos); i++)

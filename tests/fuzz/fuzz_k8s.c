@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (size_t i = 0; ix && i < ix->npods; i++)
         pod_index_uid(ix, ix->pods[i].uid);
     for (size_t i = 0; ix && i < ix->nips; i++)
-        pod_index_ip(ix, ix->ips[i]);
+        pod_index_ip(ix, ix->ips[i].ip);
     pod_index_free(ix);
     return 0;
 }

@@ -33,10 +33,11 @@ MODULE_DIRS := $(wildcard receivers/* processors/* exporters/*)
 module_name  = $(patsubst %s,%,$(word 1,$(subst /, ,$(1))))_$(word 2,$(subst /, ,$(1)))
 MODULES := $(foreach d,$(MODULE_DIRS),$(BUILD)/modules/$(call module_name,$(d)).so)
 receiver_pprof_file_LIBS := -lpcre2-8 -levent
-receiver_pprof_scrape_LIBS := -lcurl -levent
+receiver_pprof_scrape_LIBS := -lcurl -levent -ljansson
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
-receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c
+receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/k8s_api.c lib/k8s_pods.c \
+    lib/label_valid.c lib/utf8_valid.c lib/tick.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
@@ -57,7 +58,7 @@ processor_downsample_LIBS := -levent
 processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
 processor_k8s_metadata_LIBS := -lcurl -levent -ljansson
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c lib/tick.c \
-    lib/label_valid.c lib/utf8_valid.c lib/running_total.c
+    lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_pods.c
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 
@@ -125,6 +126,8 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUIL
 $(BUILD)/tests/test_perf_data_parts: LDLIBS += -lzstd
 $(BUILD)/tests/test_symbolize_parts: LDLIBS += -ldw -lelf -lz -lzstd -liberty
 $(BUILD)/tests/test_k8s_metadata_parts: LDLIBS += -ljansson
+$(BUILD)/tests/test_k8s_pods: LDLIBS += -ljansson
+$(BUILD)/tests/test_k8s_sd: LDLIBS += -ljansson -lcurl
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

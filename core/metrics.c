@@ -150,7 +150,9 @@ static const struct {
     [PROFD_C_SENT_RECORDS] = {"sent_records", "Records an exporter delivered."},
     [PROFD_C_SENT_BYTES] = {"sent_bytes", "Payload bytes an exporter delivered."},
     [PROFD_C_FAILED_RECORDS] = {"failed_records", "Records an exporter failed to deliver."},
-    [PROFD_C_DROPPED_RECORDS] = {"dropped_records", "Records dropped because a queue was full."},
+    [PROFD_C_DROPPED_RECORDS] = {"dropped_records",
+                                 "Records dropped on purpose: a full queue under drop, a shutdown "
+                                 "deadline, a relabel or downsample rule."},
     [PROFD_C_RETRY_LATER_RECORDS] = {"retry_later_records",
                                      "Records an exporter's queue refused (full under block, or "
                                      "draining): their sender was told to retry later."},

@@ -2,7 +2,8 @@
 /*
  * processor k8s_metadata: the Kubernetes pod a profile came from, as
  * series labels namespace, pod, container and node (and, with pod_labels,
- * each pod label as pod_label_<name>), labels a record has already kept.
+ * each pod label as pod_label_<name>; with pod_annotations, each
+ * annotation as pod_annotation_<name>), labels a record has already kept.
  * - A record's process (the `pid_label`, "pid" as perf_data sets it) is
  *   found in its cgroup (`proc_root`/<pid>/cgroup, cgroup.h): the
  *   container's id, else the pod's UID. With `ip_label` (e.g. "instance"
@@ -33,6 +34,7 @@
 #include "../../lib/client_tls.h"
 #include "../../lib/file_io.h"
 #include "../../lib/grow.h"
+#include "../../lib/k8s_api.h"
 #include "../../lib/label_valid.h"
 #include "../../lib/running_total.h"
 #include "../../lib/tick.h"
@@ -40,8 +42,6 @@
 #include "pods.h"
 #include "profd/plugin.h"
 
-#define SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
-#define MAX_POD_LIST (256u << 20)
 #define MIN_RELIST_NS 1000000000LL
 
 struct config {
@@ -54,7 +54,7 @@ struct config {
     char *proc_root;
     char *pid_label;
     char *ip_label;
-    bool pod_labels;
+    bool pod_labels, pod_annotations;
     bool wait_for_metadata;
 };
 
@@ -62,7 +62,7 @@ static const struct profd_option options[] = {
     {"api_server", PROFD_OPT_STRING, offsetof(struct config, api_server), NULL,
      "the Kubernetes API's URL; empty: the cluster's own (KUBERNETES_SERVICE_HOST/_PORT)"},
     {"bearer_token_file", PROFD_OPT_STRING, offsetof(struct config, bearer_token_file),
-     SERVICE_ACCOUNT "/token", "token sent to the API, read before each list; missing: none"},
+     K8S_SERVICE_ACCOUNT "/token", "token sent to the API, read before each list; missing: none"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL,
      "TLS to the API (in a cluster the service account's CA by default)", client_tls_options},
     {"node_name", PROFD_OPT_STRING, offsetof(struct config, node_name), NULL,
@@ -79,6 +79,8 @@ static const struct profd_option options[] = {
      "a series label whose host (host:port) is matched with pod IPs; empty: none"},
     {"pod_labels", PROFD_OPT_BOOL, offsetof(struct config, pod_labels), "false",
      "also each pod label, as pod_label_<name>"},
+    {"pod_annotations", PROFD_OPT_BOOL, offsetof(struct config, pod_annotations), "false",
+     "also each pod annotation, as pod_annotation_<name>"},
     {"wait_for_metadata", PROFD_OPT_BOOL, offsetof(struct config, wait_for_metadata), "true",
      "list the pods once before profd starts taking profiles (for at most timeout)"},
     {0},
@@ -122,15 +124,9 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
  * NULL when there is no API server to ask. */
 static char *list_url(const struct config *cfg)
 {
-    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
-    if (!is_set(cfg->api_server) && !is_set(host))
+    char *base = k8s_api_base(cfg->api_server);
+    if (!base)
         return NULL;
-    char *base = is_set(cfg->api_server) ? must_asprintf("%s", cfg->api_server)
-                 : strchr(host, ':') ? must_asprintf("https://[%s]:%s", host, port ? port : "443")
-                                     : must_asprintf("https://%s:%s", host, port ? port : "443");
-    size_t n = strlen(base);
-    while (n && base[n - 1] == '/')
-        base[--n] = '\0';
     char *url;
     if (is_set(cfg->node_name)) {
         char *node = curl_easy_escape(NULL, cfg->node_name, 0);   /* no handle needed */
@@ -144,64 +140,21 @@ static char *list_url(const struct config *cfg)
     return url;
 }
 
-/* A response body as it comes, up to MAX_POD_LIST bytes, NUL-terminated. */
-struct body {
-    char *data;
-    size_t len, cap;
-};
-
-static size_t on_body(char *p, size_t size, size_t n, void *arg)
-{
-    struct body *b = arg;
-    if (b->len + size * n > MAX_POD_LIST)
-        return 0;   /* too large: the transfer fails */
-    b->data = grow_array(b->data, &b->cap, b->len + size * n + 1, 1);
-    memcpy(b->data + b->len, p, size * n);
-    b->len += size * n;
-    b->data[b->len] = '\0';   /* an error's text is printed */
-    return size * n;
-}
-
 /* GETs the pod list into *b; false with why set. */
-static bool get_pods(struct state *s, struct body *b, char *why, size_t whylen)
+static bool get_pods(struct state *s, struct k8s_response *b, char *why, size_t whylen)
 {
-    const struct config *cfg = s->cfg;
     CURL *h = curl_easy_init();
     if (!h) {
         snprintf(why, whylen, "libcurl cannot be set up");
         return false;
     }
-    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
-    char *token = is_set(cfg->bearer_token_file) ? read_secret(cfg->bearer_token_file) : NULL;
-    if (token && *token) {
-        char *auth = must_asprintf("Authorization: Bearer %s", token);
-        headers = curl_slist_append(headers, auth);
-        free(auth);
-    }
-    free(token);
-    struct client_tls tls = cfg->tls;
-    if (!is_set(cfg->api_server) && !is_set(tls.ca_file))
-        tls.ca_file = SERVICE_ACCOUNT "/ca.crt";
-    curl_easy_setopt(h, CURLOPT_URL, s->url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "profd");
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(cfg->timeout / 1000000));
-    client_tls_apply(h, &tls);
-    CURLcode rc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    const struct config *cfg = s->cfg;
+    struct k8s_access access = {cfg->api_server, cfg->bearer_token_file, cfg->tls, cfg->timeout};
+    struct curl_slist *headers = k8s_api_prepare(h, s->url, &access, b);
+    bool ok = k8s_api_succeeded(h, curl_easy_perform(h), b, why, whylen);
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);
-    if (rc != CURLE_OK)
-        snprintf(why, whylen, "%s", rc == CURLE_WRITE_ERROR ? "the pod list is over 256 MiB"
-                                                            : curl_easy_strerror(rc));
-    else if (status != 200)
-        snprintf(why, whylen, "HTTP %ld: %.200s", status, b->data ? b->data : "");
-    return rc == CURLE_OK && status == 200;
+    return ok;
 }
 
 /* On the processor's own thread: lists the pods and, when that worked,
@@ -209,7 +162,7 @@ static bool get_pods(struct state *s, struct body *b, char *why, size_t whylen)
 static void list_pods(void *arg)
 {
     struct state *s = arg;
-    struct body b = {0};
+    struct k8s_response b = {0};
     char why[512];
     struct pod_index *ix = get_pods(s, &b, why, sizeof(why))
                                ? pod_index_parse(b.data, b.len, why, sizeof(why))
@@ -221,7 +174,7 @@ static void list_pods(void *arg)
                           "Pod lists from the Kubernetes API that failed.");
         return;
     }
-    size_t npods = ix->npods;
+    size_t npods = ix->list.n;
     pthread_mutex_lock(&s->mu);
     struct pod_index *old = s->index;
     s->index = ix;
@@ -263,7 +216,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 /* The pod of process pid (its container's name into *container), or
  * NULL; sets *unknown when its cgroup names a container no list had. */
-static const struct pod *pod_of_pid(struct state *s, const char *pid, const char **container,
+static const struct k8s_pod *pod_of_pid(struct state *s, const char *pid, const char **container,
                                     bool *unknown)
 {
     char path[4096], id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
@@ -276,7 +229,7 @@ static const struct pod *pod_of_pid(struct state *s, const char *pid, const char
     free(text);
     if (!named)
         return NULL;
-    const struct pod *pod = id[0] ? pod_index_container(s->index, id, container) : NULL;
+    const struct k8s_pod *pod = id[0] ? pod_index_container(s->index, id, container) : NULL;
     if (!pod && uid[0])
         pod = pod_index_uid(s->index, uid);
     if (!pod)
@@ -286,7 +239,7 @@ static const struct pod *pod_of_pid(struct state *s, const char *pid, const char
 
 /* The pod whose IP is the host of value: host:port, [v6]:port, or a bare
  * host (a v6 address with no port has several ':'); NULL when none. */
-static const struct pod *pod_of_address(struct state *s, const char *value)
+static const struct k8s_pod *pod_of_address(struct state *s, const char *value)
 {
     const char *start = value, *end = NULL;
     if (*value == '[') {
@@ -312,7 +265,20 @@ static void label_unless_set(struct state *s, struct profd_record *r, const char
         s->host->record_set_label(r, name, value);
 }
 
-static void label_record(struct state *s, struct profd_record *r, const struct pod *pod,
+/* Sets prefix<name> = value for each pair, the name made a valid label
+ * name (app.kubernetes.io/name: pod_label_app_kubernetes_io_name). */
+static void label_with_pairs(struct state *s, struct profd_record *r, const char *prefix,
+                             const struct k8s_pairs *pairs)
+{
+    for (size_t i = 0; i < pairs->n; i++) {
+        char name[256], valid[256];
+        snprintf(name, sizeof(name), "%s%s", prefix, pairs->names[i]);
+        label_valid_name(name, false, sizeof(valid) - 1, valid);
+        label_unless_set(s, r, valid, pairs->values[i]);
+    }
+}
+
+static void label_record(struct state *s, struct profd_record *r, const struct k8s_pod *pod,
                          const char *container)
 {
     label_unless_set(s, r, "namespace", pod->namespace);
@@ -320,12 +286,10 @@ static void label_record(struct state *s, struct profd_record *r, const struct p
     label_unless_set(s, r, "node", pod->node);
     if (container)
         label_unless_set(s, r, "container", container);
-    for (size_t i = 0; s->cfg->pod_labels && i < pod->nlabels; i++) {
-        char name[256], valid[256];   /* app.kubernetes.io/name: pod_label_app_kubernetes_io_name */
-        snprintf(name, sizeof(name), "pod_label_%s", pod->label_names[i]);
-        label_valid_name(name, false, sizeof(valid) - 1, valid);
-        label_unless_set(s, r, valid, pod->label_values[i]);
-    }
+    if (s->cfg->pod_labels)
+        label_with_pairs(s, r, "pod_label_", &pod->labels);
+    if (s->cfg->pod_annotations)
+        label_with_pairs(s, r, "pod_annotation_", &pod->annotations);
 }
 
 static int consume(void *st, struct profd_batch *b)
@@ -342,7 +306,7 @@ static int consume(void *st, struct profd_batch *b)
         if (!pid && !address)
             continue;
         const char *container = NULL;
-        const struct pod *pod = pid ? pod_of_pid(s, pid, &container, &unknown) : NULL;
+        const struct k8s_pod *pod = pid ? pod_of_pid(s, pid, &container, &unknown) : NULL;
         if (!pod && address)
             pod = pod_of_address(s, address);
         if (pod)

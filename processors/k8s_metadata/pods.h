@@ -6,50 +6,43 @@
 
 #include <stddef.h>
 
+#include "../../lib/k8s_pods.h"
 #include "../../lib/key_map.h"
-
-struct pod {
-    char *namespace, *name, *uid, *node;
-    char **label_names, **label_values;   /* metadata.labels */
-    size_t nlabels;
-};
 
 struct pod_container {
     char *id;     /* the runtime's id, without its "containerd://" */
-    char *name;
-    size_t pod;   /* index into pods */
+    const char *name;
+    size_t pod;   /* index into list.pods */
 };
 
 struct pod_index {
-    struct pod *pods;
-    size_t npods;
+    struct k8s_pod_list list;
     struct pod_container *containers;
     size_t ncontainers;
     struct pod_ip {
-        char *ip;
-        size_t pod;   /* index into pods */
+        const char *ip;
+        size_t pod;   /* index into list.pods */
     } *ips;
     size_t nips;
     struct key_map by_container, by_uid, by_ip;   /* hash of the key -> index */
 };
 
 /*
- * The pods of a PodList (the JSON of GET /api/v1/pods): each item's
- * metadata (name, namespace, uid, labels), spec.nodeName, status.podIP and
- * podIPs, and the ids of its containers, init and ephemeral containers
- * from their statuses. NULL with why set when the JSON is not a PodList.
+ * The pods of a PodList (the JSON of GET /api/v1/pods), indexed by the ids
+ * of their started containers (of every kind), their UIDs and their IPs.
+ * NULL with why set when the JSON is not a PodList.
  */
 struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen);
 
 /* The pod running container id, its container's name into *container;
  * NULL when none listed. */
-const struct pod *pod_index_container(const struct pod_index *ix, const char *id,
-                                      const char **container);
+const struct k8s_pod *pod_index_container(const struct pod_index *ix, const char *id,
+                                          const char **container);
 /* The pod whose UID is uid, or NULL. */
-const struct pod *pod_index_uid(const struct pod_index *ix, const char *uid);
+const struct k8s_pod *pod_index_uid(const struct pod_index *ix, const char *uid);
 /* The pod with IP ip, or NULL (host-network pods share their node's IP:
  * an IP several pods have is nobody's). */
-const struct pod *pod_index_ip(const struct pod_index *ix, const char *ip);
+const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip);
 
 /* Frees ix (accepts NULL). */
 void pod_index_free(struct pod_index *ix);

@@ -19,6 +19,28 @@ struct file_sd_config {
     int64_t refresh_interval;
 };
 
+struct k8s_selector {
+    char *role, *label, *field;
+};
+
+struct k8s_namespaces {
+    bool own_namespace;
+    struct profd_str_list names;
+};
+
+/* Prometheus's kubernetes_sd_configs, role pod: a target for each port of
+ * each container of each pod the API lists (see k8s_sd.h). */
+struct kubernetes_sd_config {
+    char *role;
+    char *api_server;
+    char *bearer_token_file;
+    struct client_tls tls_config;
+    struct k8s_namespaces namespaces;
+    struct profd_obj_list selectors;   /* struct k8s_selector */
+    int64_t refresh_interval;
+    int64_t timeout;
+};
+
 struct basic_auth {
     char *username, *password, *password_file;
 };
@@ -47,6 +69,7 @@ struct job {
     struct profd_str_map params;
     struct profd_obj_list static_configs;    /* struct static_config */
     struct profd_obj_list file_sd_configs;   /* struct file_sd_config */
+    struct profd_obj_list kubernetes_sd_configs;   /* struct kubernetes_sd_config */
     struct profd_relabel *relabel_configs;
     struct basic_auth basic_auth;
     char *bearer_token, *bearer_token_file;

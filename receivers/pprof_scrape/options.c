@@ -21,6 +21,48 @@ static const struct profd_option file_sd_options[] = {
     {0},
 };
 
+static const struct profd_option k8s_selector_options[] = {
+    {"role", PROFD_OPT_STRING, SUB(struct k8s_selector, role), "pod",
+     "the role selected (pod, the only one)"},
+    {"label", PROFD_OPT_STRING, SUB(struct k8s_selector, label), NULL,
+     "a label selector, as kubectl -l takes it (app=web,tier!=db)"},
+    {"field", PROFD_OPT_STRING, SUB(struct k8s_selector, field), NULL,
+     "a field selector (spec.nodeName=node-a)"},
+    {0},
+};
+
+static const struct profd_option k8s_namespaces_options[] = {
+    {"own_namespace", PROFD_OPT_BOOL, SUB(struct k8s_namespaces, own_namespace), "false",
+     "the namespace profd's pod runs in (its service account's)"},
+    {"names", PROFD_OPT_STRING_LIST, SUB(struct k8s_namespaces, names), NULL,
+     "these namespaces (none: every namespace)"},
+    {0},
+};
+
+static const struct profd_option kubernetes_sd_options[] = {
+    {"role", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, role), NULL,
+     "what becomes a target: pod (a target per container port; the only role so far)",
+     .required = 1},
+    {"api_server", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, api_server), NULL,
+     "the Kubernetes API's URL; empty: the cluster's own, with the service account's token "
+     "and CA"},
+    {"bearer_token_file", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, bearer_token_file),
+     NULL, "token sent to the API, read before each list (default in the cluster: the service "
+     "account's)"},
+    {"tls_config", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, tls_config), NULL,
+     "TLS to the API", client_tls_options},
+    {"namespaces", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, namespaces), NULL,
+     "the namespaces listed", k8s_namespaces_options},
+    {"selectors", PROFD_OPT_OBJECT_LIST, SUB(struct kubernetes_sd_config, selectors), NULL,
+     "label and field selectors the API filters the pods with", k8s_selector_options,
+     sizeof(struct k8s_selector)},
+    {"refresh_interval", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, refresh_interval),
+     "30s", "how often the pods are listed again"},
+    {"timeout", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, timeout), "10s",
+     "longest a list may take"},
+    {0},
+};
+
 static const struct profd_option basic_auth_options[] = {
     {"username", PROFD_OPT_STRING, SUB(struct basic_auth, username), NULL, "user name"},
     {"password", PROFD_OPT_STRING, SUB(struct basic_auth, password), NULL, "password"},
@@ -78,6 +120,9 @@ static const struct profd_option job_options[] = {
     {"file_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, file_sd_configs), NULL,
      "targets listed in files, re-read when they change", file_sd_options,
      sizeof(struct file_sd_config)},
+    {"kubernetes_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, kubernetes_sd_configs), NULL,
+     "targets from the Kubernetes API: role pod, with __meta_kubernetes_* labels as Prometheus "
+     "makes them", kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__)"},
     {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",

@@ -17,6 +17,7 @@
 #include "../../lib/file_io.h"
 #include "config.h"
 #include "http.h"
+#include "k8s_discovery.h"
 #include "presets.h"
 #include "targets.h"
 
@@ -67,6 +68,8 @@ struct state {
     size_t nscrapes;
     struct http_client *http[HTTP_CLIENTS];
     struct event *refresh_ev;
+    struct k8s_discovery **k8s;    /* per job, its kubernetes_sd_configs' in order */
+    size_t *k8s_first, *nk8s;      /* per job: where its discoveries are, how many */
     bool started;
 };
 
@@ -88,6 +91,34 @@ static const struct profile_def *def_of(const struct state *s, const struct scra
 }
 
 /* ---- validate / create ---- */
+
+/* kubernetes_sd_configs: the pod role alone, for now. */
+static int validate_k8s(const struct profd_host *host, struct profd_diag *d, const struct job *j)
+{
+    const struct kubernetes_sd_config *kc = j->kubernetes_sd_configs.items;
+    int rc = PROFD_OK;
+    for (size_t k = 0; k < j->kubernetes_sd_configs.n; k++) {
+        if (strcmp(kc[k].role, "pod")) {
+            host->diag(d, &kc[k].role, "job '%s': kubernetes_sd_configs role '%s' is not "
+                       "supported (only pod)", j->job_name, kc[k].role);
+            rc = PROFD_ERR;
+        }
+        const struct k8s_selector *sel = kc[k].selectors.items;
+        for (size_t i = 0; i < kc[k].selectors.n; i++)
+            if (strcmp(sel[i].role, kc[k].role)) {
+                host->diag(d, &sel[i].role, "job '%s': a selector of role '%s' in a "
+                           "kubernetes_sd_config of role '%s'", j->job_name, sel[i].role,
+                           kc[k].role);
+                rc = PROFD_ERR;
+            }
+        if (kc[k].refresh_interval <= 0 || kc[k].timeout <= 0) {
+            host->diag(d, &kc[k].refresh_interval, "job '%s': kubernetes_sd_configs "
+                       "refresh_interval and timeout must be more than 0", j->job_name);
+            rc = PROFD_ERR;
+        }
+    }
+    return rc;
+}
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
@@ -118,6 +149,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &j->shard, "job '%s': shard.index must be in [0, total)", j->job_name);
             rc = PROFD_ERR;
         }
+        if (validate_k8s(host, d, j) != PROFD_OK)
+            rc = PROFD_ERR;
         for (size_t k = 0; k < i; k++)
             if (!strcmp(jobs[k].job_name, j->job_name)) {
                 host->diag(d, &j->job_name, "job_name '%s' is used twice", j->job_name);
@@ -485,21 +518,6 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         sc->in_flight = false;
 }
 
-static char *escape_label_value(const char *v)
-{
-    size_t n = 0;
-    for (const char *p = v; *p; p++)
-        n += (*p == '"' || *p == '\\' || *p == '\n') ? 2 : 1;
-    char *out = malloc(n + 1), *o = out;
-    for (const char *p = v; *p; p++) {
-        if (*p == '"' || *p == '\\' || *p == '\n')
-            *o++ = '\\';
-        *o++ = *p == '\n' ? 'n' : *p;
-    }
-    *o = '\0';
-    return out;
-}
-
 static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
 {
     struct scrape *sc = calloc(1, sizeof(*sc));
@@ -582,8 +600,17 @@ static void refresh(struct state *s)
         char err[512];
         free(s->sd_signature[j]);
         s->sd_signature[j] = targets_sd_signature(&jobs[j]);
-        if (targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], &units, &nunits, err,
-                          sizeof(err)) < 0) {
+        struct found_groups found[s->nk8s ? s->nk8s[j] + 1 : 1];
+        size_t nfound = 0;
+        for (size_t k = 0; s->nk8s && k < s->nk8s[j]; k++) {
+            const struct k8s_discovery *d = s->k8s[s->k8s_first[j] + k];
+            if (d) {
+                found[nfound].groups = k8s_discovery_groups(d, &found[nfound].n);
+                nfound++;
+            }
+        }
+        if (targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], found, nfound, &units,
+                          &nunits, err, sizeof(err)) < 0) {
             s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': %s; keeping its current targets",
                          jobs[j].job_name, err);
             for (size_t i = 0; i < s->nscrapes; i++) {   /* carry the job's pairs over */
@@ -640,6 +667,57 @@ static void on_refresh(evutil_socket_t fd, short what, void *arg)
         refresh(s);
 }
 
+static void on_k8s_change(void *arg)
+{
+    refresh(arg);
+}
+
+/* Starts a discovery for each entry of each job's kubernetes_sd_configs;
+ * one that has no API to ask is logged and left out. */
+static int start_k8s(struct state *s)
+{
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    size_t njobs = s->cfg->scrape_configs.n, total = 0;
+    for (size_t j = 0; j < njobs; j++)
+        total += jobs[j].kubernetes_sd_configs.n;
+    if (total == 0)
+        return 0;
+    s->k8s = calloc(total, sizeof(*s->k8s));
+    s->k8s_first = calloc(njobs, sizeof(*s->k8s_first));
+    s->nk8s = calloc(njobs, sizeof(*s->nk8s));
+    if (!s->k8s || !s->k8s_first || !s->nk8s)
+        abort();
+    for (size_t j = 0, at = 0; j < njobs; j++) {
+        const struct kubernetes_sd_config *kc = jobs[j].kubernetes_sd_configs.items;
+        s->k8s_first[j] = at;
+        s->nk8s[j] = jobs[j].kubernetes_sd_configs.n;
+        for (size_t k = 0; k < s->nk8s[j]; k++, at++) {
+            char why[256];
+            s->k8s[at] = k8s_discovery_new(s->host, s->self, jobs[j].job_name, &kc[k],
+                                           on_k8s_change, s, why, sizeof(why));
+            if (!s->k8s[at])
+                s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': kubernetes_sd_configs: %s; "
+                             "no targets from it", jobs[j].job_name, why);
+            else if (k8s_discovery_start(s->k8s[at]) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static void stop_k8s(struct state *s)
+{
+    size_t njobs = s->cfg->scrape_configs.n;
+    for (size_t j = 0; s->k8s && j < njobs; j++)
+        for (size_t k = 0; k < s->nk8s[j]; k++)
+            k8s_discovery_free(s->k8s[s->k8s_first[j] + k]);
+    free(s->k8s);
+    free(s->k8s_first);
+    free(s->nk8s);
+    s->k8s = NULL;
+    s->k8s_first = s->nk8s = NULL;
+}
+
 static int start(void *st)
 {
     struct state *s = st;
@@ -651,6 +729,8 @@ static int start(void *st)
     s->started = true;
     for (size_t i = 0; i < s->nscrapes; i++)
         arm(s->scrapes[i]);
+    if (start_k8s(s) < 0)
+        return PROFD_ERR;
     int64_t every = 0;
     const struct job *jobs = s->cfg->scrape_configs.items;
     for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
@@ -673,6 +753,7 @@ static int shutdown_(void *st)
     if (s->refresh_ev)
         event_free(s->refresh_ev);
     s->refresh_ev = NULL;
+    stop_k8s(s);
     for (size_t i = 0; i < s->nscrapes; i++)
         scrape_free(s->scrapes[i]);
     free(s->scrapes);

@@ -158,8 +158,8 @@ static void add_units(const struct profd_host *h, const struct job *job, size_t 
 }
 
 int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,
-                  const struct profile_def *defs, size_t ndefs, struct scrape_unit **units,
-                  size_t *n, char *err, size_t errlen)
+                  const struct profile_def *defs, size_t ndefs, const struct found_groups *found,
+                  size_t nfound, struct scrape_unit **units, size_t *n, char *err, size_t errlen)
 {
     size_t cap = 0;
     *units = NULL;
@@ -172,6 +172,10 @@ int targets_build(const struct profd_host *h, const struct job *job, size_t job_
         add_units(h, job, job_index, defs, ndefs, &sc[i].targets, &labels, units, n, &cap);
         h->labels_clear(&labels);
     }
+    for (size_t i = 0; i < nfound; i++)
+        for (size_t k = 0; k < found[i].n; k++)
+            add_units(h, job, job_index, defs, ndefs, &found[i].groups[k].targets,
+                      &found[i].groups[k].labels, units, n, &cap);
     const struct file_sd_config *fc = job->file_sd_configs.items;
     int rc = 0;
     for (size_t i = 0; i < job->file_sd_configs.n && rc == 0; i++) {
@@ -229,6 +233,23 @@ char *targets_sd_signature(const struct job *job)
         }
     }
     return t.s;
+}
+
+char *escape_label_value(const char *v)
+{
+    size_t n = 0;
+    for (const char *p = v; *p; p++)
+        n += (*p == '"' || *p == '\\' || *p == '\n') ? 2 : 1;
+    char *out = malloc(n + 1), *o = out;
+    if (!out)
+        abort();
+    for (const char *p = v; *p; p++) {
+        if (*p == '"' || *p == '\\' || *p == '\n')
+            *o++ = '\\';
+        *o++ = *p == '\n' ? 'n' : *p;
+    }
+    *o = '\0';
+    return out;
 }
 
 void scrape_unit_clear(const struct profd_host *h, struct scrape_unit *u)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Targets: every (target, profile) pair a job scrapes, with its URL and
- * series labels, built from static_configs and file_sd_configs and passed
+ * series labels, built from static_configs, file_sd_configs and
+ * kubernetes_sd_configs and passed
  * through relabel_configs as Prometheus does.
  */
 #ifndef PPROF_SCRAPE_TARGETS_H
@@ -18,15 +19,25 @@ struct scrape_unit {
     size_t job, def;              /* indices of its job and profile */
 };
 
+/* The target groups a discovery of a job found (kubernetes_sd_configs). */
+struct found_groups {
+    const struct profd_target_group *groups;
+    size_t n;
+};
+
 /*
- * Builds every unit of job number job_index. Returns 0, or -1 with err set
- * when a file_sd file cannot be read (the caller keeps its current units).
+ * Builds every unit of job number job_index, from its static_configs, the
+ * groups its discoveries found (nfound of them) and its file_sd_configs.
+ * Returns 0, or -1 with err set when a file_sd file cannot be read (the
+ * caller keeps its current units).
  */
 int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,
-                  const struct profile_def *defs, size_t ndefs, struct scrape_unit **units,
-                  size_t *n, char *err, size_t errlen);
+                  const struct profile_def *defs, size_t ndefs, const struct found_groups *found,
+                  size_t nfound, struct scrape_unit **units, size_t *n, char *err, size_t errlen);
 /* A string that changes when any of job's file_sd files changes. */
 char *targets_sd_signature(const struct job *job);
+/* v escaped as a label value of /metrics (\\, \" and \n), malloc'd. */
+char *escape_label_value(const char *v);
 void scrape_unit_clear(const struct profd_host *h, struct scrape_unit *u);
 
 #endif

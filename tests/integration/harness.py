@@ -515,3 +515,81 @@ def subtract(newer, older, cumulative):
         if any(delta):
             out[key] = delta
     return out
+
+
+def label_selected(selector, labels):
+    """Whether labels match a Kubernetes label selector of the equality
+    kind the tests send: "k=v", "k==v", "k!=v" and "k" (exists), joined by
+    commas, as the API reads them."""
+    for term in filter(None, (selector or "").split(",")):
+        if "!=" in term:
+            k, v = term.split("!=", 1)
+            if labels.get(k) == v:
+                return False
+        elif "=" in term:
+            k, v = term.replace("==", "=").split("=", 1)
+            if labels.get(k) != v:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+class KubernetesApi:
+    """A Python HTTP server on a free loopback port playing the Kubernetes
+    API for pods: GET /api/v1/pods and /api/v1/namespaces/<ns>/pods answer
+    a PodList (kind, apiVersion, metadata.resourceVersion, items) of the
+    pods in `pods` (a list the test may change) in that namespace, filtered
+    by labelSelector and the fieldSelector spec.nodeName=, as the API
+    documents; without "Authorization: Bearer <token>" the answer is 403,
+    and with `fail` set to a status that status, each with a Status object.
+    `got` holds each request's (path, query as parse_qs gives it,
+    Authorization)."""
+
+    def __init__(self, pods, token):
+        import http.server
+        import json
+        import urllib.parse
+        self.pods, self.got, self.fail = pods, [], None
+        api = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                query = urllib.parse.parse_qs(url.query)
+                auth = self.headers.get("Authorization")
+                api.got.append((url.path, query, auth))
+                m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/pods", url.path)
+                status = (403 if auth != "Bearer " + token else api.fail or
+                          (200 if m else 404))
+                if status == 200:
+                    node = dict(t.split("=", 1) for t in query.get("fieldSelector", [""])[0]
+                                .split(",") if "=" in t).get("spec.nodeName")
+                    items = [p for p in list(api.pods)
+                             if (not m.group(1) or p["metadata"]["namespace"] == m.group(1))
+                             and (node is None or p.get("spec", {}).get("nodeName") == node)
+                             and label_selected(query.get("labelSelector", [""])[0],
+                                                p["metadata"].get("labels", {}))]
+                    body = {"kind": "PodList", "apiVersion": "v1",
+                            "metadata": {"resourceVersion": str(len(api.got))}, "items": items}
+                else:
+                    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                            "message": "refused by the test", "code": status}
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()

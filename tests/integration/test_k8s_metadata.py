@@ -1,18 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """The k8s_metadata processor against a Python HTTP server playing the
-Kubernetes API (GET /api/v1/pods answering a PodList as the API documents
-it, checking the token and the node's field selector), with processes'
+Kubernetes API (harness.KubernetesApi: GET /api/v1/pods answering a
+PodList as the API documents it, checking the token and filtered by the
+node's field selector), with processes'
 cgroup files under a proc_root of the test's own, written as containerd
 (cgroup v2, systemd driver) and docker (cgroup v1, cgroupfs) write them."""
-import http.server
-import json
 import os
 import shutil
-import threading
 import unittest
-import urllib.parse
 
-from harness import GO_CORPUS, ProfdTestCase, metric_value, valgrind, wait_until
+from harness import GO_CORPUS, KubernetesApi, ProfdTestCase, metric_value, valgrind, wait_until
 
 ID1 = "1" * 64
 ID2 = "2" * 64
@@ -26,11 +23,13 @@ receivers:
                after_ingest: delete}
 processors:
   k8s_metadata: {api_server: "http://127.0.0.1:%d", bearer_token_file: ./token,
-                 node_name: node-a, proc_root: ./proc, pod_labels: true, ip_label: instance,
+                 node_name: node-a, proc_root: ./proc, pod_labels: true, pod_annotations: true,
+                 ip_label: instance,
                  resync_interval: 1h}
 exporters:
   pprof_file: {directory: ./out,
-               path_template: "{pid}/{namespace}.{pod}.{container}.{node}.{pod_label_app}"}
+               path_template: "{pid}/{namespace}.{pod}.{container}.{node}.{pod_label_app}.\
+{pod_annotation_team_example_com_owner}"}
 service:
   telemetry: {metrics: {address: "127.0.0.1:0"}}
   pipelines:
@@ -39,9 +38,10 @@ service:
 
 
 def pod(name, uid, containers, ip=None, labels=None):
-    """A PodList item on node-a, as the API writes one."""
+    """A PodList item on node-a, as the API writes one, with an annotation."""
     return {"metadata": {"name": name, "namespace": "shop", "uid": uid,
-                         "labels": labels or {}},
+                         "labels": labels or {},
+                         "annotations": {"team.example.com/owner": "payments"}},
             "spec": {"nodeName": "node-a", "containers": [{"name": c} for c, _ in containers]},
             "status": {"phase": "Running", "podIP": ip,
                        "containerStatuses": [{"name": c, "containerID": "containerd://" + i}
@@ -51,31 +51,11 @@ def pod(name, uid, containers, ip=None, labels=None):
 class K8sMetadataTest(ProfdTestCase):
 
     def api(self, pods):
-        """The API stand-in on a free port, answering with the list pods
-        (a list the test may change): (its port, the queries it got)."""
-        got = []
-        lock = threading.Lock()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                url = urllib.parse.urlparse(self.path)
-                with lock:
-                    got.append((url.path, urllib.parse.parse_qs(url.query),
-                                self.headers.get("Authorization")))
-                    body = json.dumps({"kind": "PodList", "apiVersion": "v1",
-                                       "metadata": {"resourceVersion": "1"},
-                                       "items": list(pods)}).encode()
-                ok = (url.path == "/api/v1/pods" and
-                      self.headers.get("Authorization") == "Bearer tok123")
-                self.send_response(200 if ok else 403)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-        return self.serve_http(Handler), got
+        """The API stand-in, answering with the list pods (a list the test
+        may change) to the token tok123: (its port, the queries it got)."""
+        api = KubernetesApi(pods, "tok123")
+        self.addCleanup(api.stop)
+        return int(api.url.rsplit(":", 1)[1]), api.got
 
     def process(self, pid, cgroup):
         os.makedirs(self.path("proc", str(pid)))
@@ -110,10 +90,10 @@ class K8sMetadataTest(ProfdTestCase):
         p = self.start(CONFIG % port)
         wait_until(lambda: all(self.written(pid) for pid in (4242, 4343, 4444, 4545)),
                    "four profiles written")
-        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web"])
-        self.assertEqual(self.written(4343), ["shop.db-0.unknown.node-a.unknown"])
-        self.assertEqual(self.written(4444), ["unknown.unknown.unknown.unknown.unknown"])
-        self.assertEqual(self.written(4545), ["unknown.unknown.unknown.unknown.unknown"])
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])
+        self.assertEqual(self.written(4343), ["shop.db-0.unknown.node-a.unknown.payments"])
+        self.assertEqual(self.written(4444), ["unknown.unknown.unknown.unknown.unknown.unknown"])
+        self.assertEqual(self.written(4545), ["unknown.unknown.unknown.unknown.unknown.unknown"])
         self.assertEqual(got[0], ("/api/v1/pods", {"fieldSelector": ["spec.nodeName=node-a"]},
                                   "Bearer tok123"))
         # the unknown container has the pods listed again within seconds, not resync_interval
@@ -122,7 +102,7 @@ class K8sMetadataTest(ProfdTestCase):
         shutil.rmtree(self.path("out", "4545"))
         self.spool_as(4545)
         wait_until(lambda: self.written(4545), "the late container's profile")
-        self.assertEqual(self.written(4545), ["shop.late.late.node-a.unknown"])
+        self.assertEqual(self.written(4545), ["shop.late.late.node-a.unknown.payments"])
         m = p.metrics()
         self.assertEqual(metric_value(m, "profd_k8s_metadata_pods", component="k8s_metadata"), 3)
         self.assertEqual(metric_value(m, "profd_k8s_metadata_unmatched_records",
@@ -140,7 +120,7 @@ class K8sMetadataTest(ProfdTestCase):
                                       "labels: {instance: '10.1.0.7:6060', pid: ip}") % port)
         self.spool("heap.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
         wait_until(lambda: self.written("ip"), "the profile")
-        self.assertEqual(self.written("ip"), ["shop.web-1.unknown.node-a.web"])
+        self.assertEqual(self.written("ip"), ["shop.web-1.unknown.node-a.web.payments"])
         self.assertEqual(p.stop(), 0)
 
     def test_a_failing_api_is_logged_and_profiles_still_go(self):
@@ -167,7 +147,7 @@ class K8sMetadataTest(ProfdTestCase):
         self.spool_as(4242)
         p = self.start(CONFIG % port, wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.written(4242), "the labeled profile", deadline=120)
-        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web"])
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])
         rc = p.stop(timeout=120)
         log = open(self.path("vg.log")).read()
         self.assertEqual(rc, 0, log)

@@ -5,6 +5,7 @@
 #include "check.h"
 
 #include "../../lib/grow.c"
+#include "../../lib/k8s_pods.c"
 #include "../../lib/key_map.c"
 #include "../../processors/k8s_metadata/cgroup.c"
 #include "../../processors/k8s_metadata/pods.c"
@@ -85,9 +86,9 @@ TEST(a_pod_list_looked_up_by_container_uid_and_ip)
     CHECK(ix != NULL);
     if (!ix)
         return;
-    CHECK_INT(ix->npods, 3);
+    CHECK_INT(ix->list.n, 3);
     const char *container = NULL;
-    const struct pod *p = pod_index_container(ix, ID, &container);
+    const struct k8s_pod *p = pod_index_container(ix, ID, &container);
     CHECK(p && !strcmp(p->name, "web-1") && !strcmp(p->namespace, "shop") &&
           !strcmp(p->node, "node-a"));
     CHECK_STR(container, "app");
@@ -99,11 +100,11 @@ TEST(a_pod_list_looked_up_by_container_uid_and_ip)
     CHECK(pod_index_ip(ix, "10.1.0.7") == p);
     CHECK(pod_index_ip(ix, "fd00::7") == p);
     CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);   /* two host-network pods: neither */
-    CHECK_INT(p->nlabels, 2);
+    CHECK_INT(p->labels.n, 2);
     bool version = false;
-    for (size_t i = 0; i < p->nlabels; i++)
-        version |= !strcmp(p->label_names[i], "app.kubernetes.io/version") &&
-                   !strcmp(p->label_values[i], "2");
+    for (size_t i = 0; i < p->labels.n; i++)
+        version |= !strcmp(p->labels.names[i], "app.kubernetes.io/version") &&
+                   !strcmp(p->labels.values[i], "2");
     CHECK(version);
     pod_index_free(ix);
 }

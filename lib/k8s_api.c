@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "k8s_api.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file_io.h"
+#include "grow.h"
+
+static bool is_set(const char *s)
+{
+    return s && *s;
+}
+
+char *k8s_api_base(const char *api_server)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    if (!is_set(api_server) && !is_set(host))
+        return NULL;
+    char *base = is_set(api_server) ? must_asprintf("%s", api_server)
+                 : strchr(host, ':') ? must_asprintf("https://[%s]:%s", host, port ? port : "443")
+                                     : must_asprintf("https://%s:%s", host, port ? port : "443");
+    size_t n = strlen(base);
+    while (n && base[n - 1] == '/')
+        base[--n] = '\0';
+    return base;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    struct k8s_response *b = arg;
+    if (b->len + size * n > K8S_MAX_RESPONSE)
+        return 0;   /* too large: the transfer fails */
+    b->data = grow_array(b->data, &b->cap, b->len + size * n + 1, 1);
+    memcpy(b->data + b->len, p, size * n);
+    b->len += size * n;
+    b->data[b->len] = '\0';   /* an error's text is printed */
+    return size * n;
+}
+
+struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
+                                   struct k8s_response *body)
+{
+    CURL *h = easy;
+    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
+    char *token = is_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
+    if (token && *token) {
+        char *auth = must_asprintf("Authorization: Bearer %s", token);
+        headers = curl_slist_append(headers, auth);
+        free(auth);
+    }
+    free(token);
+    struct client_tls tls = a->tls;
+    if (!is_set(a->api_server) && !is_set(tls.ca_file))
+        tls.ca_file = K8S_SERVICE_ACCOUNT "/ca.crt";
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "profd");
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(a->timeout / 1000000));
+    client_tls_apply(h, &tls);
+    return headers;
+}
+
+bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body, char *why,
+                       size_t whylen)
+{
+    long status = 0;
+    curl_easy_getinfo((CURL *)easy, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK)
+        snprintf(why, whylen, "%s",
+                 rc == CURLE_WRITE_ERROR ? "the response is over 256 MiB"
+                                         : curl_easy_strerror((CURLcode)rc));
+    else if (status != 200)
+        snprintf(why, whylen, "HTTP %ld: %.200s", status, body->data ? body->data : "");
+    return rc == CURLE_OK && status == 200;
+}

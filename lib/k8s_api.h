@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Requests to the Kubernetes API with libcurl, as the modules that read it
+ * make them (the k8s_metadata processor, the scrape receiver's
+ * kubernetes_sd_configs): the server's URL (the cluster's own unless one
+ * is configured), the bearer token read again before each request, TLS
+ * (the service account's CA in the cluster), and the JSON body kept up to
+ * a bound.
+ */
+#ifndef PROFD_LIB_K8S_API_H
+#define PROFD_LIB_K8S_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client_tls.h"
+
+/* Where a pod finds its service account's token, CA and namespace. */
+#define K8S_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* The largest response a request keeps: a cluster's whole pod list. */
+#define K8S_MAX_RESPONSE (256u << 20)
+
+struct k8s_access {
+    const char *api_server;          /* NULL or "": the cluster's own */
+    const char *bearer_token_file;   /* NULL or "": no token */
+    struct client_tls tls;           /* the CA unset in the cluster: the service account's */
+    int64_t timeout;                 /* nanoseconds a request may take */
+};
+
+/* A response's body as it comes, NUL-terminated. */
+struct k8s_response {
+    char *data;
+    size_t len, cap;
+};
+
+/*
+ * The API's base URL without a trailing '/': api_server, else the
+ * cluster's (https://KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT), else
+ * NULL (not in a pod and none configured). malloc'd.
+ */
+char *k8s_api_base(const char *api_server);
+
+/*
+ * Sets up easy (a CURL *) to GET url as a, its body into *body (which the
+ * caller frees). Returns the header list the caller frees once the
+ * transfer is over.
+ */
+struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
+                                   struct k8s_response *body);
+
+/*
+ * Whether easy's finished transfer (libcurl's result rc, a CURLcode) is a
+ * 200; else false with why saying what failed: libcurl's error, a body
+ * over K8S_MAX_RESPONSE, or the status and the start of the body.
+ */
+bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body, char *why,
+                       size_t whylen);
+
+#endif

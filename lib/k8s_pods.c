@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "k8s_pods.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+
+static char *must_strdup(const char *s)
+{
+    char *c = strdup(s);
+    if (!c)
+        abort();
+    return c;
+}
+
+/* obj's string member key, copied; "" when absent or not a string. */
+static char *string_of(json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return must_strdup(s ? s : "");
+}
+
+static void read_pairs(json_t *obj, struct k8s_pairs *p)
+{
+    size_t n = json_object_size(obj);
+    p->names = calloc(n + 1, sizeof(char *));
+    p->values = calloc(n + 1, sizeof(char *));
+    if (!p->names || !p->values)
+        abort();
+    const char *name;
+    json_t *value;
+    json_object_foreach(obj, name, value) {
+        if (!json_is_string(value))
+            continue;
+        p->names[p->n] = must_strdup(name);
+        p->values[p->n++] = must_strdup(json_string_value(value));
+    }
+}
+
+static void read_ports(json_t *ports, struct k8s_container *c)
+{
+    size_t i, cap = 0;
+    json_t *port;
+    json_array_foreach(ports, i, port) {
+        json_int_t number = json_integer_value(json_object_get(port, "containerPort"));
+        if (number <= 0 || number > 65535)
+            continue;   /* the API refuses such a pod; a list never has one */
+        c->ports = grow_array(c->ports, &cap, c->nports + 1, sizeof(*c->ports));
+        struct k8s_port *p = &c->ports[c->nports++];
+        const char *protocol = json_string_value(json_object_get(port, "protocol"));
+        *p = (struct k8s_port){string_of(port, "name"),
+                               must_strdup(protocol && *protocol ? protocol : "TCP"),
+                               (uint32_t)number};
+    }
+}
+
+/* The status of the container named name among statuses, or NULL. */
+static json_t *status_named(json_t *statuses, const char *name)
+{
+    size_t i;
+    json_t *st;
+    json_array_foreach(statuses, i, st) {
+        const char *n = json_string_value(json_object_get(st, "name"));
+        if (n && !strcmp(n, name))
+            return st;
+    }
+    return NULL;
+}
+
+static char *id_of(json_t *status)
+{
+    const char *id = json_string_value(json_object_get(status, "containerID"));
+    return id && *id ? must_strdup(id) : NULL;
+}
+
+/* Adds the containers of one kind: those of the spec, then those that
+ * have a status and no spec entry. */
+static void read_containers(struct k8s_pod *p, size_t *cap, json_t *spec, json_t *statuses,
+                            enum k8s_container_kind kind)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(spec, i, c) {
+        p->containers = grow_array(p->containers, cap, p->ncontainers + 1, sizeof(*p->containers));
+        struct k8s_container *k = &p->containers[p->ncontainers++];
+        *k = (struct k8s_container){.name = string_of(c, "name"), .image = string_of(c, "image"),
+                                    .kind = kind};
+        k->id = id_of(status_named(statuses, k->name));
+        read_ports(json_object_get(c, "ports"), k);
+    }
+    json_array_foreach(statuses, i, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        bool in_spec = false;
+        for (size_t k = 0; name && k < p->ncontainers && !in_spec; k++)
+            in_spec = p->containers[k].kind == kind && !strcmp(p->containers[k].name, name);
+        if (in_spec)
+            continue;
+        p->containers = grow_array(p->containers, cap, p->ncontainers + 1, sizeof(*p->containers));
+        p->containers[p->ncontainers++] = (struct k8s_container){
+            .name = string_of(c, "name"), .image = string_of(c, "image"), .id = id_of(c),
+            .kind = kind};
+    }
+}
+
+static void add_ip(struct k8s_pod *p, size_t *cap, const char *ip)
+{
+    if (!ip || !*ip)
+        return;
+    for (size_t i = 0; i < p->nips; i++)
+        if (!strcmp(p->ips[i], ip))
+            return;
+    p->ips = grow_array(p->ips, cap, p->nips + 1, sizeof(*p->ips));
+    p->ips[p->nips++] = must_strdup(ip);
+}
+
+/* The Ready condition's status in lower case, as Prometheus labels it. */
+static const char *readiness(json_t *status)
+{
+    size_t i;
+    json_t *cond;
+    json_array_foreach(json_object_get(status, "conditions"), i, cond) {
+        const char *type = json_string_value(json_object_get(cond, "type"));
+        const char *st = json_string_value(json_object_get(cond, "status"));
+        if (type && st && !strcmp(type, "Ready"))
+            return !strcmp(st, "True") ? "true" : !strcmp(st, "False") ? "false" : "unknown";
+    }
+    return "unknown";
+}
+
+static void read_controller(json_t *meta, struct k8s_pod *p)
+{
+    size_t i;
+    json_t *owner;
+    json_array_foreach(json_object_get(meta, "ownerReferences"), i, owner) {
+        if (json_is_true(json_object_get(owner, "controller"))) {
+            p->controller_kind = string_of(owner, "kind");
+            p->controller_name = string_of(owner, "name");
+            return;
+        }
+    }
+}
+
+static void read_pod(struct k8s_pod *p, json_t *item)
+{
+    json_t *meta = json_object_get(item, "metadata"), *spec = json_object_get(item, "spec"),
+           *status = json_object_get(item, "status");
+    *p = (struct k8s_pod){.namespace = string_of(meta, "namespace"),
+                          .name = string_of(meta, "name"),
+                          .uid = string_of(meta, "uid"),
+                          .node = string_of(spec, "nodeName"),
+                          .phase = string_of(status, "phase"),
+                          .host_ip = string_of(status, "hostIP"),
+                          .ready = readiness(status)};
+    read_controller(meta, p);
+    read_pairs(json_object_get(meta, "labels"), &p->labels);
+    read_pairs(json_object_get(meta, "annotations"), &p->annotations);
+    size_t cap = 0, i;
+    add_ip(p, &cap, json_string_value(json_object_get(status, "podIP")));
+    json_t *ip;
+    json_array_foreach(json_object_get(status, "podIPs"), i, ip)
+        add_ip(p, &cap, json_string_value(json_object_get(ip, "ip")));
+    static const struct {
+        const char *spec, *status;
+        enum k8s_container_kind kind;
+    } kinds[] = {
+        {"containers", "containerStatuses", K8S_CONTAINER},
+        {"initContainers", "initContainerStatuses", K8S_INIT_CONTAINER},
+        {"ephemeralContainers", "ephemeralContainerStatuses", K8S_EPHEMERAL_CONTAINER},
+    };
+    cap = 0;
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++)
+        read_containers(p, &cap, json_object_get(spec, kinds[k].spec),
+                        json_object_get(status, kinds[k].status), kinds[k].kind);
+}
+
+int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, char *why,
+                       size_t whylen)
+{
+    *out = (struct k8s_pod_list){0};
+    json_error_t je;
+    json_t *root = json_loadb(json, len, 0, &je);
+    if (!root) {
+        snprintf(why, whylen, "not JSON: %s at line %d, column %d", je.text, je.line, je.column);
+        return -1;
+    }
+    json_t *items = json_object_get(root, "items");
+    if (!json_is_array(items)) {
+        const char *kind = json_string_value(json_object_get(root, "kind"));
+        snprintf(why, whylen, "not a PodList (kind \"%.40s\", no items)", kind ? kind : "");
+        json_decref(root);
+        return -1;
+    }
+    size_t cap = 0, i;
+    json_t *item;
+    json_array_foreach(items, i, item) {
+        if (!json_is_object(json_object_get(item, "metadata")))
+            continue;
+        out->pods = grow_array(out->pods, &cap, out->n + 1, sizeof(*out->pods));
+        read_pod(&out->pods[out->n++], item);
+    }
+    json_decref(root);
+    return 0;
+}
+
+static void free_pairs(struct k8s_pairs *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->names[i]);
+        free(p->values[i]);
+    }
+    free(p->names);
+    free(p->values);
+}
+
+static void free_container(struct k8s_container *c)
+{
+    free(c->name);
+    free(c->image);
+    free(c->id);
+    for (size_t i = 0; i < c->nports; i++) {
+        free(c->ports[i].name);
+        free(c->ports[i].protocol);
+    }
+    free(c->ports);
+}
+
+void k8s_pod_list_free(struct k8s_pod_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct k8s_pod *p = &l->pods[i];
+        free(p->namespace);
+        free(p->name);
+        free(p->uid);
+        free(p->node);
+        free(p->phase);
+        free(p->host_ip);
+        for (size_t k = 0; k < p->nips; k++)
+            free(p->ips[k]);
+        free(p->ips);
+        free(p->controller_kind);
+        free(p->controller_name);
+        free_pairs(&p->labels);
+        free_pairs(&p->annotations);
+        for (size_t k = 0; k < p->ncontainers; k++)
+            free_container(&p->containers[k]);
+        free(p->containers);
+    }
+    free(l->pods);
+    *l = (struct k8s_pod_list){0};
+}

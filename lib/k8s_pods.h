@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The pods of a Kubernetes PodList (the JSON of GET /api/v1/pods), with
+ * what the modules that read them use: the k8s_metadata processor (which
+ * pod a process or an IP belongs to) and the scrape receiver's
+ * kubernetes_sd_configs (a target for each port of each container).
+ */
+#ifndef PROFD_LIB_K8S_PODS_H
+#define PROFD_LIB_K8S_PODS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Name/value pairs: a pod's labels or annotations, in the list's order. */
+struct k8s_pairs {
+    char **names, **values;
+    size_t n;
+};
+
+struct k8s_port {
+    char *name;       /* "" when the port has none */
+    char *protocol;   /* TCP when the list says none, as the API defaults it */
+    uint32_t number;
+};
+
+enum k8s_container_kind { K8S_CONTAINER, K8S_INIT_CONTAINER, K8S_EPHEMERAL_CONTAINER };
+
+struct k8s_container {
+    char *name, *image;   /* "" when the list says none */
+    char *id;             /* its status's containerID ("containerd://<hex>"); NULL not started */
+    enum k8s_container_kind kind;
+    struct k8s_port *ports;
+    size_t nports;
+};
+
+struct k8s_pod {
+    char *namespace, *name, *uid, *node, *phase, *host_ip;
+    char **ips;                   /* status.podIP first, then podIPs' others; none pending */
+    size_t nips;
+    const char *ready;            /* the Ready condition: "true", "false", else "unknown" */
+    char *controller_kind, *controller_name;   /* its controlling owner's; NULL none */
+    struct k8s_pairs labels, annotations;
+    struct k8s_container *containers;   /* spec order: containers, init, ephemeral */
+    size_t ncontainers;
+};
+
+struct k8s_pod_list {
+    struct k8s_pod *pods;
+    size_t n;
+};
+
+/*
+ * Reads the PodList json (len bytes) into *out: every item with metadata,
+ * its containers from the spec (containers, initContainers,
+ * ephemeralContainers) with the ids of their statuses, and containers
+ * that have a status alone. Fields of the wrong JSON type read as absent.
+ * Returns 0, or -1 with why set (not JSON, with line and column; not a
+ * PodList) and *out empty.
+ */
+int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, char *why,
+                       size_t whylen);
+
+/* Frees what k8s_pod_list_parse put in l and empties it. */
+void k8s_pod_list_free(struct k8s_pod_list *l);
+
+#endif

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "k8s_sd.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/grow.h"
+#include "../../lib/label_valid.h"
+
+#define META "__meta_kubernetes_"
+
+/* What the URLs of a list end in: ?labelSelector=..&fieldSelector=.. */
+static char *selector_query(const struct kubernetes_sd_config *cfg)
+{
+    const struct k8s_selector *sel = cfg->selectors.items;
+    char *query = must_asprintf("%s", "");
+    for (size_t i = 0; i < cfg->selectors.n; i++) {
+        const char *names[2] = {"labelSelector", "fieldSelector"};
+        const char *values[2] = {sel[i].label, sel[i].field};
+        for (size_t k = 0; k < 2; k++) {
+            if (!values[k] || !*values[k])
+                continue;
+            char *escaped = curl_easy_escape(NULL, values[k], 0);
+            char *next = must_asprintf("%s%c%s=%s", query, *query ? '&' : '?', names[k],
+                                       escaped ? escaped : "");
+            curl_free(escaped);
+            free(query);
+            query = next;
+        }
+    }
+    return query;
+}
+
+char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
+                   const char *own_namespace)
+{
+    const struct profd_str_list *names = &cfg->namespaces.names;
+    bool own = cfg->namespaces.own_namespace && own_namespace && *own_namespace;
+    size_t n = names->n + own;
+    char **urls = calloc(n + 2, sizeof(char *));
+    if (!urls)
+        abort();
+    char *query = selector_query(cfg);
+    if (n == 0)
+        urls[0] = must_asprintf("%s/api/v1/pods%s", base, query);
+    for (size_t i = 0; i < n; i++) {
+        char *ns = curl_easy_escape(NULL, i < names->n ? names->items[i] : own_namespace, 0);
+        urls[i] = must_asprintf("%s/api/v1/namespaces/%s/pods%s", base, ns ? ns : "", query);
+        curl_free(ns);
+    }
+    free(query);
+    return urls;
+}
+
+void k8s_sd_urls_free(char **urls)
+{
+    for (size_t i = 0; urls && urls[i]; i++)
+        free(urls[i]);
+    free(urls);
+}
+
+/* Sets META<prefix><name> = value and META<present><name> = "true" for
+ * each pair, the names made valid label names. */
+static void set_pairs(const struct profd_host *h, struct profd_labels *l,
+                      const struct k8s_pairs *pairs, const char *prefix, const char *present)
+{
+    for (size_t i = 0; i < pairs->n; i++) {
+        char name[512], valid[512];
+        snprintf(name, sizeof(name), META "%s%s", prefix, pairs->names[i]);
+        label_valid_name(name, false, sizeof(valid) - 1, valid);
+        h->labels_set(l, valid, pairs->values[i]);
+        snprintf(name, sizeof(name), META "%s%s", present, pairs->names[i]);
+        label_valid_name(name, false, sizeof(valid) - 1, valid);
+        h->labels_set(l, valid, "true");
+    }
+}
+
+/* The labels every target of pod p has. */
+static void pod_labels(const struct profd_host *h, const struct k8s_pod *p,
+                       struct profd_labels *l)
+{
+    h->labels_set(l, META "namespace", p->namespace);
+    h->labels_set(l, META "pod_name", p->name);
+    h->labels_set(l, META "pod_ip", p->ips[0]);
+    h->labels_set(l, META "pod_uid", p->uid);
+    h->labels_set(l, META "pod_node_name", p->node);
+    h->labels_set(l, META "pod_host_ip", p->host_ip);
+    h->labels_set(l, META "pod_phase", p->phase);
+    h->labels_set(l, META "pod_ready", p->ready);
+    if (p->controller_kind && *p->controller_kind)
+        h->labels_set(l, META "pod_controller_kind", p->controller_kind);
+    if (p->controller_name && *p->controller_name)
+        h->labels_set(l, META "pod_controller_name", p->controller_name);
+    set_pairs(h, l, &p->labels, "pod_label_", "pod_labelpresent_");
+    set_pairs(h, l, &p->annotations, "pod_annotation_", "pod_annotationpresent_");
+}
+
+static void add_target(const struct profd_host *h, const struct profd_labels *pod,
+                       const struct k8s_container *c, const struct k8s_port *port,
+                       const char *ip, struct profd_target_group **groups, size_t *n,
+                       size_t *cap)
+{
+    *groups = grow_array(*groups, cap, *n + 1, sizeof(**groups));
+    struct profd_target_group *g = &(*groups)[(*n)++];
+    *g = (struct profd_target_group){0};
+    g->targets.items = calloc(1, sizeof(char *));
+    if (!g->targets.items)
+        abort();
+    bool v6 = strchr(ip, ':') != NULL;
+    g->targets.items[0] = !port ? must_asprintf("%s", ip)
+                          : v6  ? must_asprintf("[%s]:%u", ip, port->number)
+                                : must_asprintf("%s:%u", ip, port->number);
+    g->targets.n = 1;
+    h->labels_copy(&g->labels, pod);
+    h->labels_set(&g->labels, META "pod_container_name", c->name);
+    h->labels_set(&g->labels, META "pod_container_image", c->image);
+    h->labels_set(&g->labels, META "pod_container_init",
+                  c->kind == K8S_INIT_CONTAINER ? "true" : "false");
+    if (c->id)
+        h->labels_set(&g->labels, META "pod_container_id", c->id);
+    if (port) {
+        char number[16];
+        snprintf(number, sizeof(number), "%u", port->number);
+        h->labels_set(&g->labels, META "pod_container_port_name", port->name);
+        h->labels_set(&g->labels, META "pod_container_port_number", number);
+        h->labels_set(&g->labels, META "pod_container_port_protocol", port->protocol);
+    }
+}
+
+void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
+                   struct profd_target_group **groups, size_t *n, size_t *cap)
+{
+    for (size_t i = 0; i < pods->n; i++) {
+        const struct k8s_pod *p = &pods->pods[i];
+        if (p->nips == 0)
+            continue;   /* pending or evicted: nowhere to scrape */
+        struct profd_labels labels = {0};
+        pod_labels(h, p, &labels);
+        for (size_t k = 0; k < p->ncontainers; k++) {
+            const struct k8s_container *c = &p->containers[k];
+            if (c->kind == K8S_EPHEMERAL_CONTAINER)
+                continue;   /* debugging shells serve nothing */
+            if (c->nports == 0)
+                add_target(h, &labels, c, NULL, p->ips[0], groups, n, cap);
+            for (size_t q = 0; q < c->nports; q++)
+                add_target(h, &labels, c, &c->ports[q], p->ips[0], groups, n, cap);
+        }
+        h->labels_clear(&labels);
+    }
+}

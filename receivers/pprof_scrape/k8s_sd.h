@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kubernetes_sd_configs, role pod, as Prometheus reads them: which URLs
+ * list the pods, and the targets the pods make. Each container port of
+ * each pod with an IP is a target at <pod IP>:<port>; a container with no
+ * port is one at the pod IP alone (for relabeling to add one). Init
+ * containers are targets too (__meta_kubernetes_pod_container_init
+ * "true"), ephemeral ones are not. Every target has the labels
+ *   __meta_kubernetes_namespace, _pod_name, _pod_ip, _pod_uid,
+ *   _pod_node_name, _pod_host_ip, _pod_phase, _pod_ready,
+ *   _pod_controller_kind/_name (when it has a controller),
+ *   _pod_label_<name>/_labelpresent_<name>,
+ *   _pod_annotation_<name>/_annotationpresent_<name> (names made valid
+ *   label names), _pod_container_name, _image, _init, _id (when started),
+ *   _port_name, _port_number and _port_protocol (when it has a port).
+ */
+#ifndef PPROF_SCRAPE_K8S_SD_H
+#define PPROF_SCRAPE_K8S_SD_H
+
+#include "../../lib/k8s_pods.h"
+#include "config.h"
+
+/*
+ * The URLs cfg lists pods from, under the API's base URL: one for each
+ * namespace it names (own_namespace, when asked for, among them), else
+ * one for every namespace; the pod role's selector as labelSelector and
+ * fieldSelector. NULL-terminated, each and the array malloc'd.
+ */
+char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
+                   const char *own_namespace);
+
+/* Frees what k8s_sd_urls returned (accepts NULL). */
+void k8s_sd_urls_free(char **urls);
+
+/*
+ * Appends to *groups (*n of them, room for *cap) a group of one target
+ * for each target the pods make, with its labels. Pods without an IP
+ * (pending, or evicted) make none.
+ */
+void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
+                   struct profd_target_group **groups, size_t *n, size_t *cap);
+
+#endif

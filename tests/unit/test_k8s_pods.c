@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+/* A PodList read as the API writes one: pods' identity, addresses,
+ * readiness, controller, labels and annotations, and their containers of
+ * every kind with images, ports and the ids of their statuses. */
+#include "check.h"
+
+#include "../../lib/grow.c"
+#include "../../lib/k8s_pods.c"
+
+static const char POD_LIST[] =
+    "{\"kind\": \"PodList\", \"apiVersion\": \"v1\", \"metadata\": {\"resourceVersion\": \"7\"},"
+    " \"items\": ["
+    "{\"metadata\": {\"name\": \"web-1\", \"namespace\": \"shop\", \"uid\": \"u1\","
+    "  \"labels\": {\"app\": \"web\", \"n\": 3},"
+    "  \"annotations\": {\"profiles.grafana.com/cpu.scrape\": \"true\"},"
+    "  \"ownerReferences\": [{\"kind\": \"Node\", \"name\": \"n\"},"
+    "   {\"kind\": \"ReplicaSet\", \"name\": \"web-7d\", \"controller\": true}]},"
+    " \"spec\": {\"nodeName\": \"node-a\","
+    "  \"initContainers\": [{\"name\": \"setup\", \"image\": \"busybox\"}],"
+    "  \"containers\": [{\"name\": \"app\", \"image\": \"shop/web:2\","
+    "    \"ports\": [{\"name\": \"http\", \"containerPort\": 8080, \"protocol\": \"TCP\"},"
+    "     {\"containerPort\": 6060}, {\"containerPort\": 70000}]},"
+    "   {\"name\": \"proxy\", \"image\": \"envoy\"}],"
+    "  \"ephemeralContainers\": [{\"name\": \"debug\", \"image\": \"busybox\"}]},"
+    " \"status\": {\"phase\": \"Running\", \"hostIP\": \"192.168.1.5\", \"podIP\": \"10.1.0.7\","
+    "  \"podIPs\": [{\"ip\": \"10.1.0.7\"}, {\"ip\": \"fd00::7\"}],"
+    "  \"conditions\": [{\"type\": \"Initialized\", \"status\": \"True\"},"
+    "   {\"type\": \"Ready\", \"status\": \"False\"}],"
+    "  \"initContainerStatuses\": [{\"name\": \"setup\", \"containerID\": \"containerd://aaa\"}],"
+    "  \"containerStatuses\": [{\"name\": \"proxy\", \"containerID\": \"containerd://ccc\"},"
+    "   {\"name\": \"app\", \"containerID\": \"containerd://bbb\"},"
+    "   {\"name\": \"sidecar\", \"containerID\": \"cri-o://ddd\"}]}},"
+    "{\"metadata\": {\"name\": \"pending\", \"namespace\": \"shop\", \"uid\": \"u2\"},"
+    " \"status\": {\"phase\": \"Pending\"}},"
+    "{\"metadata\": \"not an object\"}"
+    "]}";
+
+TEST(a_pod_list_read_whole)
+{
+    struct k8s_pod_list l;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &l, why, sizeof(why)), 0);
+    CHECK_INT(l.n, 2);
+    if (l.n != 2)
+        return;
+    const struct k8s_pod *p = &l.pods[0];
+    CHECK_STR(p->namespace, "shop");
+    CHECK_STR(p->name, "web-1");
+    CHECK_STR(p->uid, "u1");
+    CHECK_STR(p->node, "node-a");
+    CHECK_STR(p->phase, "Running");
+    CHECK_STR(p->host_ip, "192.168.1.5");
+    CHECK_INT(p->nips, 2);
+    CHECK_STR(p->ips[0], "10.1.0.7");
+    CHECK_STR(p->ips[1], "fd00::7");
+    CHECK_STR(p->ready, "false");
+    CHECK_STR(p->controller_kind, "ReplicaSet");   /* the controlling owner, not the first */
+    CHECK_STR(p->controller_name, "web-7d");
+    CHECK_INT(p->labels.n, 1);   /* a label that is not a string is none */
+    CHECK_STR(p->labels.names[0], "app");
+    CHECK_STR(p->labels.values[0], "web");
+    CHECK_INT(p->annotations.n, 1);
+    CHECK_STR(p->annotations.names[0], "profiles.grafana.com/cpu.scrape");
+    /* spec order, kind by kind; a status with no spec entry last of its kind */
+    static const struct {
+        const char *name, *image, *id;
+        enum k8s_container_kind kind;
+        size_t nports;
+    } want[] = {
+        {"app", "shop/web:2", "containerd://bbb", K8S_CONTAINER, 2},
+        {"proxy", "envoy", "containerd://ccc", K8S_CONTAINER, 0},
+        {"sidecar", "", "cri-o://ddd", K8S_CONTAINER, 0},
+        {"setup", "busybox", "containerd://aaa", K8S_INIT_CONTAINER, 0},
+        {"debug", "busybox", NULL, K8S_EPHEMERAL_CONTAINER, 0},
+    };
+    CHECK_INT(p->ncontainers, sizeof(want) / sizeof(*want));
+    for (size_t i = 0; i < p->ncontainers && i < sizeof(want) / sizeof(*want); i++) {
+        const struct k8s_container *c = &p->containers[i];
+        CHECK_STR(c->name, want[i].name);
+        CHECK_STR(c->image, want[i].image);
+        CHECK(want[i].id ? c->id && !strcmp(c->id, want[i].id) : c->id == NULL);
+        CHECK_INT(c->kind, want[i].kind);
+        CHECK_INT(c->nports, want[i].nports);
+    }
+    const struct k8s_port *ports = p->containers[0].ports;
+    CHECK(ports[0].number == 8080 && !strcmp(ports[0].name, "http") &&
+          !strcmp(ports[0].protocol, "TCP"));
+    /* no name, no protocol: the API's default; a port past 65535 left out */
+    CHECK(ports[1].number == 6060 && !strcmp(ports[1].name, "") &&
+          !strcmp(ports[1].protocol, "TCP"));
+    const struct k8s_pod *q = &l.pods[1];
+    CHECK_INT(q->nips, 0);
+    CHECK_STR(q->ready, "unknown");
+    CHECK(q->controller_kind == NULL);
+    CHECK_INT(q->ncontainers, 0);
+    k8s_pod_list_free(&l);
+    CHECK_INT(l.n, 0);
+}
+
+TEST(what_is_not_a_pod_list_says_so)
+{
+    struct k8s_pod_list l;
+    char why[256];
+    const char *status = "{\"kind\": \"Status\", \"code\": 403}";
+    CHECK_INT(k8s_pod_list_parse(status, strlen(status), &l, why, sizeof(why)), -1);
+    CHECK_STR(why, "not a PodList (kind \"Status\", no items)");
+    CHECK_INT(k8s_pod_list_parse("{\"items\": [", 11, &l, why, sizeof(why)), -1);
+    CHECK_STR(why, "not JSON: ']' expected near end of file at line 1, column 11");
+    CHECK_INT(l.n, 0);
+}
+
+RUN_TESTS()

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+/* kubernetes_sd_configs, role pod: the URLs the pods are listed from, and
+ * the targets and __meta_kubernetes_* labels the pods make, as Prometheus
+ * makes them. Compiled in from the module sources. */
+#include "check.h"
+
+#include "../../core/graph.h"
+#include "../../core/labels.h"
+#include "../../core/sd_file.h"
+#include "../../lib/grow.c"
+#include "../../lib/k8s_pods.c"
+#include "../../lib/label_valid.c"
+#include "../../receivers/pprof_scrape/k8s_sd.c"
+
+static const struct profd_host *const h = &profd_host_services;
+
+TEST(urls_by_namespace_and_selector)
+{
+    struct k8s_selector sel = {"pod", "app=web,tier!=db", "spec.nodeName=node-a"};
+    struct kubernetes_sd_config cfg = {.role = "pod", .selectors = {1, &sel}};
+    char **urls = k8s_sd_urls(&cfg, "https://api:6443", NULL);
+    CHECK_STR(urls[0], "https://api:6443/api/v1/pods?labelSelector=app%3Dweb%2Ctier%21%3Ddb"
+                       "&fieldSelector=spec.nodeName%3Dnode-a");
+    CHECK(urls[1] == NULL);
+    k8s_sd_urls_free(urls);
+    char *names[] = {"shop", "a b"};
+    struct kubernetes_sd_config ns = {.role = "pod",
+                                      .namespaces = {true, {2, names}}};
+    urls = k8s_sd_urls(&ns, "http://127.0.0.1:1", "profd-ns");
+    CHECK_STR(urls[0], "http://127.0.0.1:1/api/v1/namespaces/shop/pods");
+    CHECK_STR(urls[1], "http://127.0.0.1:1/api/v1/namespaces/a%20b/pods");
+    CHECK_STR(urls[2], "http://127.0.0.1:1/api/v1/namespaces/profd-ns/pods");
+    CHECK(urls[3] == NULL);
+    k8s_sd_urls_free(urls);
+}
+
+static const char POD_LIST[] =
+    "{\"kind\": \"PodList\", \"items\": ["
+    "{\"metadata\": {\"name\": \"web-1\", \"namespace\": \"shop\", \"uid\": \"u1\","
+    "  \"labels\": {\"app.kubernetes.io/name\": \"web\"},"
+    "  \"annotations\": {\"profiles.grafana.com/cpu.port\": \"6060\"},"
+    "  \"ownerReferences\": [{\"kind\": \"ReplicaSet\", \"name\": \"web-7d\", \"controller\": true}]},"
+    " \"spec\": {\"nodeName\": \"node-a\","
+    "  \"initContainers\": [{\"name\": \"setup\", \"image\": \"busybox\"}],"
+    "  \"containers\": [{\"name\": \"app\", \"image\": \"shop/web:2\","
+    "    \"ports\": [{\"name\": \"http\", \"containerPort\": 8080},"
+    "     {\"name\": \"dns\", \"containerPort\": 53, \"protocol\": \"UDP\"}]}],"
+    "  \"ephemeralContainers\": [{\"name\": \"debug\", \"image\": \"busybox\"}]},"
+    " \"status\": {\"phase\": \"Running\", \"hostIP\": \"192.168.1.5\", \"podIP\": \"10.1.0.7\","
+    "  \"conditions\": [{\"type\": \"Ready\", \"status\": \"True\"}],"
+    "  \"containerStatuses\": [{\"name\": \"app\", \"containerID\": \"containerd://bbb\"}]}},"
+    "{\"metadata\": {\"name\": \"v6\", \"namespace\": \"shop\", \"uid\": \"u2\"},"
+    " \"spec\": {\"containers\": [{\"name\": \"c\", \"ports\": [{\"containerPort\": 6060}]}]},"
+    " \"status\": {\"podIP\": \"fd00::9\"}},"
+    "{\"metadata\": {\"name\": \"pending\", \"namespace\": \"shop\", \"uid\": \"u3\"},"
+    " \"spec\": {\"containers\": [{\"name\": \"c\", \"ports\": [{\"containerPort\": 6060}]}]},"
+    " \"status\": {\"phase\": \"Pending\"}}"
+    "]}";
+
+static const char *label(const struct profd_target_group *g, const char *name)
+{
+    const char *v = profd_labels_get(&g->labels, name);
+    return v ? v : "(none)";
+}
+
+TEST(a_target_for_each_container_port)
+{
+    struct k8s_pod_list pods;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    k8s_sd_groups(h, &pods, &g, &n, &cap);
+    k8s_pod_list_free(&pods);
+    /* app's two ports, the init container (no port: the pod IP alone), the
+     * v6 pod's port; not the ephemeral container, not the pod with no IP */
+    CHECK_INT(n, 4);
+    if (n != 4)
+        return;
+    CHECK_STR(g[0].targets.items[0], "10.1.0.7:8080");
+    CHECK_STR(g[1].targets.items[0], "10.1.0.7:53");
+    CHECK_STR(g[2].targets.items[0], "10.1.0.7");
+    CHECK_STR(g[3].targets.items[0], "[fd00::9]:6060");
+    static const char *const want[][2] = {
+        {"__meta_kubernetes_namespace", "shop"},
+        {"__meta_kubernetes_pod_name", "web-1"},
+        {"__meta_kubernetes_pod_ip", "10.1.0.7"},
+        {"__meta_kubernetes_pod_uid", "u1"},
+        {"__meta_kubernetes_pod_node_name", "node-a"},
+        {"__meta_kubernetes_pod_host_ip", "192.168.1.5"},
+        {"__meta_kubernetes_pod_phase", "Running"},
+        {"__meta_kubernetes_pod_ready", "true"},
+        {"__meta_kubernetes_pod_controller_kind", "ReplicaSet"},
+        {"__meta_kubernetes_pod_controller_name", "web-7d"},
+        {"__meta_kubernetes_pod_label_app_kubernetes_io_name", "web"},
+        {"__meta_kubernetes_pod_labelpresent_app_kubernetes_io_name", "true"},
+        {"__meta_kubernetes_pod_annotation_profiles_grafana_com_cpu_port", "6060"},
+        {"__meta_kubernetes_pod_annotationpresent_profiles_grafana_com_cpu_port", "true"},
+        {"__meta_kubernetes_pod_container_name", "app"},
+        {"__meta_kubernetes_pod_container_image", "shop/web:2"},
+        {"__meta_kubernetes_pod_container_init", "false"},
+        {"__meta_kubernetes_pod_container_id", "containerd://bbb"},
+        {"__meta_kubernetes_pod_container_port_name", "http"},
+        {"__meta_kubernetes_pod_container_port_number", "8080"},
+        {"__meta_kubernetes_pod_container_port_protocol", "TCP"},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+        CHECK_STR(label(&g[0], want[i][0]), want[i][1]);
+    CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want));
+    CHECK_STR(label(&g[1], "__meta_kubernetes_pod_container_port_protocol"), "UDP");
+    CHECK_STR(label(&g[2], "__meta_kubernetes_pod_container_name"), "setup");
+    CHECK_STR(label(&g[2], "__meta_kubernetes_pod_container_init"), "true");
+    CHECK_STR(label(&g[2], "__meta_kubernetes_pod_container_port_number"), "(none)");
+    CHECK_STR(label(&g[2], "__meta_kubernetes_pod_container_id"), "(none)");   /* not started */
+    CHECK_STR(label(&g[3], "__meta_kubernetes_pod_ready"), "unknown");
+    CHECK_STR(label(&g[3], "__meta_kubernetes_pod_controller_kind"), "(none)");
+    profd_sd_groups_free(g, n);
+}
+
+RUN_TESTS()

@@ -194,16 +194,55 @@ int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, c
         json_decref(root);
         return -1;
     }
-    size_t cap = 0, i;
+    size_t i;
     json_t *item;
     json_array_foreach(items, i, item) {
         if (!json_is_object(json_object_get(item, "metadata")))
             continue;
-        out->pods = grow_array(out->pods, &cap, out->n + 1, sizeof(*out->pods));
+        out->pods = grow_array(out->pods, &out->cap, out->n + 1, sizeof(*out->pods));
         read_pod(&out->pods[out->n++], item);
     }
+    out->resource_version = string_of(json_object_get(root, "metadata"), "resourceVersion");
     json_decref(root);
     return 0;
+}
+
+int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *ev, char *why,
+                          size_t whylen)
+{
+    *ev = (struct k8s_watch_event){0};
+    json_error_t je;
+    json_t *root = json_loadb(line, len, 0, &je);
+    if (!root) {
+        snprintf(why, whylen, "not JSON: %s at column %d", je.text, je.column);
+        return -1;
+    }
+    static const char *const types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+    const char *type = json_string_value(json_object_get(root, "type"));
+    size_t t = 0;
+    while (type && t < sizeof(types) / sizeof(*types) && strcmp(type, types[t]))
+        t++;
+    json_t *object = json_object_get(root, "object");
+    json_t *meta = json_object_get(object, "metadata");
+    int rc = 0;
+    if (!type || t == sizeof(types) / sizeof(*types)) {
+        snprintf(why, whylen, "a watch event of type \"%.40s\"", type ? type : "(none)");
+        rc = -1;
+    } else if (t <= K8S_DELETED && !json_is_object(meta)) {
+        snprintf(why, whylen, "%s event without a pod", type);
+        rc = -1;
+    } else {
+        ev->type = (enum k8s_event_type)t;
+        ev->resource_version = string_of(meta, "resourceVersion");
+        if (t <= K8S_DELETED)
+            read_pod(&ev->pod, object);
+        if (t == K8S_ERROR) {
+            ev->code = (long)json_integer_value(json_object_get(object, "code"));
+            ev->message = string_of(object, "message");
+        }
+    }
+    json_decref(root);
+    return rc;
 }
 
 static void free_pairs(struct k8s_pairs *p)
@@ -228,27 +267,73 @@ static void free_container(struct k8s_container *c)
     free(c->ports);
 }
 
+/* Frees what p holds. */
+static void free_pod(struct k8s_pod *p)
+{
+    free(p->namespace);
+    free(p->name);
+    free(p->uid);
+    free(p->node);
+    free(p->phase);
+    free(p->host_ip);
+    for (size_t k = 0; k < p->nips; k++)
+        free(p->ips[k]);
+    free(p->ips);
+    free(p->controller_kind);
+    free(p->controller_name);
+    free_pairs(&p->labels);
+    free_pairs(&p->annotations);
+    for (size_t k = 0; k < p->ncontainers; k++)
+        free_container(&p->containers[k]);
+    free(p->containers);
+}
+
 void k8s_pod_list_free(struct k8s_pod_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        struct k8s_pod *p = &l->pods[i];
-        free(p->namespace);
-        free(p->name);
-        free(p->uid);
-        free(p->node);
-        free(p->phase);
-        free(p->host_ip);
-        for (size_t k = 0; k < p->nips; k++)
-            free(p->ips[k]);
-        free(p->ips);
-        free(p->controller_kind);
-        free(p->controller_name);
-        free_pairs(&p->labels);
-        free_pairs(&p->annotations);
-        for (size_t k = 0; k < p->ncontainers; k++)
-            free_container(&p->containers[k]);
-        free(p->containers);
-    }
+    for (size_t i = 0; i < l->n; i++)
+        free_pod(&l->pods[i]);
     free(l->pods);
+    free(l->resource_version);
     *l = (struct k8s_pod_list){0};
+}
+
+void k8s_watch_event_free(struct k8s_watch_event *ev)
+{
+    free_pod(&ev->pod);   /* zeroed unless the event had one */
+    free(ev->resource_version);
+    free(ev->message);
+    *ev = (struct k8s_watch_event){0};
+}
+
+/* Where the pod of UID uid is in l, or l->n. */
+static size_t pod_at(const struct k8s_pod_list *l, const char *uid)
+{
+    size_t i = 0;
+    while (i < l->n && strcmp(l->pods[i].uid, uid))
+        i++;
+    return i;
+}
+
+void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
+{
+    size_t i = pod_at(l, p->uid);
+    if (i < l->n) {
+        free_pod(&l->pods[i]);
+    } else {
+        l->pods = grow_array(l->pods, &l->cap, l->n + 1, sizeof(*l->pods));
+        l->n++;
+    }
+    l->pods[i] = *p;
+    *p = (struct k8s_pod){0};
+}
+
+bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid)
+{
+    size_t i = pod_at(l, uid);
+    if (i == l->n)
+        return false;
+    free_pod(&l->pods[i]);
+    memmove(&l->pods[i], &l->pods[i + 1], (l->n - i - 1) * sizeof(*l->pods));
+    l->n--;
+    return true;
 }

@@ -8,6 +8,7 @@
 #ifndef PROFD_LIB_K8S_PODS_H
 #define PROFD_LIB_K8S_PODS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,7 +47,19 @@ struct k8s_pod {
 
 struct k8s_pod_list {
     struct k8s_pod *pods;
-    size_t n;
+    size_t n, cap;
+    char *resource_version;   /* the list's metadata.resourceVersion, from which to watch */
+};
+
+/* What a watch (GET ...?watch=1) streams: one JSON object a line. */
+enum k8s_event_type { K8S_ADDED, K8S_MODIFIED, K8S_DELETED, K8S_BOOKMARK, K8S_ERROR };
+
+struct k8s_watch_event {
+    enum k8s_event_type type;
+    struct k8s_pod pod;         /* ADDED, MODIFIED, DELETED: the pod as it is now */
+    char *resource_version;     /* the object's: where a watch goes on from */
+    long code;                  /* ERROR: the Status's code (410: the version is gone) */
+    char *message;              /* ERROR: the Status's message */
 };
 
 /*
@@ -62,5 +75,23 @@ int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, c
 
 /* Frees what k8s_pod_list_parse put in l and empties it. */
 void k8s_pod_list_free(struct k8s_pod_list *l);
+
+/*
+ * Reads one line of a watch (len bytes, no line end) into *ev. Returns 0,
+ * or -1 with why set: not JSON, an unknown type, an ADDED, MODIFIED or
+ * DELETED without a pod's metadata.
+ */
+int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *ev, char *why,
+                          size_t whylen);
+
+/* Frees what k8s_watch_event_parse put in ev. */
+void k8s_watch_event_free(struct k8s_watch_event *ev);
+
+/* Puts *p in l in place of the pod of its UID, or at the end; l owns what
+ * *p held from then on. */
+void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p);
+
+/* Removes (and frees) the pod of UID uid from l; false when l has none. */
+bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid);
 
 #endif

@@ -37,7 +37,7 @@ struct kubernetes_sd_config {
     struct client_tls tls_config;
     struct k8s_namespaces namespaces;
     struct profd_obj_list selectors;   /* struct k8s_selector */
-    int64_t refresh_interval;
+    int64_t retry_interval;
     int64_t timeout;
 };
 

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * One kubernetes_sd_config of a job at work: its pods listed every
- * refresh_interval (the first list as the receiver starts) on the event
- * loop's libcurl, the lists read and made targets (k8s_sd.h) on the
- * receiver's own thread, and the receiver told when the targets changed.
- * A list that fails is logged and counted (profd_scrape_k8s_list_errors
- * {job}); the targets of the last list that worked stay.
+ * One kubernetes_sd_config of a job at work, as Kubernetes clients keep
+ * a cache: each of its URLs (k8s_sd.h) listed, then watched from the
+ * list's resourceVersion (?watch=1, with bookmarks), every pod added,
+ * changed or deleted applied as it comes; a watch the server ends is
+ * started again from the last version seen, one whose version is gone
+ * (410) lists again at once. All of it runs on the event loop's libcurl;
+ * a list's JSON is read on the receiver's own thread. Targets are made
+ * again (k8s_sd_groups) at most every 100 ms, and the receiver told when
+ * they changed. A list or watch that fails is logged and counted
+ * (profd_scrape_k8s_errors{job}) and listed again after retry_interval;
+ * the targets meanwhile are those last known.
  */
 #ifndef PPROF_SCRAPE_K8S_DISCOVERY_H
 #define PPROF_SCRAPE_K8S_DISCOVERY_H
@@ -28,16 +33,15 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
                                         void (*changed)(void *arg), void *arg, char *why,
                                         size_t whylen);
 
-/* Starts the first list and the timer of the next ones. 0, or -1 when
- * the loop cannot take them. Loop thread. */
+/* Starts listing. 0, or -1 when the loop cannot take it. Loop thread. */
 int k8s_discovery_start(struct k8s_discovery *d);
 
-/* The target groups of the last list that worked; none before one did.
+/* The target groups last made; none before the first list came back.
  * Valid until the next changed call. Loop thread. */
 const struct profd_target_group *k8s_discovery_groups(const struct k8s_discovery *d, size_t *n);
 
-/* Stops d's lists and frees it (accepts NULL). Its work on the
- * receiver's own thread must be over (the receiver's shutdown). */
+/* Stops d's lists and watches and frees it (accepts NULL). Its work on
+ * the receiver's own thread must be over (the receiver's shutdown). */
 void k8s_discovery_free(struct k8s_discovery *d);
 
 #endif

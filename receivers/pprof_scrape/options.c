@@ -56,8 +56,9 @@ static const struct profd_option kubernetes_sd_options[] = {
     {"selectors", PROFD_OPT_OBJECT_LIST, SUB(struct kubernetes_sd_config, selectors), NULL,
      "label and field selectors the API filters the pods with", k8s_selector_options,
      sizeof(struct k8s_selector)},
-    {"refresh_interval", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, refresh_interval),
-     "30s", "how often the pods are listed again"},
+    {"retry_interval", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, retry_interval),
+     "5s", "how long after a list or watch failed the pods are listed again (between, a watch "
+     "keeps them current)"},
     {"timeout", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, timeout), "10s",
      "longest a list may take"},
     {0},

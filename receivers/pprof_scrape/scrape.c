@@ -111,9 +111,9 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
                            kc[k].role);
                 rc = PROFD_ERR;
             }
-        if (kc[k].refresh_interval <= 0 || kc[k].timeout <= 0) {
-            host->diag(d, &kc[k].refresh_interval, "job '%s': kubernetes_sd_configs "
-                       "refresh_interval and timeout must be more than 0", j->job_name);
+        if (kc[k].retry_interval <= 0 || kc[k].timeout <= 0) {
+            host->diag(d, &kc[k].retry_interval, "job '%s': kubernetes_sd_configs "
+                       "retry_interval and timeout must be more than 0", j->job_name);
             rc = PROFD_ERR;
         }
     }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what profd reads of Kubernetes. The first byte picks
- * the reader: a process's cgroup file (even), as the k8s_metadata
- * processor reads it, or a PodList from the Kubernetes API (odd), looked
- * up by the ids, UIDs and IPs it names and made scrape targets as the
- * scrape receiver's kubernetes_sd_configs make them; the rest is the
- * input. */
+ * the reader (its value modulo 3): a process's cgroup file (0), as the
+ * k8s_metadata processor reads it; a PodList from the Kubernetes API (1),
+ * looked up by the ids, UIDs and IPs it names and made scrape targets as
+ * the scrape receiver's kubernetes_sd_configs make them; or the lines of
+ * a watch (2), each event applied to a list of pods, made targets at the
+ * end. The rest is the input. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +22,12 @@ static const struct profd_host host = {
     .labels_clear = profd_labels_clear,
 };
 
-/* The scrape targets of ix's pods: each an address and the pod's name. */
-static void make_targets(const struct pod_index *ix)
+/* The scrape targets of pods: each an address and the pod's name. */
+static void make_targets(const struct k8s_pod_list *pods)
 {
     struct profd_target_group *groups = NULL;
     size_t n = 0, cap = 0;
-    k8s_sd_groups(&host, &ix->list, &groups, &n, &cap);
+    k8s_sd_groups(&host, pods, &groups, &n, &cap);
     for (size_t i = 0; i < n; i++) {
         if (groups[i].targets.n != 1 || !*groups[i].targets.items[0] ||
             !profd_labels_get(&groups[i].labels, "__meta_kubernetes_pod_name"))
@@ -38,12 +39,41 @@ static void make_targets(const struct pod_index *ix)
     free(groups);
 }
 
+/* Each line of text an event applied to a list of pods, as a watch does. */
+static void watch(const char *text, size_t len)
+{
+    struct k8s_pod_list pods = {0};
+    const char *end = text + len;
+    while (text < end) {
+        const char *nl = memchr(text, '\n', (size_t)(end - text));
+        const char *stop = nl ? nl : end;
+        struct k8s_watch_event ev;
+        char why[256] = "";
+        if (k8s_watch_event_parse(text, (size_t)(stop - text), &ev, why, sizeof(why)) == 0) {
+            if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED)
+                k8s_pod_list_put(&pods, &ev.pod);
+            else if (ev.type == K8S_DELETED)
+                k8s_pod_list_remove(&pods, ev.pod.uid);
+        } else if (!*why) {
+            abort();   /* refused without saying why */
+        }
+        k8s_watch_event_free(&ev);
+        text = nl ? nl + 1 : end;
+    }
+    make_targets(&pods);
+    k8s_pod_list_free(&pods);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
     if (len == 0)
         return 0;
     const char *text = (const char *)data + 1;
-    if (data[0] % 2 == 0) {
+    if (data[0] % 3 == 2) {
+        watch(text, len - 1);
+        return 0;
+    }
+    if (data[0] % 3 == 0) {
         char id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
         if (cgroup_container(text, len - 1, id, uid) && strlen(id) + strlen(uid) == 0)
             abort();   /* found, yet named nothing */
@@ -61,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (size_t i = 0; ix && i < ix->nips; i++)
         pod_index_ip(ix, ix->ips[i].ip);
     if (ix)
-        make_targets(ix);
+        make_targets(&ix->list);
     pod_index_free(ix);
     return 0;
 }

@@ -539,21 +539,71 @@ class KubernetesApi:
     """A Python HTTP server on a free loopback port playing the Kubernetes
     API for pods: GET /api/v1/pods and /api/v1/namespaces/<ns>/pods answer
     a PodList (kind, apiVersion, metadata.resourceVersion, items) of the
-    pods in `pods` (a list the test may change) in that namespace, filtered
-    by labelSelector and the fieldSelector spec.nodeName=, as the API
-    documents; without "Authorization: Bearer <token>" the answer is 403,
-    and with `fail` set to a status that status, each with a Status object.
-    `got` holds each request's (path, query as parse_qs gives it,
-    Authorization)."""
+    pods in `pods` in that namespace, filtered by labelSelector and the
+    fieldSelector spec.nodeName=, as the API documents; with watch=1 they
+    stream, a JSON line each, the ADDED, MODIFIED and DELETED events since
+    resourceVersion that add(), modify() and remove() make (a version
+    older than expire() left is an ERROR event of code 410, as the API
+    answers one compacted away), and end after timeoutSeconds or
+    `watch_seconds`, whichever is less. Without "Authorization: Bearer
+    <token>" the answer is 403, and with `fail` set to a status that
+    status, each with a Status object. `got` holds each request's (path,
+    query as parse_qs gives it, Authorization)."""
 
     def __init__(self, pods, token):
         import http.server
         import json
         import urllib.parse
         self.pods, self.got, self.fail = pods, [], None
+        self.version, self.oldest, self.events = 1, 1, []   # events: (version, type, pod)
+        self.watch_seconds, self.stopped = 300, False
+        self.cond = threading.Condition()
         api = self
 
+        def selected(m, query, pod):
+            node = dict(t.split("=", 1) for t in query.get("fieldSelector", [""])[0].split(",")
+                        if "=" in t).get("spec.nodeName")
+            return ((not m.group(1) or pod["metadata"]["namespace"] == m.group(1)) and
+                    (node is None or pod.get("spec", {}).get("nodeName") == node) and
+                    label_selected(query.get("labelSelector", [""])[0],
+                                   pod["metadata"].get("labels", {})))
+
         class Handler(http.server.BaseHTTPRequestHandler):
+            def answer(self, status, body):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def watch(self, m, query):
+                since = int(query.get("resourceVersion", ["0"])[0] or 0)
+                seconds = min(int(query.get("timeoutSeconds", ["300"])[0]), api.watch_seconds)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                deadline = time.monotonic() + seconds
+                try:
+                    with api.cond:
+                        while not api.stopped and time.monotonic() < deadline:
+                            if since < api.oldest - 1:
+                                gone = {"type": "ERROR", "object": {
+                                    "kind": "Status", "status": "Failure", "code": 410,
+                                    "reason": "Expired",
+                                    "message": "too old resource version: %d" % since}}
+                                self.wfile.write(json.dumps(gone).encode() + b"\n")
+                                return
+                            for version, kind, pod in api.events:
+                                if version > since and selected(m, query, pod):
+                                    self.wfile.write(json.dumps(
+                                        {"type": kind, "object": pod}).encode() + b"\n")
+                            since = max([since] + [v for v, _, _ in api.events])
+                            self.wfile.flush()
+                            api.cond.wait(max(0.0, min(0.2, deadline - time.monotonic())))
+                except OSError:
+                    pass   # the client went
+
             def do_GET(self):
                 url = urllib.parse.urlparse(self.path)
                 query = urllib.parse.parse_qs(url.query)
@@ -562,25 +612,19 @@ class KubernetesApi:
                 m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/pods", url.path)
                 status = (403 if auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
-                if status == 200:
-                    node = dict(t.split("=", 1) for t in query.get("fieldSelector", [""])[0]
-                                .split(",") if "=" in t).get("spec.nodeName")
-                    items = [p for p in list(api.pods)
-                             if (not m.group(1) or p["metadata"]["namespace"] == m.group(1))
-                             and (node is None or p.get("spec", {}).get("nodeName") == node)
-                             and label_selected(query.get("labelSelector", [""])[0],
-                                                p["metadata"].get("labels", {}))]
-                    body = {"kind": "PodList", "apiVersion": "v1",
-                            "metadata": {"resourceVersion": str(len(api.got))}, "items": items}
+                if status != 200:
+                    self.answer(status, {"kind": "Status", "apiVersion": "v1",
+                                         "status": "Failure", "message": "refused by the test",
+                                         "code": status})
+                elif query.get("watch") == ["1"]:
+                    self.watch(m, query)
                 else:
-                    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                            "message": "refused by the test", "code": status}
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    with api.cond:
+                        items = [p for p in list(api.pods) if selected(m, query, p)]
+                        version = api.version
+                    self.answer(200, {"kind": "PodList", "apiVersion": "v1",
+                                      "metadata": {"resourceVersion": str(version)},
+                                      "items": items})
 
             def log_message(self, *args):
                 pass
@@ -590,6 +634,50 @@ class KubernetesApi:
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def _event(self, kind, pod):
+        with self.cond:
+            self.version += 1
+            pod["metadata"]["resourceVersion"] = str(self.version)
+            self.events.append((self.version, kind, pod))
+            self.cond.notify_all()
+
+    def add(self, pod):
+        with self.cond:
+            self.pods.append(pod)
+        self._event("ADDED", pod)
+
+    def modify(self, pod):
+        with self.cond:
+            self.pods[:] = [pod if p["metadata"]["uid"] == pod["metadata"]["uid"] else p
+                            for p in self.pods]
+        self._event("MODIFIED", pod)
+
+    def remove(self, name):
+        with self.cond:
+            pod = next(p for p in self.pods if p["metadata"]["name"] == name)
+            self.pods.remove(pod)
+        self._event("DELETED", pod)
+
+    def expire(self):
+        """Forgets every event so far, as compaction does: a watch from
+        any version until now gets a 410, one from a list after it none."""
+        with self.cond:
+            self.version += 1
+            self.oldest = self.version + 1
+            self.events = []
+            self.cond.notify_all()
+
+    def watching(self):
+        """How many watches were asked for."""
+        return sum(1 for _, q, _ in list(self.got) if q.get("watch") == ["1"])
+
+    def lists(self):
+        """How many lists were asked for."""
+        return len(self.got) - self.watching()
+
     def stop(self):
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
         self.server.shutdown()
         self.server.server_close()

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The pprof_scrape receiver's kubernetes_sd_configs: pods listed from a
-Python HTTP server playing the Kubernetes API (harness.KubernetesApi, which
-filters by namespace and selectors as the API does), their pod IP and
+"""The pprof_scrape receiver's kubernetes_sd_configs: pods listed and
+watched from a Python HTTP server playing the Kubernetes API
+(harness.KubernetesApi, which filters by namespace and selectors and
+streams watch events as the API does), their pod IP and
 ports those of real Go targets on loopback, chosen and relabeled the way
 Grafana Alloy's documented annotations (profiles.grafana.com/*) do."""
 import os
@@ -23,7 +24,7 @@ receivers:
             bearer_token_file: ./token
             namespaces: {names: [shop]}
             selectors: [{role: pod, label: "tier!=db"}]
-            refresh_interval: 200ms
+            retry_interval: 200ms
         profiling_config: {presets: [goroutine]}
         relabel_configs:
           - {source_labels: [__meta_kubernetes_pod_annotation_profiles_grafana_com_goroutine_scrape],
@@ -104,10 +105,31 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                       instance=web.address, profile="goroutine"), 1)
         self.assertEqual(metric_value(m, "profd_scrape_k8s_pods", component="pprof_scrape",
                                       job="pods"), 2)   # what the API answered: web-1, web-2
-        # The pod goes: so does its target.
+        self.assertEqual(p.stop(), 0)
+
+    def test_the_watch_carries_changes_and_a_gone_version_lists_again(self):
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+        api = self.api([])
+        api.watch_seconds = 2   # the server ends each watch: it is started again
+        p = self.start(CONFIG % api.url)
+        wait_until(lambda: api.watching() >= 1, "a watch")
+        api.add(pod("web-1", port))
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "the new pod's goroutines")
+        wait_until(lambda: api.watching() >= 2, "a watch started again")
+        self.assertEqual(api.lists(), 1)
+        watch = [q for _, q, _ in api.got if q.get("watch")][0]
+        self.assertEqual(watch["allowWatchBookmarks"], ["true"])
+        self.assertEqual(watch["resourceVersion"], ["1"])   # the list's
+        self.assertEqual(watch["labelSelector"], ["tier!=db"])
+        # Compaction: the watch's version is gone (410), so it lists again.
+        api.expire()
+        wait_until(lambda: api.lists() == 2, "a list after the 410")
         mark = p.mark()
-        del pods[0]
+        api.remove("web-1")
         p.wait_log(r"0 scrape target\(s\) x profile\(s\); 1 removed", start=mark)
+        self.assertEqual(metric_value(p.metrics(), "profd_scrape_k8s_pods",
+                                      component="pprof_scrape", job="pods"), 0)
         self.assertEqual(p.stop(), 0)
 
     def test_a_failing_api_keeps_the_targets_it_gave(self):
@@ -116,18 +138,21 @@ class ScrapeKubernetesTest(ProfdTestCase):
         raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
         target.set("/debug/pprof/goroutine", (200, raw))
         api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
+        api.watch_seconds = 1
         p = self.start(CONFIG % api.url)
         wait_until(lambda: self.files("shop", "web-1"), "a first profile")
         mark = p.mark()
-        api.fail = 500
-        p.wait_log(r"job 'pods': listing the pods: http://127\.0\.0\.1:\d+/api/v1/namespaces/shop/"
-                   r"pods\?labelSelector=tier%21%3Ddb: HTTP 500: .*refused by the test.*; keeping "
-                   r"its 2 target\(s\)", start=mark)
+        api.fail = 500   # the next watch, and the lists after it
+        p.wait_log(r"job 'pods': http://127\.0\.0\.1:\d+/api/v1/namespaces/shop/pods\?"
+                   r"labelSelector=tier%21%3Ddb: the watch failed: HTTP 500: .*refused by the "
+                   r"test.*; keeping its 2 target\(s\), listing again in 200 ms", start=mark)
+        p.wait_log(r"job 'pods': http://127\.0\.0\.1:\d+/api/v1/namespaces/shop/pods\?"
+                   r"labelSelector=tier%21%3Ddb: HTTP 500: ", start=mark)
         scraped = target.hits["/debug/pprof/goroutine"]
         wait_until(lambda: target.hits["/debug/pprof/goroutine"] > scraped + 1,
                    "scrapes going on while the API fails")
-        self.assertGreaterEqual(metric_value(p.metrics(), "profd_scrape_k8s_list_errors",
-                                             component="pprof_scrape", job="pods"), 1)
+        self.assertGreaterEqual(metric_value(p.metrics(), "profd_scrape_k8s_errors",
+                                             component="pprof_scrape", job="pods"), 2)
         self.assertEqual(p.stop(), 0)
 
     @unittest.skipIf(os.environ.get("KUBERNETES_SERVICE_HOST"), "running in a Kubernetes pod")
@@ -160,12 +185,12 @@ class ScrapeKubernetesTest(ProfdTestCase):
         self.addCleanup(target.stop)
         raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
         target.set("/debug/pprof/goroutine", (200, raw))
-        pods = [pod("web-1", int(target.address.rsplit(":", 1)[1]))]
-        api = self.api(pods)
+        api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
         p = self.start(CONFIG % api.url, wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.files("shop", "web-1"), "a profile", deadline=120)
-        pods.append(pod("web-2", 1))   # a change: targets rebuilt under valgrind too
-        wait_until(lambda: len(api.got) >= 3, "lists after the change", deadline=120)
+        api.add(pod("web-2", 1))   # a change: targets made again under valgrind too
+        api.expire()               # and a list again
+        wait_until(lambda: api.lists() >= 2, "a list after the 410", deadline=120)
         rc = p.stop(timeout=120)
         log = open(self.path("vg.log")).read()
         self.assertEqual(rc, 0, log)

@@ -109,4 +109,64 @@ TEST(what_is_not_a_pod_list_says_so)
     CHECK_INT(l.n, 0);
 }
 
+TEST(watch_events_kept_in_a_list)
+{
+    static const char *const lines[] = {
+        "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": \"a\", \"uid\": \"u1\","
+        " \"resourceVersion\": \"11\"}, \"status\": {\"podIP\": \"10.0.0.1\"}}}",
+        "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": \"b\", \"uid\": \"u2\","
+        " \"resourceVersion\": \"12\"}}}",
+        "{\"type\": \"MODIFIED\", \"object\": {\"metadata\": {\"name\": \"a\", \"uid\": \"u1\","
+        " \"resourceVersion\": \"13\"}, \"status\": {\"podIP\": \"10.0.0.2\"}}}",
+        "{\"type\": \"BOOKMARK\", \"object\": {\"kind\": \"Pod\", \"metadata\": "
+        "{\"resourceVersion\": \"14\"}}}",
+        "{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"b\", \"uid\": \"u2\","
+        " \"resourceVersion\": \"15\"}}}",
+    };
+    static const char *const versions[] = {"11", "12", "13", "14", "15"};
+    struct k8s_pod_list l = {0};
+    char why[256];
+    for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+        struct k8s_watch_event ev;
+        CHECK_INT(k8s_watch_event_parse(lines[i], strlen(lines[i]), &ev, why, sizeof(why)), 0);
+        CHECK_STR(ev.resource_version, versions[i]);
+        if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED)
+            k8s_pod_list_put(&l, &ev.pod);
+        else if (ev.type == K8S_DELETED)
+            CHECK(k8s_pod_list_remove(&l, ev.pod.uid));
+        else
+            CHECK_INT(ev.type, K8S_BOOKMARK);
+        k8s_watch_event_free(&ev);
+    }
+    CHECK_INT(l.n, 1);   /* a, changed in place; b gone */
+    CHECK_STR(l.pods[0].name, "a");
+    CHECK_STR(l.pods[0].ips[0], "10.0.0.2");
+    CHECK(!k8s_pod_list_remove(&l, "u2"));
+    k8s_pod_list_free(&l);
+}
+
+TEST(watch_errors_and_bad_lines)
+{
+    struct k8s_watch_event ev;
+    char why[256];
+    const char *gone = "{\"type\": \"ERROR\", \"object\": {\"kind\": \"Status\", \"code\": 410,"
+                       " \"message\": \"too old resource version: 5 (9)\"}}";
+    CHECK_INT(k8s_watch_event_parse(gone, strlen(gone), &ev, why, sizeof(why)), 0);
+    CHECK_INT(ev.type, K8S_ERROR);
+    CHECK_INT(ev.code, 410);
+    CHECK_STR(ev.message, "too old resource version: 5 (9)");
+    k8s_watch_event_free(&ev);
+    static const char *const bad[][2] = {
+        {"{\"type\": \"RENAMED\", \"object\": {}}", "a watch event of type \"RENAMED\""},
+        {"{\"object\": {}}", "a watch event of type \"(none)\""},
+        {"{\"type\": \"ADDED\", \"object\": {\"kind\": \"Pod\"}}", "ADDED event without a pod"},
+        {"{\"type\": ", "not JSON: unexpected token near end of file at column 9"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        CHECK_INT(k8s_watch_event_parse(bad[i][0], strlen(bad[i][0]), &ev, why, sizeof(why)), -1);
+        CHECK_STR(why, bad[i][1]);
+        k8s_watch_event_free(&ev);
+    }
+}
+
 RUN_TESTS()

@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * One kubernetes_sd_config of a job at work, as Kubernetes clients keep
- * a cache: each of its URLs (k8s_sd.h) listed, then watched from the
- * list's resourceVersion (?watch=1, with bookmarks), every pod added,
- * changed or deleted applied as it comes; a watch the server ends is
- * started again from the last version seen, one whose version is gone
- * (410) lists again at once. All of it runs on the event loop's libcurl;
- * a list's JSON is read on the receiver's own thread. Targets are made
- * again (k8s_sd_groups) at most every 100 ms, and the receiver told when
- * they changed. A list or watch that fails is logged and counted
- * (profd_scrape_k8s_errors{job}) and listed again after retry_interval;
- * the targets meanwhile are those last known.
+ * One kubernetes_sd_config of a job at work: the pods of each of its URLs
+ * (k8s_sd.h) kept by a k8s_watch (listed, then watched), the targets made
+ * again (k8s_sd_groups) at most every 100 ms after the pods changed, and
+ * the receiver told when they are not what they were. A list or watch
+ * that fails is logged and counted (profd_scrape_k8s_errors{job}); the
+ * targets meanwhile are those last known.
  */
 #ifndef PPROF_SCRAPE_K8S_DISCOVERY_H
 #define PPROF_SCRAPE_K8S_DISCOVERY_H

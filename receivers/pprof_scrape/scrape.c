@@ -16,7 +16,7 @@
 
 #include "../../lib/file_io.h"
 #include "config.h"
-#include "http.h"
+#include "../../lib/http_client.h"
 #include "k8s_discovery.h"
 #include "presets.h"
 #include "targets.h"
@@ -104,13 +104,18 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
             rc = PROFD_ERR;
         }
         const struct k8s_selector *sel = kc[k].selectors.items;
-        for (size_t i = 0; i < kc[k].selectors.n; i++)
+        for (size_t i = 0; i < kc[k].selectors.n; i++) {
             if (strcmp(sel[i].role, kc[k].role)) {
                 host->diag(d, &sel[i].role, "job '%s': a selector of role '%s' in a "
                            "kubernetes_sd_config of role '%s'", j->job_name, sel[i].role,
                            kc[k].role);
                 rc = PROFD_ERR;
+            } else if (i > 0) {
+                host->diag(d, &sel[i].role, "job '%s': more than one selector of role '%s'",
+                           j->job_name, sel[i].role);
+                rc = PROFD_ERR;
             }
+        }
         if (kc[k].retry_interval <= 0 || kc[k].timeout <= 0) {
             host->diag(d, &kc[k].retry_interval, "job '%s': kubernetes_sd_configs "
                        "retry_interval and timeout must be more than 0", j->job_name);

@@ -170,13 +170,20 @@ class ScrapeKubernetesTest(ProfdTestCase):
         wait_until(lambda: self.files(), "the static target's profile")
         self.assertEqual(p.stop(), 0)
 
-    def test_roles_other_than_pod_are_refused(self):
+    def test_roles_other_than_pod_and_two_selectors_of_one_role_are_refused(self):
         with open(self.path("k.yaml"), "w") as f:
             f.write((CONFIG % "http://127.0.0.1:1").replace("role: pod\n", "role: node\n"))
         r = run(["validate", "--config", self.path("k.yaml")])
         self.assertEqual(r.returncode, 2)
         self.assertIn("job 'pods': kubernetes_sd_configs role 'node' is not supported (only pod)",
                       r.stderr)
+        with open(self.path("k.yaml"), "w") as f:
+            f.write((CONFIG % "http://127.0.0.1:1").replace(
+                '[{role: pod, label: "tier!=db"}]',
+                '[{role: pod, label: "tier!=db"}, {role: pod, field: "spec.nodeName=a"}]'))
+        r = run(["validate", "--config", self.path("k.yaml")])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("job 'pods': more than one selector of role 'pod'", r.stderr)
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

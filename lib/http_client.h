@@ -3,8 +3,8 @@
  * libcurl's multi interface driven by the daemon's libevent loop: every
  * transfer runs on the main thread without blocking it.
  */
-#ifndef PPROF_SCRAPE_HTTP_H
-#define PPROF_SCRAPE_HTTP_H
+#ifndef PROFD_LIB_HTTP_CLIENT_H
+#define PROFD_LIB_HTTP_CLIENT_H
 
 #include <curl/curl.h>
 

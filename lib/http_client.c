@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "http.h"
+#include "http_client.h"
 
 #include <event2/event.h>
 #include <stdlib.h>

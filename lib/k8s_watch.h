@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The pods one URL of the Kubernetes API lists (GET .../pods, with its
+ * selectors), kept as Kubernetes clients keep a cache: listed, then
+ * watched from the list's resourceVersion (?watch=1, with bookmarks),
+ * every pod added, changed or deleted applied as it comes. The server
+ * ends a watch after WATCH_SECONDS; it is started again from the last
+ * version seen (after a second when the server ended it at once). A
+ * version gone (410) lists again at once; a list or watch that fails is
+ * told to the owner and listed again after retry_interval, the pods
+ * meanwhile those last known. Transfers run on the event loop's libcurl
+ * (http_client.h); a list's JSON is read on the component's own thread
+ * (host->run_aside). Everything else is on the loop's thread.
+ */
+#ifndef PROFD_LIB_K8S_WATCH_H
+#define PROFD_LIB_K8S_WATCH_H
+
+#include <stdint.h>
+
+#include "k8s_api.h"
+#include "k8s_pods.h"
+#include "profd/plugin.h"
+
+struct k8s_watch;
+
+struct k8s_watch_hooks {
+    void (*changed)(void *arg);   /* the pods changed */
+    void (*failed)(void *arg, const char *why);   /* why names the URL; it lists again later */
+    void *arg;
+};
+
+/* A cache of url's pods asked for as access says (both outlive it);
+ * nothing is asked before k8s_watch_start. */
+struct k8s_watch *k8s_watch_new(const struct profd_host *h, struct profd_component *self,
+                                const char *url, const struct k8s_access *access,
+                                int64_t retry_interval, const struct k8s_watch_hooks *hooks);
+
+/* Makes the first list. 0, or -1 when the loop cannot take it. */
+int k8s_watch_start(struct k8s_watch *w);
+
+/* The pods known now: none before the first list came back. Changed only
+ * on the loop's thread, by events and lists. */
+const struct k8s_pod_list *k8s_watch_pods(const struct k8s_watch *w);
+
+/* Ends w's transfers and frees it (accepts NULL). Its work on the
+ * component's own thread must be over (the component's shutdown). */
+void k8s_watch_free(struct k8s_watch *w);
+
+#endif

@@ -57,8 +57,9 @@ receiver_pyroscope_LIBS := -ljansson
 processor_downsample_LIBS := -levent
 processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
 processor_k8s_metadata_LIBS := -lcurl -levent -ljansson
-processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c lib/tick.c \
-    lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_pods.c
+processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
+    lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_pods.c \
+    lib/k8s_watch.c lib/http_client.c
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 

@@ -327,6 +327,66 @@ void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
     *p = (struct k8s_pod){0};
 }
 
+static char *copy_or_null(const char *s)
+{
+    return s ? must_strdup(s) : NULL;
+}
+
+static void copy_pairs(struct k8s_pairs *dst, const struct k8s_pairs *src)
+{
+    dst->names = calloc(src->n + 1, sizeof(char *));
+    dst->values = calloc(src->n + 1, sizeof(char *));
+    if (!dst->names || !dst->values)
+        abort();
+    for (dst->n = 0; dst->n < src->n; dst->n++) {
+        dst->names[dst->n] = must_strdup(src->names[dst->n]);
+        dst->values[dst->n] = must_strdup(src->values[dst->n]);
+    }
+}
+
+static void copy_container(struct k8s_container *dst, const struct k8s_container *src)
+{
+    *dst = (struct k8s_container){must_strdup(src->name), must_strdup(src->image),
+                                  copy_or_null(src->id), src->kind, NULL, src->nports};
+    dst->ports = calloc(src->nports + 1, sizeof(*dst->ports));
+    if (!dst->ports)
+        abort();
+    for (size_t i = 0; i < src->nports; i++)
+        dst->ports[i] = (struct k8s_port){must_strdup(src->ports[i].name),
+                                          must_strdup(src->ports[i].protocol),
+                                          src->ports[i].number};
+}
+
+static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
+{
+    *dst = (struct k8s_pod){
+        .namespace = must_strdup(src->namespace), .name = must_strdup(src->name),
+        .uid = must_strdup(src->uid), .node = must_strdup(src->node),
+        .phase = must_strdup(src->phase), .host_ip = must_strdup(src->host_ip),
+        .nips = src->nips, .ready = src->ready,
+        .controller_kind = copy_or_null(src->controller_kind),
+        .controller_name = copy_or_null(src->controller_name),
+        .ncontainers = src->ncontainers};
+    dst->ips = calloc(src->nips + 1, sizeof(char *));
+    dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
+    if (!dst->ips || !dst->containers)
+        abort();
+    for (size_t i = 0; i < src->nips; i++)
+        dst->ips[i] = must_strdup(src->ips[i]);
+    copy_pairs(&dst->labels, &src->labels);
+    copy_pairs(&dst->annotations, &src->annotations);
+    for (size_t i = 0; i < src->ncontainers; i++)
+        copy_container(&dst->containers[i], &src->containers[i]);
+}
+
+void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        dst->pods = grow_array(dst->pods, &dst->cap, dst->n + 1, sizeof(*dst->pods));
+        copy_pod(&dst->pods[dst->n++], &src->pods[i]);
+    }
+}
+
 bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid)
 {
     size_t i = pod_at(l, uid);

@@ -91,6 +91,9 @@ void k8s_watch_event_free(struct k8s_watch_event *ev);
  * *p held from then on. */
 void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p);
 
+/* Appends a copy of every pod of src to dst. */
+void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src);
+
 /* Removes (and frees) the pod of UID uid from l; false when l has none. */
 bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid);
 

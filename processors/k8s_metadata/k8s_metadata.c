@@ -10,18 +10,18 @@
  *   of a scrape), the host of that label's value is matched with the pods'
  *   IPs when the process says nothing.
  * - The pods come from the Kubernetes API: GET /api/v1/pods (of
- *   `node_name` only, when set, as a node agent lists them) every
- *   `resync_interval`, and sooner (at most once a second) when a
- *   container no list had shows up. The list runs on the processor's own
- *   thread; records are labeled from the last list that came back. With
- *   `wait_for_metadata` (the default) the first list is made as profd
- *   starts, before any receiver does, so the first profiles are labeled
- *   too.
+ *   `node_name` only, when set, as a node agent lists them), listed and
+ *   then watched (k8s_watch.h) on the event loop's libcurl, the list's
+ *   JSON read on the processor's own thread; the index records are
+ *   looked up in is made again, from a copy of the pods, at most every
+ *   100 ms after they changed. With `wait_for_metadata` (the default) a
+ *   first list is made as profd starts, before any receiver does, so the
+ *   first profiles are labeled too.
  * - `api_server` defaults to the cluster's own (KUBERNETES_SERVICE_HOST and
  *   _PORT, over TLS with the service account's CA); the token is read from
- *   `bearer_token_file` before each list, as tokens rotate.
- * A failed list is logged and counted; records keep going, labeled from
- * the pods known.
+ *   `bearer_token_file` before each request, as tokens rotate.
+ * A failed list or watch is logged and counted, and listed again after
+ * `retry_interval`; records keep going, labeled from the pods known.
  */
 #include <curl/curl.h>
 #include <event2/event.h>
@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../lib/client_tls.h"
 #include "../../lib/file_io.h"
@@ -37,19 +36,21 @@
 #include "../../lib/k8s_api.h"
 #include "../../lib/label_valid.h"
 #include "../../lib/running_total.h"
-#include "../../lib/tick.h"
+#include "../../lib/k8s_watch.h"
 #include "cgroup.h"
 #include "pods.h"
 #include "profd/plugin.h"
 
-#define MIN_RELIST_NS 1000000000LL
+/* The index is made again this long after the pods changed, so that a
+ * burst of events makes it once. */
+#define REINDEX_DELAY_US 100000
 
 struct config {
     char *api_server;
     char *bearer_token_file;
     struct client_tls tls;
     char *node_name;
-    int64_t resync_interval;
+    int64_t retry_interval;
     int64_t timeout;
     char *proc_root;
     char *pid_label;
@@ -67,8 +68,9 @@ static const struct profd_option options[] = {
      "TLS to the API (in a cluster the service account's CA by default)", client_tls_options},
     {"node_name", PROFD_OPT_STRING, offsetof(struct config, node_name), NULL,
      "list only this node's pods (a node agent: ${env:NODE_NAME}); empty: every pod"},
-    {"resync_interval", PROFD_OPT_DURATION, offsetof(struct config, resync_interval), "30s",
-     "how often the pods are listed again"},
+    {"retry_interval", PROFD_OPT_DURATION, offsetof(struct config, retry_interval), "5s",
+     "how long after a list or watch failed the pods are listed again (between, a watch keeps "
+     "them current)"},
     {"timeout", PROFD_OPT_DURATION, offsetof(struct config, timeout), "10s",
      "longest a list may take"},
     {"proc_root", PROFD_OPT_STRING, offsetof(struct config, proc_root), "/proc",
@@ -92,10 +94,10 @@ struct state {
     const struct config *cfg;
     char *url;                 /* the list's */
     pthread_mutex_t mu;        /* what follows */
-    struct pod_index *index;   /* the last list that came back, or NULL */
-    bool listing, want_list;
-    int64_t last_list;         /* monotonic ns a list last started, 0 never */
-    struct event *tick;
+    struct pod_index *index;   /* the pods last known, or NULL */
+    struct k8s_access access;
+    struct k8s_watch *watch;
+    struct event *reindex;
     _Atomic size_t matched, unmatched, list_errors;
 };
 
@@ -105,18 +107,11 @@ static bool is_set(const char *option)
     return option && *option;
 }
 
-static int64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
-    if (cfg->resync_interval <= 0)
-        host->diag(d, &cfg->resync_interval, "resync_interval must be more than 0");
+    if (cfg->retry_interval <= 0 || cfg->timeout <= 0)
+        host->diag(d, &cfg->retry_interval, "retry_interval and timeout must be more than 0");
     return PROFD_OK;
 }
 
@@ -140,84 +135,72 @@ static char *list_url(const struct config *cfg)
     return url;
 }
 
-/* GETs the pod list into *b; false with why set. */
-static bool get_pods(struct state *s, struct k8s_response *b, char *why, size_t whylen)
-{
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(why, whylen, "libcurl cannot be set up");
-        return false;
-    }
-    const struct config *cfg = s->cfg;
-    struct k8s_access access = {cfg->api_server, cfg->bearer_token_file, cfg->tls, cfg->timeout};
-    struct curl_slist *headers = k8s_api_prepare(h, s->url, &access, b);
-    bool ok = k8s_api_succeeded(h, curl_easy_perform(h), b, why, whylen);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(h);
-    return ok;
-}
-
-/* On the processor's own thread: lists the pods and, when that worked,
- * puts them in place of the last list's. */
-static void list_pods(void *arg)
+/* Logs and counts a failed list or watch (why names the URL). */
+static void on_watch_failed(void *arg, const char *why)
 {
     struct state *s = arg;
-    struct k8s_response b = {0};
-    char why[512];
-    struct pod_index *ix = get_pods(s, &b, why, sizeof(why))
-                               ? pod_index_parse(b.data, b.len, why, sizeof(why))
-                               : NULL;
-    free(b.data);
-    if (!ix) {
-        s->host->log(s->self, PROFD_LOG_WARN, "listing the pods from %s: %s", s->url, why);
-        running_total_add(s->host, s->self, &s->list_errors, 1, "profd_k8s_metadata_list_errors",
-                          "Pod lists from the Kubernetes API that failed.");
-        return;
-    }
+    s->host->log(s->self, PROFD_LOG_WARN, "listing or watching the pods: %s; labeling from the "
+                 "pods known until a list works", why);
+    running_total_add(s->host, s->self, &s->list_errors, 1, "profd_k8s_metadata_list_errors",
+                      "Pod lists and watches of the Kubernetes API that failed.");
+}
+
+/* Puts ix in place of the index records are looked up in. */
+static void use_index(struct state *s, struct pod_index *ix)
+{
     size_t npods = ix->list.n;
     pthread_mutex_lock(&s->mu);
     struct pod_index *old = s->index;
     s->index = ix;
     pthread_mutex_unlock(&s->mu);
     pod_index_free(old);
-    s->host->gauge_set(s->self, "profd_k8s_metadata_pods", "Pods the last list had.", "",
-                       (double)npods);
+    s->host->gauge_set(s->self, "profd_k8s_metadata_pods", "Pods known.", "", (double)npods);
 }
 
-static void list_done(void *arg)
-{
-    struct state *s = arg;
-    pthread_mutex_lock(&s->mu);
-    s->listing = false;
-    pthread_mutex_unlock(&s->mu);
-}
-
-/* On the loop's thread: lists the pods when it is time, or when a record
- * met a container no list had and the last list is a second old. */
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+/* On the loop's thread: the index made again from the watch's pods. */
+static void reindex(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct state *s = arg;
-    int64_t now = monotonic_ns();
-    pthread_mutex_lock(&s->mu);
-    int64_t age = now - s->last_list;
-    bool due = !s->listing && (!s->last_list || age >= s->cfg->resync_interval ||
-                               (s->want_list && age >= MIN_RELIST_NS));
-    if (due) {
-        s->listing = true;
-        s->want_list = false;
-        s->last_list = now;
+    use_index(s, pod_index_of(k8s_watch_pods(s->watch)));
+}
+
+static void on_pods_changed(void *arg)
+{
+    struct state *s = arg;
+    struct timeval tv = {0, REINDEX_DELAY_US};
+    if (!evtimer_pending(s->reindex, NULL))
+        evtimer_add(s->reindex, &tv);
+}
+
+/* Lists the pods at once, waiting for the answer, for the first profiles
+ * to be labeled (wait_for_metadata). */
+static void list_first(struct state *s)
+{
+    CURL *h = curl_easy_init();
+    if (!h)
+        return;   /* the watch's list tells */
+    struct k8s_response b = {0};
+    char why[512], line[1100];
+    struct curl_slist *headers = k8s_api_prepare(h, s->url, &s->access, &b);
+    struct pod_index *ix = k8s_api_succeeded(h, curl_easy_perform(h), &b, why, sizeof(why))
+                               ? pod_index_parse(b.data, b.len, why, sizeof(why))
+                               : NULL;
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(h);
+    free(b.data);
+    if (ix) {
+        use_index(s, ix);
+    } else {
+        snprintf(line, sizeof(line), "%s: %s", s->url, why);
+        on_watch_failed(s, line);
     }
-    pthread_mutex_unlock(&s->mu);
-    if (due)
-        s->host->run_aside(s->self, list_pods, list_done, s);
 }
 
 /* The pod of process pid (its container's name into *container), or
- * NULL; sets *unknown when its cgroup names a container no list had. */
-static const struct k8s_pod *pod_of_pid(struct state *s, const char *pid, const char **container,
-                                    bool *unknown)
+ * NULL. */
+static const struct k8s_pod *pod_of_pid(struct state *s, const char *pid, const char **container)
 {
     char path[4096], id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
     if (!*pid || strspn(pid, "0123456789") != strlen(pid))
@@ -232,8 +215,6 @@ static const struct k8s_pod *pod_of_pid(struct state *s, const char *pid, const 
     const struct k8s_pod *pod = id[0] ? pod_index_container(s->index, id, container) : NULL;
     if (!pod && uid[0])
         pod = pod_index_uid(s->index, uid);
-    if (!pod)
-        *unknown = true;
     return pod;
 }
 
@@ -296,7 +277,6 @@ static int consume(void *st, struct profd_batch *b)
 {
     struct state *s = st;
     size_t matched = 0, unmatched = 0;
-    bool unknown = false;
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
@@ -306,7 +286,7 @@ static int consume(void *st, struct profd_batch *b)
         if (!pid && !address)
             continue;
         const char *container = NULL;
-        const struct k8s_pod *pod = pid ? pod_of_pid(s, pid, &container, &unknown) : NULL;
+        const struct k8s_pod *pod = pid ? pod_of_pid(s, pid, &container) : NULL;
         if (!pod && address)
             pod = pod_of_address(s, address);
         if (pod)
@@ -314,7 +294,6 @@ static int consume(void *st, struct profd_batch *b)
         matched += pod != NULL;
         unmatched += pod == NULL;
     }
-    s->want_list |= unknown;
     pthread_mutex_unlock(&s->mu);
     running_total_add(s->host, s->self, &s->matched, matched,
                       "profd_k8s_metadata_matched_records", "Records given their pod's labels.");
@@ -331,7 +310,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     if (!s)
         return PROFD_ERR;
     curl_global_init(CURL_GLOBAL_DEFAULT);   /* once per create: destroy ends it */
-    *s = (struct state){.host = host, .self = self, .cfg = cfg, .url = list_url(cfg)};
+    const struct config *c = cfg;
+    *s = (struct state){.host = host, .self = self, .cfg = cfg, .url = list_url(cfg),
+                        .access = {c->api_server, c->bearer_token_file, c->tls, c->timeout}};
     pthread_mutex_init(&s->mu, NULL);
     *out = s;
     return PROFD_OK;
@@ -345,23 +326,25 @@ static int start(void *st)
                      "(KUBERNETES_SERVICE_HOST is not set): records pass unlabeled");
         return PROFD_OK;
     }
-    int64_t every = s->cfg->resync_interval < MIN_RELIST_NS ? s->cfg->resync_interval
-                                                            : MIN_RELIST_NS;
-    if (!(s->tick = tick_start(s->host, s->self, every, on_tick, s)))
+    if (s->cfg->wait_for_metadata)   /* before the receivers start */
+        list_first(s);
+    struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s};
+    s->watch = k8s_watch_new(s->host, s->self, s->url, &s->access, s->cfg->retry_interval,
+                             &hooks);
+    if (!(s->reindex = evtimer_new(s->host->event_base(s->self), reindex, s)) ||
+        k8s_watch_start(s->watch) < 0)
         return PROFD_ERR;
-    if (s->cfg->wait_for_metadata) {   /* before the receivers start */
-        s->last_list = monotonic_ns();
-        list_pods(s);
-    } else {
-        on_tick(-1, 0, s);   /* the first list at once, on the processor's thread */
-    }
     return PROFD_OK;
 }
 
 static int stop(void *st)
 {
     struct state *s = st;
-    tick_stop(&s->tick);
+    k8s_watch_free(s->watch);
+    s->watch = NULL;
+    if (s->reindex)
+        event_free(s->reindex);
+    s->reindex = NULL;
     return PROFD_OK;
 }
 

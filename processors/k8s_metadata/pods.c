@@ -43,15 +43,9 @@ static void index_ip(struct pod_index *ix, size_t *cap, const char *ip, size_t p
     key_map_put(&ix->by_ip, key_hash(ip), (uint32_t)ix->nips++);
 }
 
-struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen)
+/* Indexes the pods ix->list holds. */
+static void index_pods(struct pod_index *ix)
 {
-    struct pod_index *ix = calloc(1, sizeof(*ix));
-    if (!ix)
-        abort();
-    if (k8s_pod_list_parse(json, len, &ix->list, why, whylen) < 0) {
-        free(ix);
-        return NULL;
-    }
     size_t container_cap = 0, ip_cap = 0;
     for (size_t i = 0; i < ix->list.n; i++) {
         const struct k8s_pod *p = &ix->list.pods[i];
@@ -61,6 +55,28 @@ struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_
         for (size_t k = 0; k < p->nips; k++)
             index_ip(ix, &ip_cap, p->ips[k], i);
     }
+}
+
+struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen)
+{
+    struct pod_index *ix = calloc(1, sizeof(*ix));
+    if (!ix)
+        abort();
+    if (k8s_pod_list_parse(json, len, &ix->list, why, whylen) < 0) {
+        free(ix);
+        return NULL;
+    }
+    index_pods(ix);
+    return ix;
+}
+
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods)
+{
+    struct pod_index *ix = calloc(1, sizeof(*ix));
+    if (!ix)
+        abort();
+    k8s_pod_list_copy(&ix->list, pods);
+    index_pods(ix);
     return ix;
 }
 

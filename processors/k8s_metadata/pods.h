@@ -34,6 +34,9 @@ struct pod_index {
  */
 struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen);
 
+/* The pods of pods, copied and indexed as pod_index_parse does. */
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods);
+
 /* The pod running container id, its container's name into *container;
  * NULL when none listed. */
 const struct k8s_pod *pod_index_container(const struct pod_index *ix, const char *id,

@@ -98,6 +98,7 @@ static void on_pods_changed(void *arg)
         evtimer_add(d->rebuild, &tv);
 }
 
+/* Logs and counts a failed list or watch (why names the URL). */
 static void on_watch_failed(void *arg, const char *why)
 {
     struct k8s_discovery *d = arg;

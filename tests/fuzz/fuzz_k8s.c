@@ -4,8 +4,8 @@
  * k8s_metadata processor reads it; a PodList from the Kubernetes API (1),
  * looked up by the ids, UIDs and IPs it names and made scrape targets as
  * the scrape receiver's kubernetes_sd_configs make them; or the lines of
- * a watch (2), each event applied to a list of pods, made targets at the
- * end. The rest is the input. */
+ * a watch (2), each event applied to a list of pods, made targets and
+ * copied into k8s_metadata's index at the end. The rest is the input. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +61,11 @@ static void watch(const char *text, size_t len)
         text = nl ? nl + 1 : end;
     }
     make_targets(&pods);
+    struct pod_index *ix = pod_index_of(&pods);   /* as k8s_metadata copies a watch's */
+    for (size_t i = 0; i < pods.n; i++)
+        if (pod_index_uid(ix, pods.pods[i].uid) == NULL)
+            abort();   /* a pod the copy lost */
+    pod_index_free(ix);
     k8s_pod_list_free(&pods);
 }
 

@@ -25,7 +25,7 @@ processors:
   k8s_metadata: {api_server: "http://127.0.0.1:%d", bearer_token_file: ./token,
                  node_name: node-a, proc_root: ./proc, pod_labels: true, pod_annotations: true,
                  ip_label: instance,
-                 resync_interval: 1h}
+                 retry_interval: 1s}
 exporters:
   pprof_file: {directory: ./out,
                path_template: "{pid}/{namespace}.{pod}.{container}.{node}.{pod_label_app}.\
@@ -51,11 +51,11 @@ def pod(name, uid, containers, ip=None, labels=None):
 class K8sMetadataTest(ProfdTestCase):
 
     def api(self, pods):
-        """The API stand-in, answering with the list pods (a list the test
-        may change) to the token tok123: (its port, the queries it got)."""
+        """The API stand-in, answering with pods to the token tok123: (its
+        port, the stand-in)."""
         api = KubernetesApi(pods, "tok123")
         self.addCleanup(api.stop)
-        return int(api.url.rsplit(":", 1)[1]), api.got
+        return int(api.url.rsplit(":", 1)[1]), api
 
     def process(self, pid, cgroup):
         os.makedirs(self.path("proc", str(pid)))
@@ -72,7 +72,7 @@ class K8sMetadataTest(ProfdTestCase):
     def test_processes_get_their_pods_labels(self):
         pods = [pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"}),
                 pod("db-0", UID2, [("db", "f" * 64)])]
-        port, got = self.api(pods)
+        port, api = self.api(pods)
         with open(self.path("token"), "w") as f:
             f.write("tok123\n")
         # containerd, cgroup v2, systemd driver: the container
@@ -94,11 +94,17 @@ class K8sMetadataTest(ProfdTestCase):
         self.assertEqual(self.written(4343), ["shop.db-0.unknown.node-a.unknown.payments"])
         self.assertEqual(self.written(4444), ["unknown.unknown.unknown.unknown.unknown.unknown"])
         self.assertEqual(self.written(4545), ["unknown.unknown.unknown.unknown.unknown.unknown"])
-        self.assertEqual(got[0], ("/api/v1/pods", {"fieldSelector": ["spec.nodeName=node-a"]},
-                                  "Bearer tok123"))
-        # the unknown container has the pods listed again within seconds, not resync_interval
-        pods.append(pod("late", "99999999-9999-9999-9999-999999999999", [("late", ID3)]))
-        wait_until(lambda: len(got) >= 2, "a second list")
+        self.assertEqual(api.got[0], ("/api/v1/pods",
+                                      {"fieldSelector": ["spec.nodeName=node-a"]},
+                                      "Bearer tok123"))
+        # the watch brings the pod of the container unknown until now
+        wait_until(lambda: api.watching() >= 1, "a watch")
+        watch = [q for _, q, _ in api.got if q.get("watch")][0]
+        self.assertEqual(watch["fieldSelector"], ["spec.nodeName=node-a"])
+        api.add(pod("late", "99999999-9999-9999-9999-999999999999", [("late", ID3)]))
+        wait_until(lambda: metric_value(p.metrics(), "profd_k8s_metadata_pods",
+                                        component="k8s_metadata") == 3, "the new pod known")
+        self.assertEqual(api.lists(), 2)   # the first, made at start; the watch's own
         shutil.rmtree(self.path("out", "4545"))
         self.spool_as(4545)
         wait_until(lambda: self.written(4545), "the late container's profile")
@@ -124,14 +130,15 @@ class K8sMetadataTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_a_failing_api_is_logged_and_profiles_still_go(self):
-        port, got = self.api([])
+        port, _ = self.api([])
         with open(self.path("token"), "w") as f:
             f.write("wrong")
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
         p = self.start(CONFIG % port)
-        p.wait_log(r"listing the pods from http://127\.0\.0\.1:\d+/api/v1/pods\?fieldSelector="
-                   r"spec\.nodeName%3Dnode-a: HTTP 403")
+        p.wait_log(r"listing or watching the pods: http://127\.0\.0\.1:\d+/api/v1/pods\?"
+                   r"fieldSelector=spec\.nodeName%3Dnode-a: HTTP 403.*labeling from the pods known",
+                   count=2)   # the first list, then the watch's
         wait_until(lambda: self.written(4242), "the profile, unlabeled")
         self.assertGreaterEqual(metric_value(p.metrics(), "profd_k8s_metadata_list_errors",
                                              component="k8s_metadata"), 1)

@@ -109,6 +109,24 @@ TEST(a_pod_list_looked_up_by_container_uid_and_ip)
     pod_index_free(ix);
 }
 
+TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
+{
+    struct k8s_pod_list pods;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
+    struct pod_index *ix = pod_index_of(&pods);
+    k8s_pod_list_free(&pods);   /* the watch goes on changing its own */
+    const char *container = NULL;
+    const struct k8s_pod *p = pod_index_container(ix, ID, &container);
+    CHECK(p && !strcmp(p->name, "web-1") && !strcmp(p->labels.values[0], "web"));
+    CHECK_STR(container, "app");
+    CHECK(pod_index_uid(ix, UID) == p);
+    CHECK(pod_index_ip(ix, "fd00::7") == p);
+    CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);
+    CHECK_INT(ix->list.n, 3);
+    pod_index_free(ix);
+}
+
 TEST(what_is_not_a_pod_list_is_an_error)
 {
     char why[256];

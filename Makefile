@@ -37,7 +37,7 @@ receiver_pprof_scrape_LIBS := -lcurl -levent -ljansson
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
 receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c lib/k8s_pods.c lib/k8s_watch.c \
-    lib/label_valid.c lib/utf8_valid.c
+    lib/label_valid.c lib/utf8_valid.c lib/key_map.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c

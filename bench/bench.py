@@ -48,8 +48,12 @@
    one-shot), next to `pprof -proto` merging the same files; the two
    outputs must read the same with `pprof -raw`.
 
-BENCH="codec passthrough scrape perf symbolize otlp push downsample" selects sections (all by
-default).
+9. Kubernetes discovery: see bench/k8s_bench.py (kubernetes_sd_configs
+   with K8S_PODS pods: the time from start, and from a pod added, to its
+   scrape pairs made, and the CPU a change costs).
+
+BENCH="codec passthrough scrape perf symbolize otlp push downsample k8s" selects sections (all
+by default).
 """
 import os
 import shutil
@@ -66,7 +70,7 @@ CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "sha
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
 SECTIONS = os.environ.get("BENCH",
-                          "codec passthrough scrape perf symbolize otlp push downsample").split()
+                          "codec passthrough scrape perf symbolize otlp push downsample k8s").split()
 DS_FILES = int(os.environ.get("DS_FILES", "50"))
 SYM_ADDRESSES = int(os.environ.get("SYM_ADDRESSES", "1000000"))
 PERF_MB = int(os.environ.get("PERF_MB", "100"))
@@ -602,6 +606,10 @@ def main():
                   "speed-up | same samples |")
             print("|---|---|---|---|---|")
             downsample_bench(work)
+            print()
+        if "k8s" in SECTIONS:
+            from k8s_bench import k8s_bench
+            k8s_bench(ROOT, min(RUNS, 3))
             print()
         if "scrape" in SECTIONS:
             scrape_work = os.path.join(work, "scrape")

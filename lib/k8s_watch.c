@@ -147,6 +147,7 @@ static size_t on_watch_data(char *p, size_t size, size_t n, void *arg)
     }
     memmove(b->data, b->data + start, b->len - start);
     b->len -= start;
+    b->data[b->len] = '\0';   /* a refusal's text is printed */
     return w->failed ? 0 : size * n;
 }
 

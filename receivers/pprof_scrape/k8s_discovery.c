@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../lib/file_io.h"
 #include "../../lib/grow.h"
@@ -14,8 +15,12 @@
 #include "targets.h"
 
 /* Targets are made again this long after a change, so that a burst of
- * events makes them once. */
+ * events makes them once; and no sooner after they were last made than
+ * this many times as long as that took (the scrape list's too), so that
+ * in a large cluster that changes all the time the event loop spends at
+ * most a fifth of its time on it. */
 #define REBUILD_DELAY_US 100000
+#define REBUILD_SPACING 4
 
 struct k8s_discovery {
     const struct profd_host *h;
@@ -27,6 +32,7 @@ struct k8s_discovery {
     size_t nwatches;
     struct k8s_access access;
     struct event *rebuild;
+    int64_t rebuild_not_before;   /* monotonic us */
     void (*changed)(void *arg);
     void *arg;
     struct profd_target_group *groups;
@@ -35,6 +41,13 @@ struct k8s_discovery {
     size_t errors;
     char *gauge_labels;
 };
+
+static int64_t monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 /* A text that is the same for the same targets and labels. */
 static char *groups_signature(const struct profd_target_group *g, size_t n)
@@ -65,6 +78,7 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct k8s_discovery *d = arg;
+    int64_t started = monotonic_us();
     struct profd_target_group *groups = NULL;
     size_t n = 0, cap = 0, npods = 0;
     for (size_t i = 0; i < d->nwatches; i++) {
@@ -79,21 +93,26 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
     if (d->signature && !strcmp(sig, d->signature)) {
         d->h->sd_groups_free(groups, n);
         free(sig);
-        return;
+    } else {
+        d->h->sd_groups_free(d->groups, d->ngroups);
+        free(d->signature);
+        d->groups = groups;
+        d->ngroups = n;
+        d->signature = sig;
+        d->changed(d->arg);
     }
-    d->h->sd_groups_free(d->groups, d->ngroups);
-    free(d->signature);
-    d->groups = groups;
-    d->ngroups = n;
-    d->signature = sig;
-    d->changed(d->arg);
+    int64_t ended = monotonic_us();
+    d->rebuild_not_before = ended + REBUILD_SPACING * (ended - started);
 }
 
 /* A watch's pods changed: the targets made again soon. */
 static void on_pods_changed(void *arg)
 {
     struct k8s_discovery *d = arg;
-    struct timeval tv = {0, REBUILD_DELAY_US};
+    int64_t delay = d->rebuild_not_before - monotonic_us();
+    if (delay < REBUILD_DELAY_US)
+        delay = REBUILD_DELAY_US;
+    struct timeval tv = {delay / 1000000, delay % 1000000};
     if (!evtimer_pending(d->rebuild, NULL))
         evtimer_add(d->rebuild, &tv);
 }

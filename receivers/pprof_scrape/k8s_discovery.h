@@ -2,8 +2,10 @@
 /*
  * One kubernetes_sd_config of a job at work: the pods of each of its URLs
  * (k8s_sd.h) kept by a k8s_watch (listed, then watched), the targets made
- * again (k8s_sd_groups) at most every 100 ms after the pods changed, and
- * the receiver told when they are not what they were. A list or watch
+ * again (k8s_sd_groups) 100 ms after the pods changed, but no sooner after
+ * the last time than four times as long as that (with the receiver's
+ * scrape list) took, and the receiver told when they are not what they
+ * were. A list or watch
  * that fails is logged and counted (profd_scrape_k8s_errors{job}); the
  * targets meanwhile are those last known.
  */

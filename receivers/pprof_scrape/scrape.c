@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "../../lib/file_io.h"
+#include "../../lib/hash.h"
+#include "../../lib/key_map.h"
 #include "config.h"
 #include "../../lib/http_client.h"
 #include "k8s_discovery.h"
@@ -581,22 +583,38 @@ static void scrape_free(struct scrape *sc)
 
 /* ---- targets ---- */
 
-static struct scrape *take_existing(struct state *s, const char *key)
+static uint64_t key_hash(const char *key)
 {
-    for (size_t i = 0; i < s->nscrapes; i++) {
-        if (s->scrapes[i] && !strcmp(s->scrapes[i]->u.key, key)) {
-            struct scrape *sc = s->scrapes[i];
-            s->scrapes[i] = NULL;
-            return sc;
-        }
-    }
-    return NULL;
+    return hash_bytes(key, strlen(key));
+}
+
+/* The pair of key among the current ones, taken out of them; NULL when
+ * none has it. by_key maps each current key's hash to its pair. */
+static struct scrape *take_existing(struct state *s, const struct key_map *by_key,
+                                    const char *key)
+{
+    uint32_t at;
+    if (!key_map_get(by_key, key_hash(key), &at))
+        return NULL;
+    /* Another key of the same hash, or a twin of this key taken already:
+     * look at every pair. */
+    if (!s->scrapes[at] || strcmp(s->scrapes[at]->u.key, key))
+        for (at = 0; at < s->nscrapes && !(s->scrapes[at] && !strcmp(s->scrapes[at]->u.key, key));)
+            at++;
+    if (at == s->nscrapes)
+        return NULL;
+    struct scrape *sc = s->scrapes[at];
+    s->scrapes[at] = NULL;
+    return sc;
 }
 
 /* Rebuilds the scrape list; pairs that stay keep their state (deltas). */
 static void refresh(struct state *s)
 {
     const struct job *jobs = s->cfg->scrape_configs.items;
+    struct key_map by_key = {0};
+    for (size_t i = 0; i < s->nscrapes; i++)
+        key_map_put(&by_key, key_hash(s->scrapes[i]->u.key), (uint32_t)i);
     struct scrape **next = NULL;
     size_t n = 0, cap = 0;
     for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
@@ -631,7 +649,7 @@ static void refresh(struct state *s)
         for (size_t i = 0; i < nunits; i++) {
             if (n == cap && !(next = realloc(next, (cap = cap ? cap * 2 : 64) * sizeof(*next))))
                 abort();
-            struct scrape *sc = take_existing(s, units[i].key);
+            struct scrape *sc = take_existing(s, &by_key, units[i].key);
             if (sc) {
                 scrape_unit_clear(s->host, &units[i]);
             } else {
@@ -650,6 +668,7 @@ static void refresh(struct state *s)
             removed++;
         }
     free(s->scrapes);
+    key_map_free(&by_key);
     s->scrapes = next;
     s->host->log(s->self, PROFD_LOG_INFO, "%zu scrape target(s) x profile(s); %zu removed", n,
                  removed);

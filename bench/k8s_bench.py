@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Kubernetes discovery benchmark (section "k8s" of make bench).
+
+The scrape receiver's kubernetes_sd_configs against the integration tests'
+Kubernetes API stand-in (tests/integration/harness.py, KubernetesApi: a
+PodList, then a watch streaming the pods added) with K8S_PODS pods (each
+two containers, three ports, labels and annotations as deployments have
+them), relabeled as Grafana Alloy's annotations are (keep the annotated
+pods, the port named pprof) and scraped for five presets: five
+(target, profile) pairs a pod. The pod IPs are loopback addresses whose
+port refuses at once, so the scrapes cost next to nothing.
+
+Printed per pod count, median of RUNS runs: from profd's start to every
+pair made (the list and the targets from it); from a pod added after a
+quiet while to its pairs made; from a pod added right after the last
+change to its pairs made (targets are made no sooner after the last time
+than four times as long as that took, so a cluster that changes all the
+time gets at most a fifth of the event loop); and the CPU profd spent on
+one change.
+
+There is no reference tool here: Debian's prometheus package is built
+without kubernetes_sd_configs (its Kubernetes client is not packaged).
+"""
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+CONFIG = """
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: pods
+        scrape_interval: 1h
+        kubernetes_sd_configs: [{role: pod, api_server: "%s", bearer_token_file: ./token}]
+        profiling_config: {presets: [process_cpu, memory, goroutine, mutex, block]}
+        relabel_configs:
+          - {source_labels: [__meta_kubernetes_pod_annotation_profiles_grafana_com_cpu_scrape],
+             regex: "true", action: keep}
+          - {source_labels: [__meta_kubernetes_pod_container_port_name], regex: pprof,
+             action: keep}
+          - {action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}
+          - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
+          - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+exporters:
+  nop: {}
+service:
+  pipelines:
+    profiles: {receivers: [pprof_scrape], exporters: [nop]}
+"""
+
+PRESETS = 5
+
+
+def pod(i):
+    """A deployment's pod: an app with http and pprof ports, a sidecar."""
+    return {"metadata": {"name": "web-%d" % i, "namespace": "ns%d" % (i % 40),
+                         "uid": "uid-%d" % i,
+                         "labels": {"app": "app%d" % (i % 50), "app.kubernetes.io/name": "web",
+                                    "pod-template-hash": "h%d" % (i % 300)},
+                         "annotations": {"profiles.grafana.com/cpu.scrape": "true",
+                                         "kubectl.kubernetes.io/restartedAt": "2026-11-26",
+                                         "checksum/config": "c%d" % i},
+                         "ownerReferences": [{"kind": "ReplicaSet", "name": "rs%d" % (i % 300),
+                                              "controller": True}]},
+            "spec": {"nodeName": "node-%d" % (i % 20), "containers": [
+                {"name": "app", "image": "shop/web:2",
+                 "ports": [{"name": "http", "containerPort": 8080},
+                           {"name": "pprof", "containerPort": 1}]},
+                {"name": "sidecar", "image": "envoy:1.28",
+                 "ports": [{"name": "admin", "containerPort": 15090}]}]},
+            "status": {"phase": "Running", "hostIP": "192.168.0.%d" % (i % 20),
+                       "podIP": "127.%d.%d.%d" % (i // 65536 % 256, i // 256 % 256, i % 256 or 1),
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def cpu_seconds(pid):
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(root, n):
+    """(start -> pairs, quiet add -> pairs, busy add -> pairs, CPU a change)."""
+    sys.path.insert(0, os.path.join(root, "tests", "integration"))
+    from harness import KubernetesApi, Profd
+    api = KubernetesApi([pod(i) for i in range(n)], "t")
+    work = tempfile.mkdtemp(prefix="profd-k8s-bench-")
+    with open(os.path.join(work, "token"), "w") as f:
+        f.write("t")
+    start = time.monotonic()
+    p = Profd(work, CONFIG % api.url, log_level="info")
+    try:
+        p.wait_log(r"\b%d scrape target" % (n * PRESETS), deadline=300)
+        first = time.monotonic() - start
+        time.sleep(5 * first + 0.5)   # quiet: past the spacing of the first build
+        cpu = cpu_seconds(p.proc.pid)
+        mark, t = p.mark(), time.monotonic()
+        api.add(pod(n))
+        p.wait_log(r"\b%d scrape target" % ((n + 1) * PRESETS), start=mark, deadline=300)
+        quiet = time.monotonic() - t
+        change_cpu = cpu_seconds(p.proc.pid) - cpu
+        mark, t = p.mark(), time.monotonic()
+        api.add(pod(n + 1))
+        p.wait_log(r"\b%d scrape target" % ((n + 2) * PRESETS), start=mark, deadline=300)
+        busy = time.monotonic() - t
+        return first, quiet, busy, change_cpu
+    finally:
+        p.stop()
+        api.stop()
+
+
+def k8s_bench(root, runs):
+    print("| kubernetes_sd_configs, role pod | pairs | start -> pairs | a pod added, quiet | "
+          "a pod added, busy | profd CPU a change |")
+    print("|---|---|---|---|---|---|")
+    for n in [int(x) for x in os.environ.get("K8S_PODS", "1000 3000").split()]:
+        rows = [one_run(root, n) for _ in range(runs)]
+        first, quiet, busy, cpu = (statistics.median(col) for col in zip(*rows))
+        print("| %d pods | %d | %.2f s | %.2f s | %.2f s | %.2f s |" % (
+            n, n * PRESETS, first, quiet, busy, cpu))

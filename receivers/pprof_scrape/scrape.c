@@ -16,9 +16,9 @@
 
 #include "../../lib/file_io.h"
 #include "../../lib/hash.h"
+#include "../../lib/http_client.h"
 #include "../../lib/key_map.h"
 #include "config.h"
-#include "../../lib/http_client.h"
 #include "k8s_discovery.h"
 #include "presets.h"
 #include "targets.h"

@@ -66,6 +66,7 @@ struct state {
     struct profile_def **defs;     /* per job */
     size_t *ndefs;
     char **sd_signature;           /* per job */
+    struct unit_memo *memo;        /* per job: the units its found groups made */
     struct scrape **scrapes;
     size_t nscrapes;
     struct http_client *http[HTTP_CLIENTS];
@@ -182,7 +183,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     s->defs = calloc(njobs + 1, sizeof(*s->defs));
     s->ndefs = calloc(njobs + 1, sizeof(*s->ndefs));
     s->sd_signature = calloc(njobs + 1, sizeof(*s->sd_signature));
-    if (!s->defs || !s->ndefs || !s->sd_signature)
+    s->memo = calloc(njobs + 1, sizeof(*s->memo));
+    if (!s->defs || !s->ndefs || !s->sd_signature || !s->memo)
         return PROFD_ERR;
     const struct job *jobs = cfg->scrape_configs.items;
     for (size_t i = 0; i < njobs; i++) {
@@ -588,24 +590,79 @@ static uint64_t key_hash(const char *key)
     return hash_bytes(key, strlen(key));
 }
 
-/* The pair of key among the current ones, taken out of them; NULL when
- * none has it. by_key maps each current key's hash to its pair. */
-static struct scrape *take_existing(struct state *s, const struct key_map *by_key,
-                                    const char *key)
+/* Where the pair of key is among the current ones, or s->nscrapes.
+ * by_key maps each current key's hash to its pair. */
+static size_t find_existing(const struct state *s, const struct key_map *by_key, const char *key)
 {
     uint32_t at;
     if (!key_map_get(by_key, key_hash(key), &at))
-        return NULL;
+        return s->nscrapes;
     /* Another key of the same hash, or a twin of this key taken already:
      * look at every pair. */
     if (!s->scrapes[at] || strcmp(s->scrapes[at]->u.key, key))
         for (at = 0; at < s->nscrapes && !(s->scrapes[at] && !strcmp(s->scrapes[at]->u.key, key));)
             at++;
+    return at;
+}
+
+/* The pair of key among the current ones, taken out of them; NULL when
+ * none has it. */
+static struct scrape *take_existing(struct state *s, const struct key_map *by_key,
+                                    const char *key)
+{
+    size_t at = find_existing(s, by_key, key);
     if (at == s->nscrapes)
         return NULL;
     struct scrape *sc = s->scrapes[at];
     s->scrapes[at] = NULL;
     return sc;
+}
+
+/* Whether every unit that is a key alone has its pair among the current
+ * ones (else the job is built again whole). */
+static bool known_exist(const struct state *s, const struct key_map *by_key,
+                        const struct scrape_unit *units, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (units[i].known && find_existing(s, by_key, units[i].key) == s->nscrapes)
+            return false;
+    return true;
+}
+
+/* Builds job j's units, its memo of found groups' units made again. */
+static int build_job(struct state *s, size_t j, const struct key_map *by_key,
+                     struct scrape_unit **units, size_t *n, char *err, size_t errlen)
+{
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    struct found_groups found[s->nk8s ? s->nk8s[j] + 1 : 1];
+    size_t nfound = 0;
+    for (size_t k = 0; s->nk8s && k < s->nk8s[j]; k++) {
+        const struct k8s_discovery *d = s->k8s[s->k8s_first[j] + k];
+        if (d) {
+            found[nfound].groups = k8s_discovery_groups(d, &found[nfound].n);
+            nfound++;
+        }
+    }
+    for (int whole = 0; whole < 2; whole++) {
+        struct unit_memo memo = {0};
+        int rc = targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], found, nfound,
+                               whole ? NULL : &s->memo[j], &memo, units, n, err, errlen);
+        if (rc == 0 && !whole && !known_exist(s, by_key, *units, *n)) {
+            for (size_t i = 0; i < *n; i++)
+                scrape_unit_clear(s->host, &(*units)[i]);
+            free(*units);
+            unit_memo_clear(&memo);
+            continue;
+        }
+        if (rc == 0) {
+            unit_memo_clear(&s->memo[j]);
+            s->memo[j] = memo;
+        } else {
+            unit_memo_clear(&memo);
+        }
+        return rc;
+    }
+    return -1;   /* not reached: the whole build has no known units */
 }
 
 /* Rebuilds the scrape list; pairs that stay keep their state (deltas). */
@@ -623,17 +680,7 @@ static void refresh(struct state *s)
         char err[512];
         free(s->sd_signature[j]);
         s->sd_signature[j] = targets_sd_signature(&jobs[j]);
-        struct found_groups found[s->nk8s ? s->nk8s[j] + 1 : 1];
-        size_t nfound = 0;
-        for (size_t k = 0; s->nk8s && k < s->nk8s[j]; k++) {
-            const struct k8s_discovery *d = s->k8s[s->k8s_first[j] + k];
-            if (d) {
-                found[nfound].groups = k8s_discovery_groups(d, &found[nfound].n);
-                nfound++;
-            }
-        }
-        if (targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], found, nfound, &units,
-                          &nunits, err, sizeof(err)) < 0) {
+        if (build_job(s, j, &by_key, &units, &nunits, err, sizeof(err)) < 0) {
             s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': %s; keeping its current targets",
                          jobs[j].job_name, err);
             for (size_t i = 0; i < s->nscrapes; i++) {   /* carry the job's pairs over */
@@ -652,6 +699,9 @@ static void refresh(struct state *s)
             struct scrape *sc = take_existing(s, &by_key, units[i].key);
             if (sc) {
                 scrape_unit_clear(s->host, &units[i]);
+            } else if (units[i].known) {   /* not met: build_job saw every known pair */
+                scrape_unit_clear(s->host, &units[i]);
+                continue;
             } else {
                 sc = scrape_new(s, &units[i]);
                 if (s->started)
@@ -803,7 +853,10 @@ static void destroy(void *st)
             presets_free(s->defs[j], s->defs[j] ? s->ndefs[j] : 0);
         if (s->sd_signature)
             free(s->sd_signature[j]);
+        if (s->memo)
+            unit_memo_clear(&s->memo[j]);
     }
+    free(s->memo);
     free(s->defs);
     free(s->ndefs);
     free(s->sd_signature);

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../lib/grow.h"
+#include "../../lib/hash.h"
+
 struct text {
     char *s;
     size_t len, cap;
@@ -157,9 +160,67 @@ static void add_units(const struct profd_host *h, const struct job *job, size_t 
     }
 }
 
+/* A 64-bit identity of a group's targets and labels. */
+static uint64_t group_hash(const struct profd_target_group *g)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < g->targets.n; i++)
+        h = hash_bytes(g->targets.items[i], strlen(g->targets.items[i]) + 1) ^ (h * 31);
+    for (size_t i = 0; i < g->labels.n; i++) {
+        h = hash_bytes(g->labels.items[i].name, strlen(g->labels.items[i].name) + 1) ^ (h * 31);
+        h = hash_bytes(g->labels.items[i].value, strlen(g->labels.items[i].value) + 1) ^ (h * 31);
+    }
+    return h;
+}
+
+/* Records in m that the group of hash group made the units from first on
+ * (their keys copied). */
+static void memo_put(struct unit_memo *m, uint64_t group, const struct scrape_unit *units,
+                     size_t first, size_t n)
+{
+    m->ranges = grow_array(m->ranges, &m->ranges_cap, m->nranges + 1, sizeof(*m->ranges));
+    m->ranges[m->nranges] = (struct memo_range){m->nkeys, n - first};
+    key_map_put(&m->by_group, group, (uint32_t)m->nranges++);
+    m->keys = grow_array(m->keys, &m->keys_cap, m->nkeys + (n - first) + 1, sizeof(*m->keys));
+    for (size_t i = first; i < n; i++)
+        m->keys[m->nkeys++] = must_asprintf("%s", units[i].key);
+}
+
+void unit_memo_clear(struct unit_memo *m)
+{
+    for (size_t i = 0; i < m->nkeys; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->ranges);
+    key_map_free(&m->by_group);
+    *m = (struct unit_memo){0};
+}
+
+/* Adds the units of a found group: its keys alone when last has it. */
+static void add_found(const struct profd_host *h, const struct job *job, size_t job_index,
+                      const struct profile_def *defs, size_t ndefs,
+                      const struct profd_target_group *g, const struct unit_memo *last,
+                      struct unit_memo *next, struct scrape_unit **units, size_t *n, size_t *cap)
+{
+    uint64_t group = group_hash(g);
+    size_t first = *n;
+    uint32_t at;
+    if (last && key_map_get(&last->by_group, group, &at)) {
+        const struct memo_range *r = &last->ranges[at];
+        *units = grow_array(*units, cap, *n + r->n, sizeof(**units));
+        for (size_t i = 0; i < r->n; i++)
+            (*units)[(*n)++] = (struct scrape_unit){.key = must_asprintf("%s", last->keys[r->first + i]),
+                                                    .known = true, .job = job_index};
+    } else {
+        add_units(h, job, job_index, defs, ndefs, &g->targets, &g->labels, units, n, cap);
+    }
+    memo_put(next, group, *units, first, *n);
+}
+
 int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,
                   const struct profile_def *defs, size_t ndefs, const struct found_groups *found,
-                  size_t nfound, struct scrape_unit **units, size_t *n, char *err, size_t errlen)
+                  size_t nfound, const struct unit_memo *last, struct unit_memo *next,
+                  struct scrape_unit **units, size_t *n, char *err, size_t errlen)
 {
     size_t cap = 0;
     *units = NULL;
@@ -174,8 +235,8 @@ int targets_build(const struct profd_host *h, const struct job *job, size_t job_
     }
     for (size_t i = 0; i < nfound; i++)
         for (size_t k = 0; k < found[i].n; k++)
-            add_units(h, job, job_index, defs, ndefs, &found[i].groups[k].targets,
-                      &found[i].groups[k].labels, units, n, &cap);
+            add_found(h, job, job_index, defs, ndefs, &found[i].groups[k], last, next, units, n,
+                      &cap);
     const struct file_sd_config *fc = job->file_sd_configs.items;
     int rc = 0;
     for (size_t i = 0; i < job->file_sd_configs.n && rc == 0; i++) {

@@ -8,11 +8,13 @@
 #ifndef PPROF_SCRAPE_TARGETS_H
 #define PPROF_SCRAPE_TARGETS_H
 
+#include "../../lib/key_map.h"
 #include "config.h"
 #include "presets.h"
 
 struct scrape_unit {
     char *key;                    /* URL and labels: the identity across refreshes */
+    bool known;                   /* key alone: the pair of this key exists already */
     char *url;
     char *address;                /* host:port, after relabeling */
     struct profd_labels labels;   /* the series labels of what it yields */
@@ -26,14 +28,35 @@ struct found_groups {
 };
 
 /*
+ * The keys of the units each found group made (by a hash of the group's
+ * target and labels): a discovery's groups change a few at a time, and
+ * the units of those that did not are not made again. Zeroed is empty.
+ */
+struct unit_memo {
+    struct key_map by_group;   /* group hash -> index into ranges */
+    struct memo_range {
+        size_t first, n;       /* into keys */
+    } *ranges;
+    size_t nranges, ranges_cap;
+    char **keys;
+    size_t nkeys, keys_cap;
+};
+
+/* Frees what m holds and empties it. */
+void unit_memo_clear(struct unit_memo *m);
+
+/*
  * Builds every unit of job number job_index, from its static_configs, the
  * groups its discoveries found (nfound of them) and its file_sd_configs.
- * Returns 0, or -1 with err set when a file_sd file cannot be read (the
- * caller keeps its current units).
+ * A found group that last (NULL: none) has gives its units' keys alone
+ * (`known`); every found group's keys go into next. Returns 0, or -1 with
+ * err set when a file_sd file cannot be read (the caller keeps its
+ * current units).
  */
 int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,
                   const struct profile_def *defs, size_t ndefs, const struct found_groups *found,
-                  size_t nfound, struct scrape_unit **units, size_t *n, char *err, size_t errlen);
+                  size_t nfound, const struct unit_memo *last, struct unit_memo *next,
+                  struct scrape_unit **units, size_t *n, char *err, size_t errlen);
 /* A string that changes when any of job's file_sd files changes. */
 char *targets_sd_signature(const struct job *job);
 /* v escaped as a label value of /metrics (\\, \" and \n), malloc'd. */

@@ -276,13 +276,19 @@ struct k8s_watch *k8s_watch_new(const struct profd_host *h, struct profd_compone
     return w;
 }
 
-int k8s_watch_start(struct k8s_watch *w)
+int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed)
 {
     struct event_base *base = w->h->event_base(w->self);
     if (!(w->http = http_client_create(base, on_done)) ||
         !(w->retry = evtimer_new(base, on_retry, w)))
         return -1;
-    start_list(w);
+    if (!listed) {
+        start_list(w);
+        return 0;
+    }
+    k8s_pod_list_copy(&w->pods, listed);
+    w->pods.resource_version = must_asprintf("%s", listed->resource_version);
+    start_watch(w);
     return 0;
 }
 

@@ -35,8 +35,10 @@ struct k8s_watch *k8s_watch_new(const struct profd_host *h, struct profd_compone
                                 const char *url, const struct k8s_access *access,
                                 int64_t retry_interval, const struct k8s_watch_hooks *hooks);
 
-/* Makes the first list. 0, or -1 when the loop cannot take it. */
-int k8s_watch_start(struct k8s_watch *w);
+/* Makes the first list, or with listed (NULL: none), a list the owner
+ * made itself, starts from a copy of it and watches from its version at
+ * once. 0, or -1 when the loop cannot take it. */
+int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed);
 
 /* The pods known now: none before the first list came back. Changed only
  * on the loop's thread, by events and lists. */

@@ -14,9 +14,9 @@
  *   then watched (k8s_watch.h) on the event loop's libcurl, the list's
  *   JSON read on the processor's own thread; the index records are
  *   looked up in is made again, from a copy of the pods, at most every
- *   100 ms after they changed. With `wait_for_metadata` (the default) a
+ *   100 ms after they changed. With `wait_for_metadata` (the default) the
  *   first list is made as profd starts, before any receiver does, so the
- *   first profiles are labeled too.
+ *   first profiles are labeled too, and the watch goes on from it.
  * - `api_server` defaults to the cluster's own (KUBERNETES_SERVICE_HOST and
  *   _PORT, over TLS with the service account's CA); the token is read from
  *   `bearer_token_file` before each request, as tokens rotate.
@@ -331,8 +331,9 @@ static int start(void *st)
     struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s};
     s->watch = k8s_watch_new(s->host, s->self, s->url, &s->access, s->cfg->retry_interval,
                              &hooks);
+    /* the watch goes on from the first list, when there was one */
     if (!(s->reindex = evtimer_new(s->host->event_base(s->self), reindex, s)) ||
-        k8s_watch_start(s->watch) < 0)
+        k8s_watch_start(s->watch, s->index ? &s->index->list : NULL) < 0)
         return PROFD_ERR;
     return PROFD_OK;
 }

@@ -183,7 +183,7 @@ int k8s_discovery_start(struct k8s_discovery *d)
     if (!(d->rebuild = evtimer_new(d->h->event_base(d->self), rebuild, d)))
         return -1;
     for (size_t i = 0; i < d->nwatches; i++)
-        if (k8s_watch_start(d->watches[i]) < 0)
+        if (k8s_watch_start(d->watches[i], NULL) < 0)
             return -1;
     return 0;
 }

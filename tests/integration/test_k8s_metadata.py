@@ -104,7 +104,8 @@ class K8sMetadataTest(ProfdTestCase):
         api.add(pod("late", "99999999-9999-9999-9999-999999999999", [("late", ID3)]))
         wait_until(lambda: metric_value(p.metrics(), "profd_k8s_metadata_pods",
                                         component="k8s_metadata") == 3, "the new pod known")
-        self.assertEqual(api.lists(), 2)   # the first, made at start; the watch's own
+        self.assertEqual(api.lists(), 1)   # made at start; the watch goes on from it
+        self.assertEqual(watch["resourceVersion"], ["1"])   # the list's
         shutil.rmtree(self.path("out", "4545"))
         self.spool_as(4545)
         wait_until(lambda: self.written(4545), "the late container's profile")

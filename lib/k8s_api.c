@@ -28,6 +28,32 @@ char *k8s_api_base(const char *api_server)
     return base;
 }
 
+/* s escaped for a URL, malloc'd. */
+static char *escaped(const char *s)
+{
+    char *e = curl_easy_escape(NULL, s, 0);   /* no handle needed */
+    char *copy = must_asprintf("%s", e ? e : "");
+    curl_free(e);
+    return copy;
+}
+
+char *k8s_api_pods_url(const char *base, const char *ns, const char *label_selector,
+                       const char *field_selector)
+{
+    char *namespace = ns ? escaped(ns) : NULL;
+    char *label = is_set(label_selector) ? escaped(label_selector) : NULL;
+    char *field = is_set(field_selector) ? escaped(field_selector) : NULL;
+    char *url = must_asprintf("%s/api/v1%s%s/pods%s%s%s%s%s", base,
+                              namespace ? "/namespaces/" : "", namespace ? namespace : "",
+                              label ? "?labelSelector=" : "", label ? label : "",
+                              field ? (label ? "&" : "?") : "", field ? "fieldSelector=" : "",
+                              field ? field : "");
+    free(namespace);
+    free(label);
+    free(field);
+    return url;
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
     struct k8s_response *b = arg;

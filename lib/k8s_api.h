@@ -43,6 +43,14 @@ struct k8s_response {
 char *k8s_api_base(const char *api_server);
 
 /*
+ * The URL of the pods under base: those of namespace ns (NULL: of every
+ * namespace), as label_selector and field_selector (NULL or "": none)
+ * select them, each escaped for the URL. malloc'd.
+ */
+char *k8s_api_pods_url(const char *base, const char *ns, const char *label_selector,
+                       const char *field_selector);
+
+/*
  * Sets up easy (a CURL *) to GET url as a, its body into *body (which the
  * caller frees). Returns the header list the caller frees once the
  * transfer is over.

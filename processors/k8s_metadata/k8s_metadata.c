@@ -122,15 +122,10 @@ static char *list_url(const struct config *cfg)
     char *base = k8s_api_base(cfg->api_server);
     if (!base)
         return NULL;
-    char *url;
-    if (is_set(cfg->node_name)) {
-        char *node = curl_easy_escape(NULL, cfg->node_name, 0);   /* no handle needed */
-        url = must_asprintf("%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", base,
-                            node ? node : "");
-        curl_free(node);
-    } else {
-        url = must_asprintf("%s/api/v1/pods", base);
-    }
+    char *node = is_set(cfg->node_name) ? must_asprintf("spec.nodeName=%s", cfg->node_name)
+                                        : NULL;
+    char *url = k8s_api_pods_url(base, NULL, NULL, node);
+    free(node);
     free(base);
     return url;
 }

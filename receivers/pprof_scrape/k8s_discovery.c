@@ -36,8 +36,10 @@ struct k8s_discovery {
     void (*changed)(void *arg);
     void *arg;
     struct profd_target_group *groups;
+    uint64_t *hashes;             /* each group's target_group_hash */
     size_t ngroups;
-    char *signature;
+    uint64_t signature;           /* of the groups, in order */
+    bool built;                   /* groups and signature made once */
     size_t errors;
     char *gauge_labels;
 };
@@ -47,28 +49,6 @@ static int64_t monotonic_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* A text that is the same for the same targets and labels. */
-static char *groups_signature(const struct profd_target_group *g, size_t n)
-{
-    size_t len = 1, at = 0;
-    for (size_t i = 0; i < n; i++) {
-        len += strlen(g[i].targets.items[0]) + 1;
-        for (size_t k = 0; k < g[i].labels.n; k++)
-            len += strlen(g[i].labels.items[k].name) + strlen(g[i].labels.items[k].value) + 2;
-    }
-    char *sig = malloc(len);
-    if (!sig)
-        abort();
-    for (size_t i = 0; i < n; i++) {
-        at += (size_t)sprintf(sig + at, "%s\n", g[i].targets.items[0]);
-        for (size_t k = 0; k < g[i].labels.n; k++)
-            at += (size_t)sprintf(sig + at, "%s=%s\x1f", g[i].labels.items[k].name,
-                                  g[i].labels.items[k].value);
-    }
-    sig[at] = '\0';
-    return sig;
 }
 
 /* The targets of every watch's pods made again; the receiver told when
@@ -89,16 +69,22 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
     d->h->gauge_set(d->self, "profd_scrape_k8s_pods",
                     "Pods a job's kubernetes_sd_configs know of.", d->gauge_labels,
                     (double)npods);
-    char *sig = groups_signature(groups, n);
-    if (d->signature && !strcmp(sig, d->signature)) {
+    uint64_t *hashes = calloc(n + 1, sizeof(*hashes)), sig = n;
+    if (!hashes)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        sig = sig * 31 ^ (hashes[i] = target_group_hash(&groups[i]));
+    if (d->built && sig == d->signature) {
         d->h->sd_groups_free(groups, n);
-        free(sig);
+        free(hashes);
     } else {
         d->h->sd_groups_free(d->groups, d->ngroups);
-        free(d->signature);
+        free(d->hashes);
         d->groups = groups;
+        d->hashes = hashes;
         d->ngroups = n;
         d->signature = sig;
+        d->built = true;
         d->changed(d->arg);
     }
     int64_t ended = monotonic_us();
@@ -188,10 +174,9 @@ int k8s_discovery_start(struct k8s_discovery *d)
     return 0;
 }
 
-const struct profd_target_group *k8s_discovery_groups(const struct k8s_discovery *d, size_t *n)
+struct found_groups k8s_discovery_found(const struct k8s_discovery *d)
 {
-    *n = d->ngroups;
-    return d->groups;
+    return (struct found_groups){d->groups, d->ngroups, d->hashes};
 }
 
 void k8s_discovery_free(struct k8s_discovery *d)
@@ -203,7 +188,7 @@ void k8s_discovery_free(struct k8s_discovery *d)
     if (d->rebuild)
         event_free(d->rebuild);
     d->h->sd_groups_free(d->groups, d->ngroups);
-    free(d->signature);
+    free(d->hashes);
     k8s_sd_urls_free(d->urls);
     free(d->watches);
     free(d->gauge_labels);

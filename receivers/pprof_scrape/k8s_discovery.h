@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "targets.h"
 
 struct k8s_discovery;
 
@@ -33,9 +34,9 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
 /* Starts listing. 0, or -1 when the loop cannot take it. Loop thread. */
 int k8s_discovery_start(struct k8s_discovery *d);
 
-/* The target groups last made; none before the first list came back.
- * Valid until the next changed call. Loop thread. */
-const struct profd_target_group *k8s_discovery_groups(const struct k8s_discovery *d, size_t *n);
+/* The target groups last made, with their hashes; none before the first
+ * list came back. Valid until the next changed call. Loop thread. */
+struct found_groups k8s_discovery_found(const struct k8s_discovery *d);
 
 /* Stops d's lists and watches and frees it (accepts NULL). Its work on
  * the receiver's own thread must be over (the receiver's shutdown). */

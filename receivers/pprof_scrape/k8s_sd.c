@@ -1,37 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "k8s_sd.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/k8s_api.h"
 #include "../../lib/label_valid.h"
 
 #define META "__meta_kubernetes_"
-
-/* What the URLs of a list end in: ?labelSelector=..&fieldSelector=.. */
-static char *selector_query(const struct kubernetes_sd_config *cfg)
-{
-    const struct k8s_selector *sel = cfg->selectors.items;
-    char *query = must_asprintf("%s", "");
-    for (size_t i = 0; i < cfg->selectors.n; i++) {
-        const char *names[2] = {"labelSelector", "fieldSelector"};
-        const char *values[2] = {sel[i].label, sel[i].field};
-        for (size_t k = 0; k < 2; k++) {
-            if (!values[k] || !*values[k])
-                continue;
-            char *escaped = curl_easy_escape(NULL, values[k], 0);
-            char *next = must_asprintf("%s%c%s=%s", query, *query ? '&' : '?', names[k],
-                                       escaped ? escaped : "");
-            curl_free(escaped);
-            free(query);
-            query = next;
-        }
-    }
-    return query;
-}
 
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
                    const char *own_namespace)
@@ -42,15 +20,14 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
     char **urls = calloc(n + 2, sizeof(char *));
     if (!urls)
         abort();
-    char *query = selector_query(cfg);
+    /* validate lets a config have one selector, of its role */
+    const struct k8s_selector *sel = cfg->selectors.n ? cfg->selectors.items : NULL;
+    const char *label = sel ? sel->label : NULL, *field = sel ? sel->field : NULL;
     if (n == 0)
-        urls[0] = must_asprintf("%s/api/v1/pods%s", base, query);
-    for (size_t i = 0; i < n; i++) {
-        char *ns = curl_easy_escape(NULL, i < names->n ? names->items[i] : own_namespace, 0);
-        urls[i] = must_asprintf("%s/api/v1/namespaces/%s/pods%s", base, ns ? ns : "", query);
-        curl_free(ns);
-    }
-    free(query);
+        urls[0] = k8s_api_pods_url(base, NULL, label, field);
+    for (size_t i = 0; i < n; i++)
+        urls[i] = k8s_api_pods_url(base, i < names->n ? names->items[i] : own_namespace, label,
+                                   field);
     return urls;
 }
 

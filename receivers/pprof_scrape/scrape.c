@@ -638,10 +638,8 @@ static int build_job(struct state *s, size_t j, const struct key_map *by_key,
     size_t nfound = 0;
     for (size_t k = 0; s->nk8s && k < s->nk8s[j]; k++) {
         const struct k8s_discovery *d = s->k8s[s->k8s_first[j] + k];
-        if (d) {
-            found[nfound].groups = k8s_discovery_groups(d, &found[nfound].n);
-            nfound++;
-        }
+        if (d)
+            found[nfound++] = k8s_discovery_found(d);
     }
     for (int whole = 0; whole < 2; whole++) {
         struct unit_memo memo = {0};

@@ -160,8 +160,7 @@ static void add_units(const struct profd_host *h, const struct job *job, size_t 
     }
 }
 
-/* A 64-bit identity of a group's targets and labels. */
-static uint64_t group_hash(const struct profd_target_group *g)
+uint64_t target_group_hash(const struct profd_target_group *g)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < g->targets.n; i++)
@@ -196,13 +195,14 @@ void unit_memo_clear(struct unit_memo *m)
     *m = (struct unit_memo){0};
 }
 
-/* Adds the units of a found group: its keys alone when last has it. */
+/* Adds the units of a found group, whose hash is group: its keys alone
+ * when last has it. */
 static void add_found(const struct profd_host *h, const struct job *job, size_t job_index,
                       const struct profile_def *defs, size_t ndefs,
-                      const struct profd_target_group *g, const struct unit_memo *last,
-                      struct unit_memo *next, struct scrape_unit **units, size_t *n, size_t *cap)
+                      const struct profd_target_group *g, uint64_t group,
+                      const struct unit_memo *last, struct unit_memo *next,
+                      struct scrape_unit **units, size_t *n, size_t *cap)
 {
-    uint64_t group = group_hash(g);
     size_t first = *n;
     uint32_t at;
     if (last && key_map_get(&last->by_group, group, &at)) {
@@ -235,8 +235,8 @@ int targets_build(const struct profd_host *h, const struct job *job, size_t job_
     }
     for (size_t i = 0; i < nfound; i++)
         for (size_t k = 0; k < found[i].n; k++)
-            add_found(h, job, job_index, defs, ndefs, &found[i].groups[k], last, next, units, n,
-                      &cap);
+            add_found(h, job, job_index, defs, ndefs, &found[i].groups[k],
+                      found[i].hashes[k], last, next, units, n, &cap);
     const struct file_sd_config *fc = job->file_sd_configs.items;
     int rc = 0;
     for (size_t i = 0; i < job->file_sd_configs.n && rc == 0; i++) {

@@ -25,6 +25,7 @@ struct scrape_unit {
 struct found_groups {
     const struct profd_target_group *groups;
     size_t n;
+    const uint64_t *hashes;   /* each group's target_group_hash */
 };
 
 /*
@@ -44,6 +45,9 @@ struct unit_memo {
 
 /* Frees what m holds and empties it. */
 void unit_memo_clear(struct unit_memo *m);
+
+/* A 64-bit identity of g's targets and labels. */
+uint64_t target_group_hash(const struct profd_target_group *g);
 
 /*
  * Builds every unit of job number job_index, from its static_configs, the

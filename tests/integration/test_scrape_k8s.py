@@ -81,6 +81,14 @@ class ScrapeKubernetesTest(ProfdTestCase):
         self.addCleanup(t.stop)
         return t
 
+    def goroutine_target(self):
+        """A scripted target answering the corpus's goroutine profile."""
+        t = FakeTarget()
+        self.addCleanup(t.stop)
+        t.set("/debug/pprof/goroutine", (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"),
+                                                    "rb").read()))
+        return t
+
     def files(self, *parts):
         root = self.path("profiles", *parts)
         return [f for _, _, fs in os.walk(root) for f in fs if not f.startswith(".")]
@@ -133,10 +141,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_a_failing_api_keeps_the_targets_it_gave(self):
-        target = FakeTarget()
-        self.addCleanup(target.stop)
-        raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
-        target.set("/debug/pprof/goroutine", (200, raw))
+        target = self.goroutine_target()
         api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
         api.watch_seconds = 1
         p = self.start(CONFIG % api.url)
@@ -157,10 +162,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
 
     @unittest.skipIf(os.environ.get("KUBERNETES_SERVICE_HOST"), "running in a Kubernetes pod")
     def test_no_api_to_ask_is_an_error_and_the_rest_goes_on(self):
-        target = FakeTarget()
-        self.addCleanup(target.stop)
-        raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
-        target.set("/debug/pprof/goroutine", (200, raw))
+        target = self.goroutine_target()
         config = (CONFIG % "").replace('            api_server: ""\n', "").replace(
             "        relabel_configs:", "        static_configs: [{targets: [\"%s\"]}]\n"
             "        relabel_configs:" % target.address).replace("action: keep}", "action: drop}")
@@ -188,10 +190,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")
     def test_valgrind_run_and_shutdown_has_no_leaks(self):
-        target = FakeTarget()
-        self.addCleanup(target.stop)
-        raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
-        target.set("/debug/pprof/goroutine", (200, raw))
+        target = self.goroutine_target()
         api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
         p = self.start(CONFIG % api.url, wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.files("shop", "web-1"), "a profile", deadline=120)

@@ -36,7 +36,8 @@ TEST(an_unchanged_group_gives_its_keys_alone)
     struct profd_target_group g[2];
     group(&g[0], "10.0.0.1:6060", "a");
     group(&g[1], "10.0.0.2:6060", "b");
-    struct found_groups found = {g, 2};
+    uint64_t hashes[2] = {target_group_hash(&g[0]), target_group_hash(&g[1])};
+    struct found_groups found = {g, 2, hashes};
     struct unit_memo first = {0}, second = {0};
     struct scrape_unit *u;
     size_t n;
@@ -53,6 +54,7 @@ TEST(an_unchanged_group_gives_its_keys_alone)
     free_units(u, n);
     /* b changes (a label), a does not */
     h->labels_set(&g[1].labels, "__meta_kubernetes_pod_ready", "true");
+    hashes[1] = target_group_hash(&g[1]);
     CHECK_INT(targets_build(h, &job, 0, defs, 2, &found, 1, &first, &second, &u, &n, err,
                             sizeof(err)), 0);
     CHECK_INT(n, 4);

@@ -14,8 +14,11 @@ static bool is_set(const char *s)
     return s && *s;
 }
 
-char *k8s_api_base(const char *api_server)
+char *k8s_api_base(const struct k8s_access *a)
 {
+    const char *api_server = is_set(a->api_server) ? a->api_server
+                             : a->kubeconfig       ? a->kubeconfig->server
+                                                   : NULL;
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (!is_set(api_server) && !is_set(host))
         return NULL;
@@ -66,21 +69,57 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     return size * n;
 }
 
+/* Sets a PEM blob option (a CA, a client certificate or key) on h. */
+static void set_pem(CURL *h, CURLoption option, char *pem)
+{
+    struct curl_blob blob = {pem, strlen(pem), CURL_BLOB_COPY};
+    curl_easy_setopt(h, option, &blob);
+}
+
+/* Sets up h with kc's credentials: its token (or token file, read now),
+ * user and password, CA, client certificate and key. Returns the token
+ * to send, malloc'd, or NULL. */
+static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
+{
+    struct client_tls tls = {kc->ca_file, kc->cert_file, kc->key_file, kc->insecure_skip_verify};
+    client_tls_apply(h, &tls);
+    if (kc->ca_pem)
+        set_pem(h, CURLOPT_CAINFO_BLOB, kc->ca_pem);
+    if (kc->cert_pem)
+        set_pem(h, CURLOPT_SSLCERT_BLOB, kc->cert_pem);
+    if (kc->key_pem)
+        set_pem(h, CURLOPT_SSLKEY_BLOB, kc->key_pem);
+    if (kc->username) {
+        curl_easy_setopt(h, CURLOPT_USERNAME, kc->username);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, kc->password ? kc->password : "");
+    }
+    return kc->token ? must_asprintf("%s", kc->token)
+           : kc->token_file ? read_secret(kc->token_file) : NULL;
+}
+
+/* Sets up h with a's token file and TLS (the service account's CA for
+ * the cluster's own server). Returns the token to send, malloc'd, or NULL. */
+static char *use_options(CURL *h, const struct k8s_access *a)
+{
+    struct client_tls tls = a->tls;
+    if (!is_set(a->api_server) && !is_set(tls.ca_file))
+        tls.ca_file = K8S_SERVICE_ACCOUNT "/ca.crt";
+    client_tls_apply(h, &tls);
+    return is_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
+}
+
 struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
                                    struct k8s_response *body)
 {
     CURL *h = easy;
     struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
-    char *token = is_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
+    char *token = a->kubeconfig ? use_kubeconfig(h, a->kubeconfig) : use_options(h, a);
     if (token && *token) {
         char *auth = must_asprintf("Authorization: Bearer %s", token);
         headers = curl_slist_append(headers, auth);
         free(auth);
     }
     free(token);
-    struct client_tls tls = a->tls;
-    if (!is_set(a->api_server) && !is_set(tls.ca_file))
-        tls.ca_file = K8S_SERVICE_ACCOUNT "/ca.crt";
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -89,7 +128,6 @@ struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(a->timeout / 1000000));
-    client_tls_apply(h, &tls);
     return headers;
 }
 

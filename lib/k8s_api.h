@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "client_tls.h"
+#include "k8s_kubeconfig.h"
 
 /* Where a pod finds its service account's token, CA and namespace. */
 #define K8S_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -23,10 +24,13 @@
 #define K8S_MAX_RESPONSE (256u << 20)
 
 struct k8s_access {
-    const char *api_server;          /* NULL or "": the cluster's own */
+    const char *api_server;          /* NULL or "": the kubeconfig's, else the cluster's own */
     const char *bearer_token_file;   /* NULL or "": no token */
     struct client_tls tls;           /* the CA unset in the cluster: the service account's */
     int64_t timeout;                 /* nanoseconds a request may take */
+    /* NULL, or a kubeconfig's context, whose server and credentials are
+     * then used instead of bearer_token_file and tls */
+    const struct k8s_kubeconfig *kubeconfig;
 };
 
 /* A response's body as it comes, NUL-terminated. */
@@ -36,11 +40,12 @@ struct k8s_response {
 };
 
 /*
- * The API's base URL without a trailing '/': api_server, else the
- * cluster's (https://KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT), else
- * NULL (not in a pod and none configured). malloc'd.
+ * The API's base URL without a trailing '/': a's api_server, else its
+ * kubeconfig's server, else the cluster's
+ * (https://KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT), else NULL (not
+ * in a pod and none configured). malloc'd.
  */
-char *k8s_api_base(const char *api_server);
+char *k8s_api_base(const struct k8s_access *a);
 
 /*
  * The URL of the pods under base: those of namespace ns (NULL: of every

@@ -19,7 +19,8 @@
  *   first profiles are labeled too, and the watch goes on from it.
  * - `api_server` defaults to the cluster's own (KUBERNETES_SERVICE_HOST and
  *   _PORT, over TLS with the service account's CA); the token is read from
- *   `bearer_token_file` before each request, as tokens rotate.
+ *   `bearer_token_file` before each request, as tokens rotate. Outside the
+ *   cluster, `kubeconfig_file` gives the server and credentials instead.
  * A failed list or watch is logged and counted, and listed again after
  * `retry_interval`; records keep going, labeled from the pods known.
  */
@@ -47,6 +48,7 @@
 
 struct config {
     char *api_server;
+    char *kubeconfig_file;
     char *bearer_token_file;
     struct client_tls tls;
     char *node_name;
@@ -61,7 +63,11 @@ struct config {
 
 static const struct profd_option options[] = {
     {"api_server", PROFD_OPT_STRING, offsetof(struct config, api_server), NULL,
-     "the Kubernetes API's URL; empty: the cluster's own (KUBERNETES_SERVICE_HOST/_PORT)"},
+     "the Kubernetes API's URL; empty: kubeconfig_file's, else the cluster's own "
+     "(KUBERNETES_SERVICE_HOST/_PORT)"},
+    {"kubeconfig_file", PROFD_OPT_STRING, offsetof(struct config, kubeconfig_file), NULL,
+     "a kubeconfig whose current context gives the server and the credentials (profd outside "
+     "the cluster; bearer_token_file is then not read); not with api_server or tls"},
     {"bearer_token_file", PROFD_OPT_STRING, offsetof(struct config, bearer_token_file),
      K8S_SERVICE_ACCOUNT "/token", "token sent to the API, read before each list; missing: none"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL,
@@ -96,6 +102,7 @@ struct state {
     pthread_mutex_t mu;        /* what follows */
     struct pod_index *index;   /* the pods last known, or NULL */
     struct k8s_access access;
+    struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
     struct k8s_watch *watch;
     struct event *reindex;
     _Atomic size_t matched, unmatched, list_errors;
@@ -110,16 +117,27 @@ static bool is_set(const char *option)
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
-    if (cfg->retry_interval <= 0 || cfg->timeout <= 0)
+    int rc = PROFD_OK;
+    if (cfg->retry_interval <= 0 || cfg->timeout <= 0) {
         host->diag(d, &cfg->retry_interval, "retry_interval and timeout must be more than 0");
-    return PROFD_OK;
+        rc = PROFD_ERR;
+    }
+    const struct client_tls *tls = &cfg->tls;
+    if (is_set(cfg->kubeconfig_file) &&
+        (is_set(cfg->api_server) || tls->ca_file || tls->cert_file || tls->key_file ||
+         tls->insecure_skip_verify)) {
+        host->diag(d, &cfg->kubeconfig_file, "kubeconfig_file gives the server and the "
+                   "credentials: api_server and tls cannot be set with it");
+        rc = PROFD_ERR;
+    }
+    return rc;
 }
 
 /* The list's URL: the API server's /api/v1/pods, of node_name's only;
  * NULL when there is no API server to ask. */
-static char *list_url(const struct config *cfg)
+static char *list_url(const struct config *cfg, const struct k8s_access *access)
 {
-    char *base = k8s_api_base(cfg->api_server);
+    char *base = k8s_api_base(access);
     if (!base)
         return NULL;
     char *node = is_set(cfg->node_name) ? must_asprintf("spec.nodeName=%s", cfg->node_name)
@@ -301,14 +319,24 @@ static int consume(void *st, struct profd_batch *b)
 static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
                   void **out)
 {
+    const struct config *c = cfg;
     struct state *s = calloc(1, sizeof(*s));
     if (!s)
         return PROFD_ERR;
-    curl_global_init(CURL_GLOBAL_DEFAULT);   /* once per create: destroy ends it */
-    const struct config *c = cfg;
-    *s = (struct state){.host = host, .self = self, .cfg = cfg, .url = list_url(cfg),
+    *s = (struct state){.host = host, .self = self, .cfg = cfg,
                         .access = {c->api_server, c->bearer_token_file, c->tls, c->timeout}};
+    if (is_set(c->kubeconfig_file)) {
+        char why[1024];
+        if (k8s_kubeconfig_load(c->kubeconfig_file, NULL, &s->kubeconfig, why, sizeof(why)) < 0) {
+            host->log(self, PROFD_LOG_ERROR, "kubeconfig_file: %s", why);
+            free(s);
+            return PROFD_ERR;
+        }
+        s->access.kubeconfig = &s->kubeconfig;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);   /* once per create: destroy ends it */
     pthread_mutex_init(&s->mu, NULL);
+    s->url = list_url(cfg, &s->access);
     *out = s;
     return PROFD_OK;
 }
@@ -317,8 +345,9 @@ static int start(void *st)
 {
     struct state *s = st;
     if (!s->url) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "no api_server, and not in a Kubernetes pod "
-                     "(KUBERNETES_SERVICE_HOST is not set): records pass unlabeled");
+        s->host->log(s->self, PROFD_LOG_ERROR, "no api_server or kubeconfig_file, and not in "
+                     "a Kubernetes pod (KUBERNETES_SERVICE_HOST is not set): records pass "
+                     "unlabeled");
         return PROFD_OK;
     }
     if (s->cfg->wait_for_metadata)   /* before the receivers start */
@@ -352,6 +381,7 @@ static void destroy(void *st)
     pod_index_free(s->index);
     pthread_mutex_destroy(&s->mu);
     free(s->url);
+    k8s_kubeconfig_clear(&s->kubeconfig);
     free(s);
     curl_global_cleanup();
 }

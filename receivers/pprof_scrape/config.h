@@ -33,6 +33,7 @@ struct k8s_namespaces {
 struct kubernetes_sd_config {
     char *role;
     char *api_server;
+    char *kubeconfig_file;
     char *bearer_token_file;
     struct client_tls tls_config;
     struct k8s_namespaces namespaces;

@@ -31,6 +31,7 @@ struct k8s_discovery {
     struct k8s_watch **watches;   /* one a URL */
     size_t nwatches;
     struct k8s_access access;
+    struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
     struct event *rebuild;
     int64_t rebuild_not_before;   /* monotonic us */
     void (*changed)(void *arg);
@@ -115,38 +116,62 @@ static void on_watch_failed(void *arg, const char *why)
                     d->gauge_labels, (double)++d->errors);
 }
 
+/* The namespace profd runs in, malloc'd: the kubeconfig context's, else
+ * the service account's; NULL, with why, when it cannot be known. */
+static char *own_namespace(const struct k8s_kubeconfig *kc, char *why, size_t whylen)
+{
+    const char *file = K8S_SERVICE_ACCOUNT "/namespace";
+    char *own = kc ? must_asprintf("%s", kc->namespace) : read_secret(file);
+    if (!own)
+        snprintf(why, whylen, "own_namespace: %s cannot be read", file);
+    return own;
+}
+
+static bool is_set(const char *option)
+{
+    return option && *option;
+}
+
 struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd_component *self,
                                         const char *job_name,
                                         const struct kubernetes_sd_config *cfg,
                                         void (*changed)(void *arg), void *arg, char *why,
                                         size_t whylen)
 {
-    char *base = k8s_api_base(cfg->api_server);
-    if (!base) {
-        snprintf(why, whylen, "no api_server, and not in a Kubernetes pod "
-                 "(KUBERNETES_SERVICE_HOST is not set)");
-        return NULL;
-    }
-    char *own = NULL;
-    if (cfg->namespaces.own_namespace &&
-        !(own = read_secret(K8S_SERVICE_ACCOUNT "/namespace"))) {
-        snprintf(why, whylen, "own_namespace: %s cannot be read",
-                 K8S_SERVICE_ACCOUNT "/namespace");
-        free(base);
-        return NULL;
-    }
     struct k8s_discovery *d = calloc(1, sizeof(*d));
     if (!d)
         abort();
-    bool in_cluster = !cfg->api_server || !*cfg->api_server;
-    *d = (struct k8s_discovery){
-        .h = h, .self = self, .job_name = job_name, .cfg = cfg, .changed = changed, .arg = arg,
-        .urls = k8s_sd_urls(cfg, base, own),
-        .access = {cfg->api_server,
-                   in_cluster && !(cfg->bearer_token_file && *cfg->bearer_token_file)
-                       ? K8S_SERVICE_ACCOUNT "/token"
-                       : cfg->bearer_token_file,
-                   cfg->tls_config, cfg->timeout}};
+    bool from_kubeconfig = is_set(cfg->kubeconfig_file);
+    if (from_kubeconfig &&
+        k8s_kubeconfig_load(cfg->kubeconfig_file, NULL, &d->kubeconfig, why, whylen) < 0) {
+        free(d);
+        return NULL;
+    }
+    bool in_cluster = !is_set(cfg->api_server) && !from_kubeconfig;
+    d->access = (struct k8s_access){
+        cfg->api_server,
+        in_cluster && !is_set(cfg->bearer_token_file) ? K8S_SERVICE_ACCOUNT "/token"
+                                                      : cfg->bearer_token_file,
+        cfg->tls_config, cfg->timeout, from_kubeconfig ? &d->kubeconfig : NULL};
+    char *base = k8s_api_base(&d->access), *own = NULL;
+    if (!base)
+        snprintf(why, whylen, "no api_server or kubeconfig_file, and not in a Kubernetes pod "
+                 "(KUBERNETES_SERVICE_HOST is not set)");
+    else if (cfg->namespaces.own_namespace)
+        own = own_namespace(d->access.kubeconfig, why, whylen);
+    if (!base || (cfg->namespaces.own_namespace && !own)) {
+        free(base);
+        k8s_kubeconfig_clear(&d->kubeconfig);
+        free(d);
+        return NULL;
+    }
+    d->h = h;
+    d->self = self;
+    d->job_name = job_name;
+    d->cfg = cfg;
+    d->changed = changed;
+    d->arg = arg;
+    d->urls = k8s_sd_urls(cfg, base, own);
     free(base);
     free(own);
     while (d->urls[d->nwatches])
@@ -192,5 +217,6 @@ void k8s_discovery_free(struct k8s_discovery *d)
     k8s_sd_urls_free(d->urls);
     free(d->watches);
     free(d->gauge_labels);
+    k8s_kubeconfig_clear(&d->kubeconfig);
     free(d);
 }

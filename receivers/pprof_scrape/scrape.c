@@ -119,6 +119,15 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
                 rc = PROFD_ERR;
             }
         }
+        const struct client_tls *tls = &kc[k].tls_config;
+        if (kc[k].kubeconfig_file && *kc[k].kubeconfig_file &&
+            ((kc[k].api_server && *kc[k].api_server) || kc[k].bearer_token_file || tls->ca_file ||
+             tls->cert_file || tls->key_file || tls->insecure_skip_verify)) {
+            host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server "
+                       "and the credentials: api_server, bearer_token_file and tls_config "
+                       "cannot be set with it", j->job_name);
+            rc = PROFD_ERR;
+        }
         if (kc[k].retry_interval <= 0 || kc[k].timeout <= 0) {
             host->diag(d, &kc[k].retry_interval, "job '%s': kubernetes_sd_configs "
                        "retry_interval and timeout must be more than 0", j->job_name);

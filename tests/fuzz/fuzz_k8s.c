@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what profd reads of Kubernetes. The first byte picks
- * the reader (its value modulo 3): a process's cgroup file (0), as the
+ * the reader (its value modulo 4): a process's cgroup file (0), as the
  * k8s_metadata processor reads it; a PodList from the Kubernetes API (1),
  * looked up by the ids, UIDs and IPs it names and made scrape targets as
- * the scrape receiver's kubernetes_sd_configs make them; or the lines of
- * a watch (2), each event applied to a list of pods, made targets and
- * copied into k8s_metadata's index at the end. The rest is the input. */
+ * the scrape receiver's kubernetes_sd_configs make them; the lines of a
+ * watch (2), each event applied to a list of pods, made targets and
+ * copied into k8s_metadata's index at the end; or a kubeconfig file (3),
+ * its current context read. The rest is the input. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../core/labels.h"
+#include "../../lib/k8s_kubeconfig.h"
 #include "../../processors/k8s_metadata/cgroup.h"
 #include "../../processors/k8s_metadata/pods.h"
 #include "../../receivers/pprof_scrape/k8s_sd.h"
@@ -37,6 +39,20 @@ static void make_targets(const struct k8s_pod_list *pods)
         profd_labels_clear(&groups[i].labels);
     }
     free(groups);
+}
+
+/* The current context of a kubeconfig: read whole, or refused saying why. */
+static void kubeconfig(const char *text, size_t len)
+{
+    struct k8s_kubeconfig kc;
+    char why[256] = "";
+    if (k8s_kubeconfig_parse("/fuzz/config", text, len, NULL, &kc, why, sizeof(why)) == 0) {
+        if (!kc.server || !kc.namespace)
+            abort();   /* read, yet without a server or namespace */
+        k8s_kubeconfig_clear(&kc);
+    } else if (!*why || kc.server) {
+        abort();   /* refused without saying why, or refused yet kept */
+    }
 }
 
 /* Each line of text an event applied to a list of pods, as a watch does. */
@@ -74,11 +90,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     if (len == 0)
         return 0;
     const char *text = (const char *)data + 1;
-    if (data[0] % 3 == 2) {
+    if (data[0] % 4 == 3) {
+        kubeconfig(text, len - 1);
+        return 0;
+    }
+    if (data[0] % 4 == 2) {
         watch(text, len - 1);
         return 0;
     }
-    if (data[0] % 3 == 0) {
+    if (data[0] % 4 == 0) {
         char id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
         if (cgroup_container(text, len - 1, id, uid) && strlen(id) + strlen(uid) == 0)
             abort();   /* found, yet named nothing */

@@ -132,19 +132,48 @@ def h2c_post(url, body, headers=None):
 def make_test_certs(directory):
     """A private CA and a server certificate for 127.0.0.1 signed by it:
     returns the paths (ca.pem, srv.pem, srv.key)."""
-    ca_key, ca, key, csr, cert, ext = (os.path.join(directory, n) for n in
-                                       ("ca.key", "ca.pem", "srv.key", "srv.csr", "srv.pem",
-                                        "ext.cnf"))
-    run = lambda *a: subprocess.run(["openssl"] + list(a), check=True, capture_output=True)
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
-        "-days", "1", "-subj", "/CN=profd test CA")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-        "-subj", "/CN=127.0.0.1")
-    with open(ext, "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
-        "-out", cert, "-days", "1", "-extfile", ext)
+    ca_key, ca = os.path.join(directory, "ca.key"), os.path.join(directory, "ca.pem")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+            "-days", "1", "-subj", "/CN=profd test CA")
+    cert, key = sign_test_cert(directory, "srv", "127.0.0.1", "subjectAltName=IP:127.0.0.1")
     return ca, cert, key
+
+
+def make_client_cert(directory):
+    """A client certificate signed by the CA make_test_certs made in
+    directory: returns the paths (client.pem, client.key)."""
+    return sign_test_cert(directory, "client", "profd", "extendedKeyUsage=clientAuth")
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+
+
+def sign_test_cert(directory, name, common_name, extension):
+    """A key and a certificate for common_name with extension, signed by
+    directory's ca.pem: returns the paths (<name>.pem, <name>.key)."""
+    key, csr, cert, ext = (os.path.join(directory, name + e) for e in
+                           (".key", ".csr", ".pem", ".cnf"))
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+            "-subj", "/CN=" + common_name)
+    with open(ext, "w") as f:
+        f.write(extension + "\n")
+    openssl("x509", "-req", "-in", csr, "-CA", os.path.join(directory, "ca.pem"),
+            "-CAkey", os.path.join(directory, "ca.key"), "-CAcreateserial", "-out", cert,
+            "-days", "1", "-extfile", ext)
+    return cert, key
+
+
+def serve_tls(server, cert, key, client_ca=None):
+    """Makes server (a socketserver) speak TLS with cert and key; with
+    client_ca, only to clients whose certificate that CA signed."""
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    if client_ca:
+        ctx.load_verify_locations(client_ca)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
 
 
 def valgrind(log):
@@ -453,10 +482,7 @@ class FakeTarget:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         if tls:
-            import ssl
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.load_cert_chain(*tls)
-            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+            serve_tls(self.server, *tls)
         self.address = "127.0.0.1:%d" % self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -548,9 +574,11 @@ class KubernetesApi:
     `watch_seconds`, whichever is less. Without "Authorization: Bearer
     <token>" the answer is 403, and with `fail` set to a status that
     status, each with a Status object. `got` holds each request's (path,
-    query as parse_qs gives it, Authorization)."""
+    query as parse_qs gives it, Authorization). With tls (cert, key,
+    client CA) it speaks HTTPS, to clients with a certificate the CA
+    signed alone."""
 
-    def __init__(self, pods, token):
+    def __init__(self, pods, token, tls=None):
         import http.server
         import json
         import urllib.parse
@@ -631,7 +659,10 @@ class KubernetesApi:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        if tls:
+            serve_tls(self.server, *tls)
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http",
+                                          self.server.server_address[1])
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def _event(self, kind, pod):

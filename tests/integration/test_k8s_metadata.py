@@ -9,7 +9,8 @@ import os
 import shutil
 import unittest
 
-from harness import GO_CORPUS, KubernetesApi, ProfdTestCase, metric_value, valgrind, wait_until
+from harness import (GO_CORPUS, KubernetesApi, ProfdTestCase, metric_value, run, valgrind,
+                     wait_until)
 
 ID1 = "1" * 64
 ID2 = "2" * 64
@@ -129,6 +130,34 @@ class K8sMetadataTest(ProfdTestCase):
         wait_until(lambda: self.written("ip"), "the profile")
         self.assertEqual(self.written("ip"), ["shop.web-1.unknown.node-a.web.payments"])
         self.assertEqual(p.stop(), 0)
+
+    def test_a_kubeconfig_gives_the_server_and_token(self):
+        """kubeconfig_file: the server and a tokenFile relative to the
+        kubeconfig, from its current context; bearer_token_file (the
+        service account's by default) is not read."""
+        port, api = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
+        with open(self.path("kube-token"), "w") as f:
+            f.write("tok123\n")
+        with open(self.path("kubeconfig"), "w") as f:
+            f.write("current-context: here\ncontexts: [{name: here, context: {cluster: c, "
+                    "user: u}}]\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
+                    "users: [{name: u, user: {tokenFile: kube-token}}]\n" % port)
+        self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
+        self.spool_as(4242)
+        config = CONFIG.replace('api_server: "http://127.0.0.1:%d", bearer_token_file: ./token',
+                                "kubeconfig_file: ./kubeconfig")
+        p = self.start(config)
+        wait_until(lambda: self.written(4242), "the labeled profile")
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])
+        self.assertEqual(api.got[0][2], "Bearer tok123")
+        self.assertEqual(p.stop(), 0)
+        # A kubeconfig that cannot be used stops profd from starting, saying why.
+        with open(self.path("kubeconfig"), "w") as f:
+            f.write("current-context: gone\n")
+        r = run(["--config", p.config], cwd=self.path())
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("kubeconfig_file: ./kubeconfig: no context named 'gone' in contexts",
+                      r.stderr)
 
     def test_a_failing_api_is_logged_and_profiles_still_go(self):
         port, _ = self.api([])

@@ -5,12 +5,13 @@ watched from a Python HTTP server playing the Kubernetes API
 streams watch events as the API does), their pod IP and
 ports those of real Go targets on loopback, chosen and relabeled the way
 Grafana Alloy's documented annotations (profiles.grafana.com/*) do."""
+import base64
 import os
 import shutil
 import unittest
 
-from harness import (FakeTarget, GO_CORPUS, KubernetesApi, ProfdTestCase, Target, metric_value,
-                     run, valgrind, wait_until)
+from harness import (FakeTarget, GO_CORPUS, KubernetesApi, ProfdTestCase, Target,
+                     make_client_cert, make_test_certs, metric_value, run, valgrind, wait_until)
 
 CONFIG = """
 receivers:
@@ -64,6 +65,14 @@ def pod(name, port, namespace="shop", labels=None, scrape=True):
                        "containerStatuses": [{"name": "app", "containerID": "containerd://ab"}]}}
 
 
+def with_static_target(config, target):
+    """config with target as the job's static target, which its relabel
+    rules keep (they drop what has no annotation, which it has not)."""
+    return config.replace(
+        "        relabel_configs:", "        static_configs: [{targets: [\"%s\"]}]\n"
+        "        relabel_configs:" % target.address).replace("action: keep}", "action: drop}")
+
+
 class ScrapeKubernetesTest(ProfdTestCase):
 
     def setUp(self):
@@ -71,8 +80,8 @@ class ScrapeKubernetesTest(ProfdTestCase):
         with open(self.path("token"), "w") as f:
             f.write("tok123\n")
 
-    def api(self, pods):
-        api = KubernetesApi(pods, "tok123")
+    def api(self, pods, tls=None):
+        api = KubernetesApi(pods, "tok123", tls=tls)
         self.addCleanup(api.stop)
         return api
 
@@ -160,32 +169,89 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                              component="pprof_scrape", job="pods"), 2)
         self.assertEqual(p.stop(), 0)
 
-    @unittest.skipIf(os.environ.get("KUBERNETES_SERVICE_HOST"), "running in a Kubernetes pod")
-    def test_no_api_to_ask_is_an_error_and_the_rest_goes_on(self):
-        target = self.goroutine_target()
-        config = (CONFIG % "").replace('            api_server: ""\n', "").replace(
-            "        relabel_configs:", "        static_configs: [{targets: [\"%s\"]}]\n"
-            "        relabel_configs:" % target.address).replace("action: keep}", "action: drop}")
+    def kubeconfig(self, server, user):
+        """A kubeconfig as kubectl writes one, its current context in
+        namespace shop, the server's CA inline; returns its path."""
+        ca = base64.b64encode(open(self.path("ca.pem"), "rb").read()).decode()
+        with open(self.path("kube", "config"), "w") as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: shop-admin\n"
+                    "clusters:\n- name: test\n  cluster:\n    server: %s\n"
+                    "    certificate-authority-data: %s\n"
+                    "contexts:\n- name: shop-admin\n"
+                    "  context: {cluster: test, user: admin, namespace: shop}\n"
+                    "users:\n- name: admin\n  user:\n%s" % (server, ca, user))
+        return self.path("kube", "config")
+
+    def test_a_kubeconfig_gives_the_server_credentials_and_namespace(self):
+        """HTTPS to an API that takes only clients with a certificate its
+        CA signed and the token: the server, its CA (inline), the client
+        certificate (a path relative to the kubeconfig) and key (inline),
+        the token and the context's namespace all come from the file."""
+        web = self.go_target()
+        os.makedirs(self.path("kube"))
+        ca, cert, key = make_test_certs(self.path())
+        client_cert, client_key = make_client_cert(self.path())
+        shutil.move(client_cert, self.path("kube", "client.pem"))
+        api = self.api([pod("web-1", int(web.address.rsplit(":", 1)[1])),
+                        pod("elsewhere", 1, namespace="other")], (cert, key, ca))
+        key_data = base64.b64encode(open(client_key, "rb").read()).decode()
+        path = self.kubeconfig(api.url, "    client-certificate: client.pem\n"
+                               "    client-key-data: %s\n    token: tok123\n" % key_data)
+        config = (CONFIG % "").replace(
+            '            api_server: ""\n            bearer_token_file: ./token\n'
+            '            namespaces: {names: [shop]}\n',
+            '            kubeconfig_file: %s\n            namespaces: {own_namespace: true}\n'
+            % path)
         p = self.start(config)
-        p.wait_log(r"job 'pods': kubernetes_sd_configs: no api_server, and not in a Kubernetes "
-                   r"pod \(KUBERNETES_SERVICE_HOST is not set\); no targets from it")
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
+        self.assertEqual(api.got[0], ("/api/v1/namespaces/shop/pods",
+                                      {"labelSelector": ["tier!=db"]}, "Bearer tok123"))
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_kubeconfig_that_cannot_be_used_is_an_error_and_the_rest_goes_on(self):
+        target = self.goroutine_target()
+        os.makedirs(self.path("kube"))
+        make_test_certs(self.path())
+        path = self.kubeconfig("https://127.0.0.1:1", "    exec: {command: cloud-auth}\n")
+        p = self.start(with_static_target((CONFIG % "").replace(
+            '            api_server: ""\n            bearer_token_file: ./token\n',
+            '            kubeconfig_file: %s\n' % path), target))
+        p.wait_log(r"job 'pods': kubernetes_sd_configs: .*/kube/config:\d+: user 'admin' gets "
+                   r"its credentials from an exec plugin, which profd does not run: .*; no "
+                   r"targets from it")
         wait_until(lambda: self.files(), "the static target's profile")
         self.assertEqual(p.stop(), 0)
 
-    def test_roles_other_than_pod_and_two_selectors_of_one_role_are_refused(self):
+    @unittest.skipIf(os.environ.get("KUBERNETES_SERVICE_HOST"), "running in a Kubernetes pod")
+    def test_no_api_to_ask_is_an_error_and_the_rest_goes_on(self):
+        target = self.goroutine_target()
+        p = self.start(with_static_target((CONFIG % "").replace('            api_server: ""\n', ""),
+                                          target))
+        p.wait_log(r"job 'pods': kubernetes_sd_configs: no api_server or kubeconfig_file, and "
+                   r"not in a Kubernetes pod \(KUBERNETES_SERVICE_HOST is not set\); no targets "
+                   r"from it")
+        wait_until(lambda: self.files(), "the static target's profile")
+        self.assertEqual(p.stop(), 0)
+
+    def refusal(self, old, new):
+        """What `profd validate` says of CONFIG with old replaced by new,
+        which it must refuse."""
         with open(self.path("k.yaml"), "w") as f:
-            f.write((CONFIG % "http://127.0.0.1:1").replace("role: pod\n", "role: node\n"))
+            f.write((CONFIG % "http://127.0.0.1:1").replace(old, new))
         r = run(["validate", "--config", self.path("k.yaml")])
         self.assertEqual(r.returncode, 2)
+        return r.stderr
+
+    def test_roles_other_than_pod_two_selectors_and_a_kubeconfig_with_a_server_are_refused(self):
         self.assertIn("job 'pods': kubernetes_sd_configs role 'node' is not supported (only pod)",
-                      r.stderr)
-        with open(self.path("k.yaml"), "w") as f:
-            f.write((CONFIG % "http://127.0.0.1:1").replace(
-                '[{role: pod, label: "tier!=db"}]',
-                '[{role: pod, label: "tier!=db"}, {role: pod, field: "spec.nodeName=a"}]'))
-        r = run(["validate", "--config", self.path("k.yaml")])
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("job 'pods': more than one selector of role 'pod'", r.stderr)
+                      self.refusal("role: pod\n", "role: node\n"))
+        self.assertIn("job 'pods': more than one selector of role 'pod'", self.refusal(
+            '[{role: pod, label: "tier!=db"}]',
+            '[{role: pod, label: "tier!=db"}, {role: pod, field: "spec.nodeName=a"}]'))
+        self.assertIn("job 'pods': kubeconfig_file gives the server and the credentials: "
+                      "api_server, bearer_token_file and tls_config cannot be set with it",
+                      self.refusal("            bearer_token_file: ./token\n",
+                                   "            kubeconfig_file: ./kubeconfig\n"))
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

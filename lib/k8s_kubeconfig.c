@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "k8s_kubeconfig.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "../core/base64.h"
+#include "file_io.h"
+#include "grow.h"
+
+/* The largest kubeconfig read: certificates inline make them a few KB. */
+#define MAX_KUBECONFIG (4u << 20)
+
+/* A document being read, and where to say what is wrong. */
+struct reader {
+    yaml_document_t doc;
+    const char *path;
+    char *dir;   /* the file's directory, for relative paths */
+    char *why;
+    size_t whylen;
+};
+
+static int fail(struct reader *r, const yaml_node_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Says (in r->why) what is wrong, where: the file and, given a node, its
+ * line. Returns -1. */
+static int fail(struct reader *r, const yaml_node_t *at, const char *fmt, ...)
+{
+    int n = at ? snprintf(r->why, r->whylen, "%s:%zu: ", r->path, at->start_mark.line + 1)
+               : snprintf(r->why, r->whylen, "%s: ", r->path);
+    if (n < 0 || (size_t)n >= r->whylen)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why + n, r->whylen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static yaml_node_t *node(struct reader *r, int id)
+{
+    return yaml_document_get_node(&r->doc, id);
+}
+
+static bool is_scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE;
+}
+
+static const char *text_of(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+/* The value under key in the mapping m, or NULL (m not a mapping either). */
+static yaml_node_t *get(struct reader *r, const yaml_node_t *m, const char *key)
+{
+    if (!m || m->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(r, p->key);
+        if (is_scalar(k) && !strcmp(text_of(k), key))
+            return node(r, p->value);
+    }
+    return NULL;
+}
+
+/* The text under key in m: NULL when missing or empty. */
+static const char *get_text(struct reader *r, const yaml_node_t *m, const char *key)
+{
+    yaml_node_t *v = get(r, m, key);
+    return is_scalar(v) && v->data.scalar.length ? text_of(v) : NULL;
+}
+
+/* In the list under list_key of the top mapping (clusters, contexts,
+ * users), the item named name: its field item_key (cluster, context,
+ * user). NULL, with why, when there is none. */
+static yaml_node_t *named(struct reader *r, const char *list_key, const char *name,
+                          const char *item_key)
+{
+    yaml_node_t *root = yaml_document_get_root_node(&r->doc);
+    yaml_node_t *list = get(r, root, list_key);
+    if (list && list->type == YAML_SEQUENCE_NODE)
+        for (yaml_node_item_t *i = list->data.sequence.items.start;
+             i < list->data.sequence.items.top; i++) {
+            const char *n = get_text(r, node(r, *i), "name");
+            if (n && !strcmp(n, name)) {
+                yaml_node_t *item = get(r, node(r, *i), item_key);
+                if (!item || item->type != YAML_MAPPING_NODE)
+                    fail(r, node(r, *i), "%s '%s' has no %s", list_key, name, item_key);
+                return item && item->type == YAML_MAPPING_NODE ? item : NULL;
+            }
+        }
+    fail(r, list, "no %s named '%s' in %s", item_key, name, list_key);
+    return NULL;
+}
+
+/* A copy of the text under key, NULL when not given. */
+static char *copy_text(struct reader *r, const yaml_node_t *m, const char *key)
+{
+    const char *t = get_text(r, m, key);
+    return t ? must_asprintf("%s", t) : NULL;
+}
+
+/* The path under key, relative ones made relative to the file's directory. */
+static char *copy_path(struct reader *r, const yaml_node_t *m, const char *key)
+{
+    const char *t = get_text(r, m, key);
+    if (!t)
+        return NULL;
+    return t[0] == '/' ? must_asprintf("%s", t) : must_asprintf("%s/%s", r->dir, t);
+}
+
+/* The base64 text under key decoded into *out (NUL-terminated, as PEM is
+ * text); line breaks and spaces in it are skipped. 0, or -1 with why. */
+static int copy_decoded(struct reader *r, const yaml_node_t *m, const char *key, char **out)
+{
+    yaml_node_t *v = get(r, m, key);
+    *out = NULL;
+    if (!is_scalar(v) || !v->data.scalar.length)
+        return 0;
+    size_t n = 0;
+    char *digits = must_malloc(v->data.scalar.length + 1);
+    for (const char *s = text_of(v); *s; s++)
+        if (!strchr(" \t\r\n", *s))
+            digits[n++] = *s;
+    *out = must_malloc(n / 4 * 3 + 3);
+    ssize_t len = profd_base64_decode((uint8_t *)*out, digits, n);
+    free(digits);
+    if (len < 0) {
+        free(*out);
+        *out = NULL;
+        return fail(r, v, "%s is not base64", key);
+    }
+    (*out)[len] = '\0';
+    return 0;
+}
+
+/* The cluster named name into kc. */
+static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfig *kc)
+{
+    yaml_node_t *c = named(r, "clusters", name, "cluster");
+    if (!c)
+        return -1;
+    const char *server = get_text(r, c, "server");
+    if (!server)
+        return fail(r, c, "cluster '%s' has no server", name);
+    kc->server = must_asprintf("%s", server);
+    for (size_t n = strlen(kc->server); n && kc->server[n - 1] == '/'; n--)
+        kc->server[n - 1] = '\0';
+    const char *insecure = get_text(r, c, "insecure-skip-tls-verify");
+    kc->insecure_skip_verify = insecure && !strcmp(insecure, "true");
+    kc->ca_file = copy_path(r, c, "certificate-authority");
+    return copy_decoded(r, c, "certificate-authority-data", &kc->ca_pem);
+}
+
+/* The user named name into kc. */
+static int read_user(struct reader *r, const char *name, struct k8s_kubeconfig *kc)
+{
+    yaml_node_t *u = named(r, "users", name, "user");
+    if (!u)
+        return -1;
+    if (get(r, u, "exec") || get(r, u, "auth-provider"))
+        return fail(r, u, "user '%s' gets its credentials from %s, which profd does not run: "
+                    "give it a token, tokenFile or client certificate instead", name,
+                    get(r, u, "exec") ? "an exec plugin" : "an auth-provider");
+    kc->token = copy_text(r, u, "token");
+    kc->token_file = copy_path(r, u, "tokenFile");
+    kc->username = copy_text(r, u, "username");
+    kc->password = copy_text(r, u, "password");
+    kc->cert_file = copy_path(r, u, "client-certificate");
+    kc->key_file = copy_path(r, u, "client-key");
+    if (copy_decoded(r, u, "client-certificate-data", &kc->cert_pem) < 0 ||
+        copy_decoded(r, u, "client-key-data", &kc->key_pem) < 0)
+        return -1;
+    return 0;
+}
+
+/* The document's context (context, else its current-context) into kc. */
+static int read_context(struct reader *r, const char *context, struct k8s_kubeconfig *kc)
+{
+    yaml_node_t *root = yaml_document_get_root_node(&r->doc);
+    if (!root || root->type != YAML_MAPPING_NODE)
+        return fail(r, root, "not a kubeconfig (a mapping with clusters, contexts and users)");
+    const char *name = context && *context ? context : get_text(r, root, "current-context");
+    if (!name)
+        return fail(r, root, "no current-context, and no context was named");
+    yaml_node_t *ctx = named(r, "contexts", name, "context");
+    if (!ctx)
+        return -1;
+    const char *cluster = get_text(r, ctx, "cluster"), *user = get_text(r, ctx, "user");
+    if (!cluster)
+        return fail(r, ctx, "context '%s' names no cluster", name);
+    const char *ns = get_text(r, ctx, "namespace");
+    kc->namespace = must_asprintf("%s", ns ? ns : "default");
+    if (read_cluster(r, cluster, kc) < 0)
+        return -1;
+    return user ? read_user(r, user, kc) : 0;   /* no user: no credentials */
+}
+
+int k8s_kubeconfig_parse(const char *path, const char *text, size_t len, const char *context,
+                         struct k8s_kubeconfig *kc, char *why, size_t whylen)
+{
+    memset(kc, 0, sizeof(*kc));
+    const char *slash = strrchr(path, '/');
+    struct reader r = {.path = path, .why = why, .whylen = whylen,
+                       .dir = !slash        ? must_asprintf(".")
+                              : slash == path ? must_asprintf("/")
+                                              : must_asprintf("%.*s", (int)(slash - path), path)};
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int rc = -1;
+    if (!yaml_parser_load(&parser, &r.doc)) {
+        snprintf(why, whylen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+                 parser.problem ? parser.problem : "not YAML");
+    } else {
+        rc = read_context(&r, context, kc);
+        yaml_document_delete(&r.doc);
+    }
+    yaml_parser_delete(&parser);
+    free(r.dir);
+    if (rc < 0)
+        k8s_kubeconfig_clear(kc);
+    return rc;
+}
+
+int k8s_kubeconfig_load(const char *path, const char *context, struct k8s_kubeconfig *kc,
+                        char *why, size_t whylen)
+{
+    size_t len;
+    char *text = read_small_file(path, MAX_KUBECONFIG, &len);
+    if (!text) {
+        memset(kc, 0, sizeof(*kc));
+        snprintf(why, whylen, "%s cannot be read (or is over 4 MiB)", path);
+        return -1;
+    }
+    int rc = k8s_kubeconfig_parse(path, text, len, context, kc, why, whylen);
+    free(text);
+    return rc;
+}
+
+void k8s_kubeconfig_clear(struct k8s_kubeconfig *kc)
+{
+    char **fields[] = {&kc->server, &kc->namespace, &kc->ca_file, &kc->ca_pem, &kc->cert_file,
+                       &kc->cert_pem, &kc->key_file, &kc->key_pem, &kc->token,
+                       &kc->token_file, &kc->username, &kc->password};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
+        free(*fields[i]);
+    memset(kc, 0, sizeof(*kc));
+}

@@ -40,14 +40,14 @@ static char *escaped(const char *s)
     return copy;
 }
 
-char *k8s_api_pods_url(const char *base, const char *ns, const char *label_selector,
-                       const char *field_selector)
+char *k8s_api_list_url(const char *base, const char *resource, const char *ns,
+                       const char *label_selector, const char *field_selector)
 {
     char *namespace = ns ? escaped(ns) : NULL;
     char *label = is_set(label_selector) ? escaped(label_selector) : NULL;
     char *field = is_set(field_selector) ? escaped(field_selector) : NULL;
-    char *url = must_asprintf("%s/api/v1%s%s/pods%s%s%s%s%s", base,
-                              namespace ? "/namespaces/" : "", namespace ? namespace : "",
+    char *url = must_asprintf("%s/api/v1%s%s/%s%s%s%s%s%s", base,
+                              namespace ? "/namespaces/" : "", namespace ? namespace : "", resource,
                               label ? "?labelSelector=" : "", label ? label : "",
                               field ? (label ? "&" : "?") : "", field ? "fieldSelector=" : "",
                               field ? field : "");

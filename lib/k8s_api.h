@@ -48,12 +48,13 @@ struct k8s_response {
 char *k8s_api_base(const struct k8s_access *a);
 
 /*
- * The URL of the pods under base: those of namespace ns (NULL: of every
- * namespace), as label_selector and field_selector (NULL or "": none)
- * select them, each escaped for the URL. malloc'd.
+ * The URL of a list of resource ("pods", "nodes") under base: those of
+ * namespace ns (NULL: of every namespace, or a resource without one), as
+ * label_selector and field_selector (NULL or "": none) select them, each
+ * escaped for the URL. malloc'd.
  */
-char *k8s_api_pods_url(const char *base, const char *ns, const char *label_selector,
-                       const char *field_selector);
+char *k8s_api_list_url(const char *base, const char *resource, const char *ns,
+                       const char *label_selector, const char *field_selector);
 
 /*
  * Sets up easy (a CURL *) to GET url as a, its body into *body (which the

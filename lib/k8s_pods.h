@@ -3,7 +3,9 @@
  * The pods of a Kubernetes PodList (the JSON of GET /api/v1/pods), with
  * what the modules that read them use: the k8s_metadata processor (which
  * pod a process or an IP belongs to) and the scrape receiver's
- * kubernetes_sd_configs (a target for each port of each container).
+ * kubernetes_sd_configs (a target for each port of each container). A
+ * NodeList (GET /api/v1/nodes) is read by the same functions: each node
+ * is a k8s_pod with its metadata (name, uid, labels, annotations) alone.
  */
 #ifndef PROFD_LIB_K8S_PODS_H
 #define PROFD_LIB_K8S_PODS_H

@@ -142,7 +142,7 @@ static char *list_url(const struct config *cfg, const struct k8s_access *access)
         return NULL;
     char *node = is_set(cfg->node_name) ? must_asprintf("spec.nodeName=%s", cfg->node_name)
                                         : NULL;
-    char *url = k8s_api_pods_url(base, NULL, NULL, node);
+    char *url = k8s_api_list_url(base, "pods", NULL, NULL, node);
     free(node);
     free(base);
     return url;

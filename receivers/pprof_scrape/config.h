@@ -23,13 +23,18 @@ struct k8s_selector {
     char *role, *label, *field;
 };
 
+struct k8s_attach_metadata {
+    bool node;
+};
+
 struct k8s_namespaces {
     bool own_namespace;
     struct profd_str_list names;
 };
 
 /* Prometheus's kubernetes_sd_configs, role pod: a target for each port of
- * each container of each pod the API lists (see k8s_sd.h). */
+ * each container of each pod the API lists (see k8s_sd.h). Its selectors:
+ * at most one of role pod, and one of role node for attach_metadata. */
 struct kubernetes_sd_config {
     char *role;
     char *api_server;
@@ -38,6 +43,7 @@ struct kubernetes_sd_config {
     struct client_tls tls_config;
     struct k8s_namespaces namespaces;
     struct profd_obj_list selectors;   /* struct k8s_selector */
+    struct k8s_attach_metadata attach_metadata;
     int64_t retry_interval;
     int64_t timeout;
 };

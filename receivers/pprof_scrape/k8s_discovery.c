@@ -30,6 +30,8 @@ struct k8s_discovery {
     char **urls;
     struct k8s_watch **watches;   /* one a URL */
     size_t nwatches;
+    char *nodes_url;              /* attach_metadata's node: the nodes, else NULL */
+    struct k8s_watch *nodes;
     struct k8s_access access;
     struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
     struct event *rebuild;
@@ -62,9 +64,10 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
     int64_t started = monotonic_us();
     struct profd_target_group *groups = NULL;
     size_t n = 0, cap = 0, npods = 0;
+    const struct k8s_pod_list *nodes = d->nodes ? k8s_watch_pods(d->nodes) : NULL;
     for (size_t i = 0; i < d->nwatches; i++) {
         const struct k8s_pod_list *pods = k8s_watch_pods(d->watches[i]);
-        k8s_sd_groups(d->h, pods, &groups, &n, &cap);
+        k8s_sd_groups(d->h, pods, nodes, &groups, &n, &cap);
         npods += pods->n;
     }
     d->h->gauge_set(d->self, "profd_scrape_k8s_pods",
@@ -92,7 +95,7 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
     d->rebuild_not_before = ended + REBUILD_SPACING * (ended - started);
 }
 
-/* A watch's pods changed: the targets made again soon. */
+/* A watch's pods (or nodes) changed: the targets made again soon. */
 static void on_pods_changed(void *arg)
 {
     struct k8s_discovery *d = arg;
@@ -112,7 +115,8 @@ static void on_watch_failed(void *arg, const char *why)
               "again in %lld ms", d->job_name, why, d->ngroups,
               (long long)(d->cfg->retry_interval / 1000000));
     d->h->gauge_set(d->self, "profd_scrape_k8s_errors",
-                    "Pod lists and watches of a job's kubernetes_sd_configs that failed.",
+                    "Pod (and node) lists and watches of a job's kubernetes_sd_configs that "
+                    "failed.",
                     d->gauge_labels, (double)++d->errors);
 }
 
@@ -172,6 +176,7 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     d->changed = changed;
     d->arg = arg;
     d->urls = k8s_sd_urls(cfg, base, own);
+    d->nodes_url = k8s_sd_nodes_url(cfg, base);
     free(base);
     free(own);
     while (d->urls[d->nwatches])
@@ -183,6 +188,8 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     for (size_t i = 0; i < d->nwatches; i++)
         d->watches[i] = k8s_watch_new(h, self, d->urls[i], &d->access, cfg->retry_interval,
                                       &hooks);
+    if (d->nodes_url)
+        d->nodes = k8s_watch_new(h, self, d->nodes_url, &d->access, cfg->retry_interval, &hooks);
     char *job = escape_label_value(job_name);
     d->gauge_labels = must_asprintf("job=\"%s\"", job);
     free(job);
@@ -196,7 +203,7 @@ int k8s_discovery_start(struct k8s_discovery *d)
     for (size_t i = 0; i < d->nwatches; i++)
         if (k8s_watch_start(d->watches[i], NULL) < 0)
             return -1;
-    return 0;
+    return d->nodes ? k8s_watch_start(d->nodes, NULL) : 0;
 }
 
 struct found_groups k8s_discovery_found(const struct k8s_discovery *d)
@@ -210,6 +217,8 @@ void k8s_discovery_free(struct k8s_discovery *d)
         return;
     for (size_t i = 0; i < d->nwatches; i++)
         k8s_watch_free(d->watches[i]);
+    k8s_watch_free(d->nodes);
+    free(d->nodes_url);
     if (d->rebuild)
         event_free(d->rebuild);
     d->h->sd_groups_free(d->groups, d->ngroups);

@@ -6,10 +6,23 @@
 #include <string.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/hash.h"
 #include "../../lib/k8s_api.h"
+#include "../../lib/key_map.h"
 #include "../../lib/label_valid.h"
 
 #define META "__meta_kubernetes_"
+
+/* cfg's selector of role (validate lets it have one of each), or NULL. */
+static const struct k8s_selector *selector_of(const struct kubernetes_sd_config *cfg,
+                                              const char *role)
+{
+    const struct k8s_selector *sel = cfg->selectors.items;
+    for (size_t i = 0; i < cfg->selectors.n; i++)
+        if (!strcmp(sel[i].role, role))
+            return &sel[i];
+    return NULL;
+}
 
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
                    const char *own_namespace)
@@ -20,15 +33,23 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
     char **urls = calloc(n + 2, sizeof(char *));
     if (!urls)
         abort();
-    /* validate lets a config have one selector, of its role */
-    const struct k8s_selector *sel = cfg->selectors.n ? cfg->selectors.items : NULL;
+    const struct k8s_selector *sel = selector_of(cfg, "pod");
     const char *label = sel ? sel->label : NULL, *field = sel ? sel->field : NULL;
     if (n == 0)
-        urls[0] = k8s_api_pods_url(base, NULL, label, field);
+        urls[0] = k8s_api_list_url(base, "pods", NULL, label, field);
     for (size_t i = 0; i < n; i++)
-        urls[i] = k8s_api_pods_url(base, i < names->n ? names->items[i] : own_namespace, label,
-                                   field);
+        urls[i] = k8s_api_list_url(base, "pods", i < names->n ? names->items[i] : own_namespace,
+                                   label, field);
     return urls;
+}
+
+char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base)
+{
+    if (!cfg->attach_metadata.node)
+        return NULL;
+    const struct k8s_selector *sel = selector_of(cfg, "node");
+    return k8s_api_list_url(base, "nodes", NULL, sel ? sel->label : NULL,
+                            sel ? sel->field : NULL);
 }
 
 void k8s_sd_urls_free(char **urls)
@@ -52,6 +73,35 @@ static void set_pairs(const struct profd_host *h, struct profd_labels *l,
         label_valid_name(name, false, sizeof(valid) - 1, valid);
         h->labels_set(l, valid, "true");
     }
+}
+
+/* The nodes of a list by the hash of their names. */
+static void index_nodes(const struct k8s_pod_list *nodes, struct key_map *by_name)
+{
+    for (size_t i = 0; nodes && i < nodes->n; i++)
+        if (nodes->pods[i].name)
+            key_map_put(by_name, hash_bytes(nodes->pods[i].name, strlen(nodes->pods[i].name)),
+                        (uint32_t)i);
+}
+
+/* The node named name in nodes (indexed in by_name), or NULL. */
+static const struct k8s_pod *node_named(const struct k8s_pod_list *nodes,
+                                        const struct key_map *by_name, const char *name)
+{
+    uint32_t i;
+    if (!nodes || !name || !key_map_get(by_name, hash_bytes(name, strlen(name)), &i) ||
+        strcmp(nodes->pods[i].name, name))
+        return NULL;
+    return &nodes->pods[i];
+}
+
+/* The labels of node, as attach_metadata's node adds them. */
+static void node_labels(const struct profd_host *h, const struct k8s_pod *node,
+                        struct profd_labels *l)
+{
+    h->labels_set(l, META "node_name", node->name);
+    set_pairs(h, l, &node->labels, "node_label_", "node_labelpresent_");
+    set_pairs(h, l, &node->annotations, "node_annotation_", "node_annotationpresent_");
 }
 
 /* The labels every target of pod p has. */
@@ -107,14 +157,20 @@ static void add_target(const struct profd_host *h, const struct profd_labels *po
 }
 
 void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
-                   struct profd_target_group **groups, size_t *n, size_t *cap)
+                   const struct k8s_pod_list *nodes, struct profd_target_group **groups,
+                   size_t *n, size_t *cap)
 {
+    struct key_map by_name = {0};
+    index_nodes(nodes, &by_name);
     for (size_t i = 0; i < pods->n; i++) {
         const struct k8s_pod *p = &pods->pods[i];
         if (p->nips == 0)
             continue;   /* pending or evicted: nowhere to scrape */
         struct profd_labels labels = {0};
         pod_labels(h, p, &labels);
+        const struct k8s_pod *node = node_named(nodes, &by_name, p->node);
+        if (node)
+            node_labels(h, node, &labels);
         for (size_t k = 0; k < p->ncontainers; k++) {
             const struct k8s_container *c = &p->containers[k];
             if (c->kind == K8S_EPHEMERAL_CONTAINER)
@@ -126,4 +182,5 @@ void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
         }
         h->labels_clear(&labels);
     }
+    key_map_free(&by_name);
 }

@@ -13,6 +13,9 @@
  *   _pod_annotation_<name>/_annotationpresent_<name> (names made valid
  *   label names), _pod_container_name, _image, _init, _id (when started),
  *   _port_name, _port_number and _port_protocol (when it has a port).
+ * With attach_metadata's node, a pod whose node is listed adds
+ *   __meta_kubernetes_node_name, _node_label_<name>/_labelpresent_<name>
+ *   and _node_annotation_<name>/_annotationpresent_<name>.
  */
 #ifndef PPROF_SCRAPE_K8S_SD_H
 #define PPROF_SCRAPE_K8S_SD_H
@@ -29,15 +32,23 @@
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
                    const char *own_namespace);
 
+/*
+ * The URL cfg lists nodes from under base, with its node selector: NULL
+ * when attach_metadata does not ask for nodes. malloc'd.
+ */
+char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base);
+
 /* Frees what k8s_sd_urls returned (accepts NULL). */
 void k8s_sd_urls_free(char **urls);
 
 /*
  * Appends to *groups (*n of them, room for *cap) a group of one target
- * for each target the pods make, with its labels. Pods without an IP
- * (pending, or evicted) make none.
+ * for each target the pods make, with its labels, and those of its node
+ * when nodes (NULL: none) has it. Pods without an IP (pending, or
+ * evicted) make none.
  */
 void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
-                   struct profd_target_group **groups, size_t *n, size_t *cap);
+                   const struct k8s_pod_list *nodes, struct profd_target_group **groups,
+                   size_t *n, size_t *cap);
 
 #endif

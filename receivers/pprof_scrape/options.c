@@ -23,11 +23,18 @@ static const struct profd_option file_sd_options[] = {
 
 static const struct profd_option k8s_selector_options[] = {
     {"role", PROFD_OPT_STRING, SUB(struct k8s_selector, role), "pod",
-     "the role selected (pod, the only one)"},
+     "the role selected: pod (the pods listed), or node (the nodes attach_metadata lists)"},
     {"label", PROFD_OPT_STRING, SUB(struct k8s_selector, label), NULL,
      "a label selector, as kubectl -l takes it (app=web,tier!=db)"},
     {"field", PROFD_OPT_STRING, SUB(struct k8s_selector, field), NULL,
      "a field selector (spec.nodeName=node-a)"},
+    {0},
+};
+
+static const struct profd_option k8s_attach_metadata_options[] = {
+    {"node", PROFD_OPT_BOOL, SUB(struct k8s_attach_metadata, node), "false",
+     "each pod's node's name, labels and annotations as __meta_kubernetes_node_* (the nodes "
+     "listed and watched too; a selector of role node narrows them)"},
     {0},
 };
 
@@ -57,8 +64,10 @@ static const struct profd_option kubernetes_sd_options[] = {
     {"namespaces", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, namespaces), NULL,
      "the namespaces listed", k8s_namespaces_options},
     {"selectors", PROFD_OPT_OBJECT_LIST, SUB(struct kubernetes_sd_config, selectors), NULL,
-     "label and field selectors the API filters the pods with", k8s_selector_options,
-     sizeof(struct k8s_selector)},
+     "label and field selectors the API filters the pods (and nodes) with",
+     k8s_selector_options, sizeof(struct k8s_selector)},
+    {"attach_metadata", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, attach_metadata), NULL,
+     "metadata of other objects added to the targets", k8s_attach_metadata_options},
     {"retry_interval", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, retry_interval),
      "5s", "how long after a list or watch failed the pods are listed again (between, a watch "
      "keeps them current)"},

@@ -108,12 +108,15 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         }
         const struct k8s_selector *sel = kc[k].selectors.items;
         for (size_t i = 0; i < kc[k].selectors.n; i++) {
-            if (strcmp(sel[i].role, kc[k].role)) {
+            bool once = true;   /* the first of its role */
+            for (size_t e = 0; e < i; e++)
+                once = once && strcmp(sel[e].role, sel[i].role) != 0;
+            if (strcmp(sel[i].role, "pod") && strcmp(sel[i].role, "node")) {
                 host->diag(d, &sel[i].role, "job '%s': a selector of role '%s' in a "
-                           "kubernetes_sd_config of role '%s'", j->job_name, sel[i].role,
-                           kc[k].role);
+                           "kubernetes_sd_config of role '%s' (pod or node)", j->job_name,
+                           sel[i].role, kc[k].role);
                 rc = PROFD_ERR;
-            } else if (i > 0) {
+            } else if (!once) {
                 host->diag(d, &sel[i].role, "job '%s': more than one selector of role '%s'",
                            j->job_name, sel[i].role);
                 rc = PROFD_ERR;

@@ -29,7 +29,7 @@ static void make_targets(const struct k8s_pod_list *pods)
 {
     struct profd_target_group *groups = NULL;
     size_t n = 0, cap = 0;
-    k8s_sd_groups(&host, pods, &groups, &n, &cap);
+    k8s_sd_groups(&host, pods, pods, &groups, &n, &cap);   /* the pods as nodes too */
     for (size_t i = 0; i < n; i++) {
         if (groups[i].targets.n != 1 || !*groups[i].targets.items[0] ||
             !profd_labels_get(&groups[i].labels, "__meta_kubernetes_pod_name"))

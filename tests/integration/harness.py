@@ -563,7 +563,7 @@ def label_selected(selector, labels):
 
 class KubernetesApi:
     """A Python HTTP server on a free loopback port playing the Kubernetes
-    API for pods: GET /api/v1/pods and /api/v1/namespaces/<ns>/pods answer
+    API for pods and nodes: GET /api/v1/pods and /api/v1/namespaces/<ns>/pods answer
     a PodList (kind, apiVersion, metadata.resourceVersion, items) of the
     pods in `pods` in that namespace, filtered by labelSelector and the
     fieldSelector spec.nodeName=, as the API documents; with watch=1 they
@@ -576,25 +576,35 @@ class KubernetesApi:
     status, each with a Status object. `got` holds each request's (path,
     query as parse_qs gives it, Authorization). With tls (cert, key,
     client CA) it speaks HTTPS, to clients with a certificate the CA
-    signed alone."""
+    signed alone. GET /api/v1/nodes is a NodeList of `nodes` (filtered by
+    labelSelector and the fieldSelector metadata.name=), watched the same
+    way, its events made by modify_node()."""
 
-    def __init__(self, pods, token, tls=None):
+    def __init__(self, pods, token, tls=None, nodes=()):
         import http.server
         import json
         import urllib.parse
-        self.pods, self.got, self.fail = pods, [], None
-        self.version, self.oldest, self.events = 1, 1, []   # events: (version, type, pod)
+        self.pods, self.nodes, self.got, self.fail = pods, list(nodes), [], None
+        # events: (version, type, object, "pods" or "nodes")
+        self.version, self.oldest, self.events = 1, 1, []
         self.watch_seconds, self.stopped = 300, False
         self.cond = threading.Condition()
         api = self
 
-        def selected(m, query, pod):
-            node = dict(t.split("=", 1) for t in query.get("fieldSelector", [""])[0].split(",")
-                        if "=" in t).get("spec.nodeName")
-            return ((not m.group(1) or pod["metadata"]["namespace"] == m.group(1)) and
-                    (node is None or pod.get("spec", {}).get("nodeName") == node) and
-                    label_selected(query.get("labelSelector", [""])[0],
-                                   pod["metadata"].get("labels", {})))
+        def selected(m, query, obj):
+            """Whether obj (a pod, or a node) is one the URL's match m and
+            query select."""
+            fields = dict(t.split("=", 1) for t in query.get("fieldSelector", [""])[0].split(",")
+                          if "=" in t)
+            if m.group(2) == "nodes":
+                name = fields.get("metadata.name")
+                in_place = name is None or obj["metadata"]["name"] == name
+            else:
+                node = fields.get("spec.nodeName")
+                in_place = ((not m.group(1) or obj["metadata"]["namespace"] == m.group(1)) and
+                            (node is None or obj.get("spec", {}).get("nodeName") == node))
+            return in_place and label_selected(query.get("labelSelector", [""])[0],
+                                               obj["metadata"].get("labels", {}))
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def answer(self, status, body):
@@ -622,11 +632,12 @@ class KubernetesApi:
                                     "message": "too old resource version: %d" % since}}
                                 self.wfile.write(json.dumps(gone).encode() + b"\n")
                                 return
-                            for version, kind, pod in api.events:
-                                if version > since and selected(m, query, pod):
+                            for version, kind, obj, resource in api.events:
+                                if (version > since and resource == m.group(2) and
+                                        selected(m, query, obj)):
                                     self.wfile.write(json.dumps(
-                                        {"type": kind, "object": pod}).encode() + b"\n")
-                            since = max([since] + [v for v, _, _ in api.events])
+                                        {"type": kind, "object": obj}).encode() + b"\n")
+                            since = max([since] + [e[0] for e in api.events])
                             self.wfile.flush()
                             api.cond.wait(max(0.0, min(0.2, deadline - time.monotonic())))
                 except OSError:
@@ -637,7 +648,7 @@ class KubernetesApi:
                 query = urllib.parse.parse_qs(url.query)
                 auth = self.headers.get("Authorization")
                 api.got.append((url.path, query, auth))
-                m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/pods", url.path)
+                m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/(pods|nodes)", url.path)
                 status = (403 if auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
                 if status != 200:
@@ -648,9 +659,11 @@ class KubernetesApi:
                     self.watch(m, query)
                 else:
                     with api.cond:
-                        items = [p for p in list(api.pods) if selected(m, query, p)]
+                        items = [o for o in list(getattr(api, m.group(2)))
+                                 if selected(m, query, o)]
                         version = api.version
-                    self.answer(200, {"kind": "PodList", "apiVersion": "v1",
+                    self.answer(200, {"kind": "NodeList" if m.group(2) == "nodes" else "PodList",
+                                      "apiVersion": "v1",
                                       "metadata": {"resourceVersion": str(version)},
                                       "items": items})
 
@@ -665,11 +678,11 @@ class KubernetesApi:
                                           self.server.server_address[1])
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def _event(self, kind, pod):
+    def _event(self, kind, obj, resource="pods"):
         with self.cond:
             self.version += 1
-            pod["metadata"]["resourceVersion"] = str(self.version)
-            self.events.append((self.version, kind, pod))
+            obj["metadata"]["resourceVersion"] = str(self.version)
+            self.events.append((self.version, kind, obj, resource))
             self.cond.notify_all()
 
     def add(self, pod):
@@ -682,6 +695,12 @@ class KubernetesApi:
             self.pods[:] = [pod if p["metadata"]["uid"] == pod["metadata"]["uid"] else p
                             for p in self.pods]
         self._event("MODIFIED", pod)
+
+    def modify_node(self, node):
+        with self.cond:
+            self.nodes[:] = [node if n["metadata"]["name"] == node["metadata"]["name"] else n
+                             for n in self.nodes]
+        self._event("MODIFIED", node, "nodes")
 
     def remove(self, name):
         with self.cond:

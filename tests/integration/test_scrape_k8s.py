@@ -80,8 +80,8 @@ class ScrapeKubernetesTest(ProfdTestCase):
         with open(self.path("token"), "w") as f:
             f.write("tok123\n")
 
-    def api(self, pods, tls=None):
-        api = KubernetesApi(pods, "tok123", tls=tls)
+    def api(self, pods, tls=None, nodes=()):
+        api = KubernetesApi(pods, "tok123", tls=tls, nodes=nodes)
         self.addCleanup(api.stop)
         return api
 
@@ -147,6 +147,35 @@ class ScrapeKubernetesTest(ProfdTestCase):
         p.wait_log(r"0 scrape target\(s\) x profile\(s\); 1 removed", start=mark)
         self.assertEqual(metric_value(p.metrics(), "profd_scrape_k8s_pods",
                                       component="pprof_scrape", job="pods"), 0)
+        self.assertEqual(p.stop(), 0)
+
+    def test_attach_metadata_gives_the_nodes_labels_and_follows_their_changes(self):
+        web = self.go_target()
+        node = {"metadata": {"name": "node-a", "uid": "n1",
+                             "labels": {"topology.kubernetes.io/zone": "eu-1a"}}}
+        other = {"metadata": {"name": "node-b", "uid": "n2",
+                              "labels": {"topology.kubernetes.io/zone": "eu-1b"}}}
+        api = self.api([pod("web-1", int(web.address.rsplit(":", 1)[1]))], nodes=[node, other])
+        config = (CONFIG % api.url).replace(
+            '            selectors: [{role: pod, label: "tier!=db"}]\n',
+            '            selectors: [{role: pod, label: "tier!=db"},\n'
+            '                        {role: node, field: "metadata.name=node-a"}]\n'
+            '            attach_metadata: {node: true}\n').replace(
+            "          - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}",
+            "          - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}\n"
+            "          - {source_labels: [__meta_kubernetes_node_label_topology_kubernetes_io_zone],"
+            " target_label: zone}").replace("{app}/{unix_nanos}", "{zone}/{unix_nanos}")
+        p = self.start(config)
+        wait_until(lambda: self.files("shop", "web-1", "app", "eu-1a"), "a profile in eu-1a")
+        nodes = [(path, q) for path, q, _ in api.got if path == "/api/v1/nodes"]
+        self.assertEqual(nodes[0], ("/api/v1/nodes", {"fieldSelector": ["metadata.name=node-a"]}))
+        # The node's labels change: the watch of nodes brings it, the target is made again.
+        wait_until(lambda: api.watching() >= 2, "the pods and the nodes watched")
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = "eu-1c"
+        api.modify_node(node)
+        wait_until(lambda: self.files("shop", "web-1", "app", "eu-1c"), "a profile in eu-1c")
+        self.assertEqual(metric_value(p.metrics(), "profd_scrape_k8s_pods",
+                                      component="pprof_scrape", job="pods"), 1)   # pods alone
         self.assertEqual(p.stop(), 0)
 
     def test_a_failing_api_keeps_the_targets_it_gave(self):
@@ -248,6 +277,9 @@ class ScrapeKubernetesTest(ProfdTestCase):
         self.assertIn("job 'pods': more than one selector of role 'pod'", self.refusal(
             '[{role: pod, label: "tier!=db"}]',
             '[{role: pod, label: "tier!=db"}, {role: pod, field: "spec.nodeName=a"}]'))
+        self.assertIn("job 'pods': a selector of role 'service' in a kubernetes_sd_config of "
+                      "role 'pod' (pod or node)", self.refusal(
+                          '[{role: pod, label: "tier!=db"}]', '[{role: service, label: "a=b"}]'))
         self.assertIn("job 'pods': kubeconfig_file gives the server and the credentials: "
                       "api_server, bearer_token_file and tls_config cannot be set with it",
                       self.refusal("            bearer_token_file: ./token\n",
@@ -258,11 +290,17 @@ class ScrapeKubernetesTest(ProfdTestCase):
     def test_valgrind_run_and_shutdown_has_no_leaks(self):
         target = self.goroutine_target()
         api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
-        p = self.start(CONFIG % api.url, wrapper=valgrind(self.path("vg.log")))
+        config = (CONFIG % api.url).replace("            retry_interval: 200ms\n",
+                                            "            retry_interval: 200ms\n"
+                                            "            attach_metadata: {node: true}\n")
+        p = self.start(config, wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.files("shop", "web-1"), "a profile", deadline=120)
         api.add(pod("web-2", 1))   # a change: targets made again under valgrind too
         api.expire()               # and a list again
-        wait_until(lambda: api.lists() >= 2, "a list after the 410", deadline=120)
+        # the pods and attach_metadata's nodes, each listed again after the 410
+        wait_until(lambda: api.lists() >= 4, "lists after the 410", deadline=120)
+        self.assertEqual(sum(1 for path, q, _ in api.got if path == "/api/v1/nodes"
+                             and "watch" not in q), 2)
         rc = p.stop(timeout=120)
         log = open(self.path("vg.log")).read()
         self.assertEqual(rc, 0, log)

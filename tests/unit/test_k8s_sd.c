@@ -12,6 +12,7 @@
 #include "../../lib/grow.c"
 #include "../../lib/k8s_api.c"
 #include "../../lib/k8s_pods.c"
+#include "../../lib/key_map.c"
 #include "../../lib/label_valid.c"
 #include "../../receivers/pprof_scrape/k8s_sd.c"
 
@@ -35,6 +36,26 @@ TEST(urls_by_namespace_and_selector)
     CHECK_STR(urls[2], "http://127.0.0.1:1/api/v1/namespaces/profd-ns/pods");
     CHECK(urls[3] == NULL);
     k8s_sd_urls_free(urls);
+}
+
+TEST(the_nodes_url_only_with_attach_metadata_and_its_own_selector)
+{
+    struct k8s_selector sel[] = {{"pod", NULL, "spec.nodeName=node-a"},
+                                 {"node", "zone=a", "metadata.name=node-a"}};
+    struct kubernetes_sd_config cfg = {.role = "pod", .selectors = {2, sel}};
+    CHECK(k8s_sd_nodes_url(&cfg, "https://api") == NULL);
+    cfg.attach_metadata.node = true;
+    char *url = k8s_sd_nodes_url(&cfg, "https://api");
+    CHECK_STR(url, "https://api/api/v1/nodes?labelSelector=zone%3Da"
+                   "&fieldSelector=metadata.name%3Dnode-a");
+    free(url);
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL);   /* the pods: the pod selector */
+    CHECK_STR(urls[0], "https://api/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a");
+    k8s_sd_urls_free(urls);
+    cfg.selectors.n = 0;
+    url = k8s_sd_nodes_url(&cfg, "https://api");
+    CHECK_STR(url, "https://api/api/v1/nodes");
+    free(url);
 }
 
 static const char POD_LIST[] =
@@ -73,7 +94,7 @@ TEST(a_target_for_each_container_port)
     CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
-    k8s_sd_groups(h, &pods, &g, &n, &cap);
+    k8s_sd_groups(h, &pods, NULL, &g, &n, &cap);
     k8s_pod_list_free(&pods);
     /* app's two ports, the init container (no port: the pod IP alone), the
      * v6 pod's port; not the ephemeral container, not the pod with no IP */
@@ -118,6 +139,43 @@ TEST(a_target_for_each_container_port)
     CHECK_STR(label(&g[3], "__meta_kubernetes_pod_ready"), "unknown");
     CHECK_STR(label(&g[3], "__meta_kubernetes_pod_controller_kind"), "(none)");
     profd_sd_groups_free(g, n);
+}
+
+TEST(a_pods_node_labels_and_annotations_with_attach_metadata)
+{
+    static const char NODE_LIST[] =
+        "{\"kind\": \"NodeList\", \"metadata\": {\"resourceVersion\": \"9\"}, \"items\": ["
+        "{\"metadata\": {\"name\": \"node-b\", \"uid\": \"n2\", \"labels\": {\"zone\": \"b\"}}},"
+        "{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\","
+        "  \"labels\": {\"topology.kubernetes.io/zone\": \"eu-1a\"},"
+        "  \"annotations\": {\"node.alpha.kubernetes.io/ttl\": \"0\"}},"
+        " \"spec\": {\"podCIDR\": \"10.1.0.0/24\"}, \"status\": {\"capacity\": {\"cpu\": \"4\"}}}"
+        "]}";
+    struct k8s_pod_list pods, nodes;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
+    CHECK_INT(k8s_pod_list_parse(NODE_LIST, strlen(NODE_LIST), &nodes, why, sizeof(why)), 0);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    k8s_sd_groups(h, &pods, &nodes, &g, &n, &cap);
+    CHECK_INT(n, 4);
+    if (n == 4) {
+        CHECK_STR(label(&g[0], "__meta_kubernetes_node_name"), "node-a");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_node_label_topology_kubernetes_io_zone"),
+                  "eu-1a");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_node_labelpresent_topology_kubernetes_io_zone"),
+                  "true");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_node_annotation_node_alpha_kubernetes_io_ttl"),
+                  "0");
+        CHECK_STR(label(&g[0],
+                        "__meta_kubernetes_node_annotationpresent_node_alpha_kubernetes_io_ttl"),
+                  "true");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_node_label_zone"), "(none)");   /* node-b's */
+        CHECK_STR(label(&g[3], "__meta_kubernetes_node_name"), "(none)");   /* v6: no node */
+    }
+    profd_sd_groups_free(g, n);
+    k8s_pod_list_free(&pods);
+    k8s_pod_list_free(&nodes);
 }
 
 RUN_TESTS()

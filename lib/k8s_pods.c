@@ -24,13 +24,18 @@ static char *string_of(json_t *obj, const char *key)
     return must_strdup(s ? s : "");
 }
 
-static void read_pairs(json_t *obj, struct k8s_pairs *p)
+/* Room in p for n pairs, none there yet. */
+static void make_room(struct k8s_pairs *p, size_t n)
 {
-    size_t n = json_object_size(obj);
     p->names = calloc(n + 1, sizeof(char *));
     p->values = calloc(n + 1, sizeof(char *));
     if (!p->names || !p->values)
         abort();
+}
+
+static void read_pairs(json_t *obj, struct k8s_pairs *p)
+{
+    make_room(p, json_object_size(obj));
     const char *name;
     json_t *value;
     json_object_foreach(obj, name, value) {
@@ -38,6 +43,22 @@ static void read_pairs(json_t *obj, struct k8s_pairs *p)
             continue;
         p->names[p->n] = must_strdup(name);
         p->values[p->n++] = must_strdup(json_string_value(value));
+    }
+}
+
+/* A node's addresses: [{"type": ..., "address": ...}] as type/address pairs. */
+static void read_addresses(json_t *addresses, struct k8s_pairs *p)
+{
+    make_room(p, json_array_size(addresses));
+    size_t i;
+    json_t *a;
+    json_array_foreach(addresses, i, a) {
+        const char *type = json_string_value(json_object_get(a, "type"));
+        const char *address = json_string_value(json_object_get(a, "address"));
+        if (!type || !address || !*address)
+            continue;
+        p->names[p->n] = must_strdup(type);
+        p->values[p->n++] = must_strdup(address);
     }
 }
 
@@ -154,7 +175,12 @@ static void read_pod(struct k8s_pod *p, json_t *item)
                           .node = string_of(spec, "nodeName"),
                           .phase = string_of(status, "phase"),
                           .host_ip = string_of(status, "hostIP"),
-                          .ready = readiness(status)};
+                          .ready = readiness(status),
+                          .provider_id = string_of(spec, "providerID")};
+    json_int_t kubelet = json_integer_value(json_object_get(
+        json_object_get(json_object_get(status, "daemonEndpoints"), "kubeletEndpoint"), "Port"));
+    p->kubelet_port = kubelet > 0 && kubelet <= 65535 ? (uint32_t)kubelet : 0;
+    read_addresses(json_object_get(status, "addresses"), &p->addresses);
     read_controller(meta, p);
     read_pairs(json_object_get(meta, "labels"), &p->labels);
     read_pairs(json_object_get(meta, "annotations"), &p->annotations);
@@ -283,6 +309,8 @@ static void free_pod(struct k8s_pod *p)
     free(p->controller_name);
     free_pairs(&p->labels);
     free_pairs(&p->annotations);
+    free(p->provider_id);
+    free_pairs(&p->addresses);
     for (size_t k = 0; k < p->ncontainers; k++)
         free_container(&p->containers[k]);
     free(p->containers);
@@ -334,10 +362,7 @@ static char *copy_or_null(const char *s)
 
 static void copy_pairs(struct k8s_pairs *dst, const struct k8s_pairs *src)
 {
-    dst->names = calloc(src->n + 1, sizeof(char *));
-    dst->values = calloc(src->n + 1, sizeof(char *));
-    if (!dst->names || !dst->values)
-        abort();
+    make_room(dst, src->n);
     for (dst->n = 0; dst->n < src->n; dst->n++) {
         dst->names[dst->n] = must_strdup(src->names[dst->n]);
         dst->values[dst->n] = must_strdup(src->values[dst->n]);
@@ -366,7 +391,8 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
         .nips = src->nips, .ready = src->ready,
         .controller_kind = copy_or_null(src->controller_kind),
         .controller_name = copy_or_null(src->controller_name),
-        .ncontainers = src->ncontainers};
+        .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
+        .kubelet_port = src->kubelet_port};
     dst->ips = calloc(src->nips + 1, sizeof(char *));
     dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
     if (!dst->ips || !dst->containers)
@@ -375,6 +401,7 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
         dst->ips[i] = must_strdup(src->ips[i]);
     copy_pairs(&dst->labels, &src->labels);
     copy_pairs(&dst->annotations, &src->annotations);
+    copy_pairs(&dst->addresses, &src->addresses);
     for (size_t i = 0; i < src->ncontainers; i++)
         copy_container(&dst->containers[i], &src->containers[i]);
 }

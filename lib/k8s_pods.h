@@ -5,7 +5,8 @@
  * pod a process or an IP belongs to) and the scrape receiver's
  * kubernetes_sd_configs (a target for each port of each container). A
  * NodeList (GET /api/v1/nodes) is read by the same functions: each node
- * is a k8s_pod with its metadata (name, uid, labels, annotations) alone.
+ * is a k8s_pod with its metadata (name, uid, labels, annotations) and the
+ * fields only nodes have (provider id, addresses, the kubelet's port).
  */
 #ifndef PROFD_LIB_K8S_PODS_H
 #define PROFD_LIB_K8S_PODS_H
@@ -45,6 +46,12 @@ struct k8s_pod {
     struct k8s_pairs labels, annotations;
     struct k8s_container *containers;   /* spec order: containers, init, ephemeral */
     size_t ncontainers;
+    /* A node's: spec.providerID ("" none), status.addresses (each a type,
+     * such as InternalIP, and an address, in the node's order) and
+     * status.daemonEndpoints.kubeletEndpoint.Port (0 none). */
+    char *provider_id;
+    struct k8s_pairs addresses;
+    uint32_t kubelet_port;
 };
 
 struct k8s_pod_list {

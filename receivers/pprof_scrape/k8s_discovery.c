@@ -70,9 +70,16 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
         k8s_sd_groups(d->h, pods, nodes, &groups, &n, &cap);
         npods += pods->n;
     }
-    d->h->gauge_set(d->self, "profd_scrape_k8s_pods",
-                    "Pods a job's kubernetes_sd_configs know of.", d->gauge_labels,
-                    (double)npods);
+    if (d->nwatches)
+        d->h->gauge_set(d->self, "profd_scrape_k8s_pods",
+                        "Pods a job's kubernetes_sd_configs know of.", d->gauge_labels,
+                        (double)npods);
+    if (nodes)
+        d->h->gauge_set(d->self, "profd_scrape_k8s_nodes",
+                        "Nodes a job's kubernetes_sd_configs know of (role node, "
+                        "attach_metadata).", d->gauge_labels, (double)nodes->n);
+    if (nodes && !d->nwatches)   /* role node */
+        k8s_sd_node_groups(d->h, nodes, &groups, &n, &cap);
     uint64_t *hashes = calloc(n + 1, sizeof(*hashes)), sig = n;
     if (!hashes)
         abort();
@@ -181,7 +188,7 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     free(own);
     while (d->urls[d->nwatches])
         d->nwatches++;
-    d->watches = calloc(d->nwatches, sizeof(*d->watches));
+    d->watches = calloc(d->nwatches + 1, sizeof(*d->watches));   /* none for role node */
     if (!d->watches)
         abort();
     struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, d};

@@ -33,6 +33,8 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
     char **urls = calloc(n + 2, sizeof(char *));
     if (!urls)
         abort();
+    if (!strcmp(cfg->role, "node"))
+        return urls;   /* no pods */
     const struct k8s_selector *sel = selector_of(cfg, "pod");
     const char *label = sel ? sel->label : NULL, *field = sel ? sel->field : NULL;
     if (n == 0)
@@ -45,7 +47,7 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
 
 char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base)
 {
-    if (!cfg->attach_metadata.node)
+    if (strcmp(cfg->role, "node") && !cfg->attach_metadata.node)
         return NULL;
     const struct k8s_selector *sel = selector_of(cfg, "node");
     return k8s_api_list_url(base, "nodes", NULL, sel ? sel->label : NULL,
@@ -95,7 +97,8 @@ static const struct k8s_pod *node_named(const struct k8s_pod_list *nodes,
     return &nodes->pods[i];
 }
 
-/* The labels of node, as attach_metadata's node adds them. */
+/* The labels of node's metadata: what attach_metadata's node adds, and
+ * what the node role's targets have with more. */
 static void node_labels(const struct profd_host *h, const struct k8s_pod *node,
                         struct profd_labels *l)
 {
@@ -124,10 +127,12 @@ static void pod_labels(const struct profd_host *h, const struct k8s_pod *p,
     set_pairs(h, l, &p->annotations, "pod_annotation_", "pod_annotationpresent_");
 }
 
-static void add_target(const struct profd_host *h, const struct profd_labels *pod,
-                       const struct k8s_container *c, const struct k8s_port *port,
-                       const char *ip, struct profd_target_group **groups, size_t *n,
-                       size_t *cap)
+/* A new group at the end of *groups: one target at host (an IP, or a
+ * name) and *port (NULL: the host alone), with the labels in l. */
+static struct profd_target_group *add_group(const struct profd_host *h, const char *host,
+                                            const uint32_t *port, const struct profd_labels *l,
+                                            struct profd_target_group **groups, size_t *n,
+                                            size_t *cap)
 {
     *groups = grow_array(*groups, cap, *n + 1, sizeof(**groups));
     struct profd_target_group *g = &(*groups)[(*n)++];
@@ -135,12 +140,22 @@ static void add_target(const struct profd_host *h, const struct profd_labels *po
     g->targets.items = calloc(1, sizeof(char *));
     if (!g->targets.items)
         abort();
-    bool v6 = strchr(ip, ':') != NULL;
-    g->targets.items[0] = !port ? must_asprintf("%s", ip)
-                          : v6  ? must_asprintf("[%s]:%u", ip, port->number)
-                                : must_asprintf("%s:%u", ip, port->number);
+    bool v6 = strchr(host, ':') != NULL;
+    g->targets.items[0] = !port ? must_asprintf("%s", host)
+                          : v6  ? must_asprintf("[%s]:%u", host, *port)
+                                : must_asprintf("%s:%u", host, *port);
     g->targets.n = 1;
-    h->labels_copy(&g->labels, pod);
+    h->labels_copy(&g->labels, l);
+    return g;
+}
+
+static void add_target(const struct profd_host *h, const struct profd_labels *pod,
+                       const struct k8s_container *c, const struct k8s_port *port,
+                       const char *ip, struct profd_target_group **groups, size_t *n,
+                       size_t *cap)
+{
+    struct profd_target_group *g = add_group(h, ip, port ? &port->number : NULL, pod, groups,
+                                             n, cap);
     h->labels_set(&g->labels, META "pod_container_name", c->name);
     h->labels_set(&g->labels, META "pod_container_image", c->image);
     h->labels_set(&g->labels, META "pod_container_init",
@@ -183,4 +198,43 @@ void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
         h->labels_clear(&labels);
     }
     key_map_free(&by_name);
+}
+
+/* The address a node is scraped at, as Prometheus picks it: its first of
+ * the first type it has of InternalIP, InternalDNS, ExternalIP,
+ * ExternalDNS, LegacyHostIP, Hostname; NULL none. */
+static const char *node_address(const struct k8s_pod *node)
+{
+    static const char *const order[] = {"InternalIP", "InternalDNS", "ExternalIP",
+                                        "ExternalDNS", "LegacyHostIP", "Hostname"};
+    for (size_t t = 0; t < sizeof(order) / sizeof(*order); t++)
+        for (size_t i = 0; i < node->addresses.n; i++)
+            if (!strcmp(node->addresses.names[i], order[t]))
+                return node->addresses.values[i];
+    return NULL;
+}
+
+void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *nodes,
+                        struct profd_target_group **groups, size_t *n, size_t *cap)
+{
+    for (size_t i = 0; i < nodes->n; i++) {
+        const struct k8s_pod *node = &nodes->pods[i];
+        const char *address = node_address(node);
+        if (!address)
+            continue;   /* nowhere to scrape */
+        struct profd_labels labels = {0};
+        node_labels(h, node, &labels);
+        h->labels_set(&labels, META "node_provider_id", node->provider_id);
+        h->labels_set(&labels, "instance", node->name);
+        for (size_t a = 0; a < node->addresses.n; a++) {
+            char name[512], valid[512];
+            snprintf(name, sizeof(name), META "node_address_%s", node->addresses.names[a]);
+            label_valid_name(name, false, sizeof(valid) - 1, valid);
+            if (!h->labels_get(&labels, valid))   /* the first of each type */
+                h->labels_set(&labels, valid, node->addresses.values[a]);
+        }
+        /* at the kubelet's port, 0 when the node names none, as Prometheus */
+        add_group(h, address, &node->kubelet_port, &labels, groups, n, cap);
+        h->labels_clear(&labels);
+    }
 }

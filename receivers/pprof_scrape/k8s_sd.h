@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * kubernetes_sd_configs, role pod, as Prometheus reads them: which URLs
- * list the pods, and the targets the pods make. Each container port of
+ * kubernetes_sd_configs, roles pod and node, as Prometheus reads them:
+ * which URLs list the pods and nodes, and the targets they make. Each container port of
  * each pod with an IP is a target at <pod IP>:<port>; a container with no
  * port is one at the pod IP alone (for relabeling to add one). Init
  * containers are targets too (__meta_kubernetes_pod_container_init
@@ -16,6 +16,11 @@
  * With attach_metadata's node, a pod whose node is listed adds
  *   __meta_kubernetes_node_name, _node_label_<name>/_labelpresent_<name>
  *   and _node_annotation_<name>/_annotationpresent_<name>.
+ * Role node: each node is a target at its kubelet's port on its address
+ * (InternalIP first, as node_address picks it), with instance its name and
+ * the labels __meta_kubernetes_node_name, _node_provider_id,
+ * _node_label_*, _node_labelpresent_*, _node_annotation_*,
+ * _node_annotationpresent_* and _node_address_<type> (the first of each).
  */
 #ifndef PPROF_SCRAPE_K8S_SD_H
 #define PPROF_SCRAPE_K8S_SD_H
@@ -27,14 +32,15 @@
  * The URLs cfg lists pods from, under the API's base URL: one for each
  * namespace it names (own_namespace, when asked for, among them), else
  * one for every namespace; the pod role's selector as labelSelector and
- * fieldSelector. NULL-terminated, each and the array malloc'd.
+ * fieldSelector; none for the node role. NULL-terminated, each and the
+ * array malloc'd.
  */
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
                    const char *own_namespace);
 
 /*
  * The URL cfg lists nodes from under base, with its node selector: NULL
- * when attach_metadata does not ask for nodes. malloc'd.
+ * unless the role is node or attach_metadata asks for nodes. malloc'd.
  */
 char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base);
 
@@ -50,5 +56,10 @@ void k8s_sd_urls_free(char **urls);
 void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
                    const struct k8s_pod_list *nodes, struct profd_target_group **groups,
                    size_t *n, size_t *cap);
+
+/* Appends to *groups a group of one target for each node with an address,
+ * as the node role makes them. */
+void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *nodes,
+                        struct profd_target_group **groups, size_t *n, size_t *cap);
 
 #endif

@@ -48,7 +48,8 @@ static const struct profd_option k8s_namespaces_options[] = {
 
 static const struct profd_option kubernetes_sd_options[] = {
     {"role", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, role), NULL,
-     "what becomes a target: pod (a target per container port; the only role so far)",
+     "what becomes a target: pod (a target per container port) or node (a target per node, "
+     "at its kubelet's port)",
      .required = 1},
     {"api_server", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, api_server), NULL,
      "the Kubernetes API's URL; empty: kubeconfig_file's, else the cluster's own, with the "

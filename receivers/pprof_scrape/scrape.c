@@ -95,15 +95,16 @@ static const struct profile_def *def_of(const struct state *s, const struct scra
 
 /* ---- validate / create ---- */
 
-/* kubernetes_sd_configs: the pod role alone, for now. */
+/* kubernetes_sd_configs: the roles pod and node. */
 static int validate_k8s(const struct profd_host *host, struct profd_diag *d, const struct job *j)
 {
     const struct kubernetes_sd_config *kc = j->kubernetes_sd_configs.items;
     int rc = PROFD_OK;
     for (size_t k = 0; k < j->kubernetes_sd_configs.n; k++) {
-        if (strcmp(kc[k].role, "pod")) {
+        bool pods = !strcmp(kc[k].role, "pod");
+        if (!pods && strcmp(kc[k].role, "node")) {
             host->diag(d, &kc[k].role, "job '%s': kubernetes_sd_configs role '%s' is not "
-                       "supported (only pod)", j->job_name, kc[k].role);
+                       "supported (pod or node)", j->job_name, kc[k].role);
             rc = PROFD_ERR;
         }
         const struct k8s_selector *sel = kc[k].selectors.items;
@@ -111,10 +112,10 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
             bool once = true;   /* the first of its role */
             for (size_t e = 0; e < i; e++)
                 once = once && strcmp(sel[e].role, sel[i].role) != 0;
-            if (strcmp(sel[i].role, "pod") && strcmp(sel[i].role, "node")) {
+            if (strcmp(sel[i].role, "node") && (!pods || strcmp(sel[i].role, "pod"))) {
                 host->diag(d, &sel[i].role, "job '%s': a selector of role '%s' in a "
-                           "kubernetes_sd_config of role '%s' (pod or node)", j->job_name,
-                           sel[i].role, kc[k].role);
+                           "kubernetes_sd_config of role '%s' (%s)", j->job_name,
+                           sel[i].role, kc[k].role, pods ? "pod or node" : "node");
                 rc = PROFD_ERR;
             } else if (!once) {
                 host->diag(d, &sel[i].role, "job '%s': more than one selector of role '%s'",

@@ -578,7 +578,7 @@ class KubernetesApi:
     client CA) it speaks HTTPS, to clients with a certificate the CA
     signed alone. GET /api/v1/nodes is a NodeList of `nodes` (filtered by
     labelSelector and the fieldSelector metadata.name=), watched the same
-    way, its events made by modify_node()."""
+    way, its events made by add_node() and modify_node()."""
 
     def __init__(self, pods, token, tls=None, nodes=()):
         import http.server
@@ -695,6 +695,11 @@ class KubernetesApi:
             self.pods[:] = [pod if p["metadata"]["uid"] == pod["metadata"]["uid"] else p
                             for p in self.pods]
         self._event("MODIFIED", pod)
+
+    def add_node(self, node):
+        with self.cond:
+            self.nodes.append(node)
+        self._event("ADDED", node, "nodes")
 
     def modify_node(self, node):
         with self.cond:

@@ -178,6 +178,52 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                       component="pprof_scrape", job="pods"), 1)   # pods alone
         self.assertEqual(p.stop(), 0)
 
+    def test_the_node_role_scrapes_each_node_at_its_kubelet_port(self):
+        """Role node: a target per node at its InternalIP and kubelet port
+        (here a Go target's), instance its name; a node without an address
+        none; a node added by the watch scraped too."""
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+
+        def node(name, addresses):
+            return {"metadata": {"name": name, "uid": name + "-uid",
+                                 "labels": {"kubernetes.io/os": "linux"}},
+                    "spec": {"providerID": "test-" + name},
+                    "status": {"addresses": [{"type": t, "address": a} for t, a in addresses],
+                               "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}}
+        api = self.api([], nodes=[node("node-a", [("Hostname", "node-a.invalid"),
+                                                  ("InternalIP", "127.0.0.1")]),
+                                  node("unready", [])])
+        p = self.start("""
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: kubelets
+        scrape_interval: 1s
+        kubernetes_sd_configs:
+          - {role: node, api_server: "%s", bearer_token_file: ./token, retry_interval: 200ms,
+             selectors: [{role: node, label: "kubernetes.io/os=linux"}]}
+        profiling_config: {presets: [goroutine]}
+        relabel_configs:
+          - {source_labels: [__meta_kubernetes_node_provider_id], target_label: provider}
+exporters:
+  pprof_file: {path_template: "{instance}/{provider}/{unix_nanos}.pb.gz"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
+""" % api.url)
+        wait_until(lambda: self.files("node-a", "test-node-a"), "node-a's goroutines")
+        self.assertEqual(api.got[0][:2], ("/api/v1/nodes",
+                                          {"labelSelector": ["kubernetes.io/os=linux"]}))
+        self.assertEqual(sorted(os.listdir(self.path("profiles"))), ["node-a"])
+        wait_until(lambda: api.watching() >= 1, "the nodes watched")
+        api.add_node(node("node-b", [("InternalIP", "127.0.0.1")]))
+        wait_until(lambda: self.files("node-b"), "node-b's goroutines")
+        self.assertEqual(metric_value(p.metrics(), "profd_scrape_k8s_nodes",
+                                      component="pprof_scrape", job="kubelets"), 3)
+        self.assertEqual(p.stop(), 0)
+
     def test_a_failing_api_keeps_the_targets_it_gave(self):
         target = self.goroutine_target()
         api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
@@ -271,9 +317,11 @@ class ScrapeKubernetesTest(ProfdTestCase):
         self.assertEqual(r.returncode, 2)
         return r.stderr
 
-    def test_roles_other_than_pod_two_selectors_and_a_kubeconfig_with_a_server_are_refused(self):
-        self.assertIn("job 'pods': kubernetes_sd_configs role 'node' is not supported (only pod)",
-                      self.refusal("role: pod\n", "role: node\n"))
+    def test_unknown_roles_wrong_selectors_and_a_kubeconfig_with_a_server_are_refused(self):
+        self.assertIn("job 'pods': kubernetes_sd_configs role 'service' is not supported (pod or "
+                      "node)", self.refusal("role: pod\n", "role: service\n"))
+        self.assertIn("job 'pods': a selector of role 'pod' in a kubernetes_sd_config of role "
+                      "'node' (node)", self.refusal("- role: pod\n", "- role: node\n"))
         self.assertIn("job 'pods': more than one selector of role 'pod'", self.refusal(
             '[{role: pod, label: "tier!=db"}]',
             '[{role: pod, label: "tier!=db"}, {role: pod, field: "spec.nodeName=a"}]'))

@@ -178,4 +178,66 @@ TEST(a_pods_node_labels_and_annotations_with_attach_metadata)
     k8s_pod_list_free(&nodes);
 }
 
+/* Nodes as the API lists them: one with every kind of address, one with a
+ * hostname alone, one with none. */
+static const char NODES[] =
+    "{\"kind\": \"NodeList\", \"items\": ["
+    "{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\","
+    "  \"labels\": {\"kubernetes.io/os\": \"linux\"}},"
+    " \"spec\": {\"providerID\": \"aws:///eu-1a/i-0abc\"},"
+    " \"status\": {\"addresses\": [{\"type\": \"Hostname\", \"address\": \"ip-10-0-0-5\"},"
+    "   {\"type\": \"ExternalIP\", \"address\": \"203.0.113.5\"},"
+    "   {\"type\": \"InternalIP\", \"address\": \"10.0.0.5\"},"
+    "   {\"type\": \"InternalIP\", \"address\": \"fd00::5\"}],"
+    "  \"daemonEndpoints\": {\"kubeletEndpoint\": {\"Port\": 10250}}}},"
+    "{\"metadata\": {\"name\": \"node-b\", \"uid\": \"n2\"},"
+    " \"status\": {\"addresses\": [{\"type\": \"Hostname\", \"address\": \"node-b.local\"}]}},"
+    "{\"metadata\": {\"name\": \"node-c\", \"uid\": \"n3\"}, \"status\": {}}"
+    "]}";
+
+TEST(the_node_role_a_target_per_node_at_its_kubelet)
+{
+    struct k8s_pod_list listed, nodes = {0};
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(NODES, strlen(NODES), &listed, why, sizeof(why)), 0);
+    k8s_pod_list_copy(&nodes, &listed);   /* what a watch keeps is a copy's */
+    k8s_pod_list_free(&listed);
+    CHECK_INT(nodes.n, 3);
+    CHECK_STR(nodes.pods[0].provider_id, "aws:///eu-1a/i-0abc");
+    CHECK_INT(nodes.pods[0].addresses.n, 4);
+    CHECK_INT(nodes.pods[0].kubelet_port, 10250);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    k8s_sd_node_groups(h, &nodes, &g, &n, &cap);
+    k8s_pod_list_free(&nodes);
+    CHECK_INT(n, 2);   /* node-c has no address */
+    if (n != 2)
+        return;
+    CHECK_STR(g[0].targets.items[0], "10.0.0.5:10250");   /* InternalIP before the others */
+    static const char *const want[][2] = {
+        {"instance", "node-a"},
+        {"__meta_kubernetes_node_name", "node-a"},
+        {"__meta_kubernetes_node_provider_id", "aws:///eu-1a/i-0abc"},
+        {"__meta_kubernetes_node_label_kubernetes_io_os", "linux"},
+        {"__meta_kubernetes_node_labelpresent_kubernetes_io_os", "true"},
+        {"__meta_kubernetes_node_address_Hostname", "ip-10-0-0-5"},
+        {"__meta_kubernetes_node_address_ExternalIP", "203.0.113.5"},
+        {"__meta_kubernetes_node_address_InternalIP", "10.0.0.5"},   /* the first of its type */
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+        CHECK_STR(label(&g[0], want[i][0]), want[i][1]);
+    CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want));
+    CHECK_STR(g[1].targets.items[0], "node-b.local:0");   /* no kubelet port: 0, as Prometheus */
+    CHECK_STR(label(&g[1], "__meta_kubernetes_node_provider_id"), "");
+    profd_sd_groups_free(g, n);
+
+    struct kubernetes_sd_config cfg = {.role = "node"};
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL);
+    CHECK(urls[0] == NULL);   /* no pods */
+    k8s_sd_urls_free(urls);
+    char *url = k8s_sd_nodes_url(&cfg, "https://api");
+    CHECK_STR(url, "https://api/api/v1/nodes");
+    free(url);
+}
+
 RUN_TESTS()

@@ -24,16 +24,20 @@ static const struct profd_host host = {
     .labels_clear = profd_labels_clear,
 };
 
-/* The scrape targets of pods: each an address and the pod's name. */
+/* The scrape targets of pods, and of the same list read as nodes: each an
+ * address and the pod's or node's name. */
 static void make_targets(const struct k8s_pod_list *pods)
 {
     struct profd_target_group *groups = NULL;
     size_t n = 0, cap = 0;
     k8s_sd_groups(&host, pods, pods, &groups, &n, &cap);   /* the pods as nodes too */
+    size_t npods = n;
+    k8s_sd_node_groups(&host, pods, &groups, &n, &cap);    /* and as the node role's */
     for (size_t i = 0; i < n; i++) {
         if (groups[i].targets.n != 1 || !*groups[i].targets.items[0] ||
-            !profd_labels_get(&groups[i].labels, "__meta_kubernetes_pod_name"))
-            abort();   /* a target without its address or pod */
+            !profd_labels_get(&groups[i].labels, i < npods ? "__meta_kubernetes_pod_name"
+                                                           : "__meta_kubernetes_node_name"))
+            abort();   /* a target without its address, pod or node */
         free(groups[i].targets.items[0]);
         free(groups[i].targets.items);
         profd_labels_clear(&groups[i].labels);

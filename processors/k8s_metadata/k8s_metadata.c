@@ -16,7 +16,9 @@
  *   looked up in is made again, from a copy of the pods, at most every
  *   100 ms after they changed. With `wait_for_metadata` (the default) the
  *   first list is made as profd starts, before any receiver does, so the
- *   first profiles are labeled too, and the watch goes on from it.
+ *   first profiles are labeled too, and the watch goes on from it. With
+ *   `node_labels` the nodes (node_name's alone) are listed and watched
+ *   the same way, for their labels.
  * - `api_server` defaults to the cluster's own (KUBERNETES_SERVICE_HOST and
  *   _PORT, over TLS with the service account's CA); the token is read from
  *   `bearer_token_file` before each request, as tokens rotate. Outside the
@@ -57,7 +59,7 @@ struct config {
     char *proc_root;
     char *pid_label;
     char *ip_label;
-    bool pod_labels, pod_annotations;
+    bool pod_labels, pod_annotations, node_labels;
     bool wait_for_metadata;
 };
 
@@ -89,6 +91,9 @@ static const struct profd_option options[] = {
      "also each pod label, as pod_label_<name>"},
     {"pod_annotations", PROFD_OPT_BOOL, offsetof(struct config, pod_annotations), "false",
      "also each pod annotation, as pod_annotation_<name>"},
+    {"node_labels", PROFD_OPT_BOOL, offsetof(struct config, node_labels), "false",
+     "also each label of the pod's node, as node_label_<name> (the nodes listed and watched "
+     "too: node_name's alone when it is set)"},
     {"wait_for_metadata", PROFD_OPT_BOOL, offsetof(struct config, wait_for_metadata), "true",
      "list the pods once before profd starts taking profiles (for at most timeout)"},
     {0},
@@ -98,12 +103,13 @@ struct state {
     const struct profd_host *host;
     struct profd_component *self;
     const struct config *cfg;
-    char *url;                 /* the list's */
+    char *url;                 /* the pods' list */
+    char *nodes_url;           /* the nodes' list with node_labels, else NULL */
     pthread_mutex_t mu;        /* what follows */
     struct pod_index *index;   /* the pods last known, or NULL */
     struct k8s_access access;
     struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
-    struct k8s_watch *watch;
+    struct k8s_watch *watch, *nodes_watch;
     struct event *reindex;
     _Atomic size_t matched, unmatched, list_errors;
 };
@@ -133,16 +139,17 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     return rc;
 }
 
-/* The list's URL: the API server's /api/v1/pods, of node_name's only;
- * NULL when there is no API server to ask. */
-static char *list_url(const struct config *cfg, const struct k8s_access *access)
+/* The URL of the API server's list of resource (pods, or nodes), of
+ * node_name's alone when set (field the field naming a node); NULL when
+ * there is no API server to ask. */
+static char *list_url(const struct config *cfg, const struct k8s_access *access,
+                      const char *resource, const char *field)
 {
     char *base = k8s_api_base(access);
     if (!base)
         return NULL;
-    char *node = is_set(cfg->node_name) ? must_asprintf("spec.nodeName=%s", cfg->node_name)
-                                        : NULL;
-    char *url = k8s_api_list_url(base, "pods", NULL, NULL, node);
+    char *node = is_set(cfg->node_name) ? must_asprintf("%s=%s", field, cfg->node_name) : NULL;
+    char *url = k8s_api_list_url(base, resource, NULL, NULL, node);
     free(node);
     free(base);
     return url;
@@ -152,22 +159,26 @@ static char *list_url(const struct config *cfg, const struct k8s_access *access)
 static void on_watch_failed(void *arg, const char *why)
 {
     struct state *s = arg;
-    s->host->log(s->self, PROFD_LOG_WARN, "listing or watching the pods: %s; labeling from the "
-                 "pods known until a list works", why);
+    s->host->log(s->self, PROFD_LOG_WARN, "listing or watching the API: %s; labeling from "
+                 "what is known until a list works", why);
     running_total_add(s->host, s->self, &s->list_errors, 1, "profd_k8s_metadata_list_errors",
-                      "Pod lists and watches of the Kubernetes API that failed.");
+                      "Pod (and node) lists and watches of the Kubernetes API that failed.");
 }
 
 /* Puts ix in place of the index records are looked up in. */
 static void use_index(struct state *s, struct pod_index *ix)
 {
-    size_t npods = ix->list.n;
+    size_t npods = ix->list.n, nnodes = ix->nodes.n;
     pthread_mutex_lock(&s->mu);
     struct pod_index *old = s->index;
     s->index = ix;
     pthread_mutex_unlock(&s->mu);
     pod_index_free(old);
     s->host->gauge_set(s->self, "profd_k8s_metadata_pods", "Pods known.", "", (double)npods);
+    if (s->nodes_url)
+        s->host->gauge_set(s->self, "profd_k8s_metadata_nodes", "Nodes known (node_labels).", "",
+                           (double)nnodes);
+    s->host->log(s->self, PROFD_LOG_DEBUG, "%zu pod(s) and %zu node(s) known", npods, nnodes);
 }
 
 /* On the loop's thread: the index made again from the watch's pods. */
@@ -176,7 +187,8 @@ static void reindex(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct state *s = arg;
-    use_index(s, pod_index_of(k8s_watch_pods(s->watch)));
+    use_index(s, pod_index_of(k8s_watch_pods(s->watch),
+                              s->nodes_watch ? k8s_watch_pods(s->nodes_watch) : NULL));
 }
 
 static void on_pods_changed(void *arg)
@@ -187,28 +199,55 @@ static void on_pods_changed(void *arg)
         evtimer_add(s->reindex, &tv);
 }
 
-/* Lists the pods at once, waiting for the answer, for the first profiles
- * to be labeled (wait_for_metadata). */
-static void list_first(struct state *s)
+/* Logs and counts the failure why of a list of url. */
+static void list_failed(struct state *s, const char *url, const char *why)
+{
+    char line[1100];
+    snprintf(line, sizeof(line), "%s: %s", url, why);
+    on_watch_failed(s, line);
+}
+
+/* GETs url at once, waiting for the answer: its body (len bytes), or
+ * NULL, the failure logged and counted. */
+static char *get_now(struct state *s, const char *url, size_t *len)
 {
     CURL *h = curl_easy_init();
     if (!h)
-        return;   /* the watch's list tells */
+        return NULL;   /* the watch's list tells */
     struct k8s_response b = {0};
-    char why[512], line[1100];
-    struct curl_slist *headers = k8s_api_prepare(h, s->url, &s->access, &b);
-    struct pod_index *ix = k8s_api_succeeded(h, curl_easy_perform(h), &b, why, sizeof(why))
-                               ? pod_index_parse(b.data, b.len, why, sizeof(why))
-                               : NULL;
+    char why[512];
+    struct curl_slist *headers = k8s_api_prepare(h, url, &s->access, &b);
+    bool ok = k8s_api_succeeded(h, curl_easy_perform(h), &b, why, sizeof(why));
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);
-    free(b.data);
-    if (ix) {
-        use_index(s, ix);
-    } else {
-        snprintf(line, sizeof(line), "%s: %s", s->url, why);
-        on_watch_failed(s, line);
+    if (!ok) {
+        list_failed(s, url, why);
+        free(b.data);
+        return NULL;
     }
+    *len = b.len;
+    return b.data;
+}
+
+/* Lists the pods (and nodes) at once, waiting for the answers, for the
+ * first profiles to be labeled (wait_for_metadata). */
+static void list_first(struct state *s)
+{
+    size_t len;
+    char why[512];
+    char *body = get_now(s, s->url, &len);
+    struct pod_index *ix = body ? pod_index_parse(body, len, why, sizeof(why)) : NULL;
+    if (body && !ix)
+        list_failed(s, s->url, why);
+    free(body);
+    if (!ix)
+        return;
+    if (s->nodes_url && (body = get_now(s, s->nodes_url, &len))) {
+        if (pod_index_set_nodes(ix, body, len, why, sizeof(why)) < 0)
+            list_failed(s, s->nodes_url, why);   /* the watch lists them */
+        free(body);
+    }
+    use_index(s, ix);
 }
 
 /* The pod of process pid (its container's name into *container), or
@@ -284,6 +323,9 @@ static void label_record(struct state *s, struct profd_record *r, const struct k
         label_with_pairs(s, r, "pod_label_", &pod->labels);
     if (s->cfg->pod_annotations)
         label_with_pairs(s, r, "pod_annotation_", &pod->annotations);
+    const struct k8s_pod *node = s->cfg->node_labels ? pod_index_node(s->index, pod->node) : NULL;
+    if (node)
+        label_with_pairs(s, r, "node_label_", &node->labels);
 }
 
 static int consume(void *st, struct profd_batch *b)
@@ -336,7 +378,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);   /* once per create: destroy ends it */
     pthread_mutex_init(&s->mu, NULL);
-    s->url = list_url(cfg, &s->access);
+    s->url = list_url(cfg, &s->access, "pods", "spec.nodeName");
+    if (c->node_labels)
+        s->nodes_url = list_url(cfg, &s->access, "nodes", "metadata.name");
     *out = s;
     return PROFD_OK;
 }
@@ -355,9 +399,16 @@ static int start(void *st)
     struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s};
     s->watch = k8s_watch_new(s->host, s->self, s->url, &s->access, s->cfg->retry_interval,
                              &hooks);
-    /* the watch goes on from the first list, when there was one */
+    if (s->nodes_url)
+        s->nodes_watch = k8s_watch_new(s->host, s->self, s->nodes_url, &s->access,
+                                       s->cfg->retry_interval, &hooks);
+    /* the watches go on from the first lists, when there were some */
+    const struct k8s_pod_list *nodes = s->index && s->index->nodes.resource_version
+                                           ? &s->index->nodes
+                                           : NULL;
     if (!(s->reindex = evtimer_new(s->host->event_base(s->self), reindex, s)) ||
-        k8s_watch_start(s->watch, s->index ? &s->index->list : NULL) < 0)
+        k8s_watch_start(s->watch, s->index ? &s->index->list : NULL) < 0 ||
+        (s->nodes_watch && k8s_watch_start(s->nodes_watch, nodes) < 0))
         return PROFD_ERR;
     return PROFD_OK;
 }
@@ -366,7 +417,8 @@ static int stop(void *st)
 {
     struct state *s = st;
     k8s_watch_free(s->watch);
-    s->watch = NULL;
+    k8s_watch_free(s->nodes_watch);
+    s->watch = s->nodes_watch = NULL;
     if (s->reindex)
         event_free(s->reindex);
     s->reindex = NULL;
@@ -381,6 +433,7 @@ static void destroy(void *st)
     pod_index_free(s->index);
     pthread_mutex_destroy(&s->mu);
     free(s->url);
+    free(s->nodes_url);
     k8s_kubeconfig_clear(&s->kubeconfig);
     free(s);
     curl_global_cleanup();

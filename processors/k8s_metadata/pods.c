@@ -70,13 +70,37 @@ struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_
     return ix;
 }
 
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods)
+/* Indexes the nodes ix->nodes holds by name. */
+static void index_nodes(struct pod_index *ix)
+{
+    for (size_t i = 0; i < ix->nodes.n; i++)
+        key_map_put(&ix->by_node, key_hash(ix->nodes.pods[i].name), (uint32_t)i);
+}
+
+int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
+                        size_t whylen)
+{
+    struct k8s_pod_list nodes;
+    if (k8s_pod_list_parse(json, len, &nodes, why, whylen) < 0)
+        return -1;
+    k8s_pod_list_free(&ix->nodes);
+    key_map_free(&ix->by_node);
+    ix->nodes = nodes;
+    index_nodes(ix);
+    return 0;
+}
+
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes)
 {
     struct pod_index *ix = calloc(1, sizeof(*ix));
     if (!ix)
         abort();
     k8s_pod_list_copy(&ix->list, pods);
     index_pods(ix);
+    if (nodes) {
+        k8s_pod_list_copy(&ix->nodes, nodes);
+        index_nodes(ix);
+    }
     return ix;
 }
 
@@ -108,6 +132,15 @@ const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip)
     return &ix->list.pods[ix->ips[i].pod];
 }
 
+const struct k8s_pod *pod_index_node(const struct pod_index *ix, const char *name)
+{
+    uint32_t i;
+    if (!ix || !name || !key_map_get(&ix->by_node, key_hash(name), &i) ||
+        strcmp(ix->nodes.pods[i].name, name))
+        return NULL;
+    return &ix->nodes.pods[i];
+}
+
 void pod_index_free(struct pod_index *ix)
 {
     if (!ix)
@@ -119,6 +152,8 @@ void pod_index_free(struct pod_index *ix)
     key_map_free(&ix->by_container);
     key_map_free(&ix->by_uid);
     key_map_free(&ix->by_ip);
+    key_map_free(&ix->by_node);
     k8s_pod_list_free(&ix->list);
+    k8s_pod_list_free(&ix->nodes);
     free(ix);
 }

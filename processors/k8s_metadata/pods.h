@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The pods the Kubernetes API listed, looked up by container id, pod UID
- * or pod IP. */
+ * or pod IP, and the nodes it listed, by name. */
 #ifndef PROFD_K8S_PODS_H
 #define PROFD_K8S_PODS_H
 
@@ -25,6 +25,8 @@ struct pod_index {
     } *ips;
     size_t nips;
     struct key_map by_container, by_uid, by_ip;   /* hash of the key -> index */
+    struct k8s_pod_list nodes;   /* none unless node labels are asked for */
+    struct key_map by_node;      /* hash of a node's name -> index into nodes.pods */
 };
 
 /*
@@ -34,8 +36,15 @@ struct pod_index {
  */
 struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen);
 
-/* The pods of pods, copied and indexed as pod_index_parse does. */
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods);
+/* Puts in ix the nodes of a NodeList (the JSON of GET /api/v1/nodes),
+ * indexed by name, in place of those it had: 0, or -1 with why set (and
+ * ix as it was) when it is not one. */
+int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
+                        size_t whylen);
+
+/* The pods of pods, copied and indexed as pod_index_parse does, and the
+ * nodes of nodes (NULL: none), copied and indexed by name. */
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes);
 
 /* The pod running container id, its container's name into *container;
  * NULL when none listed. */
@@ -46,6 +55,9 @@ const struct k8s_pod *pod_index_uid(const struct pod_index *ix, const char *uid)
 /* The pod with IP ip, or NULL (host-network pods share their node's IP:
  * an IP several pods have is nobody's). */
 const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip);
+
+/* The node named name, or NULL. */
+const struct k8s_pod *pod_index_node(const struct pod_index *ix, const char *name);
 
 /* Frees ix (accepts NULL). */
 void pod_index_free(struct pod_index *ix);

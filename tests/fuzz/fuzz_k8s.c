@@ -81,7 +81,7 @@ static void watch(const char *text, size_t len)
         text = nl ? nl + 1 : end;
     }
     make_targets(&pods);
-    struct pod_index *ix = pod_index_of(&pods);   /* as k8s_metadata copies a watch's */
+    struct pod_index *ix = pod_index_of(&pods, &pods);   /* as k8s_metadata copies a watch's */
     for (size_t i = 0; i < pods.n; i++)
         if (pod_index_uid(ix, pods.pods[i].uid) == NULL)
             abort();   /* a pod the copy lost */

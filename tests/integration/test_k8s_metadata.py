@@ -131,6 +131,37 @@ class K8sMetadataTest(ProfdTestCase):
         self.assertEqual(self.written("ip"), ["shop.web-1.unknown.node-a.web.payments"])
         self.assertEqual(p.stop(), 0)
 
+    def test_node_labels_from_the_pods_node(self):
+        """node_labels: the node (node_name's alone) listed before the first
+        profile and watched: its labels on the records of its pods, a
+        change of them on the next."""
+        node = {"metadata": {"name": "node-a", "uid": "n1",
+                             "labels": {"topology.kubernetes.io/zone": "eu-1a"}}}
+        port, api = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
+        api.nodes = [node, {"metadata": {"name": "node-b", "uid": "n2",
+                                         "labels": {"topology.kubernetes.io/zone": "eu-1b"}}}]
+        with open(self.path("token"), "w") as f:
+            f.write("tok123")
+        self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
+        self.spool_as(4242)
+        config = (CONFIG % port).replace("pod_labels: true,", "node_labels: true,").replace(
+            "{pod_label_app}", "{node_label_topology_kubernetes_io_zone}")
+        p = self.start(config)
+        wait_until(lambda: self.written(4242), "the labeled profile")
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.eu-1a.payments"])
+        self.assertIn(("/api/v1/nodes", {"fieldSelector": ["metadata.name=node-a"]},
+                       "Bearer tok123"), api.got)
+        wait_until(lambda: api.watching() >= 2, "the pods and the node watched")
+        mark = p.mark()
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = "eu-1c"
+        api.modify_node(node)
+        p.wait_log(r"1 pod\(s\) and 1 node\(s\) known", start=mark)   # node-a's alone
+        shutil.rmtree(self.path("out", "4242"))
+        self.spool_as(4242)
+        wait_until(lambda: self.written(4242), "the profile again")
+        self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.eu-1c.payments"])
+        self.assertEqual(p.stop(), 0)
+
     def test_a_kubeconfig_gives_the_server_and_token(self):
         """kubeconfig_file: the server and a tokenFile relative to the
         kubeconfig, from its current context; bearer_token_file (the
@@ -166,8 +197,8 @@ class K8sMetadataTest(ProfdTestCase):
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
         p = self.start(CONFIG % port)
-        p.wait_log(r"listing or watching the pods: http://127\.0\.0\.1:\d+/api/v1/pods\?"
-                   r"fieldSelector=spec\.nodeName%3Dnode-a: HTTP 403.*labeling from the pods known",
+        p.wait_log(r"listing or watching the API: http://127\.0\.0\.1:\d+/api/v1/pods\?"
+                   r"fieldSelector=spec\.nodeName%3Dnode-a: HTTP 403.*labeling from what is known",
                    count=2)   # the first list, then the watch's
         wait_until(lambda: self.written(4242), "the profile, unlabeled")
         self.assertGreaterEqual(metric_value(p.metrics(), "profd_k8s_metadata_list_errors",
@@ -177,14 +208,18 @@ class K8sMetadataTest(ProfdTestCase):
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")
     def test_valgrind_run_and_shutdown_has_no_leaks(self):
-        port, _ = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
+        port, api = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
         with open(self.path("token"), "w") as f:
             f.write("tok123")
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
-        p = self.start(CONFIG % port, wrapper=valgrind(self.path("vg.log")))
+        # node_labels: the nodes listed and watched under valgrind too
+        p = self.start((CONFIG % port).replace("pod_labels: true,",
+                                               "pod_labels: true, node_labels: true,"),
+                       wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.written(4242), "the labeled profile", deadline=120)
         self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])
+        self.assertIn("/api/v1/nodes", [path for path, _, _ in api.got])
         rc = p.stop(timeout=120)
         log = open(self.path("vg.log")).read()
         self.assertEqual(rc, 0, log)

@@ -114,7 +114,7 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     struct k8s_pod_list pods;
     char why[256];
     CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
-    struct pod_index *ix = pod_index_of(&pods);
+    struct pod_index *ix = pod_index_of(&pods, NULL);
     k8s_pod_list_free(&pods);   /* the watch goes on changing its own */
     const char *container = NULL;
     const struct k8s_pod *p = pod_index_container(ix, ID, &container);
@@ -125,6 +125,28 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);
     CHECK_INT(ix->list.n, 3);
     pod_index_free(ix);
+}
+
+TEST(nodes_by_name_listed_or_copied)
+{
+    static const char NODES[] =
+        "{\"kind\": \"NodeList\", \"metadata\": {\"resourceVersion\": \"4\"}, \"items\": ["
+        "{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\", \"labels\": {\"zone\": \"a\"}}},"
+        "{\"metadata\": {\"name\": \"node-b\", \"uid\": \"n2\"}}]}";
+    char why[256];
+    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), why, sizeof(why));
+    CHECK(pod_index_node(ix, "node-a") == NULL);   /* no nodes yet */
+    CHECK_INT(pod_index_set_nodes(ix, NODES, strlen(NODES), why, sizeof(why)), 0);
+    const struct k8s_pod *a = pod_index_node(ix, "node-a");
+    CHECK(a && !strcmp(a->labels.values[0], "a"));
+    CHECK(pod_index_node(ix, "node-c") == NULL);
+    CHECK_STR(ix->nodes.resource_version, "4");   /* where its watch goes on from */
+    CHECK_INT(pod_index_set_nodes(ix, "[]", 2, why, sizeof(why)), -1);   /* the nodes kept */
+    struct pod_index *copy = pod_index_of(&ix->list, &ix->nodes);
+    pod_index_free(ix);
+    CHECK(pod_index_node(copy, "node-b") != NULL);
+    CHECK(pod_index_node(copy, NULL) == NULL);   /* a pod not yet on a node */
+    pod_index_free(copy);
 }
 
 TEST(what_is_not_a_pod_list_is_an_error)

@@ -172,6 +172,7 @@ static void read_pod(struct k8s_pod *p, json_t *item)
     *p = (struct k8s_pod){.namespace = string_of(meta, "namespace"),
                           .name = string_of(meta, "name"),
                           .uid = string_of(meta, "uid"),
+                          .resource_version = string_of(meta, "resourceVersion"),
                           .node = string_of(spec, "nodeName"),
                           .phase = string_of(status, "phase"),
                           .host_ip = string_of(status, "hostIP"),
@@ -299,6 +300,7 @@ static void free_pod(struct k8s_pod *p)
     free(p->namespace);
     free(p->name);
     free(p->uid);
+    free(p->resource_version);
     free(p->node);
     free(p->phase);
     free(p->host_ip);
@@ -386,7 +388,8 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
 {
     *dst = (struct k8s_pod){
         .namespace = must_strdup(src->namespace), .name = must_strdup(src->name),
-        .uid = must_strdup(src->uid), .node = must_strdup(src->node),
+        .uid = must_strdup(src->uid), .resource_version = must_strdup(src->resource_version),
+        .node = must_strdup(src->node),
         .phase = must_strdup(src->phase), .host_ip = must_strdup(src->host_ip),
         .nips = src->nips, .ready = src->ready,
         .controller_kind = copy_or_null(src->controller_kind),

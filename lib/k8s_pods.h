@@ -39,6 +39,7 @@ struct k8s_container {
 
 struct k8s_pod {
     char *namespace, *name, *uid, *node, *phase, *host_ip;
+    char *resource_version;       /* metadata.resourceVersion: another one, another pod */
     char **ips;                   /* status.podIP first, then podIPs' others; none pending */
     size_t nips;
     const char *ready;            /* the Ready condition: "true", "false", else "unknown" */

@@ -11,6 +11,7 @@
 #include "../../lib/grow.h"
 #include "../../lib/k8s_api.h"
 #include "../../lib/k8s_watch.h"
+#include "k8s_groups.h"
 #include "k8s_sd.h"
 #include "targets.h"
 
@@ -38,9 +39,7 @@ struct k8s_discovery {
     int64_t rebuild_not_before;   /* monotonic us */
     void (*changed)(void *arg);
     void *arg;
-    struct profd_target_group *groups;
-    uint64_t *hashes;             /* each group's target_group_hash */
-    size_t ngroups;
+    struct k8s_groups groups;     /* the last build's */
     uint64_t signature;           /* of the groups, in order */
     bool built;                   /* groups and signature made once */
     size_t errors;
@@ -54,22 +53,28 @@ static int64_t monotonic_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The targets of every watch's pods made again; the receiver told when
- * they are not what they were. */
+/* The targets of every watch's pods made again (those of pods that did
+ * not change moved from the last build); the receiver told when they are
+ * not what they were. */
 static void rebuild(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct k8s_discovery *d = arg;
     int64_t started = monotonic_us();
-    struct profd_target_group *groups = NULL;
-    size_t n = 0, cap = 0, npods = 0;
     const struct k8s_pod_list *nodes = d->nodes ? k8s_watch_pods(d->nodes) : NULL;
+    struct k8s_node_names names;
+    k8s_node_names_init(&names, nodes);
+    struct k8s_groups next = {0};
+    size_t npods = 0;
     for (size_t i = 0; i < d->nwatches; i++) {
         const struct k8s_pod_list *pods = k8s_watch_pods(d->watches[i]);
-        k8s_sd_groups(d->h, pods, nodes, &groups, &n, &cap);
+        for (size_t p = 0; p < pods->n; p++)
+            k8s_groups_add_pod(d->h, &next, &d->groups, &pods->pods[p],
+                               k8s_node_named(&names, pods->pods[p].node));
         npods += pods->n;
     }
+    k8s_node_names_free(&names);
     if (d->nwatches)
         d->h->gauge_set(d->self, "profd_scrape_k8s_pods",
                         "Pods a job's kubernetes_sd_configs know of.", d->gauge_labels,
@@ -79,25 +84,15 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
                         "Nodes a job's kubernetes_sd_configs know of (role node, "
                         "attach_metadata).", d->gauge_labels, (double)nodes->n);
     if (nodes && !d->nwatches)   /* role node */
-        k8s_sd_node_groups(d->h, nodes, &groups, &n, &cap);
-    uint64_t *hashes = calloc(n + 1, sizeof(*hashes)), sig = n;
-    if (!hashes)
-        abort();
-    for (size_t i = 0; i < n; i++)
-        sig = sig * 31 ^ (hashes[i] = target_group_hash(&groups[i]));
-    if (d->built && sig == d->signature) {
-        d->h->sd_groups_free(groups, n);
-        free(hashes);
-    } else {
-        d->h->sd_groups_free(d->groups, d->ngroups);
-        free(d->hashes);
-        d->groups = groups;
-        d->hashes = hashes;
-        d->ngroups = n;
-        d->signature = sig;
-        d->built = true;
+        k8s_groups_add_nodes(d->h, &next, nodes);
+    uint64_t sig = k8s_groups_signature(&next);
+    bool changed = !d->built || sig != d->signature;
+    k8s_groups_clear(d->h, &d->groups);   /* what was not moved on */
+    d->groups = next;
+    d->signature = sig;
+    d->built = true;
+    if (changed)
         d->changed(d->arg);
-    }
     int64_t ended = monotonic_us();
     d->rebuild_not_before = ended + REBUILD_SPACING * (ended - started);
 }
@@ -119,7 +114,7 @@ static void on_watch_failed(void *arg, const char *why)
 {
     struct k8s_discovery *d = arg;
     d->h->log(d->self, PROFD_LOG_WARN, "job '%s': %s; keeping its %zu target(s), listing "
-              "again in %lld ms", d->job_name, why, d->ngroups,
+              "again in %lld ms", d->job_name, why, d->groups.n,
               (long long)(d->cfg->retry_interval / 1000000));
     d->h->gauge_set(d->self, "profd_scrape_k8s_errors",
                     "Pod (and node) lists and watches of a job's kubernetes_sd_configs that "
@@ -215,7 +210,7 @@ int k8s_discovery_start(struct k8s_discovery *d)
 
 struct found_groups k8s_discovery_found(const struct k8s_discovery *d)
 {
-    return (struct found_groups){d->groups, d->ngroups, d->hashes};
+    return (struct found_groups){d->groups.groups, d->groups.n, d->groups.hashes};
 }
 
 void k8s_discovery_free(struct k8s_discovery *d)
@@ -228,8 +223,7 @@ void k8s_discovery_free(struct k8s_discovery *d)
     free(d->nodes_url);
     if (d->rebuild)
         event_free(d->rebuild);
-    d->h->sd_groups_free(d->groups, d->ngroups);
-    free(d->hashes);
+    k8s_groups_clear(d->h, &d->groups);
     k8s_sd_urls_free(d->urls);
     free(d->watches);
     free(d->gauge_labels);

@@ -8,7 +8,6 @@
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
 #include "../../lib/k8s_api.h"
-#include "../../lib/key_map.h"
 #include "../../lib/label_valid.h"
 
 #define META "__meta_kubernetes_"
@@ -77,24 +76,27 @@ static void set_pairs(const struct profd_host *h, struct profd_labels *l,
     }
 }
 
-/* The nodes of a list by the hash of their names. */
-static void index_nodes(const struct k8s_pod_list *nodes, struct key_map *by_name)
+void k8s_node_names_init(struct k8s_node_names *names, const struct k8s_pod_list *nodes)
 {
+    *names = (struct k8s_node_names){.nodes = nodes};
     for (size_t i = 0; nodes && i < nodes->n; i++)
-        if (nodes->pods[i].name)
-            key_map_put(by_name, hash_bytes(nodes->pods[i].name, strlen(nodes->pods[i].name)),
-                        (uint32_t)i);
+        key_map_put(&names->by_hash, hash_bytes(nodes->pods[i].name, strlen(nodes->pods[i].name)),
+                    (uint32_t)i);
 }
 
-/* The node named name in nodes (indexed in by_name), or NULL. */
-static const struct k8s_pod *node_named(const struct k8s_pod_list *nodes,
-                                        const struct key_map *by_name, const char *name)
+const struct k8s_pod *k8s_node_named(const struct k8s_node_names *names, const char *name)
 {
     uint32_t i;
-    if (!nodes || !name || !key_map_get(by_name, hash_bytes(name, strlen(name)), &i) ||
-        strcmp(nodes->pods[i].name, name))
+    if (!names->nodes || !name ||
+        !key_map_get(&names->by_hash, hash_bytes(name, strlen(name)), &i) ||
+        strcmp(names->nodes->pods[i].name, name))
         return NULL;
-    return &nodes->pods[i];
+    return &names->nodes->pods[i];
+}
+
+void k8s_node_names_free(struct k8s_node_names *names)
+{
+    key_map_free(&names->by_hash);
 }
 
 /* The labels of node's metadata: what attach_metadata's node adds, and
@@ -171,33 +173,38 @@ static void add_target(const struct profd_host *h, const struct profd_labels *po
     }
 }
 
+void k8s_sd_pod_groups(const struct profd_host *h, const struct k8s_pod *p,
+                       const struct k8s_pod *node, struct profd_target_group **groups,
+                       size_t *n, size_t *cap)
+{
+    if (p->nips == 0)
+        return;   /* pending or evicted: nowhere to scrape */
+    struct profd_labels labels = {0};
+    pod_labels(h, p, &labels);
+    if (node)
+        node_labels(h, node, &labels);
+    for (size_t k = 0; k < p->ncontainers; k++) {
+        const struct k8s_container *c = &p->containers[k];
+        if (c->kind == K8S_EPHEMERAL_CONTAINER)
+            continue;   /* debugging shells serve nothing */
+        if (c->nports == 0)
+            add_target(h, &labels, c, NULL, p->ips[0], groups, n, cap);
+        for (size_t q = 0; q < c->nports; q++)
+            add_target(h, &labels, c, &c->ports[q], p->ips[0], groups, n, cap);
+    }
+    h->labels_clear(&labels);
+}
+
 void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
                    const struct k8s_pod_list *nodes, struct profd_target_group **groups,
                    size_t *n, size_t *cap)
 {
-    struct key_map by_name = {0};
-    index_nodes(nodes, &by_name);
-    for (size_t i = 0; i < pods->n; i++) {
-        const struct k8s_pod *p = &pods->pods[i];
-        if (p->nips == 0)
-            continue;   /* pending or evicted: nowhere to scrape */
-        struct profd_labels labels = {0};
-        pod_labels(h, p, &labels);
-        const struct k8s_pod *node = node_named(nodes, &by_name, p->node);
-        if (node)
-            node_labels(h, node, &labels);
-        for (size_t k = 0; k < p->ncontainers; k++) {
-            const struct k8s_container *c = &p->containers[k];
-            if (c->kind == K8S_EPHEMERAL_CONTAINER)
-                continue;   /* debugging shells serve nothing */
-            if (c->nports == 0)
-                add_target(h, &labels, c, NULL, p->ips[0], groups, n, cap);
-            for (size_t q = 0; q < c->nports; q++)
-                add_target(h, &labels, c, &c->ports[q], p->ips[0], groups, n, cap);
-        }
-        h->labels_clear(&labels);
-    }
-    key_map_free(&by_name);
+    struct k8s_node_names names;
+    k8s_node_names_init(&names, nodes);
+    for (size_t i = 0; i < pods->n; i++)
+        k8s_sd_pod_groups(h, &pods->pods[i], k8s_node_named(&names, pods->pods[i].node),
+                          groups, n, cap);
+    k8s_node_names_free(&names);
 }
 
 /* The address a node is scraped at, as Prometheus picks it: its first of

@@ -26,6 +26,7 @@
 #define PPROF_SCRAPE_K8S_SD_H
 
 #include "../../lib/k8s_pods.h"
+#include "../../lib/key_map.h"
 #include "config.h"
 
 /*
@@ -47,12 +48,31 @@ char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base)
 /* Frees what k8s_sd_urls returned (accepts NULL). */
 void k8s_sd_urls_free(char **urls);
 
+/* The nodes of a list by name. */
+struct k8s_node_names {
+    const struct k8s_pod_list *nodes;
+    struct key_map by_hash;   /* of the name -> index into nodes->pods */
+};
+
+/* Indexes nodes (NULL: none) into *names, which refers to it from then on. */
+void k8s_node_names_init(struct k8s_node_names *names, const struct k8s_pod_list *nodes);
+
+/* The node named name (NULL: none), or NULL. */
+const struct k8s_pod *k8s_node_named(const struct k8s_node_names *names, const char *name);
+
+void k8s_node_names_free(struct k8s_node_names *names);
+
 /*
  * Appends to *groups (*n of them, room for *cap) a group of one target
- * for each target the pods make, with its labels, and those of its node
- * when nodes (NULL: none) has it. Pods without an IP (pending, or
- * evicted) make none.
+ * for each target pod p makes, with its labels, and those of node (NULL:
+ * none). A pod without an IP (pending, or evicted) makes none.
  */
+void k8s_sd_pod_groups(const struct profd_host *h, const struct k8s_pod *p,
+                       const struct k8s_pod *node, struct profd_target_group **groups,
+                       size_t *n, size_t *cap);
+
+/* k8s_sd_pod_groups of each of pods, with its node when nodes (NULL:
+ * none) has it. */
 void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
                    const struct k8s_pod_list *nodes, struct profd_target_group **groups,
                    size_t *n, size_t *cap);

@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "../../lib/file_io.h"
-#include "../../lib/hash.h"
 #include "../../lib/http_client.h"
 #include "../../lib/key_map.h"
 #include "config.h"
@@ -598,17 +597,13 @@ static void scrape_free(struct scrape *sc)
 
 /* ---- targets ---- */
 
-static uint64_t key_hash(const char *key)
-{
-    return hash_bytes(key, strlen(key));
-}
-
-/* Where the pair of key is among the current ones, or s->nscrapes.
- * by_key maps each current key's hash to its pair. */
-static size_t find_existing(const struct state *s, const struct key_map *by_key, const char *key)
+/* Where the pair of key (of unit_key_hash hash) is among the current
+ * ones, or s->nscrapes. by_key maps each current key's hash to its pair. */
+static size_t find_existing(const struct state *s, const struct key_map *by_key, const char *key,
+                            uint64_t hash)
 {
     uint32_t at;
-    if (!key_map_get(by_key, key_hash(key), &at))
+    if (!key_map_get(by_key, hash, &at))
         return s->nscrapes;
     /* Another key of the same hash, or a twin of this key taken already:
      * look at every pair. */
@@ -618,12 +613,12 @@ static size_t find_existing(const struct state *s, const struct key_map *by_key,
     return at;
 }
 
-/* The pair of key among the current ones, taken out of them; NULL when
- * none has it. */
+/* The pair of unit u's key among the current ones, taken out of them;
+ * NULL when none has it. */
 static struct scrape *take_existing(struct state *s, const struct key_map *by_key,
-                                    const char *key)
+                                    const struct scrape_unit *u)
 {
-    size_t at = find_existing(s, by_key, key);
+    size_t at = find_existing(s, by_key, u->key, u->key_hash);
     if (at == s->nscrapes)
         return NULL;
     struct scrape *sc = s->scrapes[at];
@@ -637,7 +632,8 @@ static bool known_exist(const struct state *s, const struct key_map *by_key,
                         const struct scrape_unit *units, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (units[i].known && find_existing(s, by_key, units[i].key) == s->nscrapes)
+        if (units[i].known &&
+            find_existing(s, by_key, units[i].key, units[i].key_hash) == s->nscrapes)
             return false;
     return true;
 }
@@ -682,7 +678,7 @@ static void refresh(struct state *s)
     const struct job *jobs = s->cfg->scrape_configs.items;
     struct key_map by_key = {0};
     for (size_t i = 0; i < s->nscrapes; i++)
-        key_map_put(&by_key, key_hash(s->scrapes[i]->u.key), (uint32_t)i);
+        key_map_put(&by_key, s->scrapes[i]->u.key_hash, (uint32_t)i);
     struct scrape **next = NULL;
     size_t n = 0, cap = 0;
     for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
@@ -707,7 +703,7 @@ static void refresh(struct state *s)
         for (size_t i = 0; i < nunits; i++) {
             if (n == cap && !(next = realloc(next, (cap = cap ? cap * 2 : 64) * sizeof(*next))))
                 abort();
-            struct scrape *sc = take_existing(s, &by_key, units[i].key);
+            struct scrape *sc = take_existing(s, &by_key, &units[i]);
             if (sc) {
                 scrape_unit_clear(s->host, &units[i]);
             } else if (units[i].known) {   /* not met: build_job saw every known pair */

@@ -131,6 +131,7 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
         put(&key, l.items[i].value);
     }
     u->key = key.s;
+    u->key_hash = unit_key_hash(u->key);
     u->labels = l;
     return true;
 }
@@ -181,8 +182,17 @@ static void memo_put(struct unit_memo *m, uint64_t group, const struct scrape_un
     m->ranges[m->nranges] = (struct memo_range){m->nkeys, n - first};
     key_map_put(&m->by_group, group, (uint32_t)m->nranges++);
     m->keys = grow_array(m->keys, &m->keys_cap, m->nkeys + (n - first) + 1, sizeof(*m->keys));
-    for (size_t i = first; i < n; i++)
+    m->key_hashes = grow_array(m->key_hashes, &m->hashes_cap, m->nkeys + (n - first) + 1,
+                               sizeof(*m->key_hashes));
+    for (size_t i = first; i < n; i++) {
+        m->key_hashes[m->nkeys] = units[i].key_hash;
         m->keys[m->nkeys++] = must_asprintf("%s", units[i].key);
+    }
+}
+
+uint64_t unit_key_hash(const char *key)
+{
+    return hash_bytes(key, strlen(key));
 }
 
 void unit_memo_clear(struct unit_memo *m)
@@ -190,6 +200,7 @@ void unit_memo_clear(struct unit_memo *m)
     for (size_t i = 0; i < m->nkeys; i++)
         free(m->keys[i]);
     free(m->keys);
+    free(m->key_hashes);
     free(m->ranges);
     key_map_free(&m->by_group);
     *m = (struct unit_memo){0};
@@ -209,8 +220,9 @@ static void add_found(const struct profd_host *h, const struct job *job, size_t 
         const struct memo_range *r = &last->ranges[at];
         *units = grow_array(*units, cap, *n + r->n, sizeof(**units));
         for (size_t i = 0; i < r->n; i++)
-            (*units)[(*n)++] = (struct scrape_unit){.key = must_asprintf("%s", last->keys[r->first + i]),
-                                                    .known = true, .job = job_index};
+            (*units)[(*n)++] = (struct scrape_unit){
+                .key = must_asprintf("%s", last->keys[r->first + i]),
+                .key_hash = last->key_hashes[r->first + i], .known = true, .job = job_index};
     } else {
         add_units(h, job, job_index, defs, ndefs, &g->targets, &g->labels, units, n, cap);
     }

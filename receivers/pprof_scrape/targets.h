@@ -14,6 +14,7 @@
 
 struct scrape_unit {
     char *key;                    /* URL and labels: the identity across refreshes */
+    uint64_t key_hash;            /* unit_key_hash(key) */
     bool known;                   /* key alone: the pair of this key exists already */
     char *url;
     char *address;                /* host:port, after relabeling */
@@ -40,11 +41,15 @@ struct unit_memo {
     } *ranges;
     size_t nranges, ranges_cap;
     char **keys;
-    size_t nkeys, keys_cap;
+    uint64_t *key_hashes;      /* each key's unit_key_hash */
+    size_t nkeys, keys_cap, hashes_cap;
 };
 
 /* Frees what m holds and empties it. */
 void unit_memo_clear(struct unit_memo *m);
+
+/* The hash a unit's key is found by. */
+uint64_t unit_key_hash(const char *key);
 
 /* A 64-bit identity of g's targets and labels. */
 uint64_t target_group_hash(const struct profd_target_group *g);

@@ -585,6 +585,8 @@ class KubernetesApi:
         import json
         import urllib.parse
         self.pods, self.nodes, self.got, self.fail = pods, list(nodes), [], None
+        for obj in self.pods + self.nodes:   # as every object the API lists has
+            obj["metadata"].setdefault("resourceVersion", "1")
         # events: (version, type, object, "pods" or "nodes")
         self.version, self.oldest, self.events = 1, 1, []
         self.watch_seconds, self.stopped = 300, False

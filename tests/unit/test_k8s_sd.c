@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* kubernetes_sd_configs, role pod: the URLs the pods are listed from, and
- * the targets and __meta_kubernetes_* labels the pods make, as Prometheus
- * makes them. Compiled in from the module sources. */
+/* kubernetes_sd_configs, roles pod and node: the URLs the pods and nodes
+ * are listed from, the targets and __meta_kubernetes_* labels they make,
+ * as Prometheus makes them, and a pod's groups kept from one build to the
+ * next while it does not change. Compiled in from the module sources. */
 #include "check.h"
 
 #include "../../core/graph.h"
@@ -14,7 +15,9 @@
 #include "../../lib/k8s_pods.c"
 #include "../../lib/key_map.c"
 #include "../../lib/label_valid.c"
+#include "../../receivers/pprof_scrape/k8s_groups.c"
 #include "../../receivers/pprof_scrape/k8s_sd.c"
+#include "../../receivers/pprof_scrape/targets.c"
 
 static const struct profd_host *const h = &profd_host_services;
 
@@ -238,6 +241,91 @@ TEST(the_node_role_a_target_per_node_at_its_kubelet)
     char *url = k8s_sd_nodes_url(&cfg, "https://api");
     CHECK_STR(url, "https://api/api/v1/nodes");
     free(url);
+}
+
+/* The pods of POD_LIST (three: web-1 and v6 make groups, pending none),
+ * each at resourceVersion version but the one named bumped. */
+static void pods_at(struct k8s_pod_list *pods, const char *version, const char *bumped)
+{
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), pods, why, sizeof(why)), 0);
+    for (size_t i = 0; i < pods->n; i++) {
+        free(pods->pods[i].resource_version);
+        pods->pods[i].resource_version =
+            strdup(bumped && !strcmp(pods->pods[i].name, bumped) ? "99" : version);
+    }
+}
+
+/* A build of pods (each twice when twice, each with node), from last. */
+static void build(struct k8s_groups *next, struct k8s_groups *last,
+                  const struct k8s_pod_list *pods, bool twice, const struct k8s_pod *node)
+{
+    *next = (struct k8s_groups){0};
+    for (size_t i = 0; i < pods->n; i++)
+        for (int k = 0; k < 1 + twice; k++)
+            k8s_groups_add_pod(h, next, last, &pods->pods[i], node);
+}
+
+TEST(a_pods_groups_move_to_the_next_build_while_it_does_not_change)
+{
+    struct k8s_pod_list pods;
+    struct k8s_groups first, second, third, fourth;
+    pods_at(&pods, "5", NULL);
+    build(&first, NULL, &pods, false, NULL);
+    CHECK_INT(first.n, 4);   /* web-1's three, v6's one */
+    CHECK_INT(first.nmade, 3);
+    char *web_target = first.groups[0].targets.items[0];
+    char *v6_target = first.groups[3].targets.items[0];
+    k8s_pod_list_free(&pods);
+
+    pods_at(&pods, "5", "v6");   /* v6 changed, web-1 did not */
+    build(&second, &first, &pods, false, NULL);
+    CHECK_INT(second.n, 4);
+    CHECK(second.groups[0].targets.items[0] == web_target);   /* moved, not made again */
+    CHECK(second.groups[3].targets.items[0] != v6_target);
+    CHECK(first.groups[0].targets.items == NULL);   /* left empty where it was */
+    for (size_t i = 0; i < second.n; i++)
+        CHECK(second.hashes[i] == target_group_hash(&second.groups[i]));
+    uint64_t sig = k8s_groups_signature(&second);
+    k8s_groups_clear(h, &first);
+    k8s_pod_list_free(&pods);
+
+    /* the same pods again: every group moved, the signature the same */
+    pods_at(&pods, "5", "v6");
+    build(&third, &second, &pods, false, NULL);
+    CHECK(k8s_groups_signature(&third) == sig);
+    CHECK(third.groups[0].targets.items[0] == web_target);
+    k8s_groups_clear(h, &second);
+    k8s_pod_list_free(&pods);
+
+    /* a pod listed twice (two namespaces' lists naming one) makes its own
+     * the second time; a pod without a version is always made again */
+    pods_at(&pods, "5", "v6");
+    free(pods.pods[1].resource_version);
+    pods.pods[1].resource_version = strdup("");
+    build(&fourth, &third, &pods, true, NULL);
+    CHECK_INT(fourth.n, 8);
+    CHECK(fourth.groups[0].targets.items[0] == web_target);
+    CHECK(fourth.groups[3].targets.items[0] != web_target);
+    CHECK_STR(fourth.groups[3].targets.items[0], "10.1.0.7:8080");
+    CHECK(fourth.hashes[3] == fourth.hashes[0]);
+    k8s_groups_clear(h, &third);
+    k8s_pod_list_free(&pods);
+
+    /* with a node's labels: made again when the node's version changes */
+    struct k8s_pod node = {.name = "node-a", .resource_version = "7"};
+    struct k8s_groups fifth, sixth;
+    pods_at(&pods, "5", NULL);
+    build(&fifth, &fourth, &pods, false, &node);
+    CHECK(fifth.groups[0].targets.items[0] != web_target);   /* with a node now */
+    web_target = fifth.groups[0].targets.items[0];
+    node.resource_version = "8";
+    build(&sixth, &fifth, &pods, false, &node);
+    CHECK(sixth.groups[0].targets.items[0] != web_target);
+    k8s_groups_clear(h, &fourth);
+    k8s_groups_clear(h, &fifth);
+    k8s_groups_clear(h, &sixth);
+    k8s_pod_list_free(&pods);
 }
 
 RUN_TESTS()

@@ -46,7 +46,7 @@ TEST(an_unchanged_group_gives_its_keys_alone)
                             sizeof(err)), 0);
     CHECK_INT(n, 4);
     for (size_t i = 0; i < n; i++)
-        CHECK(!u[i].known && u[i].url && u[i].key);
+        CHECK(!u[i].known && u[i].url && u[i].key && u[i].key_hash == unit_key_hash(u[i].key));
     CHECK_STR(u[0].url, "http://10.0.0.1:6060/debug/pprof/goroutine");
     char *keys[4];
     for (size_t i = 0; i < 4; i++)
@@ -69,8 +69,8 @@ TEST(an_unchanged_group_gives_its_keys_alone)
     struct unit_memo third = {0};
     CHECK_INT(targets_build(h, &job, 0, defs, 2, &found, 1, &second, &third, &u, &n, err,
                             sizeof(err)), 0);
-    for (size_t i = 0; i < n; i++)
-        CHECK(u[i].known);
+    for (size_t i = 0; i < n; i++)   /* each with its key's hash, kept in the memo */
+        CHECK(u[i].known && u[i].key_hash == unit_key_hash(u[i].key));
     free_units(u, n);
     for (size_t i = 0; i < 4; i++)
         free(keys[i]);

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The target groups of one kubernetes_sd_config, made again as its pods
+ * change. A build starts empty and is given the pods one by one; a pod
+ * whose UID and resourceVersion (and its node's version, when its node's
+ * labels are on its targets) are those it had in the last build gives the
+ * groups it made then, moved over with their hashes, instead of making
+ * them again: in a large cluster a change costs the pods that changed,
+ * not every pod's labels.
+ */
+#ifndef PPROF_SCRAPE_K8S_GROUPS_H
+#define PPROF_SCRAPE_K8S_GROUPS_H
+
+#include "../../lib/k8s_pods.h"
+#include "../../lib/key_map.h"
+#include "profd/plugin.h"
+
+/* The groups one pod made: [first, first + n) of the build's. */
+struct pod_made {
+    uint64_t key;   /* the pod as it was; 0 once its groups were moved on */
+    size_t first, n;
+};
+
+/* Zero-initialized is an empty build. */
+struct k8s_groups {
+    struct profd_target_group *groups;
+    uint64_t *hashes;   /* each group's target_group_hash */
+    size_t n, cap, hashes_cap;
+    struct pod_made *made;   /* each pod's groups, in the order given */
+    size_t nmade, made_cap;
+    struct key_map by_key;   /* a pod's key -> index into made */
+};
+
+/*
+ * Adds to next the groups of pod p, with node's labels (NULL: none, or not
+ * asked for): those last made for p as it is now, taken from last (NULL:
+ * none), else made (k8s_sd_pod_groups).
+ */
+void k8s_groups_add_pod(const struct profd_host *h, struct k8s_groups *next,
+                        struct k8s_groups *last, const struct k8s_pod *p,
+                        const struct k8s_pod *node);
+
+/* Adds to g the groups of the node role's targets, made from nodes. */
+void k8s_groups_add_nodes(const struct profd_host *h, struct k8s_groups *g,
+                          const struct k8s_pod_list *nodes);
+
+/* A 64-bit identity of g's groups, in order. */
+uint64_t k8s_groups_signature(const struct k8s_groups *g);
+
+/* Frees what g holds (the groups moved out of it are empty) and empties it. */
+void k8s_groups_clear(const struct profd_host *h, struct k8s_groups *g);
+
+#endif

@@ -27,6 +27,13 @@ void *must_malloc(size_t n)
     return p;
 }
 
+void free_string_array(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
 char *must_asprintf(const char *fmt, ...)
 {
     va_list ap;

@@ -14,5 +14,7 @@ void *grow_array(void *p, size_t *cap, size_t need, size_t size);
 void *must_malloc(size_t n);
 /* printf into a new block; aborts when memory runs out. */
 char *must_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Frees each string of the NULL-terminated array v, and v (NULL: nothing). */
+void free_string_array(char **v);
 
 #endif

@@ -76,9 +76,24 @@ static void set_pem(CURL *h, CURLoption option, char *pem)
     curl_easy_setopt(h, option, &blob);
 }
 
+/* Sets up h with the credential kc's exec plugin gave last (the caller
+ * ran it: k8s_api_authorize). Returns its token, malloc'd, or NULL. */
+static char *use_exec(CURL *h, struct k8s_exec *exec)
+{
+    char *token, *cert, *key;
+    k8s_exec_credential(exec, &token, &cert, &key);
+    if (cert && key) {
+        set_pem(h, CURLOPT_SSLCERT_BLOB, cert);
+        set_pem(h, CURLOPT_SSLKEY_BLOB, key);
+    }
+    free(cert);
+    free(key);
+    return token;
+}
+
 /* Sets up h with kc's credentials: its token (or token file, read now),
- * user and password, CA, client certificate and key. Returns the token
- * to send, malloc'd, or NULL. */
+ * user and password, CA, client certificate and key, or its exec
+ * plugin's. Returns the token to send, malloc'd, or NULL. */
 static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
 {
     struct client_tls tls = {kc->ca_file, kc->cert_file, kc->key_file, kc->insecure_skip_verify};
@@ -93,6 +108,8 @@ static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
         curl_easy_setopt(h, CURLOPT_USERNAME, kc->username);
         curl_easy_setopt(h, CURLOPT_PASSWORD, kc->password ? kc->password : "");
     }
+    if (kc->exec)
+        return use_exec(h, kc->exec);
     return kc->token ? must_asprintf("%s", kc->token)
            : kc->token_file ? read_secret(kc->token_file) : NULL;
 }
@@ -131,11 +148,25 @@ struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s
     return headers;
 }
 
-bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body, char *why,
-                       size_t whylen)
+bool k8s_api_authorized(const struct k8s_access *a)
+{
+    return !a->kubeconfig || !a->kubeconfig->exec || k8s_exec_fresh(a->kubeconfig->exec);
+}
+
+int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen)
+{
+    if (k8s_api_authorized(a))
+        return 0;
+    return k8s_exec_refresh(a->kubeconfig->exec, a->timeout, why, whylen);
+}
+
+bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body,
+                       const struct k8s_access *a, char *why, size_t whylen)
 {
     long status = 0;
     curl_easy_getinfo((CURL *)easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 401 && a->kubeconfig && a->kubeconfig->exec)
+        k8s_exec_forget(a->kubeconfig->exec);   /* refused: run the plugin again next time */
     if (rc != CURLE_OK)
         snprintf(why, whylen, "%s",
                  rc == CURLE_WRITE_ERROR ? "the response is over 256 MiB"

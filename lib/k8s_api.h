@@ -56,20 +56,30 @@ char *k8s_api_base(const struct k8s_access *a);
 char *k8s_api_list_url(const char *base, const char *resource, const char *ns,
                        const char *label_selector, const char *field_selector);
 
+/* Whether a's credentials are at hand: false when a kubeconfig's exec
+ * plugin has to run first (k8s_api_authorize). */
+bool k8s_api_authorized(const struct k8s_access *a);
+
+/* Runs a's kubeconfig's exec plugin when its credential is missing or
+ * expired: blocks (for at most a's timeout). 0, or -1 with why. */
+int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen);
+
 /*
- * Sets up easy (a CURL *) to GET url as a, its body into *body (which the
- * caller frees). Returns the header list the caller frees once the
- * transfer is over.
+ * Sets up easy (a CURL *) to GET url as a (authorized), its body into
+ * *body (which the caller frees). Returns the header list the caller
+ * frees once the transfer is over.
  */
 struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
                                    struct k8s_response *body);
 
 /*
- * Whether easy's finished transfer (libcurl's result rc, a CURLcode) is a
- * 200; else false with why saying what failed: libcurl's error, a body
- * over K8S_MAX_RESPONSE, or the status and the start of the body.
+ * Whether easy's finished transfer (libcurl's result rc, a CURLcode) as a
+ * is a 200; else false with why saying what failed: libcurl's error, a
+ * body over K8S_MAX_RESPONSE, or the status and the start of the body. A
+ * 401 forgets the exec plugin's credential, for the next request to ask
+ * it again.
  */
-bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body, char *why,
-                       size_t whylen);
+bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body,
+                       const struct k8s_access *a, char *why, size_t whylen);
 
 #endif

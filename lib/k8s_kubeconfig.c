@@ -158,16 +158,77 @@ static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfi
     return copy_decoded(r, c, "certificate-authority-data", &kc->ca_pem);
 }
 
-/* The user named name into kc. */
+/* What item makes of each item of the sequence under key in m (those it
+ * makes nothing of left out), NULL-terminated, with room for one more. */
+static char **strings_of(struct reader *r, const yaml_node_t *m, const char *key,
+                         char *(*item)(struct reader *r, yaml_node_t *n))
+{
+    yaml_node_t *seq = get(r, m, key);
+    size_t n = seq && seq->type == YAML_SEQUENCE_NODE
+                   ? (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start)
+                   : 0;
+    char **v = calloc(n + 2, sizeof(char *));   /* room for a command before them */
+    if (!v)
+        abort();
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *s = item(r, node(r, seq->data.sequence.items.start[i]));
+        if (s)
+            v[k++] = s;
+    }
+    return v;
+}
+
+static char *arg_item(struct reader *r, yaml_node_t *n)
+{
+    (void)r;
+    return is_scalar(n) ? must_asprintf("%s", text_of(n)) : NULL;
+}
+
+static char *env_item(struct reader *r, yaml_node_t *n)
+{
+    const char *name = get_text(r, n, "name");
+    yaml_node_t *value = get(r, n, "value");
+    return name && is_scalar(value) ? must_asprintf("%s=%s", name, text_of(value)) : NULL;
+}
+
+/* The exec plugin of user u (named name) into kc, the cluster read. */
+static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
+                     struct k8s_kubeconfig *kc)
+{
+    yaml_node_t *x = get(r, u, "exec");
+    const char *command = get_text(r, x, "command");
+    if (!command)
+        return fail(r, x, "user '%s' has an exec plugin without a command", name);
+    const char *version = get_text(r, x, "apiVersion");
+    const char *info = get_text(r, x, "provideClusterInfo");
+    char **args = strings_of(r, x, "args", arg_item), **env = strings_of(r, x, "env", env_item);
+    size_t n = 0;
+    while (args[n])
+        n++;
+    memmove(args + 1, args, (n + 1) * sizeof(char *));
+    args[0] = strchr(command, '/') && command[0] != '/'
+                  ? must_asprintf("%s/%s", r->dir, command)
+                  : must_asprintf("%s", command);
+    kc->exec = k8s_exec_new(args, env, version ? version : "client.authentication.k8s.io/v1",
+                            info && !strcmp(info, "true"), kc->server, kc->ca_pem);
+    free_string_array(args);
+    free_string_array(env);
+    return 0;
+}
+
+/* The user named name into kc, the cluster read. */
 static int read_user(struct reader *r, const char *name, struct k8s_kubeconfig *kc)
 {
     yaml_node_t *u = named(r, "users", name, "user");
     if (!u)
         return -1;
-    if (get(r, u, "exec") || get(r, u, "auth-provider"))
-        return fail(r, u, "user '%s' gets its credentials from %s, which profd does not run: "
-                    "give it a token, tokenFile or client certificate instead", name,
-                    get(r, u, "exec") ? "an exec plugin" : "an auth-provider");
+    if (get(r, u, "auth-provider"))
+        return fail(r, u, "user '%s' gets its credentials from an auth-provider, which profd "
+                    "does not run: give it an exec plugin, a token, tokenFile or client "
+                    "certificate instead", name);
+    if (get(r, u, "exec") && read_exec(r, u, name, kc) < 0)
+        return -1;
     kc->token = copy_text(r, u, "token");
     kc->token_file = copy_path(r, u, "tokenFile");
     kc->username = copy_text(r, u, "username");
@@ -251,5 +312,6 @@ void k8s_kubeconfig_clear(struct k8s_kubeconfig *kc)
                        &kc->token_file, &kc->username, &kc->password};
     for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
         free(*fields[i]);
+    k8s_exec_free(kc->exec);
     memset(kc, 0, sizeof(*kc));
 }

@@ -4,16 +4,19 @@
  * cluster read it: its current context (or the one named), that context's
  * cluster (server, certificate-authority[-data], insecure-skip-tls-verify)
  * and user (token, tokenFile, client-certificate[-data],
- * client-key[-data], username and password), and the context's namespace.
- * Paths in the file are relative to the file's directory, as kubectl takes
- * them. A user who authenticates through an exec plugin or an
- * auth-provider is refused: profd runs no other program for a token.
+ * client-key[-data], username and password, or an exec credential plugin:
+ * k8s_exec.h), and the context's namespace. Paths in the file (a plugin's
+ * command too, when it has a '/') are relative to the file's directory, as
+ * kubectl takes them. A user of an auth-provider (the plugins' forerunner)
+ * is refused.
  */
 #ifndef PROFD_LIB_K8S_KUBECONFIG_H
 #define PROFD_LIB_K8S_KUBECONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "k8s_exec.h"
 
 /* What a context says; every string malloc'd or NULL (not given). The
  * *_pem fields are the decoded *-data fields. */
@@ -26,13 +29,15 @@ struct k8s_kubeconfig {
     char *token, *token_file;   /* token_file read again before each request */
     char *username, *password;
     bool insecure_skip_verify;
+    struct k8s_exec *exec;   /* the user's exec plugin, or NULL */
 };
 
 /*
  * Reads the kubeconfig at path into *kc, for context (NULL or "": the
  * file's current-context). 0, or -1 with why saying what is wrong and
  * where (a YAML error's line, the context, cluster or user missing, a
- * field not base64, an exec plugin); *kc is then empty.
+ * field not base64, an exec plugin without a command, an auth-provider);
+ * *kc is then empty.
  */
 int k8s_kubeconfig_load(const char *path, const char *context, struct k8s_kubeconfig *kc,
                         char *why, size_t whylen);

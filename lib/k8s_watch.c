@@ -18,7 +18,7 @@
 /* A watch the server ended sooner than this starts again this much later. */
 #define WATCH_MIN_NS 1000000000LL
 
-enum watch_state { LISTING, READING, WATCHING, WAITING };
+enum watch_state { AUTHORIZING, LISTING, READING, WATCHING, WAITING };
 
 struct k8s_watch {
     const struct profd_host *h;
@@ -36,7 +36,8 @@ struct k8s_watch {
     struct k8s_pod_list pods;     /* what it knows now */
     struct k8s_pod_list listed;   /* READING: the list as the component's thread reads it */
     bool relist;                  /* WATCHING: the watch's version is gone */
-    bool rewatch;                 /* WAITING: watches, not lists, when retry fires */
+    bool rewatch;                 /* WAITING, AUTHORIZING: watches, not lists, next */
+    bool authorized;              /* the exec plugin just ran: go on whatever it gave */
     bool failed;
     char why[1024];
     int64_t watch_started;        /* monotonic ns */
@@ -164,6 +165,43 @@ static bool begin_transfer(struct k8s_watch *w, const char *url)
     return true;
 }
 
+/* On the component's own thread: the kubeconfig's exec plugin run. */
+static void authorize(void *arg)
+{
+    struct k8s_watch *w = arg;
+    w->failed = k8s_api_authorize(w->access, w->why, sizeof(w->why)) < 0;
+}
+
+/* Back on the loop's thread: the list or watch it ran for. */
+static void authorized(void *arg)
+{
+    struct k8s_watch *w = arg;
+    if (w->failed) {
+        fail(w);
+        return;
+    }
+    w->authorized = true;
+    if (w->rewatch)
+        start_watch(w);
+    else
+        start_list(w);
+}
+
+/* Whether the credentials are at hand for a list (or with watch, a
+ * watch); else the exec plugin is run first, the list or watch after. */
+static bool ready(struct k8s_watch *w, bool watch)
+{
+    if (w->authorized || k8s_api_authorized(w->access)) {
+        w->authorized = false;
+        return true;
+    }
+    w->state = AUTHORIZING;
+    w->rewatch = watch;
+    w->failed = false;
+    w->h->run_aside(w->self, authorize, authorized, w);
+    return false;
+}
+
 static void run_transfer(struct k8s_watch *w)
 {
     if (http_client_add(w->http, w->easy) < 0) {
@@ -174,6 +212,8 @@ static void run_transfer(struct k8s_watch *w)
 
 static void start_watch(struct k8s_watch *w)
 {
+    if (!ready(w, true))
+        return;
     char *url = must_asprintf("%s%cwatch=1&allowWatchBookmarks=true&timeoutSeconds=%d"
                               "&resourceVersion=%s", w->url, strchr(w->url, '?') ? '&' : '?',
                               WATCH_SECONDS, w->pods.resource_version);
@@ -194,6 +234,8 @@ static void start_watch(struct k8s_watch *w)
 
 static void start_list(struct k8s_watch *w)
 {
+    if (!ready(w, false))
+        return;
     w->state = LISTING;
     w->failed = false;
     if (begin_transfer(w, w->url))
@@ -237,7 +279,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     long status = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     if (w->state == LISTING) {
-        if (!k8s_api_succeeded(easy, result, &w->body, w->why, sizeof(w->why))) {
+        if (!k8s_api_succeeded(easy, result, &w->body, w->access, w->why, sizeof(w->why))) {
             fail(w);
             return;
         }
@@ -248,7 +290,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     /* a watch: the server ended it, its version is gone, or it failed */
     bool gone = w->relist || status == 410;
     bool ended = !w->failed && result == CURLE_OK && status == 200;
-    if (!w->failed && !k8s_api_succeeded(easy, result, &w->body, why, sizeof(why)))
+    if (!w->failed && !k8s_api_succeeded(easy, result, &w->body, w->access, why, sizeof(why)))
         snprintf(w->why, sizeof(w->why), "the watch failed: %s", why);
     end_transfer(w);
     if (gone) {

@@ -9,8 +9,9 @@
  * version gone (410) lists again at once; a list or watch that fails is
  * told to the owner and listed again after retry_interval, the pods
  * meanwhile those last known. Transfers run on the event loop's libcurl
- * (http_client.h); a list's JSON is read on the component's own thread
- * (host->run_aside). Everything else is on the loop's thread.
+ * (http_client.h); a list's JSON is read, and a kubeconfig's exec plugin
+ * run when its credential is missing or expired, on the component's own
+ * thread (host->run_aside). Everything else is on the loop's thread.
  */
 #ifndef PROFD_LIB_K8S_WATCH_H
 #define PROFD_LIB_K8S_WATCH_H

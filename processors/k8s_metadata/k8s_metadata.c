@@ -216,8 +216,13 @@ static char *get_now(struct state *s, const char *url, size_t *len)
         return NULL;   /* the watch's list tells */
     struct k8s_response b = {0};
     char why[512];
+    if (k8s_api_authorize(&s->access, why, sizeof(why)) < 0) {   /* at start: it may block */
+        curl_easy_cleanup(h);
+        list_failed(s, url, why);
+        return NULL;
+    }
     struct curl_slist *headers = k8s_api_prepare(h, url, &s->access, &b);
-    bool ok = k8s_api_succeeded(h, curl_easy_perform(h), &b, why, sizeof(why));
+    bool ok = k8s_api_succeeded(h, curl_easy_perform(h), &b, &s->access, why, sizeof(why));
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);
     if (!ok) {

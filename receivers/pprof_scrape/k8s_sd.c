@@ -55,9 +55,7 @@ char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base)
 
 void k8s_sd_urls_free(char **urls)
 {
-    for (size_t i = 0; urls && urls[i]; i++)
-        free(urls[i]);
-    free(urls);
+    free_string_array(urls);
 }
 
 /* Sets META<prefix><name> = value and META<present><name> = "true" for

@@ -55,8 +55,9 @@ static const struct profd_option kubernetes_sd_options[] = {
      "the Kubernetes API's URL; empty: kubeconfig_file's, else the cluster's own, with the "
      "service account's token and CA"},
     {"kubeconfig_file", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, kubeconfig_file), NULL,
-     "a kubeconfig whose current context gives the server, the credentials and own_namespace "
-     "(profd outside the cluster); not with api_server, bearer_token_file or tls_config"},
+     "a kubeconfig whose current context gives the server, the credentials (an exec plugin's "
+     "too) and own_namespace (profd outside the cluster); not with api_server, "
+     "bearer_token_file or tls_config"},
     {"bearer_token_file", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, bearer_token_file),
      NULL, "token sent to the API, read before each list (default in the cluster: the service "
      "account's)"},

@@ -572,8 +572,9 @@ class KubernetesApi:
     older than expire() left is an ERROR event of code 410, as the API
     answers one compacted away), and end after timeoutSeconds or
     `watch_seconds`, whichever is less. Without "Authorization: Bearer
-    <token>" the answer is 403, and with `fail` set to a status that
-    status, each with a Status object. `got` holds each request's (path,
+    <token>" the answer is 401, as the API refuses a credential it does
+    not take (with token None, TLS's client certificate is the one), and
+    with `fail` set to a status that status, each with a Status object. `got` holds each request's (path,
     query as parse_qs gives it, Authorization). With tls (cert, key,
     client CA) it speaks HTTPS, to clients with a certificate the CA
     signed alone. GET /api/v1/nodes is a NodeList of `nodes` (filtered by
@@ -651,7 +652,7 @@ class KubernetesApi:
                 auth = self.headers.get("Authorization")
                 api.got.append((url.path, query, auth))
                 m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/(pods|nodes)", url.path)
-                status = (403 if auth != "Bearer " + token else api.fail or
+                status = (401 if token and auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
                 if status != 200:
                     self.answer(status, {"kind": "Status", "apiVersion": "v1",

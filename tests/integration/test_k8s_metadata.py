@@ -198,7 +198,7 @@ class K8sMetadataTest(ProfdTestCase):
         self.spool_as(4242)
         p = self.start(CONFIG % port)
         p.wait_log(r"listing or watching the API: http://127\.0\.0\.1:\d+/api/v1/pods\?"
-                   r"fieldSelector=spec\.nodeName%3Dnode-a: HTTP 403.*labeling from what is known",
+                   r"fieldSelector=spec\.nodeName%3Dnode-a: HTTP 401.*labeling from what is known",
                    count=2)   # the first list, then the watch's
         wait_until(lambda: self.written(4242), "the profile, unlabeled")
         self.assertGreaterEqual(metric_value(p.metrics(), "profd_k8s_metadata_list_errors",
@@ -209,13 +209,21 @@ class K8sMetadataTest(ProfdTestCase):
                          "valgrind not installed, or a sanitizer build")
     def test_valgrind_run_and_shutdown_has_no_leaks(self):
         port, api = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
-        with open(self.path("token"), "w") as f:
-            f.write("tok123")
+        # the token from a kubeconfig's exec plugin, run before the first list
+        with open(self.path("plugin"), "w") as f:
+            f.write("#!/bin/sh\necho '{\"kind\": \"ExecCredential\", "
+                    "\"status\": {\"token\": \"tok123\"}}'\n")
+        os.chmod(self.path("plugin"), 0o755)
+        with open(self.path("kubeconfig"), "w") as f:
+            f.write("current-context: here\ncontexts: [{name: here, context: {cluster: c, "
+                    "user: u}}]\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
+                    "users: [{name: u, user: {exec: {command: ./plugin}}}]\n" % port)
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
         # node_labels: the nodes listed and watched under valgrind too
-        p = self.start((CONFIG % port).replace("pod_labels: true,",
-                                               "pod_labels: true, node_labels: true,"),
+        config = CONFIG.replace('api_server: "http://127.0.0.1:%d", bearer_token_file: ./token',
+                                "kubeconfig_file: ./kubeconfig")
+        p = self.start(config.replace("pod_labels: true,", "pod_labels: true, node_labels: true,"),
                        wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.written(4242), "the labeled profile", deadline=120)
         self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])

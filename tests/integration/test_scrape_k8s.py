@@ -283,16 +283,47 @@ service:
                                       {"labelSelector": ["tier!=db"]}, "Bearer tok123"))
         self.assertEqual(p.stop(), 0)
 
+    def test_a_kubeconfigs_exec_plugin_gives_the_token_and_runs_again_after_a_401(self):
+        """An exec credential plugin (command relative to the kubeconfig):
+        its first token refused (401), so it runs again; its second kept
+        while watches end and start again."""
+        web = self.go_target()
+        os.makedirs(self.path("kube"))
+        make_test_certs(self.path())
+        api = self.api([pod("web-1", int(web.address.rsplit(":", 1)[1]))])
+        api.watch_seconds = 1
+        with open(self.path("kube", "token-plugin"), "w") as f:
+            f.write("#!/bin/sh\n"
+                    "echo run >> \"$0.runs\"\n"
+                    "[ $(wc -l < \"$0.runs\") -gt 1 ] && t=tok123 || t=stale\n"
+                    "printf '{\"apiVersion\": \"%s\", \"kind\": \"ExecCredential\", '"
+                    "'\"status\": {\"token\": \"%s\"}}' \"$1\" \"$t\"\n")
+        os.chmod(self.path("kube", "token-plugin"), 0o755)
+        path = self.kubeconfig(api.url, "    exec:\n      apiVersion: "
+                               "client.authentication.k8s.io/v1\n      command: ./token-plugin\n"
+                               "      args: [client.authentication.k8s.io/v1]\n")
+        p = self.start((CONFIG % "").replace(
+            '            api_server: ""\n            bearer_token_file: ./token\n',
+            '            kubeconfig_file: %s\n' % path))
+        p.wait_log(r"job 'pods': https?://127\.0\.0\.1:\d+/api/v1/namespaces/shop/pods.*: "
+                   r"HTTP 401")
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
+        wait_until(lambda: api.watching() >= 3, "watches ended and started again")
+        runs = open(self.path("kube", "token-plugin.runs")).read().split()
+        self.assertEqual(len(runs), 2)   # the stale token, then the good one, kept
+        self.assertEqual([a for _, _, a in api.got[-2:]], ["Bearer tok123"] * 2)
+        self.assertEqual(p.stop(), 0)
+
     def test_a_kubeconfig_that_cannot_be_used_is_an_error_and_the_rest_goes_on(self):
         target = self.goroutine_target()
         os.makedirs(self.path("kube"))
         make_test_certs(self.path())
-        path = self.kubeconfig("https://127.0.0.1:1", "    exec: {command: cloud-auth}\n")
+        path = self.kubeconfig("https://127.0.0.1:1", "    auth-provider: {name: gcp}\n")
         p = self.start(with_static_target((CONFIG % "").replace(
             '            api_server: ""\n            bearer_token_file: ./token\n',
             '            kubeconfig_file: %s\n' % path), target))
         p.wait_log(r"job 'pods': kubernetes_sd_configs: .*/kube/config:\d+: user 'admin' gets "
-                   r"its credentials from an exec plugin, which profd does not run: .*; no "
+                   r"its credentials from an auth-provider, which profd does not run: .*; no "
                    r"targets from it")
         wait_until(lambda: self.files(), "the static target's profile")
         self.assertEqual(p.stop(), 0)

@@ -4,10 +4,12 @@
  * the ways one can be wrong. */
 #include "check.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lib/file_io.c"
 #include "../../lib/grow.c"
+#include "../../lib/k8s_exec.c"
 #include "../../lib/k8s_kubeconfig.c"
 
 /* "PEM\n" in base64, split over two lines as some tools write it. */
@@ -45,7 +47,7 @@ static const char KUBECONFIG[] =
     "  user: {tokenFile: /run/token, client-certificate: me.crt, client-key: /keys/me.key}\n"
     "- name: cloud\n"
     "  user:\n"
-    "    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: gke-auth}\n";
+    "    auth-provider: {name: gcp, config: {cmd-path: gcloud}}\n";
 
 /* Writes text to a kubeconfig in a new directory; its path in path. */
 static void write_kubeconfig(char *path, size_t len, const char *text)
@@ -106,13 +108,139 @@ TEST(a_named_context_with_paths_relative_to_the_file)
     remove_kubeconfig(path);
 }
 
+/* Writes an executable shell script into the kubeconfig's directory. */
+static void write_plugin(const char *kubeconfig, const char *name, const char *script)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(kubeconfig, '/') - kubeconfig),
+             kubeconfig, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "#!/bin/sh\n%s", script);
+        fclose(f);
+    }
+    chmod(path, 0755);
+}
+
+static void remove_plugin(const char *kubeconfig, const char *name)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(kubeconfig, '/') - kubeconfig),
+             kubeconfig, name);
+    unlink(path);
+}
+
+static const char EXEC_KUBECONFIG[] =
+    "current-context: c\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    "clusters: [{name: c, cluster: {server: 'https://k8s.example'}}]\n"
+    "users:\n- name: u\n  user:\n    exec:\n"
+    "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+    "      command: ./plugin\n"   /* relative to the kubeconfig's directory */
+    "      args: [get-token, --cluster, prod]\n"
+    "      env: [{name: PLUGIN_GREETING, value: hello}]\n";
+
+TEST(an_exec_plugin_gives_a_token_kept_until_it_expires)
+{
+    char path[256], why[256];
+    write_kubeconfig(path, sizeof(path), EXEC_KUBECONFIG);
+    /* the token says what the plugin was given: its args, its env, the
+     * API version asked for; the first run's token expires at once */
+    write_plugin(path, "plugin",
+                 "case \"$KUBERNETES_EXEC_INFO\" in\n"
+                 "*'\"interactive\":false'*) ;; *) exit 9;; esac\n"
+                 "v=$(echo \"$KUBERNETES_EXEC_INFO\" | sed 's/.*v1beta1.*/beta/')\n"
+                 "n=$(cat \"$0.runs\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$0.runs\"\n"
+                 "exp=2000-01-01T00:00:00Z; [ $n -gt 1 ] && exp=2999-01-01T00:00:00.5+02:00\n"
+                 "echo \"{\\\"kind\\\": \\\"ExecCredential\\\", \\\"status\\\": {\\\"token\\\": "
+                 "\\\"$1$2$3-$PLUGIN_GREETING-$v-$n\\\", "
+                 "\\\"expirationTimestamp\\\": \\\"$exp\\\"}}\"\n");
+    struct k8s_kubeconfig kc;
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    CHECK(kc.exec != NULL);
+    if (!kc.exec) {
+        remove_kubeconfig(path);
+        return;
+    }
+    CHECK(!k8s_exec_fresh(kc.exec));
+    CHECK_INT(k8s_exec_refresh(kc.exec, 5000000000LL, why, sizeof(why)), 0);
+    char *token, *cert, *key;
+    k8s_exec_credential(kc.exec, &token, &cert, &key);
+    CHECK_STR(token, "get-token--clusterprod-hello-beta-1");
+    CHECK(!cert && !key);
+    free(token);
+    CHECK(!k8s_exec_fresh(kc.exec));   /* expired in 2000 */
+    CHECK_INT(k8s_exec_refresh(kc.exec, 5000000000LL, why, sizeof(why)), 0);
+    CHECK(k8s_exec_fresh(kc.exec));
+    CHECK_INT(k8s_exec_refresh(kc.exec, 5000000000LL, why, sizeof(why)), 0);   /* kept */
+    k8s_exec_credential(kc.exec, &token, &cert, &key);
+    CHECK_STR(token, "get-token--clusterprod-hello-beta-2");
+    free(token);
+    k8s_exec_forget(kc.exec);   /* the API refused it */
+    CHECK(!k8s_exec_fresh(kc.exec));
+    CHECK_INT(k8s_exec_refresh(kc.exec, 5000000000LL, why, sizeof(why)), 0);
+    k8s_exec_credential(kc.exec, &token, &cert, &key);
+    CHECK_STR(token, "get-token--clusterprod-hello-beta-3");
+    free(token);
+    k8s_kubeconfig_clear(&kc);
+    remove_plugin(path, "plugin.runs");
+    remove_plugin(path, "plugin");
+    remove_kubeconfig(path);
+}
+
+TEST(an_exec_plugin_that_fails_says_why)
+{
+    char path[256], why[256];
+    write_kubeconfig(path, sizeof(path), EXEC_KUBECONFIG);
+    struct k8s_kubeconfig kc;
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    static const struct {
+        const char *script, *why;
+    } cases[] = {
+        {"echo 'no such cluster' >&2; exit 3\n", "/plugin failed: no such cluster"},
+        {"echo '{\"kind\": \"Status\"}'\n", "printed no ExecCredential with a status"},
+        {"echo '{\"kind\": \"ExecCredential\", \"status\": {}}'\n",
+         "gave neither a token nor a client certificate and key"},
+        {"echo '{\"kind\": \"ExecCredential\", \"status\": {\"token\": \"t\","
+         " \"expirationTimestamp\": \"soon\"}}'\n", "an expirationTimestamp that is not one: soon"},
+        {"echo 'not json'\n", "printed no JSON"},
+        {"exit 0\n", "printed nothing"},
+        {"exec sleep 5\n", "/plugin took too long"},
+    };
+    for (size_t i = 0; kc.exec && i < sizeof(cases) / sizeof(*cases); i++) {
+        write_plugin(path, "plugin", cases[i].script);
+        CHECK_INT(k8s_exec_refresh(kc.exec, 300000000LL, why, sizeof(why)), -1);
+        CHECK_CONTAINS(why, cases[i].why);
+        CHECK(!k8s_exec_fresh(kc.exec));
+    }
+    k8s_kubeconfig_clear(&kc);
+    remove_plugin(path, "plugin");
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    CHECK_INT(k8s_exec_refresh(kc.exec, 300000000LL, why, sizeof(why)), -1);
+    CHECK_CONTAINS(why, "cannot run ");   /* no plugin there at all */
+    k8s_kubeconfig_clear(&kc);
+    remove_kubeconfig(path);
+}
+
+TEST(rfc3339_times)
+{
+    CHECK(k8s_rfc3339_ns("2026-11-26T19:00:00Z") == 1795719600LL * 1000000000);
+    CHECK(k8s_rfc3339_ns("2026-11-26T19:00:00.25Z") == 1795719600LL * 1000000000 + 250000000);
+    CHECK(k8s_rfc3339_ns("2026-11-26T21:00:00+02:00") == 1795719600LL * 1000000000);
+    CHECK(k8s_rfc3339_ns("2026-11-26T18:30:00-00:30") == 1795719600LL * 1000000000);
+    CHECK(k8s_rfc3339_ns("2026-11-26 19:00:00") == -1);
+    CHECK(k8s_rfc3339_ns("2026-11-26T19:00:00") == -1);   /* no zone */
+    CHECK(k8s_rfc3339_ns("tomorrow") == -1);
+    CHECK(k8s_rfc3339_ns("2999-01-01T00:00:00Z") == INT64_MAX);
+}
+
 TEST(what_cannot_be_used_is_said_with_its_line)
 {
     char path[256], why[256];
     struct k8s_kubeconfig kc;
     write_kubeconfig(path, sizeof(path), KUBECONFIG);
     CHECK_INT(k8s_kubeconfig_load(path, "plugin", &kc, why, sizeof(why)), -1);
-    CHECK_CONTAINS(why, ":34: user 'cloud' gets its credentials from an exec plugin");
+    CHECK_CONTAINS(why, ":34: user 'cloud' gets its credentials from an auth-provider");
     CHECK(!kc.server);   /* nothing kept from a context refused */
     CHECK_INT(k8s_kubeconfig_load(path, "lost", &kc, why, sizeof(why)), -1);
     CHECK_CONTAINS(why, "no cluster named 'nowhere' in clusters");

@@ -12,6 +12,8 @@
 #include "../../lib/file_io.c"
 #include "../../lib/grow.c"
 #include "../../lib/k8s_api.c"
+#include "../../lib/k8s_exec.c"
+#include "../../lib/k8s_kubeconfig.c"
 #include "../../lib/k8s_pods.c"
 #include "../../lib/key_map.c"
 #include "../../lib/label_valid.c"

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/base64.h"
 #include "grow.h"
 
 extern char **environ;
@@ -24,23 +25,27 @@ extern char **environ;
 
 struct k8s_exec {
     char **argv, **env;   /* env: profd's environment, the plugin's, KUBERNETES_EXEC_INFO */
-    pthread_mutex_t mu;   /* the credential, and one run at a time */
+    pthread_mutex_t run;  /* one run at a time */
+    pthread_mutex_t mu;   /* the credential, held only to read or set it */
     char *token, *cert_pem, *key_pem;
     int64_t expires_ns;   /* Unix ns; 0 never (until forgotten) */
     bool have;
 };
 
-static char **copy_strings(char *const *v, size_t extra, size_t *n)
+static size_t count_strings(char *const *v)
 {
-    *n = 0;
-    while (v && v[*n])
-        (*n)++;
-    char **c = calloc(*n + extra + 1, sizeof(char *));
-    if (!c)
-        abort();
-    for (size_t i = 0; i < *n; i++)
-        c[i] = must_asprintf("%s", v[i]);
-    return c;
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+/* Copies of the strings of v into c, from c[at] on; the next free index. */
+static size_t copy_strings(char **c, size_t at, char *const *v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        c[at++] = must_asprintf("%s", v[i]);
+    return at;
 }
 
 /* KUBERNETES_EXEC_INFO: the ExecCredential the plugin is asked for. */
@@ -48,10 +53,14 @@ static char *exec_info(const char *api_version, bool cluster_info, const char *s
                        const char *ca_pem)
 {
     json_t *spec = json_pack("{s:b}", "interactive", 0);
-    if (cluster_info) {
+    if (cluster_info) {   /* bytes are base64 in the API's JSON */
         json_t *cluster = json_pack("{s:s}", "server", server ? server : "");
-        if (ca_pem)
-            json_object_set_new(cluster, "certificate-authority-data", json_string(ca_pem));
+        if (ca_pem) {
+            char *b64 = must_malloc(profd_base64_length(strlen(ca_pem)) + 1);
+            b64[profd_base64_encode(b64, (const uint8_t *)ca_pem, strlen(ca_pem))] = '\0';
+            json_object_set_new(cluster, "certificate-authority-data", json_string(b64));
+            free(b64);
+        }
         json_object_set_new(spec, "cluster", cluster);
     }
     json_t *info = json_pack("{s:s, s:s, s:o}", "apiVersion", api_version, "kind",
@@ -69,18 +78,14 @@ struct k8s_exec *k8s_exec_new(char *const *argv, char *const *env, const char *a
     struct k8s_exec *e = calloc(1, sizeof(*e));
     if (!e)
         abort();
-    size_t n, own, added;
-    e->argv = copy_strings(argv, 0, &n);
-    char **base = copy_strings(environ, 0, &own);
-    char **plugin = copy_strings(env, 0, &added);
-    e->env = calloc(own + added + 2, sizeof(char *));
-    if (!e->env)
+    e->argv = calloc(count_strings(argv) + 1, sizeof(char *));
+    e->env = calloc(count_strings(environ) + count_strings(env) + 2, sizeof(char *));
+    if (!e->argv || !e->env)
         abort();
-    memcpy(e->env, base, own * sizeof(char *));
-    memcpy(e->env + own, plugin, added * sizeof(char *));
-    e->env[own + added] = exec_info(api_version, cluster_info, server, ca_pem);
-    free(base);
-    free(plugin);
+    copy_strings(e->argv, 0, argv);
+    size_t n = copy_strings(e->env, copy_strings(e->env, 0, environ), env);
+    e->env[n] = exec_info(api_version, cluster_info, server, ca_pem);
+    pthread_mutex_init(&e->run, NULL);
     pthread_mutex_init(&e->mu, NULL);
     return e;
 }
@@ -102,6 +107,7 @@ void k8s_exec_free(struct k8s_exec *e)
     clear_credential(e);
     free_string_array(e->argv);
     free_string_array(e->env);
+    pthread_mutex_destroy(&e->run);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
@@ -113,18 +119,12 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Whether e has a credential that has not expired (e->mu held). */
-static bool fresh(const struct k8s_exec *e)
-{
-    return e->have && (!e->expires_ns || now_ns() < e->expires_ns);
-}
-
 bool k8s_exec_fresh(struct k8s_exec *e)
 {
     pthread_mutex_lock(&e->mu);
-    bool f = fresh(e);
+    bool fresh = e->have && (!e->expires_ns || now_ns() < e->expires_ns);
     pthread_mutex_unlock(&e->mu);
-    return f;
+    return fresh;
 }
 
 int64_t k8s_rfc3339_ns(const char *s)
@@ -256,8 +256,7 @@ static char *copy_member(json_t *obj, const char *key)
     return s && *s ? must_asprintf("%s", s) : NULL;
 }
 
-/* Keeps the credential of ExecCredential JSON text (e->mu held): 0, or -1
- * with why. */
+/* Keeps the credential of ExecCredential JSON text: 0, or -1 with why. */
 static int keep_credential(struct k8s_exec *e, const char *text, size_t len, char *why,
                            size_t whylen)
 {
@@ -283,12 +282,14 @@ static int keep_credential(struct k8s_exec *e, const char *text, size_t len, cha
             snprintf(why, whylen, "%s gave an expirationTimestamp that is not one: %.60s",
                      e->argv[0], expiry);
         } else {
+            pthread_mutex_lock(&e->mu);
             clear_credential(e);
             e->token = token;
             e->cert_pem = cert;
             e->key_pem = key;
             e->expires_ns = expires;
             e->have = true;
+            pthread_mutex_unlock(&e->mu);
             token = cert = key = NULL;
             rc = 0;
         }
@@ -302,16 +303,16 @@ static int keep_credential(struct k8s_exec *e, const char *text, size_t len, cha
 
 int k8s_exec_refresh(struct k8s_exec *e, int64_t timeout_ns, char *why, size_t whylen)
 {
-    pthread_mutex_lock(&e->mu);
+    pthread_mutex_lock(&e->run);   /* the credential stays readable meanwhile */
     int rc = 0;
-    if (!fresh(e)) {
+    if (!k8s_exec_fresh(e)) {
         size_t len;
         *why = '\0';
         char *text = run_plugin(e, timeout_ns, &len, why, whylen);
         rc = text ? keep_credential(e, text, len, why, whylen) : -1;
         free(text);
     }
-    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->run);
     return rc;
 }
 

@@ -133,9 +133,11 @@ static void remove_plugin(const char *kubeconfig, const char *name)
 
 static const char EXEC_KUBECONFIG[] =
     "current-context: c\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-    "clusters: [{name: c, cluster: {server: 'https://k8s.example'}}]\n"
+    "clusters: [{name: c, cluster: {server: 'https://k8s.example',"
+    " certificate-authority-data: UEVNCg==}}]\n"
     "users:\n- name: u\n  user:\n    exec:\n"
     "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+    "      provideClusterInfo: true\n"
     "      command: ./plugin\n"   /* relative to the kubeconfig's directory */
     "      args: [get-token, --cluster, prod]\n"
     "      env: [{name: PLUGIN_GREETING, value: hello}]\n";
@@ -149,6 +151,10 @@ TEST(an_exec_plugin_gives_a_token_kept_until_it_expires)
     write_plugin(path, "plugin",
                  "case \"$KUBERNETES_EXEC_INFO\" in\n"
                  "*'\"interactive\":false'*) ;; *) exit 9;; esac\n"
+                 "case \"$KUBERNETES_EXEC_INFO\" in *'\"server\":\"https://k8s.example\"'*) ;;"
+                 " *) exit 8;; esac\n"
+                 "case \"$KUBERNETES_EXEC_INFO\" in *'\"certificate-authority-data\":\"UEVNCg==\"'*)"
+                 " ;; *) exit 7;; esac\n"
                  "v=$(echo \"$KUBERNETES_EXEC_INFO\" | sed 's/.*v1beta1.*/beta/')\n"
                  "n=$(cat \"$0.runs\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$0.runs\"\n"
                  "exp=2000-01-01T00:00:00Z; [ $n -gt 1 ] && exp=2999-01-01T00:00:00.5+02:00\n"

@@ -68,8 +68,9 @@ static const struct profd_option options[] = {
      "the Kubernetes API's URL; empty: kubeconfig_file's, else the cluster's own "
      "(KUBERNETES_SERVICE_HOST/_PORT)"},
     {"kubeconfig_file", PROFD_OPT_STRING, offsetof(struct config, kubeconfig_file), NULL,
-     "a kubeconfig whose current context gives the server and the credentials (profd outside "
-     "the cluster; bearer_token_file is then not read); not with api_server or tls"},
+     "a kubeconfig whose current context gives the server and the credentials (an exec "
+     "plugin's too; profd outside the cluster; bearer_token_file is then not read); not with "
+     "api_server or tls"},
     {"bearer_token_file", PROFD_OPT_STRING, offsetof(struct config, bearer_token_file),
      K8S_SERVICE_ACCOUNT "/token", "token sent to the API, read before each list; missing: none"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL,
@@ -77,10 +78,10 @@ static const struct profd_option options[] = {
     {"node_name", PROFD_OPT_STRING, offsetof(struct config, node_name), NULL,
      "list only this node's pods (a node agent: ${env:NODE_NAME}); empty: every pod"},
     {"retry_interval", PROFD_OPT_DURATION, offsetof(struct config, retry_interval), "5s",
-     "how long after a list or watch failed the pods are listed again (between, a watch keeps "
-     "them current)"},
+     "how long after a list, a watch or a kubeconfig's exec plugin failed they are tried again "
+     "(between, a watch keeps the pods current)"},
     {"timeout", PROFD_OPT_DURATION, offsetof(struct config, timeout), "10s",
-     "longest a list may take"},
+     "longest a list, or a kubeconfig's exec plugin, may take"},
     {"proc_root", PROFD_OPT_STRING, offsetof(struct config, proc_root), "/proc",
      "where processes' cgroup files are (a host's /proc mounted elsewhere)"},
     {"pid_label", PROFD_OPT_STRING, offsetof(struct config, pid_label), "pid",

@@ -23,7 +23,8 @@ static const struct profd_option file_sd_options[] = {
 
 static const struct profd_option k8s_selector_options[] = {
     {"role", PROFD_OPT_STRING, SUB(struct k8s_selector, role), "pod",
-     "the role selected: pod (the pods listed), or node (the nodes attach_metadata lists)"},
+     "the role selected: pod (the pods listed), or node (the nodes listed: role node's, or "
+     "attach_metadata's)"},
     {"label", PROFD_OPT_STRING, SUB(struct k8s_selector, label), NULL,
      "a label selector, as kubectl -l takes it (app=web,tier!=db)"},
     {"field", PROFD_OPT_STRING, SUB(struct k8s_selector, field), NULL,
@@ -71,10 +72,10 @@ static const struct profd_option kubernetes_sd_options[] = {
     {"attach_metadata", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, attach_metadata), NULL,
      "metadata of other objects added to the targets", k8s_attach_metadata_options},
     {"retry_interval", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, retry_interval),
-     "5s", "how long after a list or watch failed the pods are listed again (between, a watch "
-     "keeps them current)"},
+     "5s", "how long after a list, a watch or a kubeconfig's exec plugin failed they are tried "
+     "again (between, a watch keeps the pods and nodes current)"},
     {"timeout", PROFD_OPT_DURATION, SUB(struct kubernetes_sd_config, timeout), "10s",
-     "longest a list may take"},
+     "longest a list, or a kubeconfig's exec plugin, may take"},
     {0},
 };
 
@@ -136,8 +137,8 @@ static const struct profd_option job_options[] = {
      "targets listed in files, re-read when they change", file_sd_options,
      sizeof(struct file_sd_config)},
     {"kubernetes_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, kubernetes_sd_configs), NULL,
-     "targets from the Kubernetes API: role pod, with __meta_kubernetes_* labels as Prometheus "
-     "makes them", kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
+     "targets from the Kubernetes API: roles pod and node, with __meta_kubernetes_* labels as "
+     "Prometheus makes them", kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__)"},
     {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",

@@ -69,11 +69,20 @@ static yaml_node_t *get(struct reader *r, const yaml_node_t *m, const char *key)
     return NULL;
 }
 
+/* Whether the text under key in m is YAML's true (true, True, TRUE). */
+static bool get_bool(struct reader *r, const yaml_node_t *m, const char *key);
+
 /* The text under key in m: NULL when missing or empty. */
 static const char *get_text(struct reader *r, const yaml_node_t *m, const char *key)
 {
     yaml_node_t *v = get(r, m, key);
     return is_scalar(v) && v->data.scalar.length ? text_of(v) : NULL;
+}
+
+static bool get_bool(struct reader *r, const yaml_node_t *m, const char *key)
+{
+    const char *t = get_text(r, m, key);
+    return t && (!strcmp(t, "true") || !strcmp(t, "True") || !strcmp(t, "TRUE"));
 }
 
 /* In the list under list_key of the top mapping (clusters, contexts,
@@ -152,8 +161,7 @@ static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfi
     kc->server = must_asprintf("%s", server);
     for (size_t n = strlen(kc->server); n && kc->server[n - 1] == '/'; n--)
         kc->server[n - 1] = '\0';
-    const char *insecure = get_text(r, c, "insecure-skip-tls-verify");
-    kc->insecure_skip_verify = insecure && !strcmp(insecure, "true");
+    kc->insecure_skip_verify = get_bool(r, c, "insecure-skip-tls-verify");
     kc->ca_file = copy_path(r, c, "certificate-authority");
     return copy_decoded(r, c, "certificate-authority-data", &kc->ca_pem);
 }
@@ -201,7 +209,6 @@ static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
     if (!command)
         return fail(r, x, "user '%s' has an exec plugin without a command", name);
     const char *version = get_text(r, x, "apiVersion");
-    const char *info = get_text(r, x, "provideClusterInfo");
     char **args = strings_of(r, x, "args", arg_item), **env = strings_of(r, x, "env", env_item);
     size_t n = 0;
     while (args[n])
@@ -211,7 +218,7 @@ static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
                   ? must_asprintf("%s/%s", r->dir, command)
                   : must_asprintf("%s", command);
     kc->exec = k8s_exec_new(args, env, version ? version : "client.authentication.k8s.io/v1",
-                            info && !strcmp(info, "true"), kc->server, kc->ca_pem);
+                            get_bool(r, x, "provideClusterInfo"), kc->server, kc->ca_pem);
     free_string_array(args);
     free_string_array(env);
     return 0;

@@ -163,9 +163,11 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     if (!base)
         snprintf(why, whylen, "no api_server or kubeconfig_file, and not in a Kubernetes pod "
                  "(KUBERNETES_SERVICE_HOST is not set)");
-    else if (cfg->namespaces.own_namespace)
+    /* nodes are in no namespace: role node's own_namespace is moot */
+    bool own_asked = cfg->namespaces.own_namespace && strcmp(cfg->role, "node") != 0;
+    if (base && own_asked)
         own = own_namespace(d->access.kubeconfig, why, whylen);
-    if (!base || (cfg->namespaces.own_namespace && !own)) {
+    if (!base || (own_asked && !own)) {
         free(base);
         k8s_kubeconfig_clear(&d->kubeconfig);
         free(d);

@@ -28,7 +28,7 @@ static const char KUBECONFIG[] =
     "  cluster:\n"
     "    server: https://k8s.example:443\n"
     "    certificate-authority: certs/ca.pem\n"
-    "    insecure-skip-tls-verify: true\n"
+    "    insecure-skip-tls-verify: True\n"
     "contexts:\n"
     "- name: dev\n"
     "  context: {cluster: local, user: admin, namespace: shop}\n"

@@ -149,6 +149,20 @@ static int copy_decoded(struct reader *r, const yaml_node_t *m, const char *key,
     return 0;
 }
 
+/* Adds to kc->unused each of the fields of m that profd does not use. */
+static void note_unused(struct reader *r, const yaml_node_t *m, const char *const *fields,
+                        struct k8s_kubeconfig *kc)
+{
+    for (size_t i = 0; fields[i]; i++) {
+        if (!get(r, m, fields[i]))
+            continue;
+        char *more = must_asprintf("%s%s%s", kc->unused ? kc->unused : "",
+                                   kc->unused ? ", " : "", fields[i]);
+        free(kc->unused);
+        kc->unused = more;
+    }
+}
+
 /* The cluster named name into kc. */
 static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfig *kc)
 {
@@ -162,6 +176,8 @@ static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfi
     for (size_t n = strlen(kc->server); n && kc->server[n - 1] == '/'; n--)
         kc->server[n - 1] = '\0';
     kc->insecure_skip_verify = get_bool(r, c, "insecure-skip-tls-verify");
+    static const char *const unused[] = {"tls-server-name", "proxy-url", NULL};
+    note_unused(r, c, unused, kc);
     kc->ca_file = copy_path(r, c, "certificate-authority");
     return copy_decoded(r, c, "certificate-authority-data", &kc->ca_pem);
 }
@@ -236,6 +252,8 @@ static int read_user(struct reader *r, const char *name, struct k8s_kubeconfig *
                     "certificate instead", name);
     if (get(r, u, "exec") && read_exec(r, u, name, kc) < 0)
         return -1;
+    static const char *const unused[] = {"as", "as-uid", "as-groups", "as-user-extra", NULL};
+    note_unused(r, u, unused, kc);
     kc->token = copy_text(r, u, "token");
     kc->token_file = copy_path(r, u, "tokenFile");
     kc->username = copy_text(r, u, "username");
@@ -316,7 +334,7 @@ void k8s_kubeconfig_clear(struct k8s_kubeconfig *kc)
 {
     char **fields[] = {&kc->server, &kc->namespace, &kc->ca_file, &kc->ca_pem, &kc->cert_file,
                        &kc->cert_pem, &kc->key_file, &kc->key_pem, &kc->token,
-                       &kc->token_file, &kc->username, &kc->password};
+                       &kc->token_file, &kc->username, &kc->password, &kc->unused};
     for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
         free(*fields[i]);
     k8s_exec_free(kc->exec);

@@ -30,6 +30,7 @@ struct k8s_kubeconfig {
     char *username, *password;
     bool insecure_skip_verify;
     struct k8s_exec *exec;   /* the user's exec plugin, or NULL */
+    char *unused;   /* fields it sets that profd does not use ("proxy-url, as"), or NULL */
 };
 
 /*

@@ -381,6 +381,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
             return PROFD_ERR;
         }
         s->access.kubeconfig = &s->kubeconfig;
+        if (s->kubeconfig.unused)
+            host->log(self, PROFD_LOG_WARN, "%s: not used by profd: %s", c->kubeconfig_file,
+                      s->kubeconfig.unused);
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);   /* once per create: destroy ends it */
     pthread_mutex_init(&s->mu, NULL);

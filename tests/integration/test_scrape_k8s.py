@@ -302,10 +302,12 @@ service:
         os.chmod(self.path("kube", "token-plugin"), 0o755)
         path = self.kubeconfig(api.url, "    exec:\n      apiVersion: "
                                "client.authentication.k8s.io/v1\n      command: ./token-plugin\n"
-                               "      args: [client.authentication.k8s.io/v1]\n")
+                               "      args: [client.authentication.k8s.io/v1]\n"
+                               "    as: someone-else\n")   # impersonation: not done, so said
         p = self.start((CONFIG % "").replace(
             '            api_server: ""\n            bearer_token_file: ./token\n',
             '            kubeconfig_file: %s\n' % path))
+        p.wait_log(r"job 'pods': .*/kube/config: not used by profd: as$")
         p.wait_log(r"job 'pods': https?://127\.0\.0\.1:\d+/api/v1/namespaces/shop/pods.*: "
                    r"HTTP 401")
         wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")

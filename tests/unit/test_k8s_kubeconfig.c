@@ -27,6 +27,7 @@ static const char KUBECONFIG[] =
     "- name: far\n"
     "  cluster:\n"
     "    server: https://k8s.example:443\n"
+    "    proxy-url: http://proxy:3128\n"
     "    certificate-authority: certs/ca.pem\n"
     "    insecure-skip-tls-verify: True\n"
     "contexts:\n"
@@ -44,7 +45,8 @@ static const char KUBECONFIG[] =
     "    client-certificate-data: " PEM_B64 "\n"
     "    client-key-data: UEVNCg==\n"
     "- name: reader\n"
-    "  user: {tokenFile: /run/token, client-certificate: me.crt, client-key: /keys/me.key}\n"
+    "  user: {tokenFile: /run/token, client-certificate: me.crt, client-key: /keys/me.key,"
+    " as: admin}\n"
     "- name: cloud\n"
     "  user:\n"
     "    auth-provider: {name: gcp, config: {cmd-path: gcloud}}\n";
@@ -84,6 +86,7 @@ TEST(the_current_context_with_certificates_inline)
     CHECK_STR(kc.key_pem, "PEM\n");
     CHECK(!kc.ca_file && !kc.cert_file && !kc.key_file && !kc.token && !kc.token_file);
     CHECK(!kc.insecure_skip_verify);
+    CHECK(kc.unused == NULL);
     k8s_kubeconfig_clear(&kc);
     CHECK(!kc.server && !kc.ca_pem);
     remove_kubeconfig(path);
@@ -104,6 +107,7 @@ TEST(a_named_context_with_paths_relative_to_the_file)
     CHECK_STR(kc.key_file, "/keys/me.key");   /* absolute: as it is */
     CHECK_STR(kc.token_file, "/run/token");
     CHECK(kc.insecure_skip_verify);
+    CHECK_STR(kc.unused, "proxy-url, as");   /* said, not silently ignored */
     k8s_kubeconfig_clear(&kc);
     remove_kubeconfig(path);
 }
@@ -246,7 +250,7 @@ TEST(what_cannot_be_used_is_said_with_its_line)
     struct k8s_kubeconfig kc;
     write_kubeconfig(path, sizeof(path), KUBECONFIG);
     CHECK_INT(k8s_kubeconfig_load(path, "plugin", &kc, why, sizeof(why)), -1);
-    CHECK_CONTAINS(why, ":34: user 'cloud' gets its credentials from an auth-provider");
+    CHECK_CONTAINS(why, ":35: user 'cloud' gets its credentials from an auth-provider");
     CHECK(!kc.server);   /* nothing kept from a context refused */
     CHECK_INT(k8s_kubeconfig_load(path, "lost", &kc, why, sizeof(why)), -1);
     CHECK_CONTAINS(why, "no cluster named 'nowhere' in clusters");

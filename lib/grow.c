@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *grow_array(void *p, size_t *cap, size_t need, size_t size)
 {
@@ -25,6 +26,19 @@ void *must_malloc(size_t n)
     if (!p)
         abort();
     return p;
+}
+
+char *must_strdup(const char *s)
+{
+    char *c = strdup(s);
+    if (!c)
+        abort();
+    return c;
+}
+
+char *must_strdup_or_null(const char *s)
+{
+    return s ? must_strdup(s) : NULL;
 }
 
 void free_string_array(char **v)

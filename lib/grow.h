@@ -14,6 +14,10 @@ void *grow_array(void *p, size_t *cap, size_t need, size_t size);
 void *must_malloc(size_t n);
 /* printf into a new block; aborts when memory runs out. */
 char *must_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* strdup that aborts instead of returning NULL. */
+char *must_strdup(const char *s);
+/* must_strdup of s, or NULL for NULL. */
+char *must_strdup_or_null(const char *s);
 /* Frees each string of the NULL-terminated array v, and v (NULL: nothing). */
 void free_string_array(char **v);
 

@@ -9,20 +9,15 @@
 #include "file_io.h"
 #include "grow.h"
 
-static bool is_set(const char *s)
-{
-    return s && *s;
-}
-
 char *k8s_api_base(const struct k8s_access *a)
 {
-    const char *api_server = is_set(a->api_server) ? a->api_server
+    const char *api_server = option_set(a->api_server) ? a->api_server
                              : a->kubeconfig       ? a->kubeconfig->server
                                                    : NULL;
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
-    if (!is_set(api_server) && !is_set(host))
+    if (!option_set(api_server) && !option_set(host))
         return NULL;
-    char *base = is_set(api_server) ? must_asprintf("%s", api_server)
+    char *base = option_set(api_server) ? must_asprintf("%s", api_server)
                  : strchr(host, ':') ? must_asprintf("https://[%s]:%s", host, port ? port : "443")
                                      : must_asprintf("https://%s:%s", host, port ? port : "443");
     size_t n = strlen(base);
@@ -44,8 +39,8 @@ char *k8s_api_list_url(const char *base, const char *resource, const char *ns,
                        const char *label_selector, const char *field_selector)
 {
     char *namespace = ns ? escaped(ns) : NULL;
-    char *label = is_set(label_selector) ? escaped(label_selector) : NULL;
-    char *field = is_set(field_selector) ? escaped(field_selector) : NULL;
+    char *label = option_set(label_selector) ? escaped(label_selector) : NULL;
+    char *field = option_set(field_selector) ? escaped(field_selector) : NULL;
     char *url = must_asprintf("%s/api/v1%s%s/%s%s%s%s%s%s", base,
                               namespace ? "/namespaces/" : "", namespace ? namespace : "", resource,
                               label ? "?labelSelector=" : "", label ? label : "",
@@ -119,10 +114,10 @@ static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
 static char *use_options(CURL *h, const struct k8s_access *a)
 {
     struct client_tls tls = a->tls;
-    if (!is_set(a->api_server) && !is_set(tls.ca_file))
+    if (!option_set(a->api_server) && !option_set(tls.ca_file))
         tls.ca_file = K8S_SERVICE_ACCOUNT "/ca.crt";
     client_tls_apply(h, &tls);
-    return is_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
+    return option_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
 }
 
 struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../core/base64.h"
+#include "clock.h"
 #include "grow.h"
 
 extern char **environ;
@@ -158,9 +159,7 @@ static bool read_output(int out, int err, int64_t deadline_ns, char **stdout_tex
     int fds[2] = {out, err};
     bool open[2] = {true, true};
     while (open[0] || open[1]) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t left = deadline_ns - ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+        int64_t left = deadline_ns - monotonic_ns();
         if (left <= 0)
             return false;
         struct pollfd p[2] = {{open[0] ? fds[0] : -1, POLLIN, 0}, {open[1] ? fds[1] : -1, POLLIN, 0}};
@@ -221,11 +220,8 @@ static char *run_plugin(struct k8s_exec *e, int64_t timeout_ns, size_t *len, cha
     if (rc != 0) {
         snprintf(why, whylen, "cannot run %s: %s", e->argv[0], strerror(rc));
     } else {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        bool done = read_output(out[0], err[0],
-                                (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + timeout_ns, &text,
-                                len, stderr_text, sizeof(stderr_text));
+        bool done = read_output(out[0], err[0], monotonic_ns() + timeout_ns, &text, len,
+                                stderr_text, sizeof(stderr_text));
         if (!done)
             kill(pid, SIGKILL);
         int status = 0;
@@ -323,17 +319,11 @@ void k8s_exec_forget(struct k8s_exec *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-/* A copy of s, or NULL for NULL. */
-static char *copy_if_any(const char *s)
-{
-    return s ? must_asprintf("%s", s) : NULL;
-}
-
 void k8s_exec_credential(struct k8s_exec *e, char **token, char **cert_pem, char **key_pem)
 {
     pthread_mutex_lock(&e->mu);
-    *token = copy_if_any(e->token);
-    *cert_pem = copy_if_any(e->cert_pem);
-    *key_pem = copy_if_any(e->key_pem);
+    *token = must_strdup_or_null(e->token);
+    *cert_pem = must_strdup_or_null(e->cert_pem);
+    *key_pem = must_strdup_or_null(e->key_pem);
     pthread_mutex_unlock(&e->mu);
 }

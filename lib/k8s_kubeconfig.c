@@ -115,13 +115,17 @@ static char *copy_text(struct reader *r, const yaml_node_t *m, const char *key)
     return t ? must_asprintf("%s", t) : NULL;
 }
 
-/* The path under key, relative ones made relative to the file's directory. */
+/* path, made relative to the file's directory when it is relative. */
+static char *resolved(const struct reader *r, const char *path)
+{
+    return path[0] == '/' ? must_asprintf("%s", path) : must_asprintf("%s/%s", r->dir, path);
+}
+
+/* The path under key, resolved; NULL when not given. */
 static char *copy_path(struct reader *r, const yaml_node_t *m, const char *key)
 {
     const char *t = get_text(r, m, key);
-    if (!t)
-        return NULL;
-    return t[0] == '/' ? must_asprintf("%s", t) : must_asprintf("%s/%s", r->dir, t);
+    return t ? resolved(r, t) : NULL;
 }
 
 /* The base64 text under key decoded into *out (NUL-terminated, as PEM is
@@ -230,9 +234,8 @@ static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
     while (args[n])
         n++;
     memmove(args + 1, args, (n + 1) * sizeof(char *));
-    args[0] = strchr(command, '/') && command[0] != '/'
-                  ? must_asprintf("%s/%s", r->dir, command)
-                  : must_asprintf("%s", command);
+    /* a bare name is looked up in PATH, a path is the file's */
+    args[0] = strchr(command, '/') ? resolved(r, command) : must_asprintf("%s", command);
     kc->exec = k8s_exec_new(args, env, version ? version : "client.authentication.k8s.io/v1",
                             get_bool(r, x, "provideClusterInfo"), kc->server, kc->ca_pem);
     free_string_array(args);

@@ -9,14 +9,6 @@
 
 #include "grow.h"
 
-static char *must_strdup(const char *s)
-{
-    char *c = strdup(s);
-    if (!c)
-        abort();
-    return c;
-}
-
 /* obj's string member key, copied; "" when absent or not a string. */
 static char *string_of(json_t *obj, const char *key)
 {
@@ -357,11 +349,6 @@ void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
     *p = (struct k8s_pod){0};
 }
 
-static char *copy_or_null(const char *s)
-{
-    return s ? must_strdup(s) : NULL;
-}
-
 static void copy_pairs(struct k8s_pairs *dst, const struct k8s_pairs *src)
 {
     make_room(dst, src->n);
@@ -374,7 +361,7 @@ static void copy_pairs(struct k8s_pairs *dst, const struct k8s_pairs *src)
 static void copy_container(struct k8s_container *dst, const struct k8s_container *src)
 {
     *dst = (struct k8s_container){must_strdup(src->name), must_strdup(src->image),
-                                  copy_or_null(src->id), src->kind, NULL, src->nports};
+                                  must_strdup_or_null(src->id), src->kind, NULL, src->nports};
     dst->ports = calloc(src->nports + 1, sizeof(*dst->ports));
     if (!dst->ports)
         abort();
@@ -392,8 +379,8 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
         .node = must_strdup(src->node),
         .phase = must_strdup(src->phase), .host_ip = must_strdup(src->host_ip),
         .nips = src->nips, .ready = src->ready,
-        .controller_kind = copy_or_null(src->controller_kind),
-        .controller_name = copy_or_null(src->controller_name),
+        .controller_kind = must_strdup_or_null(src->controller_kind),
+        .controller_name = must_strdup_or_null(src->controller_name),
         .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
         .kubelet_port = src->kubelet_port};
     dst->ips = calloc(src->nips + 1, sizeof(char *));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "grow.h"
 #include "http_client.h"
 
@@ -45,13 +46,6 @@ struct k8s_watch {
 
 static void start_list(struct k8s_watch *w);
 static void start_watch(struct k8s_watch *w);
-
-static int64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Ends w's transfer, if any, and empties what it read. */
 static void end_transfer(struct k8s_watch *w)

@@ -115,12 +115,6 @@ struct state {
     _Atomic size_t matched, unmatched, list_errors;
 };
 
-/* Whether an optional string option is set to something. */
-static bool is_set(const char *option)
-{
-    return option && *option;
-}
-
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
@@ -130,8 +124,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         rc = PROFD_ERR;
     }
     const struct client_tls *tls = &cfg->tls;
-    if (is_set(cfg->kubeconfig_file) &&
-        (is_set(cfg->api_server) || tls->ca_file || tls->cert_file || tls->key_file ||
+    if (option_set(cfg->kubeconfig_file) &&
+        (option_set(cfg->api_server) || tls->ca_file || tls->cert_file || tls->key_file ||
          tls->insecure_skip_verify)) {
         host->diag(d, &cfg->kubeconfig_file, "kubeconfig_file gives the server and the "
                    "credentials: api_server and tls cannot be set with it");
@@ -149,7 +143,8 @@ static char *list_url(const struct config *cfg, const struct k8s_access *access,
     char *base = k8s_api_base(access);
     if (!base)
         return NULL;
-    char *node = is_set(cfg->node_name) ? must_asprintf("%s=%s", field, cfg->node_name) : NULL;
+    char *node =
+        option_set(cfg->node_name) ? must_asprintf("%s=%s", field, cfg->node_name) : NULL;
     char *url = k8s_api_list_url(base, resource, NULL, NULL, node);
     free(node);
     free(base);
@@ -342,8 +337,8 @@ static int consume(void *st, struct profd_batch *b)
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
         const char *pid = s->host->record_label(r, s->cfg->pid_label);
-        const char *address = is_set(s->cfg->ip_label) ? s->host->record_label(r, s->cfg->ip_label)
-                                                : NULL;
+        const char *address =
+            option_set(s->cfg->ip_label) ? s->host->record_label(r, s->cfg->ip_label) : NULL;
         if (!pid && !address)
             continue;
         const char *container = NULL;
@@ -373,7 +368,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         return PROFD_ERR;
     *s = (struct state){.host = host, .self = self, .cfg = cfg,
                         .access = {c->api_server, c->bearer_token_file, c->tls, c->timeout}};
-    if (is_set(c->kubeconfig_file)) {
+    if (option_set(c->kubeconfig_file)) {
         char why[1024];
         if (k8s_kubeconfig_load(c->kubeconfig_file, NULL, &s->kubeconfig, why, sizeof(why)) < 0) {
             host->log(self, PROFD_LOG_ERROR, "kubeconfig_file: %s", why);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../lib/clock.h"
 #include "../../lib/file_io.h"
 #include "../../lib/grow.h"
 #include "../../lib/k8s_api.h"
@@ -48,9 +49,7 @@ struct k8s_discovery {
 
 static int64_t monotonic_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return monotonic_ns() / 1000;
 }
 
 /* The targets of every watch's pods made again (those of pods that did
@@ -133,11 +132,6 @@ static char *own_namespace(const struct k8s_kubeconfig *kc, char *why, size_t wh
     return own;
 }
 
-static bool is_set(const char *option)
-{
-    return option && *option;
-}
-
 struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd_component *self,
                                         const char *job_name,
                                         const struct kubernetes_sd_config *cfg,
@@ -147,7 +141,7 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     struct k8s_discovery *d = calloc(1, sizeof(*d));
     if (!d)
         abort();
-    bool from_kubeconfig = is_set(cfg->kubeconfig_file);
+    bool from_kubeconfig = option_set(cfg->kubeconfig_file);
     if (from_kubeconfig &&
         k8s_kubeconfig_load(cfg->kubeconfig_file, NULL, &d->kubeconfig, why, whylen) < 0) {
         free(d);
@@ -156,10 +150,10 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     if (d->kubeconfig.unused)
         h->log(self, PROFD_LOG_WARN, "job '%s': %s: not used by profd: %s", job_name,
                cfg->kubeconfig_file, d->kubeconfig.unused);
-    bool in_cluster = !is_set(cfg->api_server) && !from_kubeconfig;
+    bool in_cluster = !option_set(cfg->api_server) && !from_kubeconfig;
     d->access = (struct k8s_access){
         cfg->api_server,
-        in_cluster && !is_set(cfg->bearer_token_file) ? K8S_SERVICE_ACCOUNT "/token"
+        in_cluster && !option_set(cfg->bearer_token_file) ? K8S_SERVICE_ACCOUNT "/token"
                                                       : cfg->bearer_token_file,
         cfg->tls_config, cfg->timeout, from_kubeconfig ? &d->kubeconfig : NULL};
     char *base = k8s_api_base(&d->access), *own = NULL;

@@ -58,6 +58,16 @@ class K8sMetadataTest(ProfdTestCase):
         self.addCleanup(api.stop)
         return int(api.url.rsplit(":", 1)[1]), api
 
+    def kubeconfig_config(self, port, user):
+        """CONFIG reading the API at port through ./kubeconfig, whose
+        current context's user is user (a YAML flow mapping)."""
+        with open(self.path("kubeconfig"), "w") as f:
+            f.write("current-context: here\ncontexts: [{name: here, context: {cluster: c, "
+                    "user: u}}]\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
+                    "users: [{name: u, user: %s}]\n" % (port, user))
+        return CONFIG.replace('api_server: "http://127.0.0.1:%d", bearer_token_file: ./token',
+                              "kubeconfig_file: ./kubeconfig")
+
     def process(self, pid, cgroup):
         os.makedirs(self.path("proc", str(pid)))
         with open(self.path("proc", str(pid), "cgroup"), "w") as f:
@@ -169,14 +179,9 @@ class K8sMetadataTest(ProfdTestCase):
         port, api = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
         with open(self.path("kube-token"), "w") as f:
             f.write("tok123\n")
-        with open(self.path("kubeconfig"), "w") as f:
-            f.write("current-context: here\ncontexts: [{name: here, context: {cluster: c, "
-                    "user: u}}]\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
-                    "users: [{name: u, user: {tokenFile: kube-token}}]\n" % port)
+        config = self.kubeconfig_config(port, "{tokenFile: kube-token}")
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
-        config = CONFIG.replace('api_server: "http://127.0.0.1:%d", bearer_token_file: ./token',
-                                "kubeconfig_file: ./kubeconfig")
         p = self.start(config)
         wait_until(lambda: self.written(4242), "the labeled profile")
         self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])
@@ -214,15 +219,10 @@ class K8sMetadataTest(ProfdTestCase):
             f.write("#!/bin/sh\necho '{\"kind\": \"ExecCredential\", "
                     "\"status\": {\"token\": \"tok123\"}}'\n")
         os.chmod(self.path("plugin"), 0o755)
-        with open(self.path("kubeconfig"), "w") as f:
-            f.write("current-context: here\ncontexts: [{name: here, context: {cluster: c, "
-                    "user: u}}]\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
-                    "users: [{name: u, user: {exec: {command: ./plugin}}}]\n" % port)
+        config = self.kubeconfig_config(port, "{exec: {command: ./plugin}}")
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
         # node_labels: the nodes listed and watched under valgrind too
-        config = CONFIG.replace('api_server: "http://127.0.0.1:%d", bearer_token_file: ./token',
-                                "kubeconfig_file: ./kubeconfig")
         p = self.start(config.replace("pod_labels: true,", "pod_labels: true, node_labels: true,"),
                        wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.written(4242), "the labeled profile", deadline=120)

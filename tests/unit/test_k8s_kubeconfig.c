@@ -65,6 +65,15 @@ static void write_kubeconfig(char *path, size_t len, const char *text)
     }
 }
 
+/* Writes text to a kubeconfig in a new directory (its path into path)
+ * and reads its current context into *kc, which must work. */
+static void write_and_load(char *path, size_t len, const char *text, struct k8s_kubeconfig *kc)
+{
+    char why[256];
+    write_kubeconfig(path, len, text);
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, kc, why, sizeof(why)), 0);
+}
+
 static void remove_kubeconfig(const char *path)
 {
     unlink(path);
@@ -75,10 +84,9 @@ static void remove_kubeconfig(const char *path)
 
 TEST(the_current_context_with_certificates_inline)
 {
-    char path[256], why[256];
-    write_kubeconfig(path, sizeof(path), KUBECONFIG);
+    char path[256];
     struct k8s_kubeconfig kc;
-    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    write_and_load(path, sizeof(path), KUBECONFIG, &kc);
     CHECK_STR(kc.server, "https://127.0.0.1:6443");
     CHECK_STR(kc.namespace, "shop");
     CHECK_STR(kc.ca_pem, "PEM\n");
@@ -112,12 +120,18 @@ TEST(a_named_context_with_paths_relative_to_the_file)
     remove_kubeconfig(path);
 }
 
-/* Writes an executable shell script into the kubeconfig's directory. */
+/* The path of the file name beside the kubeconfig at kubeconfig. */
+static void beside(const char *kubeconfig, const char *name, char path[300])
+{
+    snprintf(path, 300, "%.*s/%s", (int)(strrchr(kubeconfig, '/') - kubeconfig), kubeconfig,
+             name);
+}
+
+/* Writes an executable shell script beside the kubeconfig. */
 static void write_plugin(const char *kubeconfig, const char *name, const char *script)
 {
     char path[300];
-    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(kubeconfig, '/') - kubeconfig),
-             kubeconfig, name);
+    beside(kubeconfig, name, path);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (f) {
@@ -130,8 +144,7 @@ static void write_plugin(const char *kubeconfig, const char *name, const char *s
 static void remove_plugin(const char *kubeconfig, const char *name)
 {
     char path[300];
-    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(kubeconfig, '/') - kubeconfig),
-             kubeconfig, name);
+    beside(kubeconfig, name, path);
     unlink(path);
 }
 
@@ -149,7 +162,8 @@ static const char EXEC_KUBECONFIG[] =
 TEST(an_exec_plugin_gives_a_token_kept_until_it_expires)
 {
     char path[256], why[256];
-    write_kubeconfig(path, sizeof(path), EXEC_KUBECONFIG);
+    struct k8s_kubeconfig kc;
+    write_and_load(path, sizeof(path), EXEC_KUBECONFIG, &kc);   /* reading it runs nothing */
     /* the token says what the plugin was given: its args, its env, the
      * API version asked for; the first run's token expires at once */
     write_plugin(path, "plugin",
@@ -165,8 +179,6 @@ TEST(an_exec_plugin_gives_a_token_kept_until_it_expires)
                  "echo \"{\\\"kind\\\": \\\"ExecCredential\\\", \\\"status\\\": {\\\"token\\\": "
                  "\\\"$1$2$3-$PLUGIN_GREETING-$v-$n\\\", "
                  "\\\"expirationTimestamp\\\": \\\"$exp\\\"}}\"\n");
-    struct k8s_kubeconfig kc;
-    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
     CHECK(kc.exec != NULL);
     if (!kc.exec) {
         remove_kubeconfig(path);
@@ -201,9 +213,8 @@ TEST(an_exec_plugin_gives_a_token_kept_until_it_expires)
 TEST(an_exec_plugin_that_fails_says_why)
 {
     char path[256], why[256];
-    write_kubeconfig(path, sizeof(path), EXEC_KUBECONFIG);
     struct k8s_kubeconfig kc;
-    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    write_and_load(path, sizeof(path), EXEC_KUBECONFIG, &kc);
     static const struct {
         const char *script, *why;
     } cases[] = {

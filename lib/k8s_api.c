@@ -120,27 +120,75 @@ static char *use_options(CURL *h, const struct k8s_access *a)
     return option_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
 }
 
-struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
-                                   struct k8s_response *body)
+/* Has h request url with kc's tls-server-name as its host (when it is
+ * https), connecting to url's host and port through *connect_to, the Host
+ * header url's (added to *headers). Else h requests url as it is. */
+static void use_tls_server_name(CURL *h, const char *url, const struct k8s_kubeconfig *kc,
+                                struct curl_slist **headers, struct curl_slist **connect_to)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *named = NULL;
+    bool renamed = kc && kc->tls_server_name && u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
+                   !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) && !strcmp(scheme, "https") &&
+                   !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
+                   !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) &&
+                   !curl_url_set(u, CURLUPART_HOST, kc->tls_server_name, 0) &&
+                   !curl_url_get(u, CURLUPART_URL, &named, 0);
+    curl_easy_setopt(h, CURLOPT_URL, renamed ? named : url);
+    if (renamed) {
+        char *to = must_asprintf("%s:%s:%s:%s", kc->tls_server_name, port, host, port);
+        *connect_to = curl_slist_append(NULL, to);
+        free(to);
+        /* the port as url has it: none when it is the scheme's */
+        char *given = NULL;
+        curl_url_set(u, CURLUPART_URL, url, 0);
+        curl_url_get(u, CURLUPART_PORT, &given, 0);
+        char *line = must_asprintf("Host: %s%s%s", host, given ? ":" : "", given ? given : "");
+        *headers = curl_slist_append(*headers, line);
+        free(line);
+        curl_free(given);
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, *connect_to);
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(named);
+    curl_url_cleanup(u);
+}
+
+void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
+                     struct k8s_response *body, struct k8s_request *req)
 {
     CURL *h = easy;
-    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
-    char *token = a->kubeconfig ? use_kubeconfig(h, a->kubeconfig) : use_options(h, a);
+    const struct k8s_kubeconfig *kc = a->kubeconfig;
+    *req = (struct k8s_request){curl_slist_append(NULL, "Accept: application/json"), NULL};
+    char *token = kc ? use_kubeconfig(h, kc) : use_options(h, a);
     if (token && *token) {
         char *auth = must_asprintf("Authorization: Bearer %s", token);
-        headers = curl_slist_append(headers, auth);
+        req->headers = curl_slist_append(req->headers, auth);
         free(auth);
     }
     free(token);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    for (size_t i = 0; kc && kc->impersonation && kc->impersonation[i]; i++)
+        req->headers = curl_slist_append(req->headers, kc->impersonation[i]);
+    use_tls_server_name(h, url, kc, &req->headers, &req->connect_to);
+    if (kc && kc->proxy_url)
+        curl_easy_setopt(h, CURLOPT_PROXY, kc->proxy_url);
+    if (!kc || !kc->disable_compression)
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, req->headers);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(a->timeout / 1000000));
-    return headers;
+}
+
+void k8s_request_end(struct k8s_request *req)
+{
+    curl_slist_free_all(req->headers);
+    curl_slist_free_all(req->connect_to);
+    *req = (struct k8s_request){0};
 }
 
 bool k8s_api_authorized(const struct k8s_access *a)

@@ -4,8 +4,8 @@
  * make them (the k8s_metadata processor, the scrape receiver's
  * kubernetes_sd_configs): the server's URL (the cluster's own unless one
  * is configured), the bearer token read again before each request, TLS
- * (the service account's CA in the cluster), and the JSON body kept up to
- * a bound.
+ * (the service account's CA in the cluster), a kubeconfig's proxy and
+ * impersonation, and the JSON body kept up to a bound.
  */
 #ifndef PROFD_LIB_K8S_API_H
 #define PROFD_LIB_K8S_API_H
@@ -70,13 +70,26 @@ bool k8s_api_authorized(const struct k8s_access *a);
  * expired: blocks (for at most a's timeout). 0, or -1 with why. */
 int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen);
 
+/* The lists a request's transfer reads until it is over. */
+struct k8s_request {
+    struct curl_slist *headers;
+    struct curl_slist *connect_to;   /* a kubeconfig's tls-server-name's host to the server's */
+};
+
 /*
  * Sets up easy (a CURL *) to GET url as a (authorized), its body into
- * *body (which the caller frees). Returns the header list the caller
- * frees once the transfer is over.
+ * *body (which the caller frees), what the transfer reads into *req
+ * (k8s_request_end frees it once the transfer is over). With a
+ * kubeconfig's tls-server-name, an https url's host becomes that name,
+ * libcurl connecting to the url's host still: the name is the one the
+ * certificate is checked against and SNI says, the Host header keeps the
+ * url's, as kubectl has them.
  */
-struct curl_slist *k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
-                                   struct k8s_response *body);
+void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
+                     struct k8s_response *body, struct k8s_request *req);
+
+/* Frees what k8s_api_prepare made for a request, and empties *req. */
+void k8s_request_end(struct k8s_request *req);
 
 /*
  * Whether easy's finished transfer (libcurl's result rc, a CURLcode) as a

@@ -153,18 +153,37 @@ static int copy_decoded(struct reader *r, const yaml_node_t *m, const char *key,
     return 0;
 }
 
-/* Adds to kc->unused each of the fields of m that profd does not use. */
-static void note_unused(struct reader *r, const yaml_node_t *m, const char *const *fields,
-                        struct k8s_kubeconfig *kc)
+/* The cluster c's tls-server-name into kc: a host name (it takes the
+ * server's host in the URLs requested). */
+static int read_tls_server_name(struct reader *r, const yaml_node_t *c, struct k8s_kubeconfig *kc)
 {
-    for (size_t i = 0; fields[i]; i++) {
-        if (!get(r, m, fields[i]))
-            continue;
-        char *more = must_asprintf("%s%s%s", kc->unused ? kc->unused : "",
-                                   kc->unused ? ", " : "", fields[i]);
-        free(kc->unused);
-        kc->unused = more;
-    }
+    const char *name = get_text(r, c, "tls-server-name");
+    if (!name)
+        return 0;
+    if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+        strlen(name))
+        return fail(r, get(r, c, "tls-server-name"), "tls-server-name '%s' is not a host name",
+                    name);
+    kc->tls_server_name = must_asprintf("%s", name);
+    return 0;
+}
+
+/* The cluster c's proxy-url into kc: http, https or socks5, the schemes
+ * kubectl takes; socks5 as libcurl's socks5h, which has the proxy resolve
+ * names as kubectl's SOCKS5 dialer does. */
+static int read_proxy_url(struct reader *r, const yaml_node_t *c, struct k8s_kubeconfig *kc)
+{
+    const char *url = get_text(r, c, "proxy-url");
+    if (!url)
+        return 0;
+    if (!strncmp(url, "socks5://", 9))
+        kc->proxy_url = must_asprintf("socks5h://%s", url + 9);
+    else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
+        kc->proxy_url = must_asprintf("%s", url);
+    else
+        return fail(r, get(r, c, "proxy-url"), "proxy-url '%s' is not http://, https:// or "
+                    "socks5://", url);
+    return 0;
 }
 
 /* The cluster named name into kc. */
@@ -180,8 +199,9 @@ static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfi
     for (size_t n = strlen(kc->server); n && kc->server[n - 1] == '/'; n--)
         kc->server[n - 1] = '\0';
     kc->insecure_skip_verify = get_bool(r, c, "insecure-skip-tls-verify");
-    static const char *const unused[] = {"tls-server-name", "proxy-url", NULL};
-    note_unused(r, c, unused, kc);
+    kc->disable_compression = get_bool(r, c, "disable-compression");
+    if (read_tls_server_name(r, c, kc) < 0 || read_proxy_url(r, c, kc) < 0)
+        return -1;
     kc->ca_file = copy_path(r, c, "certificate-authority");
     return copy_decoded(r, c, "certificate-authority-data", &kc->ca_pem);
 }
@@ -228,6 +248,11 @@ static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
     const char *command = get_text(r, x, "command");
     if (!command)
         return fail(r, x, "user '%s' has an exec plugin without a command", name);
+    const char *mode = get_text(r, x, "interactiveMode");
+    if (mode && !strcmp(mode, "Always"))
+        return fail(r, get(r, x, "interactiveMode"), "user '%s' has an exec plugin that must be "
+                    "interactive (interactiveMode: Always): profd runs it without a terminal",
+                    name);
     const char *version = get_text(r, x, "apiVersion");
     char **args = strings_of(r, x, "args", arg_item), **env = strings_of(r, x, "env", env_item);
     size_t n = 0;
@@ -243,6 +268,95 @@ static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
     return 0;
 }
 
+/* A list of header lines being made. */
+struct lines {
+    char **v;   /* NULL-terminated */
+    size_t n, cap;
+};
+
+/* Adds the line "<name>: <the text of v>"; -1 with why when v is not a
+ * non-empty text that can be a header's value (without a line break). */
+static int add_header(struct reader *r, struct lines *l, const char *name, const yaml_node_t *v,
+                      const char *field)
+{
+    if (!is_scalar(v) || !v->data.scalar.length)
+        return fail(r, v, "%s: each value must be a non-empty text", field);
+    if (strpbrk(text_of(v), "\r\n"))
+        return fail(r, v, "%s: a value has a line break", field);
+    l->v = grow_array(l->v, &l->cap, l->n + 2, sizeof(char *));
+    l->v[l->n++] = must_asprintf("%s: %s", name, text_of(v));
+    l->v[l->n] = NULL;
+    return 0;
+}
+
+/* Adds a line named name for each item of the sequence s (field). */
+static int add_headers(struct reader *r, struct lines *l, const char *name, const yaml_node_t *s,
+                       const char *field)
+{
+    if (!s)
+        return 0;
+    if (s->type != YAML_SEQUENCE_NODE)
+        return fail(r, s, "%s is not a list", field);
+    for (yaml_node_item_t *i = s->data.sequence.items.start; i < s->data.sequence.items.top; i++)
+        if (add_header(r, l, name, node(r, *i), field) < 0)
+            return -1;
+    return 0;
+}
+
+/* key as an Impersonate-Extra- header name ends, as kubectl writes it:
+ * every byte that is not a header name's (RFC 7230 tchar), and '%',
+ * percent-encoded. malloc'd. */
+static char *extra_header_name(const char *key)
+{
+    static const char tchar[] = "!#$&'*+-.^_`|~0123456789"
+                                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    char *out = must_malloc(sizeof("Impersonate-Extra-") + 3 * strlen(key)), *o = out;
+    o += sprintf(o, "Impersonate-Extra-");
+    for (const unsigned char *k = (const unsigned char *)key; *k; k++) {
+        if (strchr(tchar, *k))
+            *o++ = (char)*k;
+        else
+            o += sprintf(o, "%%%02X", *k);
+    }
+    *o = '\0';
+    return out;
+}
+
+/* User u's impersonation (as, as-uid, as-groups, as-user-extra) into kc
+ * as header lines. */
+static int read_impersonation(struct reader *r, const yaml_node_t *u, const char *name,
+                              struct k8s_kubeconfig *kc)
+{
+    struct lines l = {0};
+    yaml_node_t *as = get(r, u, "as"), *uid = get(r, u, "as-uid");
+    yaml_node_t *groups = get(r, u, "as-groups"), *extra = get(r, u, "as-user-extra");
+    int rc = 0;
+    if (!as && (uid || groups || extra))
+        rc = fail(r, u, "user '%s' impersonates with as-uid, as-groups or as-user-extra but "
+                  "no as (the user to be)", name);
+    if (!rc && as)
+        rc = add_header(r, &l, "Impersonate-User", as, "as");
+    if (!rc && uid)
+        rc = add_header(r, &l, "Impersonate-Uid", uid, "as-uid");
+    if (!rc)
+        rc = add_headers(r, &l, "Impersonate-Group", groups, "as-groups");
+    if (!rc && extra && extra->type != YAML_MAPPING_NODE)
+        rc = fail(r, extra, "as-user-extra is not a mapping of keys to lists");
+    for (yaml_node_pair_t *p = extra ? extra->data.mapping.pairs.start : NULL;
+         !rc && extra && p < extra->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(r, p->key);
+        if (!is_scalar(k) || !k->data.scalar.length) {
+            rc = fail(r, k, "as-user-extra: a key is not a text");
+            break;
+        }
+        char *header = extra_header_name(text_of(k));
+        rc = add_headers(r, &l, header, node(r, p->value), "as-user-extra");
+        free(header);
+    }
+    kc->impersonation = l.v;   /* freed with kc, also on an error */
+    return rc;
+}
+
 /* The user named name into kc, the cluster read. */
 static int read_user(struct reader *r, const char *name, struct k8s_kubeconfig *kc)
 {
@@ -253,10 +367,9 @@ static int read_user(struct reader *r, const char *name, struct k8s_kubeconfig *
         return fail(r, u, "user '%s' gets its credentials from an auth-provider, which profd "
                     "does not run: give it an exec plugin, a token, tokenFile or client "
                     "certificate instead", name);
-    if (get(r, u, "exec") && read_exec(r, u, name, kc) < 0)
+    if ((get(r, u, "exec") && read_exec(r, u, name, kc) < 0) ||
+        read_impersonation(r, u, name, kc) < 0)
         return -1;
-    static const char *const unused[] = {"as", "as-uid", "as-groups", "as-user-extra", NULL};
-    note_unused(r, u, unused, kc);
     kc->token = copy_text(r, u, "token");
     kc->token_file = copy_path(r, u, "tokenFile");
     kc->username = copy_text(r, u, "username");
@@ -337,9 +450,11 @@ void k8s_kubeconfig_clear(struct k8s_kubeconfig *kc)
 {
     char **fields[] = {&kc->server, &kc->namespace, &kc->ca_file, &kc->ca_pem, &kc->cert_file,
                        &kc->cert_pem, &kc->key_file, &kc->key_pem, &kc->token,
-                       &kc->token_file, &kc->username, &kc->password, &kc->unused};
+                       &kc->token_file, &kc->username, &kc->password, &kc->tls_server_name,
+                       &kc->proxy_url};
     for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
         free(*fields[i]);
     k8s_exec_free(kc->exec);
+    free_string_array(kc->impersonation);
     memset(kc, 0, sizeof(*kc));
 }

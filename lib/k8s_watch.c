@@ -32,7 +32,7 @@ struct k8s_watch {
     struct event *retry;          /* WAITING: lists (or watches) again when it fires */
     enum watch_state state;
     CURL *easy;
-    struct curl_slist *headers;
+    struct k8s_request request;   /* what the transfer reads */
     struct k8s_response body;     /* a list's JSON, or a watch's line not ended yet */
     struct k8s_pod_list pods;     /* what it knows now */
     struct k8s_pod_list listed;   /* READING: the list as the component's thread reads it */
@@ -55,8 +55,7 @@ static void end_transfer(struct k8s_watch *w)
         curl_easy_cleanup(w->easy);
         w->easy = NULL;
     }
-    curl_slist_free_all(w->headers);
-    w->headers = NULL;
+    k8s_request_end(&w->request);
     free(w->body.data);
     w->body = (struct k8s_response){0};
 }
@@ -154,7 +153,7 @@ static bool begin_transfer(struct k8s_watch *w, const char *url)
         snprintf(w->why, sizeof(w->why), "libcurl cannot be set up");
         return false;
     }
-    w->headers = k8s_api_prepare(w->easy, url, w->access, &w->body);
+    k8s_api_prepare(w->easy, url, w->access, &w->body, &w->request);
     curl_easy_setopt(w->easy, CURLOPT_PRIVATE, w);
     return true;
 }

@@ -217,9 +217,10 @@ static char *get_now(struct state *s, const char *url, size_t *len)
         list_failed(s, url, why);
         return NULL;
     }
-    struct curl_slist *headers = k8s_api_prepare(h, url, &s->access, &b);
+    struct k8s_request request;
+    k8s_api_prepare(h, url, &s->access, &b, &request);
     bool ok = k8s_api_succeeded(h, curl_easy_perform(h), &b, &s->access, why, sizeof(why));
-    curl_slist_free_all(headers);
+    k8s_request_end(&request);
     curl_easy_cleanup(h);
     if (!ok) {
         list_failed(s, url, why);
@@ -376,9 +377,6 @@ static int create(const struct profd_host *host, struct profd_component *self, c
             return PROFD_ERR;
         }
         s->access.kubeconfig = &s->kubeconfig;
-        if (s->kubeconfig.unused)
-            host->log(self, PROFD_LOG_WARN, "%s: not used by profd: %s", c->kubeconfig_file,
-                      s->kubeconfig.unused);
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);   /* once per create: destroy ends it */
     pthread_mutex_init(&s->mu, NULL);

@@ -147,9 +147,6 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
         free(d);
         return NULL;
     }
-    if (d->kubeconfig.unused)
-        h->log(self, PROFD_LOG_WARN, "job '%s': %s: not used by profd: %s", job_name,
-               cfg->kubeconfig_file, d->kubeconfig.unused);
     bool in_cluster = !option_set(cfg->api_server) && !from_kubeconfig;
     d->access = (struct k8s_access){
         cfg->api_server,

@@ -53,6 +53,9 @@ static void kubeconfig(const char *text, size_t len)
     if (k8s_kubeconfig_parse("/fuzz/config", text, len, NULL, &kc, why, sizeof(why)) == 0) {
         if (!kc.server || !kc.namespace)
             abort();   /* read, yet without a server or namespace */
+        for (size_t i = 0; kc.impersonation && kc.impersonation[i]; i++)
+            if (strpbrk(kc.impersonation[i], "\r\n"))
+                abort();   /* a header line that would be two */
         k8s_kubeconfig_clear(&kc);
     } else if (!*why || kc.server) {
         abort();   /* refused without saying why, or refused yet kept */

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -164,16 +165,76 @@ def sign_test_cert(directory, name, common_name, extension):
     return cert, key
 
 
-def serve_tls(server, cert, key, client_ca=None):
+def serve_tls(server, cert, key, client_ca=None, sni=None):
     """Makes server (a socketserver) speak TLS with cert and key; with
-    client_ca, only to clients whose certificate that CA signed."""
+    client_ca, only to clients whose certificate that CA signed. The name
+    each client's handshake asks for (SNI) is appended to the list sni."""
     import ssl
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
+    if sni is not None:
+        ctx.sni_callback = lambda sock, name, context: sni.append(name)
     if client_ca:
         ctx.load_verify_locations(client_ca)
         ctx.verify_mode = ssl.CERT_REQUIRED
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
+
+
+FORWARD_PROXY = """worker_processes 1;
+error_log %(dir)s/error.log warn;
+pid %(dir)s/nginx.pid;
+events { worker_connections 256; }
+http {
+    access_log %(dir)s/access.log;
+    proxy_temp_path %(dir)s/proxy_temp;
+    client_body_temp_path %(dir)s/body_temp;
+    server {
+        listen 127.0.0.1:%(port)d;
+        location / {
+            proxy_pass http://$http_host;
+            proxy_http_version 1.1;
+            proxy_buffering off;
+            proxy_read_timeout 300s;
+            proxy_set_header Via "1.1 nginx";
+        }
+    }
+}
+"""
+
+
+class ForwardProxy:
+    """nginx as a plain HTTP forward proxy on a free loopback port, in
+    directory: a request in the absolute form clients send a proxy goes on
+    to the host it names with "Via: 1.1 nginx" added, the response
+    streamed as it comes (a Kubernetes watch). `url` is its address."""
+
+    def __init__(self, directory):
+        os.makedirs(directory, exist_ok=True)
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        conf = os.path.join(directory, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(FORWARD_PROXY % {"dir": directory, "port": port})
+        self.nginx = subprocess.Popen(["nginx", "-c", conf, "-p", directory, "-g",
+                                       "daemon off;"], stderr=subprocess.PIPE)
+        self.url = "http://127.0.0.1:%d" % port
+
+        def accepts():
+            if self.nginx.poll() is not None:
+                raise AssertionError("nginx did not start: " + self.nginx.stderr.read().decode())
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        wait_until(accepts, "nginx accepting on port %d" % port)
+
+    def stop(self):
+        self.nginx.terminate()
+        self.nginx.wait(timeout=30)
+        self.nginx.stderr.close()
 
 
 def valgrind(log):
@@ -575,9 +636,10 @@ class KubernetesApi:
     <token>" the answer is 401, as the API refuses a credential it does
     not take (with token None, TLS's client certificate is the one), and
     with `fail` set to a status that status, each with a Status object. `got` holds each request's (path,
-    query as parse_qs gives it, Authorization). With tls (cert, key,
-    client CA) it speaks HTTPS, to clients with a certificate the CA
-    signed alone. GET /api/v1/nodes is a NodeList of `nodes` (filtered by
+    query as parse_qs gives it, Authorization), `headers` its headers (an
+    email.message.Message). With tls (cert, key, client CA) it speaks
+    HTTPS, to clients with a certificate the CA signed alone, the name
+    each handshake asks for (SNI) in `sni`. GET /api/v1/nodes is a NodeList of `nodes` (filtered by
     labelSelector and the fieldSelector metadata.name=), watched the same
     way, its events made by add_node() and modify_node()."""
 
@@ -586,6 +648,7 @@ class KubernetesApi:
         import json
         import urllib.parse
         self.pods, self.nodes, self.got, self.fail = pods, list(nodes), [], None
+        self.headers, self.sni = [], []
         for obj in self.pods + self.nodes:   # as every object the API lists has
             obj["metadata"].setdefault("resourceVersion", "1")
         # events: (version, type, object, "pods" or "nodes")
@@ -651,6 +714,7 @@ class KubernetesApi:
                 query = urllib.parse.parse_qs(url.query)
                 auth = self.headers.get("Authorization")
                 api.got.append((url.path, query, auth))
+                api.headers.append(self.headers)
                 m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/(pods|nodes)", url.path)
                 status = (401 if token and auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
@@ -676,7 +740,7 @@ class KubernetesApi:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         if tls:
-            serve_tls(self.server, *tls)
+            serve_tls(self.server, *tls, sni=self.sni)
         self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http",
                                           self.server.server_address[1])
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

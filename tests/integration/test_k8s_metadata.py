@@ -174,18 +174,20 @@ class K8sMetadataTest(ProfdTestCase):
 
     def test_a_kubeconfig_gives_the_server_and_token(self):
         """kubeconfig_file: the server and a tokenFile relative to the
-        kubeconfig, from its current context; bearer_token_file (the
-        service account's by default) is not read."""
+        kubeconfig, from its current context, and the user it
+        impersonates; bearer_token_file (the service account's by default)
+        is not read."""
         port, api = self.api([pod("web-1", UID1, [("app", ID1)], "10.1.0.7", {"app": "web"})])
         with open(self.path("kube-token"), "w") as f:
             f.write("tok123\n")
-        config = self.kubeconfig_config(port, "{tokenFile: kube-token}")
+        config = self.kubeconfig_config(port, "{tokenFile: kube-token, as: profiler}")
         self.process(4242, "0::/kubepods.slice/cri-containerd-%s.scope\n" % ID1)
         self.spool_as(4242)
         p = self.start(config)
         wait_until(lambda: self.written(4242), "the labeled profile")
         self.assertEqual(self.written(4242), ["shop.web-1.app.node-a.web.payments"])
         self.assertEqual(api.got[0][2], "Bearer tok123")
+        self.assertEqual(api.headers[0]["Impersonate-User"], "profiler")
         self.assertEqual(p.stop(), 0)
         # A kubeconfig that cannot be used stops profd from starting, saying why.
         with open(self.path("kubeconfig"), "w") as f:

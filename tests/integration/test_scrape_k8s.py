@@ -10,8 +10,9 @@ import os
 import shutil
 import unittest
 
-from harness import (FakeTarget, GO_CORPUS, KubernetesApi, ProfdTestCase, Target,
-                     make_client_cert, make_test_certs, metric_value, run, valgrind, wait_until)
+from harness import (FakeTarget, ForwardProxy, GO_CORPUS, KubernetesApi, ProfdTestCase, Target,
+                     make_client_cert, make_test_certs, metric_value, run, sign_test_cert,
+                     valgrind, wait_until)
 
 CONFIG = """
 receivers:
@@ -245,18 +246,26 @@ service:
                                              component="pprof_scrape", job="pods"), 2)
         self.assertEqual(p.stop(), 0)
 
-    def kubeconfig(self, server, user):
+    def kubeconfig(self, server, user, cluster=""):
         """A kubeconfig as kubectl writes one, its current context in
-        namespace shop, the server's CA inline; returns its path."""
+        namespace shop, the server's CA inline, cluster's lines added to
+        the cluster; returns its path."""
         ca = base64.b64encode(open(self.path("ca.pem"), "rb").read()).decode()
         with open(self.path("kube", "config"), "w") as f:
             f.write("apiVersion: v1\nkind: Config\ncurrent-context: shop-admin\n"
                     "clusters:\n- name: test\n  cluster:\n    server: %s\n"
-                    "    certificate-authority-data: %s\n"
+                    "    certificate-authority-data: %s\n%s"
                     "contexts:\n- name: shop-admin\n"
                     "  context: {cluster: test, user: admin, namespace: shop}\n"
-                    "users:\n- name: admin\n  user:\n%s" % (server, ca, user))
+                    "users:\n- name: admin\n  user:\n%s" % (server, ca, cluster, user))
         return self.path("kube", "config")
+
+    def kubeconfig_config(self, path):
+        """CONFIG with the API and its credentials from the kubeconfig at
+        path."""
+        return (CONFIG % "").replace(
+            '            api_server: ""\n            bearer_token_file: ./token\n',
+            '            kubeconfig_file: %s\n' % path)
 
     def test_a_kubeconfig_gives_the_server_credentials_and_namespace(self):
         """HTTPS to an API that takes only clients with a certificate its
@@ -302,12 +311,8 @@ service:
         os.chmod(self.path("kube", "token-plugin"), 0o755)
         path = self.kubeconfig(api.url, "    exec:\n      apiVersion: "
                                "client.authentication.k8s.io/v1\n      command: ./token-plugin\n"
-                               "      args: [client.authentication.k8s.io/v1]\n"
-                               "    as: someone-else\n")   # impersonation: not done, so said
-        p = self.start((CONFIG % "").replace(
-            '            api_server: ""\n            bearer_token_file: ./token\n',
-            '            kubeconfig_file: %s\n' % path))
-        p.wait_log(r"job 'pods': .*/kube/config: not used by profd: as$")
+                               "      args: [client.authentication.k8s.io/v1]\n")
+        p = self.start(self.kubeconfig_config(path))
         p.wait_log(r"job 'pods': https?://127\.0\.0\.1:\d+/api/v1/namespaces/shop/pods.*: "
                    r"HTTP 401")
         wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
@@ -317,14 +322,61 @@ service:
         self.assertEqual([a for _, _, a in api.got[-2:]], ["Bearer tok123"] * 2)
         self.assertEqual(p.stop(), 0)
 
+    def test_a_kubeconfigs_server_name_impersonation_and_uncompressed_responses(self):
+        """The API's certificate names kubernetes.test alone, not the
+        127.0.0.1 of the server's URL: tls-server-name is what the
+        certificate is checked against and the handshake asks for, the Host
+        header the URL's. The user impersonates another with groups and an
+        extra whose key a header name cannot hold; disable-compression
+        asks for responses as they are."""
+        web = self.go_target()
+        os.makedirs(self.path("kube"))
+        make_test_certs(self.path())
+        named = sign_test_cert(self.path(), "named", "kubernetes.test",
+                               "subjectAltName=DNS:kubernetes.test")
+        api = self.api([pod("web-1", int(web.address.rsplit(":", 1)[1]))], named)
+        path = self.kubeconfig(api.url, "    token: tok123\n    as: profiler\n"
+                               "    as-groups: [ops, 'system:monitoring']\n"
+                               "    as-user-extra: {acme.com/team: [perf, infra]}\n",
+                               "    tls-server-name: kubernetes.test\n"
+                               "    disable-compression: true\n")
+        p = self.start(self.kubeconfig_config(path))
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
+        self.assertEqual(set(api.sni), {"kubernetes.test"})   # an IP's URL asks for none
+        for h in list(api.headers):
+            self.assertEqual(h["Host"], api.url.split("//")[1])
+            self.assertEqual(h.get_all("Impersonate-User"), ["profiler"])
+            self.assertEqual(h.get_all("Impersonate-Group"), ["ops", "system:monitoring"])
+            self.assertEqual(h.get_all("Impersonate-Extra-acme.com%2Fteam"), ["perf", "infra"])
+            self.assertIsNone(h["Accept-Encoding"])
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_kubeconfigs_proxy_carries_lists_and_watches(self):
+        """proxy-url: every request goes through nginx as a forward proxy
+        (which adds its Via header), a watch's events streamed through it
+        too: a pod added later is scraped."""
+        web = self.go_target()
+        os.makedirs(self.path("kube"))
+        make_test_certs(self.path())
+        proxy = ForwardProxy(self.path("proxy"))
+        self.addCleanup(proxy.stop)
+        port = int(web.address.rsplit(":", 1)[1])
+        api = self.api([pod("web-1", port)])
+        path = self.kubeconfig(api.url, "    token: tok123\n", "    proxy-url: %s\n" % proxy.url)
+        p = self.start(self.kubeconfig_config(path))
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
+        wait_until(lambda: api.watching(), "a watch")
+        api.add(pod("web-2", port))
+        wait_until(lambda: self.files("shop", "web-2", "app", "web"), "web-2, from the watch")
+        self.assertEqual([h["Via"] for h in list(api.headers)], ["1.1 nginx"] * len(api.headers))
+        self.assertEqual(p.stop(), 0)
+
     def test_a_kubeconfig_that_cannot_be_used_is_an_error_and_the_rest_goes_on(self):
         target = self.goroutine_target()
         os.makedirs(self.path("kube"))
         make_test_certs(self.path())
         path = self.kubeconfig("https://127.0.0.1:1", "    auth-provider: {name: gcp}\n")
-        p = self.start(with_static_target((CONFIG % "").replace(
-            '            api_server: ""\n            bearer_token_file: ./token\n',
-            '            kubeconfig_file: %s\n' % path), target))
+        p = self.start(with_static_target(self.kubeconfig_config(path), target))
         p.wait_log(r"job 'pods': kubernetes_sd_configs: .*/kube/config:\d+: user 'admin' gets "
                    r"its credentials from an auth-provider, which profd does not run: .*; no "
                    r"targets from it")

@@ -28,6 +28,8 @@ static const char KUBECONFIG[] =
     "  cluster:\n"
     "    server: https://k8s.example:443\n"
     "    proxy-url: http://proxy:3128\n"
+    "    tls-server-name: kubernetes.internal\n"
+    "    disable-compression: true\n"
     "    certificate-authority: certs/ca.pem\n"
     "    insecure-skip-tls-verify: True\n"
     "contexts:\n"
@@ -46,7 +48,8 @@ static const char KUBECONFIG[] =
     "    client-key-data: UEVNCg==\n"
     "- name: reader\n"
     "  user: {tokenFile: /run/token, client-certificate: me.crt, client-key: /keys/me.key,"
-    " as: admin}\n"
+    " as: admin, as-uid: '42', as-groups: [ops, 'system:masters'],"
+    " as-user-extra: {acme.com/project: [shop, web], scopes%: [openid]}}\n"
     "- name: cloud\n"
     "  user:\n"
     "    auth-provider: {name: gcp, config: {cmd-path: gcloud}}\n";
@@ -94,7 +97,7 @@ TEST(the_current_context_with_certificates_inline)
     CHECK_STR(kc.key_pem, "PEM\n");
     CHECK(!kc.ca_file && !kc.cert_file && !kc.key_file && !kc.token && !kc.token_file);
     CHECK(!kc.insecure_skip_verify);
-    CHECK(kc.unused == NULL);
+    CHECK(!kc.tls_server_name && !kc.proxy_url && !kc.disable_compression && !kc.impersonation);
     k8s_kubeconfig_clear(&kc);
     CHECK(!kc.server && !kc.ca_pem);
     remove_kubeconfig(path);
@@ -115,7 +118,18 @@ TEST(a_named_context_with_paths_relative_to_the_file)
     CHECK_STR(kc.key_file, "/keys/me.key");   /* absolute: as it is */
     CHECK_STR(kc.token_file, "/run/token");
     CHECK(kc.insecure_skip_verify);
-    CHECK_STR(kc.unused, "proxy-url, as");   /* said, not silently ignored */
+    CHECK_STR(kc.proxy_url, "http://proxy:3128");
+    CHECK_STR(kc.tls_server_name, "kubernetes.internal");
+    CHECK(kc.disable_compression);
+    /* impersonation as kubectl sends it: an extra's key percent-encoded
+     * where a header name cannot hold it (and its '%') */
+    static const char *const want_headers[] = {
+        "Impersonate-User: admin", "Impersonate-Uid: 42", "Impersonate-Group: ops",
+        "Impersonate-Group: system:masters", "Impersonate-Extra-acme.com%2Fproject: shop",
+        "Impersonate-Extra-acme.com%2Fproject: web", "Impersonate-Extra-scopes%25: openid", NULL};
+    for (size_t i = 0; want_headers[i]; i++)
+        CHECK_STR(kc.impersonation ? kc.impersonation[i] : NULL, want_headers[i]);
+    CHECK(kc.impersonation && !kc.impersonation[7]);
     k8s_kubeconfig_clear(&kc);
     remove_kubeconfig(path);
 }
@@ -261,7 +275,7 @@ TEST(what_cannot_be_used_is_said_with_its_line)
     struct k8s_kubeconfig kc;
     write_kubeconfig(path, sizeof(path), KUBECONFIG);
     CHECK_INT(k8s_kubeconfig_load(path, "plugin", &kc, why, sizeof(why)), -1);
-    CHECK_CONTAINS(why, ":35: user 'cloud' gets its credentials from an auth-provider");
+    CHECK_CONTAINS(why, ":37: user 'cloud' gets its credentials from an auth-provider");
     CHECK(!kc.server);   /* nothing kept from a context refused */
     CHECK_INT(k8s_kubeconfig_load(path, "lost", &kc, why, sizeof(why)), -1);
     CHECK_CONTAINS(why, "no cluster named 'nowhere' in clusters");
@@ -295,6 +309,58 @@ TEST(what_cannot_be_used_is_said_with_its_line)
 
     CHECK_INT(k8s_kubeconfig_load("/nonexistent/kubeconfig", NULL, &kc, why, sizeof(why)), -1);
     CHECK_CONTAINS(why, "/nonexistent/kubeconfig cannot be read");
+}
+
+/* A kubeconfig of one context whose cluster has cluster_fields and whose
+ * user has user_fields (flow mappings' insides). */
+static void write_one_context(char *path, size_t len, const char *cluster_fields,
+                              const char *user_fields)
+{
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "current-context: c\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+             "clusters:\n- name: c\n  cluster: {server: 'https://k8s.example'%s}\n"
+             "users:\n- name: u\n  user: {token: t%s}\n", cluster_fields, user_fields);
+    write_kubeconfig(path, len, text);
+}
+
+TEST(proxies_names_and_impersonation_are_checked)
+{
+    char path[256], why[256];
+    struct k8s_kubeconfig kc;
+    write_one_context(path, sizeof(path), ", proxy-url: 'socks5://127.0.0.1:1080'", "");
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    CHECK_STR(kc.proxy_url, "socks5h://127.0.0.1:1080");   /* names resolved by the proxy */
+    k8s_kubeconfig_clear(&kc);
+    remove_kubeconfig(path);
+    static const struct {
+        const char *cluster, *user, *why;
+    } cases[] = {
+        {", proxy-url: 'ftp://proxy'", "", ":5: proxy-url 'ftp://proxy' is not http://"},
+        {", tls-server-name: 'k8s/evil'", "", ":5: tls-server-name 'k8s/evil' is not a host"},
+        {"", ", as-groups: [ops]", ":8: user 'u' impersonates with as-uid, as-groups or "
+         "as-user-extra but no as"},
+        {"", ", as: me, as-groups: ops", ":8: as-groups is not a list"},
+        {"", ", as: me, as-groups: ['']", ":8: as-groups: each value must be a non-empty text"},
+        {"", ", as: \"me\\r\\nX-Evil: 1\"", ":8: as: a value has a line break"},
+        {"", ", as: me, as-user-extra: [a]", ":8: as-user-extra is not a mapping"},
+        {"", ", as: me, as-user-extra: {k: v}", ":8: as-user-extra is not a list"},
+        {"", ", exec: {command: p, interactiveMode: Always}",
+         ":8: user 'u' has an exec plugin that must be interactive"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        write_one_context(path, sizeof(path), cases[i].cluster, cases[i].user);
+        CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), -1);
+        CHECK_CONTAINS(why, cases[i].why);
+        CHECK(!kc.server && !kc.impersonation && !kc.proxy_url);   /* nothing kept */
+        remove_kubeconfig(path);
+    }
+    /* a plugin that may be interactive is run without a terminal */
+    write_one_context(path, sizeof(path), "", ", exec: {command: p, interactiveMode: IfAvailable}");
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    CHECK(kc.exec != NULL);
+    k8s_kubeconfig_clear(&kc);
+    remove_kubeconfig(path);
 }
 
 TEST(a_context_without_a_user_has_no_credentials)

@@ -126,32 +126,31 @@ static char *use_options(CURL *h, const struct k8s_access *a)
 static void use_tls_server_name(CURL *h, const char *url, const struct k8s_kubeconfig *kc,
                                 struct curl_slist **headers, struct curl_slist **connect_to)
 {
-    CURLU *u = curl_url();
-    char *scheme = NULL, *host = NULL, *port = NULL, *named = NULL;
-    bool renamed = kc && kc->tls_server_name && u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
+    CURLU *u = kc && kc->tls_server_name ? curl_url() : NULL;
+    char *scheme = NULL, *host = NULL, *port = NULL, *given = NULL, *named = NULL;
+    bool renamed = u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
                    !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) && !strcmp(scheme, "https") &&
                    !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
-                   !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) &&
-                   !curl_url_set(u, CURLUPART_HOST, kc->tls_server_name, 0) &&
-                   !curl_url_get(u, CURLUPART_URL, &named, 0);
+                   !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (renamed) {
+        curl_url_get(u, CURLUPART_PORT, &given, 0);   /* none when url has the scheme's */
+        renamed = !curl_url_set(u, CURLUPART_HOST, kc->tls_server_name, 0) &&
+                  !curl_url_get(u, CURLUPART_URL, &named, 0);
+    }
     curl_easy_setopt(h, CURLOPT_URL, renamed ? named : url);
     if (renamed) {
         char *to = must_asprintf("%s:%s:%s:%s", kc->tls_server_name, port, host, port);
-        *connect_to = curl_slist_append(NULL, to);
-        free(to);
-        /* the port as url has it: none when it is the scheme's */
-        char *given = NULL;
-        curl_url_set(u, CURLUPART_URL, url, 0);
-        curl_url_get(u, CURLUPART_PORT, &given, 0);
         char *line = must_asprintf("Host: %s%s%s", host, given ? ":" : "", given ? given : "");
+        *connect_to = curl_slist_append(NULL, to);
         *headers = curl_slist_append(*headers, line);
-        free(line);
-        curl_free(given);
         curl_easy_setopt(h, CURLOPT_CONNECT_TO, *connect_to);
+        free(to);
+        free(line);
     }
     curl_free(scheme);
     curl_free(host);
     curl_free(port);
+    curl_free(given);
     curl_free(named);
     curl_url_cleanup(u);
 }

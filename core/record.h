@@ -13,7 +13,9 @@
 #include "profd/model.h"
 #include "profd/plugin.h"
 
+/* A new empty batch holding one reference. */
 struct profd_batch *profd_batch_new(void);
+/* Adds a reference to b (each dropped by profd_batch_unref). */
 void profd_batch_ref(struct profd_batch *b);
 /* Drops one reference; the last one frees every record. Accepts NULL. */
 void profd_batch_unref(struct profd_batch *b);
@@ -68,7 +70,9 @@ int profd_record_type_names(struct profd_record *r, struct profd_type_names *out
 struct profd_record *profd_record_add_profile(struct profd_batch *b, struct profd_profile *p);
 /* Series labels: kept sorted by name. set copies name and value. */
 void profd_record_set_label(struct profd_record *r, const char *name, const char *value);
+/* The value of the label name, or NULL when r has none. */
 const char *profd_record_label(const struct profd_record *r, const char *name);
+/* Removes the label name, if r has it. */
 void profd_record_del_label(struct profd_record *r, const char *name);
 /* Decodes the payload once (thread-safe); NULL and err filled when malformed. */
 struct profd_profile *profd_record_profile(struct profd_record *r, char *err, size_t errlen);

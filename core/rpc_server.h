@@ -57,6 +57,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
                                         profd_rpc_handler fn, void *arg, char *err,
                                         size_t errlen);
 void profd_server_stop(struct profd_server *s);
+/* The address s listens on, "host:port" ("[v6]:port"), owned by s. */
 const char *profd_server_address(const struct profd_server *s);
 /* Records the address fd listens on in s->address. */
 void profd_server_note_address(struct profd_server *s, int fd);

@@ -15,6 +15,8 @@ struct http_client;
  * handle's CURLOPT_PRIVATE. The handle is already removed from the multi. */
 typedef void (*http_done_fn)(void *arg, CURL *easy, CURLcode result);
 
+/* A libcurl multi driven by base's events; done is called for each
+ * finished transfer. NULL when out of memory. */
 struct http_client *http_client_create(struct event_base *base, http_done_fn done);
 /* Starts easy (configured by the caller, CURLOPT_PRIVATE set). 0 or -1.
  * Transfers that finish meanwhile (this one too, if it fails at once) get

@@ -145,6 +145,8 @@ int64_t k8s_rfc3339_ns(const char *s)
     else if (strcmp(rest, "Z") && strcmp(rest, "z"))
         return -1;
     int64_t seconds = (int64_t)timegm(&tm) - offset;
+    if (seconds < 0)
+        return -1;   /* before 1970: no credential's, and far enough back it overflows */
     if (seconds >= INT64_MAX / 1000000000 - 1)
         return INT64_MAX;   /* past 2262: as good as never */
     return seconds * 1000000000 + frac;

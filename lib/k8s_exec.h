@@ -25,6 +25,7 @@ struct k8s_exec;
 struct k8s_exec *k8s_exec_new(char *const *argv, char *const *env, const char *api_version,
                               bool cluster_info, const char *server, const char *ca_pem);
 
+/* Frees e and the credential it keeps (accepts NULL). */
 void k8s_exec_free(struct k8s_exec *e);
 
 /* Whether a credential is kept that has not expired. */
@@ -48,7 +49,7 @@ void k8s_exec_credential(struct k8s_exec *e, char **token, char **cert_pem, char
 
 /* The time (Unix ns) an RFC 3339 timestamp (2026-11-26T19:00:00Z, with
  * fractions of a second or an offset) stands for, INT64_MAX past what
- * that holds; -1 when it is not one. */
+ * that holds; -1 when it is not one, or is before 1970. */
 int64_t k8s_rfc3339_ns(const char *s);
 
 #endif

@@ -12,6 +12,10 @@
 #define PYROSCOPE_MAX_NAME 1024
 #define PYROSCOPE_MAX_VALUE 2048
 
+/* The __name__ in gives, else the one external gives; NULL: neither has one. */
+const char *pyroscope_series_name(const struct profd_host *host, const struct profd_labels *in,
+                                  const struct profd_str_map *external);
+
 /*
  * Fills out (empty on entry) from in plus external (set where in lacks
  * them), less __tenant_id__ (that travels as X-Scope-OrgID): names made
@@ -24,10 +28,6 @@
  * fallback_name when neither in nor external has one (NULL: none).
  * Returns how many fixes that took.
  */
-/* The __name__ in gives, else the one external gives; NULL: neither has one. */
-const char *pyroscope_series_name(const struct profd_host *host, const struct profd_labels *in,
-                                  const struct profd_str_map *external);
-
 size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_labels *in,
                               const struct profd_str_map *external, const char *fallback_name,
                               struct profd_labels *out);

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: what profd reads of Kubernetes. The first byte picks
- * the reader (its value modulo 4): a process's cgroup file (0), as the
+ * the reader (its value modulo 5): a process's cgroup file (0), as the
  * k8s_metadata processor reads it; a PodList from the Kubernetes API (1),
  * looked up by the ids, UIDs and IPs it names and made scrape targets as
  * the scrape receiver's kubernetes_sd_configs make them; the lines of a
  * watch (2), each event applied to a list of pods, made targets and
- * copied into k8s_metadata's index at the end; or a kubeconfig file (3),
- * its current context read. The rest is the input. */
+ * copied into k8s_metadata's index at the end; a kubeconfig file (3),
+ * its current context read; or what an exec credential plugin prints (4),
+ * its credential kept. The rest is the input. The exec plugin's reader is
+ * static in lib/k8s_exec.c, which is included here for it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../core/labels.h"
+#include "../../lib/k8s_exec.c"
 #include "../../lib/k8s_kubeconfig.h"
 #include "../../processors/k8s_metadata/cgroup.h"
 #include "../../processors/k8s_metadata/pods.h"
@@ -92,20 +95,43 @@ static void watch(const char *text, size_t len)
     k8s_pod_list_free(&pods);
 }
 
+/* text as an exec plugin's output: its credential kept, or refused
+ * saying why with none kept. */
+static void exec_output(const char *text, size_t len)
+{
+    char *argv[] = {"plugin", NULL}, *env[] = {NULL};
+    struct k8s_exec *e = k8s_exec_new(argv, env, "client.authentication.k8s.io/v1", false,
+                                      "https://k8s.example", NULL);
+    char why[256] = "";
+    int rc = keep_credential(e, text, len, why, sizeof(why));
+    char *token, *cert, *key;
+    k8s_exec_credential(e, &token, &cert, &key);
+    if (rc == 0 ? !token && !(cert && key) : !*why || token || cert || key)
+        abort();   /* kept without a credential, or refused without why or yet kept */
+    free(token);
+    free(cert);
+    free(key);
+    k8s_exec_free(e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
     if (len == 0)
         return 0;
     const char *text = (const char *)data + 1;
-    if (data[0] % 4 == 3) {
+    if (data[0] % 5 == 4) {
+        exec_output(text, len - 1);
+        return 0;
+    }
+    if (data[0] % 5 == 3) {
         kubeconfig(text, len - 1);
         return 0;
     }
-    if (data[0] % 4 == 2) {
+    if (data[0] % 5 == 2) {
         watch(text, len - 1);
         return 0;
     }
-    if (data[0] % 4 == 0) {
+    if (data[0] % 5 == 0) {
         char id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
         if (cgroup_container(text, len - 1, id, uid) && strlen(id) + strlen(uid) == 0)
             abort();   /* found, yet named nothing */

@@ -267,6 +267,8 @@ TEST(rfc3339_times)
     CHECK(k8s_rfc3339_ns("2026-11-26T19:00:00") == -1);   /* no zone */
     CHECK(k8s_rfc3339_ns("tomorrow") == -1);
     CHECK(k8s_rfc3339_ns("2999-01-01T00:00:00Z") == INT64_MAX);
+    CHECK(k8s_rfc3339_ns("1969-12-31T23:59:59Z") == -1);
+    CHECK(k8s_rfc3339_ns("0584-11-26T21:00:00.5+02:00") == -1);   /* found by fuzz_k8s */
 }
 
 TEST(what_cannot_be_used_is_said_with_its_line)

@@ -131,6 +131,7 @@ $(BUILD)/tests/test_k8s_metadata_parts: LDLIBS += -ljansson
 $(BUILD)/tests/test_k8s_pods: LDLIBS += -ljansson
 $(BUILD)/tests/test_k8s_sd: LDLIBS += -ljansson -lcurl
 $(BUILD)/tests/test_k8s_kubeconfig: LDLIBS += -ljansson
+$(BUILD)/tests/test_rpc_client: LDLIBS += -lcurl
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

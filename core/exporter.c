@@ -272,8 +272,13 @@ static void export_one(struct profd_queue *q, struct profd_batch *b)
         seed = seed * 1664525u + 1013904223u;
         int64_t delay = profd_backoff_ns(q->s.retry_on_failure.initial_interval,
                                          q->s.retry_on_failure.max_interval, attempt, seed >> 8);
-        if (retry_hint_ns > delay)   /* the server said when (Retry-After, RetryInfo) */
+        if (retry_hint_ns > delay) {   /* the server said when (Retry-After, RetryInfo) */
             delay = retry_hint_ns;
+            if (max_elapsed > 0 && delay > max_elapsed - elapsed) {
+                why = "the server asked to wait past max_elapsed_time";
+                break;
+            }
+        }
         profd_log(PROFD_LOG_INFO, c->id, "export failed (retryable); retry %u in %lld ms",
                   attempt + 1, (long long)(delay / 1000000));
         if (!wait_retry(q, delay)) {

@@ -165,12 +165,23 @@ static void percent_decode(const char *in, size_t len, char *out, size_t n)
     out[o] = '\0';
 }
 
+/* A wait of seconds and nanos in ns: 0 when negative, INT64_MAX when it
+ * would not fit (a server's number, not to be trusted). */
+static int64_t wait_ns(int64_t seconds, int64_t nanos)
+{
+    if (seconds < 0 || nanos < 0 || nanos >= 1000000000)
+        return 0;
+    if (seconds >= INT64_MAX / 1000000000 - 1)
+        return INT64_MAX;
+    return seconds * 1000000000 + nanos;
+}
+
 /* Looks for a google.rpc.RetryInfo among the details of a base64
  * google.rpc.Status; its delay in ns, or -1 when there is none. */
 static int64_t retry_info_delay(const char *b64, size_t len)
 {
-    uint8_t raw[1024];
     char padded[1400];
+    uint8_t raw[sizeof(padded) / 4 * 3];   /* what padded decodes to, at most */
     if (len > sizeof(padded) - 4)
         return -1;
     memcpy(padded, b64, len);
@@ -204,7 +215,7 @@ static int64_t retry_info_delay(const char *b64, size_t len)
         if (field == 1 || field == 2)
             fields[field] = (int64_t)v;
     }
-    return fields[1] * 1000000000LL + fields[2];
+    return wait_ns(fields[1], fields[2]);
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -221,9 +232,11 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
     while (v < data + len && *v == ' ')
         v++;
     size_t vlen = (size_t)(data + len - v);
+    char text[64];   /* a number's value, ended (libcurl's data is not) */
+    snprintf(text, sizeof(text), "%.*s", (int)(vlen < sizeof(text) ? vlen : sizeof(text) - 1), v);
 #define IS(name) (nlen == sizeof(name) - 1 && strncasecmp(data, name, nlen) == 0)
     if (IS("grpc-status")) {
-        call->res->grpc_status = atoi(v);
+        call->res->grpc_status = atoi(text);
         call->grpc_status_seen = true;
     } else if (IS("grpc-message")) {
         percent_decode(v, vlen, call->res->message, sizeof(call->res->message));
@@ -237,15 +250,13 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
             call->res->retry_after = d;
         }
     } else if (IS("retry-after")) {
-        char text[64];
-        snprintf(text, sizeof(text), "%.*s", (int)vlen, v);
         char *end;
         long secs = strtol(text, &end, 10);
         if (*end) {   /* an HTTP-date */
             time_t when = curl_getdate(text, NULL);
             secs = when > 0 ? (long)(when - time(NULL)) : 0;
         }
-        call->res->retry_after = secs > 0 ? secs * 1000000000LL : 0;
+        call->res->retry_after = wait_ns(secs, 0);
     }
 #undef IS
     return size * n;

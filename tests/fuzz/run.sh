@@ -6,7 +6,8 @@
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
 # pushed series (Parca, Pyroscope), folded stacks, speedscope files, /ingest
-# queries, cgroup files, Kubernetes pod lists and kubeconfigs from tests/fuzz/seeds/<name>;
+# queries, cgroup files, Kubernetes pod lists, kubeconfigs, exec plugins' output and
+# backends' responses (headers, trailers, bodies) from tests/fuzz/seeds/<name>;
 # JFR recordings from tests/integration/jfr.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -65,10 +66,13 @@ clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_k8s.c lib/grow.c lib
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http1
+clang $FLAGS tests/fuzz/fuzz_rpc_response.c lib/grpc_frame.c lib/grow.c lib/client_tls.c \
+    core/compression.c core/gzip.c core/alloc.c core/thread_slot.c \
+    -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push jfr http1 k8s}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push jfr http1 k8s rpc_response}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -527,18 +527,39 @@ class OtlpExporterTest(ProfdTestCase):
         self.assertEqual(len(got), 2)   # retried once (RetryInfo), then not (no RetryInfo)
         self.assertGreaterEqual(got[1][2] - got[0][2], 0.5)
 
-    def test_http_retry_after(self):
+    def serve_one_refusal(self, status, headers):
+        """An HTTP server answering the first POST with status and headers,
+        every later one 200: (its port, the times the POSTs came)."""
         arrivals = []
 
-        def answer(path, headers, body):
+        def answer(path, got_headers, body):
             arrivals.append(time.monotonic())
-            return (429, {"Retry-After": "1"}) if len(arrivals) == 1 else (200, {})
-        port = self.serve_posts(answer)
+            return (status, headers) if len(arrivals) == 1 else (200, {})
+        return self.serve_posts(answer), arrivals
+
+    def test_http_retry_after(self):
+        port, arrivals = self.serve_one_refusal(429, {"Retry-After": "1"})
         self.spool_heap()
         self.start(sender_config(self.path("spool"), 'endpoint: "127.0.0.1:%d", protocol: http, '
                                  'retry_on_failure: {initial_interval: 10ms}' % port))
         wait_until(lambda: len(arrivals) >= 2, "the retry")
         self.assertGreaterEqual(arrivals[1] - arrivals[0], 1.0)
+
+    def test_a_wait_past_max_elapsed_time_ends_the_retries(self):
+        """A server asking for an hour (Retry-After) when retries may go on
+        for 2 s: the batch fails at once instead of holding the sender for
+        the hour; the next file is sent."""
+        port, arrivals = self.serve_one_refusal(429, {"Retry-After": "3600"})
+        self.spool_heap()
+        p = self.start(sender_config(self.path("spool"), 'endpoint: "127.0.0.1:%d", protocol: http, '
+                                     'retry_on_failure: {initial_interval: 10ms, '
+                                     'max_elapsed_time: 2s}' % port))
+        p.wait_log(r"otlp: failed to export 1 record\(s\): the server asked to wait past "
+                   r"max_elapsed_time")
+        shutil.copyfile(os.path.join(GO_CORPUS, "allocs.pb.gz"), self.path("spool", "allocs.pb.gz"))
+        wait_until(lambda: len(arrivals) >= 2, "the next file sent")
+        self.assertLess(arrivals[1] - arrivals[0], 60)
+        self.assertEqual(p.stop(), 0)
 
     def test_invalid_argument_is_not_retried(self):
         shutil.copytree(GO_CORPUS, self.path("spool"))

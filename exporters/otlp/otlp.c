@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../lib/client_tls.h"
+#include "../../lib/pb_reader.h"
 #include "../../lib/rpc_client.h"
 #include "../../lib/running_total.h"
 #include "profd/plugin.h"
@@ -129,28 +130,29 @@ static int create(const struct profd_host *host, struct profd_component *self, c
 static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, size_t len)
 {
     /* partial_success = 1 { rejected_profiles = 1; error_message = 2 } */
-    if (len < 2 || body[0] != 0x0a)
-        return;
-    const uint8_t *p = body + 2, *end = body + len;
+    struct pb_reader r, ps = {0};
+    struct pb_field f;
+    const char *err;
+    pb_reader_init(&r, body, body, len);
+    while (pb_next(&r, &f, &err) > 0)
+        if (f.number == 1 && f.wire == PB_LEN)
+            pb_reader_init(&ps, body, f.data, f.len);
     uint64_t rejected = 0;
-    int shift = 0;
-    if (p < end && *p == 0x08)
-        for (p++; p < end && shift < 64; shift += 7) {
-            rejected |= (uint64_t)(*p & 0x7f) << shift;
-            if (!(*p++ & 0x80))
-                break;
-        }
     const char *msg = "";
-    int msg_len = 0;
-    if (p + 1 < end && *p == 0x12 && p[1] < 0x80 && p + 2 + p[1] <= end) {
-        msg = (const char *)p + 2;
-        msg_len = p[1];
+    size_t msg_len = 0;
+    while (ps.p && pb_next(&ps, &f, &err) > 0) {
+        if (f.number == 1 && f.wire == PB_VARINT)
+            rejected = f.value;
+        else if (f.number == 2 && f.wire == PB_LEN) {
+            msg = (const char *)f.data;
+            msg_len = f.len;
+        }
     }
     if (rejected) {
         running_total_add(e->host, e->self, &e->rejected, rejected, "profd_otlp_rejected_profiles",
                           "Profiles the OTLP receiver refused in a partial success.");
         e->host->log(e->self, PROFD_LOG_WARN, "the receiver refused %llu profiles: %.*s",
-                     (unsigned long long)rejected, msg_len, msg);
+                     (unsigned long long)rejected, msg_len > 1024 ? 1024 : (int)msg_len, msg);
     }
 }
 

@@ -291,6 +291,12 @@ def f_labels(requests):
              for kv in rp.resource.attributes if kv.key == "f"] for r, _, _ in requests]
 
 
+# What a partial success says: long enough that its message's length, and
+# the partial success's, take two bytes each.
+PARTIAL_MESSAGE = "no stacks: " + ", ".join("profile %d has no sample with a location" % i
+                                             for i in range(4))
+
+
 def sender_config(spool, exporter):
     return """
 receivers:
@@ -370,7 +376,7 @@ class OtlpExporterTest(ProfdTestCase):
                 answer = answers.pop(0) if len(answers) > 1 else answers[0]
             if isinstance(answer, int):
                 return svc.ExportProfilesServiceResponse(partial_success=dict(
-                    rejected_profiles=answer, error_message="no stacks")).SerializeToString()
+                    rejected_profiles=answer, error_message=PARTIAL_MESSAGE)).SerializeToString()
             if isinstance(answer, tuple):   # RetryInfo{retry_delay: Duration{nanos}}
                 answer, delay = answer
                 nanos = int(delay * 1e9)
@@ -471,7 +477,7 @@ class OtlpExporterTest(ProfdTestCase):
         address, _ = self.serve([2])
         p, ingest = self.start_pushes_into('otlp: {endpoint: "%s"}' % address)
         push_series(ingest, "f", ["a"])
-        p.wait_log(r"the receiver refused 2 profiles: no stacks")
+        p.wait_log(r"the receiver refused 2 profiles: %s$" % re.escape(PARTIAL_MESSAGE))
         wait_until(lambda: exported_counts(p, "otlp") == [1, 0], "the record counted as sent")
         self.assertEqual(metric_value(p.metrics(), "profd_otlp_rejected_profiles",
                                       component="otlp"), 2)

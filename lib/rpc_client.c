@@ -18,6 +18,7 @@
 #include "grow.h"
 #include "hex.h"
 #include "grpc_frame.h"
+#include "pb_reader.h"
 
 #define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
 
@@ -176,6 +177,32 @@ static int64_t wait_ns(int64_t seconds, int64_t nanos)
     return seconds * 1000000000 + nanos;
 }
 
+/* The value of the varint field number in the message m, else 0. */
+static uint64_t varint_field(struct pb_reader m, uint32_t number)
+{
+    struct pb_field f;
+    const char *err;
+    uint64_t v = 0;
+    while (pb_next(&m, &f, &err) > 0)
+        if (f.number == number && f.wire == PB_VARINT)
+            v = f.value;
+    return v;
+}
+
+/* The first length-delimited field number of the message m into *out;
+ * false when it has none. */
+static bool message_field(struct pb_reader m, uint32_t number, struct pb_reader *out)
+{
+    struct pb_field f;
+    const char *err;
+    while (pb_next(&m, &f, &err) > 0)
+        if (f.number == number && f.wire == PB_LEN) {
+            pb_reader_init(out, m.base, f.data, f.len);
+            return true;
+        }
+    return false;
+}
+
 /* Looks for a google.rpc.RetryInfo among the details of a base64
  * google.rpc.Status; its delay in ns, or -1 when there is none. */
 static int64_t retry_info_delay(const char *b64, size_t len)
@@ -191,31 +218,23 @@ static int64_t retry_info_delay(const char *b64, size_t len)
     if (n <= 0)
         return -1;
     static const char type[] = "type.googleapis.com/google.rpc.RetryInfo";
-    uint8_t *at = memmem(raw, (size_t)n, type, sizeof(type) - 1);
-    if (!at)
-        return -1;
-    /* Any.value (field 2) follows: RetryInfo{retry_delay = 1: Duration{seconds, nanos}} */
-    uint8_t *p = at + sizeof(type) - 1, *end = raw + n;
-    int64_t fields[3] = {0};
-    if (p + 2 > end || p[0] != 0x12)
-        return 0;
-    p += 2;                               /* Any.value tag and length */
-    if (p + 2 > end || p[0] != 0x0a)
-        return 0;
-    p += 2;                               /* RetryInfo.retry_delay tag and length */
-    while (p < end) {
-        unsigned field = p[0] >> 3;
-        uint64_t v = 0;
-        int shift = 0;
-        for (p++; p < end && shift < 64; shift += 7) {
-            v |= (uint64_t)(*p & 0x7f) << shift;
-            if (!(*p++ & 0x80))
-                break;
-        }
-        if (field == 1 || field == 2)
-            fields[field] = (int64_t)v;
+    /* Status{details = 3: Any{type_url = 1, value = 2: RetryInfo{retry_delay
+     * = 1: Duration{seconds = 1, nanos = 2}}}} */
+    struct pb_reader status, any, url, info, delay;
+    struct pb_field f;
+    const char *err;
+    pb_reader_init(&status, raw, raw, (size_t)n);
+    while (pb_next(&status, &f, &err) > 0) {
+        if (f.number != 3 || f.wire != PB_LEN)
+            continue;
+        pb_reader_init(&any, raw, f.data, f.len);
+        if (message_field(any, 1, &url) && (size_t)(url.end - url.p) == sizeof(type) - 1 &&
+            !memcmp(url.p, type, sizeof(type) - 1))
+            return message_field(any, 2, &info) && message_field(info, 1, &delay)
+                       ? wait_ns((int64_t)varint_field(delay, 1), (int64_t)varint_field(delay, 2))
+                       : 0;
     }
-    return wait_ns(fields[1], fields[2]);
+    return -1;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)

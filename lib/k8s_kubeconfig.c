@@ -322,14 +322,26 @@ static char *extra_header_name(const char *key)
     return out;
 }
 
+/* The value under key in m unless it is empty or YAML's null (what
+ * kubectl takes for a field not given), else NULL. */
+static yaml_node_t *given(struct reader *r, const yaml_node_t *m, const char *key)
+{
+    yaml_node_t *v = get(r, m, key);
+    if (!is_scalar(v))
+        return v;
+    bool plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    bool null = plain && (!strcmp(text_of(v), "null") || !strcmp(text_of(v), "~"));
+    return !v->data.scalar.length || null ? NULL : v;
+}
+
 /* User u's impersonation (as, as-uid, as-groups, as-user-extra) into kc
  * as header lines. */
 static int read_impersonation(struct reader *r, const yaml_node_t *u, const char *name,
                               struct k8s_kubeconfig *kc)
 {
     struct lines l = {0};
-    yaml_node_t *as = get(r, u, "as"), *uid = get(r, u, "as-uid");
-    yaml_node_t *groups = get(r, u, "as-groups"), *extra = get(r, u, "as-user-extra");
+    yaml_node_t *as = given(r, u, "as"), *uid = given(r, u, "as-uid");
+    yaml_node_t *groups = given(r, u, "as-groups"), *extra = given(r, u, "as-user-extra");
     int rc = 0;
     if (!as && (uid || groups || extra))
         rc = fail(r, u, "user '%s' impersonates with as-uid, as-groups or as-user-extra but "

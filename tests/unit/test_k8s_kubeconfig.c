@@ -357,6 +357,13 @@ TEST(proxies_names_and_impersonation_are_checked)
         CHECK(!kc.server && !kc.impersonation && !kc.proxy_url);   /* nothing kept */
         remove_kubeconfig(path);
     }
+    /* fields given empty or null are not given, as kubectl reads them */
+    write_one_context(path, sizeof(path), "",
+                      ", as: '', as-uid: null, as-groups: ~, as-user-extra: ''");
+    CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);
+    CHECK(kc.impersonation == NULL);
+    k8s_kubeconfig_clear(&kc);
+    remove_kubeconfig(path);
     /* a plugin that may be interactive is run without a terminal */
     write_one_context(path, sizeof(path), "", ", exec: {command: p, interactiveMode: IfAvailable}");
     CHECK_INT(k8s_kubeconfig_load(path, NULL, &kc, why, sizeof(why)), 0);

@@ -130,6 +130,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
 static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, size_t len)
 {
     /* partial_success = 1 { rejected_profiles = 1; error_message = 2 } */
+    if (!body || !len)
+        return;   /* an empty response: all taken */
     struct pb_reader r, ps = {0};
     struct pb_field f;
     const char *err;

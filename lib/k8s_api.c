@@ -17,7 +17,7 @@ char *k8s_api_base(const struct k8s_access *a)
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (!option_set(api_server) && !option_set(host))
         return NULL;
-    char *base = option_set(api_server) ? must_asprintf("%s", api_server)
+    char *base = option_set(api_server) ? must_strdup(api_server)
                  : strchr(host, ':') ? must_asprintf("https://[%s]:%s", host, port ? port : "443")
                                      : must_asprintf("https://%s:%s", host, port ? port : "443");
     size_t n = strlen(base);
@@ -105,7 +105,7 @@ static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
     }
     if (kc->exec)
         return use_exec(h, kc->exec);
-    return kc->token ? must_asprintf("%s", kc->token)
+    return kc->token ? must_strdup(kc->token)
            : kc->token_file ? read_secret(kc->token_file) : NULL;
 }
 

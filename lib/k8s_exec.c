@@ -251,7 +251,7 @@ static char *run_plugin(struct k8s_exec *e, int64_t timeout_ns, size_t *len, cha
 static char *copy_member(json_t *obj, const char *key)
 {
     const char *s = json_string_value(json_object_get(obj, key));
-    return s && *s ? must_asprintf("%s", s) : NULL;
+    return s && *s ? must_strdup(s) : NULL;
 }
 
 /* Keeps the credential of ExecCredential JSON text: 0, or -1 with why. */

@@ -69,9 +69,6 @@ static yaml_node_t *get(struct reader *r, const yaml_node_t *m, const char *key)
     return NULL;
 }
 
-/* Whether the text under key in m is YAML's true (true, True, TRUE). */
-static bool get_bool(struct reader *r, const yaml_node_t *m, const char *key);
-
 /* The text under key in m: NULL when missing or empty. */
 static const char *get_text(struct reader *r, const yaml_node_t *m, const char *key)
 {
@@ -79,6 +76,7 @@ static const char *get_text(struct reader *r, const yaml_node_t *m, const char *
     return is_scalar(v) && v->data.scalar.length ? text_of(v) : NULL;
 }
 
+/* Whether the text under key in m is YAML's true (true, True, TRUE). */
 static bool get_bool(struct reader *r, const yaml_node_t *m, const char *key)
 {
     const char *t = get_text(r, m, key);
@@ -112,13 +110,13 @@ static yaml_node_t *named(struct reader *r, const char *list_key, const char *na
 static char *copy_text(struct reader *r, const yaml_node_t *m, const char *key)
 {
     const char *t = get_text(r, m, key);
-    return t ? must_asprintf("%s", t) : NULL;
+    return t ? must_strdup(t) : NULL;
 }
 
 /* path, made relative to the file's directory when it is relative. */
 static char *resolved(const struct reader *r, const char *path)
 {
-    return path[0] == '/' ? must_asprintf("%s", path) : must_asprintf("%s/%s", r->dir, path);
+    return path[0] == '/' ? must_strdup(path) : must_asprintf("%s/%s", r->dir, path);
 }
 
 /* The path under key, resolved; NULL when not given. */
@@ -164,7 +162,7 @@ static int read_tls_server_name(struct reader *r, const yaml_node_t *c, struct k
         strlen(name))
         return fail(r, get(r, c, "tls-server-name"), "tls-server-name '%s' is not a host name",
                     name);
-    kc->tls_server_name = must_asprintf("%s", name);
+    kc->tls_server_name = must_strdup(name);
     return 0;
 }
 
@@ -179,7 +177,7 @@ static int read_proxy_url(struct reader *r, const yaml_node_t *c, struct k8s_kub
     if (!strncmp(url, "socks5://", 9))
         kc->proxy_url = must_asprintf("socks5h://%s", url + 9);
     else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
-        kc->proxy_url = must_asprintf("%s", url);
+        kc->proxy_url = must_strdup(url);
     else
         return fail(r, get(r, c, "proxy-url"), "proxy-url '%s' is not http://, https:// or "
                     "socks5://", url);
@@ -195,7 +193,7 @@ static int read_cluster(struct reader *r, const char *name, struct k8s_kubeconfi
     const char *server = get_text(r, c, "server");
     if (!server)
         return fail(r, c, "cluster '%s' has no server", name);
-    kc->server = must_asprintf("%s", server);
+    kc->server = must_strdup(server);
     for (size_t n = strlen(kc->server); n && kc->server[n - 1] == '/'; n--)
         kc->server[n - 1] = '\0';
     kc->insecure_skip_verify = get_bool(r, c, "insecure-skip-tls-verify");
@@ -260,7 +258,7 @@ static int read_exec(struct reader *r, const yaml_node_t *u, const char *name,
         n++;
     memmove(args + 1, args, (n + 1) * sizeof(char *));
     /* a bare name is looked up in PATH, a path is the file's */
-    args[0] = strchr(command, '/') ? resolved(r, command) : must_asprintf("%s", command);
+    args[0] = strchr(command, '/') ? resolved(r, command) : must_strdup(command);
     kc->exec = k8s_exec_new(args, env, version ? version : "client.authentication.k8s.io/v1",
                             get_bool(r, x, "provideClusterInfo"), kc->server, kc->ca_pem);
     free_string_array(args);

@@ -140,4 +140,32 @@ static inline int pb_next(struct pb_reader *r, struct pb_field *f, const char **
     }
 }
 
+/* The payload of the first length-delimited field number of the message m
+ * into *out (its bytes, or a message to read); false when m has none
+ * before its end or a malformed field. */
+static inline bool pb_find_len(struct pb_reader m, uint32_t number, struct pb_reader *out)
+{
+    struct pb_field f;
+    const char *err;
+    while (pb_next(&m, &f, &err) > 0)
+        if (f.number == number && f.wire == PB_LEN) {
+            pb_reader_init(out, m.base, f.data, f.len);
+            return true;
+        }
+    return false;
+}
+
+/* The value of the varint field number of the message m (the last one, as
+ * protobuf takes a field given twice), else 0. */
+static inline uint64_t pb_find_varint(struct pb_reader m, uint32_t number)
+{
+    struct pb_field f;
+    const char *err;
+    uint64_t v = 0;
+    while (pb_next(&m, &f, &err) > 0)
+        if (f.number == number && f.wire == PB_VARINT)
+            v = f.value;
+    return v;
+}
+
 #endif

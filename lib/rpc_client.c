@@ -177,32 +177,6 @@ static int64_t wait_ns(int64_t seconds, int64_t nanos)
     return seconds * 1000000000 + nanos;
 }
 
-/* The value of the varint field number in the message m, else 0. */
-static uint64_t varint_field(struct pb_reader m, uint32_t number)
-{
-    struct pb_field f;
-    const char *err;
-    uint64_t v = 0;
-    while (pb_next(&m, &f, &err) > 0)
-        if (f.number == number && f.wire == PB_VARINT)
-            v = f.value;
-    return v;
-}
-
-/* The first length-delimited field number of the message m into *out;
- * false when it has none. */
-static bool message_field(struct pb_reader m, uint32_t number, struct pb_reader *out)
-{
-    struct pb_field f;
-    const char *err;
-    while (pb_next(&m, &f, &err) > 0)
-        if (f.number == number && f.wire == PB_LEN) {
-            pb_reader_init(out, m.base, f.data, f.len);
-            return true;
-        }
-    return false;
-}
-
 /* Looks for a google.rpc.RetryInfo among the details of a base64
  * google.rpc.Status; its delay in ns, or -1 when there is none. */
 static int64_t retry_info_delay(const char *b64, size_t len)
@@ -228,10 +202,11 @@ static int64_t retry_info_delay(const char *b64, size_t len)
         if (f.number != 3 || f.wire != PB_LEN)
             continue;
         pb_reader_init(&any, raw, f.data, f.len);
-        if (message_field(any, 1, &url) && (size_t)(url.end - url.p) == sizeof(type) - 1 &&
+        if (pb_find_len(any, 1, &url) && (size_t)(url.end - url.p) == sizeof(type) - 1 &&
             !memcmp(url.p, type, sizeof(type) - 1))
-            return message_field(any, 2, &info) && message_field(info, 1, &delay)
-                       ? wait_ns((int64_t)varint_field(delay, 1), (int64_t)varint_field(delay, 2))
+            return pb_find_len(any, 2, &info) && pb_find_len(info, 1, &delay)
+                       ? wait_ns((int64_t)pb_find_varint(delay, 1),
+                                 (int64_t)pb_find_varint(delay, 2))
                        : 0;
     }
     return -1;

@@ -132,30 +132,18 @@ static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, si
     /* partial_success = 1 { rejected_profiles = 1; error_message = 2 } */
     if (!body || !len)
         return;   /* an empty response: all taken */
-    struct pb_reader r, ps = {0};
-    struct pb_field f;
-    const char *err;
-    pb_reader_init(&r, body, body, len);
-    while (pb_next(&r, &f, &err) > 0)
-        if (f.number == 1 && f.wire == PB_LEN)
-            pb_reader_init(&ps, body, f.data, f.len);
-    uint64_t rejected = 0;
-    const char *msg = "";
-    size_t msg_len = 0;
-    while (ps.p && pb_next(&ps, &f, &err) > 0) {
-        if (f.number == 1 && f.wire == PB_VARINT)
-            rejected = f.value;
-        else if (f.number == 2 && f.wire == PB_LEN) {
-            msg = (const char *)f.data;
-            msg_len = f.len;
-        }
-    }
-    if (rejected) {
-        running_total_add(e->host, e->self, &e->rejected, rejected, "profd_otlp_rejected_profiles",
-                          "Profiles the OTLP receiver refused in a partial success.");
-        e->host->log(e->self, PROFD_LOG_WARN, "the receiver refused %llu profiles: %.*s",
-                     (unsigned long long)rejected, msg_len > 1024 ? 1024 : (int)msg_len, msg);
-    }
+    struct pb_reader response, partial, message;
+    pb_reader_init(&response, body, body, len);
+    uint64_t rejected = pb_find_len(response, 1, &partial) ? pb_find_varint(partial, 1) : 0;
+    if (!rejected)
+        return;
+    bool said = pb_find_len(partial, 2, &message);
+    size_t msg_len = said ? (size_t)(message.end - message.p) : 0;
+    running_total_add(e->host, e->self, &e->rejected, rejected, "profd_otlp_rejected_profiles",
+                      "Profiles the OTLP receiver refused in a partial success.");
+    e->host->log(e->self, PROFD_LOG_WARN, "the receiver refused %llu profiles: %.*s",
+                 (unsigned long long)rejected, msg_len > 1024 ? 1024 : (int)msg_len,
+                 said ? (const char *)message.p : "");
 }
 
 /* Settles records[first..first+n) of b, sent in a request that rc tells

@@ -126,7 +126,7 @@ static void on_watch_failed(void *arg, const char *why)
 static char *own_namespace(const struct k8s_kubeconfig *kc, char *why, size_t whylen)
 {
     const char *file = K8S_SERVICE_ACCOUNT "/namespace";
-    char *own = kc ? must_asprintf("%s", kc->namespace) : read_secret(file);
+    char *own = kc ? must_strdup(kc->namespace) : read_secret(file);
     if (!own)
         snprintf(why, whylen, "own_namespace: %s cannot be read", file);
     return own;

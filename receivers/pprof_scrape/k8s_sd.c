@@ -141,7 +141,7 @@ static struct profd_target_group *add_group(const struct profd_host *h, const ch
     if (!g->targets.items)
         abort();
     bool v6 = strchr(host, ':') != NULL;
-    g->targets.items[0] = !port ? must_asprintf("%s", host)
+    g->targets.items[0] = !port ? must_strdup(host)
                           : v6  ? must_asprintf("[%s]:%u", host, *port)
                                 : must_asprintf("%s:%u", host, *port);
     g->targets.n = 1;

@@ -54,6 +54,18 @@ static void read_addresses(json_t *addresses, struct k8s_pairs *p)
     }
 }
 
+/* A port's name, protocol (TCP when it says none, as the API defaults
+ * it) and appProtocol into *p, with number. */
+static void read_port(json_t *port, uint32_t number, struct k8s_port *p)
+{
+    const char *protocol = json_string_value(json_object_get(port, "protocol"));
+    const char *app = json_string_value(json_object_get(port, "appProtocol"));
+    *p = (struct k8s_port){.name = string_of(port, "name"),
+                           .protocol = must_strdup(protocol && *protocol ? protocol : "TCP"),
+                           .app_protocol = must_strdup_or_null(app),
+                           .number = number};
+}
+
 static void read_ports(json_t *ports, struct k8s_container *c)
 {
     size_t i, cap = 0;
@@ -63,11 +75,7 @@ static void read_ports(json_t *ports, struct k8s_container *c)
         if (number <= 0 || number > 65535)
             continue;   /* the API refuses such a pod; a list never has one */
         c->ports = grow_array(c->ports, &cap, c->nports + 1, sizeof(*c->ports));
-        struct k8s_port *p = &c->ports[c->nports++];
-        const char *protocol = json_string_value(json_object_get(port, "protocol"));
-        *p = (struct k8s_port){string_of(port, "name"),
-                               must_strdup(protocol && *protocol ? protocol : "TCP"),
-                               (uint32_t)number};
+        read_port(port, (uint32_t)number, &c->ports[c->nports++]);
     }
 }
 
@@ -157,6 +165,67 @@ static void read_controller(json_t *meta, struct k8s_pod *p)
     }
 }
 
+/* obj's string member key, copied; NULL when absent or not a string. */
+static char *string_or_null(json_t *obj, const char *key)
+{
+    return must_strdup_or_null(json_string_value(json_object_get(obj, key)));
+}
+
+static enum k8s_condition condition_of(json_t *conditions, const char *key)
+{
+    json_t *c = json_object_get(conditions, key);
+    return json_is_boolean(c) ? (json_is_true(c) ? K8S_TRUE : K8S_FALSE) : K8S_UNSET;
+}
+
+static void read_endpoint(json_t *e, struct k8s_endpoint *ep)
+{
+    json_t *conditions = json_object_get(e, "conditions"), *ref = json_object_get(e, "targetRef");
+    *ep = (struct k8s_endpoint){.ready = condition_of(conditions, "ready"),
+                                .serving = condition_of(conditions, "serving"),
+                                .terminating = condition_of(conditions, "terminating"),
+                                .hostname = string_or_null(e, "hostname"),
+                                .node_name = string_or_null(e, "nodeName"),
+                                .zone = string_or_null(e, "zone")};
+    if (json_is_object(ref)) {
+        ep->target_kind = string_of(ref, "kind");
+        ep->target_name = string_of(ref, "name");
+        ep->target_namespace = string_of(ref, "namespace");
+    }
+    read_pairs(json_object_get(e, "deprecatedTopology"), &ep->topology);
+    json_t *addresses = json_object_get(e, "addresses"), *a;
+    ep->addresses = calloc(json_array_size(addresses) + 1, sizeof(char *));
+    if (!ep->addresses)
+        abort();
+    size_t i;
+    json_array_foreach(addresses, i, a)
+        if (json_string_value(a) && *json_string_value(a))
+            ep->addresses[ep->naddresses++] = must_strdup(json_string_value(a));
+}
+
+/* An EndpointSlice's address type, endpoints and ports (none of them in
+ * objects of other kinds). */
+static void read_slice(struct k8s_pod *p, json_t *item)
+{
+    p->address_type = string_of(item, "addressType");
+    json_t *endpoints = json_object_get(item, "endpoints"), *ports = json_object_get(item, "ports");
+    p->endpoints = calloc(json_array_size(endpoints) + 1, sizeof(*p->endpoints));
+    p->slice_ports = calloc(json_array_size(ports) + 1, sizeof(*p->slice_ports));
+    if (!p->endpoints || !p->slice_ports)
+        abort();
+    size_t i;
+    json_t *e;
+    json_array_foreach(endpoints, i, e)
+        if (json_is_object(e))
+            read_endpoint(e, &p->endpoints[p->nendpoints++]);
+    json_array_foreach(ports, i, e) {
+        if (!json_is_object(e))
+            continue;
+        json_int_t number = json_integer_value(json_object_get(e, "port"));
+        read_port(e, number > 0 && number <= 65535 ? (uint32_t)number : 0,
+                  &p->slice_ports[p->nslice_ports++]);
+    }
+}
+
 static void read_pod(struct k8s_pod *p, json_t *item)
 {
     json_t *meta = json_object_get(item, "metadata"), *spec = json_object_get(item, "spec"),
@@ -173,6 +242,7 @@ static void read_pod(struct k8s_pod *p, json_t *item)
     json_int_t kubelet = json_integer_value(json_object_get(
         json_object_get(json_object_get(status, "daemonEndpoints"), "kubeletEndpoint"), "Port"));
     p->kubelet_port = kubelet > 0 && kubelet <= 65535 ? (uint32_t)kubelet : 0;
+    read_slice(p, item);
     read_addresses(json_object_get(status, "addresses"), &p->addresses);
     read_controller(meta, p);
     read_pairs(json_object_get(meta, "labels"), &p->labels);
@@ -209,7 +279,7 @@ int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, c
     json_t *items = json_object_get(root, "items");
     if (!json_is_array(items)) {
         const char *kind = json_string_value(json_object_get(root, "kind"));
-        snprintf(why, whylen, "not a PodList (kind \"%.40s\", no items)", kind ? kind : "");
+        snprintf(why, whylen, "not a list of objects (kind \"%.40s\", no items)", kind ? kind : "");
         json_decref(root);
         return -1;
     }
@@ -248,7 +318,7 @@ int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *
         snprintf(why, whylen, "a watch event of type \"%.40s\"", type ? type : "(none)");
         rc = -1;
     } else if (t <= K8S_DELETED && !json_is_object(meta)) {
-        snprintf(why, whylen, "%s event without a pod", type);
+        snprintf(why, whylen, "%s event without an object's metadata", type);
         rc = -1;
     } else {
         ev->type = (enum k8s_event_type)t;
@@ -274,16 +344,34 @@ static void free_pairs(struct k8s_pairs *p)
     free(p->values);
 }
 
+static void free_ports(struct k8s_port *ports, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ports[i].name);
+        free(ports[i].protocol);
+        free(ports[i].app_protocol);
+    }
+    free(ports);
+}
+
 static void free_container(struct k8s_container *c)
 {
     free(c->name);
     free(c->image);
     free(c->id);
-    for (size_t i = 0; i < c->nports; i++) {
-        free(c->ports[i].name);
-        free(c->ports[i].protocol);
-    }
-    free(c->ports);
+    free_ports(c->ports, c->nports);
+}
+
+static void free_endpoint(struct k8s_endpoint *ep)
+{
+    free_string_array(ep->addresses);
+    free(ep->hostname);
+    free(ep->node_name);
+    free(ep->zone);
+    free(ep->target_kind);
+    free(ep->target_name);
+    free(ep->target_namespace);
+    free_pairs(&ep->topology);
 }
 
 /* Frees what p holds. */
@@ -308,6 +396,11 @@ static void free_pod(struct k8s_pod *p)
     for (size_t k = 0; k < p->ncontainers; k++)
         free_container(&p->containers[k]);
     free(p->containers);
+    free(p->address_type);
+    for (size_t k = 0; k < p->nendpoints; k++)
+        free_endpoint(&p->endpoints[k]);
+    free(p->endpoints);
+    free_ports(p->slice_ports, p->nslice_ports);
 }
 
 void k8s_pod_list_free(struct k8s_pod_list *l)
@@ -358,17 +451,42 @@ static void copy_pairs(struct k8s_pairs *dst, const struct k8s_pairs *src)
     }
 }
 
+static struct k8s_port *copy_ports(const struct k8s_port *src, size_t n)
+{
+    struct k8s_port *dst = calloc(n + 1, sizeof(*dst));
+    if (!dst)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (struct k8s_port){.name = must_strdup(src[i].name),
+                                   .protocol = must_strdup(src[i].protocol),
+                                   .app_protocol = must_strdup_or_null(src[i].app_protocol),
+                                   .number = src[i].number};
+    return dst;
+}
+
 static void copy_container(struct k8s_container *dst, const struct k8s_container *src)
 {
     *dst = (struct k8s_container){must_strdup(src->name), must_strdup(src->image),
-                                  must_strdup_or_null(src->id), src->kind, NULL, src->nports};
-    dst->ports = calloc(src->nports + 1, sizeof(*dst->ports));
-    if (!dst->ports)
+                                  must_strdup_or_null(src->id), src->kind,
+                                  copy_ports(src->ports, src->nports), src->nports};
+}
+
+static void copy_endpoint(struct k8s_endpoint *dst, const struct k8s_endpoint *src)
+{
+    *dst = (struct k8s_endpoint){.naddresses = src->naddresses, .ready = src->ready,
+                                 .serving = src->serving, .terminating = src->terminating,
+                                 .hostname = must_strdup_or_null(src->hostname),
+                                 .node_name = must_strdup_or_null(src->node_name),
+                                 .zone = must_strdup_or_null(src->zone),
+                                 .target_kind = must_strdup_or_null(src->target_kind),
+                                 .target_name = must_strdup_or_null(src->target_name),
+                                 .target_namespace = must_strdup_or_null(src->target_namespace)};
+    dst->addresses = calloc(src->naddresses + 1, sizeof(char *));
+    if (!dst->addresses)
         abort();
-    for (size_t i = 0; i < src->nports; i++)
-        dst->ports[i] = (struct k8s_port){must_strdup(src->ports[i].name),
-                                          must_strdup(src->ports[i].protocol),
-                                          src->ports[i].number};
+    for (size_t i = 0; i < src->naddresses; i++)
+        dst->addresses[i] = must_strdup(src->addresses[i]);
+    copy_pairs(&dst->topology, &src->topology);
 }
 
 static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
@@ -382,10 +500,14 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
         .controller_kind = must_strdup_or_null(src->controller_kind),
         .controller_name = must_strdup_or_null(src->controller_name),
         .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
-        .kubelet_port = src->kubelet_port};
+        .kubelet_port = src->kubelet_port, .address_type = must_strdup(src->address_type),
+        .nendpoints = src->nendpoints,
+        .slice_ports = copy_ports(src->slice_ports, src->nslice_ports),
+        .nslice_ports = src->nslice_ports};
     dst->ips = calloc(src->nips + 1, sizeof(char *));
     dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
-    if (!dst->ips || !dst->containers)
+    dst->endpoints = calloc(src->nendpoints + 1, sizeof(*dst->endpoints));
+    if (!dst->ips || !dst->containers || !dst->endpoints)
         abort();
     for (size_t i = 0; i < src->nips; i++)
         dst->ips[i] = must_strdup(src->ips[i]);
@@ -394,6 +516,8 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
     copy_pairs(&dst->addresses, &src->addresses);
     for (size_t i = 0; i < src->ncontainers; i++)
         copy_container(&dst->containers[i], &src->containers[i]);
+    for (size_t i = 0; i < src->nendpoints; i++)
+        copy_endpoint(&dst->endpoints[i], &src->endpoints[i]);
 }
 
 void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src)

@@ -3,10 +3,14 @@
  * The pods of a Kubernetes PodList (the JSON of GET /api/v1/pods), with
  * what the modules that read them use: the k8s_metadata processor (which
  * pod a process or an IP belongs to) and the scrape receiver's
- * kubernetes_sd_configs (a target for each port of each container). A
- * NodeList (GET /api/v1/nodes) is read by the same functions: each node
- * is a k8s_pod with its metadata (name, uid, labels, annotations) and the
- * fields only nodes have (provider id, addresses, the kubelet's port).
+ * kubernetes_sd_configs (a target for each port of each container). The
+ * other lists the scrape receiver watches are read by the same functions,
+ * each object a k8s_pod with its metadata (namespace, name, uid, labels,
+ * annotations) and the fields only its kind has: a NodeList's (GET
+ * /api/v1/nodes) provider id, addresses and kubelet port; an
+ * EndpointSliceList's (GET /apis/discovery.k8s.io/v1/endpointslices)
+ * address type, endpoints and ports. A ServiceList (GET /api/v1/services)
+ * is read for its metadata alone.
  */
 #ifndef PROFD_LIB_K8S_PODS_H
 #define PROFD_LIB_K8S_PODS_H
@@ -24,7 +28,23 @@ struct k8s_pairs {
 struct k8s_port {
     char *name;       /* "" when the port has none */
     char *protocol;   /* TCP when the list says none, as the API defaults it */
-    uint32_t number;
+    char *app_protocol;   /* an EndpointSlice port's appProtocol; NULL none */
+    uint32_t number;      /* 0: an EndpointSlice port without one (all ports) */
+};
+
+/* An EndpointSlice condition: the API leaves one out when it is unknown. */
+enum k8s_condition { K8S_UNSET, K8S_FALSE, K8S_TRUE };
+
+/* One of an EndpointSlice's endpoints. */
+struct k8s_endpoint {
+    char **addresses;
+    size_t naddresses;
+    enum k8s_condition ready, serving, terminating;
+    char *hostname, *node_name, *zone;   /* NULL when the slice says none */
+    /* targetRef's kind, name and namespace ("" where it says none); NULL
+     * kinds when the endpoint has no targetRef */
+    char *target_kind, *target_name, *target_namespace;
+    struct k8s_pairs topology;   /* deprecatedTopology */
 };
 
 enum k8s_container_kind { K8S_CONTAINER, K8S_INIT_CONTAINER, K8S_EPHEMERAL_CONTAINER };
@@ -53,6 +73,12 @@ struct k8s_pod {
     char *provider_id;
     struct k8s_pairs addresses;
     uint32_t kubelet_port;
+    /* An EndpointSlice's: addressType ("" none), endpoints and ports. */
+    char *address_type;
+    struct k8s_endpoint *endpoints;
+    size_t nendpoints;
+    struct k8s_port *slice_ports;
+    size_t nslice_ports;
 };
 
 struct k8s_pod_list {
@@ -73,12 +99,13 @@ struct k8s_watch_event {
 };
 
 /*
- * Reads the PodList json (len bytes) into *out: every item with metadata,
- * its containers from the spec (containers, initContainers,
- * ephemeralContainers) with the ids of their statuses, and containers
- * that have a status alone. Fields of the wrong JSON type read as absent.
- * Returns 0, or -1 with why set (not JSON, with line and column; not a
- * PodList) and *out empty.
+ * Reads the PodList json (len bytes), or another list, into *out: every
+ * item with metadata, its containers from the spec (containers,
+ * initContainers, ephemeralContainers) with the ids of their statuses,
+ * and containers that have a status alone; a node's and an
+ * EndpointSlice's own fields. Fields of the wrong JSON type read as
+ * absent. Returns 0, or -1 with why set (not JSON, with line and column;
+ * not a list) and *out empty.
  */
 int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, char *why,
                        size_t whylen);
@@ -89,7 +116,7 @@ void k8s_pod_list_free(struct k8s_pod_list *l);
 /*
  * Reads one line of a watch (len bytes, no line end) into *ev. Returns 0,
  * or -1 with why set: not JSON, an unknown type, an ADDED, MODIFIED or
- * DELETED without a pod's metadata.
+ * DELETED without an object's metadata.
  */
 int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *ev, char *why,
                           size_t whylen);

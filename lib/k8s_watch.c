@@ -322,7 +322,7 @@ int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed)
         return 0;
     }
     k8s_pod_list_copy(&w->pods, listed);
-    w->pods.resource_version = must_asprintf("%s", listed->resource_version);
+    w->pods.resource_version = must_strdup(listed->resource_version);
     start_watch(w);
     return 0;
 }
@@ -330,6 +330,11 @@ int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed)
 const struct k8s_pod_list *k8s_watch_pods(const struct k8s_watch *w)
 {
     return &w->pods;
+}
+
+bool k8s_watch_listed(const struct k8s_watch *w)
+{
+    return w->pods.resource_version != NULL;
 }
 
 void k8s_watch_free(struct k8s_watch *w)

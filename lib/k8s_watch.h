@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The pods one URL of the Kubernetes API lists (GET .../pods, with its
- * selectors), kept as Kubernetes clients keep a cache: listed, then
+ * The objects one URL of the Kubernetes API lists (GET .../pods, or
+ * nodes, services, endpointslices, with its selectors; each a k8s_pod as
+ * k8s_pods.h reads it), kept as Kubernetes clients keep a cache: listed, then
  * watched from the list's resourceVersion (?watch=1, with bookmarks),
  * every pod added, changed or deleted applied as it comes. The server
  * ends a watch after WATCH_SECONDS; it is started again from the last
@@ -16,6 +17,7 @@
 #ifndef PROFD_LIB_K8S_WATCH_H
 #define PROFD_LIB_K8S_WATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "k8s_api.h"
@@ -44,6 +46,10 @@ int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed);
 /* The pods known now: none before the first list came back. Changed only
  * on the loop's thread, by events and lists. */
 const struct k8s_pod_list *k8s_watch_pods(const struct k8s_watch *w);
+
+/* Whether w's first list came back: until then its objects are none
+ * because none are known, not because there are none. */
+bool k8s_watch_listed(const struct k8s_watch *w);
 
 /* Ends w's transfers and frees it (accepts NULL). Its work on the
  * component's own thread must be over (the component's shutdown). */

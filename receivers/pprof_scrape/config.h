@@ -32,9 +32,10 @@ struct k8s_namespaces {
     struct profd_str_list names;
 };
 
-/* Prometheus's kubernetes_sd_configs, role pod: a target for each port of
- * each container of each pod the API lists (see k8s_sd.h). Its selectors:
- * at most one of role pod, and one of role node for attach_metadata. */
+/* Prometheus's kubernetes_sd_configs, roles pod, node and endpointslice
+ * (see k8s_sd.h). Its selectors: at most one of each role, of the roles
+ * of the objects its role lists (pod: pod and node for attach_metadata;
+ * node: node; endpointslice: endpointslice, service, pod, node). */
 struct kubernetes_sd_config {
     char *role;
     char *api_server;

@@ -24,15 +24,22 @@
 #define REBUILD_DELAY_US 100000
 #define REBUILD_SPACING 4
 
+#define PODS_HELP "Pods a job's kubernetes_sd_configs know of."
+
+/* The watches of one resource: one a URL (a namespace). */
+struct watch_set {
+    char **urls;
+    struct k8s_watch **watches;
+    size_t n;
+};
+
 struct k8s_discovery {
     const struct profd_host *h;
     struct profd_component *self;
     const char *job_name;
     const struct kubernetes_sd_config *cfg;
-    char **urls;
-    struct k8s_watch **watches;   /* one a URL */
-    size_t nwatches;
-    char *nodes_url;              /* attach_metadata's node: the nodes, else NULL */
+    struct watch_set pods, services, slices;   /* as the role needs them */
+    char *nodes_url;              /* role node, attach_metadata's node: the nodes, else NULL */
     struct k8s_watch *nodes;
     struct k8s_access access;
     struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
@@ -52,38 +59,103 @@ static int64_t monotonic_us(void)
     return monotonic_ns() / 1000;
 }
 
-/* The targets of every watch's pods made again (those of pods that did
- * not change moved from the last build); the receiver told when they are
- * not what they were. */
+/* Indexes the objects of every watch of set into *names. */
+static size_t index_set(const struct watch_set *set, struct k8s_names *names)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct k8s_pod_list *objects = k8s_watch_pods(set->watches[i]);
+        k8s_names_add(names, objects);
+        n += objects->n;
+    }
+    return n;
+}
+
+/* Sets the gauge name (help) to n, for a set the role has. */
+static void count(struct k8s_discovery *d, const struct watch_set *set, const char *name,
+                  const char *help, size_t n)
+{
+    if (set->n)
+        d->h->gauge_set(d->self, name, help, d->gauge_labels, (double)n);
+}
+
+/* Role endpointslice: the groups of every slice into next. */
+static void add_slices(struct k8s_discovery *d, struct k8s_groups *next,
+                       const struct k8s_names *nodes)
+{
+    struct k8s_names pods = {0}, services = {0}, slices = {0};
+    size_t npods = index_set(&d->pods, &pods), nservices = index_set(&d->services, &services);
+    size_t nslices = index_set(&d->slices, &slices);
+    for (size_t i = 0; i < slices.n; i++)
+        k8s_groups_add_slice(d->h, next, &d->groups, slices.objects[i], &services, &pods,
+                             d->nodes ? nodes : NULL);
+    count(d, &d->services, "profd_scrape_k8s_services",
+          "Services a job's kubernetes_sd_configs know of (role endpointslice).", nservices);
+    count(d, &d->slices, "profd_scrape_k8s_endpointslices",
+          "EndpointSlices a job's kubernetes_sd_configs know of (role endpointslice).", nslices);
+    count(d, &d->pods, "profd_scrape_k8s_pods", PODS_HELP, npods);
+    k8s_names_free(&pods);
+    k8s_names_free(&services);
+    k8s_names_free(&slices);
+}
+
+/* Role pod: the groups of every pod into next. */
+static void add_pods(struct k8s_discovery *d, struct k8s_groups *next,
+                     const struct k8s_names *nodes)
+{
+    size_t npods = 0;
+    for (size_t i = 0; i < d->pods.n; i++) {
+        const struct k8s_pod_list *pods = k8s_watch_pods(d->pods.watches[i]);
+        for (size_t p = 0; p < pods->n; p++)
+            k8s_groups_add_pod(d->h, next, &d->groups, &pods->pods[p],
+                               k8s_named(nodes, "", pods->pods[p].node));
+        npods += pods->n;
+    }
+    count(d, &d->pods, "profd_scrape_k8s_pods", PODS_HELP, npods);
+}
+
+static bool set_listed(const struct watch_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (!k8s_watch_listed(set->watches[i]))
+            return false;
+    return true;
+}
+
+/* Whether every list d asks for came back once, as Prometheus waits for
+ * them: no target is made without the labels of a list still to come. */
+static bool all_listed(const struct k8s_discovery *d)
+{
+    return set_listed(&d->pods) && set_listed(&d->services) && set_listed(&d->slices) &&
+           (!d->nodes || k8s_watch_listed(d->nodes));
+}
+
+/* The targets of every watch's objects made again (those of objects that
+ * did not change moved from the last build); the receiver told when they
+ * are not what they were. Nothing before every list came back. */
 static void rebuild(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct k8s_discovery *d = arg;
+    if (!all_listed(d))
+        return;   /* made when the last of them comes */
     int64_t started = monotonic_us();
     const struct k8s_pod_list *nodes = d->nodes ? k8s_watch_pods(d->nodes) : NULL;
-    struct k8s_node_names names;
-    k8s_node_names_init(&names, nodes);
+    struct k8s_names names = {0};
+    k8s_names_add(&names, nodes);
     struct k8s_groups next = {0};
-    size_t npods = 0;
-    for (size_t i = 0; i < d->nwatches; i++) {
-        const struct k8s_pod_list *pods = k8s_watch_pods(d->watches[i]);
-        for (size_t p = 0; p < pods->n; p++)
-            k8s_groups_add_pod(d->h, &next, &d->groups, &pods->pods[p],
-                               k8s_node_named(&names, pods->pods[p].node));
-        npods += pods->n;
-    }
-    k8s_node_names_free(&names);
-    if (d->nwatches)
-        d->h->gauge_set(d->self, "profd_scrape_k8s_pods",
-                        "Pods a job's kubernetes_sd_configs know of.", d->gauge_labels,
-                        (double)npods);
+    if (d->slices.n)
+        add_slices(d, &next, &names);
+    else if (d->pods.n)
+        add_pods(d, &next, &names);
+    else if (nodes)   /* role node */
+        k8s_groups_add_nodes(d->h, &next, nodes);
+    k8s_names_free(&names);
     if (nodes)
         d->h->gauge_set(d->self, "profd_scrape_k8s_nodes",
                         "Nodes a job's kubernetes_sd_configs know of (role node, "
                         "attach_metadata).", d->gauge_labels, (double)nodes->n);
-    if (nodes && !d->nwatches)   /* role node */
-        k8s_groups_add_nodes(d->h, &next, nodes);
     uint64_t sig = k8s_groups_signature(&next);
     bool changed = !d->built || sig != d->signature;
     k8s_groups_clear(d->h, &d->groups);   /* what was not moved on */
@@ -116,8 +188,8 @@ static void on_watch_failed(void *arg, const char *why)
               "again in %lld ms", d->job_name, why, d->groups.n,
               (long long)(d->cfg->retry_interval / 1000000));
     d->h->gauge_set(d->self, "profd_scrape_k8s_errors",
-                    "Pod (and node) lists and watches of a job's kubernetes_sd_configs that "
-                    "failed.",
+                    "Lists and watches of a job's kubernetes_sd_configs (pods, nodes, services, "
+                    "endpointslices) that failed.",
                     d->gauge_labels, (double)++d->errors);
 }
 
@@ -130,6 +202,37 @@ static char *own_namespace(const struct k8s_kubeconfig *kc, char *why, size_t wh
     if (!own)
         snprintf(why, whylen, "own_namespace: %s cannot be read", file);
     return own;
+}
+
+/* A watch for each of urls (k8s_sd_urls'; set owns them from then on). */
+static void watch_set_init(struct k8s_discovery *d, struct watch_set *set, char **urls,
+                           const struct k8s_watch_hooks *hooks)
+{
+    *set = (struct watch_set){.urls = urls};
+    while (urls[set->n])
+        set->n++;
+    set->watches = calloc(set->n + 1, sizeof(*set->watches));
+    if (!set->watches)
+        abort();
+    for (size_t i = 0; i < set->n; i++)
+        set->watches[i] = k8s_watch_new(d->h, d->self, urls[i], &d->access,
+                                        d->cfg->retry_interval, hooks);
+}
+
+static int watch_set_start(struct watch_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (k8s_watch_start(set->watches[i], NULL) < 0)
+            return -1;
+    return 0;
+}
+
+static void watch_set_free(struct watch_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        k8s_watch_free(set->watches[i]);
+    free(set->watches);
+    k8s_sd_urls_free(set->urls);
 }
 
 struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd_component *self,
@@ -173,19 +276,13 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     d->cfg = cfg;
     d->changed = changed;
     d->arg = arg;
-    d->urls = k8s_sd_urls(cfg, base, own);
+    struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, d};
+    watch_set_init(d, &d->pods, k8s_sd_urls(cfg, base, own, "pods"), &hooks);
+    watch_set_init(d, &d->services, k8s_sd_urls(cfg, base, own, "services"), &hooks);
+    watch_set_init(d, &d->slices, k8s_sd_urls(cfg, base, own, "endpointslices"), &hooks);
     d->nodes_url = k8s_sd_nodes_url(cfg, base);
     free(base);
     free(own);
-    while (d->urls[d->nwatches])
-        d->nwatches++;
-    d->watches = calloc(d->nwatches + 1, sizeof(*d->watches));   /* none for role node */
-    if (!d->watches)
-        abort();
-    struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, d};
-    for (size_t i = 0; i < d->nwatches; i++)
-        d->watches[i] = k8s_watch_new(h, self, d->urls[i], &d->access, cfg->retry_interval,
-                                      &hooks);
     if (d->nodes_url)
         d->nodes = k8s_watch_new(h, self, d->nodes_url, &d->access, cfg->retry_interval, &hooks);
     char *job = escape_label_value(job_name);
@@ -198,9 +295,9 @@ int k8s_discovery_start(struct k8s_discovery *d)
 {
     if (!(d->rebuild = evtimer_new(d->h->event_base(d->self), rebuild, d)))
         return -1;
-    for (size_t i = 0; i < d->nwatches; i++)
-        if (k8s_watch_start(d->watches[i], NULL) < 0)
-            return -1;
+    if (watch_set_start(&d->pods) < 0 || watch_set_start(&d->services) < 0 ||
+        watch_set_start(&d->slices) < 0)
+        return -1;
     return d->nodes ? k8s_watch_start(d->nodes, NULL) : 0;
 }
 
@@ -213,15 +310,14 @@ void k8s_discovery_free(struct k8s_discovery *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->nwatches; i++)
-        k8s_watch_free(d->watches[i]);
+    watch_set_free(&d->pods);
+    watch_set_free(&d->services);
+    watch_set_free(&d->slices);
     k8s_watch_free(d->nodes);
     free(d->nodes_url);
     if (d->rebuild)
         event_free(d->rebuild);
     k8s_groups_clear(d->h, &d->groups);
-    k8s_sd_urls_free(d->urls);
-    free(d->watches);
     free(d->gauge_labels);
     k8s_kubeconfig_clear(&d->kubeconfig);
     free(d);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * One kubernetes_sd_config of a job at work: the pods of each of its URLs
- * (k8s_sd.h) kept by a k8s_watch (listed, then watched), the targets made
- * again (k8s_sd_groups) 100 ms after the pods changed, but no sooner after
+ * One kubernetes_sd_config of a job at work: the objects of each of its
+ * URLs (k8s_sd.h: pods, nodes, and for role endpointslice services and
+ * EndpointSlices) kept by a k8s_watch (listed, then watched), the targets
+ * made again (k8s_groups) 100 ms after the objects changed, but no sooner after
  * the last time than four times as long as that (with the receiver's
  * scrape list) took, and the receiver told when they are not what they
  * were. A list or watch

@@ -52,28 +52,84 @@ static void move_groups(struct k8s_groups *next, struct k8s_groups *last, struct
     made->key = 0;   /* taken: a pod listed twice makes its own */
 }
 
-void k8s_groups_add_pod(const struct profd_host *h, struct k8s_groups *next,
-                        struct k8s_groups *last, const struct k8s_pod *p,
-                        const struct k8s_pod *node)
+/* The groups of key in last moved to next, when last has them; else a
+ * made entry for them begun in next. Returns whether they were moved. */
+static bool reuse(struct k8s_groups *next, struct k8s_groups *last, uint64_t key)
 {
-    uint64_t key = pod_key(p, node);
     uint32_t i;
     struct pod_made *had = key && last && key_map_get(&last->by_key, key, &i) &&
                                    last->made[i].key == key
                                ? &last->made[i]
                                : NULL;
     next->made = grow_array(next->made, &next->made_cap, next->nmade + 1, sizeof(*next->made));
-    struct pod_made *made = &next->made[next->nmade++];
-    *made = (struct pod_made){key, next->n, 0};
-    if (had) {
+    next->made[next->nmade++] = (struct pod_made){key, next->n, 0};
+    if (had)
         move_groups(next, last, had);
-    } else {
+    return had != NULL;
+}
+
+/* Ends the made entry reuse began: its groups hashed, when just made. */
+static void made(struct k8s_groups *next, bool reused)
+{
+    struct pod_made *m = &next->made[next->nmade - 1];
+    if (!reused)
+        hash_groups_from(next, m->first);
+    m->n = next->n - m->first;
+    if (m->key)
+        key_map_put(&next->by_key, m->key, (uint32_t)(next->nmade - 1));
+}
+
+void k8s_groups_add_pod(const struct profd_host *h, struct k8s_groups *next,
+                        struct k8s_groups *last, const struct k8s_pod *p,
+                        const struct k8s_pod *node)
+{
+    bool reused = reuse(next, last, pod_key(p, node));
+    if (!reused)
         k8s_sd_pod_groups(h, p, node, &next->groups, &next->n, &next->cap);
-        hash_groups_from(next, made->first);
+    made(next, reused);
+}
+
+/* Mixes object o (NULL: none) as it is now into key k; false when the
+ * list gave it no version. */
+static bool mix_version(uint64_t *k, const struct k8s_pod *o)
+{
+    if (o && !*o->resource_version)
+        return false;
+    *k = hash_mix(*k, o ? hash_mix(text_hash(o->uid), text_hash(o->resource_version)) : 0);
+    return true;
+}
+
+/* The key of slice as it is now, with the objects its targets' labels come
+ * from: its service, and each endpoint's pod and node; 0 as pod_key. */
+static uint64_t slice_key(const struct k8s_pod *slice, const struct k8s_pod *service,
+                          const struct k8s_names *pods, const struct k8s_names *nodes)
+{
+    uint64_t k = 0;
+    bool versioned = mix_version(&k, slice) && mix_version(&k, service);
+    for (size_t e = 0; versioned && e < slice->nendpoints; e++) {
+        const struct k8s_endpoint *ep = &slice->endpoints[e];
+        bool node_ref = ep->target_kind && !strcmp(ep->target_kind, "Node");
+        const struct k8s_pod *pod = ep->target_kind && !strcmp(ep->target_kind, "Pod")
+                                        ? k8s_named(pods, ep->target_namespace, ep->target_name)
+                                        : NULL;
+        const struct k8s_pod *node =
+            nodes ? k8s_named(nodes, "", node_ref ? ep->target_name : ep->node_name) : NULL;
+        versioned = mix_version(&k, pod) && mix_version(&k, node);
     }
-    made->n = next->n - made->first;
-    if (key)
-        key_map_put(&next->by_key, key, (uint32_t)(next->nmade - 1));
+    return versioned ? k | 1 : 0;
+}
+
+void k8s_groups_add_slice(const struct profd_host *h, struct k8s_groups *next,
+                          struct k8s_groups *last, const struct k8s_pod *slice,
+                          const struct k8s_names *services, const struct k8s_names *pods,
+                          const struct k8s_names *nodes)
+{
+    const struct k8s_pod *service = k8s_sd_slice_service(slice, services);
+    bool reused = reuse(next, last, slice_key(slice, service, pods, nodes));
+    if (!reused)
+        k8s_sd_slice_groups(h, slice, services, pods, nodes, &next->groups, &next->n,
+                            &next->cap);
+    made(next, reused);
 }
 
 void k8s_groups_add_nodes(const struct profd_host *h, struct k8s_groups *g,

@@ -13,11 +13,12 @@
 
 #include "../../lib/k8s_pods.h"
 #include "../../lib/key_map.h"
+#include "k8s_sd.h"
 #include "profd/plugin.h"
 
-/* The groups one pod made: [first, first + n) of the build's. */
+/* The groups one pod (or slice) made: [first, first + n) of the build's. */
 struct pod_made {
-    uint64_t key;   /* the pod as it was; 0 once its groups were moved on */
+    uint64_t key;   /* the object as it was; 0 once its groups were moved on */
     size_t first, n;
 };
 
@@ -39,6 +40,17 @@ struct k8s_groups {
 void k8s_groups_add_pod(const struct profd_host *h, struct k8s_groups *next,
                         struct k8s_groups *last, const struct k8s_pod *p,
                         const struct k8s_pod *node);
+
+/*
+ * Adds to next the groups of EndpointSlice slice (role endpointslice),
+ * with the labels of its service, pods and nodes (NULL: not asked for)
+ * among those given: those last made for it while none of these changed,
+ * taken from last (NULL: none), else made (k8s_sd_slice_groups).
+ */
+void k8s_groups_add_slice(const struct profd_host *h, struct k8s_groups *next,
+                          struct k8s_groups *last, const struct k8s_pod *slice,
+                          const struct k8s_names *services, const struct k8s_names *pods,
+                          const struct k8s_names *nodes);
 
 /* Adds to g the groups of the node role's targets, made from nodes. */
 void k8s_groups_add_nodes(const struct profd_host *h, struct k8s_groups *g,

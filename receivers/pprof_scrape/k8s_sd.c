@@ -23,8 +23,16 @@ static const struct k8s_selector *selector_of(const struct kubernetes_sd_config 
     return NULL;
 }
 
+/* The role whose selector picks the objects of resource. */
+static const char *role_listing(const char *resource)
+{
+    return !strcmp(resource, "pods")       ? "pod"
+           : !strcmp(resource, "services") ? "service"
+                                           : "endpointslice";
+}
+
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
-                   const char *own_namespace)
+                   const char *own_namespace, const char *resource)
 {
     const struct profd_str_list *names = &cfg->namespaces.names;
     bool own = cfg->namespaces.own_namespace && own_namespace && *own_namespace;
@@ -32,15 +40,16 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
     char **urls = calloc(n + 2, sizeof(char *));
     if (!urls)
         abort();
-    if (!strcmp(cfg->role, "node"))
-        return urls;   /* no pods */
-    const struct k8s_selector *sel = selector_of(cfg, "pod");
+    bool slices = !strcmp(cfg->role, "endpointslice");
+    if (!slices && (strcmp(cfg->role, "pod") || strcmp(resource, "pods")))
+        return urls;   /* none of these */
+    const struct k8s_selector *sel = selector_of(cfg, role_listing(resource));
     const char *label = sel ? sel->label : NULL, *field = sel ? sel->field : NULL;
     if (n == 0)
-        urls[0] = k8s_api_list_url(base, "pods", NULL, label, field);
+        urls[0] = k8s_api_list_url(base, resource, NULL, label, field);
     for (size_t i = 0; i < n; i++)
-        urls[i] = k8s_api_list_url(base, "pods", i < names->n ? names->items[i] : own_namespace,
-                                   label, field);
+        urls[i] = k8s_api_list_url(base, resource,
+                                   i < names->n ? names->items[i] : own_namespace, label, field);
     return urls;
 }
 
@@ -58,9 +67,7 @@ void k8s_sd_urls_free(char **urls)
     free_string_array(urls);
 }
 
-/* Sets META<prefix><name> = value and META<present><name> = "true" for
- * each pair, the names made valid label names. */
-static void set_pairs(const struct profd_host *h, struct profd_labels *l,
+void k8s_sd_set_pairs(const struct profd_host *h, struct profd_labels *l,
                       const struct k8s_pairs *pairs, const char *prefix, const char *present)
 {
     for (size_t i = 0; i < pairs->n; i++) {
@@ -74,46 +81,54 @@ static void set_pairs(const struct profd_host *h, struct profd_labels *l,
     }
 }
 
-void k8s_node_names_init(struct k8s_node_names *names, const struct k8s_pod_list *nodes)
+/* Where an object goes in k8s_names. */
+static uint64_t name_key(const char *ns, const char *name)
 {
-    *names = (struct k8s_node_names){.nodes = nodes};
-    for (size_t i = 0; nodes && i < nodes->n; i++)
-        key_map_put(&names->by_hash, hash_bytes(nodes->pods[i].name, strlen(nodes->pods[i].name)),
-                    (uint32_t)i);
+    return hash_mix(hash_bytes(ns, strlen(ns)), hash_bytes(name, strlen(name)));
 }
 
-const struct k8s_pod *k8s_node_named(const struct k8s_node_names *names, const char *name)
+void k8s_names_add(struct k8s_names *names, const struct k8s_pod_list *list)
+{
+    for (size_t i = 0; list && i < list->n; i++) {
+        names->objects = grow_array(names->objects, &names->cap, names->n + 1,
+                                    sizeof(*names->objects));
+        names->objects[names->n] = &list->pods[i];
+        key_map_put(&names->by_hash, name_key(list->pods[i].namespace, list->pods[i].name),
+                    (uint32_t)names->n++);
+    }
+}
+
+const struct k8s_pod *k8s_named(const struct k8s_names *names, const char *ns, const char *name)
 {
     uint32_t i;
-    if (!names->nodes || !name ||
-        !key_map_get(&names->by_hash, hash_bytes(name, strlen(name)), &i) ||
-        strcmp(names->nodes->pods[i].name, name))
+    if (!name || !key_map_get(&names->by_hash, name_key(ns, name), &i) ||
+        strcmp(names->objects[i]->name, name) || strcmp(names->objects[i]->namespace, ns))
         return NULL;
-    return &names->nodes->pods[i];
+    return names->objects[i];
 }
 
-void k8s_node_names_free(struct k8s_node_names *names)
+void k8s_names_free(struct k8s_names *names)
 {
+    free(names->objects);
     key_map_free(&names->by_hash);
+    *names = (struct k8s_names){0};
 }
 
-/* The labels of node's metadata: what attach_metadata's node adds, and
- * what the node role's targets have with more. */
-static void node_labels(const struct profd_host *h, const struct k8s_pod *node,
+/* attach_metadata's node adds these; the node role's targets have more. */
+void k8s_sd_node_labels(const struct profd_host *h, const struct k8s_pod *node,
                         struct profd_labels *l)
 {
     h->labels_set(l, META "node_name", node->name);
-    set_pairs(h, l, &node->labels, "node_label_", "node_labelpresent_");
-    set_pairs(h, l, &node->annotations, "node_annotation_", "node_annotationpresent_");
+    k8s_sd_set_pairs(h, l, &node->labels, "node_label_", "node_labelpresent_");
+    k8s_sd_set_pairs(h, l, &node->annotations, "node_annotation_", "node_annotationpresent_");
 }
 
-/* The labels every target of pod p has. */
-static void pod_labels(const struct profd_host *h, const struct k8s_pod *p,
+void k8s_sd_pod_labels(const struct profd_host *h, const struct k8s_pod *p,
                        struct profd_labels *l)
 {
     h->labels_set(l, META "namespace", p->namespace);
     h->labels_set(l, META "pod_name", p->name);
-    h->labels_set(l, META "pod_ip", p->ips[0]);
+    h->labels_set(l, META "pod_ip", p->nips ? p->ips[0] : "");
     h->labels_set(l, META "pod_uid", p->uid);
     h->labels_set(l, META "pod_node_name", p->node);
     h->labels_set(l, META "pod_host_ip", p->host_ip);
@@ -123,13 +138,11 @@ static void pod_labels(const struct profd_host *h, const struct k8s_pod *p,
         h->labels_set(l, META "pod_controller_kind", p->controller_kind);
     if (p->controller_name && *p->controller_name)
         h->labels_set(l, META "pod_controller_name", p->controller_name);
-    set_pairs(h, l, &p->labels, "pod_label_", "pod_labelpresent_");
-    set_pairs(h, l, &p->annotations, "pod_annotation_", "pod_annotationpresent_");
+    k8s_sd_set_pairs(h, l, &p->labels, "pod_label_", "pod_labelpresent_");
+    k8s_sd_set_pairs(h, l, &p->annotations, "pod_annotation_", "pod_annotationpresent_");
 }
 
-/* A new group at the end of *groups: one target at host (an IP, or a
- * name) and *port (NULL: the host alone), with the labels in l. */
-static struct profd_target_group *add_group(const struct profd_host *h, const char *host,
+struct profd_target_group *k8s_sd_add_group(const struct profd_host *h, const char *host,
                                             const uint32_t *port, const struct profd_labels *l,
                                             struct profd_target_group **groups, size_t *n,
                                             size_t *cap)
@@ -149,26 +162,31 @@ static struct profd_target_group *add_group(const struct profd_host *h, const ch
     return g;
 }
 
+void k8s_sd_container_labels(const struct profd_host *h, const struct k8s_container *c,
+                             const struct k8s_port *port, struct profd_labels *l)
+{
+    h->labels_set(l, META "pod_container_name", c->name);
+    h->labels_set(l, META "pod_container_image", c->image);
+    h->labels_set(l, META "pod_container_init", c->kind == K8S_INIT_CONTAINER ? "true" : "false");
+    if (c->id)
+        h->labels_set(l, META "pod_container_id", c->id);
+    if (port) {
+        char number[16];
+        snprintf(number, sizeof(number), "%u", port->number);
+        h->labels_set(l, META "pod_container_port_name", port->name);
+        h->labels_set(l, META "pod_container_port_number", number);
+        h->labels_set(l, META "pod_container_port_protocol", port->protocol);
+    }
+}
+
 static void add_target(const struct profd_host *h, const struct profd_labels *pod,
                        const struct k8s_container *c, const struct k8s_port *port,
                        const char *ip, struct profd_target_group **groups, size_t *n,
                        size_t *cap)
 {
-    struct profd_target_group *g = add_group(h, ip, port ? &port->number : NULL, pod, groups,
-                                             n, cap);
-    h->labels_set(&g->labels, META "pod_container_name", c->name);
-    h->labels_set(&g->labels, META "pod_container_image", c->image);
-    h->labels_set(&g->labels, META "pod_container_init",
-                  c->kind == K8S_INIT_CONTAINER ? "true" : "false");
-    if (c->id)
-        h->labels_set(&g->labels, META "pod_container_id", c->id);
-    if (port) {
-        char number[16];
-        snprintf(number, sizeof(number), "%u", port->number);
-        h->labels_set(&g->labels, META "pod_container_port_name", port->name);
-        h->labels_set(&g->labels, META "pod_container_port_number", number);
-        h->labels_set(&g->labels, META "pod_container_port_protocol", port->protocol);
-    }
+    struct profd_target_group *g = k8s_sd_add_group(h, ip, port ? &port->number : NULL, pod,
+                                                    groups, n, cap);
+    k8s_sd_container_labels(h, c, port, &g->labels);
 }
 
 void k8s_sd_pod_groups(const struct profd_host *h, const struct k8s_pod *p,
@@ -178,9 +196,9 @@ void k8s_sd_pod_groups(const struct profd_host *h, const struct k8s_pod *p,
     if (p->nips == 0)
         return;   /* pending or evicted: nowhere to scrape */
     struct profd_labels labels = {0};
-    pod_labels(h, p, &labels);
+    k8s_sd_pod_labels(h, p, &labels);
     if (node)
-        node_labels(h, node, &labels);
+        k8s_sd_node_labels(h, node, &labels);
     for (size_t k = 0; k < p->ncontainers; k++) {
         const struct k8s_container *c = &p->containers[k];
         if (c->kind == K8S_EPHEMERAL_CONTAINER)
@@ -197,12 +215,12 @@ void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
                    const struct k8s_pod_list *nodes, struct profd_target_group **groups,
                    size_t *n, size_t *cap)
 {
-    struct k8s_node_names names;
-    k8s_node_names_init(&names, nodes);
+    struct k8s_names names = {0};
+    k8s_names_add(&names, nodes);
     for (size_t i = 0; i < pods->n; i++)
-        k8s_sd_pod_groups(h, &pods->pods[i], k8s_node_named(&names, pods->pods[i].node),
+        k8s_sd_pod_groups(h, &pods->pods[i], k8s_named(&names, "", pods->pods[i].node),
                           groups, n, cap);
-    k8s_node_names_free(&names);
+    k8s_names_free(&names);
 }
 
 /* The address a node is scraped at, as Prometheus picks it: its first of
@@ -228,7 +246,7 @@ void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *n
         if (!address)
             continue;   /* nowhere to scrape */
         struct profd_labels labels = {0};
-        node_labels(h, node, &labels);
+        k8s_sd_node_labels(h, node, &labels);
         h->labels_set(&labels, META "node_provider_id", node->provider_id);
         h->labels_set(&labels, "instance", node->name);
         for (size_t a = 0; a < node->addresses.n; a++) {
@@ -239,7 +257,7 @@ void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *n
                 h->labels_set(&labels, valid, node->addresses.values[a]);
         }
         /* at the kubelet's port, 0 when the node names none, as Prometheus */
-        add_group(h, address, &node->kubelet_port, &labels, groups, n, cap);
+        k8s_sd_add_group(h, address, &node->kubelet_port, &labels, groups, n, cap);
         h->labels_clear(&labels);
     }
 }

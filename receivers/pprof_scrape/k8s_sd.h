@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * kubernetes_sd_configs, roles pod and node, as Prometheus reads them:
- * which URLs list the pods and nodes, and the targets they make. Each container port of
+ * kubernetes_sd_configs, roles pod, node and endpointslice, as Prometheus
+ * reads them: which URLs list the objects, and the targets they make. Each container port of
  * each pod with an IP is a target at <pod IP>:<port>; a container with no
  * port is one at the pod IP alone (for relabeling to add one). Init
  * containers are targets too (__meta_kubernetes_pod_container_init
@@ -30,14 +30,17 @@
 #include "config.h"
 
 /*
- * The URLs cfg lists pods from, under the API's base URL: one for each
- * namespace it names (own_namespace, when asked for, among them), else
- * one for every namespace; the pod role's selector as labelSelector and
- * fieldSelector; none for the node role. NULL-terminated, each and the
- * array malloc'd.
+ * The URLs cfg lists resource ("pods", "services" or "endpointslices")
+ * from, under the API's base URL: one for each namespace it names
+ * (own_namespace, when asked for, among them), else one for every
+ * namespace; the selector of the role that lists it (pod, service,
+ * endpointslice) as labelSelector and fieldSelector. None when cfg's
+ * role has no use for resource: role pod lists pods, role endpointslice
+ * all three, role node none. NULL-terminated, each and the array
+ * malloc'd.
  */
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
-                   const char *own_namespace);
+                   const char *own_namespace, const char *resource);
 
 /*
  * The URL cfg lists nodes from under base, with its node selector: NULL
@@ -48,19 +51,22 @@ char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base)
 /* Frees what k8s_sd_urls returned (accepts NULL). */
 void k8s_sd_urls_free(char **urls);
 
-/* The nodes of a list by name. */
-struct k8s_node_names {
-    const struct k8s_pod_list *nodes;
-    struct key_map by_hash;   /* of the name -> index into nodes->pods */
+/* The objects of lists (pods, services, nodes) by namespace and name. */
+struct k8s_names {
+    const struct k8s_pod **objects;
+    size_t n, cap;
+    struct key_map by_hash;   /* of the namespace and name -> index into objects */
 };
 
-/* Indexes nodes (NULL: none) into *names, which refers to it from then on. */
-void k8s_node_names_init(struct k8s_node_names *names, const struct k8s_pod_list *nodes);
+/* Indexes the objects of list (NULL: none) into *names (zero-initialized:
+ * empty), which refers to them from then on. */
+void k8s_names_add(struct k8s_names *names, const struct k8s_pod_list *list);
 
-/* The node named name (NULL: none), or NULL. */
-const struct k8s_pod *k8s_node_named(const struct k8s_node_names *names, const char *name);
+/* The object named name in namespace ns ("" for nodes; name NULL: none),
+ * or NULL. */
+const struct k8s_pod *k8s_named(const struct k8s_names *names, const char *ns, const char *name);
 
-void k8s_node_names_free(struct k8s_node_names *names);
+void k8s_names_free(struct k8s_names *names);
 
 /*
  * Appends to *groups (*n of them, room for *cap) a group of one target
@@ -81,5 +87,52 @@ void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
  * as the node role makes them. */
 void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *nodes,
                         struct profd_target_group **groups, size_t *n, size_t *cap);
+
+/*
+ * Role endpointslice (k8s_sd_slices.c): appends to *groups a group of one
+ * target for each address of each endpoint of slice at each of its ports,
+ * with the slice's labels, its service's (from services, by the slice's
+ * kubernetes.io/service-name label) and, where the endpoint's targetRef
+ * is a pod in pods, the pod's with those of its container serving that
+ * port; then one for each container port of those pods that no port of
+ * the slice covers. nodes (NULL: not asked for) adds the labels of each
+ * endpoint's node (its targetRef's when a node, else its nodeName's).
+ */
+void k8s_sd_slice_groups(const struct profd_host *h, const struct k8s_pod *slice,
+                         const struct k8s_names *services, const struct k8s_names *pods,
+                         const struct k8s_names *nodes, struct profd_target_group **groups,
+                         size_t *n, size_t *cap);
+
+/* The service of slice (its kubernetes.io/service-name label's) among
+ * services, or NULL. */
+const struct k8s_pod *k8s_sd_slice_service(const struct k8s_pod *slice,
+                                           const struct k8s_names *services);
+
+/* What the roles share (k8s_sd.c): */
+
+/* Sets __meta_kubernetes_<prefix><name> = value and
+ * __meta_kubernetes_<present><name> = "true" for each pair, the names made
+ * valid label names. */
+void k8s_sd_set_pairs(const struct profd_host *h, struct profd_labels *l,
+                      const struct k8s_pairs *pairs, const char *prefix, const char *present);
+
+/* The labels of node's metadata (_node_name, _node_label_*, ...). */
+void k8s_sd_node_labels(const struct profd_host *h, const struct k8s_pod *node,
+                        struct profd_labels *l);
+
+/* The labels every target of pod p has (_namespace, _pod_name, ...). */
+void k8s_sd_pod_labels(const struct profd_host *h, const struct k8s_pod *p,
+                       struct profd_labels *l);
+
+/* The labels of container c and its port (NULL: none) on a target. */
+void k8s_sd_container_labels(const struct profd_host *h, const struct k8s_container *c,
+                             const struct k8s_port *port, struct profd_labels *l);
+
+/* A new group at the end of *groups: one target at host (an IP, or a
+ * name) and *port (NULL: the host alone), with the labels in l. */
+struct profd_target_group *k8s_sd_add_group(const struct profd_host *h, const char *host,
+                                            const uint32_t *port, const struct profd_labels *l,
+                                            struct profd_target_group **groups, size_t *n,
+                                            size_t *cap);
 
 #endif

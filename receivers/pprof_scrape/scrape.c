@@ -94,27 +94,48 @@ static const struct profile_def *def_of(const struct state *s, const struct scra
 
 /* ---- validate / create ---- */
 
-/* kubernetes_sd_configs: the roles pod and node. */
+/* The roles a selector may have in a kubernetes_sd_config of role: those
+ * of the objects it lists; NULL when role is none of profd's. */
+static const char *selector_roles(const char *role)
+{
+    return !strcmp(role, "pod")             ? "pod, node"
+           : !strcmp(role, "node")          ? "node"
+           : !strcmp(role, "endpointslice") ? "endpointslice, service, pod, node"
+                                            : NULL;
+}
+
+/* Whether word is one of the words of list (separated by ", "). */
+static bool among(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; n && (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* kubernetes_sd_configs: the roles pod, node and endpointslice. */
 static int validate_k8s(const struct profd_host *host, struct profd_diag *d, const struct job *j)
 {
     const struct kubernetes_sd_config *kc = j->kubernetes_sd_configs.items;
     int rc = PROFD_OK;
     for (size_t k = 0; k < j->kubernetes_sd_configs.n; k++) {
-        bool pods = !strcmp(kc[k].role, "pod");
-        if (!pods && strcmp(kc[k].role, "node")) {
+        const char *roles = selector_roles(kc[k].role);
+        if (!roles) {
             host->diag(d, &kc[k].role, "job '%s': kubernetes_sd_configs role '%s' is not "
-                       "supported (pod or node)", j->job_name, kc[k].role);
+                       "supported (pod, node, endpointslice)", j->job_name, kc[k].role);
             rc = PROFD_ERR;
+            roles = "";
         }
         const struct k8s_selector *sel = kc[k].selectors.items;
         for (size_t i = 0; i < kc[k].selectors.n; i++) {
             bool once = true;   /* the first of its role */
             for (size_t e = 0; e < i; e++)
                 once = once && strcmp(sel[e].role, sel[i].role) != 0;
-            if (strcmp(sel[i].role, "node") && (!pods || strcmp(sel[i].role, "pod"))) {
+            if (*roles && !among(roles, sel[i].role)) {
                 host->diag(d, &sel[i].role, "job '%s': a selector of role '%s' in a "
                            "kubernetes_sd_config of role '%s' (%s)", j->job_name,
-                           sel[i].role, kc[k].role, pods ? "pod or node" : "node");
+                           sel[i].role, kc[k].role, roles);
                 rc = PROFD_ERR;
             } else if (!once) {
                 host->diag(d, &sel[i].role, "job '%s': more than one selector of role '%s'",

@@ -641,16 +641,21 @@ class KubernetesApi:
     HTTPS, to clients with a certificate the CA signed alone, the name
     each handshake asks for (SNI) in `sni`. GET /api/v1/nodes is a NodeList of `nodes` (filtered by
     labelSelector and the fieldSelector metadata.name=), watched the same
-    way, its events made by add_node() and modify_node()."""
+    way, its events made by add_node() and modify_node(). Services
+    (/api/v1/.../services) and EndpointSlices
+    (/apis/discovery.k8s.io/v1/.../endpointslices) are listed and watched
+    as pods are, from `services` and `endpointslices`, their events made by
+    add_object() and modify_object()."""
 
-    def __init__(self, pods, token, tls=None, nodes=()):
+    def __init__(self, pods, token, tls=None, nodes=(), services=(), endpointslices=()):
         import http.server
         import json
         import urllib.parse
         self.pods, self.nodes, self.got, self.fail = pods, list(nodes), [], None
+        self.services, self.endpointslices = list(services), list(endpointslices)
         self.headers, self.sni = [], []
-        for obj in self.pods + self.nodes:   # as every object the API lists has
-            obj["metadata"].setdefault("resourceVersion", "1")
+        for obj in self.pods + self.nodes + self.services + self.endpointslices:
+            obj["metadata"].setdefault("resourceVersion", "1")   # as every object listed has
         # events: (version, type, object, "pods" or "nodes")
         self.version, self.oldest, self.events = 1, 1, []
         self.watch_seconds, self.stopped = 300, False
@@ -715,7 +720,8 @@ class KubernetesApi:
                 auth = self.headers.get("Authorization")
                 api.got.append((url.path, query, auth))
                 api.headers.append(self.headers)
-                m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/(pods|nodes)", url.path)
+                m = re.fullmatch(r"/(?:api/v1|apis/discovery\.k8s\.io/v1)(?:/namespaces/([^/]+))?"
+                                 r"/(pods|nodes|services|endpointslices)", url.path)
                 status = (401 if token and auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
                 if status != 200:
@@ -729,8 +735,9 @@ class KubernetesApi:
                         items = [o for o in list(getattr(api, m.group(2)))
                                  if selected(m, query, o)]
                         version = api.version
-                    self.answer(200, {"kind": "NodeList" if m.group(2) == "nodes" else "PodList",
-                                      "apiVersion": "v1",
+                    kinds = {"pods": "PodList", "nodes": "NodeList", "services": "ServiceList",
+                             "endpointslices": "EndpointSliceList"}
+                    self.answer(200, {"kind": kinds[m.group(2)], "apiVersion": "v1",
                                       "metadata": {"resourceVersion": str(version)},
                                       "items": items})
 
@@ -773,6 +780,22 @@ class KubernetesApi:
             self.nodes[:] = [node if n["metadata"]["name"] == node["metadata"]["name"] else n
                              for n in self.nodes]
         self._event("MODIFIED", node, "nodes")
+
+    def add_object(self, resource, obj):
+        """Adds obj to resource ("services", "endpointslices"), as an
+        ADDED event."""
+        with self.cond:
+            getattr(self, resource).append(obj)
+        self._event("ADDED", obj, resource)
+
+    def modify_object(self, resource, obj):
+        """Puts obj in place of the object of resource of its name, as a
+        MODIFIED event."""
+        with self.cond:
+            objects = getattr(self, resource)
+            objects[:] = [obj if o["metadata"]["name"] == obj["metadata"]["name"] else o
+                          for o in objects]
+        self._event("MODIFIED", obj, resource)
 
     def remove(self, name):
         with self.cond:

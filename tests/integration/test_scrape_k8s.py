@@ -179,6 +179,87 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                       component="pprof_scrape", job="pods"), 1)   # pods alone
         self.assertEqual(p.stop(), 0)
 
+    def test_the_endpointslice_role_scrapes_a_services_endpoints_with_its_labels(self):
+        """Role endpointslice: each ready endpoint of the slices of the
+        services opted in (a label on the service, as Prometheus configs
+        for role endpointslice select them), with the service's, the
+        slice's and the endpoint's pod's labels; a service's change,
+        brought by its watch, makes the targets again."""
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+        web_pod = pod("web-1", port)
+        web_pod["spec"]["containers"][0]["ports"] = [{"name": "pprof", "containerPort": port}]
+        service = {"metadata": {"name": "web", "namespace": "shop", "uid": "svc-uid",
+                                "labels": {"app": "web"}}}
+        other = {"metadata": {"name": "db", "namespace": "shop", "uid": "db-uid",
+                              "labels": {"app": "db", "profiles": "true"}}}
+
+        def endpoints(name, service, ready):
+            return {"metadata": {"name": name, "namespace": "shop", "uid": name + "-uid",
+                                 "labels": {"kubernetes.io/service-name": service}},
+                    "addressType": "IPv4",
+                    "ports": [{"name": "pprof", "port": port, "protocol": "TCP"}],
+                    "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": ready},
+                                   "targetRef": {"kind": "Pod", "name": "web-1",
+                                                 "namespace": "shop"}}]}
+        api = KubernetesApi([web_pod], "tok123", services=[service, other],
+                            endpointslices=[endpoints("web-x1", "web", True),
+                                            endpoints("db-x1", "db", False)])
+        self.addCleanup(api.stop)
+        p = self.start("""
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: services
+        scrape_interval: 1s
+        kubernetes_sd_configs:
+          - role: endpointslice
+            api_server: "%s"
+            bearer_token_file: ./token
+            namespaces: {names: [shop]}
+            selectors: [{role: pod, field: "spec.nodeName=node-a"}]
+            retry_interval: 200ms
+        profiling_config: {presets: [goroutine]}
+        relabel_configs:
+          - {source_labels: [__meta_kubernetes_service_label_profiles], regex: "true", action: keep}
+          - {source_labels: [__meta_kubernetes_endpointslice_endpoint_conditions_ready],
+             regex: "true", action: keep}
+          - {source_labels: [__meta_kubernetes_endpointslice_port_name], regex: pprof, action: keep}
+          - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
+          - {source_labels: [__meta_kubernetes_service_name], target_label: service}
+          - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+          - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
+exporters:
+  pprof_file: {path_template: "{namespace}/{service}/{pod}/{container}/{unix_nanos}.pb.gz"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
+""" % api.url)
+
+        def known(kind):
+            return metric_value(p.metrics(), "profd_scrape_k8s_" + kind,
+                                component="pprof_scrape", job="services")
+        # Built from all three lists: web is not opted in, db's endpoint is
+        # not ready, so nothing is scraped yet.
+        wait_until(lambda: (known("endpointslices"), known("services"), known("pods")) ==
+                   (2, 2, 1), "the slices, services and pods known")
+        lists = {path: q for path, q, _ in api.got if not q.get("watch")}
+        self.assertEqual(lists, {
+            "/api/v1/namespaces/shop/pods": {"fieldSelector": ["spec.nodeName=node-a"]},
+            "/api/v1/namespaces/shop/services": {},
+            "/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices": {}})
+        wait_until(lambda: api.watching() >= 3, "the three lists watched")
+        self.assertEqual(self.files(), [])
+        service["metadata"]["labels"]["profiles"] = "true"
+        api.modify_object("services", service)
+        wait_until(lambda: self.files("shop", "web", "web-1", "app"), "web-1's goroutines")
+        self.assertEqual(os.listdir(self.path("profiles", "shop")), ["web"])
+        self.assertEqual(metric_value(p.metrics(), "profd_scrape_up", component="pprof_scrape",
+                                      job="services", instance=web.address,
+                                      profile="goroutine"), 1)
+        self.assertEqual(p.stop(), 0)
+
     def test_the_node_role_scrapes_each_node_at_its_kubelet_port(self):
         """Role node: a target per node at its InternalIP and kubelet port
         (here a Go target's), instance its name; a node without an address
@@ -394,26 +475,33 @@ service:
         wait_until(lambda: self.files(), "the static target's profile")
         self.assertEqual(p.stop(), 0)
 
-    def refusal(self, old, new):
-        """What `profd validate` says of CONFIG with old replaced by new,
-        which it must refuse."""
+    def refusal(self, old, new, *more):
+        """What `profd validate` says of CONFIG with old replaced by new
+        (and each further pair of more the same), which it must refuse."""
+        config = CONFIG % "http://127.0.0.1:1"
+        for was, now in [(old, new)] + list(zip(more[::2], more[1::2])):
+            config = config.replace(was, now)
         with open(self.path("k.yaml"), "w") as f:
-            f.write((CONFIG % "http://127.0.0.1:1").replace(old, new))
+            f.write(config)
         r = run(["validate", "--config", self.path("k.yaml")])
         self.assertEqual(r.returncode, 2)
         return r.stderr
 
     def test_unknown_roles_wrong_selectors_and_a_kubeconfig_with_a_server_are_refused(self):
-        self.assertIn("job 'pods': kubernetes_sd_configs role 'service' is not supported (pod or "
-                      "node)", self.refusal("role: pod\n", "role: service\n"))
+        self.assertIn("job 'pods': kubernetes_sd_configs role 'service' is not supported (pod, "
+                      "node, endpointslice)", self.refusal("role: pod\n", "role: service\n"))
         self.assertIn("job 'pods': a selector of role 'pod' in a kubernetes_sd_config of role "
                       "'node' (node)", self.refusal("- role: pod\n", "- role: node\n"))
         self.assertIn("job 'pods': more than one selector of role 'pod'", self.refusal(
             '[{role: pod, label: "tier!=db"}]',
             '[{role: pod, label: "tier!=db"}, {role: pod, field: "spec.nodeName=a"}]'))
         self.assertIn("job 'pods': a selector of role 'service' in a kubernetes_sd_config of "
-                      "role 'pod' (pod or node)", self.refusal(
+                      "role 'pod' (pod, node)", self.refusal(
                           '[{role: pod, label: "tier!=db"}]', '[{role: service, label: "a=b"}]'))
+        self.assertIn("job 'pods': a selector of role 'ingress' in a kubernetes_sd_config of "
+                      "role 'endpointslice' (endpointslice, service, pod, node)", self.refusal(
+                          "- role: pod\n", "- role: endpointslice\n",
+                          '[{role: pod, label: "tier!=db"}]', "[{role: ingress}]"))
         self.assertIn("job 'pods': kubeconfig_file gives the server and the credentials: "
                       "api_server, bearer_token_file and tls_config cannot be set with it",
                       self.refusal("            bearer_token_file: ./token\n",
@@ -423,16 +511,37 @@ service:
                          "valgrind not installed, or a sanitizer build")
     def test_valgrind_run_and_shutdown_has_no_leaks(self):
         target = self.goroutine_target()
-        api = self.api([pod("web-1", int(target.address.rsplit(":", 1)[1]))])
+        port = int(target.address.rsplit(":", 1)[1])
+        service = {"metadata": {"name": "web", "namespace": "shop", "uid": "s1",
+                                "labels": {"app": "web"}}}
+        endpoints = {"metadata": {"name": "web-x1", "namespace": "shop", "uid": "e1",
+                                  "labels": {"kubernetes.io/service-name": "web"}},
+                     "addressType": "IPv4", "ports": [{"name": "pprof", "port": port}],
+                     "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True},
+                                    "targetRef": {"kind": "Pod", "name": "web-1",
+                                                  "namespace": "shop"}}]}
+        api = KubernetesApi([pod("web-1", port)], "tok123", services=[service],
+                            endpointslices=[endpoints])
+        self.addCleanup(api.stop)
+        # A second job of role endpointslice, its targets made and dropped.
         config = (CONFIG % api.url).replace("            retry_interval: 200ms\n",
                                             "            retry_interval: 200ms\n"
                                             "            attach_metadata: {node: true}\n")
+        config = config.replace("\nexporters:", """
+      - job_name: slices
+        kubernetes_sd_configs:
+          - {role: endpointslice, api_server: "%s", bearer_token_file: ./token,
+             namespaces: {names: [shop]}, retry_interval: 200ms}
+        relabel_configs: [{source_labels: [__meta_kubernetes_service_name], regex: web,
+                           action: drop}]
+exporters:""" % api.url, 1)
         p = self.start(config, wrapper=valgrind(self.path("vg.log")))
         wait_until(lambda: self.files("shop", "web-1"), "a profile", deadline=120)
         api.add(pod("web-2", 1))   # a change: targets made again under valgrind too
         api.expire()               # and a list again
-        # the pods and attach_metadata's nodes, each listed again after the 410
-        wait_until(lambda: api.lists() >= 4, "lists after the 410", deadline=120)
+        # Each job's lists (pods and nodes; slices, services and pods), each
+        # listed again after the 410.
+        wait_until(lambda: api.lists() >= 10, "lists after the 410", deadline=120)
         self.assertEqual(sum(1 for path, q, _ in api.got if path == "/api/v1/nodes"
                              and "watch" not in q), 2)
         rc = p.stop(timeout=120)

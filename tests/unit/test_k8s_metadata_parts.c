@@ -153,7 +153,7 @@ TEST(what_is_not_a_pod_list_is_an_error)
 {
     char why[256];
     CHECK(pod_index_parse("{\"kind\": \"Status\", \"code\": 403}", 31, why, sizeof(why)) == NULL);
-    CHECK_STR(why, "not a PodList (kind \"Status\", no items)");
+    CHECK_STR(why, "not a list of objects (kind \"Status\", no items)");
     CHECK(pod_index_parse("{\"items\": [", 11, why, sizeof(why)) == NULL);
     CHECK_CONTAINS(why, "not JSON: ");
     pod_index_free(NULL);

@@ -103,7 +103,7 @@ TEST(what_is_not_a_pod_list_says_so)
     char why[256];
     const char *status = "{\"kind\": \"Status\", \"code\": 403}";
     CHECK_INT(k8s_pod_list_parse(status, strlen(status), &l, why, sizeof(why)), -1);
-    CHECK_STR(why, "not a PodList (kind \"Status\", no items)");
+    CHECK_STR(why, "not a list of objects (kind \"Status\", no items)");
     CHECK_INT(k8s_pod_list_parse("{\"items\": [", 11, &l, why, sizeof(why)), -1);
     CHECK_STR(why, "not JSON: ']' expected near end of file at line 1, column 11");
     CHECK_INT(l.n, 0);
@@ -159,7 +159,8 @@ TEST(watch_errors_and_bad_lines)
     static const char *const bad[][2] = {
         {"{\"type\": \"RENAMED\", \"object\": {}}", "a watch event of type \"RENAMED\""},
         {"{\"object\": {}}", "a watch event of type \"(none)\""},
-        {"{\"type\": \"ADDED\", \"object\": {\"kind\": \"Pod\"}}", "ADDED event without a pod"},
+        {"{\"type\": \"ADDED\", \"object\": {\"kind\": \"Pod\"}}",
+         "ADDED event without an object's metadata"},
         {"{\"type\": ", "not JSON: unexpected token near end of file at column 9"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* kubernetes_sd_configs, roles pod and node: the URLs the pods and nodes
- * are listed from, the targets and __meta_kubernetes_* labels they make,
+/* kubernetes_sd_configs, roles pod, node and endpointslice: the URLs the
+ * objects are listed from, the targets and __meta_kubernetes_* labels they make,
  * as Prometheus makes them, and a pod's groups kept from one build to the
  * next while it does not change. Compiled in from the module sources. */
 #include "check.h"
@@ -19,6 +19,7 @@
 #include "../../lib/label_valid.c"
 #include "../../receivers/pprof_scrape/k8s_groups.c"
 #include "../../receivers/pprof_scrape/k8s_sd.c"
+#include "../../receivers/pprof_scrape/k8s_sd_slices.c"
 #include "../../receivers/pprof_scrape/targets.c"
 
 static const struct profd_host *const h = &profd_host_services;
@@ -27,7 +28,7 @@ TEST(urls_by_namespace_and_selector)
 {
     struct k8s_selector sel = {"pod", "app=web,tier!=db", "spec.nodeName=node-a"};
     struct kubernetes_sd_config cfg = {.role = "pod", .selectors = {1, &sel}};
-    char **urls = k8s_sd_urls(&cfg, "https://api:6443", NULL);
+    char **urls = k8s_sd_urls(&cfg, "https://api:6443", NULL, "pods");
     CHECK_STR(urls[0], "https://api:6443/api/v1/pods?labelSelector=app%3Dweb%2Ctier%21%3Ddb"
                        "&fieldSelector=spec.nodeName%3Dnode-a");
     CHECK(urls[1] == NULL);
@@ -35,7 +36,7 @@ TEST(urls_by_namespace_and_selector)
     char *names[] = {"shop", "a b"};
     struct kubernetes_sd_config ns = {.role = "pod",
                                       .namespaces = {true, {2, names}}};
-    urls = k8s_sd_urls(&ns, "http://127.0.0.1:1", "profd-ns");
+    urls = k8s_sd_urls(&ns, "http://127.0.0.1:1", "profd-ns", "pods");
     CHECK_STR(urls[0], "http://127.0.0.1:1/api/v1/namespaces/shop/pods");
     CHECK_STR(urls[1], "http://127.0.0.1:1/api/v1/namespaces/a%20b/pods");
     CHECK_STR(urls[2], "http://127.0.0.1:1/api/v1/namespaces/profd-ns/pods");
@@ -54,7 +55,7 @@ TEST(the_nodes_url_only_with_attach_metadata_and_its_own_selector)
     CHECK_STR(url, "https://api/api/v1/nodes?labelSelector=zone%3Da"
                    "&fieldSelector=metadata.name%3Dnode-a");
     free(url);
-    char **urls = k8s_sd_urls(&cfg, "https://api", NULL);   /* the pods: the pod selector */
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL, "pods");   /* the pod selector */
     CHECK_STR(urls[0], "https://api/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a");
     k8s_sd_urls_free(urls);
     cfg.selectors.n = 0;
@@ -92,6 +93,39 @@ static const char *label(const struct profd_target_group *g, const char *name)
     return v ? v : "(none)";
 }
 
+/* The labels of web-1's target at its app container's port http. */
+static const char *const WEB1_HTTP[][2] = {
+    {"__meta_kubernetes_namespace", "shop"},
+    {"__meta_kubernetes_pod_name", "web-1"},
+    {"__meta_kubernetes_pod_ip", "10.1.0.7"},
+    {"__meta_kubernetes_pod_uid", "u1"},
+    {"__meta_kubernetes_pod_node_name", "node-a"},
+    {"__meta_kubernetes_pod_host_ip", "192.168.1.5"},
+    {"__meta_kubernetes_pod_phase", "Running"},
+    {"__meta_kubernetes_pod_ready", "true"},
+    {"__meta_kubernetes_pod_controller_kind", "ReplicaSet"},
+    {"__meta_kubernetes_pod_controller_name", "web-7d"},
+    {"__meta_kubernetes_pod_label_app_kubernetes_io_name", "web"},
+    {"__meta_kubernetes_pod_labelpresent_app_kubernetes_io_name", "true"},
+    {"__meta_kubernetes_pod_annotation_profiles_grafana_com_cpu_port", "6060"},
+    {"__meta_kubernetes_pod_annotationpresent_profiles_grafana_com_cpu_port", "true"},
+    {"__meta_kubernetes_pod_container_name", "app"},
+    {"__meta_kubernetes_pod_container_image", "shop/web:2"},
+    {"__meta_kubernetes_pod_container_init", "false"},
+    {"__meta_kubernetes_pod_container_id", "containerd://bbb"},
+    {"__meta_kubernetes_pod_container_port_name", "http"},
+    {"__meta_kubernetes_pod_container_port_number", "8080"},
+    {"__meta_kubernetes_pod_container_port_protocol", "TCP"},
+};
+
+/* Checks that g has each of the n labels of want. */
+static void check_labels(const struct profd_target_group *g, const char *const want[][2],
+                         size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        CHECK_STR(label(g, want[i][0]), want[i][1]);
+}
+
 TEST(a_target_for_each_container_port)
 {
     struct k8s_pod_list pods;
@@ -110,32 +144,8 @@ TEST(a_target_for_each_container_port)
     CHECK_STR(g[1].targets.items[0], "10.1.0.7:53");
     CHECK_STR(g[2].targets.items[0], "10.1.0.7");
     CHECK_STR(g[3].targets.items[0], "[fd00::9]:6060");
-    static const char *const want[][2] = {
-        {"__meta_kubernetes_namespace", "shop"},
-        {"__meta_kubernetes_pod_name", "web-1"},
-        {"__meta_kubernetes_pod_ip", "10.1.0.7"},
-        {"__meta_kubernetes_pod_uid", "u1"},
-        {"__meta_kubernetes_pod_node_name", "node-a"},
-        {"__meta_kubernetes_pod_host_ip", "192.168.1.5"},
-        {"__meta_kubernetes_pod_phase", "Running"},
-        {"__meta_kubernetes_pod_ready", "true"},
-        {"__meta_kubernetes_pod_controller_kind", "ReplicaSet"},
-        {"__meta_kubernetes_pod_controller_name", "web-7d"},
-        {"__meta_kubernetes_pod_label_app_kubernetes_io_name", "web"},
-        {"__meta_kubernetes_pod_labelpresent_app_kubernetes_io_name", "true"},
-        {"__meta_kubernetes_pod_annotation_profiles_grafana_com_cpu_port", "6060"},
-        {"__meta_kubernetes_pod_annotationpresent_profiles_grafana_com_cpu_port", "true"},
-        {"__meta_kubernetes_pod_container_name", "app"},
-        {"__meta_kubernetes_pod_container_image", "shop/web:2"},
-        {"__meta_kubernetes_pod_container_init", "false"},
-        {"__meta_kubernetes_pod_container_id", "containerd://bbb"},
-        {"__meta_kubernetes_pod_container_port_name", "http"},
-        {"__meta_kubernetes_pod_container_port_number", "8080"},
-        {"__meta_kubernetes_pod_container_port_protocol", "TCP"},
-    };
-    for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
-        CHECK_STR(label(&g[0], want[i][0]), want[i][1]);
-    CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want));
+    check_labels(&g[0], WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
+    CHECK_INT(g[0].labels.n, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
     CHECK_STR(label(&g[1], "__meta_kubernetes_pod_container_port_protocol"), "UDP");
     CHECK_STR(label(&g[2], "__meta_kubernetes_pod_container_name"), "setup");
     CHECK_STR(label(&g[2], "__meta_kubernetes_pod_container_init"), "true");
@@ -237,7 +247,7 @@ TEST(the_node_role_a_target_per_node_at_its_kubelet)
     profd_sd_groups_free(g, n);
 
     struct kubernetes_sd_config cfg = {.role = "node"};
-    char **urls = k8s_sd_urls(&cfg, "https://api", NULL);
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL, "pods");
     CHECK(urls[0] == NULL);   /* no pods */
     k8s_sd_urls_free(urls);
     char *url = k8s_sd_nodes_url(&cfg, "https://api");
@@ -327,6 +337,220 @@ TEST(a_pods_groups_move_to_the_next_build_while_it_does_not_change)
     k8s_groups_clear(h, &fourth);
     k8s_groups_clear(h, &fifth);
     k8s_groups_clear(h, &sixth);
+    k8s_pod_list_free(&pods);
+}
+
+TEST(role_endpointslice_lists_slices_services_and_pods_with_their_selectors)
+{
+    struct k8s_selector sel[] = {{"endpointslice", "app=web", NULL},
+                                 {"service", NULL, "metadata.name=web"},
+                                 {"pod", NULL, "spec.nodeName=node-a"}};
+    char *names[] = {"shop"};
+    struct kubernetes_sd_config cfg = {.role = "endpointslice", .selectors = {3, sel},
+                                       .namespaces = {false, {1, names}}};
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL, "endpointslices");
+    CHECK_STR(urls[0], "https://api/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices"
+                       "?labelSelector=app%3Dweb");
+    CHECK(urls[1] == NULL);
+    k8s_sd_urls_free(urls);
+    urls = k8s_sd_urls(&cfg, "https://api", NULL, "services");
+    CHECK_STR(urls[0], "https://api/api/v1/namespaces/shop/services"
+                       "?fieldSelector=metadata.name%3Dweb");
+    k8s_sd_urls_free(urls);
+    urls = k8s_sd_urls(&cfg, "https://api", NULL, "pods");
+    CHECK_STR(urls[0], "https://api/api/v1/namespaces/shop/pods"
+                       "?fieldSelector=spec.nodeName%3Dnode-a");
+    k8s_sd_urls_free(urls);
+    cfg.role = "pod";   /* no services or slices for role pod */
+    urls = k8s_sd_urls(&cfg, "https://api", NULL, "services");
+    CHECK(urls[0] == NULL);
+    k8s_sd_urls_free(urls);
+}
+
+/* A slice of service web in shop: an endpoint that is pod web-1 (of
+ * POD_LIST), one with an empty targetRef and what the API leaves out
+ * left out, one that is node node-a; at one port. */
+static const char SLICES[] =
+    "{\"kind\": \"EndpointSliceList\", \"items\": ["
+    "{\"metadata\": {\"name\": \"web-x1\", \"namespace\": \"shop\", \"uid\": \"s1\","
+    "  \"resourceVersion\": \"3\","
+    "  \"labels\": {\"kubernetes.io/service-name\": \"web\"},"
+    "  \"annotations\": {\"test.annotation\": \"t\"}},"
+    " \"addressType\": \"IPv4\","
+    " \"ports\": [{\"name\": \"http\", \"port\": 8080, \"protocol\": \"TCP\","
+    "   \"appProtocol\": \"http\"}],"
+    " \"endpoints\": ["
+    "  {\"addresses\": [\"10.1.0.7\"], \"nodeName\": \"node-a\", \"zone\": \"eu-1a\","
+    "   \"conditions\": {\"ready\": true, \"serving\": true, \"terminating\": false},"
+    "   \"targetRef\": {\"kind\": \"Pod\", \"name\": \"web-1\", \"namespace\": \"shop\"}},"
+    "  {\"addresses\": [\"10.9.9.9\"], \"hostname\": \"h2\", \"conditions\": {\"ready\": false},"
+    "   \"targetRef\": {}, \"deprecatedTopology\": {\"topology.kubernetes.io/zone\": \"x\"}},"
+    "  {\"addresses\": [\"10.0.0.5\"], \"conditions\": {},"
+    "   \"targetRef\": {\"kind\": \"Node\", \"name\": \"node-a\"}}]},"
+    "{\"metadata\": {\"name\": \"v6\", \"namespace\": \"shop\", \"uid\": \"s2\"},"
+    " \"addressType\": \"IPv6\", \"ports\": [{}], \"endpoints\": [{\"addresses\": [\"fd00::9\"]}]}"
+    "]}";
+
+static const char SERVICES[] =
+    "{\"kind\": \"ServiceList\", \"items\": ["
+    "{\"metadata\": {\"name\": \"web\", \"namespace\": \"shop\", \"uid\": \"v1\","
+    "  \"resourceVersion\": \"4\", \"labels\": {\"app\": \"web\"}},"
+    " \"spec\": {\"clusterIP\": \"10.96.0.10\", \"ports\": [{\"port\": 80}]}}]}";
+
+/* What a list reads into, kept as a watch keeps it (a copy). */
+static void listed(const char *json, struct k8s_pod_list *out)
+{
+    struct k8s_pod_list l;
+    char why[256];
+    *out = (struct k8s_pod_list){0};
+    CHECK_INT(k8s_pod_list_parse(json, strlen(json), &l, why, sizeof(why)), 0);
+    k8s_pod_list_copy(out, &l);
+    k8s_pod_list_free(&l);
+}
+
+TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_labels)
+{
+    struct k8s_pod_list slices, services, pods, nodes;
+    listed(SLICES, &slices);
+    listed(SERVICES, &services);
+    listed(POD_LIST, &pods);
+    listed("{\"items\": [{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\","
+           " \"labels\": {\"zone\": \"a\"}}}]}", &nodes);
+    CHECK_INT(slices.pods[0].nendpoints, 3);
+    CHECK_INT(slices.pods[1].slice_ports[0].number, 0);   /* a port without a number */
+    CHECK_STR(slices.pods[1].slice_ports[0].protocol, "TCP");   /* as the API defaults it */
+    struct k8s_names by_service = {0}, by_pod = {0}, by_node = {0};
+    k8s_names_add(&by_service, &services);
+    k8s_names_add(&by_pod, &pods);
+    k8s_names_add(&by_node, &nodes);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < slices.n; i++)
+        k8s_sd_slice_groups(h, &slices.pods[i], &by_service, &by_pod, &by_node, &g, &n, &cap);
+    /* three endpoints at 8080, web-1's port 53 that the slice does not
+     * cover, the v6 slice's address alone */
+    CHECK_INT(n, 5);
+    if (n == 5) {
+        CHECK_STR(g[0].targets.items[0], "10.1.0.7:8080");
+        static const char *const want[][2] = {
+            {"__meta_kubernetes_namespace", "shop"},
+            {"__meta_kubernetes_endpointslice_name", "web-x1"},
+            {"__meta_kubernetes_endpointslice_address_type", "IPv4"},
+            {"__meta_kubernetes_endpointslice_label_kubernetes_io_service_name", "web"},
+            {"__meta_kubernetes_endpointslice_labelpresent_kubernetes_io_service_name", "true"},
+            {"__meta_kubernetes_endpointslice_annotation_test_annotation", "t"},
+            {"__meta_kubernetes_endpointslice_annotationpresent_test_annotation", "true"},
+            {"__meta_kubernetes_service_name", "web"},
+            {"__meta_kubernetes_service_label_app", "web"},
+            {"__meta_kubernetes_service_labelpresent_app", "true"},
+            {"__meta_kubernetes_endpointslice_port_name", "http"},
+            {"__meta_kubernetes_endpointslice_port_protocol", "TCP"},
+            {"__meta_kubernetes_endpointslice_port", "8080"},
+            {"__meta_kubernetes_endpointslice_port_app_protocol", "http"},
+            {"__meta_kubernetes_endpointslice_endpoint_conditions_ready", "true"},
+            {"__meta_kubernetes_endpointslice_endpoint_conditions_serving", "true"},
+            {"__meta_kubernetes_endpointslice_endpoint_conditions_terminating", "false"},
+            {"__meta_kubernetes_endpointslice_address_target_kind", "Pod"},
+            {"__meta_kubernetes_endpointslice_address_target_name", "web-1"},
+            {"__meta_kubernetes_endpointslice_endpoint_node_name", "node-a"},
+            {"__meta_kubernetes_endpointslice_endpoint_zone", "eu-1a"},
+            {"__meta_kubernetes_node_name", "node-a"},
+            {"__meta_kubernetes_node_label_zone", "a"},
+            {"__meta_kubernetes_node_labelpresent_zone", "true"},
+        };
+        check_labels(&g[0], want, sizeof(want) / sizeof(*want));   /* and the pod's: */
+        check_labels(&g[0], WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
+        CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want) + sizeof(WEB1_HTTP) /
+                                 sizeof(*WEB1_HTTP) - 1);   /* the namespace in both */
+
+        CHECK_STR(g[1].targets.items[0], "10.9.9.9:8080");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_endpoint_conditions_ready"),
+                  "false");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_endpoint_conditions_serving"),
+                  "(none)");   /* left out: unknown */
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_endpoint_hostname"), "h2");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_address_target_kind"), "");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_address_target_name"), "");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_endpoint_topology_"
+                               "topology_kubernetes_io_zone"), "x");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_endpoint_topology_present_"
+                               "topology_kubernetes_io_zone"), "true");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_node_name"), "(none)");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_pod_name"), "(none)");
+
+        CHECK_STR(g[2].targets.items[0], "10.0.0.5:8080");   /* a node: its labels */
+        CHECK_STR(label(&g[2], "__meta_kubernetes_node_label_zone"), "a");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_endpointslice_endpoint_node_name"), "(none)");
+
+        CHECK_STR(g[3].targets.items[0], "10.1.0.7:53");   /* web-1's other port */
+        CHECK_STR(label(&g[3], "__meta_kubernetes_pod_container_port_name"), "dns");
+        CHECK_STR(label(&g[3], "__meta_kubernetes_pod_container_port_protocol"), "UDP");
+        CHECK_STR(label(&g[3], "__meta_kubernetes_service_name"), "web");
+        CHECK_STR(label(&g[3], "__meta_kubernetes_endpointslice_port"), "(none)");
+        CHECK_STR(label(&g[3], "__meta_kubernetes_node_name"), "(none)");
+
+        CHECK_STR(g[4].targets.items[0], "fd00::9");   /* no port number: the address alone */
+        CHECK_STR(label(&g[4], "__meta_kubernetes_endpointslice_address_type"), "IPv6");
+        CHECK_STR(label(&g[4], "__meta_kubernetes_service_name"), "(none)");   /* none named */
+        CHECK_STR(label(&g[4], "__meta_kubernetes_endpointslice_port_name"), "");
+    }
+    profd_sd_groups_free(g, n);
+
+    /* without attach_metadata's nodes, and with the service gone */
+    struct k8s_names none = {0};
+    g = NULL, n = 0, cap = 0;
+    k8s_sd_slice_groups(h, &slices.pods[0], &none, &by_pod, NULL, &g, &n, &cap);
+    CHECK_INT(n, 4);
+    if (n == 4) {
+        CHECK_STR(label(&g[0], "__meta_kubernetes_node_name"), "(none)");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_service_name"), "(none)");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_pod_name"), "web-1");
+    }
+    profd_sd_groups_free(g, n);
+    k8s_names_free(&by_service);
+    k8s_names_free(&by_pod);
+    k8s_names_free(&by_node);
+    k8s_pod_list_free(&slices);
+    k8s_pod_list_free(&services);
+    k8s_pod_list_free(&pods);
+    k8s_pod_list_free(&nodes);
+}
+
+TEST(a_slices_groups_are_made_again_when_it_its_service_or_a_pod_changes)
+{
+    struct k8s_pod_list slices, services, pods;
+    listed(SLICES, &slices);
+    listed(SERVICES, &services);
+    pods_at(&pods, "5", NULL);
+    struct k8s_names by_service = {0}, by_pod = {0};
+    k8s_names_add(&by_service, &services);
+    k8s_names_add(&by_pod, &pods);
+    struct k8s_groups first = {0}, second = {0}, third = {0};
+    k8s_groups_add_slice(h, &first, NULL, &slices.pods[0], &by_service, &by_pod, NULL);
+    CHECK_INT(first.n, 4);
+    char *target = first.groups[0].targets.items[0];
+    k8s_groups_add_slice(h, &second, &first, &slices.pods[0], &by_service, &by_pod, NULL);
+    CHECK(second.groups[0].targets.items[0] == target);   /* nothing changed: moved */
+    CHECK(first.groups[0].targets.items == NULL);   /* left empty where it was */
+    free(pods.pods[0].resource_version);   /* web-1 changed */
+    pods.pods[0].resource_version = strdup("6");
+    k8s_groups_add_slice(h, &third, &second, &slices.pods[0], &by_service, &by_pod, NULL);
+    CHECK(third.groups[0].targets.items[0] != target);
+    CHECK_INT(third.n, 4);
+    struct k8s_groups fourth = {0};
+    free(services.pods[0].resource_version);   /* the service changed */
+    services.pods[0].resource_version = strdup("5");
+    target = third.groups[0].targets.items[0];
+    k8s_groups_add_slice(h, &fourth, &third, &slices.pods[0], &by_service, &by_pod, NULL);
+    CHECK(fourth.groups[0].targets.items[0] != target);
+    k8s_groups_clear(h, &first);
+    k8s_groups_clear(h, &second);
+    k8s_groups_clear(h, &third);
+    k8s_groups_clear(h, &fourth);
+    k8s_names_free(&by_service);
+    k8s_names_free(&by_pod);
+    k8s_pod_list_free(&slices);
+    k8s_pod_list_free(&services);
     k8s_pod_list_free(&pods);
 }
 

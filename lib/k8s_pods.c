@@ -177,20 +177,36 @@ static enum k8s_condition condition_of(json_t *conditions, const char *key)
     return json_is_boolean(c) ? (json_is_true(c) ? K8S_TRUE : K8S_FALSE) : K8S_UNSET;
 }
 
+/* targetRef's kind, name and namespace into ep, when e has one. */
+static void read_target_ref(json_t *e, struct k8s_endpoint *ep)
+{
+    json_t *ref = json_object_get(e, "targetRef");
+    if (!json_is_object(ref))
+        return;
+    ep->target_kind = string_of(ref, "kind");
+    ep->target_name = string_of(ref, "name");
+    ep->target_namespace = string_of(ref, "namespace");
+}
+
+/* A new endpoint at the end of p's, zeroed. */
+static struct k8s_endpoint *new_endpoint(struct k8s_pod *p, size_t *cap)
+{
+    p->endpoints = grow_array(p->endpoints, cap, p->nendpoints + 1, sizeof(*p->endpoints));
+    p->endpoints[p->nendpoints] = (struct k8s_endpoint){0};
+    return &p->endpoints[p->nendpoints++];
+}
+
+/* An EndpointSlice's endpoint. */
 static void read_endpoint(json_t *e, struct k8s_endpoint *ep)
 {
-    json_t *conditions = json_object_get(e, "conditions"), *ref = json_object_get(e, "targetRef");
+    json_t *conditions = json_object_get(e, "conditions");
     *ep = (struct k8s_endpoint){.ready = condition_of(conditions, "ready"),
                                 .serving = condition_of(conditions, "serving"),
                                 .terminating = condition_of(conditions, "terminating"),
                                 .hostname = string_or_null(e, "hostname"),
                                 .node_name = string_or_null(e, "nodeName"),
                                 .zone = string_or_null(e, "zone")};
-    if (json_is_object(ref)) {
-        ep->target_kind = string_of(ref, "kind");
-        ep->target_name = string_of(ref, "name");
-        ep->target_namespace = string_of(ref, "namespace");
-    }
+    read_target_ref(e, ep);
     read_pairs(json_object_get(e, "deprecatedTopology"), &ep->topology);
     json_t *addresses = json_object_get(e, "addresses"), *a;
     ep->addresses = calloc(json_array_size(addresses) + 1, sizeof(char *));
@@ -202,27 +218,67 @@ static void read_endpoint(json_t *e, struct k8s_endpoint *ep)
             ep->addresses[ep->naddresses++] = must_strdup(json_string_value(a));
 }
 
-/* An EndpointSlice's address type, endpoints and ports (none of them in
- * objects of other kinds). */
-static void read_slice(struct k8s_pod *p, json_t *item)
+/* The addresses of one of an Endpoints object's subsets (addresses, or
+ * notReadyAddresses as ready says), each an endpoint of subset. */
+static void read_subset_addresses(struct k8s_pod *p, size_t *cap, json_t *addresses,
+                                  uint32_t subset, enum k8s_condition ready)
 {
-    p->address_type = string_of(item, "addressType");
-    json_t *endpoints = json_object_get(item, "endpoints"), *ports = json_object_get(item, "ports");
-    p->endpoints = calloc(json_array_size(endpoints) + 1, sizeof(*p->endpoints));
-    p->slice_ports = calloc(json_array_size(ports) + 1, sizeof(*p->slice_ports));
-    if (!p->endpoints || !p->slice_ports)
-        abort();
+    size_t i;
+    json_t *a;
+    json_array_foreach(addresses, i, a) {
+        const char *ip = json_string_value(json_object_get(a, "ip"));
+        if (!ip || !*ip)
+            continue;
+        struct k8s_endpoint *ep = new_endpoint(p, cap);
+        ep->subset = subset;
+        ep->ready = ready;
+        ep->addresses = calloc(2, sizeof(char *));
+        if (!ep->addresses)
+            abort();
+        ep->addresses[ep->naddresses++] = must_strdup(ip);
+        const char *hostname = json_string_value(json_object_get(a, "hostname"));
+        ep->hostname = hostname && *hostname ? must_strdup(hostname) : NULL;
+        ep->node_name = string_or_null(a, "nodeName");
+        read_target_ref(a, ep);
+    }
+}
+
+/* The ports of ports into p's, of subset; a port number out of range
+ * reads as none. */
+static void read_endpoint_ports(struct k8s_pod *p, size_t *cap, json_t *ports, uint32_t subset)
+{
     size_t i;
     json_t *e;
-    json_array_foreach(endpoints, i, e)
-        if (json_is_object(e))
-            read_endpoint(e, &p->endpoints[p->nendpoints++]);
     json_array_foreach(ports, i, e) {
         if (!json_is_object(e))
             continue;
         json_int_t number = json_integer_value(json_object_get(e, "port"));
-        read_port(e, number > 0 && number <= 65535 ? (uint32_t)number : 0,
-                  &p->slice_ports[p->nslice_ports++]);
+        p->endpoint_ports = grow_array(p->endpoint_ports, cap, p->nendpoint_ports + 1,
+                                       sizeof(*p->endpoint_ports));
+        struct k8s_port *port = &p->endpoint_ports[p->nendpoint_ports++];
+        read_port(e, number > 0 && number <= 65535 ? (uint32_t)number : 0, port);
+        port->subset = subset;
+    }
+}
+
+/* An EndpointSlice's address type, endpoints and ports, or an Endpoints
+ * object's subsets (none of them in objects of other kinds). */
+static void read_endpoints(struct k8s_pod *p, json_t *item)
+{
+    p->address_type = string_of(item, "addressType");
+    size_t endpoints_cap = 0, ports_cap = 0, i;
+    json_t *e;
+    json_array_foreach(json_object_get(item, "endpoints"), i, e)
+        if (json_is_object(e))
+            read_endpoint(e, new_endpoint(p, &endpoints_cap));
+    read_endpoint_ports(p, &ports_cap, json_object_get(item, "ports"), 0);
+    json_array_foreach(json_object_get(item, "subsets"), i, e) {
+        uint32_t subset = (uint32_t)i;
+        read_subset_addresses(p, &endpoints_cap, json_object_get(e, "addresses"), subset,
+                              K8S_TRUE);
+        read_subset_addresses(p, &endpoints_cap, json_object_get(e, "notReadyAddresses"),
+                              subset, K8S_FALSE);
+        read_endpoint_ports(p, &ports_cap, json_object_get(e, "ports"), subset);
     }
 }
 
@@ -242,7 +298,7 @@ static void read_pod(struct k8s_pod *p, json_t *item)
     json_int_t kubelet = json_integer_value(json_object_get(
         json_object_get(json_object_get(status, "daemonEndpoints"), "kubeletEndpoint"), "Port"));
     p->kubelet_port = kubelet > 0 && kubelet <= 65535 ? (uint32_t)kubelet : 0;
-    read_slice(p, item);
+    read_endpoints(p, item);
     read_addresses(json_object_get(status, "addresses"), &p->addresses);
     read_controller(meta, p);
     read_pairs(json_object_get(meta, "labels"), &p->labels);
@@ -400,7 +456,7 @@ static void free_pod(struct k8s_pod *p)
     for (size_t k = 0; k < p->nendpoints; k++)
         free_endpoint(&p->endpoints[k]);
     free(p->endpoints);
-    free_ports(p->slice_ports, p->nslice_ports);
+    free_ports(p->endpoint_ports, p->nendpoint_ports);
 }
 
 void k8s_pod_list_free(struct k8s_pod_list *l)
@@ -460,7 +516,7 @@ static struct k8s_port *copy_ports(const struct k8s_port *src, size_t n)
         dst[i] = (struct k8s_port){.name = must_strdup(src[i].name),
                                    .protocol = must_strdup(src[i].protocol),
                                    .app_protocol = must_strdup_or_null(src[i].app_protocol),
-                                   .number = src[i].number};
+                                   .number = src[i].number, .subset = src[i].subset};
     return dst;
 }
 
@@ -473,7 +529,8 @@ static void copy_container(struct k8s_container *dst, const struct k8s_container
 
 static void copy_endpoint(struct k8s_endpoint *dst, const struct k8s_endpoint *src)
 {
-    *dst = (struct k8s_endpoint){.naddresses = src->naddresses, .ready = src->ready,
+    *dst = (struct k8s_endpoint){.naddresses = src->naddresses, .subset = src->subset,
+                                 .ready = src->ready,
                                  .serving = src->serving, .terminating = src->terminating,
                                  .hostname = must_strdup_or_null(src->hostname),
                                  .node_name = must_strdup_or_null(src->node_name),
@@ -502,8 +559,8 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
         .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
         .kubelet_port = src->kubelet_port, .address_type = must_strdup(src->address_type),
         .nendpoints = src->nendpoints,
-        .slice_ports = copy_ports(src->slice_ports, src->nslice_ports),
-        .nslice_ports = src->nslice_ports};
+        .endpoint_ports = copy_ports(src->endpoint_ports, src->nendpoint_ports),
+        .nendpoint_ports = src->nendpoint_ports};
     dst->ips = calloc(src->nips + 1, sizeof(char *));
     dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
     dst->endpoints = calloc(src->nendpoints + 1, sizeof(*dst->endpoints));

@@ -9,8 +9,9 @@
  * annotations) and the fields only its kind has: a NodeList's (GET
  * /api/v1/nodes) provider id, addresses and kubelet port; an
  * EndpointSliceList's (GET /apis/discovery.k8s.io/v1/endpointslices)
- * address type, endpoints and ports. A ServiceList (GET /api/v1/services)
- * is read for its metadata alone.
+ * address type, endpoints and ports; an EndpointsList's (GET
+ * /api/v1/endpoints) subsets, as endpoints and ports of each subset. A
+ * ServiceList (GET /api/v1/services) is read for its metadata alone.
  */
 #ifndef PROFD_LIB_K8S_PODS_H
 #define PROFD_LIB_K8S_PODS_H
@@ -30,17 +31,20 @@ struct k8s_port {
     char *protocol;   /* TCP when the list says none, as the API defaults it */
     char *app_protocol;   /* an EndpointSlice port's appProtocol; NULL none */
     uint32_t number;      /* 0: an EndpointSlice port without one (all ports) */
+    uint32_t subset;      /* an Endpoints port's subset (0 for the other kinds) */
 };
 
 /* An EndpointSlice condition: the API leaves one out when it is unknown. */
 enum k8s_condition { K8S_UNSET, K8S_FALSE, K8S_TRUE };
 
-/* One of an EndpointSlice's endpoints. */
+/* One of an EndpointSlice's endpoints, or one address of an Endpoints
+ * object's subset (ready, or not, as its list of addresses says). */
 struct k8s_endpoint {
     char **addresses;
     size_t naddresses;
+    uint32_t subset;   /* an Endpoints address's subset (0 for slices) */
     enum k8s_condition ready, serving, terminating;
-    char *hostname, *node_name, *zone;   /* NULL when the slice says none */
+    char *hostname, *node_name, *zone;   /* NULL when the object says none */
     /* targetRef's kind, name and namespace ("" where it says none); NULL
      * kinds when the endpoint has no targetRef */
     char *target_kind, *target_name, *target_namespace;
@@ -73,12 +77,13 @@ struct k8s_pod {
     char *provider_id;
     struct k8s_pairs addresses;
     uint32_t kubelet_port;
-    /* An EndpointSlice's: addressType ("" none), endpoints and ports. */
+    /* An EndpointSlice's: addressType ("" none), endpoints and ports; an
+     * Endpoints object's subsets' addresses and ports, each with its subset. */
     char *address_type;
     struct k8s_endpoint *endpoints;
     size_t nendpoints;
-    struct k8s_port *slice_ports;
-    size_t nslice_ports;
+    struct k8s_port *endpoint_ports;
+    size_t nendpoint_ports;
 };
 
 struct k8s_pod_list {

@@ -38,7 +38,8 @@ struct k8s_discovery {
     struct profd_component *self;
     const char *job_name;
     const struct kubernetes_sd_config *cfg;
-    struct watch_set pods, services, slices;   /* as the role needs them */
+    struct watch_set pods, services;   /* as the role needs them */
+    struct watch_set endpoints;        /* role endpointslice's slices, role endpoints' */
     char *nodes_url;              /* role node, attach_metadata's node: the nodes, else NULL */
     struct k8s_watch *nodes;
     struct k8s_access access;
@@ -79,24 +80,34 @@ static void count(struct k8s_discovery *d, const struct watch_set *set, const ch
         d->h->gauge_set(d->self, name, help, d->gauge_labels, (double)n);
 }
 
-/* Role endpointslice: the groups of every slice into next. */
-static void add_slices(struct k8s_discovery *d, struct k8s_groups *next,
-                       const struct k8s_names *nodes)
+/* Roles endpointslice and endpoints: the groups of every EndpointSlice
+ * (Endpoints object) into next. */
+static void add_endpoints(struct k8s_discovery *d, struct k8s_groups *next,
+                          const struct k8s_names *nodes)
 {
-    struct k8s_names pods = {0}, services = {0}, slices = {0};
+    enum k8s_endpoints_role role =
+        strcmp(d->cfg->role, "endpoints") ? K8S_ROLE_ENDPOINTSLICE : K8S_ROLE_ENDPOINTS;
+    struct k8s_names pods = {0}, services = {0}, objects = {0};
     size_t npods = index_set(&d->pods, &pods), nservices = index_set(&d->services, &services);
-    size_t nslices = index_set(&d->slices, &slices);
-    for (size_t i = 0; i < slices.n; i++)
-        k8s_groups_add_slice(d->h, next, &d->groups, slices.objects[i], &services, &pods,
-                             d->nodes ? nodes : NULL);
+    size_t nobjects = index_set(&d->endpoints, &objects);
+    for (size_t i = 0; i < objects.n; i++)
+        k8s_groups_add_endpoints(d->h, next, &d->groups, role, objects.objects[i], &services,
+                                 &pods, d->nodes ? nodes : NULL);
     count(d, &d->services, "profd_scrape_k8s_services",
-          "Services a job's kubernetes_sd_configs know of (role endpointslice).", nservices);
-    count(d, &d->slices, "profd_scrape_k8s_endpointslices",
-          "EndpointSlices a job's kubernetes_sd_configs know of (role endpointslice).", nslices);
+          "Services a job's kubernetes_sd_configs know of (roles endpointslice, endpoints).",
+          nservices);
+    if (role == K8S_ROLE_ENDPOINTS)
+        count(d, &d->endpoints, "profd_scrape_k8s_endpoints",
+              "Endpoints objects a job's kubernetes_sd_configs know of (role endpoints).",
+              nobjects);
+    else
+        count(d, &d->endpoints, "profd_scrape_k8s_endpointslices",
+              "EndpointSlices a job's kubernetes_sd_configs know of (role endpointslice).",
+              nobjects);
     count(d, &d->pods, "profd_scrape_k8s_pods", PODS_HELP, npods);
     k8s_names_free(&pods);
     k8s_names_free(&services);
-    k8s_names_free(&slices);
+    k8s_names_free(&objects);
 }
 
 /* Role pod: the groups of every pod into next. */
@@ -126,7 +137,7 @@ static bool set_listed(const struct watch_set *set)
  * them: no target is made without the labels of a list still to come. */
 static bool all_listed(const struct k8s_discovery *d)
 {
-    return set_listed(&d->pods) && set_listed(&d->services) && set_listed(&d->slices) &&
+    return set_listed(&d->pods) && set_listed(&d->services) && set_listed(&d->endpoints) &&
            (!d->nodes || k8s_watch_listed(d->nodes));
 }
 
@@ -145,8 +156,8 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
     struct k8s_names names = {0};
     k8s_names_add(&names, nodes);
     struct k8s_groups next = {0};
-    if (d->slices.n)
-        add_slices(d, &next, &names);
+    if (d->endpoints.n)
+        add_endpoints(d, &next, &names);
     else if (d->pods.n)
         add_pods(d, &next, &names);
     else if (nodes)   /* role node */
@@ -189,7 +200,7 @@ static void on_watch_failed(void *arg, const char *why)
               (long long)(d->cfg->retry_interval / 1000000));
     d->h->gauge_set(d->self, "profd_scrape_k8s_errors",
                     "Lists and watches of a job's kubernetes_sd_configs (pods, nodes, services, "
-                    "endpointslices) that failed.",
+                    "endpointslices, endpoints) that failed.",
                     d->gauge_labels, (double)++d->errors);
 }
 
@@ -279,7 +290,10 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, d};
     watch_set_init(d, &d->pods, k8s_sd_urls(cfg, base, own, "pods"), &hooks);
     watch_set_init(d, &d->services, k8s_sd_urls(cfg, base, own, "services"), &hooks);
-    watch_set_init(d, &d->slices, k8s_sd_urls(cfg, base, own, "endpointslices"), &hooks);
+    watch_set_init(d, &d->endpoints,
+                   k8s_sd_urls(cfg, base, own,
+                               strcmp(cfg->role, "endpoints") ? "endpointslices" : "endpoints"),
+                   &hooks);
     d->nodes_url = k8s_sd_nodes_url(cfg, base);
     free(base);
     free(own);
@@ -296,7 +310,7 @@ int k8s_discovery_start(struct k8s_discovery *d)
     if (!(d->rebuild = evtimer_new(d->h->event_base(d->self), rebuild, d)))
         return -1;
     if (watch_set_start(&d->pods) < 0 || watch_set_start(&d->services) < 0 ||
-        watch_set_start(&d->slices) < 0)
+        watch_set_start(&d->endpoints) < 0)
         return -1;
     return d->nodes ? k8s_watch_start(d->nodes, NULL) : 0;
 }
@@ -312,7 +326,7 @@ void k8s_discovery_free(struct k8s_discovery *d)
         return;
     watch_set_free(&d->pods);
     watch_set_free(&d->services);
-    watch_set_free(&d->slices);
+    watch_set_free(&d->endpoints);
     k8s_watch_free(d->nodes);
     free(d->nodes_url);
     if (d->rebuild)

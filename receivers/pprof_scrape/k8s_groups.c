@@ -99,36 +99,36 @@ static bool mix_version(uint64_t *k, const struct k8s_pod *o)
     return true;
 }
 
-/* The key of slice as it is now, with the objects its targets' labels come
- * from: its service, and each endpoint's pod and node; 0 as pod_key. */
-static uint64_t slice_key(const struct k8s_pod *slice, const struct k8s_pod *service,
-                          const struct k8s_names *pods, const struct k8s_names *nodes)
+/* The key of obj (role endpointslice's or endpoints') as it is now,
+ * with the objects its targets' labels come from: service, and each
+ * endpoint's pod and node; 0 as pod_key. */
+static uint64_t endpoints_key(enum k8s_endpoints_role role, const struct k8s_pod *obj,
+                              const struct k8s_pod *service, const struct k8s_names *pods,
+                              const struct k8s_names *nodes)
 {
-    uint64_t k = 0;
-    bool versioned = mix_version(&k, slice) && mix_version(&k, service);
-    for (size_t e = 0; versioned && e < slice->nendpoints; e++) {
-        const struct k8s_endpoint *ep = &slice->endpoints[e];
-        bool node_ref = ep->target_kind && !strcmp(ep->target_kind, "Node");
+    uint64_t k = role;
+    bool versioned = mix_version(&k, obj) && mix_version(&k, service);
+    for (size_t e = 0; versioned && e < obj->nendpoints; e++) {
+        const struct k8s_endpoint *ep = &obj->endpoints[e];
         const struct k8s_pod *pod = ep->target_kind && !strcmp(ep->target_kind, "Pod")
                                         ? k8s_named(pods, ep->target_namespace, ep->target_name)
                                         : NULL;
-        const struct k8s_pod *node =
-            nodes ? k8s_named(nodes, "", node_ref ? ep->target_name : ep->node_name) : NULL;
-        versioned = mix_version(&k, pod) && mix_version(&k, node);
+        versioned = mix_version(&k, pod) &&
+                    mix_version(&k, k8s_sd_endpoint_node(role, ep, nodes));
     }
     return versioned ? k | 1 : 0;
 }
 
-void k8s_groups_add_slice(const struct profd_host *h, struct k8s_groups *next,
-                          struct k8s_groups *last, const struct k8s_pod *slice,
-                          const struct k8s_names *services, const struct k8s_names *pods,
-                          const struct k8s_names *nodes)
+void k8s_groups_add_endpoints(const struct profd_host *h, struct k8s_groups *next,
+                              struct k8s_groups *last, enum k8s_endpoints_role role,
+                              const struct k8s_pod *obj, const struct k8s_names *services,
+                              const struct k8s_names *pods, const struct k8s_names *nodes)
 {
-    const struct k8s_pod *service = k8s_sd_slice_service(slice, services);
-    bool reused = reuse(next, last, slice_key(slice, service, pods, nodes));
+    const struct k8s_pod *service = k8s_sd_endpoints_service(role, obj, services);
+    bool reused = reuse(next, last, endpoints_key(role, obj, service, pods, nodes));
     if (!reused)
-        k8s_sd_slice_groups(h, slice, services, pods, nodes, &next->groups, &next->n,
-                            &next->cap);
+        k8s_sd_endpoints_groups(h, role, obj, services, pods, nodes, &next->groups, &next->n,
+                                &next->cap);
     made(next, reused);
 }
 

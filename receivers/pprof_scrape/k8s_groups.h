@@ -16,7 +16,7 @@
 #include "k8s_sd.h"
 #include "profd/plugin.h"
 
-/* The groups one pod (or slice) made: [first, first + n) of the build's. */
+/* The groups one pod (or slice, or Endpoints object) made: [first, first + n) of the build's. */
 struct pod_made {
     uint64_t key;   /* the object as it was; 0 once its groups were moved on */
     size_t first, n;
@@ -42,15 +42,16 @@ void k8s_groups_add_pod(const struct profd_host *h, struct k8s_groups *next,
                         const struct k8s_pod *node);
 
 /*
- * Adds to next the groups of EndpointSlice slice (role endpointslice),
- * with the labels of its service, pods and nodes (NULL: not asked for)
- * among those given: those last made for it while none of these changed,
- * taken from last (NULL: none), else made (k8s_sd_slice_groups).
+ * Adds to next the groups of obj, an EndpointSlice or an Endpoints object
+ * as role says, with the labels of its service, pods and nodes (NULL: not
+ * asked for) among those given: those last made for it while none of
+ * these changed, taken from last (NULL: none), else made
+ * (k8s_sd_endpoints_groups).
  */
-void k8s_groups_add_slice(const struct profd_host *h, struct k8s_groups *next,
-                          struct k8s_groups *last, const struct k8s_pod *slice,
-                          const struct k8s_names *services, const struct k8s_names *pods,
-                          const struct k8s_names *nodes);
+void k8s_groups_add_endpoints(const struct profd_host *h, struct k8s_groups *next,
+                              struct k8s_groups *last, enum k8s_endpoints_role role,
+                              const struct k8s_pod *obj, const struct k8s_names *services,
+                              const struct k8s_names *pods, const struct k8s_names *nodes);
 
 /* Adds to g the groups of the node role's targets, made from nodes. */
 void k8s_groups_add_nodes(const struct profd_host *h, struct k8s_groups *g,

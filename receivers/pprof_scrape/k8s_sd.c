@@ -26,9 +26,21 @@ static const struct k8s_selector *selector_of(const struct kubernetes_sd_config 
 /* The role whose selector picks the objects of resource. */
 static const char *role_listing(const char *resource)
 {
-    return !strcmp(resource, "pods")       ? "pod"
-           : !strcmp(resource, "services") ? "service"
-                                           : "endpointslice";
+    return !strcmp(resource, "pods")           ? "pod"
+           : !strcmp(resource, "services")     ? "service"
+           : !strcmp(resource, "endpoints")    ? "endpoints"
+                                               : "endpointslice";
+}
+
+/* Whether role has a use for the objects of resource. */
+static bool role_lists(const char *role, const char *resource)
+{
+    bool endpoints = !strcmp(role, "endpointslice") || !strcmp(role, "endpoints");
+    if (!strcmp(resource, "pods"))
+        return endpoints || !strcmp(role, "pod");
+    if (!strcmp(resource, "services"))
+        return endpoints;
+    return !strcmp(role_listing(resource), role);   /* its own kind's */
 }
 
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
@@ -40,8 +52,7 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
     char **urls = calloc(n + 2, sizeof(char *));
     if (!urls)
         abort();
-    bool slices = !strcmp(cfg->role, "endpointslice");
-    if (!slices && (strcmp(cfg->role, "pod") || strcmp(resource, "pods")))
+    if (!role_lists(cfg->role, resource))
         return urls;   /* none of these */
     const struct k8s_selector *sel = selector_of(cfg, role_listing(resource));
     const char *label = sel ? sel->label : NULL, *field = sel ? sel->field : NULL;

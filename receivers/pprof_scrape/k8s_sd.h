@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * kubernetes_sd_configs, roles pod, node and endpointslice, as Prometheus
- * reads them: which URLs list the objects, and the targets they make. Each container port of
- * each pod with an IP is a target at <pod IP>:<port>; a container with no
+ * kubernetes_sd_configs, roles pod, node, endpointslice and endpoints, as
+ * Prometheus reads them: which URLs list the objects, and the targets
+ * they make. Role pod: each container port of each pod with an IP is a
+ * target at <pod IP>:<port>; a container with no
  * port is one at the pod IP alone (for relabeling to add one). Init
  * containers are targets too (__meta_kubernetes_pod_container_init
  * "true"), ephemeral ones are not. Every target has the labels
@@ -21,6 +22,7 @@
  * the labels __meta_kubernetes_node_name, _node_provider_id,
  * _node_label_*, _node_labelpresent_*, _node_annotation_*,
  * _node_annotationpresent_* and _node_address_<type> (the first of each).
+ * Roles endpointslice and endpoints: see k8s_sd_endpoints_groups.
  */
 #ifndef PPROF_SCRAPE_K8S_SD_H
 #define PPROF_SCRAPE_K8S_SD_H
@@ -30,13 +32,14 @@
 #include "config.h"
 
 /*
- * The URLs cfg lists resource ("pods", "services" or "endpointslices")
- * from, under the API's base URL: one for each namespace it names
- * (own_namespace, when asked for, among them), else one for every
+ * The URLs cfg lists resource ("pods", "services", "endpointslices" or
+ * "endpoints") from, under the API's base URL: one for each namespace it
+ * names (own_namespace, when asked for, among them), else one for every
  * namespace; the selector of the role that lists it (pod, service,
- * endpointslice) as labelSelector and fieldSelector. None when cfg's
- * role has no use for resource: role pod lists pods, role endpointslice
- * all three, role node none. NULL-terminated, each and the array
+ * endpointslice, endpoints) as labelSelector and fieldSelector. None when
+ * cfg's role has no use for resource: role pod lists pods, role
+ * endpointslice (endpoints) its own kind's, services and pods, role node
+ * none. NULL-terminated, each and the array
  * malloc'd.
  */
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
@@ -88,25 +91,37 @@ void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
 void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *nodes,
                         struct profd_target_group **groups, size_t *n, size_t *cap);
 
-/*
- * Role endpointslice (k8s_sd_slices.c): appends to *groups a group of one
- * target for each address of each endpoint of slice at each of its ports,
- * with the slice's labels, its service's (from services, by the slice's
- * kubernetes.io/service-name label) and, where the endpoint's targetRef
- * is a pod in pods, the pod's with those of its container serving that
- * port; then one for each container port of those pods that no port of
- * the slice covers. nodes (NULL: not asked for) adds the labels of each
- * endpoint's node (its targetRef's when a node, else its nodeName's).
- */
-void k8s_sd_slice_groups(const struct profd_host *h, const struct k8s_pod *slice,
-                         const struct k8s_names *services, const struct k8s_names *pods,
-                         const struct k8s_names *nodes, struct profd_target_group **groups,
-                         size_t *n, size_t *cap);
+/* The roles whose targets are a service's endpoints. */
+enum k8s_endpoints_role { K8S_ROLE_ENDPOINTSLICE, K8S_ROLE_ENDPOINTS };
 
-/* The service of slice (its kubernetes.io/service-name label's) among
- * services, or NULL. */
-const struct k8s_pod *k8s_sd_slice_service(const struct k8s_pod *slice,
-                                           const struct k8s_names *services);
+/*
+ * Roles endpointslice and endpoints (k8s_sd_endpoints.c): appends to
+ * *groups a group of one target for each address of each endpoint of
+ * obj (an EndpointSlice, or an Endpoints object's subsets) at each of its
+ * ports, with obj's labels, its service's (from services:
+ * k8s_sd_endpoints_service) and, where the endpoint's targetRef is a pod
+ * in pods, the pod's with those of its container serving that port; then
+ * one for each container port of those pods that no port of obj covers.
+ * nodes (NULL: not asked for) adds the labels of each endpoint's node
+ * (k8s_sd_endpoint_node).
+ */
+void k8s_sd_endpoints_groups(const struct profd_host *h, enum k8s_endpoints_role role,
+                             const struct k8s_pod *obj, const struct k8s_names *services,
+                             const struct k8s_names *pods, const struct k8s_names *nodes,
+                             struct profd_target_group **groups, size_t *n, size_t *cap);
+
+/* The service of obj among services, or NULL: a slice's is named by its
+ * kubernetes.io/service-name label, an Endpoints object's as itself. */
+const struct k8s_pod *k8s_sd_endpoints_service(enum k8s_endpoints_role role,
+                                               const struct k8s_pod *obj,
+                                               const struct k8s_names *services);
+
+/* The node of endpoint ep among nodes (NULL: none), or NULL: its
+ * targetRef's when that is a node, else its nodeName's (an Endpoints
+ * address's: its nodeName's first), as Prometheus picks it. */
+const struct k8s_pod *k8s_sd_endpoint_node(enum k8s_endpoints_role role,
+                                           const struct k8s_endpoint *ep,
+                                           const struct k8s_names *nodes);
 
 /* What the roles share (k8s_sd.c): */
 

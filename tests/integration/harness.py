@@ -645,16 +645,19 @@ class KubernetesApi:
     (/api/v1/.../services) and EndpointSlices
     (/apis/discovery.k8s.io/v1/.../endpointslices) are listed and watched
     as pods are, from `services` and `endpointslices`, their events made by
-    add_object() and modify_object()."""
+    add_object() and modify_object(); Endpoints objects
+    (/api/v1/.../endpoints) the same from `endpoints`."""
 
-    def __init__(self, pods, token, tls=None, nodes=(), services=(), endpointslices=()):
+    def __init__(self, pods, token, tls=None, nodes=(), services=(), endpointslices=(),
+                 endpoints=()):
         import http.server
         import json
         import urllib.parse
         self.pods, self.nodes, self.got, self.fail = pods, list(nodes), [], None
         self.services, self.endpointslices = list(services), list(endpointslices)
+        self.endpoints = list(endpoints)
         self.headers, self.sni = [], []
-        for obj in self.pods + self.nodes + self.services + self.endpointslices:
+        for obj in self.pods + self.nodes + self.services + self.endpointslices + self.endpoints:
             obj["metadata"].setdefault("resourceVersion", "1")   # as every object listed has
         # events: (version, type, object, "pods" or "nodes")
         self.version, self.oldest, self.events = 1, 1, []
@@ -721,7 +724,7 @@ class KubernetesApi:
                 api.got.append((url.path, query, auth))
                 api.headers.append(self.headers)
                 m = re.fullmatch(r"/(?:api/v1|apis/discovery\.k8s\.io/v1)(?:/namespaces/([^/]+))?"
-                                 r"/(pods|nodes|services|endpointslices)", url.path)
+                                 r"/(pods|nodes|services|endpointslices|endpoints)", url.path)
                 status = (401 if token and auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
                 if status != 200:
@@ -736,7 +739,8 @@ class KubernetesApi:
                                  if selected(m, query, o)]
                         version = api.version
                     kinds = {"pods": "PodList", "nodes": "NodeList", "services": "ServiceList",
-                             "endpointslices": "EndpointSliceList"}
+                             "endpointslices": "EndpointSliceList",
+                             "endpoints": "EndpointsList"}
                     self.answer(200, {"kind": kinds[m.group(2)], "apiVersion": "v1",
                                       "metadata": {"resourceVersion": str(version)},
                                       "items": items})

@@ -47,6 +47,39 @@ service:
 """
 
 
+# A job of the endpoints of services opted in by a label, ready, at their
+# port named pprof; % (role, the API's URL, the label saying an endpoint
+# is ready, the prefix of the role's port labels).
+SERVICES_CONFIG = """
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: services
+        scrape_interval: 1s
+        kubernetes_sd_configs:
+          - role: %s
+            api_server: "%s"
+            bearer_token_file: ./token
+            namespaces: {names: [shop]}
+            selectors: [{role: pod, field: "spec.nodeName=node-a"}]
+            retry_interval: 200ms
+        profiling_config: {presets: [goroutine]}
+        relabel_configs:
+          - {source_labels: [__meta_kubernetes_service_label_profiles], regex: "true", action: keep}
+          - {source_labels: [__meta_kubernetes_%s], regex: "true", action: keep}
+          - {source_labels: [__meta_kubernetes_%s_port_name], regex: pprof, action: keep}
+          - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
+          - {source_labels: [__meta_kubernetes_service_name], target_label: service}
+          - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+          - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
+exporters:
+  pprof_file: {path_template: "{namespace}/{service}/{pod}/{container}/{unix_nanos}.pb.gz"}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
+"""
+
 def pod(name, port, namespace="shop", labels=None, scrape=True):
     """A running pod on loopback as the API lists one: an init container
     (no port), a container whose declared port is not the profiles' one,
@@ -206,36 +239,9 @@ class ScrapeKubernetesTest(ProfdTestCase):
                             endpointslices=[endpoints("web-x1", "web", True),
                                             endpoints("db-x1", "db", False)])
         self.addCleanup(api.stop)
-        p = self.start("""
-receivers:
-  pprof_scrape:
-    scrape_configs:
-      - job_name: services
-        scrape_interval: 1s
-        kubernetes_sd_configs:
-          - role: endpointslice
-            api_server: "%s"
-            bearer_token_file: ./token
-            namespaces: {names: [shop]}
-            selectors: [{role: pod, field: "spec.nodeName=node-a"}]
-            retry_interval: 200ms
-        profiling_config: {presets: [goroutine]}
-        relabel_configs:
-          - {source_labels: [__meta_kubernetes_service_label_profiles], regex: "true", action: keep}
-          - {source_labels: [__meta_kubernetes_endpointslice_endpoint_conditions_ready],
-             regex: "true", action: keep}
-          - {source_labels: [__meta_kubernetes_endpointslice_port_name], regex: pprof, action: keep}
-          - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
-          - {source_labels: [__meta_kubernetes_service_name], target_label: service}
-          - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
-          - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
-exporters:
-  pprof_file: {path_template: "{namespace}/{service}/{pod}/{container}/{unix_nanos}.pb.gz"}
-service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
-  pipelines:
-    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
-""" % api.url)
+        p = self.start(SERVICES_CONFIG % ("endpointslice", api.url,
+                                          "endpointslice_endpoint_conditions_ready",
+                                          "endpointslice"))
 
         def known(kind):
             return metric_value(p.metrics(), "profd_scrape_k8s_" + kind,
@@ -258,6 +264,40 @@ service:
         self.assertEqual(metric_value(p.metrics(), "profd_scrape_up", component="pprof_scrape",
                                       job="services", instance=web.address,
                                       profile="goroutine"), 1)
+        self.assertEqual(p.stop(), 0)
+
+    def test_the_endpoints_role_scrapes_the_ready_addresses_of_a_services_endpoints(self):
+        """Role endpoints: the addresses of an Endpoints object's subsets
+        (its notReadyAddresses with __meta_kubernetes_endpoint_ready
+        "false"), with the labels of the service of its name and of the
+        address's pod."""
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+        web_pod = pod("web-1", port)
+        web_pod["spec"]["containers"][0]["ports"] = [{"name": "pprof", "containerPort": port}]
+        service = {"metadata": {"name": "web", "namespace": "shop", "uid": "svc-uid",
+                                "labels": {"profiles": "true"}}}
+        ref = {"kind": "Pod", "name": "web-1", "namespace": "shop"}
+        endpoints = {"metadata": {"name": "web", "namespace": "shop", "uid": "ep-uid"},
+                     "subsets": [{"addresses": [{"ip": "127.0.0.1", "targetRef": ref}],
+                                  "notReadyAddresses": [{"ip": "127.0.0.2"}],
+                                  "ports": [{"name": "pprof", "port": port}]}]}
+        api = KubernetesApi([web_pod], "tok123", services=[service], endpoints=[endpoints])
+        self.addCleanup(api.stop)
+        p = self.start(SERVICES_CONFIG % ("endpoints", api.url, "endpoint_ready", "endpoint"))
+        wait_until(lambda: self.files("shop", "web", "web-1", "app"), "web-1's goroutines")
+        self.assertEqual(sorted(path for path, q, _ in api.got if not q.get("watch")),
+                         ["/api/v1/namespaces/shop/endpoints", "/api/v1/namespaces/shop/pods",
+                          "/api/v1/namespaces/shop/services"])
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_scrape_k8s_endpoints", component="pprof_scrape",
+                                      job="services"), 1)
+        self.assertEqual(metric_value(m, "profd_scrape_up", component="pprof_scrape",
+                                      job="services", instance=web.address,
+                                      profile="goroutine"), 1)
+        self.assertIsNone(metric_value(m, "profd_scrape_up", component="pprof_scrape",
+                                       job="services", instance="127.0.0.2:%d" % port,
+                                       profile="goroutine"))   # not ready: dropped
         self.assertEqual(p.stop(), 0)
 
     def test_the_node_role_scrapes_each_node_at_its_kubelet_port(self):
@@ -489,7 +529,7 @@ service:
 
     def test_unknown_roles_wrong_selectors_and_a_kubeconfig_with_a_server_are_refused(self):
         self.assertIn("job 'pods': kubernetes_sd_configs role 'service' is not supported (pod, "
-                      "node, endpointslice)", self.refusal("role: pod\n", "role: service\n"))
+                      "node, endpointslice, endpoints)", self.refusal("role: pod\n", "role: service\n"))
         self.assertIn("job 'pods': a selector of role 'pod' in a kubernetes_sd_config of role "
                       "'node' (node)", self.refusal("- role: pod\n", "- role: node\n"))
         self.assertIn("job 'pods': more than one selector of role 'pod'", self.refusal(
@@ -498,6 +538,10 @@ service:
         self.assertIn("job 'pods': a selector of role 'service' in a kubernetes_sd_config of "
                       "role 'pod' (pod, node)", self.refusal(
                           '[{role: pod, label: "tier!=db"}]', '[{role: service, label: "a=b"}]'))
+        self.assertIn("job 'pods': a selector of role 'endpointslice' in a kubernetes_sd_config "
+                      "of role 'endpoints' (endpoints, service, pod, node)", self.refusal(
+                          "- role: pod\n", "- role: endpoints\n",
+                          '[{role: pod, label: "tier!=db"}]', "[{role: endpointslice}]"))
         self.assertIn("job 'pods': a selector of role 'ingress' in a kubernetes_sd_config of "
                       "role 'endpointslice' (endpointslice, service, pod, node)", self.refusal(
                           "- role: pod\n", "- role: endpointslice\n",

@@ -19,7 +19,7 @@
 #include "../../lib/label_valid.c"
 #include "../../receivers/pprof_scrape/k8s_groups.c"
 #include "../../receivers/pprof_scrape/k8s_sd.c"
-#include "../../receivers/pprof_scrape/k8s_sd_slices.c"
+#include "../../receivers/pprof_scrape/k8s_sd_endpoints.c"
 #include "../../receivers/pprof_scrape/targets.c"
 
 static const struct profd_host *const h = &profd_host_services;
@@ -408,25 +408,51 @@ static void listed(const char *json, struct k8s_pod_list *out)
     k8s_pod_list_free(&l);
 }
 
+/* What the objects of an endpoints role are made targets with: the lists
+ * as a watch keeps them, and their indexes. */
+struct endpoints_fixture {
+    struct k8s_pod_list objects, services, pods, nodes;
+    struct k8s_names by_service, by_pod, by_node;
+};
+
+/* The objects of objects_json, with SERVICES, POD_LIST and node node-a. */
+static void fixture_init(struct endpoints_fixture *f, const char *objects_json)
+{
+    *f = (struct endpoints_fixture){0};
+    listed(objects_json, &f->objects);
+    listed(SERVICES, &f->services);
+    listed(POD_LIST, &f->pods);
+    listed("{\"items\": [{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\","
+           " \"labels\": {\"zone\": \"a\"}}}]}", &f->nodes);
+    k8s_names_add(&f->by_service, &f->services);
+    k8s_names_add(&f->by_pod, &f->pods);
+    k8s_names_add(&f->by_node, &f->nodes);
+}
+
+static void fixture_free(struct endpoints_fixture *f)
+{
+    k8s_names_free(&f->by_service);
+    k8s_names_free(&f->by_pod);
+    k8s_names_free(&f->by_node);
+    k8s_pod_list_free(&f->objects);
+    k8s_pod_list_free(&f->services);
+    k8s_pod_list_free(&f->pods);
+    k8s_pod_list_free(&f->nodes);
+}
+
 TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_labels)
 {
-    struct k8s_pod_list slices, services, pods, nodes;
-    listed(SLICES, &slices);
-    listed(SERVICES, &services);
-    listed(POD_LIST, &pods);
-    listed("{\"items\": [{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\","
-           " \"labels\": {\"zone\": \"a\"}}}]}", &nodes);
-    CHECK_INT(slices.pods[0].nendpoints, 3);
-    CHECK_INT(slices.pods[1].slice_ports[0].number, 0);   /* a port without a number */
-    CHECK_STR(slices.pods[1].slice_ports[0].protocol, "TCP");   /* as the API defaults it */
-    struct k8s_names by_service = {0}, by_pod = {0}, by_node = {0};
-    k8s_names_add(&by_service, &services);
-    k8s_names_add(&by_pod, &pods);
-    k8s_names_add(&by_node, &nodes);
+    struct endpoints_fixture f;
+    fixture_init(&f, SLICES);
+    const struct k8s_pod_list *slices = &f.objects;
+    CHECK_INT(slices->pods[0].nendpoints, 3);
+    CHECK_INT(slices->pods[1].endpoint_ports[0].number, 0);   /* a port without a number */
+    CHECK_STR(slices->pods[1].endpoint_ports[0].protocol, "TCP");   /* as the API defaults */
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
-    for (size_t i = 0; i < slices.n; i++)
-        k8s_sd_slice_groups(h, &slices.pods[i], &by_service, &by_pod, &by_node, &g, &n, &cap);
+    for (size_t i = 0; i < slices->n; i++)
+        k8s_sd_endpoints_groups(h, K8S_ROLE_ENDPOINTSLICE, &slices->pods[i], &f.by_service,
+                                &f.by_pod, &f.by_node, &g, &n, &cap);
     /* three endpoints at 8080, web-1's port 53 that the slice does not
      * cover, the v6 slice's address alone */
     CHECK_INT(n, 5);
@@ -499,7 +525,8 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
     /* without attach_metadata's nodes, and with the service gone */
     struct k8s_names none = {0};
     g = NULL, n = 0, cap = 0;
-    k8s_sd_slice_groups(h, &slices.pods[0], &none, &by_pod, NULL, &g, &n, &cap);
+    k8s_sd_endpoints_groups(h, K8S_ROLE_ENDPOINTSLICE, &slices->pods[0], &none, &f.by_pod,
+                            NULL, &g, &n, &cap);
     CHECK_INT(n, 4);
     if (n == 4) {
         CHECK_STR(label(&g[0], "__meta_kubernetes_node_name"), "(none)");
@@ -507,51 +534,126 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
         CHECK_STR(label(&g[0], "__meta_kubernetes_pod_name"), "web-1");
     }
     profd_sd_groups_free(g, n);
-    k8s_names_free(&by_service);
-    k8s_names_free(&by_pod);
-    k8s_names_free(&by_node);
-    k8s_pod_list_free(&slices);
-    k8s_pod_list_free(&services);
-    k8s_pod_list_free(&pods);
-    k8s_pod_list_free(&nodes);
+    fixture_free(&f);
 }
 
-TEST(a_slices_groups_are_made_again_when_it_its_service_or_a_pod_changes)
+/* An Endpoints object of service web: a subset of web-1 (ready) and a
+ * pod not listed (not ready) at http, and a subset of node-a's address
+ * at metrics. */
+static const char ENDPOINTS[] =
+    "{\"kind\": \"EndpointsList\", \"items\": ["
+    "{\"metadata\": {\"name\": \"web\", \"namespace\": \"shop\", \"uid\": \"e1\","
+    "  \"labels\": {\"app\": \"web\"}},"
+    " \"subsets\": ["
+    "  {\"addresses\": [{\"ip\": \"10.1.0.7\", \"nodeName\": \"node-a\", \"hostname\": \"w1\","
+    "     \"targetRef\": {\"kind\": \"Pod\", \"name\": \"web-1\", \"namespace\": \"shop\"}}],"
+    "   \"notReadyAddresses\": [{\"ip\": \"10.1.0.8\","
+    "     \"targetRef\": {\"kind\": \"Pod\", \"name\": \"web-9\", \"namespace\": \"shop\"}}],"
+    "   \"ports\": [{\"name\": \"http\", \"port\": 8080, \"protocol\": \"TCP\"}]},"
+    "  {\"addresses\": [{\"ip\": \"10.0.0.5\", \"hostname\": \"\","
+    "     \"targetRef\": {\"kind\": \"Node\", \"name\": \"node-a\"}}],"
+    "   \"ports\": [{\"name\": \"metrics\", \"port\": 10250}]}]}"
+    "]}";
+
+TEST(role_endpoints_a_target_per_address_and_port_of_each_subset)
 {
-    struct k8s_pod_list slices, services, pods;
-    listed(SLICES, &slices);
-    listed(SERVICES, &services);
-    pods_at(&pods, "5", NULL);
-    struct k8s_names by_service = {0}, by_pod = {0};
-    k8s_names_add(&by_service, &services);
-    k8s_names_add(&by_pod, &pods);
-    struct k8s_groups first = {0}, second = {0}, third = {0};
-    k8s_groups_add_slice(h, &first, NULL, &slices.pods[0], &by_service, &by_pod, NULL);
-    CHECK_INT(first.n, 4);
-    char *target = first.groups[0].targets.items[0];
-    k8s_groups_add_slice(h, &second, &first, &slices.pods[0], &by_service, &by_pod, NULL);
-    CHECK(second.groups[0].targets.items[0] == target);   /* nothing changed: moved */
-    CHECK(first.groups[0].targets.items == NULL);   /* left empty where it was */
-    free(pods.pods[0].resource_version);   /* web-1 changed */
-    pods.pods[0].resource_version = strdup("6");
-    k8s_groups_add_slice(h, &third, &second, &slices.pods[0], &by_service, &by_pod, NULL);
-    CHECK(third.groups[0].targets.items[0] != target);
-    CHECK_INT(third.n, 4);
-    struct k8s_groups fourth = {0};
-    free(services.pods[0].resource_version);   /* the service changed */
-    services.pods[0].resource_version = strdup("5");
-    target = third.groups[0].targets.items[0];
-    k8s_groups_add_slice(h, &fourth, &third, &slices.pods[0], &by_service, &by_pod, NULL);
-    CHECK(fourth.groups[0].targets.items[0] != target);
-    k8s_groups_clear(h, &first);
-    k8s_groups_clear(h, &second);
-    k8s_groups_clear(h, &third);
-    k8s_groups_clear(h, &fourth);
-    k8s_names_free(&by_service);
-    k8s_names_free(&by_pod);
-    k8s_pod_list_free(&slices);
-    k8s_pod_list_free(&services);
-    k8s_pod_list_free(&pods);
+    struct k8s_selector sel = {"endpoints", "app=web", NULL};
+    struct kubernetes_sd_config cfg = {.role = "endpoints", .selectors = {1, &sel}};
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL, "endpoints");
+    CHECK_STR(urls[0], "https://api/api/v1/endpoints?labelSelector=app%3Dweb");
+    k8s_sd_urls_free(urls);
+    urls = k8s_sd_urls(&cfg, "https://api", NULL, "endpointslices");
+    CHECK(urls[0] == NULL);   /* not role endpoints' */
+    k8s_sd_urls_free(urls);
+
+    struct endpoints_fixture f;
+    fixture_init(&f, ENDPOINTS);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    k8s_sd_endpoints_groups(h, K8S_ROLE_ENDPOINTS, &f.objects.pods[0], &f.by_service, &f.by_pod,
+                            &f.by_node, &g, &n, &cap);
+    /* each address at its own subset's port; web-1's port 53 uncovered */
+    CHECK_INT(n, 4);
+    if (n == 4) {
+        CHECK_STR(g[0].targets.items[0], "10.1.0.7:8080");
+        static const char *const want[][2] = {
+            {"__meta_kubernetes_namespace", "shop"},
+            {"__meta_kubernetes_endpoints_name", "web"},
+            {"__meta_kubernetes_endpoints_label_app", "web"},
+            {"__meta_kubernetes_endpoints_labelpresent_app", "true"},
+            {"__meta_kubernetes_service_name", "web"},   /* named as the Endpoints object */
+            {"__meta_kubernetes_service_label_app", "web"},
+            {"__meta_kubernetes_service_labelpresent_app", "true"},
+            {"__meta_kubernetes_endpoint_port_name", "http"},
+            {"__meta_kubernetes_endpoint_port_protocol", "TCP"},
+            {"__meta_kubernetes_endpoint_ready", "true"},
+            {"__meta_kubernetes_endpoint_address_target_kind", "Pod"},
+            {"__meta_kubernetes_endpoint_address_target_name", "web-1"},
+            {"__meta_kubernetes_endpoint_node_name", "node-a"},
+            {"__meta_kubernetes_endpoint_hostname", "w1"},
+            {"__meta_kubernetes_node_name", "node-a"},
+            {"__meta_kubernetes_node_label_zone", "a"},
+            {"__meta_kubernetes_node_labelpresent_zone", "true"},
+        };
+        check_labels(&g[0], want, sizeof(want) / sizeof(*want));
+        check_labels(&g[0], WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
+        CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want) + sizeof(WEB1_HTTP) /
+                                 sizeof(*WEB1_HTTP) - 1);
+        CHECK_STR(g[1].targets.items[0], "10.1.0.8:8080");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_endpoint_ready"), "false");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_pod_name"), "(none)");   /* not listed */
+        CHECK_STR(g[2].targets.items[0], "10.0.0.5:10250");   /* the second subset's port */
+        CHECK_STR(label(&g[2], "__meta_kubernetes_endpoint_port_name"), "metrics");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_endpoint_hostname"), "(none)");   /* "" */
+        CHECK_STR(label(&g[2], "__meta_kubernetes_node_name"), "node-a");   /* its targetRef */
+        CHECK_STR(g[3].targets.items[0], "10.1.0.7:53");
+        CHECK_STR(label(&g[3], "__meta_kubernetes_endpoint_ready"), "(none)");
+    }
+    profd_sd_groups_free(g, n);
+    fixture_free(&f);
+}
+
+/* Gives o resourceVersion version. */
+static void set_version(struct k8s_pod *o, const char *version)
+{
+    free(o->resource_version);
+    o->resource_version = strdup(version);
+}
+
+/* Adds the groups of f's first slice to next, from last. */
+static void add_web_slice(struct k8s_groups *next, struct k8s_groups *last,
+                          const struct endpoints_fixture *f)
+{
+    k8s_groups_add_endpoints(h, next, last, K8S_ROLE_ENDPOINTSLICE, &f->objects.pods[0],
+                             &f->by_service, &f->by_pod, &f->by_node);
+}
+
+TEST(a_slices_groups_are_made_again_when_it_its_service_a_pod_or_a_node_changes)
+{
+    struct endpoints_fixture f;
+    fixture_init(&f, SLICES);
+    for (size_t i = 0; i < f.pods.n; i++)
+        set_version(&f.pods.pods[i], "5");
+    set_version(&f.nodes.pods[0], "2");
+    struct k8s_groups builds[6] = {{0}};
+    add_web_slice(&builds[0], NULL, &f);
+    CHECK_INT(builds[0].n, 4);
+    char *target = builds[0].groups[0].targets.items[0];
+    add_web_slice(&builds[1], &builds[0], &f);
+    CHECK(builds[1].groups[0].targets.items[0] == target);   /* nothing changed: moved */
+    CHECK(builds[0].groups[0].targets.items == NULL);   /* left empty where it was */
+    struct k8s_pod *changed[] = {&f.pods.pods[0], &f.services.pods[0], &f.nodes.pods[0],
+                                 &f.objects.pods[0]};   /* web-1, the service, node-a, itself */
+    for (size_t i = 0; i < 4; i++) {
+        set_version(changed[i], "9");
+        add_web_slice(&builds[i + 2], &builds[i + 1], &f);
+        CHECK(builds[i + 2].groups[0].targets.items[0] != target);
+        CHECK_INT(builds[i + 2].n, 4);
+        target = builds[i + 2].groups[0].targets.items[0];
+    }
+    for (size_t i = 0; i < 6; i++)
+        k8s_groups_clear(h, &builds[i]);
+    fixture_free(&f);
 }
 
 RUN_TESTS()

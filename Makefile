@@ -37,8 +37,8 @@ receiver_pprof_scrape_LIBS := -lcurl -levent -ljansson -lyaml
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
 receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
-    lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_watch.c lib/label_valid.c \
-    lib/utf8_valid.c lib/key_map.c
+    lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
+    lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
@@ -60,7 +60,7 @@ processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
 processor_k8s_metadata_LIBS := -lcurl -levent -ljansson -lyaml
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_kubeconfig.c \
-    lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_watch.c lib/http_client.c
+    lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 

@@ -41,7 +41,9 @@ char *k8s_api_list_url(const char *base, const char *resource, const char *ns,
     char *namespace = ns ? escaped(ns) : NULL;
     char *label = option_set(label_selector) ? escaped(label_selector) : NULL;
     char *field = option_set(field_selector) ? escaped(field_selector) : NULL;
-    const char *group = !strcmp(resource, "endpointslices") ? "apis/discovery.k8s.io" : "api";
+    const char *group = !strcmp(resource, "endpointslices") ? "apis/discovery.k8s.io"
+                        : !strcmp(resource, "ingresses")    ? "apis/networking.k8s.io"
+                                                            : "api";
     char *url = must_asprintf("%s/%s/v1%s%s/%s%s%s%s%s%s", base, group,
                               namespace ? "/namespaces/" : "", namespace ? namespace : "", resource,
                               label ? "?labelSelector=" : "", label ? label : "",

@@ -54,8 +54,9 @@ struct k8s_response {
 char *k8s_api_base(const struct k8s_access *a);
 
 /*
- * The URL of a list of resource ("pods", "nodes", "services" under
- * /api/v1; "endpointslices" under /apis/discovery.k8s.io/v1) under base:
+ * The URL of a list of resource ("pods", "nodes", "services", "endpoints"
+ * under /api/v1; "endpointslices" under /apis/discovery.k8s.io/v1;
+ * "ingresses" under /apis/networking.k8s.io/v1) under base:
  * those of namespace ns (NULL: of every namespace, or a resource without one), as
  * label_selector and field_selector (NULL or "": none) select them, each
  * escaped for the URL. malloc'd.

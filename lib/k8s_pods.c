@@ -8,16 +8,18 @@
 #include <string.h>
 
 #include "grow.h"
+#include "k8s_json.h"
+#include "k8s_network.h"
 
 /* obj's string member key, copied; "" when absent or not a string. */
-static char *string_of(json_t *obj, const char *key)
+char *k8s_json_string(json_t *obj, const char *key)
 {
     const char *s = json_string_value(json_object_get(obj, key));
     return must_strdup(s ? s : "");
 }
 
 /* Room in p for n pairs, none there yet. */
-static void make_room(struct k8s_pairs *p, size_t n)
+void k8s_pairs_room(struct k8s_pairs *p, size_t n)
 {
     p->names = calloc(n + 1, sizeof(char *));
     p->values = calloc(n + 1, sizeof(char *));
@@ -25,9 +27,9 @@ static void make_room(struct k8s_pairs *p, size_t n)
         abort();
 }
 
-static void read_pairs(json_t *obj, struct k8s_pairs *p)
+void k8s_pairs_read(json_t *obj, struct k8s_pairs *p)
 {
-    make_room(p, json_object_size(obj));
+    k8s_pairs_room(p, json_object_size(obj));
     const char *name;
     json_t *value;
     json_object_foreach(obj, name, value) {
@@ -41,7 +43,7 @@ static void read_pairs(json_t *obj, struct k8s_pairs *p)
 /* A node's addresses: [{"type": ..., "address": ...}] as type/address pairs. */
 static void read_addresses(json_t *addresses, struct k8s_pairs *p)
 {
-    make_room(p, json_array_size(addresses));
+    k8s_pairs_room(p, json_array_size(addresses));
     size_t i;
     json_t *a;
     json_array_foreach(addresses, i, a) {
@@ -56,11 +58,11 @@ static void read_addresses(json_t *addresses, struct k8s_pairs *p)
 
 /* A port's name, protocol (TCP when it says none, as the API defaults
  * it) and appProtocol into *p, with number. */
-static void read_port(json_t *port, uint32_t number, struct k8s_port *p)
+void k8s_port_read(json_t *port, uint32_t number, struct k8s_port *p)
 {
     const char *protocol = json_string_value(json_object_get(port, "protocol"));
     const char *app = json_string_value(json_object_get(port, "appProtocol"));
-    *p = (struct k8s_port){.name = string_of(port, "name"),
+    *p = (struct k8s_port){.name = k8s_json_string(port, "name"),
                            .protocol = must_strdup(protocol && *protocol ? protocol : "TCP"),
                            .app_protocol = must_strdup_or_null(app),
                            .number = number};
@@ -75,7 +77,7 @@ static void read_ports(json_t *ports, struct k8s_container *c)
         if (number <= 0 || number > 65535)
             continue;   /* the API refuses such a pod; a list never has one */
         c->ports = grow_array(c->ports, &cap, c->nports + 1, sizeof(*c->ports));
-        read_port(port, (uint32_t)number, &c->ports[c->nports++]);
+        k8s_port_read(port, (uint32_t)number, &c->ports[c->nports++]);
     }
 }
 
@@ -108,7 +110,8 @@ static void read_containers(struct k8s_pod *p, size_t *cap, json_t *spec, json_t
     json_array_foreach(spec, i, c) {
         p->containers = grow_array(p->containers, cap, p->ncontainers + 1, sizeof(*p->containers));
         struct k8s_container *k = &p->containers[p->ncontainers++];
-        *k = (struct k8s_container){.name = string_of(c, "name"), .image = string_of(c, "image"),
+        *k = (struct k8s_container){.name = k8s_json_string(c, "name"),
+                                    .image = k8s_json_string(c, "image"),
                                     .kind = kind};
         k->id = id_of(status_named(statuses, k->name));
         read_ports(json_object_get(c, "ports"), k);
@@ -122,7 +125,8 @@ static void read_containers(struct k8s_pod *p, size_t *cap, json_t *spec, json_t
             continue;
         p->containers = grow_array(p->containers, cap, p->ncontainers + 1, sizeof(*p->containers));
         p->containers[p->ncontainers++] = (struct k8s_container){
-            .name = string_of(c, "name"), .image = string_of(c, "image"), .id = id_of(c),
+            .name = k8s_json_string(c, "name"), .image = k8s_json_string(c, "image"),
+            .id = id_of(c),
             .kind = kind};
     }
 }
@@ -158,127 +162,10 @@ static void read_controller(json_t *meta, struct k8s_pod *p)
     json_t *owner;
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, owner) {
         if (json_is_true(json_object_get(owner, "controller"))) {
-            p->controller_kind = string_of(owner, "kind");
-            p->controller_name = string_of(owner, "name");
+            p->controller_kind = k8s_json_string(owner, "kind");
+            p->controller_name = k8s_json_string(owner, "name");
             return;
         }
-    }
-}
-
-/* obj's string member key, copied; NULL when absent or not a string. */
-static char *string_or_null(json_t *obj, const char *key)
-{
-    return must_strdup_or_null(json_string_value(json_object_get(obj, key)));
-}
-
-static enum k8s_condition condition_of(json_t *conditions, const char *key)
-{
-    json_t *c = json_object_get(conditions, key);
-    return json_is_boolean(c) ? (json_is_true(c) ? K8S_TRUE : K8S_FALSE) : K8S_UNSET;
-}
-
-/* targetRef's kind, name and namespace into ep, when e has one. */
-static void read_target_ref(json_t *e, struct k8s_endpoint *ep)
-{
-    json_t *ref = json_object_get(e, "targetRef");
-    if (!json_is_object(ref))
-        return;
-    ep->target_kind = string_of(ref, "kind");
-    ep->target_name = string_of(ref, "name");
-    ep->target_namespace = string_of(ref, "namespace");
-}
-
-/* A new endpoint at the end of p's, zeroed. */
-static struct k8s_endpoint *new_endpoint(struct k8s_pod *p, size_t *cap)
-{
-    p->endpoints = grow_array(p->endpoints, cap, p->nendpoints + 1, sizeof(*p->endpoints));
-    p->endpoints[p->nendpoints] = (struct k8s_endpoint){0};
-    return &p->endpoints[p->nendpoints++];
-}
-
-/* An EndpointSlice's endpoint. */
-static void read_endpoint(json_t *e, struct k8s_endpoint *ep)
-{
-    json_t *conditions = json_object_get(e, "conditions");
-    *ep = (struct k8s_endpoint){.ready = condition_of(conditions, "ready"),
-                                .serving = condition_of(conditions, "serving"),
-                                .terminating = condition_of(conditions, "terminating"),
-                                .hostname = string_or_null(e, "hostname"),
-                                .node_name = string_or_null(e, "nodeName"),
-                                .zone = string_or_null(e, "zone")};
-    read_target_ref(e, ep);
-    read_pairs(json_object_get(e, "deprecatedTopology"), &ep->topology);
-    json_t *addresses = json_object_get(e, "addresses"), *a;
-    ep->addresses = calloc(json_array_size(addresses) + 1, sizeof(char *));
-    if (!ep->addresses)
-        abort();
-    size_t i;
-    json_array_foreach(addresses, i, a)
-        if (json_string_value(a) && *json_string_value(a))
-            ep->addresses[ep->naddresses++] = must_strdup(json_string_value(a));
-}
-
-/* The addresses of one of an Endpoints object's subsets (addresses, or
- * notReadyAddresses as ready says), each an endpoint of subset. */
-static void read_subset_addresses(struct k8s_pod *p, size_t *cap, json_t *addresses,
-                                  uint32_t subset, enum k8s_condition ready)
-{
-    size_t i;
-    json_t *a;
-    json_array_foreach(addresses, i, a) {
-        const char *ip = json_string_value(json_object_get(a, "ip"));
-        if (!ip || !*ip)
-            continue;
-        struct k8s_endpoint *ep = new_endpoint(p, cap);
-        ep->subset = subset;
-        ep->ready = ready;
-        ep->addresses = calloc(2, sizeof(char *));
-        if (!ep->addresses)
-            abort();
-        ep->addresses[ep->naddresses++] = must_strdup(ip);
-        const char *hostname = json_string_value(json_object_get(a, "hostname"));
-        ep->hostname = hostname && *hostname ? must_strdup(hostname) : NULL;
-        ep->node_name = string_or_null(a, "nodeName");
-        read_target_ref(a, ep);
-    }
-}
-
-/* The ports of ports into p's, of subset; a port number out of range
- * reads as none. */
-static void read_endpoint_ports(struct k8s_pod *p, size_t *cap, json_t *ports, uint32_t subset)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(ports, i, e) {
-        if (!json_is_object(e))
-            continue;
-        json_int_t number = json_integer_value(json_object_get(e, "port"));
-        p->endpoint_ports = grow_array(p->endpoint_ports, cap, p->nendpoint_ports + 1,
-                                       sizeof(*p->endpoint_ports));
-        struct k8s_port *port = &p->endpoint_ports[p->nendpoint_ports++];
-        read_port(e, number > 0 && number <= 65535 ? (uint32_t)number : 0, port);
-        port->subset = subset;
-    }
-}
-
-/* An EndpointSlice's address type, endpoints and ports, or an Endpoints
- * object's subsets (none of them in objects of other kinds). */
-static void read_endpoints(struct k8s_pod *p, json_t *item)
-{
-    p->address_type = string_of(item, "addressType");
-    size_t endpoints_cap = 0, ports_cap = 0, i;
-    json_t *e;
-    json_array_foreach(json_object_get(item, "endpoints"), i, e)
-        if (json_is_object(e))
-            read_endpoint(e, new_endpoint(p, &endpoints_cap));
-    read_endpoint_ports(p, &ports_cap, json_object_get(item, "ports"), 0);
-    json_array_foreach(json_object_get(item, "subsets"), i, e) {
-        uint32_t subset = (uint32_t)i;
-        read_subset_addresses(p, &endpoints_cap, json_object_get(e, "addresses"), subset,
-                              K8S_TRUE);
-        read_subset_addresses(p, &endpoints_cap, json_object_get(e, "notReadyAddresses"),
-                              subset, K8S_FALSE);
-        read_endpoint_ports(p, &ports_cap, json_object_get(e, "ports"), subset);
     }
 }
 
@@ -286,23 +173,23 @@ static void read_pod(struct k8s_pod *p, json_t *item)
 {
     json_t *meta = json_object_get(item, "metadata"), *spec = json_object_get(item, "spec"),
            *status = json_object_get(item, "status");
-    *p = (struct k8s_pod){.namespace = string_of(meta, "namespace"),
-                          .name = string_of(meta, "name"),
-                          .uid = string_of(meta, "uid"),
-                          .resource_version = string_of(meta, "resourceVersion"),
-                          .node = string_of(spec, "nodeName"),
-                          .phase = string_of(status, "phase"),
-                          .host_ip = string_of(status, "hostIP"),
+    *p = (struct k8s_pod){.namespace = k8s_json_string(meta, "namespace"),
+                          .name = k8s_json_string(meta, "name"),
+                          .uid = k8s_json_string(meta, "uid"),
+                          .resource_version = k8s_json_string(meta, "resourceVersion"),
+                          .node = k8s_json_string(spec, "nodeName"),
+                          .phase = k8s_json_string(status, "phase"),
+                          .host_ip = k8s_json_string(status, "hostIP"),
                           .ready = readiness(status),
-                          .provider_id = string_of(spec, "providerID")};
+                          .provider_id = k8s_json_string(spec, "providerID")};
     json_int_t kubelet = json_integer_value(json_object_get(
         json_object_get(json_object_get(status, "daemonEndpoints"), "kubeletEndpoint"), "Port"));
     p->kubelet_port = kubelet > 0 && kubelet <= 65535 ? (uint32_t)kubelet : 0;
-    read_endpoints(p, item);
+    k8s_network_read(p, item);
     read_addresses(json_object_get(status, "addresses"), &p->addresses);
     read_controller(meta, p);
-    read_pairs(json_object_get(meta, "labels"), &p->labels);
-    read_pairs(json_object_get(meta, "annotations"), &p->annotations);
+    k8s_pairs_read(json_object_get(meta, "labels"), &p->labels);
+    k8s_pairs_read(json_object_get(meta, "annotations"), &p->annotations);
     size_t cap = 0, i;
     add_ip(p, &cap, json_string_value(json_object_get(status, "podIP")));
     json_t *ip;
@@ -347,7 +234,7 @@ int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, c
         out->pods = grow_array(out->pods, &out->cap, out->n + 1, sizeof(*out->pods));
         read_pod(&out->pods[out->n++], item);
     }
-    out->resource_version = string_of(json_object_get(root, "metadata"), "resourceVersion");
+    out->resource_version = k8s_json_string(json_object_get(root, "metadata"), "resourceVersion");
     json_decref(root);
     return 0;
 }
@@ -378,19 +265,19 @@ int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *
         rc = -1;
     } else {
         ev->type = (enum k8s_event_type)t;
-        ev->resource_version = string_of(meta, "resourceVersion");
+        ev->resource_version = k8s_json_string(meta, "resourceVersion");
         if (t <= K8S_DELETED)
             read_pod(&ev->pod, object);
         if (t == K8S_ERROR) {
             ev->code = (long)json_integer_value(json_object_get(object, "code"));
-            ev->message = string_of(object, "message");
+            ev->message = k8s_json_string(object, "message");
         }
     }
     json_decref(root);
     return rc;
 }
 
-static void free_pairs(struct k8s_pairs *p)
+void k8s_pairs_free(struct k8s_pairs *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         free(p->names[i]);
@@ -400,7 +287,7 @@ static void free_pairs(struct k8s_pairs *p)
     free(p->values);
 }
 
-static void free_ports(struct k8s_port *ports, size_t n)
+void k8s_ports_free(struct k8s_port *ports, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(ports[i].name);
@@ -415,19 +302,7 @@ static void free_container(struct k8s_container *c)
     free(c->name);
     free(c->image);
     free(c->id);
-    free_ports(c->ports, c->nports);
-}
-
-static void free_endpoint(struct k8s_endpoint *ep)
-{
-    free_string_array(ep->addresses);
-    free(ep->hostname);
-    free(ep->node_name);
-    free(ep->zone);
-    free(ep->target_kind);
-    free(ep->target_name);
-    free(ep->target_namespace);
-    free_pairs(&ep->topology);
+    k8s_ports_free(c->ports, c->nports);
 }
 
 /* Frees what p holds. */
@@ -445,18 +320,14 @@ static void free_pod(struct k8s_pod *p)
     free(p->ips);
     free(p->controller_kind);
     free(p->controller_name);
-    free_pairs(&p->labels);
-    free_pairs(&p->annotations);
+    k8s_pairs_free(&p->labels);
+    k8s_pairs_free(&p->annotations);
     free(p->provider_id);
-    free_pairs(&p->addresses);
+    k8s_pairs_free(&p->addresses);
     for (size_t k = 0; k < p->ncontainers; k++)
         free_container(&p->containers[k]);
     free(p->containers);
-    free(p->address_type);
-    for (size_t k = 0; k < p->nendpoints; k++)
-        free_endpoint(&p->endpoints[k]);
-    free(p->endpoints);
-    free_ports(p->endpoint_ports, p->nendpoint_ports);
+    k8s_network_free(p);
 }
 
 void k8s_pod_list_free(struct k8s_pod_list *l)
@@ -498,16 +369,16 @@ void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
     *p = (struct k8s_pod){0};
 }
 
-static void copy_pairs(struct k8s_pairs *dst, const struct k8s_pairs *src)
+void k8s_pairs_copy(struct k8s_pairs *dst, const struct k8s_pairs *src)
 {
-    make_room(dst, src->n);
+    k8s_pairs_room(dst, src->n);
     for (dst->n = 0; dst->n < src->n; dst->n++) {
         dst->names[dst->n] = must_strdup(src->names[dst->n]);
         dst->values[dst->n] = must_strdup(src->values[dst->n]);
     }
 }
 
-static struct k8s_port *copy_ports(const struct k8s_port *src, size_t n)
+struct k8s_port *k8s_ports_copy(const struct k8s_port *src, size_t n)
 {
     struct k8s_port *dst = calloc(n + 1, sizeof(*dst));
     if (!dst)
@@ -524,26 +395,7 @@ static void copy_container(struct k8s_container *dst, const struct k8s_container
 {
     *dst = (struct k8s_container){must_strdup(src->name), must_strdup(src->image),
                                   must_strdup_or_null(src->id), src->kind,
-                                  copy_ports(src->ports, src->nports), src->nports};
-}
-
-static void copy_endpoint(struct k8s_endpoint *dst, const struct k8s_endpoint *src)
-{
-    *dst = (struct k8s_endpoint){.naddresses = src->naddresses, .subset = src->subset,
-                                 .ready = src->ready,
-                                 .serving = src->serving, .terminating = src->terminating,
-                                 .hostname = must_strdup_or_null(src->hostname),
-                                 .node_name = must_strdup_or_null(src->node_name),
-                                 .zone = must_strdup_or_null(src->zone),
-                                 .target_kind = must_strdup_or_null(src->target_kind),
-                                 .target_name = must_strdup_or_null(src->target_name),
-                                 .target_namespace = must_strdup_or_null(src->target_namespace)};
-    dst->addresses = calloc(src->naddresses + 1, sizeof(char *));
-    if (!dst->addresses)
-        abort();
-    for (size_t i = 0; i < src->naddresses; i++)
-        dst->addresses[i] = must_strdup(src->addresses[i]);
-    copy_pairs(&dst->topology, &src->topology);
+                                  k8s_ports_copy(src->ports, src->nports), src->nports};
 }
 
 static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
@@ -557,24 +409,19 @@ static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
         .controller_kind = must_strdup_or_null(src->controller_kind),
         .controller_name = must_strdup_or_null(src->controller_name),
         .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
-        .kubelet_port = src->kubelet_port, .address_type = must_strdup(src->address_type),
-        .nendpoints = src->nendpoints,
-        .endpoint_ports = copy_ports(src->endpoint_ports, src->nendpoint_ports),
-        .nendpoint_ports = src->nendpoint_ports};
+        .kubelet_port = src->kubelet_port};
     dst->ips = calloc(src->nips + 1, sizeof(char *));
     dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
-    dst->endpoints = calloc(src->nendpoints + 1, sizeof(*dst->endpoints));
-    if (!dst->ips || !dst->containers || !dst->endpoints)
+    if (!dst->ips || !dst->containers)
         abort();
     for (size_t i = 0; i < src->nips; i++)
         dst->ips[i] = must_strdup(src->ips[i]);
-    copy_pairs(&dst->labels, &src->labels);
-    copy_pairs(&dst->annotations, &src->annotations);
-    copy_pairs(&dst->addresses, &src->addresses);
+    k8s_pairs_copy(&dst->labels, &src->labels);
+    k8s_pairs_copy(&dst->annotations, &src->annotations);
+    k8s_pairs_copy(&dst->addresses, &src->addresses);
     for (size_t i = 0; i < src->ncontainers; i++)
         copy_container(&dst->containers[i], &src->containers[i]);
-    for (size_t i = 0; i < src->nendpoints; i++)
-        copy_endpoint(&dst->endpoints[i], &src->endpoints[i]);
+    k8s_network_copy(dst, src);
 }
 
 void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src)

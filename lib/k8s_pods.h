@@ -10,8 +10,10 @@
  * /api/v1/nodes) provider id, addresses and kubelet port; an
  * EndpointSliceList's (GET /apis/discovery.k8s.io/v1/endpointslices)
  * address type, endpoints and ports; an EndpointsList's (GET
- * /api/v1/endpoints) subsets, as endpoints and ports of each subset. A
- * ServiceList (GET /api/v1/services) is read for its metadata alone.
+ * /api/v1/endpoints) subsets, as endpoints and ports of each subset; a
+ * ServiceList's (GET /api/v1/services) type, addresses and ports; an
+ * IngressList's (GET /apis/networking.k8s.io/v1/ingresses) class, rules
+ * and TLS hosts.
  */
 #ifndef PROFD_LIB_K8S_PODS_H
 #define PROFD_LIB_K8S_PODS_H
@@ -51,6 +53,14 @@ struct k8s_endpoint {
     struct k8s_pairs topology;   /* deprecatedTopology */
 };
 
+/* One of an Ingress's rules: its host ("" none) and its HTTP paths ("/"
+ * for one that names none, and the one path of a rule without http). */
+struct k8s_ingress_rule {
+    char *host;
+    char **paths;
+    size_t npaths;
+};
+
 enum k8s_container_kind { K8S_CONTAINER, K8S_INIT_CONTAINER, K8S_EPHEMERAL_CONTAINER };
 
 struct k8s_container {
@@ -77,13 +87,25 @@ struct k8s_pod {
     char *provider_id;
     struct k8s_pairs addresses;
     uint32_t kubelet_port;
-    /* An EndpointSlice's: addressType ("" none), endpoints and ports; an
-     * Endpoints object's subsets' addresses and ports, each with its subset. */
+    /* (k8s_network.h) An EndpointSlice's: addressType (NULL none),
+     * endpoints and ports; an
+     * Endpoints object's subsets' addresses and ports, each with its
+     * subset; a Service's spec.ports. */
     char *address_type;
     struct k8s_endpoint *endpoints;
     size_t nendpoints;
-    struct k8s_port *endpoint_ports;
-    size_t nendpoint_ports;
+    struct k8s_port *ports;
+    size_t nports;
+    /* A Service's spec: type, clusterIP, externalName, loadBalancerIP
+     * (NULL none). */
+    char *service_type, *cluster_ip, *external_name, *load_balancer_ip;
+    /* An Ingress's spec: ingressClassName (NULL none), each rule's host and
+     * paths, and the hosts of its tls. */
+    char *ingress_class;
+    struct k8s_ingress_rule *rules;
+    size_t nrules;
+    char **tls_hosts;
+    size_t ntls_hosts;
 };
 
 struct k8s_pod_list {

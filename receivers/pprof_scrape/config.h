@@ -32,11 +32,12 @@ struct k8s_namespaces {
     struct profd_str_list names;
 };
 
-/* Prometheus's kubernetes_sd_configs, roles pod, node, endpointslice and
- * endpoints (see k8s_sd.h). Its selectors: at most one of each role, of
- * the roles of the objects its role lists (pod: pod and node for
- * attach_metadata; node: node; endpointslice: endpointslice, service,
- * pod, node; endpoints: endpoints, service, pod, node). */
+/* Prometheus's kubernetes_sd_configs, roles pod, node, endpointslice,
+ * endpoints, service and ingress (see k8s_sd.h). Its selectors: at most
+ * one of each role, of the roles of the objects its role lists (pod: pod
+ * and node for attach_metadata; node: node; endpointslice:
+ * endpointslice, service, pod, node; endpoints: endpoints, service, pod,
+ * node; service: service; ingress: ingress). */
 struct kubernetes_sd_config {
     char *role;
     char *api_server;

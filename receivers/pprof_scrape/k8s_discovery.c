@@ -25,6 +25,8 @@
 #define REBUILD_SPACING 4
 
 #define PODS_HELP "Pods a job's kubernetes_sd_configs know of."
+#define SERVICES_HELP \
+    "Services a job's kubernetes_sd_configs know of (roles service, endpointslice, endpoints)."
 
 /* The watches of one resource: one a URL (a namespace). */
 struct watch_set {
@@ -40,6 +42,7 @@ struct k8s_discovery {
     const struct kubernetes_sd_config *cfg;
     struct watch_set pods, services;   /* as the role needs them */
     struct watch_set endpoints;        /* role endpointslice's slices, role endpoints' */
+    struct watch_set ingresses;        /* role ingress's */
     char *nodes_url;              /* role node, attach_metadata's node: the nodes, else NULL */
     struct k8s_watch *nodes;
     struct k8s_access access;
@@ -93,9 +96,7 @@ static void add_endpoints(struct k8s_discovery *d, struct k8s_groups *next,
     for (size_t i = 0; i < objects.n; i++)
         k8s_groups_add_endpoints(d->h, next, &d->groups, role, objects.objects[i], &services,
                                  &pods, d->nodes ? nodes : NULL);
-    count(d, &d->services, "profd_scrape_k8s_services",
-          "Services a job's kubernetes_sd_configs know of (roles endpointslice, endpoints).",
-          nservices);
+    count(d, &d->services, "profd_scrape_k8s_services", SERVICES_HELP, nservices);
     if (role == K8S_ROLE_ENDPOINTS)
         count(d, &d->endpoints, "profd_scrape_k8s_endpoints",
               "Endpoints objects a job's kubernetes_sd_configs know of (role endpoints).",
@@ -108,6 +109,21 @@ static void add_endpoints(struct k8s_discovery *d, struct k8s_groups *next,
     k8s_names_free(&pods);
     k8s_names_free(&services);
     k8s_names_free(&objects);
+}
+
+/* Roles service and ingress: the groups make makes of each object of set
+ * into next; how many there are. */
+static size_t add_objects(struct k8s_discovery *d, struct k8s_groups *next,
+                          const struct watch_set *set, k8s_groups_maker make)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct k8s_pod_list *objects = k8s_watch_pods(set->watches[i]);
+        for (size_t k = 0; k < objects->n; k++)
+            k8s_groups_add_object(d->h, next, &d->groups, &objects->pods[k], make);
+        n += objects->n;
+    }
+    return n;
 }
 
 /* Role pod: the groups of every pod into next. */
@@ -138,6 +154,7 @@ static bool set_listed(const struct watch_set *set)
 static bool all_listed(const struct k8s_discovery *d)
 {
     return set_listed(&d->pods) && set_listed(&d->services) && set_listed(&d->endpoints) &&
+           set_listed(&d->ingresses) &&
            (!d->nodes || k8s_watch_listed(d->nodes));
 }
 
@@ -160,6 +177,13 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
         add_endpoints(d, &next, &names);
     else if (d->pods.n)
         add_pods(d, &next, &names);
+    else if (d->services.n)   /* role service */
+        count(d, &d->services, "profd_scrape_k8s_services", SERVICES_HELP,
+              add_objects(d, &next, &d->services, k8s_sd_service_groups));
+    else if (d->ingresses.n)
+        count(d, &d->ingresses, "profd_scrape_k8s_ingresses",
+              "Ingresses a job's kubernetes_sd_configs know of (role ingress).",
+              add_objects(d, &next, &d->ingresses, k8s_sd_ingress_groups));
     else if (nodes)   /* role node */
         k8s_groups_add_nodes(d->h, &next, nodes);
     k8s_names_free(&names);
@@ -200,7 +224,7 @@ static void on_watch_failed(void *arg, const char *why)
               (long long)(d->cfg->retry_interval / 1000000));
     d->h->gauge_set(d->self, "profd_scrape_k8s_errors",
                     "Lists and watches of a job's kubernetes_sd_configs (pods, nodes, services, "
-                    "endpointslices, endpoints) that failed.",
+                    "endpointslices, endpoints, ingresses) that failed.",
                     d->gauge_labels, (double)++d->errors);
 }
 
@@ -294,6 +318,7 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
                    k8s_sd_urls(cfg, base, own,
                                strcmp(cfg->role, "endpoints") ? "endpointslices" : "endpoints"),
                    &hooks);
+    watch_set_init(d, &d->ingresses, k8s_sd_urls(cfg, base, own, "ingresses"), &hooks);
     d->nodes_url = k8s_sd_nodes_url(cfg, base);
     free(base);
     free(own);
@@ -310,7 +335,7 @@ int k8s_discovery_start(struct k8s_discovery *d)
     if (!(d->rebuild = evtimer_new(d->h->event_base(d->self), rebuild, d)))
         return -1;
     if (watch_set_start(&d->pods) < 0 || watch_set_start(&d->services) < 0 ||
-        watch_set_start(&d->endpoints) < 0)
+        watch_set_start(&d->endpoints) < 0 || watch_set_start(&d->ingresses) < 0)
         return -1;
     return d->nodes ? k8s_watch_start(d->nodes, NULL) : 0;
 }
@@ -327,6 +352,7 @@ void k8s_discovery_free(struct k8s_discovery *d)
     watch_set_free(&d->pods);
     watch_set_free(&d->services);
     watch_set_free(&d->endpoints);
+    watch_set_free(&d->ingresses);
     k8s_watch_free(d->nodes);
     free(d->nodes_url);
     if (d->rebuild)

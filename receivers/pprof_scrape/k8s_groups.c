@@ -132,6 +132,17 @@ void k8s_groups_add_endpoints(const struct profd_host *h, struct k8s_groups *nex
     made(next, reused);
 }
 
+void k8s_groups_add_object(const struct profd_host *h, struct k8s_groups *next,
+                           struct k8s_groups *last, const struct k8s_pod *obj,
+                           k8s_groups_maker make)
+{
+    uint64_t k = 0;
+    bool reused = reuse(next, last, mix_version(&k, obj) ? k | 1 : 0);
+    if (!reused)
+        make(h, obj, &next->groups, &next->n, &next->cap);
+    made(next, reused);
+}
+
 void k8s_groups_add_nodes(const struct profd_host *h, struct k8s_groups *g,
                           const struct k8s_pod_list *nodes)
 {

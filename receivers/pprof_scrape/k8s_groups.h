@@ -53,6 +53,18 @@ void k8s_groups_add_endpoints(const struct profd_host *h, struct k8s_groups *nex
                               const struct k8s_pod *obj, const struct k8s_names *services,
                               const struct k8s_names *pods, const struct k8s_names *nodes);
 
+/* What makes the groups of one object of a role: k8s_sd_service_groups,
+ * k8s_sd_ingress_groups. */
+typedef void (*k8s_groups_maker)(const struct profd_host *h, const struct k8s_pod *obj,
+                                 struct profd_target_group **groups, size_t *n, size_t *cap);
+
+/* Adds to next the groups make makes of obj (roles service and ingress):
+ * those last made for it as it is now, taken from last (NULL: none),
+ * else made. */
+void k8s_groups_add_object(const struct profd_host *h, struct k8s_groups *next,
+                           struct k8s_groups *last, const struct k8s_pod *obj,
+                           k8s_groups_maker make);
+
 /* Adds to g the groups of the node role's targets, made from nodes. */
 void k8s_groups_add_nodes(const struct profd_host *h, struct k8s_groups *g,
                           const struct k8s_pod_list *nodes);

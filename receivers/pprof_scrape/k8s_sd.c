@@ -29,6 +29,7 @@ static const char *role_listing(const char *resource)
     return !strcmp(resource, "pods")           ? "pod"
            : !strcmp(resource, "services")     ? "service"
            : !strcmp(resource, "endpoints")    ? "endpoints"
+           : !strcmp(resource, "ingresses")    ? "ingress"
                                                : "endpointslice";
 }
 
@@ -39,7 +40,7 @@ static bool role_lists(const char *role, const char *resource)
     if (!strcmp(resource, "pods"))
         return endpoints || !strcmp(role, "pod");
     if (!strcmp(resource, "services"))
-        return endpoints;
+        return endpoints || !strcmp(role, "service");
     return !strcmp(role_listing(resource), role);   /* its own kind's */
 }
 
@@ -66,7 +67,10 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
 
 char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base)
 {
-    if (strcmp(cfg->role, "node") && !cfg->attach_metadata.node)
+    bool attach = cfg->attach_metadata.node &&
+                  (!strcmp(cfg->role, "pod") || !strcmp(cfg->role, "endpointslice") ||
+                   !strcmp(cfg->role, "endpoints"));
+    if (strcmp(cfg->role, "node") && !attach)
         return NULL;
     const struct k8s_selector *sel = selector_of(cfg, "node");
     return k8s_api_list_url(base, "nodes", NULL, sel ? sel->label : NULL,
@@ -132,6 +136,16 @@ void k8s_sd_node_labels(const struct profd_host *h, const struct k8s_pod *node,
     h->labels_set(l, META "node_name", node->name);
     k8s_sd_set_pairs(h, l, &node->labels, "node_label_", "node_labelpresent_");
     k8s_sd_set_pairs(h, l, &node->annotations, "node_annotation_", "node_annotationpresent_");
+}
+
+void k8s_sd_service_labels(const struct profd_host *h, const struct k8s_pod *service,
+                           struct profd_labels *l)
+{
+    h->labels_set(l, META "namespace", service->namespace);
+    h->labels_set(l, META "service_name", service->name);
+    k8s_sd_set_pairs(h, l, &service->labels, "service_label_", "service_labelpresent_");
+    k8s_sd_set_pairs(h, l, &service->annotations, "service_annotation_",
+                     "service_annotationpresent_");
 }
 
 void k8s_sd_pod_labels(const struct profd_host *h, const struct k8s_pod *p,

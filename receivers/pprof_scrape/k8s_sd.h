@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * kubernetes_sd_configs, roles pod, node, endpointslice and endpoints, as
- * Prometheus reads them: which URLs list the objects, and the targets
+ * kubernetes_sd_configs, roles pod, node, endpointslice, endpoints,
+ * service and ingress, as Prometheus reads them: which URLs list the objects, and the targets
  * they make. Role pod: each container port of each pod with an IP is a
  * target at <pod IP>:<port>; a container with no
  * port is one at the pod IP alone (for relabeling to add one). Init
@@ -22,7 +22,8 @@
  * the labels __meta_kubernetes_node_name, _node_provider_id,
  * _node_label_*, _node_labelpresent_*, _node_annotation_*,
  * _node_annotationpresent_* and _node_address_<type> (the first of each).
- * Roles endpointslice and endpoints: see k8s_sd_endpoints_groups.
+ * Roles endpointslice, endpoints, service and ingress: see
+ * k8s_sd_endpoints_groups, k8s_sd_service_groups, k8s_sd_ingress_groups.
  */
 #ifndef PPROF_SCRAPE_K8S_SD_H
 #define PPROF_SCRAPE_K8S_SD_H
@@ -32,14 +33,14 @@
 #include "config.h"
 
 /*
- * The URLs cfg lists resource ("pods", "services", "endpointslices" or
- * "endpoints") from, under the API's base URL: one for each namespace it
- * names (own_namespace, when asked for, among them), else one for every
- * namespace; the selector of the role that lists it (pod, service,
- * endpointslice, endpoints) as labelSelector and fieldSelector. None when
- * cfg's role has no use for resource: role pod lists pods, role
- * endpointslice (endpoints) its own kind's, services and pods, role node
- * none. NULL-terminated, each and the array
+ * The URLs cfg lists resource ("pods", "services", "endpointslices",
+ * "endpoints" or "ingresses") from, under the API's base URL: one for
+ * each namespace it names (own_namespace, when asked for, among them),
+ * else one for every namespace; the selector of the role that lists it
+ * (pod, service, endpointslice, endpoints, ingress) as labelSelector and
+ * fieldSelector. None when cfg's role has no use for resource: roles pod,
+ * service and ingress list their own kind, role endpointslice
+ * (endpoints) its own kind, services and pods, role node none. NULL-terminated, each and the array
  * malloc'd.
  */
 char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
@@ -47,7 +48,8 @@ char **k8s_sd_urls(const struct kubernetes_sd_config *cfg, const char *base,
 
 /*
  * The URL cfg lists nodes from under base, with its node selector: NULL
- * unless the role is node or attach_metadata asks for nodes. malloc'd.
+ * unless the role is node, or attach_metadata asks for nodes in a role
+ * that has them (pod, endpointslice, endpoints). malloc'd.
  */
 char *k8s_sd_nodes_url(const struct kubernetes_sd_config *cfg, const char *base);
 
@@ -91,6 +93,28 @@ void k8s_sd_groups(const struct profd_host *h, const struct k8s_pod_list *pods,
 void k8s_sd_node_groups(const struct profd_host *h, const struct k8s_pod_list *nodes,
                         struct profd_target_group **groups, size_t *n, size_t *cap);
 
+/*
+ * Role service (k8s_sd_service.c): appends to *groups a group of one
+ * target for each port of service, at <name>.<namespace>.svc:<port>, with
+ * its labels (k8s_sd_service_labels) and _service_port_name,
+ * _service_port_number, _service_port_protocol, _service_type,
+ * _service_cluster_ip (_service_external_name for an ExternalName
+ * service) and _service_loadbalancer_ip (a LoadBalancer's).
+ */
+void k8s_sd_service_groups(const struct profd_host *h, const struct k8s_pod *service,
+                           struct profd_target_group **groups, size_t *n, size_t *cap);
+
+/*
+ * Role ingress (k8s_sd_ingress.c): appends to *groups a group of one
+ * target for each path of each rule of ingress that has a host, at the
+ * host, with _namespace, _ingress_name, its labels and annotations
+ * (_ingress_label_*, ...), _ingress_class_name (when it has one),
+ * _ingress_scheme (https when a TLS host, or its wildcard, names the
+ * host), _ingress_host and _ingress_path.
+ */
+void k8s_sd_ingress_groups(const struct profd_host *h, const struct k8s_pod *ingress,
+                           struct profd_target_group **groups, size_t *n, size_t *cap);
+
 /* The roles whose targets are a service's endpoints. */
 enum k8s_endpoints_role { K8S_ROLE_ENDPOINTSLICE, K8S_ROLE_ENDPOINTS };
 
@@ -130,6 +154,12 @@ const struct k8s_pod *k8s_sd_endpoint_node(enum k8s_endpoints_role role,
  * valid label names. */
 void k8s_sd_set_pairs(const struct profd_host *h, struct profd_labels *l,
                       const struct k8s_pairs *pairs, const char *prefix, const char *present);
+
+/* The labels of service's metadata (_namespace, _service_name,
+ * _service_label_*, ...): what roles endpointslice and endpoints add,
+ * and role service's targets have with more. */
+void k8s_sd_service_labels(const struct profd_host *h, const struct k8s_pod *service,
+                           struct profd_labels *l);
 
 /* The labels of node's metadata (_node_name, _node_label_*, ...). */
 void k8s_sd_node_labels(const struct profd_host *h, const struct k8s_pod *node,

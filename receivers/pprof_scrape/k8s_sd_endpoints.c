@@ -60,12 +60,8 @@ static void object_labels(const struct profd_host *h, enum k8s_endpoints_role ro
 {
     h->labels_set(l, META "namespace", obj->namespace);
     const struct k8s_pod *service = k8s_sd_endpoints_service(role, obj, services);
-    if (service) {
-        h->labels_set(l, META "service_name", service->name);
-        k8s_sd_set_pairs(h, l, &service->labels, "service_label_", "service_labelpresent_");
-        k8s_sd_set_pairs(h, l, &service->annotations, "service_annotation_",
-                         "service_annotationpresent_");
-    }
+    if (service)
+        k8s_sd_service_labels(h, service, l);
     if (role == K8S_ROLE_ENDPOINTS) {
         h->labels_set(l, META "endpoints_name", obj->name);
         k8s_sd_set_pairs(h, l, &obj->labels, "endpoints_label_", "endpoints_labelpresent_");
@@ -74,7 +70,8 @@ static void object_labels(const struct profd_host *h, enum k8s_endpoints_role ro
         return;
     }
     h->labels_set(l, META "endpointslice_name", obj->name);
-    h->labels_set(l, META "endpointslice_address_type", obj->address_type);
+    h->labels_set(l, META "endpointslice_address_type",
+                  obj->address_type ? obj->address_type : "");
     k8s_sd_set_pairs(h, l, &obj->labels, "endpointslice_label_", "endpointslice_labelpresent_");
     k8s_sd_set_pairs(h, l, &obj->annotations, "endpointslice_annotation_",
                      "endpointslice_annotationpresent_");
@@ -246,10 +243,10 @@ void k8s_sd_endpoints_groups(const struct profd_host *h, enum k8s_endpoints_role
     struct endpoints_build b = {h, role, &group, pods, nodes, {0}, groups, n, cap};
     for (size_t e = 0; e < obj->nendpoints; e++) {
         const struct k8s_endpoint *ep = &obj->endpoints[e];
-        for (size_t p = 0; p < obj->nendpoint_ports; p++)
-            for (size_t a = 0; obj->endpoint_ports[p].subset == ep->subset &&
+        for (size_t p = 0; p < obj->nports; p++)
+            for (size_t a = 0; obj->ports[p].subset == ep->subset &&
                                a < ep->naddresses; a++)
-                add_endpoint_target(&b, ep, &obj->endpoint_ports[p], ep->addresses[a]);
+                add_endpoint_target(&b, ep, &obj->ports[p], ep->addresses[a]);
     }
     for (size_t i = 0; i < b.seen_pods.n; i++)
         add_uncovered(&b, &b.seen_pods.items[i]);

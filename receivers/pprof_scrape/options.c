@@ -24,8 +24,7 @@ static const struct profd_option file_sd_options[] = {
 static const struct profd_option k8s_selector_options[] = {
     {"role", PROFD_OPT_STRING, SUB(struct k8s_selector, role), "pod",
      "the role selected: pod (the pods listed), node (the nodes listed: role node's, or "
-     "attach_metadata's), and with role endpointslice (endpoints) service and endpointslice "
-     "(endpoints)"},
+     "attach_metadata's), service, endpointslice, endpoints, ingress"},
     {"label", PROFD_OPT_STRING, SUB(struct k8s_selector, label), NULL,
      "a label selector, as kubectl -l takes it (app=web,tier!=db)"},
     {"field", PROFD_OPT_STRING, SUB(struct k8s_selector, field), NULL,
@@ -35,9 +34,9 @@ static const struct profd_option k8s_selector_options[] = {
 
 static const struct profd_option k8s_attach_metadata_options[] = {
     {"node", PROFD_OPT_BOOL, SUB(struct k8s_attach_metadata, node), "false",
-     "each target's node's name, labels and annotations as __meta_kubernetes_node_* (a "
-     "pod's node, an endpoint's; the nodes listed and watched too; a selector of role node "
-     "narrows them)"},
+     "each target's node's name, labels and annotations as __meta_kubernetes_node_* (roles "
+     "pod, endpointslice, endpoints: a pod's node, an endpoint's; the nodes listed and "
+     "watched too; a selector of role node narrows them)"},
     {0},
 };
 
@@ -53,8 +52,9 @@ static const struct profd_option kubernetes_sd_options[] = {
     {"role", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, role), NULL,
      "what becomes a target: pod (a target per container port), node (a target per node, "
      "at its kubelet's port), endpointslice (a target per address and port of each "
-     "EndpointSlice, with its service's and pod's labels) or endpoints (the same of the "
-     "Endpoints objects)",
+     "EndpointSlice, with its service's and pod's labels), endpoints (the same of the "
+     "Endpoints objects), service (a target per service port, at its DNS name) or ingress "
+     "(a target per host and path)",
      .required = 1},
     {"api_server", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, api_server), NULL,
      "the Kubernetes API's URL; empty: kubeconfig_file's, else the cluster's own, with the "
@@ -141,8 +141,9 @@ static const struct profd_option job_options[] = {
      "targets listed in files, re-read when they change", file_sd_options,
      sizeof(struct file_sd_config)},
     {"kubernetes_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, kubernetes_sd_configs), NULL,
-     "targets from the Kubernetes API: roles pod, node, endpointslice and endpoints, with "
-     "__meta_kubernetes_* labels as Prometheus makes them", kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
+     "targets from the Kubernetes API: roles pod, node, endpointslice, endpoints, service and "
+     "ingress, with __meta_kubernetes_* labels as Prometheus makes them",
+     kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__)"},
     {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",

@@ -102,6 +102,8 @@ static const char *selector_roles(const char *role)
            : !strcmp(role, "node")          ? "node"
            : !strcmp(role, "endpointslice") ? "endpointslice, service, pod, node"
            : !strcmp(role, "endpoints")     ? "endpoints, service, pod, node"
+           : !strcmp(role, "service")       ? "service"
+           : !strcmp(role, "ingress")       ? "ingress"
                                             : NULL;
 }
 
@@ -115,7 +117,8 @@ static bool among(const char *list, const char *word)
     return false;
 }
 
-/* kubernetes_sd_configs: the roles pod, node, endpointslice and endpoints. */
+/* kubernetes_sd_configs: the roles pod, node, endpointslice, endpoints,
+ * service and ingress. */
 static int validate_k8s(const struct profd_host *host, struct profd_diag *d, const struct job *j)
 {
     const struct kubernetes_sd_config *kc = j->kubernetes_sd_configs.items;
@@ -124,7 +127,8 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         const char *roles = selector_roles(kc[k].role);
         if (!roles) {
             host->diag(d, &kc[k].role, "job '%s': kubernetes_sd_configs role '%s' is not "
-                       "supported (pod, node, endpointslice, endpoints)", j->job_name, kc[k].role);
+                       "supported (pod, node, endpointslice, endpoints, service, ingress)",
+                       j->job_name, kc[k].role);
             rc = PROFD_ERR;
             roles = "";
         }

@@ -4,7 +4,7 @@
  * k8s_metadata processor reads it; a PodList from the Kubernetes API (1),
  * looked up by the ids, UIDs and IPs it names and made scrape targets as
  * the scrape receiver's kubernetes_sd_configs make them (its objects read
- * as pods, nodes, EndpointSlices and Endpoints); the lines of a
+ * as pods, nodes, EndpointSlices, Endpoints, Services and Ingresses); the lines of a
  * watch (2), each event applied to a list of pods, made targets and
  * copied into k8s_metadata's index at the end; a kubeconfig file (3),
  * its current context read; or what an exec credential plugin prints (4),
@@ -29,8 +29,8 @@ static const struct profd_host host = {
 };
 
 /* The scrape targets of pods, and of the same list read as nodes, as
- * EndpointSlices and as Endpoints objects: each an address and the pod's
- * or node's name, or the object's namespace. */
+ * EndpointSlices, Endpoints objects, Services and Ingresses: each an
+ * address and the pod's or node's name, or the object's namespace. */
 static void make_targets(const struct k8s_pod_list *pods)
 {
     struct profd_target_group *groups = NULL;
@@ -41,10 +41,13 @@ static void make_targets(const struct k8s_pod_list *pods)
     size_t nnodes = n;
     struct k8s_names names = {0};   /* the objects as services, pods and nodes of slices */
     k8s_names_add(&names, pods);
-    for (size_t i = 0; i < pods->n; i++)   /* and each as both roles' endpoints */
+    for (size_t i = 0; i < pods->n; i++) {   /* and each as the other roles' objects */
         for (int role = K8S_ROLE_ENDPOINTSLICE; role <= K8S_ROLE_ENDPOINTS; role++)
             k8s_sd_endpoints_groups(&host, (enum k8s_endpoints_role)role, &pods->pods[i], &names,
                                     &names, &names, &groups, &n, &cap);
+        k8s_sd_service_groups(&host, &pods->pods[i], &groups, &n, &cap);
+        k8s_sd_ingress_groups(&host, &pods->pods[i], &groups, &n, &cap);
+    }
     k8s_names_free(&names);
     for (size_t i = 0; i < n; i++) {
         const char *who = i < npods     ? "__meta_kubernetes_pod_name"

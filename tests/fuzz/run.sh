@@ -59,9 +59,10 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_jfr $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_k8s.c lib/grow.c lib/key_map.c \
-    lib/k8s_pods.c lib/label_valid.c lib/utf8_valid.c processors/k8s_metadata/cgroup.c \
+    lib/k8s_pods.c lib/k8s_network.c lib/label_valid.c lib/utf8_valid.c processors/k8s_metadata/cgroup.c \
     processors/k8s_metadata/pods.c receivers/pprof_scrape/k8s_sd.c \
-    receivers/pprof_scrape/k8s_sd_endpoints.c lib/k8s_api.c lib/file_io.c \
+    receivers/pprof_scrape/k8s_sd_endpoints.c receivers/pprof_scrape/k8s_sd_service.c \
+    receivers/pprof_scrape/k8s_sd_ingress.c lib/k8s_api.c lib/file_io.c \
     lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
     -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \

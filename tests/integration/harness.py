@@ -646,18 +646,21 @@ class KubernetesApi:
     (/apis/discovery.k8s.io/v1/.../endpointslices) are listed and watched
     as pods are, from `services` and `endpointslices`, their events made by
     add_object() and modify_object(); Endpoints objects
-    (/api/v1/.../endpoints) the same from `endpoints`."""
+    (/api/v1/.../endpoints) and Ingresses
+    (/apis/networking.k8s.io/v1/.../ingresses) the same from `endpoints`
+    and `ingresses`."""
 
     def __init__(self, pods, token, tls=None, nodes=(), services=(), endpointslices=(),
-                 endpoints=()):
+                 endpoints=(), ingresses=()):
         import http.server
         import json
         import urllib.parse
         self.pods, self.nodes, self.got, self.fail = pods, list(nodes), [], None
         self.services, self.endpointslices = list(services), list(endpointslices)
-        self.endpoints = list(endpoints)
+        self.endpoints, self.ingresses = list(endpoints), list(ingresses)
         self.headers, self.sni = [], []
-        for obj in self.pods + self.nodes + self.services + self.endpointslices + self.endpoints:
+        for obj in (self.pods + self.nodes + self.services + self.endpointslices + self.endpoints +
+                    self.ingresses):
             obj["metadata"].setdefault("resourceVersion", "1")   # as every object listed has
         # events: (version, type, object, "pods" or "nodes")
         self.version, self.oldest, self.events = 1, 1, []
@@ -723,8 +726,10 @@ class KubernetesApi:
                 auth = self.headers.get("Authorization")
                 api.got.append((url.path, query, auth))
                 api.headers.append(self.headers)
-                m = re.fullmatch(r"/(?:api/v1|apis/discovery\.k8s\.io/v1)(?:/namespaces/([^/]+))?"
-                                 r"/(pods|nodes|services|endpointslices|endpoints)", url.path)
+                m = re.fullmatch(r"/(?:api/v1|apis/discovery\.k8s\.io/v1|apis/networking\.k8s\.io/v1)"
+                                 r"(?:/namespaces/([^/]+))?"
+                                 r"/(pods|nodes|services|endpointslices|endpoints|ingresses)",
+                                 url.path)
                 status = (401 if token and auth != "Bearer " + token else api.fail or
                           (200 if m else 404))
                 if status != 200:
@@ -740,7 +745,7 @@ class KubernetesApi:
                         version = api.version
                     kinds = {"pods": "PodList", "nodes": "NodeList", "services": "ServiceList",
                              "endpointslices": "EndpointSliceList",
-                             "endpoints": "EndpointsList"}
+                             "endpoints": "EndpointsList", "ingresses": "IngressList"}
                     self.answer(200, {"kind": kinds[m.group(2)], "apiVersion": "v1",
                                       "metadata": {"resourceVersion": str(version)},
                                       "items": items})

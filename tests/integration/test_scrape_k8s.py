@@ -14,6 +14,14 @@ from harness import (FakeTarget, ForwardProxy, GO_CORPUS, KubernetesApi, ProfdTe
                      make_client_cert, make_test_certs, metric_value, run, sign_test_cert,
                      valgrind, wait_until)
 
+# The end of every config here: the receiver into pprof_file, metrics on a
+# free port.
+PIPELINE = """service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
+"""
+
 CONFIG = """
 receivers:
   pprof_scrape:
@@ -40,11 +48,7 @@ receivers:
           - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
 exporters:
   pprof_file: {path_template: "{namespace}/{pod}/{container}/{app}/{unix_nanos}.pb.gz"}
-service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
-  pipelines:
-    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
-"""
+""" + PIPELINE
 
 
 # A job of the endpoints of services opted in by a label, ready, at their
@@ -74,11 +78,7 @@ receivers:
           - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
 exporters:
   pprof_file: {path_template: "{namespace}/{service}/{pod}/{container}/{unix_nanos}.pb.gz"}
-service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
-  pipelines:
-    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
-"""
+""" + PIPELINE
 
 def pod(name, port, namespace="shop", labels=None, scrape=True):
     """A running pod on loopback as the API lists one: an init container
@@ -300,6 +300,62 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                        profile="goroutine"))   # not ready: dropped
         self.assertEqual(p.stop(), 0)
 
+    def test_the_service_and_ingress_roles_scrape_what_relabeling_makes_of_them(self):
+        """Role service (a target per port, at the service's DNS name) and
+        role ingress (a target per host and path), each made an address a
+        Go target answers at by relabeling, as one would scrape a
+        service's cluster IP; the ingress's TLS host gives https as its
+        scheme label."""
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+        service = {"metadata": {"name": "web", "namespace": "shop", "uid": "svc-uid"},
+                   "spec": {"type": "ClusterIP", "clusterIP": "127.0.0.1",
+                            "ports": [{"name": "pprof", "port": port}]}}
+        ingress = {"metadata": {"name": "front", "namespace": "shop", "uid": "ing-uid"},
+                   "spec": {"tls": [{"hosts": ["shop.example.com"]}],
+                            "rules": [{"host": "shop.example.com",
+                                       "http": {"paths": [{"path": "/"}]}}]}}
+        api = KubernetesApi([], "tok123", services=[service], ingresses=[ingress])
+        self.addCleanup(api.stop)
+        def job(name, role, relabel_configs):
+            """A job of role at the API, its targets relabeled by
+            relabel_configs (lines of rules)."""
+            return """      - job_name: %s
+        scrape_interval: 1s
+        kubernetes_sd_configs:
+          - {role: %s, api_server: "%s", bearer_token_file: ./token, retry_interval: 200ms}
+        profiling_config: {presets: [goroutine]}
+        relabel_configs:
+%s""" % (name, role, api.url, relabel_configs)
+        p = self.start("""
+receivers:
+  pprof_scrape:
+    scrape_configs:
+""" + job("services", "service", """\
+          - {source_labels: [__meta_kubernetes_service_cluster_ip,
+                             __meta_kubernetes_service_port_number],
+             separator: ":", target_label: __address__}
+          - {source_labels: [__meta_kubernetes_service_name], target_label: name}
+          - {source_labels: [__meta_kubernetes_service_type], target_label: kind}
+""") + job("ingresses", "ingress", """\
+          - {target_label: __address__, replacement: "127.0.0.1:%d"}
+          - {source_labels: [__meta_kubernetes_ingress_name], target_label: name}
+          - {source_labels: [__meta_kubernetes_ingress_scheme], target_label: kind}
+""" % port) + """\
+exporters:
+  pprof_file: {path_template: "{job}/{name}/{kind}/{unix_nanos}.pb.gz"}
+""" + PIPELINE)
+        wait_until(lambda: self.files("services", "web", "ClusterIP"), "the service's goroutines")
+        wait_until(lambda: self.files("ingresses", "front", "https"), "the ingress's goroutines")
+        self.assertEqual(sorted(path for path, q, _ in api.got if not q.get("watch")),
+                         ["/api/v1/services", "/apis/networking.k8s.io/v1/ingresses"])
+        m = p.metrics()
+        self.assertEqual(metric_value(m, "profd_scrape_k8s_services", component="pprof_scrape",
+                                      job="services"), 1)
+        self.assertEqual(metric_value(m, "profd_scrape_k8s_ingresses", component="pprof_scrape",
+                                      job="ingresses"), 1)
+        self.assertEqual(p.stop(), 0)
+
     def test_the_node_role_scrapes_each_node_at_its_kubelet_port(self):
         """Role node: a target per node at its InternalIP and kubelet port
         (here a Go target's), instance its name; a node without an address
@@ -316,7 +372,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
         api = self.api([], nodes=[node("node-a", [("Hostname", "node-a.invalid"),
                                                   ("InternalIP", "127.0.0.1")]),
                                   node("unready", [])])
-        p = self.start("""
+        p = self.start(("""
 receivers:
   pprof_scrape:
     scrape_configs:
@@ -331,11 +387,7 @@ receivers:
           - {source_labels: [__meta_kubernetes_node_provider_id], target_label: provider}
 exporters:
   pprof_file: {path_template: "{instance}/{provider}/{unix_nanos}.pb.gz"}
-service:
-  telemetry: {metrics: {address: "127.0.0.1:0"}}
-  pipelines:
-    profiles: {receivers: [pprof_scrape], exporters: [pprof_file]}
-""" % api.url)
+""" + PIPELINE) % api.url)
         wait_until(lambda: self.files("node-a", "test-node-a"), "node-a's goroutines")
         self.assertEqual(api.got[0][:2], ("/api/v1/nodes",
                                           {"labelSelector": ["kubernetes.io/os=linux"]}))
@@ -528,8 +580,9 @@ service:
         return r.stderr
 
     def test_unknown_roles_wrong_selectors_and_a_kubeconfig_with_a_server_are_refused(self):
-        self.assertIn("job 'pods': kubernetes_sd_configs role 'service' is not supported (pod, "
-                      "node, endpointslice, endpoints)", self.refusal("role: pod\n", "role: service\n"))
+        self.assertIn("job 'pods': kubernetes_sd_configs role 'gateway' is not supported (pod, "
+                      "node, endpointslice, endpoints, service, ingress)",
+                      self.refusal("role: pod\n", "role: gateway\n"))
         self.assertIn("job 'pods': a selector of role 'pod' in a kubernetes_sd_config of role "
                       "'node' (node)", self.refusal("- role: pod\n", "- role: node\n"))
         self.assertIn("job 'pods': more than one selector of role 'pod'", self.refusal(

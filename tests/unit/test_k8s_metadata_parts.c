@@ -6,6 +6,7 @@
 
 #include "../../lib/grow.c"
 #include "../../lib/k8s_pods.c"
+#include "../../lib/k8s_network.c"
 #include "../../lib/key_map.c"
 #include "../../processors/k8s_metadata/cgroup.c"
 #include "../../processors/k8s_metadata/pods.c"

@@ -6,6 +6,7 @@
 
 #include "../../lib/grow.c"
 #include "../../lib/k8s_pods.c"
+#include "../../lib/k8s_network.c"
 
 static const char POD_LIST[] =
     "{\"kind\": \"PodList\", \"apiVersion\": \"v1\", \"metadata\": {\"resourceVersion\": \"7\"},"

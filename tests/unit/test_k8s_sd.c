@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* kubernetes_sd_configs, roles pod, node and endpointslice: the URLs the
- * objects are listed from, the targets and __meta_kubernetes_* labels they make,
+/* kubernetes_sd_configs, roles pod, node, endpointslice, endpoints,
+ * service and ingress: the URLs the objects are listed from, the targets and __meta_kubernetes_* labels they make,
  * as Prometheus makes them, and a pod's groups kept from one build to the
  * next while it does not change. Compiled in from the module sources. */
 #include "check.h"
@@ -15,11 +15,14 @@
 #include "../../lib/k8s_exec.c"
 #include "../../lib/k8s_kubeconfig.c"
 #include "../../lib/k8s_pods.c"
+#include "../../lib/k8s_network.c"
 #include "../../lib/key_map.c"
 #include "../../lib/label_valid.c"
 #include "../../receivers/pprof_scrape/k8s_groups.c"
 #include "../../receivers/pprof_scrape/k8s_sd.c"
 #include "../../receivers/pprof_scrape/k8s_sd_endpoints.c"
+#include "../../receivers/pprof_scrape/k8s_sd_ingress.c"
+#include "../../receivers/pprof_scrape/k8s_sd_service.c"
 #include "../../receivers/pprof_scrape/targets.c"
 
 static const struct profd_host *const h = &profd_host_services;
@@ -446,8 +449,8 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
     fixture_init(&f, SLICES);
     const struct k8s_pod_list *slices = &f.objects;
     CHECK_INT(slices->pods[0].nendpoints, 3);
-    CHECK_INT(slices->pods[1].endpoint_ports[0].number, 0);   /* a port without a number */
-    CHECK_STR(slices->pods[1].endpoint_ports[0].protocol, "TCP");   /* as the API defaults */
+    CHECK_INT(slices->pods[1].ports[0].number, 0);   /* a port without a number */
+    CHECK_STR(slices->pods[1].ports[0].protocol, "TCP");   /* as the API defaults */
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < slices->n; i++)
@@ -611,6 +614,103 @@ TEST(role_endpoints_a_target_per_address_and_port_of_each_subset)
     }
     profd_sd_groups_free(g, n);
     fixture_free(&f);
+}
+
+TEST(role_service_a_target_per_port_at_its_dns_name)
+{
+    struct kubernetes_sd_config cfg = {.role = "service", .attach_metadata = {true}};
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL, "services");
+    CHECK_STR(urls[0], "https://api/api/v1/services");
+    k8s_sd_urls_free(urls);
+    urls = k8s_sd_urls(&cfg, "https://api", NULL, "pods");
+    CHECK(urls[0] == NULL);
+    k8s_sd_urls_free(urls);
+    CHECK(k8s_sd_nodes_url(&cfg, "https://api") == NULL);   /* no nodes for role service */
+    struct k8s_pod_list services;
+    listed("{\"items\": ["
+           "{\"metadata\": {\"name\": \"web\", \"namespace\": \"shop\", \"uid\": \"v1\","
+           "  \"labels\": {\"app\": \"web\"}},"
+           " \"spec\": {\"type\": \"LoadBalancer\", \"clusterIP\": \"10.96.0.10\","
+           "  \"loadBalancerIP\": \"203.0.113.9\", \"ports\": [{\"name\": \"http\", \"port\": 80},"
+           "  {\"name\": \"dns\", \"port\": 53, \"protocol\": \"UDP\"}]}},"
+           "{\"metadata\": {\"name\": \"db\", \"namespace\": \"shop\", \"uid\": \"v2\"},"
+           " \"spec\": {\"type\": \"ExternalName\", \"externalName\": \"db.example.com\","
+           "  \"ports\": [{\"port\": 5432}]}}]}", &services);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < services.n; i++)
+        k8s_sd_service_groups(h, &services.pods[i], &g, &n, &cap);
+    CHECK_INT(n, 3);
+    if (n == 3) {
+        CHECK_STR(g[0].targets.items[0], "web.shop.svc:80");
+        static const char *const want[][2] = {
+            {"__meta_kubernetes_namespace", "shop"},
+            {"__meta_kubernetes_service_name", "web"},
+            {"__meta_kubernetes_service_label_app", "web"},
+            {"__meta_kubernetes_service_labelpresent_app", "true"},
+            {"__meta_kubernetes_service_type", "LoadBalancer"},
+            {"__meta_kubernetes_service_cluster_ip", "10.96.0.10"},
+            {"__meta_kubernetes_service_loadbalancer_ip", "203.0.113.9"},
+            {"__meta_kubernetes_service_port_name", "http"},
+            {"__meta_kubernetes_service_port_number", "80"},
+            {"__meta_kubernetes_service_port_protocol", "TCP"},
+        };
+        check_labels(&g[0], want, sizeof(want) / sizeof(*want));
+        CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want));
+        CHECK_STR(g[1].targets.items[0], "web.shop.svc:53");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_service_port_protocol"), "UDP");
+        CHECK_STR(g[2].targets.items[0], "db.shop.svc:5432");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_service_external_name"), "db.example.com");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_service_cluster_ip"), "(none)");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_service_loadbalancer_ip"), "(none)");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_service_port_name"), "");
+    }
+    profd_sd_groups_free(g, n);
+    k8s_pod_list_free(&services);
+}
+
+TEST(role_ingress_a_target_per_host_and_path_https_where_tls_names_the_host)
+{
+    struct kubernetes_sd_config cfg = {.role = "ingress"};
+    char **urls = k8s_sd_urls(&cfg, "https://api", NULL, "ingresses");
+    CHECK_STR(urls[0], "https://api/apis/networking.k8s.io/v1/ingresses");
+    k8s_sd_urls_free(urls);
+    struct k8s_pod_list ingresses;
+    listed("{\"items\": [{\"metadata\": {\"name\": \"front\", \"namespace\": \"shop\","
+           "  \"uid\": \"i1\", \"annotations\": {\"a.b/c\": \"d\"}},"
+           " \"spec\": {\"ingressClassName\": \"nginx\","
+           "  \"tls\": [{\"hosts\": [\"shop.example.com\"]}, {\"hosts\": [\"*.api.example.com\"]}],"
+           "  \"rules\": [{\"host\": \"shop.example.com\", \"http\": {\"paths\": ["
+           "     {\"path\": \"/cart\"}, {\"pathType\": \"Prefix\"}]}},"
+           "   {\"host\": \"v1.api.example.com\"},"
+           "   {\"host\": \"x.v1.api.example.com\", \"http\": {\"paths\": [{\"path\": \"/\"}]}},"
+           "   {\"http\": {\"paths\": [{\"path\": \"/nohost\"}]}}]}}]}", &ingresses);
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    k8s_sd_ingress_groups(h, &ingresses.pods[0], &g, &n, &cap);
+    CHECK_INT(n, 4);   /* two paths, a rule without http ("/"), a deeper host; none hostless */
+    if (n == 4) {
+        CHECK_STR(g[0].targets.items[0], "shop.example.com");
+        static const char *const want[][2] = {
+            {"__meta_kubernetes_namespace", "shop"},
+            {"__meta_kubernetes_ingress_name", "front"},
+            {"__meta_kubernetes_ingress_class_name", "nginx"},
+            {"__meta_kubernetes_ingress_annotation_a_b_c", "d"},
+            {"__meta_kubernetes_ingress_annotationpresent_a_b_c", "true"},
+            {"__meta_kubernetes_ingress_scheme", "https"},
+            {"__meta_kubernetes_ingress_host", "shop.example.com"},
+            {"__meta_kubernetes_ingress_path", "/cart"},
+        };
+        check_labels(&g[0], want, sizeof(want) / sizeof(*want));
+        CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want));
+        CHECK_STR(label(&g[1], "__meta_kubernetes_ingress_path"), "/");   /* none given */
+        CHECK_STR(g[2].targets.items[0], "v1.api.example.com");
+        CHECK_STR(label(&g[2], "__meta_kubernetes_ingress_scheme"), "https");   /* wildcard */
+        CHECK_STR(label(&g[2], "__meta_kubernetes_ingress_path"), "/");
+        CHECK_STR(label(&g[3], "__meta_kubernetes_ingress_scheme"), "http");   /* one label */
+    }
+    profd_sd_groups_free(g, n);
+    k8s_pod_list_free(&ingresses);
 }
 
 /* Gives o resourceVersion version. */

@@ -49,8 +49,9 @@
    outputs must read the same with `pprof -raw`.
 
 9. Kubernetes discovery: see bench/k8s_bench.py (kubernetes_sd_configs
-   with K8S_PODS pods: the time from start, and from a pod added, to its
-   scrape pairs made, and the CPU a change costs).
+   of the roles in K8S_ROLES, pod and endpointslice, with K8S_PODS pods:
+   the time from start, and from a pod added, to its scrape pairs made,
+   and the CPU a change costs).
 
 BENCH="codec passthrough scrape perf symbolize otlp push downsample k8s" selects sections (all
 by default).

@@ -18,6 +18,12 @@ than four times as long as that took, so a cluster that changes all the
 time gets at most a fifth of the event loop); and the CPU profd spent on
 one change.
 
+The same for role endpointslice: each namespace's pods behind one service
+whose EndpointSlices hold at most 100 endpoints each (as the EndpointSlice
+controller cuts them), the pods' endpoints at the port named pprof kept;
+a pod added is the pod and its endpoint in its service's last slice (a
+slice modified, or a new one).
+
 There is no reference tool here: Debian's prometheus package is built
 without kubernetes_sd_configs (its Kubernetes client is not packaged).
 """
@@ -33,13 +39,12 @@ receivers:
     scrape_configs:
       - job_name: pods
         scrape_interval: 1h
-        kubernetes_sd_configs: [{role: pod, api_server: "%s", bearer_token_file: ./token}]
+        kubernetes_sd_configs: [{role: %(role)s, api_server: "%(url)s", bearer_token_file: ./token}]
         profiling_config: {presets: [process_cpu, memory, goroutine, mutex, block]}
         relabel_configs:
           - {source_labels: [__meta_kubernetes_pod_annotation_profiles_grafana_com_cpu_scrape],
              regex: "true", action: keep}
-          - {source_labels: [__meta_kubernetes_pod_container_port_name], regex: pprof,
-             action: keep}
+          - {source_labels: [%(port_label)s], regex: pprof, action: keep}
           - {action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}
           - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
           - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
@@ -55,7 +60,7 @@ PRESETS = 5
 
 def pod(i):
     """A deployment's pod: an app with http and pprof ports, a sidecar."""
-    return {"metadata": {"name": "web-%d" % i, "namespace": "ns%d" % (i % 40),
+    return {"metadata": {"name": "web-%d" % i, "namespace": "ns%d" % (i % NAMESPACES),
                          "uid": "uid-%d" % i,
                          "labels": {"app": "app%d" % (i % 50), "app.kubernetes.io/name": "web",
                                     "pod-template-hash": "h%d" % (i % 300)},
@@ -75,33 +80,91 @@ def pod(i):
                        "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
+NAMESPACES = 40
+SLICE_ENDPOINTS = 100
+
+# The label naming a target's port, by role.
+PORT_LABEL = {"pod": "__meta_kubernetes_pod_container_port_name",
+              "endpointslice": "__meta_kubernetes_endpointslice_port_name"}
+
+
+class Slices:
+    """The EndpointSlices of each namespace's service (svc), as the
+    EndpointSlice controller keeps them: pods added to the last slice of
+    their namespace's until it holds SLICE_ENDPOINTS."""
+
+    def __init__(self):
+        self.by_namespace = {}   # namespace -> [slice, ...]
+
+    def add(self, p):
+        """Adds pod p's endpoint; (slice, whether the slice is new)."""
+        ns = p["metadata"]["namespace"]
+        slices = self.by_namespace.setdefault(ns, [])
+        new = not slices or len(slices[-1]["endpoints"]) >= SLICE_ENDPOINTS
+        if new:
+            slices.append({"metadata": {"name": "svc-%d" % len(slices), "namespace": ns,
+                                        "uid": "%s-slice-%d" % (ns, len(slices)),
+                                        "labels": {"kubernetes.io/service-name": "svc"}},
+                           "addressType": "IPv4",
+                           "ports": [{"name": "pprof", "port": 1, "protocol": "TCP"}],
+                           "endpoints": []})
+        slices[-1]["endpoints"].append(
+            {"addresses": [p["status"]["podIP"]], "conditions": {"ready": True},
+             "nodeName": p["spec"]["nodeName"],
+             "targetRef": {"kind": "Pod", "name": p["metadata"]["name"], "namespace": ns}})
+        return slices[-1], new
+
+    def all(self):
+        return [s for slices in self.by_namespace.values() for s in slices]
+
+
+def service(i):
+    return {"metadata": {"name": "svc", "namespace": "ns%d" % i, "uid": "svc-%d" % i,
+                         "labels": {"app": "web"}}}
+
+
 def cpu_seconds(pid):
     fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def one_run(root, n):
+def one_run(root, role, n):
     """(start -> pairs, quiet add -> pairs, busy add -> pairs, CPU a change)."""
     sys.path.insert(0, os.path.join(root, "tests", "integration"))
     from harness import KubernetesApi, Profd
-    api = KubernetesApi([pod(i) for i in range(n)], "t")
+    pods, slices = [pod(i) for i in range(n)], Slices()
+    for p in pods:
+        slices.add(p)
+    if role == "pod":
+        api = KubernetesApi(pods, "t")
+    else:
+        api = KubernetesApi(pods, "t", services=[service(i) for i in range(NAMESPACES)],
+                            endpointslices=slices.all())
+
+    def add(p):
+        """Pod p added, and with role endpointslice its endpoint."""
+        api.add(p)
+        if role != "pod":
+            changed, new = slices.add(p)
+            (api.add_object if new else api.modify_object)("endpointslices", changed)
     work = tempfile.mkdtemp(prefix="profd-k8s-bench-")
     with open(os.path.join(work, "token"), "w") as f:
         f.write("t")
     start = time.monotonic()
-    p = Profd(work, CONFIG % api.url, log_level="info")
+    p = Profd(work, CONFIG % {"role": role, "url": api.url, "port_label": PORT_LABEL[role]},
+              log_level="info")
     try:
         p.wait_log(r"\b%d scrape target" % (n * PRESETS), deadline=300)
         first = time.monotonic() - start
         time.sleep(5 * first + 0.5)   # quiet: past the spacing of the first build
         cpu = cpu_seconds(p.proc.pid)
         mark, t = p.mark(), time.monotonic()
-        api.add(pod(n))
+        add(pod(n))
         p.wait_log(r"\b%d scrape target" % ((n + 1) * PRESETS), start=mark, deadline=300)
         quiet = time.monotonic() - t
         change_cpu = cpu_seconds(p.proc.pid) - cpu
         mark, t = p.mark(), time.monotonic()
-        api.add(pod(n + 1))
+        add(pod(n + 1))
         p.wait_log(r"\b%d scrape target" % ((n + 2) * PRESETS), start=mark, deadline=300)
         busy = time.monotonic() - t
         return first, quiet, busy, change_cpu
@@ -111,11 +174,12 @@ def one_run(root, n):
 
 
 def k8s_bench(root, runs):
-    print("| kubernetes_sd_configs, role pod | pairs | start -> pairs | a pod added, quiet | "
+    print("| kubernetes_sd_configs | pairs | start -> pairs | a pod added, quiet | "
           "a pod added, busy | profd CPU a change |")
     print("|---|---|---|---|---|---|")
-    for n in [int(x) for x in os.environ.get("K8S_PODS", "1000 3000").split()]:
-        rows = [one_run(root, n) for _ in range(runs)]
-        first, quiet, busy, cpu = (statistics.median(col) for col in zip(*rows))
-        print("| %d pods | %d | %.2f s | %.2f s | %.2f s | %.2f s |" % (
-            n, n * PRESETS, first, quiet, busy, cpu))
+    for role in os.environ.get("K8S_ROLES", "pod endpointslice").split():
+        for n in [int(x) for x in os.environ.get("K8S_PODS", "1000 3000").split()]:
+            rows = [one_run(root, role, n) for _ in range(runs)]
+            first, quiet, busy, cpu = (statistics.median(col) for col in zip(*rows))
+            print("| role %s, %d pods | %d | %.2f s | %.2f s | %.2f s | %.2f s |" % (
+                role, n, n * PRESETS, first, quiet, busy, cpu))

@@ -95,8 +95,7 @@ static void read_object_ports(struct k8s_pod *p, size_t *cap, json_t *ports, uin
         if (!json_is_object(e))
             continue;
         json_int_t number = json_integer_value(json_object_get(e, "port"));
-        p->ports = grow_array(p->ports, cap, p->nports + 1,
-                                       sizeof(*p->ports));
+        p->ports = grow_array(p->ports, cap, p->nports + 1, sizeof(*p->ports));
         struct k8s_port *port = &p->ports[p->nports++];
         k8s_port_read(e, number > 0 && number <= 65535 ? (uint32_t)number : 0, port);
         port->subset = subset;

@@ -31,6 +31,8 @@ void k8s_sd_service_groups(const struct profd_host *h, const struct k8s_pod *ser
     char *host = must_asprintf("%s.%s.svc", service->name, service->namespace);
     for (size_t i = 0; i < service->nports; i++) {
         const struct k8s_port *port = &service->ports[i];
+        if (!port->number)
+            continue;   /* the API refuses such a port; a list never has one */
         struct profd_target_group *g = k8s_sd_add_group(h, host, &port->number, &labels, groups,
                                                         n, cap);
         char number[16];

@@ -24,6 +24,11 @@ controller cuts them), the pods' endpoints at the port named pprof kept;
 a pod added is the pod and its endpoint in its service's last slice (a
 slice modified, or a new one).
 
+And the k8s_metadata processor watching every pod (a gateway's view):
+the CPU profd spends while K8S_METADATA_PODS pods change 50 times a second
+(100 pods added, 20 ms apart), its index of them made again after each
+burst of changes.
+
 There is no reference tool here: Debian's prometheus package is built
 without kubernetes_sd_configs (its Kubernetes client is not packaged).
 """
@@ -173,6 +178,51 @@ def one_run(root, role, n):
         api.stop()
 
 
+METADATA_CONFIG = """
+receivers:
+  pprof_file: {include: ["./spool/*.pb.gz"]}
+processors:
+  k8s_metadata: {api_server: "%s", bearer_token_file: ./token, pod_labels: true}
+exporters:
+  nop: {}
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [k8s_metadata], exporters: [nop]}
+"""
+
+
+def metadata_run(root, n):
+    """(seconds of 100 changes, profd's CPU over them) for k8s_metadata."""
+    sys.path.insert(0, os.path.join(root, "tests", "integration"))
+    from harness import KubernetesApi, Profd, metric_value
+    api = KubernetesApi([pod(i) for i in range(n)], "t")
+    work = tempfile.mkdtemp(prefix="profd-k8s-bench-")
+    os.makedirs(os.path.join(work, "spool"))
+    with open(os.path.join(work, "token"), "w") as f:
+        f.write("t")
+    p = Profd(work, METADATA_CONFIG % api.url, log_level="info")
+
+    def known(count):
+        deadline = time.monotonic() + 300
+        while metric_value(p.metrics(), "profd_k8s_metadata_pods",
+                           component="k8s_metadata") != count:
+            if time.monotonic() > deadline:
+                raise AssertionError("k8s_metadata never knew %d pods" % count)
+            time.sleep(0.05)
+    try:
+        known(n)
+        cpu, start = cpu_seconds(p.proc.pid), time.monotonic()
+        for i in range(100):
+            api.add(pod(n + i))
+            time.sleep(0.02)
+        known(n + 100)
+        return time.monotonic() - start, cpu_seconds(p.proc.pid) - cpu
+    finally:
+        p.stop()
+        api.stop()
+
+
 def k8s_bench(root, runs):
     print("| kubernetes_sd_configs | pairs | start -> pairs | a pod added, quiet | "
           "a pod added, busy | profd CPU a change |")
@@ -183,3 +233,11 @@ def k8s_bench(root, runs):
             first, quiet, busy, cpu = (statistics.median(col) for col in zip(*rows))
             print("| role %s, %d pods | %d | %.2f s | %.2f s | %.2f s | %.2f s |" % (
                 role, n, n * PRESETS, first, quiet, busy, cpu))
+    print()
+    print("| k8s_metadata, every pod watched | 100 pods added 20 ms apart | profd CPU | "
+          "of a CPU |")
+    print("|---|---|---|---|")
+    for n in [int(x) for x in os.environ.get("K8S_METADATA_PODS", "10000").split()]:
+        rows = [metadata_run(root, n) for _ in range(runs)]
+        wall, cpu = (statistics.median(col) for col in zip(*rows))
+        print("| %d pods | %.2f s | %.2f s | %.0f%% |" % (n, wall, cpu, 100 * cpu / wall))

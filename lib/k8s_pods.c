@@ -306,7 +306,7 @@ static void free_container(struct k8s_container *c)
 }
 
 /* Frees what p holds. */
-static void free_pod(struct k8s_pod *p)
+void k8s_pod_free(struct k8s_pod *p)
 {
     free(p->namespace);
     free(p->name);
@@ -333,7 +333,7 @@ static void free_pod(struct k8s_pod *p)
 void k8s_pod_list_free(struct k8s_pod_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
-        free_pod(&l->pods[i]);
+        k8s_pod_free(&l->pods[i]);
     free(l->pods);
     free(l->resource_version);
     *l = (struct k8s_pod_list){0};
@@ -341,7 +341,7 @@ void k8s_pod_list_free(struct k8s_pod_list *l)
 
 void k8s_watch_event_free(struct k8s_watch_event *ev)
 {
-    free_pod(&ev->pod);   /* zeroed unless the event had one */
+    k8s_pod_free(&ev->pod);   /* zeroed unless the event had one */
     free(ev->resource_version);
     free(ev->message);
     *ev = (struct k8s_watch_event){0};
@@ -360,7 +360,7 @@ void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
 {
     size_t i = pod_at(l, p->uid);
     if (i < l->n) {
-        free_pod(&l->pods[i]);
+        k8s_pod_free(&l->pods[i]);
     } else {
         l->pods = grow_array(l->pods, &l->cap, l->n + 1, sizeof(*l->pods));
         l->n++;
@@ -398,7 +398,7 @@ static void copy_container(struct k8s_container *dst, const struct k8s_container
                                   k8s_ports_copy(src->ports, src->nports), src->nports};
 }
 
-static void copy_pod(struct k8s_pod *dst, const struct k8s_pod *src)
+void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src)
 {
     *dst = (struct k8s_pod){
         .namespace = must_strdup(src->namespace), .name = must_strdup(src->name),
@@ -428,7 +428,7 @@ void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src)
 {
     for (size_t i = 0; i < src->n; i++) {
         dst->pods = grow_array(dst->pods, &dst->cap, dst->n + 1, sizeof(*dst->pods));
-        copy_pod(&dst->pods[dst->n++], &src->pods[i]);
+        k8s_pod_copy(&dst->pods[dst->n++], &src->pods[i]);
     }
 }
 
@@ -437,7 +437,7 @@ bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid)
     size_t i = pod_at(l, uid);
     if (i == l->n)
         return false;
-    free_pod(&l->pods[i]);
+    k8s_pod_free(&l->pods[i]);
     memmove(&l->pods[i], &l->pods[i + 1], (l->n - i - 1) * sizeof(*l->pods));
     l->n--;
     return true;

@@ -155,6 +155,12 @@ void k8s_watch_event_free(struct k8s_watch_event *ev);
  * *p held from then on. */
 void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p);
 
+/* A copy of pod src into *dst. */
+void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src);
+
+/* Frees what p holds (not p). */
+void k8s_pod_free(struct k8s_pod *p);
+
 /* Appends a copy of every pod of src to dst. */
 void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src);
 

@@ -164,7 +164,7 @@ static void on_watch_failed(void *arg, const char *why)
 /* Puts ix in place of the index records are looked up in. */
 static void use_index(struct state *s, struct pod_index *ix)
 {
-    size_t npods = ix->list.n, nnodes = ix->nodes.n;
+    size_t npods = ix->npods, nnodes = ix->nodes.n;
     pthread_mutex_lock(&s->mu);
     struct pod_index *old = s->index;
     s->index = ix;
@@ -184,7 +184,7 @@ static void reindex(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct state *s = arg;
     use_index(s, pod_index_of(k8s_watch_pods(s->watch),
-                              s->nodes_watch ? k8s_watch_pods(s->nodes_watch) : NULL));
+                              s->nodes_watch ? k8s_watch_pods(s->nodes_watch) : NULL, s->index));
 }
 
 static void on_pods_changed(void *arg)
@@ -408,11 +408,16 @@ static int start(void *st)
     const struct k8s_pod_list *nodes = s->index && s->index->nodes.resource_version
                                            ? &s->index->nodes
                                            : NULL;
-    if (!(s->reindex = evtimer_new(s->host->event_base(s->self), reindex, s)) ||
-        k8s_watch_start(s->watch, s->index ? &s->index->list : NULL) < 0 ||
-        (s->nodes_watch && k8s_watch_start(s->nodes_watch, nodes) < 0))
-        return PROFD_ERR;
-    return PROFD_OK;
+    struct k8s_pod_list listed = {0};
+    if (s->index)
+        pod_index_copy_pods(s->index, &listed);
+    int rc = !(s->reindex = evtimer_new(s->host->event_base(s->self), reindex, s)) ||
+                     k8s_watch_start(s->watch, s->index ? &listed : NULL) < 0 ||
+                     (s->nodes_watch && k8s_watch_start(s->nodes_watch, nodes) < 0)
+                 ? PROFD_ERR
+                 : PROFD_OK;
+    k8s_pod_list_free(&listed);
+    return rc;
 }
 
 static int stop(void *st)

@@ -43,12 +43,12 @@ static void index_ip(struct pod_index *ix, size_t *cap, const char *ip, size_t p
     key_map_put(&ix->by_ip, key_hash(ip), (uint32_t)ix->nips++);
 }
 
-/* Indexes the pods ix->list holds. */
+/* Indexes the pods ix->pods holds. */
 static void index_pods(struct pod_index *ix)
 {
     size_t container_cap = 0, ip_cap = 0;
-    for (size_t i = 0; i < ix->list.n; i++) {
-        const struct k8s_pod *p = &ix->list.pods[i];
+    for (size_t i = 0; i < ix->npods; i++) {
+        const struct k8s_pod *p = &ix->pods[i]->pod;
         key_map_put(&ix->by_uid, key_hash(p->uid), (uint32_t)i);
         for (size_t k = 0; k < p->ncontainers; k++)
             index_container(ix, &container_cap, &p->containers[k], i);
@@ -57,15 +57,36 @@ static void index_pods(struct pod_index *ix)
     }
 }
 
-struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen)
+/* An index of n pods (none in it yet) at resourceVersion version. */
+static struct pod_index *new_index(size_t n, const char *version)
 {
     struct pod_index *ix = calloc(1, sizeof(*ix));
-    if (!ix)
+    if (!ix || !(ix->pods = calloc(n + 1, sizeof(*ix->pods))))
         abort();
-    if (k8s_pod_list_parse(json, len, &ix->list, why, whylen) < 0) {
-        free(ix);
+    ix->resource_version = must_strdup_or_null(version);
+    return ix;
+}
+
+/* A pod of its own, its refs 1, that *p's contents are moved into. */
+static struct shared_pod *share(struct k8s_pod *p)
+{
+    struct shared_pod *sp = malloc(sizeof(*sp));
+    if (!sp)
+        abort();
+    *sp = (struct shared_pod){*p, 1};
+    *p = (struct k8s_pod){0};
+    return sp;
+}
+
+struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen)
+{
+    struct k8s_pod_list list;
+    if (k8s_pod_list_parse(json, len, &list, why, whylen) < 0)
         return NULL;
-    }
+    struct pod_index *ix = new_index(list.n, list.resource_version);
+    for (; ix->npods < list.n; ix->npods++)
+        ix->pods[ix->npods] = share(&list.pods[ix->npods]);
+    k8s_pod_list_free(&list);   /* the pods moved out of it */
     index_pods(ix);
     return ix;
 }
@@ -90,12 +111,32 @@ int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char
     return 0;
 }
 
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes)
+/* The pod of uid in ix (NULL: none), or NULL. */
+static struct shared_pod *shared_of(const struct pod_index *ix, const char *uid)
 {
-    struct pod_index *ix = calloc(1, sizeof(*ix));
-    if (!ix)
-        abort();
-    k8s_pod_list_copy(&ix->list, pods);
+    uint32_t i;
+    if (!ix || !key_map_get(&ix->by_uid, key_hash(uid), &i) ||
+        strcmp(ix->pods[i]->pod.uid, uid))
+        return NULL;
+    return ix->pods[i];
+}
+
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes,
+                               const struct pod_index *last)
+{
+    struct pod_index *ix = new_index(pods->n, pods->resource_version);
+    for (; ix->npods < pods->n; ix->npods++) {
+        const struct k8s_pod *p = &pods->pods[ix->npods];
+        struct shared_pod *had = *p->resource_version ? shared_of(last, p->uid) : NULL;
+        if (had && !strcmp(had->pod.resource_version, p->resource_version)) {
+            had->refs++;
+            ix->pods[ix->npods] = had;
+            continue;
+        }
+        struct k8s_pod copy;
+        k8s_pod_copy(&copy, p);
+        ix->pods[ix->npods] = share(&copy);
+    }
     index_pods(ix);
     if (nodes) {
         k8s_pod_list_copy(&ix->nodes, nodes);
@@ -112,15 +153,13 @@ const struct k8s_pod *pod_index_container(const struct pod_index *ix, const char
         strcmp(ix->containers[i].id, id))
         return NULL;
     *container = ix->containers[i].name;
-    return &ix->list.pods[ix->containers[i].pod];
+    return &ix->pods[ix->containers[i].pod]->pod;
 }
 
 const struct k8s_pod *pod_index_uid(const struct pod_index *ix, const char *uid)
 {
-    uint32_t i;
-    if (!ix || !key_map_get(&ix->by_uid, key_hash(uid), &i) || strcmp(ix->list.pods[i].uid, uid))
-        return NULL;
-    return &ix->list.pods[i];
+    const struct shared_pod *sp = shared_of(ix, uid);
+    return sp ? &sp->pod : NULL;
 }
 
 const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip)
@@ -129,7 +168,7 @@ const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip)
     if (!ix || !key_map_get(&ix->by_ip, key_hash(ip), &i) || i == AMBIGUOUS ||
         strcmp(ix->ips[i].ip, ip))
         return NULL;
-    return &ix->list.pods[ix->ips[i].pod];
+    return &ix->pods[ix->ips[i].pod]->pod;
 }
 
 const struct k8s_pod *pod_index_node(const struct pod_index *ix, const char *name)
@@ -153,7 +192,24 @@ void pod_index_free(struct pod_index *ix)
     key_map_free(&ix->by_uid);
     key_map_free(&ix->by_ip);
     key_map_free(&ix->by_node);
-    k8s_pod_list_free(&ix->list);
+    for (size_t i = 0; i < ix->npods; i++)
+        if (--ix->pods[i]->refs == 0) {
+            k8s_pod_free(&ix->pods[i]->pod);
+            free(ix->pods[i]);
+        }
+    free(ix->pods);
+    free(ix->resource_version);
     k8s_pod_list_free(&ix->nodes);
     free(ix);
+}
+
+void pod_index_copy_pods(const struct pod_index *ix, struct k8s_pod_list *out)
+{
+    *out = (struct k8s_pod_list){.resource_version = must_strdup_or_null(ix->resource_version),
+                                 .pods = calloc(ix->npods + 1, sizeof(*out->pods)),
+                                 .n = ix->npods, .cap = ix->npods + 1};
+    if (!out->pods)
+        abort();
+    for (size_t i = 0; i < ix->npods; i++)
+        k8s_pod_copy(&out->pods[i], &ix->pods[i]->pod);
 }

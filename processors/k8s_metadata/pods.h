@@ -12,16 +12,26 @@
 struct pod_container {
     char *id;     /* the runtime's id, without its "containerd://" */
     const char *name;
-    size_t pod;   /* index into list.pods */
+    size_t pod;   /* index into pods */
+};
+
+/* A pod as indexes hold it: one copy shared by the indexes made while it
+ * did not change (its resourceVersion the same), so that making the index
+ * again after a change copies the pods that changed, not every pod. */
+struct shared_pod {
+    struct k8s_pod pod;
+    size_t refs;   /* the indexes holding it: changed on one thread alone */
 };
 
 struct pod_index {
-    struct k8s_pod_list list;
+    struct shared_pod **pods;
+    size_t npods;
+    char *resource_version;   /* the list's, from which a watch goes on */
     struct pod_container *containers;
     size_t ncontainers;
     struct pod_ip {
         const char *ip;
-        size_t pod;   /* index into list.pods */
+        size_t pod;   /* index into pods */
     } *ips;
     size_t nips;
     struct key_map by_container, by_uid, by_ip;   /* hash of the key -> index */
@@ -42,9 +52,18 @@ struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_
 int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
                         size_t whylen);
 
-/* The pods of pods, copied and indexed as pod_index_parse does, and the
- * nodes of nodes (NULL: none), copied and indexed by name. */
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes);
+/*
+ * The pods of pods, indexed as pod_index_parse does: those that last
+ * (NULL: none) holds at the same resourceVersion shared with it, the
+ * others copied; and the nodes of nodes (NULL: none), copied and indexed
+ * by name. Indexes that share pods are made and freed on one thread.
+ */
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes,
+                               const struct pod_index *last);
+
+/* A copy of the pods of ix, with its list's resourceVersion, into *out
+ * (empty before). */
+void pod_index_copy_pods(const struct pod_index *ix, struct k8s_pod_list *out);
 
 /* The pod running container id, its container's name into *container;
  * NULL when none listed. */
@@ -59,7 +78,7 @@ const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip);
 /* The node named name, or NULL. */
 const struct k8s_pod *pod_index_node(const struct pod_index *ix, const char *name);
 
-/* Frees ix (accepts NULL). */
+/* Frees ix (accepts NULL), and the pods no other index holds. */
 void pod_index_free(struct pod_index *ix);
 
 #endif

@@ -102,7 +102,7 @@ static void watch(const char *text, size_t len)
         text = nl ? nl + 1 : end;
     }
     make_targets(&pods);
-    struct pod_index *ix = pod_index_of(&pods, &pods);   /* as k8s_metadata copies a watch's */
+    struct pod_index *ix = pod_index_of(&pods, &pods, NULL);   /* as k8s_metadata copies */
     for (size_t i = 0; i < pods.n; i++)
         if (pod_index_uid(ix, pods.pods[i].uid) == NULL)
             abort();   /* a pod the copy lost */
@@ -159,12 +159,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         if (pod_index_container(ix, ix->containers[i].id, &container) == NULL)
             abort();   /* a listed container not found */
     }
-    for (size_t i = 0; ix && i < ix->list.n; i++)
-        pod_index_uid(ix, ix->list.pods[i].uid);
+    for (size_t i = 0; ix && i < ix->npods; i++)
+        pod_index_uid(ix, ix->pods[i]->pod.uid);
     for (size_t i = 0; ix && i < ix->nips; i++)
         pod_index_ip(ix, ix->ips[i].ip);
-    if (ix)
-        make_targets(&ix->list);
-    pod_index_free(ix);
+    if (ix) {
+        struct k8s_pod_list pods;
+        pod_index_copy_pods(ix, &pods);
+        struct pod_index *next = pod_index_of(&pods, NULL, ix);   /* sharing ix's */
+        pod_index_free(ix);
+        for (size_t i = 0; i < pods.n; i++)
+            if (*pods.pods[i].uid && !pod_index_uid(next, pods.pods[i].uid))
+                abort();   /* a pod the next index lost */
+        make_targets(&pods);
+        pod_index_free(next);
+        k8s_pod_list_free(&pods);
+    }
     return 0;
 }

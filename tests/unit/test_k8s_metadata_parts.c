@@ -87,7 +87,7 @@ TEST(a_pod_list_looked_up_by_container_uid_and_ip)
     CHECK(ix != NULL);
     if (!ix)
         return;
-    CHECK_INT(ix->list.n, 3);
+    CHECK_INT(ix->npods, 3);
     const char *container = NULL;
     const struct k8s_pod *p = pod_index_container(ix, ID, &container);
     CHECK(p && !strcmp(p->name, "web-1") && !strcmp(p->namespace, "shop") &&
@@ -115,7 +115,7 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     struct k8s_pod_list pods;
     char why[256];
     CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
-    struct pod_index *ix = pod_index_of(&pods, NULL);
+    struct pod_index *ix = pod_index_of(&pods, NULL, NULL);
     k8s_pod_list_free(&pods);   /* the watch goes on changing its own */
     const char *container = NULL;
     const struct k8s_pod *p = pod_index_container(ix, ID, &container);
@@ -124,8 +124,44 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     CHECK(pod_index_uid(ix, UID) == p);
     CHECK(pod_index_ip(ix, "fd00::7") == p);
     CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);
-    CHECK_INT(ix->list.n, 3);
+    CHECK_INT(ix->npods, 3);
     pod_index_free(ix);
+}
+
+/* Gives the pod named name in pods resourceVersion version. */
+static void set_version(struct k8s_pod_list *pods, const char *name, const char *version)
+{
+    for (size_t i = 0; i < pods->n; i++)
+        if (!strcmp(pods->pods[i].name, name)) {
+            free(pods->pods[i].resource_version);
+            pods->pods[i].resource_version = strdup(version);
+        }
+}
+
+TEST(the_next_index_shares_the_pods_that_did_not_change)
+{
+    struct k8s_pod_list pods;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
+    set_version(&pods, "web-1", "5");
+    set_version(&pods, "agent", "5");
+    struct pod_index *first = pod_index_of(&pods, NULL, NULL);
+    set_version(&pods, "agent", "6");   /* agent changed; exporter has no version */
+    struct pod_index *second = pod_index_of(&pods, NULL, first);
+    CHECK(pod_index_uid(second, UID) == pod_index_uid(first, UID));   /* shared */
+    CHECK(pod_index_uid(second, "u2") != pod_index_uid(first, "u2"));
+    CHECK(pod_index_uid(second, "u3") != pod_index_uid(first, "u3"));
+    CHECK_STR(pod_index_uid(second, "u2")->resource_version, "6");
+    pod_index_free(first);   /* what second shares stays */
+    const struct k8s_pod *web = pod_index_uid(second, UID);
+    CHECK(web && !strcmp(web->name, "web-1") && !strcmp(web->labels.values[0], "web"));
+    struct k8s_pod_list copy;
+    pod_index_copy_pods(second, &copy);   /* what a watch starts from */
+    CHECK_INT(copy.n, 3);
+    CHECK_STR(copy.pods[0].name, pods.pods[0].name);
+    k8s_pod_list_free(&copy);
+    pod_index_free(second);
+    k8s_pod_list_free(&pods);
 }
 
 TEST(nodes_by_name_listed_or_copied)
@@ -143,7 +179,10 @@ TEST(nodes_by_name_listed_or_copied)
     CHECK(pod_index_node(ix, "node-c") == NULL);
     CHECK_STR(ix->nodes.resource_version, "4");   /* where its watch goes on from */
     CHECK_INT(pod_index_set_nodes(ix, "[]", 2, why, sizeof(why)), -1);   /* the nodes kept */
-    struct pod_index *copy = pod_index_of(&ix->list, &ix->nodes);
+    struct k8s_pod_list pods;
+    pod_index_copy_pods(ix, &pods);
+    struct pod_index *copy = pod_index_of(&pods, &ix->nodes, ix);
+    k8s_pod_list_free(&pods);
     pod_index_free(ix);
     CHECK(pod_index_node(copy, "node-b") != NULL);
     CHECK(pod_index_node(copy, NULL) == NULL);   /* a pod not yet on a node */

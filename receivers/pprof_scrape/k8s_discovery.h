@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * One kubernetes_sd_config of a job at work: the objects of each of its
- * URLs (k8s_sd.h: pods, nodes, and for role endpointslice services and
- * EndpointSlices) kept by a k8s_watch (listed, then watched), the targets
- * made again (k8s_groups) 100 ms after the objects changed, but no sooner after
+ * URLs (k8s_sd.h: those of its role's kind, and the services, pods and
+ * nodes whose labels its targets have) kept by a k8s_watch (listed, then
+ * watched), the targets made (k8s_groups) once every list came back and
+ * again 100 ms after the objects changed, but no sooner after
  * the last time than four times as long as that (with the receiver's
  * scrape list) took, and the receiver told when they are not what they
  * were. A list or watch

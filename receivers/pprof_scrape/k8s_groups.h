@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The target groups of one kubernetes_sd_config, made again as its pods
- * change. A build starts empty and is given the pods one by one; a pod
- * whose UID and resourceVersion (and its node's version, when its node's
- * labels are on its targets) are those it had in the last build gives the
- * groups it made then, moved over with their hashes, instead of making
- * them again: in a large cluster a change costs the pods that changed,
- * not every pod's labels.
+ * The target groups of one kubernetes_sd_config, made again as its
+ * objects change. A build starts empty and is given the objects of its
+ * role one by one (pods, EndpointSlices, Endpoints, services, ingresses);
+ * one whose UID and resourceVersion (and those of the objects whose
+ * labels are on its targets: a pod's node; a slice's service, pods and
+ * nodes) are those it had in the last build gives the groups it made
+ * then, moved over with their hashes, instead of making them again: in a
+ * large cluster a change costs the objects that changed, not every
+ * object's labels.
  */
 #ifndef PPROF_SCRAPE_K8S_GROUPS_H
 #define PPROF_SCRAPE_K8S_GROUPS_H

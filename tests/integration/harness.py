@@ -202,6 +202,37 @@ http {
 """
 
 
+def serve_on_free_port(start, attempts=5):
+    """Starts a server that binds the port it is given: start(port) returns
+    its Popen (stderr a text or bytes pipe). The port is one the kernel had
+    free a moment before; when another process took it meanwhile the
+    server exits, and it is started again on another (up to attempts
+    times, then the last one's stderr is the error). Returns (process,
+    port) once it accepts connections."""
+    why = ""
+    for _ in range(attempts):
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        proc = start(port)
+
+        def up():
+            if proc.poll() is not None:
+                return True
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        wait_until(up, "a server accepting on port %d" % port)
+        if proc.poll() is None:
+            return proc, port
+        why = proc.stderr.read()
+        why = why.decode() if isinstance(why, bytes) else why
+    raise AssertionError("the server did not start: " + why)
+
+
 class ForwardProxy:
     """nginx as a plain HTTP forward proxy on a free loopback port, in
     directory: a request in the absolute form clients send a proxy goes on
@@ -210,26 +241,15 @@ class ForwardProxy:
 
     def __init__(self, directory):
         os.makedirs(directory, exist_ok=True)
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-        probe.close()
         conf = os.path.join(directory, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(FORWARD_PROXY % {"dir": directory, "port": port})
-        self.nginx = subprocess.Popen(["nginx", "-c", conf, "-p", directory, "-g",
-                                       "daemon off;"], stderr=subprocess.PIPE)
-        self.url = "http://127.0.0.1:%d" % port
 
-        def accepts():
-            if self.nginx.poll() is not None:
-                raise AssertionError("nginx did not start: " + self.nginx.stderr.read().decode())
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-        wait_until(accepts, "nginx accepting on port %d" % port)
+        def start(port):
+            with open(conf, "w") as f:
+                f.write(FORWARD_PROXY % {"dir": directory, "port": port})
+            return subprocess.Popen(["nginx", "-c", conf, "-p", directory, "-g", "daemon off;"],
+                                    stderr=subprocess.PIPE)
+        self.nginx, port = serve_on_free_port(start)
+        self.url = "http://127.0.0.1:%d" % port
 
     def stop(self):
         self.nginx.terminate()

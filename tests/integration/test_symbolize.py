@@ -8,12 +8,11 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import urllib.request
 
 from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
-                     wait_until)
+                     serve_on_free_port, wait_until)
 
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
 BASE = 0x7f0000000000   # where the test "process" loaded its binary
@@ -358,13 +357,9 @@ class SymbolizeTest(ProfdTestCase):
         subprocess.run(["objcopy", "--only-keep-debug", full, os.path.join(served, "inl.debug")],
                        check=True)
         subprocess.run(["objcopy", "--strip-debug", full, os.path.join(served, "inl")], check=True)
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-        probe.close()
-        server = subprocess.Popen(["debuginfod", "-F", served, "-p", str(port), "-d",
-                                   self.path("db.sqlite")], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
+        server, port = serve_on_free_port(lambda port: subprocess.Popen(
+            ["debuginfod", "-F", served, "-p", str(port), "-d", self.path("db.sqlite")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
         url = "http://127.0.0.1:%d" % port
 
         def indexed():   # both files scanned and served

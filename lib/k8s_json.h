@@ -17,9 +17,6 @@
 /* obj's string member key, malloc'd; "" when absent or not a string. */
 char *k8s_json_string(json_t *obj, const char *key);
 
-/* Room in *p for n pairs (NULL-ended arrays), none there yet. */
-void k8s_pairs_room(struct k8s_pairs *p, size_t n);
-
 /* The string members of obj (NULL or another type: none) into *p, empty
  * before, in obj's order. */
 void k8s_pairs_read(json_t *obj, struct k8s_pairs *p);
@@ -29,6 +26,9 @@ void k8s_pairs_copy(struct k8s_pairs *dst, const struct k8s_pairs *src);
 
 /* Frees what p holds (not p). */
 void k8s_pairs_free(struct k8s_pairs *p);
+
+/* A copy of the n strings of src, NULL-ended (n 0: NULL). */
+char **k8s_strings_copy(char *const *src, size_t n);
 
 /* A port object's name, protocol (TCP when it says none, as the API
  * defaults it) and appProtocol into *p, with number, subset 0. */

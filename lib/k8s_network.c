@@ -38,6 +38,22 @@ static struct k8s_endpoint *new_endpoint(struct k8s_pod *p, size_t *cap)
     return &p->endpoints[p->nendpoints++];
 }
 
+/* The strings of array (those that are strings, not empty), NULL-ended,
+ * their count in *n. */
+static char **string_array_of(json_t *array, size_t *n)
+{
+    char **v = calloc(json_array_size(array) + 1, sizeof(char *));
+    if (!v)
+        abort();
+    size_t i;
+    json_t *e;
+    *n = 0;
+    json_array_foreach(array, i, e)
+        if (json_string_value(e) && *json_string_value(e))
+            v[(*n)++] = must_strdup(json_string_value(e));
+    return v;
+}
+
 /* An EndpointSlice's endpoint. */
 static void read_endpoint(json_t *e, struct k8s_endpoint *ep)
 {
@@ -50,14 +66,7 @@ static void read_endpoint(json_t *e, struct k8s_endpoint *ep)
                                 .zone = string_or_null(e, "zone")};
     read_target_ref(e, ep);
     k8s_pairs_read(json_object_get(e, "deprecatedTopology"), &ep->topology);
-    json_t *addresses = json_object_get(e, "addresses"), *a;
-    ep->addresses = calloc(json_array_size(addresses) + 1, sizeof(char *));
-    if (!ep->addresses)
-        abort();
-    size_t i;
-    json_array_foreach(addresses, i, a)
-        if (json_string_value(a) && *json_string_value(a))
-            ep->addresses[ep->naddresses++] = must_strdup(json_string_value(a));
+    ep->addresses = string_array_of(json_object_get(e, "addresses"), &ep->naddresses);
 }
 
 /* The addresses of one of an Endpoints object's subsets (addresses, or
@@ -125,22 +134,6 @@ static void read_endpoints(struct k8s_pod *p, json_t *item)
     }
 }
 
-/* The strings of array (those that are strings, not empty), NULL-ended,
- * their count in *n. */
-static char **string_array_of(json_t *array, size_t *n)
-{
-    char **v = calloc(json_array_size(array) + 1, sizeof(char *));
-    if (!v)
-        abort();
-    size_t i;
-    json_t *e;
-    *n = 0;
-    json_array_foreach(array, i, e)
-        if (json_string_value(e) && *json_string_value(e))
-            v[(*n)++] = must_strdup(json_string_value(e));
-    return v;
-}
-
 /* An Ingress's class, rules and TLS hosts (none in other kinds). */
 static void read_ingress(struct k8s_pod *p, json_t *spec)
 {
@@ -165,13 +158,15 @@ static void read_ingress(struct k8s_pod *p, json_t *spec)
             r->paths[r->npaths++] = must_strdup("/");
     }
     json_array_foreach(tls, i, e) {
-        size_t n;
-        char **hosts = string_array_of(json_object_get(e, "hosts"), &n);
-        p->tls_hosts = grow_array(p->tls_hosts, &cap, p->ntls_hosts + n + 1, sizeof(char *));
-        memcpy(&p->tls_hosts[p->ntls_hosts], hosts, n * sizeof(char *));
-        p->ntls_hosts += n;
-        p->tls_hosts[p->ntls_hosts] = NULL;
-        free(hosts);
+        size_t k;
+        json_t *host;
+        json_array_foreach(json_object_get(e, "hosts"), k, host) {
+            if (!json_string_value(host) || !*json_string_value(host))
+                continue;
+            p->tls_hosts = grow_array(p->tls_hosts, &cap, p->ntls_hosts + 2, sizeof(char *));
+            p->tls_hosts[p->ntls_hosts++] = must_strdup(json_string_value(host));
+            p->tls_hosts[p->ntls_hosts] = NULL;
+        }
     }
 }
 
@@ -198,11 +193,7 @@ static void copy_endpoint(struct k8s_endpoint *dst, const struct k8s_endpoint *s
                                  .target_kind = must_strdup_or_null(src->target_kind),
                                  .target_name = must_strdup_or_null(src->target_name),
                                  .target_namespace = must_strdup_or_null(src->target_namespace)};
-    dst->addresses = calloc(src->naddresses + 1, sizeof(char *));
-    if (!dst->addresses)
-        abort();
-    for (size_t i = 0; i < src->naddresses; i++)
-        dst->addresses[i] = must_strdup(src->addresses[i]);
+    dst->addresses = k8s_strings_copy(src->addresses, src->naddresses);
     k8s_pairs_copy(&dst->topology, &src->topology);
 }
 
@@ -215,18 +206,6 @@ void k8s_network_read(struct k8s_pod *p, json_t *item)
     p->external_name = string_or_null(spec, "externalName");
     p->load_balancer_ip = string_or_null(spec, "loadBalancerIP");
     read_ingress(p, spec);
-}
-
-static char **string_array_copy(char *const *src, size_t n)
-{
-    if (n == 0)
-        return NULL;
-    char **dst = calloc(n + 1, sizeof(char *));
-    if (!dst)
-        abort();
-    for (size_t i = 0; i < n; i++)
-        dst[i] = must_strdup(src[i]);
-    return dst;
 }
 
 void k8s_network_copy(struct k8s_pod *dst, const struct k8s_pod *src)
@@ -255,10 +234,10 @@ void k8s_network_copy(struct k8s_pod *dst, const struct k8s_pod *src)
         for (dst->nrules = 0; dst->nrules < src->nrules; dst->nrules++) {
             const struct k8s_ingress_rule *r = &src->rules[dst->nrules];
             dst->rules[dst->nrules] = (struct k8s_ingress_rule){
-                must_strdup(r->host), string_array_copy(r->paths, r->npaths), r->npaths};
+                must_strdup(r->host), k8s_strings_copy(r->paths, r->npaths), r->npaths};
         }
     }
-    dst->tls_hosts = string_array_copy(src->tls_hosts, src->ntls_hosts);
+    dst->tls_hosts = k8s_strings_copy(src->tls_hosts, src->ntls_hosts);
     dst->ntls_hosts = src->ntls_hosts;
 }
 

@@ -19,7 +19,7 @@ char *k8s_json_string(json_t *obj, const char *key)
 }
 
 /* Room in p for n pairs, none there yet. */
-void k8s_pairs_room(struct k8s_pairs *p, size_t n)
+static void k8s_pairs_room(struct k8s_pairs *p, size_t n)
 {
     p->names = calloc(n + 1, sizeof(char *));
     p->values = calloc(n + 1, sizeof(char *));
@@ -369,6 +369,18 @@ void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
     *p = (struct k8s_pod){0};
 }
 
+char **k8s_strings_copy(char *const *src, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    char **dst = calloc(n + 1, sizeof(char *));
+    if (!dst)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        dst[i] = must_strdup(src[i]);
+    return dst;
+}
+
 void k8s_pairs_copy(struct k8s_pairs *dst, const struct k8s_pairs *src)
 {
     k8s_pairs_room(dst, src->n);
@@ -410,12 +422,10 @@ void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src)
         .controller_name = must_strdup_or_null(src->controller_name),
         .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
         .kubelet_port = src->kubelet_port};
-    dst->ips = calloc(src->nips + 1, sizeof(char *));
+    dst->ips = k8s_strings_copy(src->ips, src->nips);
     dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
-    if (!dst->ips || !dst->containers)
+    if (!dst->containers)
         abort();
-    for (size_t i = 0; i < src->nips; i++)
-        dst->ips[i] = must_strdup(src->ips[i]);
     k8s_pairs_copy(&dst->labels, &src->labels);
     k8s_pairs_copy(&dst->annotations, &src->annotations);
     k8s_pairs_copy(&dst->addresses, &src->addresses);

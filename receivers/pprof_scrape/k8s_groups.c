@@ -14,17 +14,23 @@ static uint64_t text_hash(const char *s)
     return hash_bytes(s, strlen(s));
 }
 
-/* The key of pod p as it is now, with node's labels (NULL: none): its UID
- * and version, and its node's version; 0, never reused, when the list
- * gave no version. */
-static uint64_t pod_key(const struct k8s_pod *p, const struct k8s_pod *node)
+/* Mixes object o (NULL: none) as it is now into key k; false when the
+ * list gave it no version. */
+static bool mix_version(uint64_t *k, const struct k8s_pod *o)
 {
-    if (!*p->resource_version || (node && !*node->resource_version))
-        return 0;
-    uint64_t k = hash_mix(text_hash(p->uid), text_hash(p->resource_version));
-    k = hash_mix(k, node ? hash_mix(text_hash(node->name), text_hash(node->resource_version))
-                         : 0);
-    return k | 1;
+    if (o && !*o->resource_version)
+        return false;
+    *k = hash_mix(*k, o ? hash_mix(text_hash(o->uid), text_hash(o->resource_version)) : 0);
+    return true;
+}
+
+/* The key of object o as it is now, with the object whose labels its
+ * targets have too (NULL: none; a pod's node): their UIDs and versions;
+ * 0, never reused, when the list gave either no version. */
+static uint64_t object_key(const struct k8s_pod *o, const struct k8s_pod *with)
+{
+    uint64_t k = 0;
+    return mix_version(&k, o) && mix_version(&k, with) ? k | 1 : 0;
 }
 
 /* Hashes g's groups from number from on, the ones just made. */
@@ -83,25 +89,15 @@ void k8s_groups_add_pod(const struct profd_host *h, struct k8s_groups *next,
                         struct k8s_groups *last, const struct k8s_pod *p,
                         const struct k8s_pod *node)
 {
-    bool reused = reuse(next, last, pod_key(p, node));
+    bool reused = reuse(next, last, object_key(p, node));
     if (!reused)
         k8s_sd_pod_groups(h, p, node, &next->groups, &next->n, &next->cap);
     made(next, reused);
 }
 
-/* Mixes object o (NULL: none) as it is now into key k; false when the
- * list gave it no version. */
-static bool mix_version(uint64_t *k, const struct k8s_pod *o)
-{
-    if (o && !*o->resource_version)
-        return false;
-    *k = hash_mix(*k, o ? hash_mix(text_hash(o->uid), text_hash(o->resource_version)) : 0);
-    return true;
-}
-
 /* The key of obj (role endpointslice's or endpoints') as it is now,
  * with the objects its targets' labels come from: service, and each
- * endpoint's pod and node; 0 as pod_key. */
+ * endpoint's pod and node; 0 as object_key. */
 static uint64_t endpoints_key(enum k8s_endpoints_role role, const struct k8s_pod *obj,
                               const struct k8s_pod *service, const struct k8s_names *pods,
                               const struct k8s_names *nodes)
@@ -127,7 +123,7 @@ void k8s_groups_add_endpoints(const struct profd_host *h, struct k8s_groups *nex
     const struct k8s_pod *service = k8s_sd_endpoints_service(role, obj, services);
     bool reused = reuse(next, last, endpoints_key(role, obj, service, pods, nodes));
     if (!reused)
-        k8s_sd_endpoints_groups(h, role, obj, services, pods, nodes, &next->groups, &next->n,
+        k8s_sd_endpoints_groups(h, role, obj, service, pods, nodes, &next->groups, &next->n,
                                 &next->cap);
     made(next, reused);
 }
@@ -136,8 +132,7 @@ void k8s_groups_add_object(const struct profd_host *h, struct k8s_groups *next,
                            struct k8s_groups *last, const struct k8s_pod *obj,
                            k8s_groups_maker make)
 {
-    uint64_t k = 0;
-    bool reused = reuse(next, last, mix_version(&k, obj) ? k | 1 : 0);
+    bool reused = reuse(next, last, object_key(obj, NULL));
     if (!reused)
         make(h, obj, &next->groups, &next->n, &next->cap);
     made(next, reused);

@@ -122,15 +122,15 @@ enum k8s_endpoints_role { K8S_ROLE_ENDPOINTSLICE, K8S_ROLE_ENDPOINTS };
  * Roles endpointslice and endpoints (k8s_sd_endpoints.c): appends to
  * *groups a group of one target for each address of each endpoint of
  * obj (an EndpointSlice, or an Endpoints object's subsets) at each of its
- * ports, with obj's labels, its service's (from services:
- * k8s_sd_endpoints_service) and, where the endpoint's targetRef is a pod
+ * ports, with obj's labels, its service's (NULL: none;
+ * k8s_sd_endpoints_service finds it) and, where the endpoint's targetRef is a pod
  * in pods, the pod's with those of its container serving that port; then
  * one for each container port of those pods that no port of obj covers.
  * nodes (NULL: not asked for) adds the labels of each endpoint's node
  * (k8s_sd_endpoint_node).
  */
 void k8s_sd_endpoints_groups(const struct profd_host *h, enum k8s_endpoints_role role,
-                             const struct k8s_pod *obj, const struct k8s_names *services,
+                             const struct k8s_pod *obj, const struct k8s_pod *service,
                              const struct k8s_names *pods, const struct k8s_names *nodes,
                              struct profd_target_group **groups, size_t *n, size_t *cap);
 

@@ -53,13 +53,12 @@ const struct k8s_pod *k8s_sd_endpoints_service(enum k8s_endpoints_role role,
     return NULL;
 }
 
-/* The labels every target of obj has, with its service's. */
+/* The labels every target of obj has, with its service's (NULL: none). */
 static void object_labels(const struct profd_host *h, enum k8s_endpoints_role role,
-                          const struct k8s_pod *obj, const struct k8s_names *services,
+                          const struct k8s_pod *obj, const struct k8s_pod *service,
                           struct profd_labels *l)
 {
     h->labels_set(l, META "namespace", obj->namespace);
-    const struct k8s_pod *service = k8s_sd_endpoints_service(role, obj, services);
     if (service)
         k8s_sd_service_labels(h, service, l);
     if (role == K8S_ROLE_ENDPOINTS) {
@@ -234,12 +233,12 @@ static void add_uncovered(struct endpoints_build *b, const struct seen_pod *sp)
 }
 
 void k8s_sd_endpoints_groups(const struct profd_host *h, enum k8s_endpoints_role role,
-                             const struct k8s_pod *obj, const struct k8s_names *services,
+                             const struct k8s_pod *obj, const struct k8s_pod *service,
                              const struct k8s_names *pods, const struct k8s_names *nodes,
                              struct profd_target_group **groups, size_t *n, size_t *cap)
 {
     struct profd_labels group = {0};
-    object_labels(h, role, obj, services, &group);
+    object_labels(h, role, obj, service, &group);
     struct endpoints_build b = {h, role, &group, pods, nodes, {0}, groups, n, cap};
     for (size_t e = 0; e < obj->nendpoints; e++) {
         const struct k8s_endpoint *ep = &obj->endpoints[e];

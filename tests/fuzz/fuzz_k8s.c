@@ -42,9 +42,12 @@ static void make_targets(const struct k8s_pod_list *pods)
     struct k8s_names names = {0};   /* the objects as services, pods and nodes of slices */
     k8s_names_add(&names, pods);
     for (size_t i = 0; i < pods->n; i++) {   /* and each as the other roles' objects */
-        for (int role = K8S_ROLE_ENDPOINTSLICE; role <= K8S_ROLE_ENDPOINTS; role++)
-            k8s_sd_endpoints_groups(&host, (enum k8s_endpoints_role)role, &pods->pods[i], &names,
-                                    &names, &names, &groups, &n, &cap);
+        for (int role = K8S_ROLE_ENDPOINTSLICE; role <= K8S_ROLE_ENDPOINTS; role++) {
+            enum k8s_endpoints_role r = (enum k8s_endpoints_role)role;
+            k8s_sd_endpoints_groups(&host, r, &pods->pods[i],
+                                    k8s_sd_endpoints_service(r, &pods->pods[i], &names), &names,
+                                    &names, &groups, &n, &cap);
+        }
         k8s_sd_service_groups(&host, &pods->pods[i], &groups, &n, &cap);
         k8s_sd_ingress_groups(&host, &pods->pods[i], &groups, &n, &cap);
     }

@@ -51,24 +51,30 @@ exporters:
 """ + PIPELINE
 
 
-# A job of the endpoints of services opted in by a label, ready, at their
-# port named pprof; % (role, the API's URL, the label saying an endpoint
-# is ready, the prefix of the role's port labels).
-SERVICES_CONFIG = """
+def k8s_job(name, sd_config, relabel_configs):
+    """A job named name scraping goroutines every second from the targets
+    of sd_config (a kubernetes_sd_config in YAML's flow style), relabeled
+    by relabel_configs (lines of rules)."""
+    return """      - job_name: %s
+        scrape_interval: 1s
+        kubernetes_sd_configs: [%s]
+        profiling_config: {presets: [goroutine]}
+        relabel_configs:
+%s""" % (name, sd_config, relabel_configs)
+
+
+def services_config(role, url, ready, port):
+    """A config of the endpoints of role (endpointslice or endpoints) at
+    the API at url: of services opted in by a label, ready (the label
+    ready says so), at their port named pprof (the labels of prefix port
+    name it)."""
+    return """
 receivers:
   pprof_scrape:
     scrape_configs:
-      - job_name: services
-        scrape_interval: 1s
-        kubernetes_sd_configs:
-          - role: %s
-            api_server: "%s"
-            bearer_token_file: ./token
-            namespaces: {names: [shop]}
-            selectors: [{role: pod, field: "spec.nodeName=node-a"}]
-            retry_interval: 200ms
-        profiling_config: {presets: [goroutine]}
-        relabel_configs:
+""" + k8s_job("services", """{role: %s, api_server: "%s", bearer_token_file: ./token,
+             namespaces: {names: [shop]}, retry_interval: 200ms,
+             selectors: [{role: pod, field: "spec.nodeName=node-a"}]}""" % (role, url), """\
           - {source_labels: [__meta_kubernetes_service_label_profiles], regex: "true", action: keep}
           - {source_labels: [__meta_kubernetes_%s], regex: "true", action: keep}
           - {source_labels: [__meta_kubernetes_%s_port_name], regex: pprof, action: keep}
@@ -76,9 +82,11 @@ receivers:
           - {source_labels: [__meta_kubernetes_service_name], target_label: service}
           - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
           - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
+""" % (ready, port)) + """\
 exporters:
   pprof_file: {path_template: "{namespace}/{service}/{pod}/{container}/{unix_nanos}.pb.gz"}
 """ + PIPELINE
+
 
 def pod(name, port, namespace="shop", labels=None, scrape=True):
     """A running pod on loopback as the API lists one: an init container
@@ -123,6 +131,15 @@ class ScrapeKubernetesTest(ProfdTestCase):
         t = Target()
         self.addCleanup(t.stop)
         return t
+
+    def pprof_pod(self):
+        """A Go target, its port, and pod web-1 at it, whose container
+        declares that port, named pprof, as a service's endpoints do."""
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+        web_pod = pod("web-1", port)
+        web_pod["spec"]["containers"][0]["ports"] = [{"name": "pprof", "containerPort": port}]
+        return web, port, web_pod
 
     def goroutine_target(self):
         """A scripted target answering the corpus's goroutine profile."""
@@ -218,10 +235,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
         for role endpointslice select them), with the service's, the
         slice's and the endpoint's pod's labels; a service's change,
         brought by its watch, makes the targets again."""
-        web = self.go_target()
-        port = int(web.address.rsplit(":", 1)[1])
-        web_pod = pod("web-1", port)
-        web_pod["spec"]["containers"][0]["ports"] = [{"name": "pprof", "containerPort": port}]
+        web, port, web_pod = self.pprof_pod()
         service = {"metadata": {"name": "web", "namespace": "shop", "uid": "svc-uid",
                                 "labels": {"app": "web"}}}
         other = {"metadata": {"name": "db", "namespace": "shop", "uid": "db-uid",
@@ -239,9 +253,9 @@ class ScrapeKubernetesTest(ProfdTestCase):
                             endpointslices=[endpoints("web-x1", "web", True),
                                             endpoints("db-x1", "db", False)])
         self.addCleanup(api.stop)
-        p = self.start(SERVICES_CONFIG % ("endpointslice", api.url,
-                                          "endpointslice_endpoint_conditions_ready",
-                                          "endpointslice"))
+        p = self.start(services_config("endpointslice", api.url,
+                                       "endpointslice_endpoint_conditions_ready",
+                                       "endpointslice"))
 
         def known(kind):
             return metric_value(p.metrics(), "profd_scrape_k8s_" + kind,
@@ -271,10 +285,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
         (its notReadyAddresses with __meta_kubernetes_endpoint_ready
         "false"), with the labels of the service of its name and of the
         address's pod."""
-        web = self.go_target()
-        port = int(web.address.rsplit(":", 1)[1])
-        web_pod = pod("web-1", port)
-        web_pod["spec"]["containers"][0]["ports"] = [{"name": "pprof", "containerPort": port}]
+        web, port, web_pod = self.pprof_pod()
         service = {"metadata": {"name": "web", "namespace": "shop", "uid": "svc-uid",
                                 "labels": {"profiles": "true"}}}
         ref = {"kind": "Pod", "name": "web-1", "namespace": "shop"}
@@ -284,7 +295,7 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                   "ports": [{"name": "pprof", "port": port}]}]}
         api = KubernetesApi([web_pod], "tok123", services=[service], endpoints=[endpoints])
         self.addCleanup(api.stop)
-        p = self.start(SERVICES_CONFIG % ("endpoints", api.url, "endpoint_ready", "endpoint"))
+        p = self.start(services_config("endpoints", api.url, "endpoint_ready", "endpoint"))
         wait_until(lambda: self.files("shop", "web", "web-1", "app"), "web-1's goroutines")
         self.assertEqual(sorted(path for path, q, _ in api.got if not q.get("watch")),
                          ["/api/v1/namespaces/shop/endpoints", "/api/v1/namespaces/shop/pods",
@@ -317,27 +328,20 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                        "http": {"paths": [{"path": "/"}]}}]}}
         api = KubernetesApi([], "tok123", services=[service], ingresses=[ingress])
         self.addCleanup(api.stop)
-        def job(name, role, relabel_configs):
-            """A job of role at the API, its targets relabeled by
-            relabel_configs (lines of rules)."""
-            return """      - job_name: %s
-        scrape_interval: 1s
-        kubernetes_sd_configs:
-          - {role: %s, api_server: "%s", bearer_token_file: ./token, retry_interval: 200ms}
-        profiling_config: {presets: [goroutine]}
-        relabel_configs:
-%s""" % (name, role, api.url, relabel_configs)
+        def sd(role):
+            return ('{role: %s, api_server: "%s", bearer_token_file: ./token, '
+                    'retry_interval: 200ms}' % (role, api.url))
         p = self.start("""
 receivers:
   pprof_scrape:
     scrape_configs:
-""" + job("services", "service", """\
+""" + k8s_job("services", sd("service"), """\
           - {source_labels: [__meta_kubernetes_service_cluster_ip,
                              __meta_kubernetes_service_port_number],
              separator: ":", target_label: __address__}
           - {source_labels: [__meta_kubernetes_service_name], target_label: name}
           - {source_labels: [__meta_kubernetes_service_type], target_label: kind}
-""") + job("ingresses", "ingress", """\
+""") + k8s_job("ingresses", sd("ingress"), """\
           - {target_label: __address__, replacement: "127.0.0.1:%d"}
           - {source_labels: [__meta_kubernetes_ingress_name], target_label: name}
           - {source_labels: [__meta_kubernetes_ingress_scheme], target_label: kind}

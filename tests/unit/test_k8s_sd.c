@@ -328,7 +328,7 @@ TEST(a_pods_groups_move_to_the_next_build_while_it_does_not_change)
     k8s_pod_list_free(&pods);
 
     /* with a node's labels: made again when the node's version changes */
-    struct k8s_pod node = {.name = "node-a", .resource_version = "7"};
+    struct k8s_pod node = {.name = "node-a", .uid = "n1", .resource_version = "7"};
     struct k8s_groups fifth, sixth;
     pods_at(&pods, "5", NULL);
     build(&fifth, &fourth, &pods, false, &node);
@@ -443,6 +443,36 @@ static void fixture_free(struct endpoints_fixture *f)
     k8s_pod_list_free(&f->nodes);
 }
 
+/* The groups of obj of role, its service found among services, into *g
+ * (n of them, room for cap). */
+static void endpoints_groups(enum k8s_endpoints_role role, const struct k8s_pod *obj,
+                             const struct k8s_names *services, const struct k8s_names *pods,
+                             const struct k8s_names *nodes, struct profd_target_group **g,
+                             size_t *n, size_t *cap)
+{
+    k8s_sd_endpoints_groups(h, role, obj, k8s_sd_endpoints_service(role, obj, services), pods,
+                            nodes, g, n, cap);
+}
+
+/* Checks that g is web-1's endpoint at http, with the labels of want (the
+ * role's, the namespace among them), the pod's and its node's (node-a of
+ * the fixture), and no others. */
+static void check_web1_endpoint(const struct profd_target_group *g,
+                                const char *const want[][2], size_t n)
+{
+    static const char *const node[][2] = {
+        {"__meta_kubernetes_node_name", "node-a"},
+        {"__meta_kubernetes_node_label_zone", "a"},
+        {"__meta_kubernetes_node_labelpresent_zone", "true"},
+    };
+    CHECK_STR(g->targets.items[0], "10.1.0.7:8080");
+    check_labels(g, want, n);
+    check_labels(g, WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
+    check_labels(g, node, sizeof(node) / sizeof(*node));
+    CHECK_INT(g->labels.n,
+              n + sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP) - 1 + sizeof(node) / sizeof(*node));
+}
+
 TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_labels)
 {
     struct endpoints_fixture f;
@@ -454,13 +484,12 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < slices->n; i++)
-        k8s_sd_endpoints_groups(h, K8S_ROLE_ENDPOINTSLICE, &slices->pods[i], &f.by_service,
-                                &f.by_pod, &f.by_node, &g, &n, &cap);
+        endpoints_groups(K8S_ROLE_ENDPOINTSLICE, &slices->pods[i], &f.by_service, &f.by_pod,
+                         &f.by_node, &g, &n, &cap);
     /* three endpoints at 8080, web-1's port 53 that the slice does not
      * cover, the v6 slice's address alone */
     CHECK_INT(n, 5);
     if (n == 5) {
-        CHECK_STR(g[0].targets.items[0], "10.1.0.7:8080");
         static const char *const want[][2] = {
             {"__meta_kubernetes_namespace", "shop"},
             {"__meta_kubernetes_endpointslice_name", "web-x1"},
@@ -483,14 +512,8 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
             {"__meta_kubernetes_endpointslice_address_target_name", "web-1"},
             {"__meta_kubernetes_endpointslice_endpoint_node_name", "node-a"},
             {"__meta_kubernetes_endpointslice_endpoint_zone", "eu-1a"},
-            {"__meta_kubernetes_node_name", "node-a"},
-            {"__meta_kubernetes_node_label_zone", "a"},
-            {"__meta_kubernetes_node_labelpresent_zone", "true"},
         };
-        check_labels(&g[0], want, sizeof(want) / sizeof(*want));   /* and the pod's: */
-        check_labels(&g[0], WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
-        CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want) + sizeof(WEB1_HTTP) /
-                                 sizeof(*WEB1_HTTP) - 1);   /* the namespace in both */
+        check_web1_endpoint(&g[0], want, sizeof(want) / sizeof(*want));
 
         CHECK_STR(g[1].targets.items[0], "10.9.9.9:8080");
         CHECK_STR(label(&g[1], "__meta_kubernetes_endpointslice_endpoint_conditions_ready"),
@@ -528,8 +551,8 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
     /* without attach_metadata's nodes, and with the service gone */
     struct k8s_names none = {0};
     g = NULL, n = 0, cap = 0;
-    k8s_sd_endpoints_groups(h, K8S_ROLE_ENDPOINTSLICE, &slices->pods[0], &none, &f.by_pod,
-                            NULL, &g, &n, &cap);
+    endpoints_groups(K8S_ROLE_ENDPOINTSLICE, &slices->pods[0], &none, &f.by_pod, NULL, &g, &n,
+                     &cap);
     CHECK_INT(n, 4);
     if (n == 4) {
         CHECK_STR(label(&g[0], "__meta_kubernetes_node_name"), "(none)");
@@ -573,12 +596,11 @@ TEST(role_endpoints_a_target_per_address_and_port_of_each_subset)
     fixture_init(&f, ENDPOINTS);
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
-    k8s_sd_endpoints_groups(h, K8S_ROLE_ENDPOINTS, &f.objects.pods[0], &f.by_service, &f.by_pod,
-                            &f.by_node, &g, &n, &cap);
+    endpoints_groups(K8S_ROLE_ENDPOINTS, &f.objects.pods[0], &f.by_service, &f.by_pod, &f.by_node,
+                     &g, &n, &cap);
     /* each address at its own subset's port; web-1's port 53 uncovered */
     CHECK_INT(n, 4);
     if (n == 4) {
-        CHECK_STR(g[0].targets.items[0], "10.1.0.7:8080");
         static const char *const want[][2] = {
             {"__meta_kubernetes_namespace", "shop"},
             {"__meta_kubernetes_endpoints_name", "web"},
@@ -594,14 +616,8 @@ TEST(role_endpoints_a_target_per_address_and_port_of_each_subset)
             {"__meta_kubernetes_endpoint_address_target_name", "web-1"},
             {"__meta_kubernetes_endpoint_node_name", "node-a"},
             {"__meta_kubernetes_endpoint_hostname", "w1"},
-            {"__meta_kubernetes_node_name", "node-a"},
-            {"__meta_kubernetes_node_label_zone", "a"},
-            {"__meta_kubernetes_node_labelpresent_zone", "true"},
         };
-        check_labels(&g[0], want, sizeof(want) / sizeof(*want));
-        check_labels(&g[0], WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
-        CHECK_INT(g[0].labels.n, sizeof(want) / sizeof(*want) + sizeof(WEB1_HTTP) /
-                                 sizeof(*WEB1_HTTP) - 1);
+        check_web1_endpoint(&g[0], want, sizeof(want) / sizeof(*want));
         CHECK_STR(g[1].targets.items[0], "10.1.0.8:8080");
         CHECK_STR(label(&g[1], "__meta_kubernetes_endpoint_ready"), "false");
         CHECK_STR(label(&g[1], "__meta_kubernetes_pod_name"), "(none)");   /* not listed */

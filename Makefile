@@ -52,7 +52,7 @@ exporter_parca_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/gr
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c
 receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
 receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c \
-    lib/json_escape.c lib/profile_family.c lib/key_map.c
+    lib/json_escape.c lib/profile_family.c lib/key_map.c lib/json_pull.c lib/utf8_valid.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
 processor_downsample_LIBS := -levent

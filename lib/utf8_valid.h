@@ -27,4 +27,9 @@ bool utf8_is_valid(const char *s, size_t len);
  * whether out differs from s. */
 size_t utf8_valid_copy(const char *s, size_t len, size_t max, char *out, bool *changed);
 
+/* Writes code point cp (at most U+10FFFF) to out as UTF-8; returns the
+ * bytes written, 1 to 4. A surrogate is written as its three bytes, which
+ * are not well-formed: callers that may meet one check for it first. */
+size_t utf8_encode(uint32_t cp, char out[4]);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/utf8_valid.h"
 
 bool jfr_fail(struct rd *r, const char *what)
 {
@@ -114,23 +115,6 @@ static struct str keep(struct chunk *c, char *s, size_t n)
     return (struct str){s, (uint32_t)n};
 }
 
-static size_t put_utf8(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xc0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    out[0] = (char)(0xe0 | cp >> 12);
-    out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-    out[2] = (char)(0x80 | (cp & 0x3f));
-    return 3;
-}
-
 /* A string field: null (empty here), empty, a key into the String pool,
  * UTF-8, UTF-16 chars or Latin-1, the last two made UTF-8. */
 bool jfr_string(struct chunk *c, struct rd *r, struct str *out)
@@ -162,7 +146,7 @@ bool jfr_string(struct chunk *c, struct rd *r, struct str *out)
             char *s = must_malloc(2 * n);
             size_t len = 0;
             for (uint64_t i = 0; i < n; i++)
-                len += put_utf8(s + len, r->p[i]);
+                len += utf8_encode(r->p[i], s + len);
             *out = keep(c, s, len);
         }
         r->p += n;
@@ -178,7 +162,7 @@ bool jfr_string(struct chunk *c, struct rd *r, struct str *out)
                 free(s);
                 return false;
             }
-            len += put_utf8(s + len, (uint32_t)(ch & 0xffff));
+            len += utf8_encode((uint32_t)(ch & 0xffff), s + len);
         }
         *out = keep(c, s, len);
         return true;

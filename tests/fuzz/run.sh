@@ -4,7 +4,8 @@
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
 # ELF/DWARF, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf and a Go program's .gopclntab; the config
-# loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), gRPC framer and
+# loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), the JSON pull
+# reader (against jansson), gRPC framer and
 # pushed series (Parca, Pyroscope), folded stacks, speedscope files, /ingest
 # queries, cgroup files, Kubernetes pod lists, kubeconfigs, exec plugins' output and
 # backends' responses (headers, trailers, bodies) from tests/fuzz/seeds/<name>;
@@ -51,7 +52,7 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
     lib/raw_series.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
     receivers/pyroscope/multipart.c receivers/pyroscope/ingest_query.c \
-    receivers/pyroscope/trie_tree.c receivers/pyroscope/speedscope.c lib/key_map.c \
+    receivers/pyroscope/trie_tree.c receivers/pyroscope/speedscope.c lib/key_map.c lib/json_pull.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_jfr.c \
     lib/grow.c lib/key_map.c receivers/pyroscope/jfr.c receivers/pyroscope/jfr_reader.c \
@@ -65,6 +66,8 @@ clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_k8s.c lib/grow.c lib
     receivers/pprof_scrape/k8s_sd_ingress.c lib/k8s_api.c lib/file_io.c \
     lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
     -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)
+clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_json_pull.c lib/json_pull.c lib/grow.c \
+    lib/utf8_valid.c -o $FUZZ_BUILD/fuzz_json_pull $(pkg-config --libs jansson)
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http1
@@ -74,7 +77,7 @@ clang $FLAGS tests/fuzz/fuzz_rpc_response.c lib/grpc_frame.c lib/grow.c lib/clie
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json grpc_frame push jfr http1 k8s rpc_response}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json json_pull grpc_frame push jfr http1 k8s rpc_response}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -8,6 +8,7 @@
 #include "../../core/profile.h"
 #include "../../core/record.h"
 #include "../../lib/grow.c"
+#include "../../lib/json_pull.c"
 #include "../../lib/key_map.c"
 #include "../../receivers/pyroscope/speedscope.c"
 
@@ -157,6 +158,32 @@ TEST(units_and_the_profiles_merged)
     profd_batch_unref(b);
 }
 
+/* JSON does not order an object's members: profiles may come before the
+ * frames they index, weights before samples, the type last; names are
+ * decoded (escapes and all); a member given twice counts as its last. */
+TEST(members_in_any_order)
+{
+    const char *text =
+        "{\"profiles\": [{\"weights\": [2, 3], \"samples\": [[1, 0], [1]], "
+        "\"unit\": \"none\", \"name\": \"t\\u00e9\", \"type\": \"evented\", "
+        "\"type\": \"sampled\"}], "
+        "\"shared\": {\"frames\": [{\"line\": 7, \"name\": \"caf\\u00e9\"}, "
+        "{\"file\": \"a\\/b.py\", \"name\": \"root\"}]}, "
+        "\"$schema\": \"https://www.speedscope.app/file-format-schema.json\"}";
+    char why[256] = "";
+    struct profd_batch *b = profd_batch_new();
+    CHECK_INT(speedscope_records(&profd_host_services, text, strlen(text), 10, b, why,
+                                 sizeof(why)), 1);
+    CHECK_STR(why, "");
+    struct profd_profile *p = profile_of(b, 0);
+    CHECK_STR(profd_record_label(b->records[0], "profile_name"), "t\xc3\xa9");
+    CHECK_INT(value_of(p, "caf\xc3\xa9;root", 0), 2);
+    CHECK_INT(value_of(p, "root", 0), 3);
+    const struct profd_location *root = &p->locations[p->samples[1].locations[0] - 1];
+    CHECK_STR(string(p, p->functions[root->lines[0].function - 1].filename), "a/b.py");
+    profd_batch_unref(b);
+}
+
 /* Each broken file is refused whole, naming what and where. */
 TEST(a_broken_file_is_an_error_saying_where)
 {
@@ -208,7 +235,7 @@ TEST(a_broken_file_is_an_error_saying_where)
     CHECK_INT(speedscope_records(&profd_host_services, "{\"a\": ", 6, 1, b, why, sizeof(why)),
               -1);
     CHECK_CONTAINS(why, "not JSON: ");
-    CHECK_CONTAINS(why, "line 1, column 6");
+    CHECK_CONTAINS(why, "line 1, column 7");   /* the end, where a value was due */
     CHECK_INT(speedscope_records(&profd_host_services, "[]", 2, 1, b, why, sizeof(why)), -1);
     CHECK_STR(why, "not a JSON object");
     profd_batch_unref(b);

@@ -79,4 +79,33 @@ TEST(valid_text_told_apart_eight_ascii_bytes_at_a_time)
     CHECK(utf8_is_valid("a\0b", 3));                     /* NUL is a character */
 }
 
+/* Code points written at each length's edges read back as one character
+ * of the same bytes. */
+TEST(code_points_encoded)
+{
+    static const struct {
+        uint32_t cp;
+        const char *bytes;
+    } cases[] = {
+        {0x41, "A"},
+        {0x7f, "\x7f"},
+        {0x80, "\xc2\x80"},
+        {0xe9, "\xc3\xa9"},
+        {0x7ff, "\xdf\xbf"},
+        {0x800, "\xe0\xa0\x80"},
+        {0x20ac, "\xe2\x82\xac"},
+        {0xffff, "\xef\xbf\xbf"},
+        {0x10000, "\xf0\x90\x80\x80"},
+        {0x1f600, "\xf0\x9f\x98\x80"},
+        {0x10ffff, "\xf4\x8f\xbf\xbf"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char out[5] = "";
+        size_t n = utf8_encode(cases[i].cp, out);
+        CHECK_INT(n, strlen(cases[i].bytes));
+        CHECK(!memcmp(out, cases[i].bytes, n));
+        CHECK_INT(utf8_char_len((const uint8_t *)out, n), n);
+    }
+}
+
 RUN_TESTS()

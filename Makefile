@@ -23,7 +23,7 @@ LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
 # the executable, so sanitized modules are linked without it.
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
 
-CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c lib/utf8_valid.c
+CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c
 CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
 CORE_OBJ := $(CORE_LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libprofdcore.a
@@ -38,7 +38,7 @@ receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
 receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
-    lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c
+    lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
@@ -60,7 +60,8 @@ processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
 processor_k8s_metadata_LIBS := -lcurl -levent -ljansson -lyaml
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_kubeconfig.c \
-    lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c
+    lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c \
+    lib/json_pull.c
 exporter_pyroscope_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c
 

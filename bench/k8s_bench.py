@@ -192,8 +192,18 @@ service:
 """
 
 
+def peak_rss_mb(pid):
+    """The most memory pid has held at once (VmHWM), in MB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def metadata_run(root, n):
-    """(seconds of 100 changes, profd's CPU over them) for k8s_metadata."""
+    """(seconds of 100 changes, profd's CPU over them, its peak RSS) for
+    k8s_metadata."""
     sys.path.insert(0, os.path.join(root, "tests", "integration"))
     from harness import KubernetesApi, Profd, metric_value
     api = KubernetesApi([pod(i) for i in range(n)], "t")
@@ -217,7 +227,8 @@ def metadata_run(root, n):
             api.add(pod(n + i))
             time.sleep(0.02)
         known(n + 100)
-        return time.monotonic() - start, cpu_seconds(p.proc.pid) - cpu
+        return (time.monotonic() - start, cpu_seconds(p.proc.pid) - cpu,
+                peak_rss_mb(p.proc.pid))
     finally:
         p.stop()
         api.stop()
@@ -235,9 +246,10 @@ def k8s_bench(root, runs):
                 role, n, n * PRESETS, first, quiet, busy, cpu))
     print()
     print("| k8s_metadata, every pod watched | 100 pods added 20 ms apart | profd CPU | "
-          "of a CPU |")
-    print("|---|---|---|---|")
+          "of a CPU | profd peak RSS |")
+    print("|---|---|---|---|---|")
     for n in [int(x) for x in os.environ.get("K8S_METADATA_PODS", "10000").split()]:
         rows = [metadata_run(root, n) for _ in range(runs)]
-        wall, cpu = (statistics.median(col) for col in zip(*rows))
-        print("| %d pods | %.2f s | %.2f s | %.0f%% |" % (n, wall, cpu, 100 * cpu / wall))
+        wall, cpu, rss = (statistics.median(col) for col in zip(*rows))
+        print("| %d pods | %.2f s | %.2f s | %.0f%% | %.0f MB |" % (
+            n, wall, cpu, 100 * cpu / wall, rss))

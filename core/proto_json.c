@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../lib/hex.h"
+#include "../lib/json_pull.h"
 #include "alloc.h"
 #include "base64.h"
 #include "pb.h"
@@ -31,6 +32,7 @@ static bool packable(const struct pj_field *f)
 
 struct to_pb {
     struct pb_writer w;
+    struct json_pull *j;   /* the request, read as it is transcoded */
     char *err;
     size_t errlen;
 };
@@ -44,26 +46,30 @@ __attribute__((format(printf, 2, 3))) static bool bad(struct to_pb *t, const cha
     return false;
 }
 
-/* An integer from a JSON number or decimal string. */
-static bool json_int(const json_t *v, bool is_signed, uint64_t *out)
+/* An integer from the JSON number or decimal string at the cursor. */
+static bool json_int(struct json_pull *j, bool is_signed, uint64_t *out)
 {
-    if (json_is_integer(v)) {
-        *out = (uint64_t)json_integer_value(v);
+    int64_t v;
+    if (json_pull_kind(j) == JSON_PULL_NUMBER) {
+        if (!json_pull_integer(j, &v))
+            return false;
+        *out = (uint64_t)v;
         return true;
     }
-    if (!json_is_string(v) || !json_string_length(v))
+    const char *s;
+    size_t len;
+    if (!json_pull_string(j, &s, &len) || !len)
         return false;
-    const char *s = json_string_value(v);
     char *end;
     *out = is_signed ? (uint64_t)strtoll(s, &end, 10) : strtoull(s, &end, 10);
     return *end == '\0' && (is_signed || s[0] != '-');
 }
 
-static bool json_hex(struct to_pb *t, const struct pj_field *f, const json_t *v)
+static bool json_hex(struct to_pb *t, const struct pj_field *f)
 {
-    const char *s = json_string_value(v);
-    size_t n = s ? strlen(s) : 0;
-    if (!s || n % 2)
+    const char *s;
+    size_t n;
+    if (!json_pull_string(t->j, &s, &n) || n % 2)
         return bad(t, "%s: not a hex string", f->json);
     uint8_t buf[64];
     if (n / 2 > sizeof(buf))
@@ -78,12 +84,12 @@ static bool json_hex(struct to_pb *t, const struct pj_field *f, const json_t *v)
     return true;
 }
 
-static bool json_base64(struct to_pb *t, const struct pj_field *f, const json_t *v)
+static bool json_base64(struct to_pb *t, const struct pj_field *f)
 {
-    const char *s = json_string_value(v);
-    if (!s)
+    const char *s;
+    size_t n;
+    if (!json_pull_string(t->j, &s, &n))
         return bad(t, "%s: not a base64 string", f->json);
-    size_t n = strlen(s);
     uint8_t *buf = profd_xmalloc(n / 4 * 3 + 2);
     ssize_t got = profd_base64_decode(buf, s, n);
     if (got < 0) {
@@ -95,15 +101,32 @@ static bool json_base64(struct to_pb *t, const struct pj_field *f, const json_t 
     return true;
 }
 
-static bool message_to_pb(struct to_pb *t, const struct pj_message *m, const json_t *obj, int depth);
+static bool message_to_pb(struct to_pb *t, const struct pj_message *m, int depth);
 
-/* One scalar or message value of field f. */
-static bool value_to_pb(struct to_pb *t, const struct pj_field *f, const json_t *v, int depth)
+/* The double of the JSON number at the cursor, or of a string ("NaN",
+ * "Infinity"). */
+static bool json_double(struct json_pull *j, double *d)
 {
+    const char *s;
+    if (json_pull_kind(j) == JSON_PULL_NUMBER)
+        return json_pull_number(j, d);
+    if (!json_pull_string(j, &s, NULL))
+        return false;
+    *d = strtod(s, NULL);
+    return true;
+}
+
+/* One scalar or message value of field f, the one at the cursor. */
+static bool value_to_pb(struct to_pb *t, const struct pj_field *f, int depth)
+{
+    struct json_pull *j = t->j;
+    enum json_pull_kind kind = json_pull_kind(j);
+    const char *s;
+    size_t len;
     uint64_t n;
     switch (f->kind) {
     case PJ_I32: case PJ_I64: case PJ_U32: case PJ_U64: case PJ_FIXED64:
-        if (!json_int(v, f->kind == PJ_I32 || f->kind == PJ_I64, &n))
+        if (!json_int(j, f->kind == PJ_I32 || f->kind == PJ_I64, &n))
             return bad(t, "%s: not an integer", f->json);
         if (f->kind == PJ_I32)
             n = (uint64_t)(int64_t)(int32_t)n;   /* negative int32s take 10 bytes */
@@ -118,18 +141,15 @@ static bool value_to_pb(struct to_pb *t, const struct pj_field *f, const json_t 
         }
         return true;
     case PJ_BOOL:
-        if (!json_is_boolean(v))
+        if (kind != JSON_PULL_TRUE && kind != JSON_PULL_FALSE)
             return bad(t, "%s: not a boolean", f->json);
+        json_pull_skip(j);
         pb_put_tag(&t->w, f->number, PB_VARINT);
-        pb_put_varint(&t->w, json_is_true(v));
+        pb_put_varint(&t->w, kind == JSON_PULL_TRUE);
         return true;
     case PJ_DOUBLE: {
         double d;
-        if (json_is_number(v))
-            d = json_number_value(v);
-        else if (json_is_string(v))
-            d = strtod(json_string_value(v), NULL);   /* "NaN", "Infinity" */
-        else
+        if (!json_double(j, &d))
             return bad(t, "%s: not a number", f->json);
         pb_put_tag(&t->w, f->number, PB_I64);
         pb_writer_reserve(&t->w, 8);
@@ -138,19 +158,19 @@ static bool value_to_pb(struct to_pb *t, const struct pj_field *f, const json_t 
         return true;
     }
     case PJ_STRING:
-        if (!json_is_string(v))
+        if (!json_pull_string(j, &s, &len))
             return bad(t, "%s: not a string", f->json);
-        pb_put_bytes_always(&t->w, f->number, json_string_value(v), json_string_length(v));
+        pb_put_bytes_always(&t->w, f->number, s, len);
         return true;
     case PJ_BYTES:
-        return json_base64(t, f, v);
+        return json_base64(t, f);
     case PJ_HEX:
-        return json_hex(t, f, v);
+        return json_hex(t, f);
     case PJ_MSG: {
-        if (!json_is_object(v))
+        if (kind != JSON_PULL_OBJECT)
             return bad(t, "%s: not an object", f->json);
         size_t mark = pb_begin(&t->w, f->number);
-        if (!message_to_pb(t, f->msg, v, depth + 1))
+        if (!json_pull_object(j) || !message_to_pb(t, f->msg, depth + 1))
             return false;
         pb_end(&t->w, mark);
         return true;
@@ -159,50 +179,54 @@ static bool value_to_pb(struct to_pb *t, const struct pj_field *f, const json_t 
     return false;
 }
 
-static bool message_to_pb(struct to_pb *t, const struct pj_message *m, const json_t *obj, int depth)
+/* The members of the object entered, as message m's fields. */
+static bool message_to_pb(struct to_pb *t, const struct pj_message *m, int depth)
 {
     if (depth > 32)
         return bad(t, "nested too deeply");
+    struct json_pull *j = t->j;
     const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
+    while (json_pull_member(j, &key)) {
         const struct pj_field *f = m->fields;
         while (f->json && strcmp(key, f->json) && strcmp(key, f->proto))
             f++;
-        if (!f->json || json_is_null(v))
-            continue;   /* unknown keys are ignored */
+        if (!f->json || json_pull_kind(j) == JSON_PULL_NULL) {
+            json_pull_skip(j);   /* unknown keys are ignored */
+            continue;
+        }
         if (!f->repeated) {
-            if (!value_to_pb(t, f, v, depth))
+            if (!value_to_pb(t, f, depth))
                 return false;
             continue;
         }
-        if (!json_is_array(v))
+        if (json_pull_kind(j) != JSON_PULL_ARRAY)
             return bad(t, "%s: not an array", f->json);
-        size_t i;
-        const json_t *item;
-        json_array_foreach(v, i, item)
-            if (!value_to_pb(t, f, item, depth))
+        json_pull_array(j);
+        while (json_pull_element(j))
+            if (!value_to_pb(t, f, depth))
                 return false;
     }
-    return true;
+    return !json_pull_failed(j);
 }
 
+/* Transcodes the request as it is read, with no tree of it: what it costs
+ * beside its own bytes is the protobuf made. */
 static int from_json(const struct pj_message *m, const char *json, size_t len, uint8_t **out,
                      size_t *out_len, char *err, size_t errlen)
 {
-    json_error_t je;
-    json_t *root = json_loadb(json, len, JSON_DECODE_ANY, &je);
-    if (!root) {
-        snprintf(err, errlen, "JSON: %s at line %d column %d", je.text, je.line, je.column);
-        return -1;
-    }
-    struct to_pb t = {.err = err, .errlen = errlen};
+    struct json_pull j;
+    json_pull_init(&j, json, len);
     char why[256] = "";
-    t.err = why;
-    t.errlen = sizeof(why);
-    bool ok = json_is_object(root) ? message_to_pb(&t, m, root, 0)
-                                   : bad(&t, "the request is not a JSON object");
-    json_decref(root);
+    struct to_pb t = {.j = &j, .err = why, .errlen = sizeof(why)};
+    bool ok;
+    if (json_pull_kind(&j) == JSON_PULL_OBJECT)
+        ok = json_pull_object(&j) && message_to_pb(&t, m, 0) && json_pull_end(&j);
+    else
+        ok = json_pull_skip(&j) && json_pull_end(&j) &&
+             bad(&t, "the request is not a JSON object");
+    if (json_pull_failed(&j))
+        json_pull_error(&j, why, sizeof(why));
+    json_pull_free(&j);
     if (!ok) {
         snprintf(err, errlen, "JSON: %s", why);
         free(t.w.buf);

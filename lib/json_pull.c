@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
 #include "utf8_valid.h"
 
 void json_pull_init(struct json_pull *j, const char *doc, size_t len)
@@ -22,7 +21,7 @@ void json_pull_free(struct json_pull *j)
 }
 
 /* Records what as j's error at the cursor, unless one came first; false. */
-static bool fail(struct json_pull *j, const char *what)
+static bool pull_fail(struct json_pull *j, const char *what)
 {
     if (!j->error) {
         j->error = what;
@@ -31,12 +30,12 @@ static bool fail(struct json_pull *j, const char *what)
     return false;
 }
 
-static bool is_digit(char c)
+static bool pull_is_digit(char c)
 {
     return c >= '0' && c <= '9';
 }
 
-static void skip_space(struct json_pull *j)
+static void pull_skip_space(struct json_pull *j)
 {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
         j->p++;
@@ -44,7 +43,7 @@ static void skip_space(struct json_pull *j)
 
 enum json_pull_kind json_pull_kind(struct json_pull *j)
 {
-    skip_space(j);
+    pull_skip_space(j);
     if (j->error || j->p == j->end)
         return JSON_PULL_NONE;
     switch (*j->p) {
@@ -61,20 +60,20 @@ enum json_pull_kind json_pull_kind(struct json_pull *j)
     case 'n':
         return JSON_PULL_NULL;
     default:
-        return *j->p == '-' || is_digit(*j->p) ? JSON_PULL_NUMBER : JSON_PULL_NONE;
+        return *j->p == '-' || pull_is_digit(*j->p) ? JSON_PULL_NUMBER : JSON_PULL_NONE;
     }
 }
 
 /* Enters the container opened by open at the cursor. */
-static bool enter(struct json_pull *j, char open)
+static bool pull_enter(struct json_pull *j, char open)
 {
-    skip_space(j);
+    pull_skip_space(j);
     if (j->error)
         return false;
     if (j->p == j->end || *j->p != open)
-        return fail(j, open == '{' ? "expected an object" : "expected an array");
+        return pull_fail(j, open == '{' ? "expected an object" : "expected an array");
     if (j->depth == JSON_PULL_MAX_DEPTH)
-        return fail(j, "nested too deep");
+        return pull_fail(j, "nested too deep");
     j->p++;
     j->depth++;
     j->after_open = true;
@@ -83,23 +82,23 @@ static bool enter(struct json_pull *j, char open)
 
 bool json_pull_object(struct json_pull *j)
 {
-    return enter(j, '{');
+    return pull_enter(j, '{');
 }
 
 bool json_pull_array(struct json_pull *j)
 {
-    return enter(j, '[');
+    return pull_enter(j, '[');
 }
 
 /* Moves to the next item of the container entered, which close ends: true
  * at it; false past the last (the container left) or on an error. */
-static bool next_item(struct json_pull *j, char close)
+static bool pull_next_item(struct json_pull *j, char close)
 {
-    skip_space(j);
+    pull_skip_space(j);
     if (j->error)
         return false;
     if (j->p == j->end)
-        return fail(j, "unexpected end of the document");
+        return pull_fail(j, "unexpected end of the document");
     if (*j->p == close) {
         j->p++;
         j->depth--;
@@ -108,9 +107,9 @@ static bool next_item(struct json_pull *j, char close)
     }
     if (!j->after_open) {
         if (*j->p != ',')
-            return fail(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+            return pull_fail(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
         j->p++;
-        skip_space(j);
+        pull_skip_space(j);
     }
     j->after_open = false;
     return true;
@@ -118,26 +117,42 @@ static bool next_item(struct json_pull *j, char close)
 
 bool json_pull_element(struct json_pull *j)
 {
-    return next_item(j, ']');
+    return pull_next_item(j, ']');
+}
+
+/* Makes *buf (*cap bytes) hold at least need; aborts when memory runs out,
+ * as the daemon's allocations do. */
+static void pull_reserve(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    char *grown = realloc(*buf, n);
+    if (!grown)
+        abort();
+    *buf = grown;
+    *cap = n;
 }
 
 /* Appends the n bytes at s to *buf (NULL: checking only) at *len. */
-static void put(char **buf, size_t *cap, size_t *len, const char *s, size_t n)
+static void pull_put(char **buf, size_t *cap, size_t *len, const char *s, size_t n)
 {
     if (!buf)
         return;
-    *buf = grow_array(*buf, cap, *len + n + 1, 1);
+    pull_reserve(buf, cap, *len + n + 1);
     memcpy(*buf + *len, s, n);
     *len += n;
 }
 
 /* The four hex digits at s (s + 4 <= end), or -1. */
-static long hex4(const char *s)
+static long pull_hex4(const char *s)
 {
     long v = 0;
     for (int i = 0; i < 4; i++) {
         char c = s[i];
-        int d = is_digit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+        int d = pull_is_digit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
         if (d < 0)
             return -1;
@@ -148,15 +163,15 @@ static long hex4(const char *s)
 
 /* The code point of the \u escape at *p (one or a surrogate pair), *p
  * moved past it; -1 when it is not one, 0 for U+0000. */
-static long unicode_escape(const char **p, const char *end)
+static long pull_unicode_escape(const char **p, const char *end)
 {
     const char *s = *p;
-    long cp = end - s >= 6 ? hex4(s + 2) : -1;
+    long cp = end - s >= 6 ? pull_hex4(s + 2) : -1;
     if (cp < 0 || (cp >= 0xdc00 && cp <= 0xdfff))
         return -1;
     s += 6;
     if (cp >= 0xd800 && cp <= 0xdbff) {
-        long low = end - s >= 6 && s[0] == '\\' && s[1] == 'u' ? hex4(s + 2) : -1;
+        long low = end - s >= 6 && s[0] == '\\' && s[1] == 'u' ? pull_hex4(s + 2) : -1;
         if (low < 0xdc00 || low > 0xdfff)
             return -1;
         cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
@@ -168,7 +183,7 @@ static long unicode_escape(const char **p, const char *end)
 
 /* The escape at *p (a backslash) decoded into out; its length, 0 when it
  * is not one JSON allows in a string. */
-static size_t escape(const char **p, const char *end, char out[4])
+static size_t pull_escape(const char **p, const char *end, char out[4])
 {
     const char *s = *p;
     if (end - s < 2)
@@ -180,13 +195,13 @@ static size_t escape(const char **p, const char *end, char out[4])
         *p = s + 2;
         return 1;
     }
-    long cp = s[1] == 'u' ? unicode_escape(p, end) : -1;
+    long cp = s[1] == 'u' ? pull_unicode_escape(p, end) : -1;
     return cp > 0 ? utf8_encode((uint32_t)cp, out) : 0;
 }
 
 /* Reads the string at the cursor into *buf (NULL: checks it only),
  * NUL-terminated, *len its length. */
-static bool read_string(struct json_pull *j, char **buf, size_t *cap, size_t *len)
+static bool pull_read_string(struct json_pull *j, char **buf, size_t *cap, size_t *len)
 {
     const char *p = j->p + 1, *end = j->end;
     size_t n = 0;
@@ -195,33 +210,33 @@ static bool read_string(struct json_pull *j, char **buf, size_t *cap, size_t *le
         while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20 &&
                (unsigned char)*p < 0x80)
             p++;
-        put(buf, cap, &n, run, (size_t)(p - run));
+        pull_put(buf, cap, &n, run, (size_t)(p - run));
         if (p == end) {
             j->p = p;
-            return fail(j, "a string without its closing quote");
+            return pull_fail(j, "a string without its closing quote");
         }
         if (*p == '"')
             break;
         j->p = p;
         if ((unsigned char)*p < 0x20)
-            return fail(j, "a control character in a string");
+            return pull_fail(j, "a control character in a string");
         if (*p == '\\') {
             char out[4];
-            size_t k = escape(&p, end, out);
+            size_t k = pull_escape(&p, end, out);
             if (!k)
-                return fail(j, "an escape JSON does not have, or \\u0000, in a string");
-            put(buf, cap, &n, out, k);
+                return pull_fail(j, "an escape JSON does not have, or \\u0000, in a string");
+            pull_put(buf, cap, &n, out, k);
         } else {
             size_t k = utf8_char_len((const uint8_t *)p, (size_t)(end - p));
             if (!k)
-                return fail(j, "a string that is not UTF-8");
-            put(buf, cap, &n, p, k);
+                return pull_fail(j, "a string that is not UTF-8");
+            pull_put(buf, cap, &n, p, k);
             p += k;
         }
     }
     j->p = p + 1;
     if (buf) {
-        *buf = grow_array(*buf, cap, n + 1, 1);
+        pull_reserve(buf, cap, n + 1);
         (*buf)[n] = '\0';
         *len = n;
     }
@@ -230,36 +245,36 @@ static bool read_string(struct json_pull *j, char **buf, size_t *cap, size_t *le
 
 /* Reads the number at the cursor, checked against JSON's grammar: its text
  * at *start, *len bytes; *integer when it has no fraction or exponent. */
-static bool scan_number(struct json_pull *j, const char **start, size_t *len, bool *integer)
+static bool pull_scan_number(struct json_pull *j, const char **start, size_t *len, bool *integer)
 {
     const char *p = j->p, *end = j->end;
     p += p < end && *p == '-';
-    if (p == end || !is_digit(*p))
-        return fail(j, "expected a value");
+    if (p == end || !pull_is_digit(*p))
+        return pull_fail(j, "expected a value");
     if (*p == '0')
         p++;
     else
-        while (p < end && is_digit(*p))
+        while (p < end && pull_is_digit(*p))
             p++;
     *integer = true;
     if (p < end && *p == '.') {
         *integer = false;
-        if (++p == end || !is_digit(*p)) {
+        if (++p == end || !pull_is_digit(*p)) {
             j->p = p;
-            return fail(j, "expected a digit after a decimal point");
+            return pull_fail(j, "expected a digit after a decimal point");
         }
-        while (p < end && is_digit(*p))
+        while (p < end && pull_is_digit(*p))
             p++;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
         *integer = false;
         p++;
         p += p < end && (*p == '+' || *p == '-');
-        if (p == end || !is_digit(*p)) {
+        if (p == end || !pull_is_digit(*p)) {
             j->p = p;
-            return fail(j, "expected a digit in an exponent");
+            return pull_fail(j, "expected a digit in an exponent");
         }
-        while (p < end && is_digit(*p))
+        while (p < end && pull_is_digit(*p))
             p++;
     }
     *start = j->p;
@@ -270,7 +285,7 @@ static bool scan_number(struct json_pull *j, const char **start, size_t *len, bo
 
 /* The integer written in the len bytes at s (digits after an optional
  * minus) into *v; false when int64_t does not hold it. */
-static bool integer_value(const char *s, size_t len, int64_t *v)
+static bool pull_integer_value(const char *s, size_t len, int64_t *v)
 {
     bool negative = *s == '-';
     uint64_t u = 0;
@@ -286,27 +301,27 @@ static bool integer_value(const char *s, size_t len, int64_t *v)
     return true;
 }
 
-static bool literal(struct json_pull *j, const char *word)
+static bool pull_literal(struct json_pull *j, const char *word)
 {
     size_t n = strlen(word);
     if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n))
-        return fail(j, "expected a value");
+        return pull_fail(j, "expected a value");
     j->p += n;
     return true;
 }
 
 bool json_pull_member(struct json_pull *j, const char **key)
 {
-    if (!next_item(j, '}'))
+    if (!pull_next_item(j, '}'))
         return false;
     size_t len;
     if (j->p == j->end || *j->p != '"')
-        return fail(j, "expected a member name in quotes");
-    if (!read_string(j, &j->key, &j->key_cap, &len))
+        return pull_fail(j, "expected a member name in quotes");
+    if (!pull_read_string(j, &j->key, &j->key_cap, &len))
         return false;
-    skip_space(j);
+    pull_skip_space(j);
     if (j->p == j->end || *j->p != ':')
-        return fail(j, "expected ':' after a member name");
+        return pull_fail(j, "expected ':' after a member name");
     j->p++;
     *key = j->key;
     return true;
@@ -333,19 +348,19 @@ bool json_pull_skip(struct json_pull *j)
                 return false;
         return !j->error;
     case JSON_PULL_STRING:
-        return read_string(j, NULL, NULL, NULL);
+        return pull_read_string(j, NULL, NULL, NULL);
     case JSON_PULL_NUMBER:
-        return scan_number(j, &text, &len, &integer);
+        return pull_scan_number(j, &text, &len, &integer);
     case JSON_PULL_TRUE:
-        return literal(j, "true");
+        return pull_literal(j, "true");
     case JSON_PULL_FALSE:
-        return literal(j, "false");
+        return pull_literal(j, "false");
     case JSON_PULL_NULL:
-        return literal(j, "null");
+        return pull_literal(j, "null");
     case JSON_PULL_NONE:
         break;
     }
-    return fail(j, j->p == j->end ? "unexpected end of the document" : "expected a value");
+    return pull_fail(j, j->p == j->end ? "unexpected end of the document" : "expected a value");
 }
 
 bool json_pull_string(struct json_pull *j, const char **s, size_t *len)
@@ -355,7 +370,7 @@ bool json_pull_string(struct json_pull *j, const char **s, size_t *len)
         return false;
     }
     size_t n;
-    if (!read_string(j, &j->text, &j->text_cap, &n))
+    if (!pull_read_string(j, &j->text, &j->text_cap, &n))
         return false;
     *s = j->text;
     if (len)
@@ -365,13 +380,13 @@ bool json_pull_string(struct json_pull *j, const char **s, size_t *len)
 
 /* Reads the value at the cursor as scan_number does; false, the value read
  * past, when it is not a number. */
-static bool read_number(struct json_pull *j, const char **text, size_t *len, bool *integer)
+static bool pull_read_number(struct json_pull *j, const char **text, size_t *len, bool *integer)
 {
     if (json_pull_kind(j) != JSON_PULL_NUMBER) {
         json_pull_skip(j);
         return false;
     }
-    return scan_number(j, text, len, integer);
+    return pull_scan_number(j, text, len, integer);
 }
 
 bool json_pull_number(struct json_pull *j, double *v)
@@ -379,9 +394,15 @@ bool json_pull_number(struct json_pull *j, double *v)
     const char *text;
     size_t len;
     bool integer;
-    if (!read_number(j, &text, &len, &integer))
+    if (!pull_read_number(j, &text, &len, &integer))
         return false;
-    char small[64], *copy = len < sizeof(small) ? small : must_malloc(len + 1);
+    char small[64], *copy = small;
+    size_t cap = sizeof(small);
+    if (len >= cap) {   /* digits past a double's precision: rare */
+        copy = NULL;
+        cap = 0;
+        pull_reserve(&copy, &cap, len + 1);
+    }
     memcpy(copy, text, len);
     copy[len] = '\0';
     *v = strtod(copy, NULL);
@@ -395,15 +416,16 @@ bool json_pull_integer(struct json_pull *j, int64_t *v)
     const char *text;
     size_t len;
     bool integer;
-    return read_number(j, &text, &len, &integer) && integer && integer_value(text, len, v);
+    return pull_read_number(j, &text, &len, &integer) && integer &&
+           pull_integer_value(text, len, v);
 }
 
 bool json_pull_end(struct json_pull *j)
 {
-    skip_space(j);
+    pull_skip_space(j);
     if (j->error)
         return false;
-    return j->p == j->end || fail(j, "more after the end of the document");
+    return j->p == j->end || pull_fail(j, "more after the end of the document");
 }
 
 bool json_pull_failed(const struct json_pull *j)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "json_pull.h"
 #include "k8s_json.h"
 #include "k8s_network.h"
 
@@ -209,34 +210,109 @@ static void read_pod(struct k8s_pod *p, json_t *item)
                         json_object_get(status, kinds[k].status), kinds[k].kind);
 }
 
+/* Reads item i of a list, the len bytes of JSON at text, into a new pod of
+ * out when it has metadata. */
+static int read_item(const char *text, size_t len, size_t i, struct k8s_pod_list *out,
+                     char *why, size_t whylen)
+{
+    json_error_t je;
+    json_t *item = json_loadb(text, len, 0, &je);
+    if (!item) {
+        snprintf(why, whylen, "not JSON: item %zu: %s", i, je.text);
+        return -1;
+    }
+    if (json_is_object(json_object_get(item, "metadata"))) {
+        out->pods = grow_array(out->pods, &out->cap, out->n + 1, sizeof(*out->pods));
+        read_pod(&out->pods[out->n++], item);
+    }
+    json_decref(item);
+    return 0;
+}
+
+/* Reads the items of the array at the cursor into out, each alone: what
+ * a list costs at once is one item's tree, not the list's. */
+static int read_items(struct json_pull *j, struct k8s_pod_list *out, char *why, size_t whylen)
+{
+    json_pull_array(j);
+    for (size_t i = 0; json_pull_element(j); i++) {
+        const char *start = json_pull_mark(j).p;
+        if (json_pull_skip(j) &&
+            read_item(start, (size_t)(json_pull_mark(j).p - start), i, out, why, whylen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The string member key of the object at the cursor, copied; NULL when it
+ * has none (or the value is not an object). */
+static char *member_string(struct json_pull *j, const char *key)
+{
+    const char *name, *s;
+    char *found = NULL;
+    if (json_pull_kind(j) != JSON_PULL_OBJECT) {
+        json_pull_skip(j);
+        return NULL;
+    }
+    json_pull_object(j);
+    while (json_pull_member(j, &name)) {
+        bool wanted = !strcmp(name, key);
+        if (json_pull_string(j, &s, NULL) && wanted) {
+            free(found);
+            found = must_strdup(s);
+        }
+    }
+    return found;
+}
+
 int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, char *why,
                        size_t whylen)
 {
     *out = (struct k8s_pod_list){0};
-    json_error_t je;
-    json_t *root = json_loadb(json, len, 0, &je);
-    if (!root) {
-        snprintf(why, whylen, "not JSON: %s at line %d, column %d", je.text, je.line, je.column);
-        return -1;
+    struct json_pull j;
+    json_pull_init(&j, json, len);
+    char *kind = NULL, *version = NULL;
+    const char *key, *s;
+    bool items = false;
+    int rc = 0;
+    if (json_pull_kind(&j) == JSON_PULL_OBJECT && json_pull_object(&j)) {
+        while (rc == 0 && json_pull_member(&j, &key)) {
+            if (!strcmp(key, "items") && json_pull_kind(&j) == JSON_PULL_ARRAY) {
+                k8s_pod_list_free(out);   /* a list named twice: the last */
+                items = true;
+                rc = read_items(&j, out, why, whylen);
+            } else if (!strcmp(key, "kind")) {
+                free(kind);
+                kind = json_pull_string(&j, &s, NULL) ? must_strdup(s) : NULL;
+            } else if (!strcmp(key, "metadata")) {
+                free(version);
+                version = member_string(&j, "resourceVersion");
+            } else {
+                items = items && strcmp(key, "items");
+                json_pull_skip(&j);
+            }
+        }
+    } else {
+        json_pull_skip(&j);
     }
-    json_t *items = json_object_get(root, "items");
-    if (!json_is_array(items)) {
-        const char *kind = json_string_value(json_object_get(root, "kind"));
-        snprintf(why, whylen, "not a list of objects (kind \"%.40s\", no items)", kind ? kind : "");
-        json_decref(root);
-        return -1;
+    if (rc == 0 && !json_pull_end(&j)) {
+        char error[160];
+        json_pull_error(&j, error, sizeof(error));
+        snprintf(why, whylen, "not JSON: %s", error);
+        rc = -1;
+    } else if (rc == 0 && !items) {
+        snprintf(why, whylen, "not a list of objects (kind \"%.40s\", no items)",
+                 kind ? kind : "");
+        rc = -1;
     }
-    size_t i;
-    json_t *item;
-    json_array_foreach(items, i, item) {
-        if (!json_is_object(json_object_get(item, "metadata")))
-            continue;
-        out->pods = grow_array(out->pods, &out->cap, out->n + 1, sizeof(*out->pods));
-        read_pod(&out->pods[out->n++], item);
-    }
-    out->resource_version = k8s_json_string(json_object_get(root, "metadata"), "resourceVersion");
-    json_decref(root);
-    return 0;
+    if (rc == 0)
+        out->resource_version = version;
+    else
+        free(version);
+    if (rc < 0)
+        k8s_pod_list_free(out);
+    free(kind);
+    json_pull_free(&j);
+    return rc;
 }
 
 int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *ev, char *why,

@@ -30,7 +30,7 @@ clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
 clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/md5.c core/labels.c core/utf8.c lib/utf8_valid.c core/go_regex.c \
     core/text.c config/bind.c config/tree.c config/units.c config/diag.c core/alloc.c \
     core/thread_slot.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
-all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c"
+all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
 libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
@@ -52,21 +52,21 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
     lib/raw_series.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
     receivers/pyroscope/multipart.c receivers/pyroscope/ingest_query.c \
-    receivers/pyroscope/trie_tree.c receivers/pyroscope/speedscope.c lib/key_map.c lib/json_pull.c \
+    receivers/pyroscope/trie_tree.c receivers/pyroscope/speedscope.c lib/key_map.c \
     $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_jfr.c \
     lib/grow.c lib/key_map.c receivers/pyroscope/jfr.c receivers/pyroscope/jfr_reader.c \
     receivers/pyroscope/jfr_chunk.c \
     receivers/pyroscope/multipart.c \
     $all_core -o $FUZZ_BUILD/fuzz_jfr $LIBS $(pkg-config --libs $PKGS) -ldl -lm
-clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_k8s.c lib/grow.c lib/key_map.c \
+clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_k8s.c lib/grow.c lib/key_map.c lib/json_pull.c \
     lib/k8s_pods.c lib/k8s_network.c lib/label_valid.c lib/utf8_valid.c processors/k8s_metadata/cgroup.c \
     processors/k8s_metadata/pods.c receivers/pprof_scrape/k8s_sd.c \
     receivers/pprof_scrape/k8s_sd_endpoints.c receivers/pprof_scrape/k8s_sd_service.c \
     receivers/pprof_scrape/k8s_sd_ingress.c lib/k8s_api.c lib/file_io.c \
     lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
     -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)
-clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_json_pull.c lib/json_pull.c lib/grow.c \
+clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_json_pull.c lib/json_pull.c \
     lib/utf8_valid.c -o $FUZZ_BUILD/fuzz_json_pull $(pkg-config --libs jansson)
 clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
     core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd

@@ -5,6 +5,7 @@
 #include "check.h"
 
 #include "../../lib/grow.c"
+#include "../../lib/json_pull.c"
 #include "../../lib/k8s_pods.c"
 #include "../../lib/k8s_network.c"
 #include "../../lib/key_map.c"

@@ -5,6 +5,7 @@
 #include "check.h"
 
 #include "../../lib/grow.c"
+#include "../../lib/json_pull.c"
 #include "../../lib/k8s_pods.c"
 #include "../../lib/k8s_network.c"
 
@@ -106,7 +107,7 @@ TEST(what_is_not_a_pod_list_says_so)
     CHECK_INT(k8s_pod_list_parse(status, strlen(status), &l, why, sizeof(why)), -1);
     CHECK_STR(why, "not a list of objects (kind \"Status\", no items)");
     CHECK_INT(k8s_pod_list_parse("{\"items\": [", 11, &l, why, sizeof(why)), -1);
-    CHECK_STR(why, "not JSON: ']' expected near end of file at line 1, column 11");
+    CHECK_STR(why, "not JSON: unexpected end of the document at line 1, column 12");
     CHECK_INT(l.n, 0);
 }
 

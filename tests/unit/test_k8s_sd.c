@@ -14,6 +14,7 @@
 #include "../../lib/k8s_api.c"
 #include "../../lib/k8s_exec.c"
 #include "../../lib/k8s_kubeconfig.c"
+#include "../../lib/json_pull.c"
 #include "../../lib/k8s_pods.c"
 #include "../../lib/k8s_network.c"
 #include "../../lib/key_map.c"

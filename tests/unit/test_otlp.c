@@ -225,9 +225,9 @@ TEST(json_follows_otlp_rules)
     }
     free(pb);
     profd_batch_unref(out);
-    CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, "{\"dictionary\": [", 15, &pb, &len, err,
+    CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, "{\"dictionary\": {", 16, &pb, &len, err,
                                    sizeof(err)), -1);
-    CHECK_CONTAINS(err, "line 1");
+    CHECK_STR(err, "JSON: unexpected end of the document at line 1, column 17");
     CHECK_INT(profd_json_to_proto(PROFD_MSG_OTLP_REQUEST, "{\"dictionary\":{\"stringTable\":3}}",
                                    32, &pb, &len, err, sizeof(err)), -1);
     CHECK_CONTAINS(err, "stringTable: not an array");

@@ -11,16 +11,25 @@
    MB/s, p50/p99 latency, and the receiver's RSS sampled every 0.2 s, its
    peak over the first and the second half of the run (a steady stream must
    not make it grow), next to its configured limits.
+3. A large request as JSON: the largest corpus profile's request posted to
+   OTLP/HTTP as application/json and as application/x-protobuf, one at a
+   time, each to a fresh profd (JSON_RUNS times): the time to the answer,
+   profd's CPU, and how far its peak RSS rose above what it held idle,
+   beside Python's json.loads of the same JSON (a reader that builds the
+   document's tree) as the reference.
 """
 import multiprocessing
 import os
 import statistics
 import subprocess
+import sys
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIENTS = int(os.environ.get("OTLP_CLIENTS", "4"))
 SECONDS = float(os.environ.get("OTLP_SECONDS", "10"))
+JSON_RUNS = int(os.environ.get("JSON_RUNS", "5"))
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
 RECEIVER = """
@@ -67,10 +76,11 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS"):
+    """pid's resident memory now (VmRSS) or at its peak (VmHWM), KiB."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -93,6 +103,73 @@ def otlp_bench(build, corpus, work):
     print("|---|---|---|---|---|---|---|")
     load_row(build, work, "%d small corpus profiles, round robin" % len(small), small)
     load_row(build, work, "bigheap (%.1f MB request)" % (len(big[0]) / 1e6), big)
+
+    largest = max(range(len(requests)), key=lambda i: len(requests[i]))
+    json_rows(build, work, names[largest], os.path.join(req_dir, "%d" % largest))
+
+
+HTTP_RECEIVER = RECEIVER.replace('{grpc: {endpoint: "127.0.0.1:0"}, http: {endpoint: ""}}',
+                                 '{grpc: {endpoint: ""}, http: {endpoint: "127.0.0.1:0"}}')
+
+
+def one_post(build, work, body, content_type):
+    """Posts body to a fresh profd's OTLP/HTTP: (seconds to the answer,
+    profd's CPU seconds, its peak RSS rise in MB)."""
+    cfg = os.path.join(work, "otlp-http.yaml")
+    with open(cfg, "w") as f:
+        f.write(HTTP_RECEIVER)
+    profd = subprocess.Popen([os.path.join(build, "profd"), "--config", cfg],
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        address = None
+        for line in profd.stderr:
+            if "OTLP/HTTP on " in line:
+                address = line.split()[-1]
+                break
+        idle, cpu = rss_kib(profd.pid, "VmHWM"), cpu_seconds(profd.pid)
+        req = urllib.request.Request("http://%s/v1development/profiles" % address, data=body,
+                                     headers={"Content-Type": content_type})
+        start = time.monotonic()
+        urllib.request.urlopen(req, timeout=120).read()
+        took = time.monotonic() - start
+        return (took, cpu_seconds(profd.pid) - cpu,
+                (rss_kib(profd.pid, "VmHWM") - idle) / 1024)
+    finally:
+        profd.terminate()
+        profd.wait(timeout=60)
+
+
+PYTHON_LOADS = """
+import json, resource, sys, time
+body = open(sys.argv[1], "rb").read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.monotonic()
+json.loads(body)
+took = time.monotonic() - start
+print(took, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def json_rows(build, work, name, path):
+    """Part 3: the request at path (.otlp and .json) as JSON and protobuf."""
+    json_body = open(path + ".json", "rb").read()
+    proto_body = open(path + ".otlp", "rb").read()
+    rows = []
+    for what, body, ctype in [("OTLP/JSON", json_body, "application/json"),
+                              ("OTLP/protobuf", proto_body, "application/x-protobuf")]:
+        runs = [one_post(build, work, body, ctype) for _ in range(JSON_RUNS)]
+        rows.append((what, len(body), [statistics.median(c) for c in zip(*runs)]))
+    ref = [subprocess.run([sys.executable, "-c", PYTHON_LOADS, path + ".json"], check=True,
+                          capture_output=True, text=True).stdout.split() for _ in range(JSON_RUNS)]
+    ref_took, ref_mb = (statistics.median(float(r[k]) for r in ref) for k in (0, 1))
+    print()
+    print("| %s's request, OTLP/HTTP, median of %d | bytes | profd to the answer | profd CPU | "
+          "profd peak RSS rise | Python json.loads | its peak RSS rise |" % (name, JSON_RUNS))
+    print("|---|---|---|---|---|---|---|")
+    for what, size, (took, cpu, rise) in rows:
+        loads = "%.2f s | %.0f MB" % (ref_took, ref_mb) if what == "OTLP/JSON" else "- | -"
+        print("| %s | %d | %.2f s | %.2f s | %.0f MB | %s |" % (what, size, took, cpu, rise,
+                                                                   loads))
 
 
 def load_row(build, work, what, requests):

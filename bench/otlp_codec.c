@@ -4,9 +4,11 @@
  * the same profile: for each pprof file given, the time to decode it as
  * served (gzip'd) and raw, to encode it as one OTLP request, and to decode
  * and translate that request back into a record (the receiver's work).
- * With -w DIR, also writes each request to DIR/<n>.otlp for load tests.
+ * With -w DIR, also writes each request to DIR/<n>.otlp, and as OTLP/JSON to
+ * DIR/<n>.json, for load tests.
  * Prints one Markdown row per file.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,32 @@
 #include "../core/otlp.h"
 #include "../core/pprof.h"
 #include "../core/profile.h"
+#include "../core/proto_json.h"
 #include "../core/record.h"
+
+/* Writes the len bytes at data to dir/<n>.<ext>; -1 when it cannot. */
+static int write_request(const char *dir, int n, const char *ext, const void *data, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%d.%s", dir, n, ext);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        fprintf(stderr, "cannot write %s\n", path);
+    return ok ? 0 : -1;
+}
+
+/* Writes the OTLP request otlp as OTLP/JSON to dir/<n>.json. */
+static int write_json(const char *dir, int n, const uint8_t *otlp, size_t len)
+{
+    size_t json_len;
+    char *json = profd_proto_to_json(PROFD_MSG_OTLP_REQUEST, otlp, len, &json_len);
+    int rc = json ? write_request(dir, n, "json", json, json_len) : -1;
+    free(json);
+    return rc;
+}
 
 static double now(void)
 {
@@ -106,16 +133,9 @@ int main(int argc, char **argv)
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         printf("| %s | %zu / %zu / %zu | %.0f us | %.0f us | %.0f us | %.0f us | %.2f |\n", name,
                gz_len, raw_len, otlp_len, dec_gz, dec_raw, enc, dec_otlp, dec_otlp / dec_raw);
-        if (out_dir) {
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%d.otlp", out_dir, i - first);
-            FILE *f = fopen(path, "wb");
-            if (!f || fwrite(otlp, 1, otlp_len, f) != otlp_len) {
-                fprintf(stderr, "cannot write %s\n", path);
-                return 1;
-            }
-            fclose(f);
-        }
+        if (out_dir && (write_request(out_dir, i - first, "otlp", otlp, otlp_len) < 0 ||
+                        write_json(out_dir, i - first, otlp, otlp_len) < 0))
+            return 1;
         free(otlp);
         free(gz);
         free(raw);

@@ -230,13 +230,15 @@ static int read_item(const char *text, size_t len, size_t i, struct k8s_pod_list
 }
 
 /* Reads the items of the array at the cursor into out, each alone: what
- * a list costs at once is one item's tree, not the list's. */
+ * a list costs at once is one item's tree, not the list's. Items that are
+ * not objects are left out, as those without metadata are. */
 static int read_items(struct json_pull *j, struct k8s_pod_list *out, char *why, size_t whylen)
 {
     json_pull_array(j);
     for (size_t i = 0; json_pull_element(j); i++) {
+        bool object = json_pull_kind(j) == JSON_PULL_OBJECT;
         const char *start = json_pull_mark(j).p;
-        if (json_pull_skip(j) &&
+        if (json_pull_skip(j) && object &&
             read_item(start, (size_t)(json_pull_mark(j).p - start), i, out, why, whylen) < 0)
             return -1;
     }
@@ -304,12 +306,12 @@ int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, c
                  kind ? kind : "");
         rc = -1;
     }
-    if (rc == 0)
+    if (rc == 0) {
         out->resource_version = version;
-    else
+    } else {
         free(version);
-    if (rc < 0)
         k8s_pod_list_free(out);
+    }
     free(kind);
     json_pull_free(&j);
     return rc;

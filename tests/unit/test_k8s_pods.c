@@ -99,6 +99,33 @@ TEST(a_pod_list_read_whole)
     CHECK_INT(l.n, 0);
 }
 
+/* A list is read an item at a time: its members in any order, items that
+ * are not objects or have no metadata left out, and an item that breaks
+ * JSON the whole list's error, its place said. */
+TEST(a_list_read_item_by_item)
+{
+    struct k8s_pod_list l;
+    char why[256];
+    const char *list = "{\"items\": [7, \"x\", {\"spec\": {}}, {\"metadata\": {\"name\": \"a\"}}, "
+                       "null, {\"metadata\": {\"name\": \"b\\u00e9\"}}], \"kind\": \"PodList\", "
+                       "\"metadata\": {\"continue\": \"\", \"resourceVersion\": \"77\"}}";
+    CHECK_INT(k8s_pod_list_parse(list, strlen(list), &l, why, sizeof(why)), 0);
+    CHECK_INT(l.n, 2);
+    if (l.n == 2) {
+        CHECK_STR(l.pods[0].name, "a");
+        CHECK_STR(l.pods[1].name, "b\xc3\xa9");
+    }
+    CHECK_STR(l.resource_version, "77");
+    k8s_pod_list_free(&l);
+    const char *broken = "{\"items\": [{\"metadata\": {}},\n {\"metadata\": {\"name\": 1e}}]}";
+    CHECK_INT(k8s_pod_list_parse(broken, strlen(broken), &l, why, sizeof(why)), -1);
+    CHECK_STR(why, "not JSON: expected a digit in an exponent at line 2, column 26");
+    CHECK_INT(l.n, 0);
+    const char *huge = "{\"items\": [{\"metadata\": {\"generation\": 99999999999999999999}}]}";
+    CHECK_INT(k8s_pod_list_parse(huge, strlen(huge), &l, why, sizeof(why)), -1);
+    CHECK_CONTAINS(why, "not JSON: item 0: ");   /* jansson's refusal of the item */
+}
+
 TEST(what_is_not_a_pod_list_says_so)
 {
     struct k8s_pod_list l;

@@ -188,12 +188,12 @@ struct profd_target_group *k8s_sd_add_group(const struct profd_host *h, const ch
 }
 
 void k8s_sd_container_labels(const struct profd_host *h, const struct k8s_container *c,
-                             const struct k8s_port *port, struct profd_labels *l)
+                             const struct k8s_port *port, bool with_id, struct profd_labels *l)
 {
     h->labels_set(l, META "pod_container_name", c->name);
     h->labels_set(l, META "pod_container_image", c->image);
     h->labels_set(l, META "pod_container_init", c->kind == K8S_INIT_CONTAINER ? "true" : "false");
-    if (c->id)
+    if (with_id && c->id)
         h->labels_set(l, META "pod_container_id", c->id);
     if (port) {
         char number[16];
@@ -211,7 +211,7 @@ static void add_target(const struct profd_host *h, const struct profd_labels *po
 {
     struct profd_target_group *g = k8s_sd_add_group(h, ip, port ? &port->number : NULL, pod,
                                                     groups, n, cap);
-    k8s_sd_container_labels(h, c, port, &g->labels);
+    k8s_sd_container_labels(h, c, port, true, &g->labels);
 }
 
 void k8s_sd_pod_groups(const struct profd_host *h, const struct k8s_pod *p,

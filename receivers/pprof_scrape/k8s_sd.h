@@ -169,9 +169,11 @@ void k8s_sd_node_labels(const struct profd_host *h, const struct k8s_pod *node,
 void k8s_sd_pod_labels(const struct profd_host *h, const struct k8s_pod *p,
                        struct profd_labels *l);
 
-/* The labels of container c and its port (NULL: none) on a target. */
+/* The labels of container c and its port (NULL: none) on a target; its
+ * id (when it has started) only with_id, as role pod gives it and the
+ * endpoints roles do not. */
 void k8s_sd_container_labels(const struct profd_host *h, const struct k8s_container *c,
-                             const struct k8s_port *port, struct profd_labels *l);
+                             const struct k8s_port *port, bool with_id, struct profd_labels *l);
 
 /* A new group at the end of *groups: one target at host (an IP, or a
  * name) and *port (NULL: the host alone), with the labels in l. */

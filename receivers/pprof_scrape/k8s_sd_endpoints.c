@@ -149,13 +149,14 @@ const struct k8s_pod *k8s_sd_endpoint_node(enum k8s_endpoints_role role,
     return nodes ? k8s_named(nodes, "", name) : NULL;
 }
 
-/* The first port of a container of pod (not an init one) numbered number,
- * or NULL, with its container in *c. */
+/* The first port numbered number of pod's containers, then its init
+ * containers (sidecars serve ports too), as Prometheus looks; NULL when
+ * none has it, else its container in *c. */
 static const struct k8s_port *container_port(const struct k8s_pod *pod, uint32_t number,
                                               const struct k8s_container **c)
 {
     for (size_t k = 0; number && k < pod->ncontainers; k++)
-        for (size_t q = 0; pod->containers[k].kind == K8S_CONTAINER &&
+        for (size_t q = 0; pod->containers[k].kind != K8S_EPHEMERAL_CONTAINER &&
                            q < pod->containers[k].nports; q++)
             if (pod->containers[k].ports[q].number == number) {
                 *c = &pod->containers[k];
@@ -200,7 +201,7 @@ static void add_endpoint_target(struct endpoints_build *b, const struct k8s_endp
     const struct k8s_container *c;
     const struct k8s_port *cport = container_port(pod, port->number, &c);
     if (cport)
-        k8s_sd_container_labels(h, c, cport, &g->labels);
+        k8s_sd_container_labels(h, c, cport, false, &g->labels);
 }
 
 /* Whether a port of the object sp was given has number. */
@@ -212,8 +213,8 @@ static bool covered(const struct seen_pod *sp, uint32_t number)
     return false;
 }
 
-/* The targets of the container ports of sp's pod that no port of the
- * object covers. */
+/* The targets of the container ports of sp's pod, its init containers'
+ * included, that no port of the object covers. */
 static void add_uncovered(struct endpoints_build *b, const struct seen_pod *sp)
 {
     const struct k8s_pod *pod = sp->pod;
@@ -221,13 +222,13 @@ static void add_uncovered(struct endpoints_build *b, const struct seen_pod *sp)
         return;   /* starting, or evicted */
     for (size_t k = 0; k < pod->ncontainers; k++) {
         const struct k8s_container *c = &pod->containers[k];
-        for (size_t q = 0; c->kind == K8S_CONTAINER && q < c->nports; q++) {
+        for (size_t q = 0; c->kind != K8S_EPHEMERAL_CONTAINER && q < c->nports; q++) {
             if (covered(sp, c->ports[q].number))
                 continue;
             struct profd_target_group *g = k8s_sd_add_group(
                 b->h, pod->ips[0], &c->ports[q].number, b->group, b->groups, b->n, b->cap);
             k8s_sd_pod_labels(b->h, pod, &g->labels);
-            k8s_sd_container_labels(b->h, c, &c->ports[q], &g->labels);
+            k8s_sd_container_labels(b->h, c, &c->ports[q], false, &g->labels);
         }
     }
 }

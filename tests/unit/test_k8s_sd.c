@@ -456,8 +456,9 @@ static void endpoints_groups(enum k8s_endpoints_role role, const struct k8s_pod 
 }
 
 /* Checks that g is web-1's endpoint at http, with the labels of want (the
- * role's, the namespace among them), the pod's and its node's (node-a of
- * the fixture), and no others. */
+ * role's, the namespace among them), the pod's but its container's id
+ * (role pod's alone, as in Prometheus), and its node's (node-a of the
+ * fixture), and no others. */
 static void check_web1_endpoint(const struct profd_target_group *g,
                                 const char *const want[][2], size_t n)
 {
@@ -466,12 +467,17 @@ static void check_web1_endpoint(const struct profd_target_group *g,
         {"__meta_kubernetes_node_label_zone", "a"},
         {"__meta_kubernetes_node_labelpresent_zone", "true"},
     };
+    static const char id[] = "__meta_kubernetes_pod_container_id";
+    size_t pod_labels = sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP);
     CHECK_STR(g->targets.items[0], "10.1.0.7:8080");
     check_labels(g, want, n);
-    check_labels(g, WEB1_HTTP, sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP));
+    for (size_t i = 0; i < pod_labels; i++)
+        if (strcmp(WEB1_HTTP[i][0], id))
+            CHECK_STR(label(g, WEB1_HTTP[i][0]), WEB1_HTTP[i][1]);
+    CHECK_STR(label(g, id), "(none)");
     check_labels(g, node, sizeof(node) / sizeof(*node));
-    CHECK_INT(g->labels.n,
-              n + sizeof(WEB1_HTTP) / sizeof(*WEB1_HTTP) - 1 + sizeof(node) / sizeof(*node));
+    /* the namespace counted once, the id not at all */
+    CHECK_INT(g->labels.n, n + pod_labels - 2 + sizeof(node) / sizeof(*node));
 }
 
 TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_labels)
@@ -562,6 +568,49 @@ TEST(role_endpointslice_a_target_per_address_and_port_with_service_pod_and_node_
     }
     profd_sd_groups_free(g, n);
     fixture_free(&f);
+}
+
+/* A sidecar (an init container that keeps running) serves a port as a
+ * container does: a slice's port is found on it, and its ports the slice
+ * does not cover are targets too, with pod_container_init "true". */
+TEST(role_endpointslice_sidecar_ports_as_prometheus_finds_them)
+{
+    struct k8s_pod_list pods, slices;
+    struct k8s_names by_pod = {0};
+    listed("{\"items\": [{\"metadata\": {\"name\": \"side-1\", \"namespace\": \"shop\"},"
+           " \"spec\": {\"containers\": [{\"name\": \"app\","
+           "    \"ports\": [{\"containerPort\": 8080}]}],"
+           "  \"initContainers\": [{\"name\": \"proxy\", \"restartPolicy\": \"Always\","
+           "   \"ports\": [{\"name\": \"admin\", \"containerPort\": 9901}]}]},"
+           " \"status\": {\"podIP\": \"10.2.0.1\","
+           "  \"initContainerStatuses\": [{\"name\": \"proxy\", \"containerID\": \"c://p\"}]}}]}",
+           &pods);
+    listed("{\"items\": [{\"metadata\": {\"name\": \"side\", \"namespace\": \"shop\"},"
+           " \"addressType\": \"IPv4\", \"ports\": [{\"name\": \"admin\", \"port\": 9901}],"
+           " \"endpoints\": [{\"addresses\": [\"10.2.0.1\"], \"targetRef\": {\"kind\": \"Pod\","
+           "   \"name\": \"side-1\", \"namespace\": \"shop\"}}]}]}",
+           &slices);
+    k8s_names_add(&by_pod, &pods);
+    struct k8s_names none = {0};
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    endpoints_groups(K8S_ROLE_ENDPOINTSLICE, &slices.pods[0], &none, &by_pod, NULL, &g, &n,
+                     &cap);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_STR(g[0].targets.items[0], "10.2.0.1:9901");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_pod_container_name"), "proxy");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_pod_container_init"), "true");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_pod_container_port_name"), "admin");
+        CHECK_STR(label(&g[0], "__meta_kubernetes_pod_container_id"), "(none)");
+        CHECK_STR(g[1].targets.items[0], "10.2.0.1:8080");   /* app's, uncovered */
+        CHECK_STR(label(&g[1], "__meta_kubernetes_pod_container_name"), "app");
+        CHECK_STR(label(&g[1], "__meta_kubernetes_pod_container_init"), "false");
+    }
+    profd_sd_groups_free(g, n);
+    k8s_names_free(&by_pod);
+    k8s_pod_list_free(&pods);
+    k8s_pod_list_free(&slices);
 }
 
 /* An Endpoints object of service web: a subset of web-1 (ready) and a

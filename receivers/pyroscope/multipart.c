@@ -88,12 +88,22 @@ static bool *cumulative_by_name(const struct profd_profile *p)
     return c;
 }
 
+/* The most a sample_type_config may take: a few hundred bytes a type. The
+ * config is read into a tree, ten times its size, which a body as large as
+ * a profile's should not be. */
+#define MAX_SAMPLE_TYPE_CONFIG (64 * 1024)
+
 /* sample_type_config parsed: a JSON object ({"<type>": {"units": ...,
  * "display-name": ..., "cumulative": bool, "aggregation": ...}, ...}), or
  * NULL with why set. */
 static json_t *load_sample_type_config(const struct form_field *config, char *why,
                                        size_t whylen)
 {
+    if (config->len > MAX_SAMPLE_TYPE_CONFIG) {
+        snprintf(why, whylen, "sample_type_config: %zu bytes, more than the %d a config of "
+                 "sample types may take", config->len, MAX_SAMPLE_TYPE_CONFIG);
+        return NULL;
+    }
     json_error_t je;
     json_t *root = json_loadb((const char *)config->data, config->len, 0, &je);
     if (root && json_is_object(root))

@@ -541,6 +541,13 @@ class PyroscopeTest(ProfdTestCase):
                                  body, {"Content-Type": "multipart/form-data; boundary=" + boundary})
         self.assertEqual(status, 422)
         self.assertIn(b"sample_type_config", resp)
+        big = b'{"alloc_space": {}, "x": "%s"}' % (b"y" * 70000)
+        parts[2] = ("sample_type_config", big)
+        status, resp = http_post("http://%s/ingest?name=app.alloc_space" % http_addr,
+                                 *sdk_form(parts))
+        self.assertEqual((status, resp.strip()), (422, b"sample_type_config: %d bytes, more "
+                                                       b"than the 65536 a config of sample types "
+                                                       b"may take" % len(big)))
         status, resp = http_post("http://%s/ingest?name=app.cpu" % http_addr, b"--x--\r\n",
                             {"Content-Type": "multipart/form-data; boundary=x"})
         self.assertEqual(status, 422)

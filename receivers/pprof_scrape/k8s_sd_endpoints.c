@@ -241,13 +241,18 @@ void k8s_sd_endpoints_groups(const struct profd_host *h, enum k8s_endpoints_role
     struct profd_labels group = {0};
     object_labels(h, role, obj, service, &group);
     struct endpoints_build b = {h, role, &group, pods, nodes, {0}, groups, n, cap};
-    for (size_t e = 0; e < obj->nendpoints; e++) {
-        const struct k8s_endpoint *ep = &obj->endpoints[e];
-        for (size_t p = 0; p < obj->nports; p++)
-            for (size_t a = 0; obj->ports[p].subset == ep->subset &&
-                               a < ep->naddresses; a++)
-                add_endpoint_target(&b, ep, &obj->ports[p], ep->addresses[a]);
-    }
+    /* in Prometheus's order: a slice's endpoints each at every port, an
+     * Endpoints object's ports each with every address of its subset */
+    bool by_port = role == K8S_ROLE_ENDPOINTS;
+    size_t outer = by_port ? obj->nports : obj->nendpoints;
+    size_t inner = by_port ? obj->nendpoints : obj->nports;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            const struct k8s_endpoint *ep = &obj->endpoints[by_port ? i : o];
+            const struct k8s_port *port = &obj->ports[by_port ? o : i];
+            for (size_t a = 0; port->subset == ep->subset && a < ep->naddresses; a++)
+                add_endpoint_target(&b, ep, port, ep->addresses[a]);
+        }
     for (size_t i = 0; i < b.seen_pods.n; i++)
         add_uncovered(&b, &b.seen_pods.items[i]);
     seen_free(&b.seen_pods);

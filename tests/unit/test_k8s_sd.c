@@ -682,6 +682,29 @@ TEST(role_endpoints_a_target_per_address_and_port_of_each_subset)
     fixture_free(&f);
 }
 
+/* An Endpoints object's targets come port by port, each with every
+ * address of its subset (ready, then not), as Prometheus lists them; a
+ * slice's endpoint by endpoint. */
+TEST(role_endpoints_targets_in_prometheus_order)
+{
+    struct k8s_pod_list objects;
+    listed("{\"items\": [{\"metadata\": {\"name\": \"two\", \"namespace\": \"shop\"},"
+           " \"subsets\": [{\"addresses\": [{\"ip\": \"10.0.0.1\"}],"
+           "  \"notReadyAddresses\": [{\"ip\": \"10.0.0.2\"}],"
+           "  \"ports\": [{\"name\": \"a\", \"port\": 1}, {\"name\": \"b\", \"port\": 2}]}]}]}",
+           &objects);
+    struct k8s_names none = {0};
+    struct profd_target_group *g = NULL;
+    size_t n = 0, cap = 0;
+    endpoints_groups(K8S_ROLE_ENDPOINTS, &objects.pods[0], &none, &none, NULL, &g, &n, &cap);
+    static const char *const want[] = {"10.0.0.1:1", "10.0.0.2:1", "10.0.0.1:2", "10.0.0.2:2"};
+    CHECK_INT(n, 4);
+    for (size_t i = 0; i < n && i < 4; i++)
+        CHECK_STR(g[i].targets.items[0], want[i]);
+    profd_sd_groups_free(g, n);
+    k8s_pod_list_free(&objects);
+}
+
 TEST(role_service_a_target_per_port_at_its_dns_name)
 {
     struct kubernetes_sd_config cfg = {.role = "service", .attach_metadata = {true}};

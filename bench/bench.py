@@ -64,6 +64,8 @@ import sys
 import tempfile
 import time
 
+from proc_stats import cpu_seconds, memory_kib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 PROFD = os.path.join(BUILD, "profd")
@@ -262,20 +264,6 @@ service:
 """
 
 
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
-
 def scrape_bench(work):
     """1,000 targets (one nginx listening on 1,000 loopback addresses) with
     3 presets each, every SCRAPE_INTERVAL: profd's CPU per scrape cycle
@@ -332,7 +320,7 @@ def scrape_bench(work):
                 curl_cpu.append(curl_once())
                 time.sleep(max(0.0, start + interval - time.monotonic()))
                 per_cycle.append(cpu_seconds(profd.pid) - c0)
-            rss = peak_rss_kib(profd.pid)
+            rss = memory_kib(profd.pid, "VmHWM")
         finally:
             profd.terminate()
             profd.wait(timeout=60)

@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from proc_stats import cpu_seconds, memory_kib
+
 CONFIG = """
 receivers:
   pprof_scrape:
@@ -128,11 +130,6 @@ def service(i):
                          "labels": {"app": "web"}}}
 
 
-def cpu_seconds(pid):
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def one_run(root, role, n):
     """(start -> pairs, quiet add -> pairs, busy add -> pairs, CPU a change)."""
     sys.path.insert(0, os.path.join(root, "tests", "integration"))
@@ -192,15 +189,6 @@ service:
 """
 
 
-def peak_rss_mb(pid):
-    """The most memory pid has held at once (VmHWM), in MB."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def metadata_run(root, n):
     """(seconds of 100 changes, profd's CPU over them, its peak RSS) for
     k8s_metadata."""
@@ -228,7 +216,7 @@ def metadata_run(root, n):
             time.sleep(0.02)
         known(n + 100)
         return (time.monotonic() - start, cpu_seconds(p.proc.pid) - cpu,
-                peak_rss_mb(p.proc.pid))
+                memory_kib(p.proc.pid, "VmHWM") / 1024)
     finally:
         p.stop()
         api.stop()

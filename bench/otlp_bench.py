@@ -26,6 +26,8 @@ import sys
 import time
 import urllib.request
 
+from proc_stats import cpu_seconds, memory_kib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIENTS = int(os.environ.get("OTLP_CLIENTS", "4"))
 SECONDS = float(os.environ.get("OTLP_SECONDS", "10"))
@@ -70,21 +72,6 @@ def client(address, requests, seconds, out):
     out.put((sent, nbytes, failed, lat))
 
 
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid, field="VmRSS"):
-    """pid's resident memory now (VmRSS) or at its peak (VmHWM), KiB."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def otlp_bench(build, corpus, work):
     codec = os.path.join(build, "bench", "otlp_codec")
     names = sorted(f for f in os.listdir(os.path.join(corpus, "go")) if f.endswith(".pb.gz"))
@@ -108,6 +95,21 @@ def otlp_bench(build, corpus, work):
     json_rows(build, work, names[largest], os.path.join(req_dir, "%d" % largest))
 
 
+def start_receiver(build, work, config, announced):
+    """A profd running config: (the process, the address its log line
+    starting with announced gives)."""
+    cfg = os.path.join(work, "otlp.yaml")
+    with open(cfg, "w") as f:
+        f.write(config)
+    profd = subprocess.Popen([os.path.join(build, "profd"), "--config", cfg],
+                             stderr=subprocess.PIPE, text=True)
+    for line in profd.stderr:
+        if announced in line:
+            return profd, line.split()[-1]
+    profd.wait(timeout=60)
+    sys.exit("profd did not start its OTLP receiver")
+
+
 HTTP_RECEIVER = RECEIVER.replace('{grpc: {endpoint: "127.0.0.1:0"}, http: {endpoint: ""}}',
                                  '{grpc: {endpoint: ""}, http: {endpoint: "127.0.0.1:0"}}')
 
@@ -115,25 +117,16 @@ HTTP_RECEIVER = RECEIVER.replace('{grpc: {endpoint: "127.0.0.1:0"}, http: {endpo
 def one_post(build, work, body, content_type):
     """Posts body to a fresh profd's OTLP/HTTP: (seconds to the answer,
     profd's CPU seconds, its peak RSS rise in MB)."""
-    cfg = os.path.join(work, "otlp-http.yaml")
-    with open(cfg, "w") as f:
-        f.write(HTTP_RECEIVER)
-    profd = subprocess.Popen([os.path.join(build, "profd"), "--config", cfg],
-                             stderr=subprocess.PIPE, text=True)
+    profd, address = start_receiver(build, work, HTTP_RECEIVER, "OTLP/HTTP on ")
     try:
-        address = None
-        for line in profd.stderr:
-            if "OTLP/HTTP on " in line:
-                address = line.split()[-1]
-                break
-        idle, cpu = rss_kib(profd.pid, "VmHWM"), cpu_seconds(profd.pid)
+        idle, cpu = memory_kib(profd.pid, "VmHWM"), cpu_seconds(profd.pid)
         req = urllib.request.Request("http://%s/v1development/profiles" % address, data=body,
                                      headers={"Content-Type": content_type})
         start = time.monotonic()
         urllib.request.urlopen(req, timeout=120).read()
         took = time.monotonic() - start
         return (took, cpu_seconds(profd.pid) - cpu,
-                (rss_kib(profd.pid, "VmHWM") - idle) / 1024)
+                (memory_kib(profd.pid, "VmHWM") - idle) / 1024)
     finally:
         profd.terminate()
         profd.wait(timeout=60)
@@ -174,16 +167,7 @@ def json_rows(build, work, name, path):
 
 def load_row(build, work, what, requests):
     """Starts a receiving profd, loads it with requests, prints one row."""
-    cfg = os.path.join(work, "otlp.yaml")
-    with open(cfg, "w") as f:
-        f.write(RECEIVER)
-    profd = subprocess.Popen([os.path.join(build, "profd"), "--config", cfg],
-                             stderr=subprocess.PIPE, text=True)
-    address = None
-    for line in profd.stderr:
-        if "OTLP/gRPC on " in line:
-            address = line.split()[-1]
-            break
+    profd, address = start_receiver(build, work, RECEIVER, "OTLP/gRPC on ")
     out = multiprocessing.Queue()
     procs = [multiprocessing.Process(target=client, args=(address, requests, SECONDS, out))
              for _ in range(CLIENTS)]
@@ -192,7 +176,7 @@ def load_row(build, work, what, requests):
         p.start()
     samples = []
     while any(p.is_alive() for p in procs) and time.monotonic() - start < SECONDS + 30:
-        samples.append((time.monotonic() - start, rss_kib(profd.pid)))
+        samples.append((time.monotonic() - start, memory_kib(profd.pid)))
         time.sleep(0.2)
     results = [out.get() for _ in procs]
     for p in procs:

@@ -46,6 +46,8 @@ import tempfile
 import threading
 import time
 
+from proc_stats import cpu_seconds
+
 SECONDS = int(os.environ.get("PUSH_SECONDS", "10"))
 CONNECTIONS = int(os.environ.get("PUSH_CONNECTIONS", "64"))
 
@@ -167,13 +169,6 @@ def wrk(url, script):
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", text)
     scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[p99.group(2)]
     return total - bad, (total - bad) / secs, float(p99.group(1)) * scale, bad
-
-
-def cpu_seconds(pid):
-    """User + system CPU seconds pid has used so far (all its threads)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def children_of(pid):

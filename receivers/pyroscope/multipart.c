@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <jansson.h>
 
 #include "../../lib/grow.h"
+#include "../../lib/json_pull.h"
 
 /* The boundary parameter of a multipart Content-Type, into buf. */
 static bool boundary_of(const char *content_type, char *buf, size_t n)
@@ -88,66 +88,126 @@ static bool *cumulative_by_name(const struct profd_profile *p)
     return c;
 }
 
-/* The most a sample_type_config may take: a few hundred bytes a type. The
- * config is read into a tree, ten times its size, which a body as large as
- * a profile's should not be. */
-#define MAX_SAMPLE_TYPE_CONFIG (64 * 1024)
+/* What sample_type_config says of one of a profile's sample types. */
+struct type_config {
+    bool cumulative;
+    char *units, *display;   /* NULL: not given */
+};
 
-/* sample_type_config parsed: a JSON object ({"<type>": {"units": ...,
- * "display-name": ..., "cumulative": bool, "aggregation": ...}, ...}), or
- * NULL with why set. */
-static json_t *load_sample_type_config(const struct form_field *config, char *why,
-                                       size_t whylen)
+static void type_config_clear(struct type_config *t)
 {
-    if (config->len > MAX_SAMPLE_TYPE_CONFIG) {
-        snprintf(why, whylen, "sample_type_config: %zu bytes, more than the %d a config of "
-                 "sample types may take", config->len, MAX_SAMPLE_TYPE_CONFIG);
-        return NULL;
-    }
-    json_error_t je;
-    json_t *root = json_loadb((const char *)config->data, config->len, 0, &je);
-    if (root && json_is_object(root))
-        return root;
-    snprintf(why, whylen, "sample_type_config: %s", root ? "not a JSON object" : je.text);
-    json_decref(root);
-    return NULL;
+    free(t->units);
+    free(t->display);
+    *t = (struct type_config){0};
 }
 
-/* The entry of sample type i in the config, or NULL. */
-static json_t *config_entry(const struct profd_profile *p, uint32_t i, json_t *config)
+/* Frees the entries of a profile's n sample types, and c. */
+static void type_configs_free(struct type_config *c, uint32_t n)
 {
-    const struct profd_str *t = &p->strings[p->sample_types[i].type];
-    char name[256];
-    snprintf(name, sizeof(name), "%.*s", (int)(t->len < 255 ? t->len : 255), t->ptr);
-    json_t *entry = json_object_get(config, name);
-    return json_is_object(entry) ? entry : NULL;
+    for (uint32_t i = 0; c && i < n; i++)
+        type_config_clear(&c[i]);
+    free(c);
+}
+
+/* Reads the entry object at the cursor ({"units": ..., "display-name":
+ * ..., "cumulative": bool, "aggregation": ...}) into e, empty before. */
+static void read_type_entry(struct json_pull *j, struct type_config *e)
+{
+    const char *key, *s;
+    json_pull_object(j);
+    while (json_pull_member(j, &key)) {
+        char **text = !strcmp(key, "units")          ? &e->units
+                      : !strcmp(key, "display-name") ? &e->display : NULL;
+        if (text) {
+            free(*text);
+            *text = json_pull_string(j, &s, NULL) ? must_strdup(s) : NULL;
+        } else {
+            e->cumulative = !strcmp(key, "cumulative") ? json_pull_kind(j) == JSON_PULL_TRUE
+                                                       : e->cumulative;
+            json_pull_skip(j);
+        }
+    }
+}
+
+/* Gives entry e to each sample type of p named name, in place of what
+ * c had for it. */
+static void set_type_entry(const struct profd_profile *p, const char *name,
+                           const struct type_config *e, struct type_config *c)
+{
+    for (uint32_t i = 0; i < p->nsample_types; i++) {
+        const struct profd_str *t = &p->strings[p->sample_types[i].type];
+        if (t->len != strlen(name) || memcmp(t->ptr, name, t->len))
+            continue;
+        type_config_clear(&c[i]);
+        c[i] = (struct type_config){e->cumulative, must_strdup_or_null(e->units),
+                                    must_strdup_or_null(e->display)};
+    }
+}
+
+/* sample_type_config ({"<type>": entry, ...}) read where it lies into
+ * what it says of each sample type of p, the last entry of a name
+ * counting (an entry that is not an object: nothing); NULL with why set
+ * when it is not a JSON object. */
+static struct type_config *read_sample_type_config(const struct form_field *config,
+                                                   const struct profd_profile *p, char *why,
+                                                   size_t whylen)
+{
+    struct type_config *c = calloc(p->nsample_types + 1, sizeof(*c));
+    if (!c)
+        abort();
+    struct json_pull j;
+    json_pull_init(&j, (const char *)config->data, config->len);
+    bool object = json_pull_kind(&j) == JSON_PULL_OBJECT && json_pull_object(&j);
+    const char *key;
+    while (object && json_pull_member(&j, &key)) {
+        char *name = must_strdup(key);   /* the entry's own names are read next */
+        struct type_config e = {0};
+        if (json_pull_kind(&j) == JSON_PULL_OBJECT)
+            read_type_entry(&j, &e);
+        else
+            json_pull_skip(&j);
+        set_type_entry(p, name, &e, c);
+        type_config_clear(&e);
+        free(name);
+    }
+    if (!object)
+        json_pull_skip(&j);
+    bool json = json_pull_end(&j);
+    if (!json || !object) {
+        char error[160] = "not a JSON object";
+        if (!json)
+            json_pull_error(&j, error, sizeof(error));
+        snprintf(why, whylen, "sample_type_config: %s", error);
+        type_configs_free(c, p->nsample_types);
+        c = NULL;
+    }
+    json_pull_free(&j);
+    return c;
 }
 
 /* Which sample types the config calls cumulative (malloc'd). */
-static bool *cumulative_by_config(const struct profd_profile *p, json_t *config)
+static bool *cumulative_by_config(const struct profd_profile *p, const struct type_config *c)
 {
-    bool *c = calloc(p->nsample_types + 1, sizeof(*c));
-    if (!c)
+    bool *cumulative = calloc(p->nsample_types + 1, sizeof(*cumulative));
+    if (!cumulative)
         abort();
     for (uint32_t i = 0; i < p->nsample_types; i++)
-        c[i] = json_is_true(json_object_get(config_entry(p, i, config), "cumulative"));
-    return c;
+        cumulative[i] = c[i].cumulative;
+    return cumulative;
 }
 
 /* The config's display names and units given to p's sample types.
  * "aggregation" is how Pyroscope's own store merges a type over time and
  * has no place in a profile. */
 static void rename_by_config(const struct profd_host *host, struct profd_profile *p,
-                             json_t *config)
+                             const struct type_config *c)
 {
     for (uint32_t i = 0; i < p->nsample_types; i++) {
-        json_t *entry = config_entry(p, i, config);
-        const char *units = json_string_value(json_object_get(entry, "units"));
-        const char *display = json_string_value(json_object_get(entry, "display-name"));
-        if (units && *units)
-            p->sample_types[i].unit = host->profile_intern(p, units, strlen(units));
-        if (display && *display)
-            p->sample_types[i].type = host->profile_intern(p, display, strlen(display));
+        if (c[i].units && *c[i].units)
+            p->sample_types[i].unit = host->profile_intern(p, c[i].units, strlen(c[i].units));
+        if (c[i].display && *c[i].display)
+            p->sample_types[i].type =
+                host->profile_intern(p, c[i].display, strlen(c[i].display));
     }
 }
 
@@ -179,7 +239,8 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
         snprintf(why, whylen, "profile field: %s", err);
         return false;
     }
-    json_t *types = has_config ? load_sample_type_config(&config, why, whylen) : NULL;
+    struct type_config *types =
+        has_config ? read_sample_type_config(&config, p, why, whylen) : NULL;
     if (has_config && !types)
         return false;
     if (has_prev) {
@@ -187,7 +248,7 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
                                                        sizeof(err));
         if (!old) {
             snprintf(why, whylen, "prev_profile field: %s", err);
-            json_decref(types);
+            type_configs_free(types, p->nsample_types);
             return false;
         }
         bool *cumulative = types ? cumulative_by_config(p, types) : cumulative_by_name(p);
@@ -200,7 +261,7 @@ bool multipart_record(const struct profd_host *host, const char *content_type,
     }
     if (types)
         rename_by_config(host, p, types);   /* after the delta, which matches by name */
-    json_decref(types);
+    type_configs_free(types, p->nsample_types);
     if (has_prev || has_config)
         host->record_touch(r);
     return true;

@@ -894,17 +894,22 @@ service:
         full, other = (p.listening("%s: Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)" % r)
                        for r in ("pyroscope/full", "pyroscope/other"))
         heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
-        sent = []   # statuses, in order: each push waits for the one before
+        sent = []    # statuses, in order: each push waits for the one before
+        marks = []   # where profd's log stood as each push was sent
 
         def push_in_turn():   # until one is refused
             for i in range(1, 7):
+                marks.append(p.mark())
                 sent.append(http_post(INGEST_I % (full, i), heap)[0])
                 if sent[-1] != 200:
                     return
         pusher = threading.Thread(target=push_in_turn)
         pusher.start()
-        # the sender retries the first; the queue fills; a push then waits
-        p.wait_log(r"a request of \d+ bytes on a worker")
+        # The sender retries the first and the queue holds the second, so
+        # the third waits for room. The second may wait a moment too (until
+        # the sender takes the first), so the wait looked for is the third's.
+        wait_until(lambda: len(marks) >= 3, "the third push")
+        p.wait_log(r"a request of \d+ bytes on a worker", start=marks[2])
         return p, full, other, pusher, sent
 
     def test_a_pipeline_through_symbolize_is_served_on_a_worker(self):

@@ -26,8 +26,8 @@ slice modified, or a new one).
 
 And the k8s_metadata processor watching every pod (a gateway's view):
 the CPU profd spends while K8S_METADATA_PODS pods change 50 times a second
-(100 pods added, 20 ms apart), its index of them made again after each
-burst of changes.
+(100 pods added, 20 ms apart), its index of them changed a pod at a
+time.
 
 There is no reference tool here: Debian's prometheus package is built
 without kubernetes_sd_configs (its Kubernetes client is not packaged).

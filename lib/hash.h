@@ -32,4 +32,10 @@ static inline uint64_t hash_bytes(const void *p, size_t len)
     return h ^ (h >> 33);
 }
 
+/* hash_bytes of the string s, its terminating NUL left out. */
+static inline uint64_t hash_string(const char *s)
+{
+    return hash_bytes(s, strlen(s));
+}
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "json_pull.h"
 #include "k8s_json.h"
 #include "k8s_network.h"
@@ -414,6 +415,7 @@ void k8s_pod_list_free(struct k8s_pod_list *l)
         k8s_pod_free(&l->pods[i]);
     free(l->pods);
     free(l->resource_version);
+    key_map_free(&l->by_uid);
     *l = (struct k8s_pod_list){0};
 }
 
@@ -425,17 +427,34 @@ void k8s_watch_event_free(struct k8s_watch_event *ev)
     *ev = (struct k8s_watch_event){0};
 }
 
+void k8s_pod_list_index(struct k8s_pod_list *l)
+{
+    for (; l->indexed < l->n; l->indexed++)
+        key_map_put(&l->by_uid, hash_string(l->pods[l->indexed].uid), (uint32_t)l->indexed);
+}
+
 /* Where the pod of UID uid is in l, or l->n. */
 static size_t pod_at(const struct k8s_pod_list *l, const char *uid)
 {
-    size_t i = 0;
-    while (i < l->n && strcmp(l->pods[i].uid, uid))
-        i++;
-    return i;
+    uint32_t i;
+    if (key_map_get(&l->by_uid, hash_string(uid), &i) && i < l->indexed &&
+        !strcmp(l->pods[i].uid, uid))
+        return i;
+    size_t k = l->indexed;   /* those not indexed yet */
+    while (k < l->n && strcmp(l->pods[k].uid, uid))
+        k++;
+    return k;
 }
 
-void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
+const struct k8s_pod *k8s_pod_list_get(const struct k8s_pod_list *l, const char *uid)
 {
+    size_t i = pod_at(l, uid);
+    return i < l->n ? &l->pods[i] : NULL;
+}
+
+const struct k8s_pod *k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
+{
+    k8s_pod_list_index(l);
     size_t i = pod_at(l, p->uid);
     if (i < l->n) {
         k8s_pod_free(&l->pods[i]);
@@ -445,6 +464,8 @@ void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p)
     }
     l->pods[i] = *p;
     *p = (struct k8s_pod){0};
+    k8s_pod_list_index(l);   /* the pod appended */
+    return &l->pods[i];
 }
 
 char **k8s_strings_copy(char *const *src, size_t n)
@@ -522,11 +543,16 @@ void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src)
 
 bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid)
 {
+    k8s_pod_list_index(l);
     size_t i = pod_at(l, uid);
     if (i == l->n)
         return false;
+    key_map_remove(&l->by_uid, hash_string(uid));
     k8s_pod_free(&l->pods[i]);
-    memmove(&l->pods[i], &l->pods[i + 1], (l->n - i - 1) * sizeof(*l->pods));
-    l->n--;
+    l->indexed = --l->n;
+    if (i < l->n) {
+        l->pods[i] = l->pods[l->n];
+        key_map_put(&l->by_uid, hash_string(l->pods[i].uid), (uint32_t)i);
+    }
     return true;
 }

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "key_map.h"
+
 /* Name/value pairs: a pod's labels or annotations, in the list's order. */
 struct k8s_pairs {
     char **names, **values;
@@ -112,6 +114,10 @@ struct k8s_pod_list {
     struct k8s_pod *pods;
     size_t n, cap;
     char *resource_version;   /* the list's metadata.resourceVersion, from which to watch */
+    /* The hash of each UID -> its pod's place, for pods[0, indexed)
+     * (k8s_pod_list_index). */
+    struct key_map by_uid;
+    size_t indexed;
 };
 
 /* What a watch (GET ...?watch=1) streams: one JSON object a line. */
@@ -152,8 +158,17 @@ int k8s_watch_event_parse(const char *line, size_t len, struct k8s_watch_event *
 void k8s_watch_event_free(struct k8s_watch_event *ev);
 
 /* Puts *p in l in place of the pod of its UID, or at the end; l owns what
- * *p held from then on. */
-void k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p);
+ * *p held from then on. The pod is found by its UID's hash, not by
+ * walking the list. Returns where it is now (until l next changes). */
+const struct k8s_pod *k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p);
+
+/* Indexes by UID the pods of l not indexed yet (those a parse or a copy
+ * appended); a put or a remove does it first. */
+void k8s_pod_list_index(struct k8s_pod_list *l);
+
+/* The pod of UID uid in l, or NULL: found by the UID's hash among the pods
+ * indexed, by a walk among the others. */
+const struct k8s_pod *k8s_pod_list_get(const struct k8s_pod_list *l, const char *uid);
 
 /* A copy of pod src into *dst. */
 void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src);
@@ -164,7 +179,8 @@ void k8s_pod_free(struct k8s_pod *p);
 /* Appends a copy of every pod of src to dst. */
 void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src);
 
-/* Removes (and frees) the pod of UID uid from l; false when l has none. */
+/* Removes (and frees) the pod of UID uid from l, the last pod moved into
+ * its place; false when l has none. */
 bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid);
 
 #endif

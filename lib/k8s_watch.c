@@ -106,17 +106,18 @@ static bool apply_event(struct k8s_watch *w, const char *line, size_t len)
         w->relist = ev.code == 410;   /* gone: list again at once */
         ok = false;
     } else {
-        if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED)
-            k8s_pod_list_put(&w->pods, &ev.pod);
-        else if (ev.type == K8S_DELETED)
-            k8s_pod_list_remove(&w->pods, ev.pod.uid);
         if (*ev.resource_version) {
             free(w->pods.resource_version);
             w->pods.resource_version = ev.resource_version;
             ev.resource_version = NULL;
         }
-        if (ev.type != K8S_BOOKMARK)
-            w->hooks.changed(w->hooks.arg);
+        if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) {
+            const struct k8s_pod *now = k8s_pod_list_put(&w->pods, &ev.pod);
+            w->hooks.changed(w->hooks.arg, now, false);
+        } else if (ev.type == K8S_DELETED) {
+            k8s_pod_list_remove(&w->pods, ev.pod.uid);
+            w->hooks.changed(w->hooks.arg, &ev.pod, true);
+        }
     }
     k8s_watch_event_free(&ev);
     return ok;
@@ -262,7 +263,7 @@ static void list_read(void *arg)
     w->pods = w->listed;
     w->listed = (struct k8s_pod_list){0};
     start_watch(w);
-    w->hooks.changed(w->hooks.arg);
+    w->hooks.changed(w->hooks.arg, NULL, false);
 }
 
 static void on_done(void *arg, CURL *easy, CURLcode result)

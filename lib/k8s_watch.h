@@ -27,7 +27,10 @@
 struct k8s_watch;
 
 struct k8s_watch_hooks {
-    void (*changed)(void *arg);   /* the pods changed */
+    /* The pods changed: pod added or modified (pod as it is now), or
+     * deleted (as it was last); pod NULL when a list replaced them all.
+     * w's pods are as they are after the change. */
+    void (*changed)(void *arg, const struct k8s_pod *pod, bool deleted);
     void (*failed)(void *arg, const char *why);   /* why names the URL; it lists again later */
     void *arg;
 };

@@ -48,6 +48,28 @@ bool key_map_get(const struct key_map *m, uint64_t key, uint32_t *val)
     return true;
 }
 
+bool key_map_remove(struct key_map *m, uint64_t key)
+{
+    if (!m->cap)
+        return false;
+    size_t i = slot_of(m, key), mask = m->cap - 1;
+    if (!m->vals[i])
+        return false;
+    /* Each later entry of the run whose home slot is not between the hole
+     * and it (cyclically) fills the hole, leaving its own. */
+    for (size_t j = (i + 1) & mask; m->vals[j]; j = (j + 1) & mask) {
+        size_t home = (size_t)hash_mix(0, m->keys[j]) & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            i = j;
+        }
+    }
+    m->vals[i] = 0;
+    m->n--;
+    return true;
+}
+
 void key_map_free(struct key_map *m)
 {
     free(m->keys);

@@ -19,6 +19,9 @@ struct key_map {
 void key_map_put(struct key_map *m, uint64_t key, uint32_t val);
 /* Whether key is there; its value into *val when it is. */
 bool key_map_get(const struct key_map *m, uint64_t key, uint32_t *val);
+/* Removes key (what follows it in its run moved back, so no slot is
+ * marked gone); false when it was not there. */
+bool key_map_remove(struct key_map *m, uint64_t key);
 /* Frees the map's memory and leaves it empty. */
 void key_map_free(struct key_map *m);
 

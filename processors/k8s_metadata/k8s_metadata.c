@@ -13,8 +13,9 @@
  *   `node_name` only, when set, as a node agent lists them), listed and
  *   then watched (k8s_watch.h) on the event loop's libcurl, the list's
  *   JSON read on the processor's own thread; the index records are
- *   looked up in is made again, from a copy of the pods, at most every
- *   100 ms after they changed. With `wait_for_metadata` (the default) the
+ *   looked up in is changed a pod at a time as the watch tells of them
+ *   (made again, from a copy of the pods, only after a new list). With
+ *   `wait_for_metadata` (the default) the
  *   first list is made as profd starts, before any receiver does, so the
  *   first profiles are labeled too, and the watch goes on from it. With
  *   `node_labels` the nodes (node_name's alone) are listed and watched
@@ -27,7 +28,6 @@
  * `retry_interval`; records keep going, labeled from the pods known.
  */
 #include <curl/curl.h>
-#include <event2/event.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +43,6 @@
 #include "cgroup.h"
 #include "pods.h"
 #include "profd/plugin.h"
-
-/* The index is made again this long after the pods changed, so that a
- * burst of events makes it once. */
-#define REINDEX_DELAY_US 100000
 
 struct config {
     char *api_server;
@@ -106,12 +102,11 @@ struct state {
     const struct config *cfg;
     char *url;                 /* the pods' list */
     char *nodes_url;           /* the nodes' list with node_labels, else NULL */
-    pthread_mutex_t mu;        /* what follows */
+    pthread_mutex_t mu;        /* index: changed on the loop's thread, read by records' */
     struct pod_index *index;   /* the pods last known, or NULL */
     struct k8s_access access;
     struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
     struct k8s_watch *watch, *nodes_watch;
-    struct event *reindex;
     _Atomic size_t matched, unmatched, list_errors;
 };
 
@@ -161,38 +156,61 @@ static void on_watch_failed(void *arg, const char *why)
                       "Pod (and node) lists and watches of the Kubernetes API that failed.");
 }
 
+/* Sets the gauges of the pods and nodes known. */
+static void count_known(struct state *s, size_t npods, size_t nnodes)
+{
+    s->host->gauge_set(s->self, "profd_k8s_metadata_pods", "Pods known.", "", (double)npods);
+    if (s->nodes_url)
+        s->host->gauge_set(s->self, "profd_k8s_metadata_nodes", "Nodes known (node_labels).", "",
+                           (double)nnodes);
+}
+
 /* Puts ix in place of the index records are looked up in. */
 static void use_index(struct state *s, struct pod_index *ix)
 {
-    size_t npods = ix->npods, nnodes = ix->nodes.n;
+    size_t npods = ix->pods.n, nnodes = ix->nodes.n;
     pthread_mutex_lock(&s->mu);
     struct pod_index *old = s->index;
     s->index = ix;
     pthread_mutex_unlock(&s->mu);
     pod_index_free(old);
-    s->host->gauge_set(s->self, "profd_k8s_metadata_pods", "Pods known.", "", (double)npods);
-    if (s->nodes_url)
-        s->host->gauge_set(s->self, "profd_k8s_metadata_nodes", "Nodes known (node_labels).", "",
-                           (double)nnodes);
+    count_known(s, npods, nnodes);
     s->host->log(s->self, PROFD_LOG_DEBUG, "%zu pod(s) and %zu node(s) known", npods, nnodes);
 }
 
-/* On the loop's thread: the index made again from the watch's pods. */
-static void reindex(evutil_socket_t fd, short what, void *arg)
+/*
+ * On the loop's thread, as a watch tells of a change: the pod (or node)
+ * changed in the index, in place; after a list (pod NULL) the index made
+ * again from the watches' pods and nodes, outside the lock, and swapped in.
+ */
+static void on_change(struct state *s, const struct k8s_pod *pod, bool deleted, bool node)
 {
-    (void)fd;
-    (void)what;
-    struct state *s = arg;
-    use_index(s, pod_index_of(k8s_watch_pods(s->watch),
-                              s->nodes_watch ? k8s_watch_pods(s->nodes_watch) : NULL, s->index));
+    if (!pod || !s->index) {
+        use_index(s, pod_index_of(k8s_watch_pods(s->watch),
+                                  s->nodes_watch ? k8s_watch_pods(s->nodes_watch) : NULL));
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (node)
+        pod_index_change_node(s->index, pod, deleted);
+    else
+        pod_index_change(s->index, pod, deleted);
+    size_t npods = s->index->pods.n, nnodes = s->index->nodes.n;
+    pthread_mutex_unlock(&s->mu);
+    count_known(s, npods, nnodes);
+    s->host->log(s->self, PROFD_LOG_DEBUG, "%s %s%s%s %s: %zu pod(s) and %zu node(s) known",
+                 node ? "node" : "pod", pod->namespace, *pod->namespace ? "/" : "", pod->name,
+                 deleted ? "deleted" : "changed", npods, nnodes);
 }
 
-static void on_pods_changed(void *arg)
+static void on_pods_changed(void *arg, const struct k8s_pod *pod, bool deleted)
 {
-    struct state *s = arg;
-    struct timeval tv = {0, REINDEX_DELAY_US};
-    if (!evtimer_pending(s->reindex, NULL))
-        evtimer_add(s->reindex, &tv);
+    on_change(arg, pod, deleted, false);
+}
+
+static void on_nodes_changed(void *arg, const struct k8s_pod *node, bool deleted)
+{
+    on_change(arg, node, deleted, true);
 }
 
 /* Logs and counts the failure why of a list of url. */
@@ -252,28 +270,34 @@ static void list_first(struct state *s)
     use_index(s, ix);
 }
 
-/* The pod of process pid (its container's name into *container), or
- * NULL. */
-static const struct k8s_pod *pod_of_pid(struct state *s, const char *pid, const char **container)
+/* Whether process pid's cgroup names its container (id, "" none) or pod
+ * (uid, "" none). */
+static bool process_container(struct state *s, const char *pid, char id[CONTAINER_ID_SIZE],
+                              char uid[POD_UID_SIZE])
 {
-    char path[4096], id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
+    char path[4096];
     if (!*pid || strspn(pid, "0123456789") != strlen(pid))
-        return NULL;
+        return false;
     snprintf(path, sizeof(path), "%s/%s/cgroup", s->cfg->proc_root, pid);
     size_t len;
     char *text = read_small_file(path, 1 << 16, &len);
     bool named = text && cgroup_container(text, len, id, uid);
     free(text);
-    if (!named)
-        return NULL;
+    return named;
+}
+
+/* The pod of container id, else of pod UID uid (its container's name into
+ * *container), or NULL. Under s->mu. */
+static const struct k8s_pod *pod_of_container(struct state *s, const char *id, const char *uid,
+                                              const char **container)
+{
     const struct k8s_pod *pod = id[0] ? pod_index_container(s->index, id, container) : NULL;
-    if (!pod && uid[0])
-        pod = pod_index_uid(s->index, uid);
-    return pod;
+    return pod || !uid[0] ? pod : pod_index_uid(s->index, uid);
 }
 
 /* The pod whose IP is the host of value: host:port, [v6]:port, or a bare
- * host (a v6 address with no port has several ':'); NULL when none. */
+ * host (a v6 address with no port has several ':'); NULL when none. Under
+ * s->mu. */
 static const struct k8s_pod *pod_of_address(struct state *s, const char *value)
 {
     const char *start = value, *end = NULL;
@@ -334,7 +358,6 @@ static int consume(void *st, struct profd_batch *b)
 {
     struct state *s = st;
     size_t matched = 0, unmatched = 0;
-    pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
         const char *pid = s->host->record_label(r, s->cfg->pid_label);
@@ -342,16 +365,19 @@ static int consume(void *st, struct profd_batch *b)
             option_set(s->cfg->ip_label) ? s->host->record_label(r, s->cfg->ip_label) : NULL;
         if (!pid && !address)
             continue;
+        char id[CONTAINER_ID_SIZE], uid[POD_UID_SIZE];
+        bool named = pid && process_container(s, pid, id, uid);   /* the file read unlocked */
         const char *container = NULL;
-        const struct k8s_pod *pod = pid ? pod_of_pid(s, pid, &container) : NULL;
+        pthread_mutex_lock(&s->mu);
+        const struct k8s_pod *pod = named ? pod_of_container(s, id, uid, &container) : NULL;
         if (!pod && address)
             pod = pod_of_address(s, address);
-        if (pod)
+        if (pod)   /* labeled while the pod cannot change */
             label_record(s, r, pod, container);
+        pthread_mutex_unlock(&s->mu);
         matched += pod != NULL;
         unmatched += pod == NULL;
     }
-    pthread_mutex_unlock(&s->mu);
     running_total_add(s->host, s->self, &s->matched, matched,
                       "profd_k8s_metadata_matched_records", "Records given their pod's labels.");
     running_total_add(s->host, s->self, &s->unmatched, unmatched,
@@ -399,11 +425,12 @@ static int start(void *st)
     if (s->cfg->wait_for_metadata)   /* before the receivers start */
         list_first(s);
     struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s};
+    struct k8s_watch_hooks node_hooks = {on_nodes_changed, on_watch_failed, s};
     s->watch = k8s_watch_new(s->host, s->self, s->url, &s->access, s->cfg->retry_interval,
                              &hooks);
     if (s->nodes_url)
         s->nodes_watch = k8s_watch_new(s->host, s->self, s->nodes_url, &s->access,
-                                       s->cfg->retry_interval, &hooks);
+                                       s->cfg->retry_interval, &node_hooks);
     /* the watches go on from the first lists, when there were some */
     const struct k8s_pod_list *nodes = s->index && s->index->nodes.resource_version
                                            ? &s->index->nodes
@@ -411,8 +438,7 @@ static int start(void *st)
     struct k8s_pod_list listed = {0};
     if (s->index)
         pod_index_copy_pods(s->index, &listed);
-    int rc = !(s->reindex = evtimer_new(s->host->event_base(s->self), reindex, s)) ||
-                     k8s_watch_start(s->watch, s->index ? &listed : NULL) < 0 ||
+    int rc = k8s_watch_start(s->watch, s->index ? &listed : NULL) < 0 ||
                      (s->nodes_watch && k8s_watch_start(s->nodes_watch, nodes) < 0)
                  ? PROFD_ERR
                  : PROFD_OK;
@@ -426,9 +452,6 @@ static int stop(void *st)
     k8s_watch_free(s->watch);
     k8s_watch_free(s->nodes_watch);
     s->watch = s->nodes_watch = NULL;
-    if (s->reindex)
-        event_free(s->reindex);
-    s->reindex = NULL;
     return PROFD_OK;
 }
 

@@ -7,75 +7,127 @@
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
 
-/* An index entry's value for a key no entry may have: several pods. */
-#define AMBIGUOUS UINT32_MAX
-
-static uint64_t key_hash(const char *s)
+/* Adds name -> uid (detail) to ix. */
+static void name_add(struct name_index *ix, const char *name, const char *uid,
+                     const char *detail)
 {
-    return hash_bytes(s, strlen(s));
+    uint32_t e;
+    if (ix->free) {
+        e = ix->free - 1;
+        ix->free = ix->entries[e].next;
+    } else {
+        ix->entries = grow_array(ix->entries, &ix->cap, ix->n + 1, sizeof(*ix->entries));
+        e = (uint32_t)ix->n++;
+    }
+    uint64_t h = hash_string(name);
+    uint32_t head;
+    ix->entries[e] = (struct name_entry){name, uid, detail,
+                                         key_map_get(&ix->heads, h, &head) ? head + 1 : 0};
+    key_map_put(&ix->heads, h, e);
 }
 
-static void index_container(struct pod_index *ix, size_t *cap, const struct k8s_container *c,
-                          size_t pod)
+/* Removes name -> uid from ix, when there. */
+static void name_remove(struct name_index *ix, const char *name, const char *uid)
+{
+    uint64_t h = hash_string(name);
+    uint32_t head;
+    if (!key_map_get(&ix->heads, h, &head))
+        return;
+    uint32_t *link = NULL;   /* what points at e: NULL the head */
+    for (uint32_t e = head; ; link = &ix->entries[e].next, e = *link - 1) {
+        struct name_entry *en = &ix->entries[e];
+        if (!strcmp(en->name, name) && !strcmp(en->uid, uid)) {
+            if (link)
+                *link = en->next;
+            else if (en->next)
+                key_map_put(&ix->heads, h, en->next - 1);
+            else
+                key_map_remove(&ix->heads, h);
+            en->next = ix->free;
+            ix->free = e + 1;
+            return;
+        }
+        if (!en->next)
+            return;
+    }
+}
+
+/* The entry of name in ix, or NULL; *shared set when objects of several
+ * UIDs have it. */
+static const struct name_entry *name_find(const struct name_index *ix, const char *name,
+                                          bool *shared)
+{
+    uint32_t e;
+    const struct name_entry *found = NULL;
+    *shared = false;
+    if (!key_map_get(&ix->heads, hash_string(name), &e))
+        return NULL;
+    for (e++; e; e = ix->entries[e - 1].next) {
+        const struct name_entry *en = &ix->entries[e - 1];
+        if (strcmp(en->name, name))
+            continue;   /* another name of the same hash */
+        if (found && strcmp(found->uid, en->uid))
+            *shared = true;
+        found = found ? found : en;
+    }
+    return found;
+}
+
+static void name_index_free(struct name_index *ix)
+{
+    free(ix->entries);
+    key_map_free(&ix->heads);
+    *ix = (struct name_index){0};
+}
+
+/* A started container's id without its runtime ("containerd://"), or
+ * NULL. */
+static const char *container_id(const struct k8s_container *c)
 {
     const char *sep = c->id ? strstr(c->id, "://") : NULL;
-    if (!sep || !sep[3])
-        return;   /* not started yet */
-    char *id = strdup(sep + 3);
-    if (!id)
-        abort();
-    ix->containers = grow_array(ix->containers, cap, ix->ncontainers + 1,
-                                sizeof(*ix->containers));
-    ix->containers[ix->ncontainers] = (struct pod_container){id, c->name, pod};
-    key_map_put(&ix->by_container, key_hash(id), (uint32_t)ix->ncontainers++);
+    return sep && sep[3] ? sep + 3 : NULL;
 }
 
-static void index_ip(struct pod_index *ix, size_t *cap, const char *ip, size_t pod)
+/* Adds (or with add false removes) p's container ids and IPs. */
+static void index_pod(struct pod_index *ix, const struct k8s_pod *p, bool add)
 {
-    uint32_t had;
-    if (key_map_get(&ix->by_ip, key_hash(ip), &had)) {
-        if (had != AMBIGUOUS && ix->ips[had].pod != pod)
-            key_map_put(&ix->by_ip, key_hash(ip), AMBIGUOUS);
-        return;
+    for (size_t k = 0; k < p->ncontainers; k++) {
+        const char *id = container_id(&p->containers[k]);
+        if (id && add)
+            name_add(&ix->containers, id, p->uid, p->containers[k].name);
+        else if (id)
+            name_remove(&ix->containers, id, p->uid);
     }
-    ix->ips = grow_array(ix->ips, cap, ix->nips + 1, sizeof(*ix->ips));
-    ix->ips[ix->nips] = (struct pod_ip){ip, pod};
-    key_map_put(&ix->by_ip, key_hash(ip), (uint32_t)ix->nips++);
+    for (size_t k = 0; k < p->nips; k++) {
+        if (add)
+            name_add(&ix->ips, p->ips[k], p->uid, NULL);
+        else
+            name_remove(&ix->ips, p->ips[k], p->uid);
+    }
 }
 
-/* Indexes the pods ix->pods holds. */
+/* Indexes every pod of ix->pods. */
 static void index_pods(struct pod_index *ix)
 {
-    size_t container_cap = 0, ip_cap = 0;
-    for (size_t i = 0; i < ix->npods; i++) {
-        const struct k8s_pod *p = &ix->pods[i]->pod;
-        key_map_put(&ix->by_uid, key_hash(p->uid), (uint32_t)i);
-        for (size_t k = 0; k < p->ncontainers; k++)
-            index_container(ix, &container_cap, &p->containers[k], i);
-        for (size_t k = 0; k < p->nips; k++)
-            index_ip(ix, &ip_cap, p->ips[k], i);
-    }
+    k8s_pod_list_index(&ix->pods);
+    for (size_t i = 0; i < ix->pods.n; i++)
+        index_pod(ix, &ix->pods.pods[i], true);
 }
 
-/* An index of n pods (none in it yet) at resourceVersion version. */
-static struct pod_index *new_index(size_t n, const char *version)
+/* Indexes every node of ix->nodes by name. */
+static void index_nodes(struct pod_index *ix)
+{
+    k8s_pod_list_index(&ix->nodes);
+    for (size_t i = 0; i < ix->nodes.n; i++)
+        name_add(&ix->node_names, ix->nodes.pods[i].name, ix->nodes.pods[i].uid, NULL);
+}
+
+static struct pod_index *new_index(void)
 {
     struct pod_index *ix = calloc(1, sizeof(*ix));
-    if (!ix || !(ix->pods = calloc(n + 1, sizeof(*ix->pods))))
+    if (!ix)
         abort();
-    ix->resource_version = must_strdup_or_null(version);
     return ix;
-}
-
-/* A pod of its own, its refs 1, that *p's contents are moved into. */
-static struct shared_pod *share(struct k8s_pod *p)
-{
-    struct shared_pod *sp = malloc(sizeof(*sp));
-    if (!sp)
-        abort();
-    *sp = (struct shared_pod){*p, 1};
-    *p = (struct k8s_pod){0};
-    return sp;
 }
 
 struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen)
@@ -83,19 +135,10 @@ struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_
     struct k8s_pod_list list;
     if (k8s_pod_list_parse(json, len, &list, why, whylen) < 0)
         return NULL;
-    struct pod_index *ix = new_index(list.n, list.resource_version);
-    for (; ix->npods < list.n; ix->npods++)
-        ix->pods[ix->npods] = share(&list.pods[ix->npods]);
-    k8s_pod_list_free(&list);   /* the pods moved out of it */
+    struct pod_index *ix = new_index();
+    ix->pods = list;
     index_pods(ix);
     return ix;
-}
-
-/* Indexes the nodes ix->nodes holds by name. */
-static void index_nodes(struct pod_index *ix)
-{
-    for (size_t i = 0; i < ix->nodes.n; i++)
-        key_map_put(&ix->by_node, key_hash(ix->nodes.pods[i].name), (uint32_t)i);
 }
 
 int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
@@ -104,112 +147,105 @@ int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char
     struct k8s_pod_list nodes;
     if (k8s_pod_list_parse(json, len, &nodes, why, whylen) < 0)
         return -1;
+    name_index_free(&ix->node_names);
     k8s_pod_list_free(&ix->nodes);
-    key_map_free(&ix->by_node);
     ix->nodes = nodes;
     index_nodes(ix);
     return 0;
 }
 
-/* The pod of uid in ix (NULL: none), or NULL. */
-static struct shared_pod *shared_of(const struct pod_index *ix, const char *uid)
+/* src's objects and resourceVersion copied into *dst (empty before). */
+static void copy_list(struct k8s_pod_list *dst, const struct k8s_pod_list *src)
 {
-    uint32_t i;
-    if (!ix || !key_map_get(&ix->by_uid, key_hash(uid), &i) ||
-        strcmp(ix->pods[i]->pod.uid, uid))
-        return NULL;
-    return ix->pods[i];
+    k8s_pod_list_copy(dst, src);
+    dst->resource_version = must_strdup_or_null(src->resource_version);
 }
 
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes,
-                               const struct pod_index *last)
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes)
 {
-    struct pod_index *ix = new_index(pods->n, pods->resource_version);
-    for (; ix->npods < pods->n; ix->npods++) {
-        const struct k8s_pod *p = &pods->pods[ix->npods];
-        struct shared_pod *had = *p->resource_version ? shared_of(last, p->uid) : NULL;
-        if (had && !strcmp(had->pod.resource_version, p->resource_version)) {
-            had->refs++;
-            ix->pods[ix->npods] = had;
-            continue;
-        }
-        struct k8s_pod copy;
-        k8s_pod_copy(&copy, p);
-        ix->pods[ix->npods] = share(&copy);
-    }
+    struct pod_index *ix = new_index();
+    copy_list(&ix->pods, pods);
     index_pods(ix);
     if (nodes) {
-        k8s_pod_list_copy(&ix->nodes, nodes);
+        copy_list(&ix->nodes, nodes);
         index_nodes(ix);
     }
     return ix;
 }
 
+void pod_index_change(struct pod_index *ix, const struct k8s_pod *pod, bool deleted)
+{
+    const struct k8s_pod *was = k8s_pod_list_get(&ix->pods, pod->uid);
+    if (was)   /* its strings go with it: its entries first */
+        index_pod(ix, was, false);
+    if (deleted) {
+        k8s_pod_list_remove(&ix->pods, pod->uid);
+        return;
+    }
+    struct k8s_pod copy;
+    k8s_pod_copy(&copy, pod);
+    index_pod(ix, k8s_pod_list_put(&ix->pods, &copy), true);
+}
+
+void pod_index_change_node(struct pod_index *ix, const struct k8s_pod *node, bool deleted)
+{
+    const struct k8s_pod *was = k8s_pod_list_get(&ix->nodes, node->uid);
+    if (was)
+        name_remove(&ix->node_names, was->name, was->uid);
+    if (deleted) {
+        k8s_pod_list_remove(&ix->nodes, node->uid);
+        return;
+    }
+    struct k8s_pod copy;
+    k8s_pod_copy(&copy, node);
+    const struct k8s_pod *now = k8s_pod_list_put(&ix->nodes, &copy);
+    name_add(&ix->node_names, now->name, now->uid, NULL);
+}
+
 const struct k8s_pod *pod_index_container(const struct pod_index *ix, const char *id,
                                           const char **container)
 {
-    uint32_t i;
-    if (!ix || !key_map_get(&ix->by_container, key_hash(id), &i) ||
-        strcmp(ix->containers[i].id, id))
+    bool shared;
+    const struct name_entry *e = ix ? name_find(&ix->containers, id, &shared) : NULL;
+    if (!e)
         return NULL;
-    *container = ix->containers[i].name;
-    return &ix->pods[ix->containers[i].pod]->pod;
+    *container = e->detail;
+    return k8s_pod_list_get(&ix->pods, e->uid);
 }
 
 const struct k8s_pod *pod_index_uid(const struct pod_index *ix, const char *uid)
 {
-    const struct shared_pod *sp = shared_of(ix, uid);
-    return sp ? &sp->pod : NULL;
+    return ix ? k8s_pod_list_get(&ix->pods, uid) : NULL;
 }
 
 const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip)
 {
-    uint32_t i;
-    if (!ix || !key_map_get(&ix->by_ip, key_hash(ip), &i) || i == AMBIGUOUS ||
-        strcmp(ix->ips[i].ip, ip))
-        return NULL;
-    return &ix->pods[ix->ips[i].pod]->pod;
+    bool shared;
+    const struct name_entry *e = ix ? name_find(&ix->ips, ip, &shared) : NULL;
+    return e && !shared ? k8s_pod_list_get(&ix->pods, e->uid) : NULL;
 }
 
 const struct k8s_pod *pod_index_node(const struct pod_index *ix, const char *name)
 {
-    uint32_t i;
-    if (!ix || !name || !key_map_get(&ix->by_node, key_hash(name), &i) ||
-        strcmp(ix->nodes.pods[i].name, name))
-        return NULL;
-    return &ix->nodes.pods[i];
+    bool shared;
+    const struct name_entry *e = ix && name ? name_find(&ix->node_names, name, &shared) : NULL;
+    return e ? k8s_pod_list_get(&ix->nodes, e->uid) : NULL;
 }
 
 void pod_index_free(struct pod_index *ix)
 {
     if (!ix)
         return;
-    for (size_t i = 0; i < ix->ncontainers; i++)
-        free(ix->containers[i].id);
-    free(ix->containers);
-    free(ix->ips);
-    key_map_free(&ix->by_container);
-    key_map_free(&ix->by_uid);
-    key_map_free(&ix->by_ip);
-    key_map_free(&ix->by_node);
-    for (size_t i = 0; i < ix->npods; i++)
-        if (--ix->pods[i]->refs == 0) {
-            k8s_pod_free(&ix->pods[i]->pod);
-            free(ix->pods[i]);
-        }
-    free(ix->pods);
-    free(ix->resource_version);
+    name_index_free(&ix->containers);
+    name_index_free(&ix->ips);
+    name_index_free(&ix->node_names);
+    k8s_pod_list_free(&ix->pods);
     k8s_pod_list_free(&ix->nodes);
     free(ix);
 }
 
 void pod_index_copy_pods(const struct pod_index *ix, struct k8s_pod_list *out)
 {
-    *out = (struct k8s_pod_list){.resource_version = must_strdup_or_null(ix->resource_version),
-                                 .pods = calloc(ix->npods + 1, sizeof(*out->pods)),
-                                 .n = ix->npods, .cap = ix->npods + 1};
-    if (!out->pods)
-        abort();
-    for (size_t i = 0; i < ix->npods; i++)
-        k8s_pod_copy(&out->pods[i], &ix->pods[i]->pod);
+    *out = (struct k8s_pod_list){0};
+    copy_list(out, &ix->pods);
 }

@@ -1,42 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The pods the Kubernetes API listed, looked up by container id, pod UID
- * or pod IP, and the nodes it listed, by name. */
+ * or pod IP, and the nodes it listed, by name; changed a pod at a time
+ * as a watch tells of them, so a change costs what that pod holds, not
+ * what every pod does. */
 #ifndef PROFD_K8S_PODS_H
 #define PROFD_K8S_PODS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../../lib/k8s_pods.h"
 #include "../../lib/key_map.h"
 
-struct pod_container {
-    char *id;     /* the runtime's id, without its "containerd://" */
-    const char *name;
-    size_t pod;   /* index into pods */
+/* Strings (container ids, IPs, node names) each naming an object by its
+ * UID; several objects may share a string (an IP). Every string is one an
+ * object of the index holds, there as long as that object is. */
+struct name_entry {
+    const char *name, *uid;
+    const char *detail;   /* a container id's: the container's name */
+    uint32_t next;        /* the next entry of the same name hash, + 1; 0 none */
 };
 
-/* A pod as indexes hold it: one copy shared by the indexes made while it
- * did not change (its resourceVersion the same), so that making the index
- * again after a change copies the pods that changed, not every pod. */
-struct shared_pod {
-    struct k8s_pod pod;
-    size_t refs;   /* the indexes holding it: changed on one thread alone */
+struct name_index {
+    struct name_entry *entries;
+    size_t n, cap;
+    uint32_t free;           /* the first unused entry + 1; 0 none */
+    struct key_map heads;    /* the hash of a name -> its first entry */
 };
 
 struct pod_index {
-    struct shared_pod **pods;
-    size_t npods;
-    char *resource_version;   /* the list's, from which a watch goes on */
-    struct pod_container *containers;
-    size_t ncontainers;
-    struct pod_ip {
-        const char *ip;
-        size_t pod;   /* index into pods */
-    } *ips;
-    size_t nips;
-    struct key_map by_container, by_uid, by_ip;   /* hash of the key -> index */
-    struct k8s_pod_list nodes;   /* none unless node labels are asked for */
-    struct key_map by_node;      /* hash of a node's name -> index into nodes.pods */
+    struct k8s_pod_list pods;   /* by UID; its resourceVersion the list's */
+    struct name_index containers, ips;
+    struct k8s_pod_list nodes;  /* none unless node labels are asked for */
+    struct name_index node_names;
 };
 
 /*
@@ -52,14 +49,14 @@ struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_
 int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
                         size_t whylen);
 
-/*
- * The pods of pods, indexed as pod_index_parse does: those that last
- * (NULL: none) holds at the same resourceVersion shared with it, the
- * others copied; and the nodes of nodes (NULL: none), copied and indexed
- * by name. Indexes that share pods are made and freed on one thread.
- */
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes,
-                               const struct pod_index *last);
+/* A copy of the pods of pods and of the nodes of nodes (NULL: none),
+ * indexed as pod_index_parse and pod_index_set_nodes do. */
+struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes);
+
+/* A change a watch told of: pod (or node) added or modified, as it is
+ * now, copied in place of the one of its UID; or deleted, and removed. */
+void pod_index_change(struct pod_index *ix, const struct k8s_pod *pod, bool deleted);
+void pod_index_change_node(struct pod_index *ix, const struct k8s_pod *node, bool deleted);
 
 /* A copy of the pods of ix, with its list's resourceVersion, into *out
  * (empty before). */
@@ -78,7 +75,7 @@ const struct k8s_pod *pod_index_ip(const struct pod_index *ix, const char *ip);
 /* The node named name, or NULL. */
 const struct k8s_pod *pod_index_node(const struct pod_index *ix, const char *name);
 
-/* Frees ix (accepts NULL), and the pods no other index holds. */
+/* Frees ix (accepts NULL). */
 void pod_index_free(struct pod_index *ix);
 
 #endif

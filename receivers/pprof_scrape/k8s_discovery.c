@@ -204,8 +204,10 @@ static void rebuild(evutil_socket_t fd, short what, void *arg)
 }
 
 /* A watch's pods (or nodes) changed: the targets made again soon. */
-static void on_pods_changed(void *arg)
+static void on_pods_changed(void *arg, const struct k8s_pod *pod, bool deleted)
 {
+    (void)pod;
+    (void)deleted;
     struct k8s_discovery *d = arg;
     int64_t delay = d->rebuild_not_before - monotonic_us();
     if (delay < REBUILD_DELAY_US)

@@ -9,18 +9,13 @@
 #include "k8s_sd.h"
 #include "targets.h"
 
-static uint64_t text_hash(const char *s)
-{
-    return hash_bytes(s, strlen(s));
-}
-
 /* Mixes object o (NULL: none) as it is now into key k; false when the
  * list gave it no version. */
 static bool mix_version(uint64_t *k, const struct k8s_pod *o)
 {
     if (o && !*o->resource_version)
         return false;
-    *k = hash_mix(*k, o ? hash_mix(text_hash(o->uid), text_hash(o->resource_version)) : 0);
+    *k = hash_mix(*k, o ? hash_mix(hash_string(o->uid), hash_string(o->resource_version)) : 0);
     return true;
 }
 

@@ -99,7 +99,7 @@ void k8s_sd_set_pairs(const struct profd_host *h, struct profd_labels *l,
 /* Where an object goes in k8s_names. */
 static uint64_t name_key(const char *ns, const char *name)
 {
-    return hash_mix(hash_bytes(ns, strlen(ns)), hash_bytes(name, strlen(name)));
+    return hash_mix(hash_string(ns), hash_string(name));
 }
 
 void k8s_names_add(struct k8s_names *names, const struct k8s_pod_list *list)

@@ -192,7 +192,7 @@ static void memo_put(struct unit_memo *m, uint64_t group, const struct scrape_un
 
 uint64_t unit_key_hash(const char *key)
 {
-    return hash_bytes(key, strlen(key));
+    return hash_string(key);
 }
 
 void unit_memo_clear(struct unit_memo *m)

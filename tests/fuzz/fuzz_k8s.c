@@ -5,8 +5,9 @@
  * looked up by the ids, UIDs and IPs it names and made scrape targets as
  * the scrape receiver's kubernetes_sd_configs make them (its objects read
  * as pods, nodes, EndpointSlices, Endpoints, Services and Ingresses); the lines of a
- * watch (2), each event applied to a list of pods, made targets and
- * copied into k8s_metadata's index at the end; a kubeconfig file (3),
+ * watch (2), each event applied to a list of pods and to k8s_metadata's
+ * index of them (as pods and as nodes), which must end up holding the
+ * list's pods, and the list made targets; a kubeconfig file (3),
  * its current context read; or what an exec credential plugin prints (4),
  * its credential kept. The rest is the input. The exec plugin's reader is
  * static in lib/k8s_exec.c, which is included here for it. */
@@ -83,10 +84,36 @@ static void kubeconfig(const char *text, size_t len)
     }
 }
 
-/* Each line of text an event applied to a list of pods, as a watch does. */
+/* Whether every pod of pods is in ix, by its UID and by each started
+ * container's id, ix holding no other, and each node by its name. */
+static bool index_holds(const struct pod_index *ix, const struct k8s_pod_list *pods)
+{
+    if (ix->pods.n != pods->n)
+        return false;
+    for (size_t i = 0; i < pods->n; i++) {
+        const struct k8s_pod *p = &pods->pods[i];
+        if (!pod_index_uid(ix, p->uid))
+            return false;
+        for (size_t k = 0; k < p->ncontainers; k++) {
+            const char *sep = p->containers[k].id ? strstr(p->containers[k].id, "://") : NULL;
+            const char *container;
+            if (sep && sep[3] && !pod_index_container(ix, sep + 3, &container))
+                return false;
+        }
+        for (size_t k = 0; k < p->nips; k++)
+            pod_index_ip(ix, p->ips[k]);
+        if (!pod_index_node(ix, p->name))
+            return false;
+    }
+    return true;
+}
+
+/* Each line of text an event applied to a list of pods, as a watch does,
+ * and to an index of them, as k8s_metadata does. */
 static void watch(const char *text, size_t len)
 {
     struct k8s_pod_list pods = {0};
+    struct pod_index *ix = pod_index_of(&pods, &pods);
     const char *end = text + len;
     while (text < end) {
         const char *nl = memchr(text, '\n', (size_t)(end - text));
@@ -94,10 +121,15 @@ static void watch(const char *text, size_t len)
         struct k8s_watch_event ev;
         char why[256] = "";
         if (k8s_watch_event_parse(text, (size_t)(stop - text), &ev, why, sizeof(why)) == 0) {
-            if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED)
-                k8s_pod_list_put(&pods, &ev.pod);
-            else if (ev.type == K8S_DELETED)
+            bool deleted = ev.type == K8S_DELETED;
+            if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED || deleted) {
+                pod_index_change(ix, &ev.pod, deleted);
+                pod_index_change_node(ix, &ev.pod, deleted);
+            }
+            if (deleted)
                 k8s_pod_list_remove(&pods, ev.pod.uid);
+            else if (ev.type != K8S_BOOKMARK && ev.type != K8S_ERROR)
+                k8s_pod_list_put(&pods, &ev.pod);
         } else if (!*why) {
             abort();   /* refused without saying why */
         }
@@ -105,10 +137,8 @@ static void watch(const char *text, size_t len)
         text = nl ? nl + 1 : end;
     }
     make_targets(&pods);
-    struct pod_index *ix = pod_index_of(&pods, &pods, NULL);   /* as k8s_metadata copies */
-    for (size_t i = 0; i < pods.n; i++)
-        if (pod_index_uid(ix, pods.pods[i].uid) == NULL)
-            abort();   /* a pod the copy lost */
+    if (!index_holds(ix, &pods))
+        abort();   /* the index, changed event by event, is not the list */
     pod_index_free(ix);
     k8s_pod_list_free(&pods);
 }
@@ -157,22 +187,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     }
     char why[256];
     struct pod_index *ix = pod_index_parse(text, len - 1, why, sizeof(why));
-    for (size_t i = 0; ix && i < ix->ncontainers; i++) {
-        const char *container;
-        if (pod_index_container(ix, ix->containers[i].id, &container) == NULL)
-            abort();   /* a listed container not found */
-    }
-    for (size_t i = 0; ix && i < ix->npods; i++)
-        pod_index_uid(ix, ix->pods[i]->pod.uid);
-    for (size_t i = 0; ix && i < ix->nips; i++)
-        pod_index_ip(ix, ix->ips[i].ip);
     if (ix) {
         struct k8s_pod_list pods;
-        pod_index_copy_pods(ix, &pods);
-        struct pod_index *next = pod_index_of(&pods, NULL, ix);   /* sharing ix's */
+        pod_index_copy_pods(ix, &pods);   /* what a watch starts from */
+        struct pod_index *next = pod_index_of(&pods, &pods);
         pod_index_free(ix);
         for (size_t i = 0; i < pods.n; i++)
-            if (*pods.pods[i].uid && !pod_index_uid(next, pods.pods[i].uid))
+            if (!pod_index_uid(next, pods.pods[i].uid))
                 abort();   /* a pod the next index lost */
         make_targets(&pods);
         pod_index_free(next);

@@ -88,7 +88,7 @@ TEST(a_pod_list_looked_up_by_container_uid_and_ip)
     CHECK(ix != NULL);
     if (!ix)
         return;
-    CHECK_INT(ix->npods, 3);
+    CHECK_INT(ix->pods.n, 3);
     const char *container = NULL;
     const struct k8s_pod *p = pod_index_container(ix, ID, &container);
     CHECK(p && !strcmp(p->name, "web-1") && !strcmp(p->namespace, "shop") &&
@@ -116,7 +116,7 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     struct k8s_pod_list pods;
     char why[256];
     CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
-    struct pod_index *ix = pod_index_of(&pods, NULL, NULL);
+    struct pod_index *ix = pod_index_of(&pods, NULL);
     k8s_pod_list_free(&pods);   /* the watch goes on changing its own */
     const char *container = NULL;
     const struct k8s_pod *p = pod_index_container(ix, ID, &container);
@@ -125,44 +125,62 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     CHECK(pod_index_uid(ix, UID) == p);
     CHECK(pod_index_ip(ix, "fd00::7") == p);
     CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);
-    CHECK_INT(ix->npods, 3);
+    CHECK_INT(ix->pods.n, 3);
     pod_index_free(ix);
 }
 
-/* Gives the pod named name in pods resourceVersion version. */
-static void set_version(struct k8s_pod_list *pods, const char *name, const char *version)
+/* The watch event line applied to ix, as to its pods or (node) nodes. */
+static void apply(struct pod_index *ix, const char *line, bool node)
 {
-    for (size_t i = 0; i < pods->n; i++)
-        if (!strcmp(pods->pods[i].name, name)) {
-            free(pods->pods[i].resource_version);
-            pods->pods[i].resource_version = strdup(version);
-        }
+    struct k8s_watch_event ev;
+    char why[256];
+    CHECK_INT(k8s_watch_event_parse(line, strlen(line), &ev, why, sizeof(why)), 0);
+    if (node)
+        pod_index_change_node(ix, &ev.pod, ev.type == K8S_DELETED);
+    else
+        pod_index_change(ix, &ev.pod, ev.type == K8S_DELETED);
+    k8s_watch_event_free(&ev);   /* the index holds its own copy */
 }
 
-TEST(the_next_index_shares_the_pods_that_did_not_change)
+TEST(pods_changed_one_at_a_time)
 {
-    struct k8s_pod_list pods;
     char why[256];
-    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
-    set_version(&pods, "web-1", "5");
-    set_version(&pods, "agent", "5");
-    struct pod_index *first = pod_index_of(&pods, NULL, NULL);
-    set_version(&pods, "agent", "6");   /* agent changed; exporter has no version */
-    struct pod_index *second = pod_index_of(&pods, NULL, first);
-    CHECK(pod_index_uid(second, UID) == pod_index_uid(first, UID));   /* shared */
-    CHECK(pod_index_uid(second, "u2") != pod_index_uid(first, "u2"));
-    CHECK(pod_index_uid(second, "u3") != pod_index_uid(first, "u3"));
-    CHECK_STR(pod_index_uid(second, "u2")->resource_version, "6");
-    pod_index_free(first);   /* what second shares stays */
-    const struct k8s_pod *web = pod_index_uid(second, UID);
-    CHECK(web && !strcmp(web->name, "web-1") && !strcmp(web->labels.values[0], "web"));
+    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), why, sizeof(why));
+    /* web-1 modified: another container started in place of the first,
+     * another IP */
+    apply(ix, "{\"type\": \"MODIFIED\", \"object\": {\"metadata\": {\"name\": \"web-1\","
+          " \"namespace\": \"shop\", \"uid\": \"" UID "\", \"resourceVersion\": \"9\"},"
+          " \"status\": {\"podIP\": \"10.1.0.8\", \"containerStatuses\": [{\"name\":"
+          " \"app\", \"containerID\": \"containerd://bbb\"}]}}}", false);
+    const char *container = NULL;
+    const struct k8s_pod *web = pod_index_container(ix, "bbb", &container);
+    CHECK(web && !strcmp(web->resource_version, "9"));
+    CHECK_STR(container, "app");
+    CHECK(pod_index_container(ix, ID, &container) == NULL);
+    CHECK(pod_index_container(ix, "aaa", &container) == NULL);
+    CHECK(pod_index_ip(ix, "10.1.0.8") == web);
+    CHECK(pod_index_ip(ix, "10.1.0.7") == NULL);
+    CHECK(pod_index_uid(ix, UID) == web);
+    /* one of the two host-network pods deleted: the IP is the other's */
+    apply(ix, "{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"agent\","
+          " \"namespace\": \"kube-system\", \"uid\": \"u2\"},"
+          " \"status\": {\"podIP\": \"192.168.1.5\"}}}", false);
+    CHECK(pod_index_uid(ix, "u2") == NULL);
+    const struct k8s_pod *exporter = pod_index_ip(ix, "192.168.1.5");
+    CHECK(exporter && !strcmp(exporter->name, "exporter"));
+    CHECK(pod_index_uid(ix, "u3") == exporter);
+    /* a pod added, sharing that IP again */
+    apply(ix, "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": \"agent-2\","
+          " \"namespace\": \"kube-system\", \"uid\": \"u4\"},"
+          " \"status\": {\"podIP\": \"192.168.1.5\"}}}", false);
+    CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);
+    CHECK_INT(ix->pods.n, 3);
     struct k8s_pod_list copy;
-    pod_index_copy_pods(second, &copy);   /* what a watch starts from */
+    pod_index_copy_pods(ix, &copy);   /* what a watch starts from */
     CHECK_INT(copy.n, 3);
-    CHECK_STR(copy.pods[0].name, pods.pods[0].name);
+    CHECK(k8s_pod_list_get(&copy, "u4") != NULL);
     k8s_pod_list_free(&copy);
-    pod_index_free(second);
-    k8s_pod_list_free(&pods);
+    pod_index_free(ix);
 }
 
 TEST(nodes_by_name_listed_or_copied)
@@ -182,11 +200,22 @@ TEST(nodes_by_name_listed_or_copied)
     CHECK_INT(pod_index_set_nodes(ix, "[]", 2, why, sizeof(why)), -1);   /* the nodes kept */
     struct k8s_pod_list pods;
     pod_index_copy_pods(ix, &pods);
-    struct pod_index *copy = pod_index_of(&pods, &ix->nodes, ix);
+    struct pod_index *copy = pod_index_of(&pods, &ix->nodes);
     k8s_pod_list_free(&pods);
     pod_index_free(ix);
     CHECK(pod_index_node(copy, "node-b") != NULL);
     CHECK(pod_index_node(copy, NULL) == NULL);   /* a pod not yet on a node */
+    /* nodes changed one at a time: node-a's labels, node-b gone, node-c */
+    apply(copy, "{\"type\": \"MODIFIED\", \"object\": {\"metadata\": {\"name\": \"node-a\","
+          " \"uid\": \"n1\", \"labels\": {\"zone\": \"b\"}}}}", true);
+    apply(copy, "{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"node-b\","
+          " \"uid\": \"n2\"}}}", true);
+    apply(copy, "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": \"node-c\","
+          " \"uid\": \"n3\"}}}", true);
+    a = pod_index_node(copy, "node-a");
+    CHECK(a && !strcmp(a->labels.values[0], "b"));
+    CHECK(pod_index_node(copy, "node-b") == NULL);
+    CHECK(pod_index_node(copy, "node-c") != NULL);
     pod_index_free(copy);
 }
 

@@ -8,6 +8,7 @@
 #include "../../lib/json_pull.c"
 #include "../../lib/k8s_pods.c"
 #include "../../lib/k8s_network.c"
+#include "../../lib/key_map.c"
 
 static const char POD_LIST[] =
     "{\"kind\": \"PodList\", \"apiVersion\": \"v1\", \"metadata\": {\"resourceVersion\": \"7\"},"
@@ -171,6 +172,64 @@ TEST(watch_events_kept_in_a_list)
     CHECK_STR(l.pods[0].name, "a");
     CHECK_STR(l.pods[0].ips[0], "10.0.0.2");
     CHECK(!k8s_pod_list_remove(&l, "u2"));
+    k8s_pod_list_free(&l);
+}
+
+/* A pod of UID u<i>, named n<i> at version v. */
+static struct k8s_pod numbered_pod(size_t i, const char *v)
+{
+    char uid[32], name[32];
+    snprintf(uid, sizeof(uid), "u%zu", i);
+    snprintf(name, sizeof(name), "n%zu", i);
+    return (struct k8s_pod){.uid = must_strdup(uid), .name = must_strdup(name),
+                            .resource_version = must_strdup(v)};
+}
+
+TEST(list_put_and_remove_by_uid)
+{
+    /* a parsed list's pods, then puts and removals in any order: each
+     * pod once, found by its UID */
+    static const char LIST[] = "{\"kind\": \"PodList\", \"items\": ["
+                               "{\"metadata\": {\"uid\": \"u0\", \"name\": \"n0\"}},"
+                               "{\"metadata\": {\"uid\": \"u1\", \"name\": \"n1\"}}]}";
+    struct k8s_pod_list l;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(LIST, strlen(LIST), &l, why, sizeof(why)), 0);
+    enum { PODS = 500 };
+    static bool in[PODS];
+    in[0] = in[1] = true;
+    for (size_t i = 2; i < PODS; i++) {   /* the list appended to */
+        struct k8s_pod p = numbered_pod(i, "1");
+        k8s_pod_list_put(&l, &p);
+        in[i] = true;
+    }
+    for (size_t i = 0; i < PODS; i += 3) {   /* removed, from anywhere in it */
+        char uid[32];
+        snprintf(uid, sizeof(uid), "u%zu", i);
+        CHECK(k8s_pod_list_remove(&l, uid));
+        CHECK(!k8s_pod_list_remove(&l, uid));
+        in[i] = false;
+    }
+    for (size_t i = 0; i < PODS; i += 2) {   /* changed in place, or added again */
+        struct k8s_pod p = numbered_pod(i, "2");
+        k8s_pod_list_put(&l, &p);
+        in[i] = true;
+    }
+    size_t want = 0;
+    for (size_t i = 0; i < PODS; i++)
+        want += in[i];
+    CHECK_INT(l.n, want);
+    static size_t seen[PODS];
+    for (size_t k = 0; k < l.n; k++) {
+        size_t i = strtoul(l.pods[k].uid + 1, NULL, 10);
+        CHECK(i < PODS && in[i]);
+        CHECK_INT(++seen[i], 1);
+        char name[32];
+        snprintf(name, sizeof(name), "n%zu", i);
+        CHECK_STR(l.pods[k].name, name);
+        CHECK_STR(l.pods[k].resource_version ? l.pods[k].resource_version : "",
+                  i % 2 == 0 ? "2" : i < 2 ? "" : "1");
+    }
     k8s_pod_list_free(&l);
 }
 

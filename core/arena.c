@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "block_cache.h"
 
 #define ARENA_ALIGN 16
 #define ARENA_MIN_CHUNK (4 * 1024)
@@ -32,10 +33,14 @@ struct profd_arena {
     size_t next_size, footprint;
 };
 
+/* A chunk of at least size bytes of data: a block kept from a profile
+ * before when one fits (block_cache.h), its pages already there. */
 static struct chunk *chunk_new(size_t size)
 {
-    struct chunk *c = profd_xmalloc(sizeof(*c) + size);
+    size_t got;
+    struct chunk *c = profd_block_get(sizeof(*c) + size, &got);
     c->next = NULL;
+    size = got - sizeof(*c);
     c->size = size;
     c->used = 0;
     c->present = size >= PREFAULT_FROM ? 0 : size;
@@ -57,6 +62,12 @@ static void prefault(struct chunk *c)
     c->present = to;
 }
 
+/* Gives c back to the block cache. */
+static void chunk_free(struct chunk *c)
+{
+    profd_block_put(c, sizeof(*c) + c->size);
+}
+
 struct profd_arena *profd_arena_create(size_t first_chunk)
 {
     struct profd_arena *a = profd_xcalloc(1, sizeof(*a));
@@ -71,7 +82,7 @@ void profd_arena_destroy(struct profd_arena *a)
     struct chunk *c = a->head;
     while (c) {
         struct chunk *next = c->next;
-        free(c);
+        chunk_free(c);
         c = next;
     }
     free(a);
@@ -84,7 +95,7 @@ void profd_arena_reset(struct profd_arena *a)
         return;
     for (struct chunk *c = keep->next, *next; c; c = next) {
         next = c->next;
-        free(c);
+        chunk_free(c);
     }
     keep->next = NULL;
     keep->used = 0;
@@ -103,7 +114,7 @@ void *profd_arena_alloc(struct profd_arena *a, size_t n)
         c = chunk_new(size);
         c->next = a->head;
         a->head = c;
-        a->footprint += size;
+        a->footprint += c->size;
         if (a->next_size < (64u << 20))
             a->next_size *= 2;
     }

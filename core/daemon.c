@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "block_cache.h"
 #include "graph.h"
 #include "log.h"
 #include "telemetry.h"
@@ -157,6 +158,16 @@ static struct event_base *new_event_base(void)
     return base ? base : event_base_new();
 }
 
+/* Every second: the large blocks kept for profiles given back to the
+ * system once none was asked for in a while (block_cache.h). */
+static void trim_blocks(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    profd_block_trim(BLOCK_CACHE_IDLE_NS);
+}
+
 int profd_daemon_run(const struct profd_run_options *o)
 {
     struct daemon dm = {.o = o};
@@ -181,6 +192,8 @@ int profd_daemon_run(const struct profd_run_options *o)
         sigs[i] = evsignal_new(dm.base, signos[i], on_signal, &dm);
         event_add(sigs[i], NULL);
     }
+    struct event *trim = event_new(dm.base, -1, EV_PERSIST, trim_blocks, NULL);
+    event_add(trim, &(struct timeval){1, 0});
     if (dm.config->telemetry_address && !o->oneshot)
         dm.telemetry = profd_telemetry_start(dm.base, dm.config->telemetry_address, extra_metrics, &dm);
     /* This thread runs the loop every receiver shares: it never waits for
@@ -198,6 +211,7 @@ int profd_daemon_run(const struct profd_run_options *o)
     profd_log(PROFD_LOG_INFO, NULL, "stopped");
     for (int i = 0; i < 3; i++)
         event_free(sigs[i]);
+    event_free(trim);
     profd_telemetry_stop(dm.telemetry);
 out:
     profd_graph_destroy(dm.graph);

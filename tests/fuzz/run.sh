@@ -21,7 +21,7 @@ FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 LIBS="$(pkg-config --libs yaml-0.1 libdeflate libisal libpcre2-8) -lpthread"
 mkdir -p $FUZZ_BUILD
 core="core/pb.c core/pprof_decode.c core/pprof_decode_ids.c core/pprof_decode_message.c
-core/pprof_types.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/alloc.c core/gzip.c
+core/pprof_types.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/block_cache.c core/alloc.c core/gzip.c
 core/gzip_pieces.c core/thread_slot.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c
 core/relabel.c core/md5.c core/labels.c core/thread_slot.c core/utf8.c lib/utf8_valid.c core/go_regex.c core/text.c"

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Large blocks of memory (arena chunks of a profile's model) kept a while
+ * after they are freed, for the next profile to use: a block malloc'd
+ * afresh is mapped by the kernel page by page, each page faulted in and
+ * zeroed, and unmapped again when freed, which for a large profile costs
+ * as much as decoding it. Blocks are kept up to BLOCK_CACHE_MAX bytes in
+ * all, and given back to the system once none was asked for in
+ * BLOCK_CACHE_IDLE_NS (profd_block_trim, which the daemon calls every
+ * second), so an idle daemon holds none. Thread-safe.
+ */
+#ifndef PROFD_BLOCK_CACHE_H
+#define PROFD_BLOCK_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Blocks smaller than this are malloc'd and freed as usual (glibc keeps
+ * them in its heap: profd maps allocations from 256 KiB on). */
+#define BLOCK_CACHE_MIN (256u << 10)
+#define BLOCK_CACHE_MAX (64u << 20)
+#define BLOCK_CACHE_IDLE_NS 1000000000
+
+/* Under AddressSanitizer nothing is kept: a block used after it was given
+ * back must be reported, not quietly handed to the next profile. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BLOCK_CACHE_KEEPS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BLOCK_CACHE_KEEPS 0
+#endif
+#endif
+#ifndef BLOCK_CACHE_KEEPS
+#define BLOCK_CACHE_KEEPS 1
+#endif
+
+/* A block of at least size bytes, its size into *got: a kept one of at
+ * most twice size when there is one, else a new one. Aborts when memory
+ * runs out. */
+void *profd_block_get(size_t size, size_t *got);
+
+/* Gives back block p of size bytes (what profd_block_get said): kept when
+ * it is large enough and there is room, else freed. */
+void profd_block_put(void *p, size_t size);
+
+/* Frees the kept blocks when none was asked for in the last max_idle_ns
+ * (all of them with 0). */
+void profd_block_trim(int64_t max_idle_ns);
+
+#endif

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../lib/clock.h"
 #include "alloc.h"
@@ -58,6 +59,27 @@ void profd_block_put(void *p, size_t size)
             return;
     }
     free(p);
+}
+
+void profd_block_grow(void *items_ptr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    size_t ncap = *cap ? *cap * 2 : 8, got;
+    while (ncap < need)
+        ncap *= 2;
+    void **items = items_ptr;
+    void *grown = profd_block_get(ncap * elem, &got);
+    if (*cap)
+        memcpy(grown, *items, *cap * elem);
+    profd_block_put(*items, *cap * elem);
+    *items = grown;
+    *cap = got / elem;
+}
+
+void profd_block_release(void *items, size_t cap, size_t elem)
+{
+    profd_block_put(items, cap * elem);
 }
 
 void profd_block_trim(int64_t max_idle_ns)

@@ -43,6 +43,14 @@ void *profd_block_get(size_t size, size_t *got);
  * it is large enough and there is room, else freed. */
 void profd_block_put(void *p, size_t size);
 
+/* profd_grow for an array whose memory comes from blocks: grows *items (of
+ * elem bytes each, *cap of them; NULL and 0 at first) so that index
+ * need - 1 fits, copying it into a larger block. */
+void profd_block_grow(void *items_ptr, size_t *cap, size_t need, size_t elem);
+
+/* Gives back the block of an array profd_block_grow made (accepts NULL). */
+void profd_block_release(void *items, size_t cap, size_t elem);
+
 /* Frees the kept blocks when none was asked for in the last max_idle_ns
  * (all of them with 0). */
 void profd_block_trim(int64_t max_idle_ns);

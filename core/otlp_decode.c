@@ -17,6 +17,7 @@
 
 #include "alloc.h"
 #include "arena.h"
+#include "block_cache.h"
 #include "labels.h"
 #include "otlp_attr.h"
 #include "otlp_dict.h"
@@ -46,6 +47,7 @@ struct profile_view {
 /* Maps dictionary indices to a model's refs, valid while stamp == gen. */
 struct refmap {
     uint32_t *ref, *stamp;
+    size_t ref_cap, stamp_cap;
 };
 
 struct decoder {
@@ -211,7 +213,8 @@ static int read_profile(struct decoder *d, const struct pb_field *pf, struct pro
         case 2:
             if (f.wire != PB_LEN)
                 return fail(err, errlen, "Profile.samples malformed at byte %zu", f.offset);
-            profd_grow(&v->samples, &v->samples_cap, v->nsamples + 1, sizeof(*v->samples));
+            profd_block_grow(&v->samples, &v->samples_cap, v->nsamples + 1,
+                             sizeof(*v->samples));
             if (read_sample(d, &f, &v->samples[v->nsamples], err, errlen) < 0)
                 return -1;
             v->nsamples++;
@@ -331,14 +334,16 @@ static bool same_pprof(const struct otlp_dict *d, const struct profile_view *a,
 
 static void refmap_init(struct refmap *m, size_t n)
 {
-    m->ref = profd_xcalloc(n ? n : 1, sizeof(*m->ref));
-    m->stamp = profd_xcalloc(n ? n : 1, sizeof(*m->stamp));
+    *m = (struct refmap){0};
+    profd_block_grow(&m->ref, &m->ref_cap, n ? n : 1, sizeof(*m->ref));
+    profd_block_grow(&m->stamp, &m->stamp_cap, n ? n : 1, sizeof(*m->stamp));
+    memset(m->stamp, 0, m->stamp_cap * sizeof(*m->stamp));   /* no index mapped yet */
 }
 
 static void refmap_free(struct refmap *m)
 {
-    free(m->ref);
-    free(m->stamp);
+    profd_block_release(m->ref, m->ref_cap, sizeof(*m->ref));
+    profd_block_release(m->stamp, m->stamp_cap, sizeof(*m->stamp));
 }
 
 static uint32_t str_ref(struct decoder *d, struct profd_profile *p, uint32_t i)
@@ -523,11 +528,11 @@ static int scope_profiles(struct decoder *d, const struct pb_field *sf,
             d->default_sample_type = otlp_scope_default_sample_type(
                 &d->dict, f.data, f.len, &d->default_sample_type_len);
         } else if (f.number == 2 && f.wire == PB_LEN) {
-            profd_grow(&d->views, &d->views_cap, d->nviews + 1, sizeof(*d->views));
+            profd_block_grow(&d->views, &d->views_cap, d->nviews + 1, sizeof(*d->views));
             struct profile_view *v = &d->views[d->nviews];
             if (read_profile(d, &f, v, msg, sizeof(msg)) < 0 ||
                 check_view(d, v, msg, sizeof(msg)) < 0) {
-                free(v->samples);
+                profd_block_release(v->samples, v->samples_cap, sizeof(*v->samples));
                 refuse(d, msg);
                 continue;
             }
@@ -547,7 +552,8 @@ static int scope_profiles(struct decoder *d, const struct pb_field *sf,
         i += n;
     }
     for (size_t i = 0; i < d->nviews; i++)
-        free(d->views[i].samples);
+        profd_block_release(d->views[i].samples, d->views[i].samples_cap,
+                            sizeof(*d->views[i].samples));
     d->dict.npool = pool_mark;
     if (rc < 0)
         return fail(d->err, d->errlen, "otlp: ScopeProfiles: %s at byte %zu", why, f.offset);
@@ -617,7 +623,7 @@ int profd_otlp_decode(const uint8_t *data, size_t len, size_t max_decoded, struc
     refmap_free(&d.mappings);
     refmap_free(&d.locations);
     refmap_free(&d.functions);
-    free(d.views);
+    profd_block_release(d.views, d.views_cap, sizeof(*d.views));
     if (err[0])
         goto fail;
     otlp_dict_free(&d.dict);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "block_cache.h"
 
 enum {
     D_MAPPING = 1, D_LOCATION, D_FUNCTION, D_LINK, D_STRING, D_ATTRIBUTE, D_STACK,
@@ -70,7 +71,7 @@ bool otlp_pool_append(struct otlp_dict *d, const struct pb_field *f, struct otlp
     if (list->count == 0)
         list->start = (uint32_t)d->npool;
     if (f->wire == PB_VARINT) {
-        profd_grow(&d->pool, &d->pool_cap, d->npool + 1, sizeof(*d->pool));
+        profd_block_grow(&d->pool, &d->pool_cap, d->npool + 1, sizeof(*d->pool));
         d->pool[d->npool++] = (uint32_t)(f->value > UINT32_MAX ? UINT32_MAX : f->value);
         list->count++;
         return true;
@@ -80,7 +81,7 @@ bool otlp_pool_append(struct otlp_dict *d, const struct pb_field *f, struct otlp
     ptrdiff_t n = pb_packed_count(f->data, f->len);
     if (n < 0)
         return false;
-    profd_grow(&d->pool, &d->pool_cap, d->npool + (size_t)n, sizeof(*d->pool));
+    profd_block_grow(&d->pool, &d->pool_cap, d->npool + (size_t)n, sizeof(*d->pool));
     struct pb_reader r;
     pb_reader_init(&r, f->data, f->data, f->len);
     uint64_t v;
@@ -185,7 +186,7 @@ static int location_field(struct parse *ps, void *entry, const struct pb_field *
         struct otlp_line line = {0};
         if (each_field(ps, f->data, f->len, "Line", line_field, &line) < 0)
             return -1;
-        profd_grow(&d->lines, &d->lines_cap, d->nlines + 1, sizeof(*d->lines));
+        profd_block_grow(&d->lines, &d->lines_cap, d->nlines + 1, sizeof(*d->lines));
         d->lines[d->nlines++] = line;
         loc->nlines++;
         return 0;
@@ -266,7 +267,7 @@ static int stack_field(struct parse *ps, void *entry, const struct pb_field *f)
 
 #define ADD_ENTRY(d, table, fn, what)                                                     \
     do {                                                                                  \
-        profd_grow(&(d)->table, &(d)->table##_cap, (d)->n##table + 1, sizeof(*(d)->table)); \
+        profd_block_grow(&(d)->table, &(d)->table##_cap, (d)->n##table + 1, sizeof(*(d)->table)); \
         memset(&(d)->table[(d)->n##table], 0, sizeof(*(d)->table));                       \
         if (each_field(&ps, f.data, f.len, what, fn, &(d)->table[(d)->n##table]) < 0)     \
             return -1;                                                                    \
@@ -296,7 +297,7 @@ int otlp_dict_add(struct otlp_dict *d, const uint8_t *base, const uint8_t *data,
         case D_ATTRIBUTE: ADD_ENTRY(d, attrs, attr_field, "KeyValueAndUnit"); break;
         case D_STACK: ADD_ENTRY(d, stacks, stack_field, "Stack"); break;
         case D_STRING:
-            profd_grow(&d->strings, &d->strings_cap, d->nstrings + 1, sizeof(*d->strings));
+            profd_block_grow(&d->strings, &d->strings_cap, d->nstrings + 1, sizeof(*d->strings));
             d->strings[d->nstrings++] = (struct profd_str){(const char *)f.data, (uint32_t)f.len};
             break;
         }
@@ -384,14 +385,16 @@ int otlp_dict_check(struct otlp_dict *d, char *err, size_t errlen)
 
 void otlp_dict_free(struct otlp_dict *d)
 {
-    free(d->strings);
-    free(d->mappings);
-    free(d->locations);
-    free(d->lines);
-    free(d->functions);
-    free(d->links);
-    free(d->attrs);
-    free(d->stacks);
-    free(d->pool);
+#define RELEASE(table) profd_block_release(d->table, d->table##_cap, sizeof(*d->table))
+    RELEASE(strings);
+    RELEASE(mappings);
+    RELEASE(locations);
+    RELEASE(lines);
+    RELEASE(functions);
+    RELEASE(links);
+    RELEASE(attrs);
+    RELEASE(stacks);
+    RELEASE(pool);
+#undef RELEASE
     memset(d, 0, sizeof(*d));
 }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../config/service.h"
 #include "alloc.h"
+#include "block_cache.h"
 #include "cli.h"
 #include "daemon.h"
 #include "gzip.h"
@@ -35,11 +35,7 @@ int main(int argc, char **argv)
      * them (symbolize's debuginfod_urls): elfutils, loaded with the modules,
      * would otherwise query the servers this variable names on its own. */
     unsetenv("DEBUGINFOD_URLS");
-    /* Blocks of 256 KiB and more (profiles, their encodings, debug
-     * sections) are mapped and go back to the system when freed; glibc
-     * would otherwise raise this threshold as such blocks are freed, and
-     * later ones would leave holes in the heap that keep memory resident. */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    profd_memory_setup();
     const char *cmd = "run", *config = NULL;
     const char **dirs = profd_xcalloc((size_t)argc + 1, sizeof(*dirs));
     char **rest = profd_xcalloc((size_t)argc + 1, sizeof(*rest));

@@ -19,6 +19,7 @@
 #include "../lib/hex.h"
 #include "../lib/utf8_valid.h"
 #include "alloc.h"
+#include "block_cache.h"
 #include "otlp_attr.h"
 #include "pb.h"
 #include "record.h"
@@ -43,6 +44,8 @@ struct encoder {
     uint32_t *sample_stack, *sample_link, *attr_pool;
     size_t *attr_start;        /* sample i's attributes: attr_pool[attr_start[i]..[i + 1]) */
     size_t attr_pool_cap;
+    void *record_arrays;       /* the block the record's arrays above are cut from */
+    size_t record_arrays_size;
 };
 
 static uint64_t hash_bytes(const uint8_t *s, size_t n)
@@ -68,9 +71,11 @@ static const uint8_t *entry(const struct dict_table *t, size_t i, size_t *len)
 
 static void table_rehash(struct dict_table *t)
 {
-    size_t size = t->mask ? (t->mask + 1) * 2 : 1024;
-    free(t->slots);
-    t->slots = profd_xcalloc(size, sizeof(*t->slots));
+    size_t size = t->mask ? (t->mask + 1) * 2 : 1024, got;
+    if (t->slots)
+        profd_block_put(t->slots, (t->mask + 1) * sizeof(*t->slots));
+    t->slots = profd_block_get(size * sizeof(*t->slots), &got);
+    memset(t->slots, 0, size * sizeof(*t->slots));
     t->mask = size - 1;
     for (size_t i = 0; i < t->n; i++) {
         size_t len;
@@ -98,7 +103,7 @@ static uint32_t table_intern(struct dict_table *t, const uint8_t *bytes, size_t 
     if (len)
         memcpy(t->data.buf + t->data.len, bytes, len);
     t->data.len += len;
-    profd_grow(&t->ends, &t->cap, t->n + 1, sizeof(*t->ends));
+    profd_block_grow(&t->ends, &t->cap, t->n + 1, sizeof(*t->ends));
     t->ends[t->n] = t->data.len;
     t->slots[s] = (uint32_t)t->n + 1;
     return (uint32_t)t->n++;
@@ -317,9 +322,6 @@ static uint32_t link(struct encoder *e, const struct profd_sample *s, bool *used
 static void prepare_samples(struct encoder *e)
 {
     const struct profd_profile *p = e->p;
-    e->sample_stack = profd_xmalloc((p->nsamples + 1) * sizeof(*e->sample_stack));
-    e->sample_link = profd_xmalloc((p->nsamples + 1) * sizeof(*e->sample_link));
-    e->attr_start = profd_xmalloc((p->nsamples + 1) * sizeof(*e->attr_start));
     size_t n = 0;
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct profd_sample *s = &p->samples[i];
@@ -327,7 +329,8 @@ static void prepare_samples(struct encoder *e)
         e->sample_stack[i] = stack(e, s);
         e->sample_link[i] = link(e, s, used);
         e->attr_start[i] = n;
-        profd_grow(&e->attr_pool, &e->attr_pool_cap, n + s->nlabels, sizeof(*e->attr_pool));
+        profd_block_grow(&e->attr_pool, &e->attr_pool_cap, n + s->nlabels,
+                         sizeof(*e->attr_pool));
         for (uint32_t k = 0; k < s->nlabels; k++) {
             const struct profd_sample_label *l = &s->labels[k];
             if (k < 64 && used[k])
@@ -442,13 +445,32 @@ static void put_scope(struct encoder *e)
     pb_end(w, m);
 }
 
+/* The record's arrays, cut from one block kept for the next record
+ * (block_cache.h): the maps from the model's tables to the dictionary's,
+ * zeroed, and each sample's stack, link and first attribute. */
+static void record_arrays_get(struct encoder *e)
+{
+    const struct profd_profile *p = e->p;
+    size_t maps = (size_t)p->nstrings + p->nfunctions + p->nmappings + p->nlocations + 4;
+    size_t samples = (size_t)p->nsamples + 1, got;
+    e->record_arrays_size = samples * sizeof(*e->attr_start) +
+                            (maps + 2 * samples) * sizeof(uint32_t);
+    e->record_arrays = profd_block_get(e->record_arrays_size, &got);
+    e->record_arrays_size = got;
+    e->attr_start = e->record_arrays;   /* the 8-byte ones first, aligned as the block is */
+    e->str_map = (uint32_t *)(e->attr_start + samples);
+    e->fn_map = e->str_map + p->nstrings + 1;
+    e->mapping_map = e->fn_map + p->nfunctions + 1;
+    e->loc_map = e->mapping_map + p->nmappings + 1;
+    e->sample_stack = e->loc_map + p->nlocations + 1;
+    e->sample_link = e->sample_stack + samples;
+    memset(e->str_map, 0, maps * sizeof(uint32_t));
+}
+
 static void put_record(struct encoder *e, const struct profd_record *r)
 {
     const struct profd_profile *p = e->p;
-    e->str_map = profd_xcalloc(p->nstrings + 1, sizeof(*e->str_map));
-    e->fn_map = profd_xcalloc(p->nfunctions + 1, sizeof(*e->fn_map));
-    e->mapping_map = profd_xcalloc(p->nmappings + 1, sizeof(*e->mapping_map));
-    e->loc_map = profd_xcalloc(p->nlocations + 1, sizeof(*e->loc_map));
+    record_arrays_get(e);
     prepare_samples(e);
     uint32_t attrs[4];
     size_t nattrs = profile_attributes(e, attrs);
@@ -464,13 +486,7 @@ static void put_record(struct encoder *e, const struct profd_record *r)
     pb_end(w, sm);
     pb_end(w, rm);
 
-    free(e->str_map);
-    free(e->fn_map);
-    free(e->mapping_map);
-    free(e->loc_map);
-    free(e->sample_stack);
-    free(e->sample_link);
-    free(e->attr_start);
+    profd_block_put(e->record_arrays, e->record_arrays_size);
 }
 
 void profd_otlp_encode(struct profd_record *const *records, size_t n, uint8_t **out,
@@ -511,11 +527,11 @@ void profd_otlp_encode(struct profd_record *const *records, size_t n, uint8_t **
     free(dict.buf);
     for (int t = 1; t < T_COUNT_; t++) {
         free(e.tables[t].data.buf);
-        free(e.tables[t].ends);
-        free(e.tables[t].slots);
+        profd_block_release(e.tables[t].ends, e.tables[t].cap, sizeof(*e.tables[t].ends));
+        profd_block_put(e.tables[t].slots, (e.tables[t].mask + 1) * sizeof(*e.tables[t].slots));
     }
     free(e.scratch.buf);
-    free(e.attr_pool);
+    profd_block_release(e.attr_pool, e.attr_pool_cap, sizeof(*e.attr_pool));
     *out = e.out.buf ? e.out.buf : profd_xmalloc(1);
     *len = e.out.len;
 }

@@ -61,13 +61,19 @@ char *profd_xasprintf(const char *fmt, ...)
     return s;
 }
 
+size_t profd_grown_cap(size_t cap, size_t need)
+{
+    size_t ncap = cap ? cap * 2 : 8;
+    while (ncap < need)
+        ncap *= 2;
+    return ncap;
+}
+
 void profd_grow(void *items_ptr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return;
-    size_t ncap = *cap ? *cap * 2 : 8;
-    while (ncap < need)
-        ncap *= 2;
+    size_t ncap = profd_grown_cap(*cap, need);
     void **items = items_ptr;
     *items = profd_xrealloc(*items, ncap * elem);
     *cap = ncap;

@@ -16,6 +16,9 @@ char *profd_xstrndup(const char *s, size_t n);
 /* printf into a new malloc'd string. */
 char *profd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The capacity an array of cap entries grows to so that need fit: cap
+ * doubled (8 at first) until they do. */
+size_t profd_grown_cap(size_t cap, size_t need);
 /* Grows *items (of elem bytes each) so that index `need - 1` fits. */
 void profd_grow(void *items_ptr, size_t *cap, size_t need, size_t elem);
 

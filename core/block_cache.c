@@ -71,9 +71,7 @@ void profd_block_grow(void *items_ptr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return;
-    size_t ncap = *cap ? *cap * 2 : 8, got;
-    while (ncap < need)
-        ncap *= 2;
+    size_t ncap = profd_grown_cap(*cap, need), got;
     void **items = items_ptr;
     void *grown = profd_block_get(ncap * elem, &got);
     if (*cap)

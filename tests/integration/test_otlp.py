@@ -207,7 +207,7 @@ class OtlpReceiverTest(ProfdTestCase):
         code, details, _ = grpc_call(grpc_addr, known_request().SerializeToString())
         self.assertEqual(code, grpc.StatusCode.OK, details)
         wait_until(lambda: os.path.exists(self.path("profiles", "known.pb.gz")), "a good profile")
-        self.assertIn("function_index 99 out of range", p.log_text())
+        p.wait_log(r"function_index 99 out of range")
         # every refusal counted: 5 over gRPC (the partial success's profile
         # among them), 5 over HTTP, the truncated frame
         refused = metric_value(p.metrics(), "profd_component_refused_records_total",

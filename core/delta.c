@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/hash.h"
 #include "alloc.h"
 
 struct entry {
@@ -29,46 +30,29 @@ struct profd_delta_state {
 
 #define HASH_SEED 0x243f6a8885a308d3ull
 
-/* One step of a multiply-xorshift mix: cheap, and every input bit reaches
- * every output bit. */
-static inline uint64_t mix_u64(uint64_t h, uint64_t v)
+/* A string's hash with its length mixed in: "a" and "a\0" differ. */
+static uint64_t string_hash(const char *p, size_t n)
 {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 31);
-}
-
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = mix_u64(HASH_SEED, n);
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = mix_u64(h, w);
-    }
-    uint64_t tail = 0;
-    if (n)
-        memcpy(&tail, p, n);
-    return mix_u64(h, tail);
+    return hash_mix(hash_bytes(p, n), n);
 }
 
 static uint64_t location_hash(const struct profd_profile *p, const uint64_t *str, uint32_t ref)
 {
     const struct profd_location *loc = &p->locations[ref - 1];
-    uint64_t h = mix_u64(HASH_SEED, loc->address);
+    uint64_t h = hash_mix(HASH_SEED, loc->address);
     if (loc->mapping) {
         const struct profd_mapping *m = &p->mappings[loc->mapping - 1];
-        h = mix_u64(h, str[m->build_id ? m->build_id : m->filename]);
+        h = hash_mix(h, str[m->build_id ? m->build_id : m->filename]);
     }
     for (uint32_t i = 0; i < loc->nlines; i++) {
         const struct profd_line *ln = &loc->lines[i];
         if (ln->function) {
             const struct profd_function *f = &p->functions[ln->function - 1];
-            h = mix_u64(h, str[f->name]);
-            h = mix_u64(h, str[f->system_name]);
-            h = mix_u64(h, str[f->filename]);
+            h = hash_mix(h, str[f->name]);
+            h = hash_mix(h, str[f->system_name]);
+            h = hash_mix(h, str[f->filename]);
         }
-        h = mix_u64(h, (uint64_t)ln->line);
+        h = hash_mix(h, (uint64_t)ln->line);
     }
     return h;
 }
@@ -79,7 +63,7 @@ static uint64_t *sample_hashes(const struct profd_profile *p)
 {
     uint64_t *str = profd_xcalloc(p->nstrings ? p->nstrings : 1, sizeof(*str));
     for (uint32_t i = 0; i < p->nstrings; i++)
-        str[i] = hash_bytes(p->strings[i].ptr, p->strings[i].len);
+        str[i] = string_hash(p->strings[i].ptr, p->strings[i].len);
     uint64_t *loc = profd_xcalloc(p->nlocations ? p->nlocations : 1, sizeof(*loc));
     for (uint32_t i = 0; i < p->nlocations; i++)
         loc[i] = location_hash(p, str, i + 1);
@@ -88,14 +72,14 @@ static uint64_t *sample_hashes(const struct profd_profile *p)
         const struct profd_sample *s = &p->samples[i];
         uint64_t h = HASH_SEED;
         for (uint32_t k = 0; k < s->nlocations; k++)
-            h = mix_u64(h, loc[s->locations[k] - 1]);
-        h = mix_u64(h, 0x9e3779b97f4a7c15ull);   /* stack / labels boundary */
+            h = hash_mix(h, loc[s->locations[k] - 1]);
+        h = hash_mix(h, 0x9e3779b97f4a7c15ull);   /* stack / labels boundary */
         for (uint32_t k = 0; k < s->nlabels; k++) {
             const struct profd_sample_label *l = &s->labels[k];
-            h = mix_u64(h, str[l->key]);
-            h = mix_u64(h, str[l->str]);
-            h = mix_u64(h, (uint64_t)l->num);
-            h = mix_u64(h, str[l->num_unit]);
+            h = hash_mix(h, str[l->key]);
+            h = hash_mix(h, str[l->str]);
+            h = hash_mix(h, (uint64_t)l->num);
+            h = hash_mix(h, str[l->num_unit]);
         }
         out[i] = h ? h : 1;   /* 0 marks an empty slot */
     }

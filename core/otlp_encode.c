@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/hash.h"
 #include "../lib/hex.h"
 #include "../lib/utf8_valid.h"
 #include "alloc.h"
@@ -32,7 +33,7 @@ struct dict_table {
     size_t *ends;              /* end offset of each entry */
     size_t n, cap;
     uint32_t *slots;           /* entry index + 1; 0 = empty */
-    size_t mask;
+    size_t mask, slots_size;   /* slots_size: the bytes of the block slots are in */
 };
 
 struct encoder {
@@ -48,20 +49,6 @@ struct encoder {
     size_t record_arrays_size;
 };
 
-static uint64_t hash_bytes(const uint8_t *s, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 29;
-    }
-    for (; n; s++, n--)
-        h = (h ^ *s) * 0x100000001b3ull;
-    return h ^ (h >> 32);
-}
-
 static const uint8_t *entry(const struct dict_table *t, size_t i, size_t *len)
 {
     size_t start = i ? t->ends[i - 1] : 0;
@@ -71,10 +58,10 @@ static const uint8_t *entry(const struct dict_table *t, size_t i, size_t *len)
 
 static void table_rehash(struct dict_table *t)
 {
-    size_t size = t->mask ? (t->mask + 1) * 2 : 1024, got;
+    size_t size = t->mask ? (t->mask + 1) * 2 : 1024;
     if (t->slots)
-        profd_block_put(t->slots, (t->mask + 1) * sizeof(*t->slots));
-    t->slots = profd_block_get(size * sizeof(*t->slots), &got);
+        profd_block_put(t->slots, t->slots_size);
+    t->slots = profd_block_get(size * sizeof(*t->slots), &t->slots_size);
     memset(t->slots, 0, size * sizeof(*t->slots));
     t->mask = size - 1;
     for (size_t i = 0; i < t->n; i++) {
@@ -528,7 +515,7 @@ void profd_otlp_encode(struct profd_record *const *records, size_t n, uint8_t **
     for (int t = 1; t < T_COUNT_; t++) {
         free(e.tables[t].data.buf);
         profd_block_release(e.tables[t].ends, e.tables[t].cap, sizeof(*e.tables[t].ends));
-        profd_block_put(e.tables[t].slots, (e.tables[t].mask + 1) * sizeof(*e.tables[t].slots));
+        profd_block_put(e.tables[t].slots, e.tables[t].slots_size);
     }
     free(e.scratch.buf);
     profd_block_release(e.attr_pool, e.attr_pool_cap, sizeof(*e.attr_pool));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/hash.h"
 #include "alloc.h"
 #include "arena.h"
 
@@ -12,14 +13,6 @@ struct profd_strindex {
     uint32_t *slots;   /* position + 1; 0 = empty */
     size_t mask, used;
 };
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
-}
 
 struct profd_profile *profd_profile_new(size_t size_hint)
 {

@@ -11,6 +11,7 @@
 #include "pprof.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "../lib/pb_reader.h"
 #include "pprof_fields.h"
@@ -125,9 +126,65 @@ static bool count(struct pb_reader top, uint64_t *n)
            n[F_FUNCTION] < UINT32_MAX && n[F_MAPPING] < UINT32_MAX;
 }
 
-/* A sample's location ids, packed or not: each in 1..nlocations. The
- * common case, ids of one or two bytes, is read here without the general
- * varint loop. */
+/* Eight bytes at a time (SWAR) where bytes are little-endian words. */
+#define BYTE_ONES 0x0101010101010101ull
+#define BYTE_HIGHS 0x8080808080808080ull
+
+/* Of x, bytes below 0x80 each: a high bit in each byte that is k or more
+ * (0 <= k <= 128). x | 0x80 is at least k, so no byte borrows from the next. */
+static inline uint64_t bytes_at_least(uint64_t x, uint64_t k)
+{
+    return ((x | BYTE_HIGHS) - k * BYTE_ONES) & BYTE_HIGHS;
+}
+
+/* Of x, bytes below 0x80 each: a high bit in each byte that is not 0. */
+static inline uint64_t bytes_nonzero(uint64_t x)
+{
+    return (x + 0x7f * BYTE_ONES) & BYTE_HIGHS;
+}
+
+/*
+ * Packed location ids from *p, eight bytes at a time, as far as they are
+ * surely each in 1..nlocations: varints of one or two bytes, a one-byte id
+ * at most nlocations, a two-byte one whose high byte (1 or more) leaves it
+ * at most nlocations whatever its low seven bits. *p is left at the first
+ * varint of a word that is not surely so (a rarer id, or a malformed one),
+ * for the exact loop to read on from.
+ */
+static void location_ids_swar(const uint8_t **p, const uint8_t *end, uint64_t nlocations)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t one_limit = nlocations < 127 ? nlocations + 1 : 128;
+    const uint64_t high_limit = nlocations < 16383 ? (nlocations + 1) >> 7 : 128;
+    const uint8_t *at = *p;
+    while (end - at >= 8) {
+        uint64_t w;
+        memcpy(&w, at, 8);
+        unsigned n = w >> 63 ? 7 : 8;   /* a varint that goes on past the word: next time */
+        uint64_t valid = n == 8 ? ~0ull : (1ull << 56) - 1;
+        uint64_t more = w & BYTE_HIGHS & valid;   /* bytes that a next byte follows */
+        uint64_t after_more = more << 8;
+        if (more & after_more)   /* a varint of three bytes or more */
+            break;
+        uint64_t last = ~w & BYTE_HIGHS & valid;   /* a varint's last byte */
+        uint64_t low = w & ~BYTE_HIGHS, nonzero = bytes_nonzero(low);
+        uint64_t single = last & ~after_more, second = last & after_more;
+        if ((single & (~nonzero | bytes_at_least(low, one_limit))) ||
+            (second & (~nonzero | bytes_at_least(low, high_limit))))
+            break;
+        at += n;
+    }
+    *p = at;
+#else
+    (void)p;
+    (void)end;
+    (void)nlocations;
+#endif
+}
+
+/* A sample's location ids, packed or not: each in 1..nlocations. Words of
+ * common ids are proven eight bytes at a time; the rest is read here, ids
+ * of one or two bytes without the general varint loop. */
 static bool location_ids_within(const struct fld *f, uint64_t nlocations)
 {
     if (f->wire == PB_VARINT)
@@ -135,6 +192,7 @@ static bool location_ids_within(const struct fld *f, uint64_t nlocations)
     if (f->wire != PB_LEN)
         return false;
     struct pb_reader c = f->sub;
+    location_ids_swar(&c.p, c.end, nlocations);
     uint64_t v;
     while (c.p < c.end) {
         if (c.p[0] < 0x80) {

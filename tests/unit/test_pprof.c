@@ -519,13 +519,14 @@ TEST(decodes_in_a_row_do_not_see_each_other)
     profd_profile_free(first);
 }
 
-/* A profile of one sample type, 200 locations with ids 1..200, and one
- * sample whose packed location ids are the len bytes at ids. */
-static void build_packed_ids(struct pb_writer *w, const uint8_t *ids, size_t len)
+/* A profile of one sample type, nlocations locations with ids 1..nlocations,
+ * and one sample whose packed location ids are the len bytes at ids. */
+static void build_packed_ids(struct pb_writer *w, uint64_t nlocations, const uint8_t *ids,
+                             size_t len)
 {
     size_t m = pb_begin(w, 1);
     pb_end(w, m);
-    for (uint64_t id = 1; id <= 200; id++) {
+    for (uint64_t id = 1; id <= nlocations; id++) {
         m = pb_begin(w, 4);
         pb_put_uint(w, 1, id);
         pb_end(w, m);
@@ -537,25 +538,47 @@ static void build_packed_ids(struct pb_writer *w, const uint8_t *ids, size_t len
     pb_put_bytes_always(w, 6, "", 0);
 }
 
-/* Packed location ids at the edges of the quick proof's one- and
- * two-byte reading: it says yes exactly when the decoder accepts. */
+/* Packed location ids at the edges of the quick proof's readings (eight
+ * bytes at a time, then one and two bytes at a time): it says yes exactly
+ * when the decoder accepts. */
 TEST(packed_location_ids_at_the_edges)
 {
     static const struct {
-        uint8_t ids[8];
+        uint64_t nlocations;
+        uint8_t ids[24];
         size_t len;
         bool valid;
     } cases[] = {
-        {{1, 127, 0x80, 0x01, 0xc8, 0x01}, 6, true},   /* 1, 127, 128, 200 */
-        {{0xc9, 0x01}, 2, false},                      /* 201 */
-        {{0}, 1, false},                               /* 0 */
-        {{0x80, 0x81, 0x00}, 3, true},                 /* 128 in three bytes */
-        {{5, 0x80}, 2, false},                         /* cut inside the last id */
-        {{0xff, 0xff, 0xff, 0xff, 0x0f}, 5, false},    /* far past the table */
+        {200, {1, 127, 0x80, 0x01, 0xc8, 0x01}, 6, true},   /* 1, 127, 128, 200 */
+        {200, {0xc9, 0x01}, 2, false},                      /* 201 */
+        {200, {0}, 1, false},                               /* 0 */
+        {200, {0x80, 0x81, 0x00}, 3, true},                 /* 128 in three bytes */
+        {200, {5, 0x80}, 2, false},                         /* cut inside the last id */
+        {200, {0xff, 0xff, 0xff, 0xff, 0x0f}, 5, false},    /* far past the table */
+        /* words of eight bytes: 4246 locations, a high byte below 33 is sure */
+        {4246, {1, 0x80, 0x01, 127, 0xa0, 0x20, 0x96, 0x21, 5, 6}, 10, true},  /* 4246 last */
+        {4246, {1, 0x97, 0x21, 4, 5, 6, 7, 8, 9}, 9, false},                  /* 4247 */
+        {4246, {1, 2, 3, 4, 5, 6, 7, 8, 0x97, 0x21}, 10, false},     /* 4247, after a word */
+        {4246, {1, 2, 3, 0, 5, 6, 7, 8, 9}, 9, false},                         /* 0 */
+        {4246, {1, 2, 3, 0x80, 0x00, 6, 7, 8, 9}, 9, false},                   /* 0, two bytes */
+        {4246, {1, 2, 3, 0x85, 0x00, 6, 7, 8, 9}, 9, true},                    /* 5, two bytes */
+        {4246, {1, 2, 3, 4, 5, 6, 7, 0x80, 0x01, 9}, 10, true},   /* 128 across two words */
+        {4246, {1, 2, 3, 4, 5, 6, 7, 0x97, 0x21, 9}, 10, false},  /* 4247 across two words */
+        {4246, {1, 2, 3, 4, 5, 6, 7, 8, 0x80}, 9, false},         /* cut after a word */
+        {4246, {1, 2, 0x80, 0x80, 0x01, 6, 7, 8, 9}, 9, false},   /* 16384 */
+        {4246, {1, 2, 0x81, 0x80, 0x00, 6, 7, 8, 9}, 9, true},    /* 1 in three bytes */
+        {4246, {0xff, 0x20, 0xff, 0x20, 0xff, 0x20, 0xff, 0x20, 0xff, 0x20, 0xff, 0x20}, 12,
+         true},                                                   /* 4223, six times */
+        {100, {1, 2, 3, 4, 5, 6, 7, 100, 9}, 9, true},
+        {100, {1, 2, 3, 4, 5, 6, 7, 101, 9}, 9, false},
+        {100, {1, 2, 3, 4, 5, 6, 0x80, 0x01, 9}, 9, false},       /* 128 */
+        /* 20000 locations: every two-byte id is sure, three are read one by one */
+        {20000, {0xff, 0x7f, 1, 2, 3, 4, 5, 6, 0xa0, 0x9c, 0x01}, 11, true},   /* 16383, 20000 */
+        {20000, {0xff, 0x7f, 1, 2, 3, 4, 5, 6, 0xa1, 0x9c, 0x01}, 11, false},  /* 20001 */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         struct pb_writer w = {0};
-        build_packed_ids(&w, cases[i].ids, cases[i].len);
+        build_packed_ids(&w, cases[i].nlocations, cases[i].ids, cases[i].len);
         int64_t t, d;
         char err[256];
         if (profd_pprof_quick_valid(w.buf, w.len, &t, &d) != cases[i].valid)

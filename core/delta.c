@@ -30,12 +30,6 @@ struct profd_delta_state {
 
 #define HASH_SEED 0x243f6a8885a308d3ull
 
-/* A string's hash with its length mixed in: "a" and "a\0" differ. */
-static uint64_t string_hash(const char *p, size_t n)
-{
-    return hash_mix(hash_bytes(p, n), n);
-}
-
 static uint64_t location_hash(const struct profd_profile *p, const uint64_t *str, uint32_t ref)
 {
     const struct profd_location *loc = &p->locations[ref - 1];
@@ -63,7 +57,7 @@ static uint64_t *sample_hashes(const struct profd_profile *p)
 {
     uint64_t *str = profd_xcalloc(p->nstrings ? p->nstrings : 1, sizeof(*str));
     for (uint32_t i = 0; i < p->nstrings; i++)
-        str[i] = string_hash(p->strings[i].ptr, p->strings[i].len);
+        str[i] = hash_bytes(p->strings[i].ptr, p->strings[i].len);
     uint64_t *loc = profd_xcalloc(p->nlocations ? p->nlocations : 1, sizeof(*loc));
     for (uint32_t i = 0; i < p->nlocations; i++)
         loc[i] = location_hash(p, str, i + 1);

@@ -96,19 +96,6 @@ struct profd_queue *profd_queue_create(struct profd_component *c,
     return q;
 }
 
-struct timespec profd_time_after(int64_t ns)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ns / 1000000000;
-    t.tv_nsec += ns % 1000000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
-}
-
 void profd_queue_gauges(struct profd_queue *q)
 {
     atomic_store(&q->c->metrics->queue_bytes, (int64_t)q->bytes);
@@ -181,7 +168,7 @@ static void wake_everyone(struct profd_queue *q)
 /* Waits for a retry delay; false when the drain deadline passed meanwhile. */
 static bool wait_retry(struct profd_queue *q, int64_t delay_ns)
 {
-    struct timespec until = profd_time_after(delay_ns);
+    struct timespec until = monotonic_after(delay_ns);
     pthread_mutex_lock(&q->mu);
     while (!q->stop_now && !past(&until)) {
         if (q->draining && past(&q->deadline))
@@ -407,7 +394,7 @@ void profd_queue_drain(struct profd_queue *q)
     pthread_mutex_lock(&q->mu);
     if (!q->draining) {
         q->draining = true;
-        q->deadline = profd_time_after(q->s.shutdown_timeout);
+        q->deadline = monotonic_after(q->s.shutdown_timeout);
     }
     wake_everyone(q);
     pthread_mutex_unlock(&q->mu);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../lib/clock.h"
 #include "exporter.h"
 #include "log.h"
 #include "metrics.h"
@@ -44,8 +45,6 @@ struct profd_queue {
     size_t nthreads;
 };
 
-/* CLOCK_MONOTONIC now plus ns. */
-struct timespec profd_time_after(int64_t ns);
 /* Publishes the queue's bytes and records (q->mu held). */
 void profd_queue_gauges(struct profd_queue *q);
 /* Counts (under counter), logs and fails the acks of a batch that will not

@@ -41,7 +41,7 @@ bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
  * block_timeout, or at the thread's profd_queue_wait_until when sooner. */
 static struct timespec room_deadline(const struct profd_queue *q)
 {
-    struct timespec until = profd_time_after(q->s.sending_queue.block_timeout);
+    struct timespec until = monotonic_after(q->s.sending_queue.block_timeout);
     if (wait_until_ns &&
         wait_until_ns < (int64_t)until.tv_sec * 1000000000 + until.tv_nsec)
         until = (struct timespec){wait_until_ns / 1000000000, wait_until_ns % 1000000000};
@@ -110,7 +110,7 @@ static void enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes)
     struct item *it = profd_xmalloc(sizeof(*it));
     profd_metrics_count_in(q->c->metrics, b->nrecords, bytes);
     profd_batch_ref(b);
-    *it = (struct item){b, bytes, profd_time_after(q->s.sending_queue.flush_timeout), ++q->pushed,
+    *it = (struct item){b, bytes, monotonic_after(q->s.sending_queue.flush_timeout), ++q->pushed,
                         NULL};
     if (q->tail)
         q->tail->next = it;

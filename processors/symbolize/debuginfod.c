@@ -4,21 +4,55 @@
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../../lib/clock.h"
+#include "../../lib/grow.h"
+#include "../../lib/hex.h"
+
+/* Files fetched at once, each on a thread of its own. */
+#define FETCHERS 2
+/* The longest build-id asked for, in bytes (GNU's are 20). */
+#define MAX_BUILD_ID 64
+
+/* One file of one build-id, asked for once and kept with its outcome. */
+struct fetch {
+    bool debuginfo;               /* the separate debug file, else the executable */
+    unsigned char id[MAX_BUILD_ID];
+    size_t len;
+    enum { FETCH_QUEUED, FETCH_RUNNING, FETCH_DONE } state;
+    bool waited;                  /* a caller waited for it already: later ones do not */
+    char *path;                   /* done: the file in the client's cache; NULL: failed */
+    int error;                    /* done and failed: a negative errno */
+    int64_t done_ns;              /* a failure is asked for again retry_ns after */
+};
+
 /* libdebuginfod, loaded only when servers are configured (it brings
- * libcurl and TLS libraries along). */
+ * libcurl and TLS libraries along), and the fetches its threads make. */
 struct remote_debuginfo {
     void *library;
     debuginfod_client *(*begin)(void);
     int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
     int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+    void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+    void (*set_user_data)(debuginfod_client *, void *);
+    void *(*get_user_data)(debuginfod_client *);
     void (*end)(debuginfod_client *);
-    debuginfod_client *client;
+    int64_t wait_ns, retry_ns;
+    pthread_mutex_t lock;
+    pthread_cond_t queued, done;
+    struct fetch *fetches;        /* never removed: a file fetched stays known */
+    size_t nfetches, fetches_cap;
+    atomic_bool stopping;
+    pthread_t threads[FETCHERS];
+    size_t nthreads;
 };
 
 /* Loads the library into r. False with err filled when it is missing. */
@@ -32,16 +66,87 @@ static bool load(struct remote_debuginfo *r, char *err, size_t errlen)
     *(void **)&r->begin = dlsym(r->library, "debuginfod_begin");
     *(void **)&r->find_executable = dlsym(r->library, "debuginfod_find_executable");
     *(void **)&r->find_debuginfo = dlsym(r->library, "debuginfod_find_debuginfo");
+    *(void **)&r->set_progressfn = dlsym(r->library, "debuginfod_set_progressfn");
+    *(void **)&r->set_user_data = dlsym(r->library, "debuginfod_set_user_data");
+    *(void **)&r->get_user_data = dlsym(r->library, "debuginfod_get_user_data");
     *(void **)&r->end = dlsym(r->library, "debuginfod_end");
-    if (r->begin && r->find_executable && r->find_debuginfo && r->end)
+    if (r->begin && r->find_executable && r->find_debuginfo && r->set_progressfn &&
+        r->set_user_data && r->get_user_data && r->end)
         return true;
     snprintf(err, errlen, "%s lacks the client functions", DEBUGINFOD_SONAME);
     return false;
 }
 
+/* debuginfod_get_user_data, for the progress hook, which is given the
+ * client only (the library is loaded once: every client's is the same). */
+static void *(*user_data_of)(debuginfod_client *);
+
+/* libdebuginfod's progress hook: a fetch under way is given up when its
+ * client is being freed. */
+static int stop_when_stopping(debuginfod_client *client, long done, long total)
+{
+    (void)done;
+    (void)total;
+    const struct remote_debuginfo *r = user_data_of(client);
+    return atomic_load(&r->stopping) ? 1 : 0;
+}
+
+/* The first fetch waiting for a thread, or NULL (r->lock held). */
+static struct fetch *next_queued(struct remote_debuginfo *r)
+{
+    for (size_t i = 0; i < r->nfetches; i++)
+        if (r->fetches[i].state == FETCH_QUEUED)
+            return &r->fetches[i];
+    return NULL;
+}
+
+/* A fetching thread: takes queued fetches one at a time, with a client of
+ * its own (a client serves one thread), until the remote is freed. */
+static void *fetcher(void *arg)
+{
+    struct remote_debuginfo *r = arg;
+    debuginfod_client *client = r->begin();
+    if (client) {
+        r->set_user_data(client, r);
+        r->set_progressfn(client, stop_when_stopping);
+    }
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        struct fetch *f;
+        while (!(f = next_queued(r)) && !atomic_load(&r->stopping))
+            pthread_cond_wait(&r->queued, &r->lock);
+        if (atomic_load(&r->stopping))
+            break;
+        f->state = FETCH_RUNNING;
+        struct fetch ask = *f;   /* the array may grow while the lock is let go */
+        size_t at = (size_t)(f - r->fetches);
+        pthread_mutex_unlock(&r->lock);
+        char *path = NULL;
+        int fd = !client ? -ENOMEM
+                 : (ask.debuginfo ? r->find_debuginfo
+                                  : r->find_executable)(client, ask.id, (int)ask.len, &path);
+        if (fd >= 0)
+            close(fd);
+        else
+            free(path);
+        pthread_mutex_lock(&r->lock);
+        f = &r->fetches[at];
+        f->state = FETCH_DONE;
+        f->path = fd >= 0 ? path : NULL;
+        f->error = fd >= 0 ? 0 : fd;
+        f->done_ns = monotonic_ns();
+        pthread_cond_broadcast(&r->done);
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (client)
+        r->end(client);
+    return NULL;
+}
+
 struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nurls,
                                               int64_t timeout_s, const char *cache_dir,
-                                              char *err, size_t errlen)
+                                              int64_t wait_ns, int64_t retry_ns, char *err,
+                                              size_t errlen)
 {
     size_t len = 1;
     for (size_t i = 0; i < nurls; i++)
@@ -61,11 +166,24 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
     struct remote_debuginfo *r = calloc(1, sizeof(*r));
     if (!r)
         abort();
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->queued, NULL);
+    pthread_condattr_t attr;   /* waits for a fetch end on the monotonic clock */
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->done, &attr);
+    pthread_condattr_destroy(&attr);
+    r->wait_ns = wait_ns;
+    r->retry_ns = retry_ns;
     if (!load(r, err, errlen)) {
         remote_debuginfo_free(r);
         return NULL;
     }
-    if (rc != 0 || !(r->client = r->begin())) {
+    user_data_of = r->get_user_data;
+    while (rc == 0 && r->nthreads < FETCHERS &&
+           pthread_create(&r->threads[r->nthreads], NULL, fetcher, r) == 0)
+        r->nthreads++;
+    if (rc != 0 || !r->nthreads) {
         snprintf(err, errlen, "cannot start a debuginfod client");
         remote_debuginfo_free(r);
         return NULL;
@@ -73,13 +191,93 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
     return r;
 }
 
-char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_id, char *err,
-                                  size_t errlen)
+/* The fetch of that file (r->lock held), asked for now when it never was,
+ * or when it failed retry_ns ago or more. */
+static struct fetch *fetch_of(struct remote_debuginfo *r, bool debuginfo,
+                              const unsigned char *id, size_t len)
 {
+    struct fetch *f = NULL;
+    for (size_t i = 0; i < r->nfetches && !f; i++)
+        if (r->fetches[i].debuginfo == debuginfo && r->fetches[i].len == len &&
+            !memcmp(r->fetches[i].id, id, len))
+            f = &r->fetches[i];
+    if (!f) {
+        r->fetches = grow_array(r->fetches, &r->fetches_cap, r->nfetches + 1, sizeof(*f));
+        f = &r->fetches[r->nfetches++];
+        *f = (struct fetch){.debuginfo = debuginfo, .len = len, .state = FETCH_DONE};
+        memcpy(f->id, id, len);
+        f->done_ns = monotonic_ns() - r->retry_ns;   /* asked for below */
+    }
+    if (f->state == FETCH_DONE && !f->path && monotonic_ns() - f->done_ns >= r->retry_ns) {
+        f->state = FETCH_QUEUED;
+        f->waited = false;
+        pthread_cond_signal(&r->queued);
+    }
+    return f;
+}
+
+/* The file of that kind and build-id: an open descriptor with *path set
+ * (malloc'd); -EAGAIN while it is being fetched (the first caller waits
+ * up to wait_ns for it, later ones not at all); else a negative errno. */
+static int find(struct remote_debuginfo *r, bool debuginfo, const unsigned char *id, size_t len,
+                char **path)
+{
+    if (!len || len > MAX_BUILD_ID)
+        return -EINVAL;
+    pthread_mutex_lock(&r->lock);
+    struct fetch *f = fetch_of(r, debuginfo, id, len);
+    size_t at = (size_t)(f - r->fetches);
+    if (f->state != FETCH_DONE && !f->waited) {
+        f->waited = true;
+        struct timespec until = monotonic_after(r->wait_ns);
+        while (r->fetches[at].state != FETCH_DONE && !atomic_load(&r->stopping) &&
+               pthread_cond_timedwait(&r->done, &r->lock, &until) != ETIMEDOUT)
+            ;
+        f = &r->fetches[at];
+    }
+    int rc = f->state != FETCH_DONE ? -EAGAIN : f->path ? 0 : f->error;
+    char *copy = rc == 0 ? strdup(f->path) : NULL;
+    pthread_mutex_unlock(&r->lock);
+    if (rc < 0)
+        return rc;
+    int fd = copy ? open(copy, O_RDONLY | O_CLOEXEC) : -ENOMEM;
+    if (fd < 0) {   /* gone from the client's cache since: fetched again when asked next */
+        fd = copy ? -errno : fd;
+        free(copy);
+        pthread_mutex_lock(&r->lock);
+        free(r->fetches[at].path);
+        r->fetches[at].path = NULL;
+        r->fetches[at].error = fd;
+        r->fetches[at].done_ns = monotonic_ns() - r->retry_ns;
+        pthread_mutex_unlock(&r->lock);
+        return fd;
+    }
+    *path = copy;
+    return fd;
+}
+
+/* The raw bytes of hex build-id into id; how many, 0 when it is not hex. */
+static size_t id_bytes(const char *hex, unsigned char *id)
+{
+    size_t n = 0;
+    for (; hex[0] && n < MAX_BUILD_ID; hex += 2) {
+        int b = hex_byte(hex);
+        if (b < 0)
+            return 0;
+        id[n++] = (unsigned char)b;
+    }
+    return hex[0] ? 0 : n;
+}
+
+char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_id, char *err,
+                                  size_t errlen, bool *pending)
+{
+    unsigned char id[MAX_BUILD_ID];
     char *path = NULL;
-    int fd = r->find_executable(r->client, (const unsigned char *)build_id, 0, &path);
+    int fd = find(r, false, id, id_bytes(build_id, id), &path);
+    *pending = fd == -EAGAIN;
     if (fd < 0) {
-        snprintf(err, errlen, "debuginfod: %s", strerror(-fd));
+        snprintf(err, errlen, "debuginfod: %s", *pending ? "still being fetched" : strerror(-fd));
         return NULL;
     }
     close(fd);
@@ -89,16 +287,43 @@ char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_
 int remote_debuginfo_debug_file(struct remote_debuginfo *r, const unsigned char *build_id,
                                 size_t len, char **path)
 {
-    return r->find_debuginfo(r->client, build_id, (int)len, path);
+    return find(r, true, build_id, len, path);
+}
+
+bool remote_debuginfo_debug_file_settled(struct remote_debuginfo *r, const char *build_id)
+{
+    unsigned char id[MAX_BUILD_ID];
+    size_t len = id_bytes(build_id, id);
+    bool settled = true;
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->nfetches; i++)
+        if (r->fetches[i].debuginfo && r->fetches[i].len == len &&
+            !memcmp(r->fetches[i].id, id, len))
+            settled = r->fetches[i].state == FETCH_DONE;
+    pthread_mutex_unlock(&r->lock);
+    return settled;
 }
 
 void remote_debuginfo_free(struct remote_debuginfo *r)
 {
     if (!r)
         return;
-    if (r->client)
-        r->end(r->client);
-    if (r->library)
-        dlclose(r->library);
+    pthread_mutex_lock(&r->lock);
+    atomic_store(&r->stopping, true);
+    pthread_cond_broadcast(&r->queued);
+    pthread_cond_broadcast(&r->done);
+    pthread_mutex_unlock(&r->lock);
+    for (size_t i = 0; i < r->nthreads; i++)
+        pthread_join(r->threads[i], NULL);
+    for (size_t i = 0; i < r->nfetches; i++)
+        free(r->fetches[i].path);
+    free(r->fetches);
+    /* The library stays loaded: what it and libcurl keep for the process
+     * (per-thread state of the fetching threads among it) is theirs to
+     * keep, and reachable only through them (dlopen of it again is the
+     * same handle). */
+    pthread_cond_destroy(&r->done);
+    pthread_cond_destroy(&r->queued);
+    pthread_mutex_destroy(&r->lock);
     free(r);
 }

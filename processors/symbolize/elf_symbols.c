@@ -78,6 +78,9 @@ struct elf_binary {
     size_t unit_bytes_at_drop;   /* scope_index_unit_bytes when its pages were last dropped */
     struct elf_binary *lanes[ELF_BINARY_MAX_LANES];   /* [0] unused: the binary itself */
     size_t nlanes;             /* lanes opened, the binary itself included (0: none asked) */
+    /* What the fetch function gave for its debug file: lanes fetch only
+     * when it gave the file, so that they read what the binary reads. */
+    enum { DEBUG_NOT_FETCHED, DEBUG_FETCHED, DEBUG_PENDING } debug_fetch;
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -102,38 +105,47 @@ static int inflated(const struct elf_binary *b, int fd)
 }
 
 /* The binary's debug file: by build-id in the lookup's directories, then
- * elfutils' search of the debug path, then the fetch function. The first
- * and last may give an inflated copy's descriptor (elfutils' search opens
- * the file itself); the file's name stays the found one either way (a dwz
- * file is looked for from there, asked for with that name as file_name). */
+ * the fetch function, then elfutils' search of the debug path. The first
+ * two may give an inflated copy's descriptor (elfutils' search opens the
+ * file itself); the file's name stays the found one either way (a dwz
+ * file is looked for from there, asked for with that name as file_name).
+ *
+ * The fetch comes before elfutils' search because elfutils asks the
+ * debuginfod servers of DEBUGINFOD_URLS itself, on the calling thread and
+ * for as long as a download takes: while the fetch is under way elfutils
+ * is not asked; once it ended without the file, elfutils' client, which
+ * shares its cache, finds the miss there without asking again. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-    const struct elf_binary *b = *userdata;
+    struct elf_binary *b = *userdata;
     const unsigned char *bits;
     GElf_Addr vaddr;
     int len = dwfl_module_build_id(mod, &bits, &vaddr);
-    char *path = b && b->sources.lookup && len > 0 && file_name && !strcmp(file_name, b->path)
+    bool main_file = b && len > 0 && file_name && !strcmp(file_name, b->path);
+    char *path = main_file && b->sources.lookup
                      ? binary_lookup_debug_file(b->sources.lookup, bits, (size_t)len) : NULL;
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0 && main_file && b->sources.fetch) {
+        free(path);
+        path = NULL;
+        fd = b->sources.fetch(b->sources.fetch_arg, bits, (size_t)len, &path);
+        if (fd == -EAGAIN)
+            b->debug_fetch = DEBUG_PENDING;
+        if (fd < 0 && b->debug_fetch == DEBUG_PENDING)
+            return -1;   /* without it for now: elfutils would wait for it */
+        if (fd >= 0)
+            b->debug_fetch = DEBUG_FETCHED;
+    }
     if (fd >= 0) {
         free(*debuginfo_file_name);
         *debuginfo_file_name = path;
         return inflated(b, fd);
     }
     free(path);
-    fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                      debuglink_crc, debuginfo_file_name);
-    if (fd >= 0 || !b || !b->sources.fetch || len <= 0)
-        return fd;
-    path = NULL;
-    int fetched = b->sources.fetch(b->sources.fetch_arg, bits, (size_t)len, &path);
-    if (fetched < 0)
-        return fd;
-    free(*debuginfo_file_name);
-    *debuginfo_file_name = path;
-    return inflated(b, fetched);
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                        debuglink_crc, debuginfo_file_name);
 }
 
 struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *sources, char *err,
@@ -419,15 +431,25 @@ size_t elf_binary_open_lanes(struct elf_binary *b, size_t n)
     if (!b->nlanes)
         b->nlanes = 1;
     load_debug_parts(b);
+    if (b->debug_fetch == DEBUG_PENDING)
+        n = 1;   /* opened again once the fetch ends: no lane reads it meanwhile */
+    struct elf_sources sources = b->sources;
+    if (b->debug_fetch != DEBUG_FETCHED)
+        sources.fetch = NULL;
     char err[512];
     while (b->nlanes < n) {
-        struct elf_binary *lane = elf_binary_open(b->path, &b->sources, err, sizeof(err));
+        struct elf_binary *lane = elf_binary_open(b->path, &sources, err, sizeof(err));
         if (!lane)
             break;
         load_debug_parts(lane);
         b->lanes[b->nlanes++] = lane;
     }
     return b->nlanes < n ? b->nlanes : n;
+}
+
+bool elf_binary_debug_pending(const struct elf_binary *b)
+{
+    return b->debug_fetch == DEBUG_PENDING;
 }
 
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)

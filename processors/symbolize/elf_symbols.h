@@ -30,9 +30,11 @@ struct elf_frame {
 
 /* Finds the separate debug file of the binary with this build-id (raw
  * bytes) somewhere else than the debug path, e.g. on debuginfod servers:
- * an open descriptor with *path set (malloc'd), or a negative number. */
+ * an open descriptor with *path set (malloc'd), or a negative number,
+ * -EAGAIN when it is on its way (elf_binary_debug_pending). */
 typedef int (*elf_debug_fetch_fn)(void *arg, const unsigned char *build_id, size_t len,
                                   char **path);
+
 
 struct binary_lookup;
 struct inflated_cache;
@@ -72,6 +74,10 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
  * Returns how many lanes b has now, b itself included: n, or fewer when a
  * copy could not be opened. */
 size_t elf_binary_open_lanes(struct elf_binary *b, size_t n);
+/* Whether b's debug file was on its way when b looked for it: b reads
+ * what it has without it, and its lanes do too; open it again once the
+ * fetch ended to read the debug file. */
+bool elf_binary_debug_pending(const struct elf_binary *b);
 /* Lane k of b (0 is b itself); k must be below what
  * elf_binary_open_lanes returned. */
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k);

@@ -38,6 +38,7 @@ struct binary {
     struct elf_binary *elf;       /* NULL: not found (until retry_at) */
     size_t charged;               /* its footprint counted in open_bytes */
     int64_t retry_at;
+    bool fetching;                /* on its way from debuginfod (said once) */
     uint64_t last_used;
     uint64_t serial;              /* of the last profile that used it */
 };
@@ -158,8 +159,8 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     c->perf_map_dir = copy(s->perf_map_dir);
     if (s->ndebuginfod_urls &&
         !(c->remote = remote_debuginfo_new(s->debuginfod_urls, s->ndebuginfod_urls,
-                                           s->debuginfod_timeout_s, s->debuginfod_cache, err,
-                                           errlen))) {
+                                           s->debuginfod_timeout_s, s->debuginfod_cache,
+                                           s->debuginfod_wait, s->negative_ttl, err, errlen))) {
         cache_free(c);
         return NULL;
     }
@@ -167,8 +168,11 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     if (inflated_dir && *inflated_dir)
         c->inflated = inflated_cache_new(inflated_dir, s->inflated_cache_size);
     free(inflated_dir);
-    c->sources = (struct elf_sources){&c->lookup, c->debug_path,
-                                      c->remote ? fetch_debug_file : NULL, c->remote, c->inflated,
+    c->sources = (struct elf_sources){&c->lookup,
+                                      c->debug_path,
+                                      c->remote ? fetch_debug_file : NULL,
+                                      c->remote,
+                                      c->inflated,
                                       c->max_memory / RESULTS_SHARE};
     return c;
 }
@@ -290,11 +294,16 @@ static char *in_process_root(const struct symbol_cache *c, const char *filename,
 }
 
 /* The entry of filename with build_id, marked used by this profile: true
- * when it needs opening (not open, and not a recent miss). */
+ * when it needs opening (not open, and not a recent miss). A binary opened
+ * while its debug file was on its way is opened again, at the first
+ * profile that uses it after the fetch ended. */
 static bool binary_wanted(struct symbol_cache *c, const char *filename, const char *build_id,
                           struct binary **entry)
 {
     struct binary *b = *entry = binary_entry(c, filename, build_id);
+    if (b->elf && b->serial != c->serial && elf_binary_debug_pending(b->elf) &&
+        remote_debuginfo_debug_file_settled(c->remote, build_id))
+        close_binary(c, b);
     b->last_used = ++c->clock;
     b->serial = c->serial;
     return !b->elf && !(b->retry_at && monotonic_ns() < b->retry_at);
@@ -331,8 +340,18 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
     char *path = binary_lookup_find(&c->lookup, filename, build_id);
     if (!path)
         path = in_process_root(c, filename, build_id, pid);
+    bool fetching = false;
     if (!path && c->remote && *build_id)
-        path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err));
+        path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err), &fetching);
+    if (fetching) {   /* not a miss: looked for again by the next profile */
+        if (!b->fetching)
+            c->host->log(c->self, PROFD_LOG_INFO, "%s build-id %s: being fetched from "
+                         "debuginfod; its frames stay addresses until it is here", filename,
+                         build_id);
+        b->fetching = true;
+        return NULL;
+    }
+    b->fetching = false;
     return open_binary(c, b, path, err);
 }
 

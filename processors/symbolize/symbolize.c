@@ -57,6 +57,7 @@ struct config {
     bool proc_root;
     struct profd_str_list debuginfod_urls;
     int64_t debuginfod_timeout;
+    int64_t debuginfod_wait;
     char *debuginfod_cache;
     char *inflated_cache;
     uint64_t inflated_cache_size;
@@ -98,6 +99,10 @@ static const struct profd_option options[] = {
      "empty; the DEBUGINFOD_URLS environment variable is not used)"},
     {"debuginfod_timeout", PROFD_OPT_DURATION, offsetof(struct config, debuginfod_timeout), "10s",
      "a server that sends nothing for this long is given up (whole seconds)"},
+    {"debuginfod_wait", PROFD_OPT_DURATION, offsetof(struct config, debuginfod_wait), "10s",
+     "how long a profile waits for a file being fetched from debuginfod before it goes on "
+     "without it (the fetch goes on, and later profiles use the file once it is here; they "
+     "do not wait for it)"},
     {"debuginfod_cache", PROFD_OPT_STRING, offsetof(struct config, debuginfod_cache), "",
      "where fetched files and misses are kept (\"\": libdebuginfod's default, "
      "~/.cache/debuginfod_client)"},
@@ -145,7 +150,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         cfg->path_remaps.n, cfg->use_local_path, cfg->proc_root, cfg->max_memory,
         cfg->negative_ttl, cfg->kallsyms, cfg->kernel_notes, cfg->system_map, cfg->perf_map_dir,
         cfg->vmlinux, (const char *const *)cfg->debuginfod_urls.items, cfg->debuginfod_urls.n,
-        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_cache, cfg->inflated_cache,
+        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_wait, cfg->debuginfod_cache,
+        cfg->inflated_cache,
         cfg->inflated_cache_size};
     char err[512];
     struct symbol_cache *cache = symbol_cache_acquire(host->id(self), &settings, err, sizeof(err));

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     static struct inflated_cache *inflated;   /* in the fuzz build directory, kept small */
     if (!inflated)
         inflated = inflated_cache_new("build-fuzz/inflated", 16u << 20);
-    struct elf_sources sources = {NULL, "", NULL, NULL, inflated};
+    struct elf_sources sources = {.debug_path = "", .inflated = inflated};
     struct elf_binary *b = elf_binary_open(path, &sources, err, sizeof(err));
     size_t lanes = b ? elf_binary_open_lanes(b, 2) : 0;
     for (uint64_t off = 0; b && off < len; off += 97) {

@@ -9,6 +9,8 @@ import random
 import re
 import shutil
 import subprocess
+import threading
+import time
 import urllib.request
 
 from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
@@ -383,6 +385,109 @@ class SymbolizeTest(ProfdTestCase):
             server.wait()
         fetched = sorted(os.listdir(os.path.join(self.path("cache"), build_id(full))))
         self.assertEqual(fetched, ["debuginfo", "executable"])
+
+    def serve_gated_debuginfod(self, files):
+        """A debuginfod server (the HTTP API: /buildid/<id>/<kind>) on a free
+        loopback port serving files {(build-id, kind): path}, each only once
+        its gate {(build-id, kind): threading.Event} is open; its URL and the
+        gates."""
+        import http.server
+        gates = {key: threading.Event() for key in files}
+        for gate in gates.values():
+            self.addCleanup(gate.set)   # before the server stops (cleanups run in reverse)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                parts = self.path.split("/")
+                key = tuple(parts[2:]) if len(parts) == 4 else None
+                if key not in files:
+                    self.send_error(404)
+                    return
+                gates[key].wait(120)
+                try:
+                    with open(files[key], "rb") as f:
+                        data = f.read()
+                except OSError:   # opened at the test's end, its files gone
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+        return "http://127.0.0.1:%d" % self.serve_http(Handler), gates
+
+    def test_a_slow_debuginfod_holds_profiles_up_no_longer_than_debuginfod_wait(self):
+        """Files still on their way from debuginfod: profiles go on after
+        debuginfod_wait, their frames addresses, while the fetches go on;
+        profiles after the binary came are named from its symbol table, and
+        after its debug file came (the binary opened again) get lines and
+        inline frames as addr2line gives them. A fetch that hangs does not
+        hold profd's stop up."""
+        full = self.compile("inl.full")
+        other = self.compile("inl.other", "-O1")   # another build-id, never served
+        stripped, debug = self.path("inl"), self.path("inl.debug")
+        subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
+        bid = build_id(full)
+        url, gates = self.serve_gated_debuginfod({(bid, "executable"): stripped,
+                                                  (bid, "debuginfo"): debug,
+                                                  (build_id(other), "executable"): other})
+        p = self.start("""
+receivers:
+  pprof_file: {include: [spool/*.pb.gz], source_label: __file__}
+processors:
+  symbolize:
+    debug_directories: []
+    debuginfod_urls: [%s]
+    debuginfod_wait: 300ms
+    debuginfod_cache: %s
+exporters:
+  pprof_file: {directory: out, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
+""" % (url, self.path("cache")))
+        addrs = function_addresses(full, ["walk", "outer", "main"])
+        off, vaddr, size = text_segment(full)
+        base = BASE if vaddr < 0x400000 else 0
+        mapping = (base + vaddr, base + vaddr + size, off, "/nonexistent/inl", bid)
+        sent = itertools.count()
+
+        def symbolize_one():
+            """Spools a profile of addrs, returns its output, symbolized()."""
+            name = "p%d" % next(sent)
+            self.spool(name + ".pb.gz", gzip.compress(pprof(mapping, [base + a for a in addrs])))
+            found = wait_until(lambda: glob.glob(self.path("out", "**", name + "*"),
+                                                 recursive=True), "the output of " + name)
+            return symbolized(found[0])
+
+        started = time.monotonic()
+        first = symbolize_one()   # neither file here yet: addresses
+        self.assertLess(time.monotonic() - started, 60)
+        self.assertEqual([frames for frames in first.values() if frames], [])
+        p.wait_log("build-id %s: being fetched from debuginfod" % bid)
+        gates[(bid, "executable")].set()
+        named = lambda out: any(frames for frames in out.values())
+        symtab_only = wait_until(lambda: [o for o in [symbolize_one()] if named(o)],
+                                 "a profile named from the binary's symbol table")[0]
+        self.assertEqual({f[0][1:] for f in symtab_only.values() if f}, {("", 0)})
+        gates[(bid, "debuginfo")].set()
+        want = addr2line(full, addrs)
+        wait_until(lambda: symbolize_one() == {base + a: want[a] for a in addrs},
+                   "a profile with the debug file's lines and inline frames")
+        # A fetch that hangs (its gate stays shut) while profd stops.
+        off, vaddr, size = text_segment(other)
+        other_mapping = (base + vaddr, base + vaddr + size, off, "/nonexistent/other",
+                         build_id(other))
+        self.spool("q.pb.gz", gzip.compress(pprof(
+            other_mapping, [base + function_addresses(other, ["main"])[0]])))
+        p.wait_log("build-id %s: being fetched from debuginfod" % build_id(other))
+        stopping = time.monotonic()
+        self.assertEqual(p.stop(), 0)
+        self.assertLess(time.monotonic() - stopping, 8)   # not debuginfod_timeout's 10 s
 
     def test_stripped_go_binary_named_from_its_pclntab(self):
         """A Go binary built with -ldflags='-s -w' has no symbol table and no

@@ -398,7 +398,7 @@ TEST(lanes_are_copies_that_answer_as_the_binary)
 {
     elf_version(EV_CURRENT);
     char err[256];
-    struct elf_sources sources = {NULL, "", NULL, NULL, NULL};
+    struct elf_sources sources = {.debug_path = ""};
     struct elf_binary *b = elf_binary_open("/proc/self/exe", &sources, err, sizeof(err));
     CHECK(b != NULL);
     CHECK_INT(elf_binary_open_lanes(b, 3), 3);
@@ -419,8 +419,8 @@ TEST(results_answer_again_as_lookups_do)
 {
     elf_version(EV_CURRENT);
     char err[256];
-    struct elf_sources plain = {NULL, "", NULL, NULL, NULL, 0};
-    struct elf_sources kept = {NULL, "", NULL, NULL, NULL, 1u << 20};
+    struct elf_sources plain = {.debug_path = ""};
+    struct elf_sources kept = {.debug_path = "", .results_bytes = 1u << 20};
     struct elf_binary *b = elf_binary_open("/proc/self/exe", &plain, err, sizeof(err));
     struct elf_binary *r = elf_binary_open("/proc/self/exe", &kept, err, sizeof(err));
     CHECK(b && r);

@@ -45,7 +45,7 @@ struct remote_debuginfo {
     void (*set_user_data)(debuginfod_client *, void *);
     void *(*get_user_data)(debuginfod_client *);
     void (*end)(debuginfod_client *);
-    int64_t wait_ns, retry_ns;
+    int64_t retry_ns;
     pthread_mutex_t lock;
     pthread_cond_t queued, done;
     struct fetch *fetches;        /* never removed: a file fetched stays known */
@@ -145,7 +145,7 @@ static void *fetcher(void *arg)
 
 struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nurls,
                                               int64_t timeout_s, const char *cache_dir,
-                                              int64_t wait_ns, int64_t retry_ns, char *err,
+                                              int64_t retry_ns, char *err,
                                               size_t errlen)
 {
     size_t len = 1;
@@ -173,7 +173,6 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&r->done, &attr);
     pthread_condattr_destroy(&attr);
-    r->wait_ns = wait_ns;
     r->retry_ns = retry_ns;
     if (!load(r, err, errlen)) {
         remote_debuginfo_free(r);
@@ -217,19 +216,20 @@ static struct fetch *fetch_of(struct remote_debuginfo *r, bool debuginfo,
 }
 
 /* The file of that kind and build-id: an open descriptor with *path set
- * (malloc'd); -EAGAIN while it is being fetched (the first caller waits
- * up to wait_ns for it, later ones not at all); else a negative errno. */
+ * (malloc'd); -EAGAIN while it is being fetched (the first caller with
+ * time left waits for it until deadline_ns, later ones not at all); else
+ * a negative errno. */
 static int find(struct remote_debuginfo *r, bool debuginfo, const unsigned char *id, size_t len,
-                char **path)
+                int64_t deadline_ns, char **path)
 {
     if (!len || len > MAX_BUILD_ID)
         return -EINVAL;
     pthread_mutex_lock(&r->lock);
     struct fetch *f = fetch_of(r, debuginfo, id, len);
     size_t at = (size_t)(f - r->fetches);
-    if (f->state != FETCH_DONE && !f->waited) {
+    if (f->state != FETCH_DONE && !f->waited && deadline_ns > monotonic_ns()) {
         f->waited = true;
-        struct timespec until = monotonic_after(r->wait_ns);
+        struct timespec until = {deadline_ns / 1000000000, deadline_ns % 1000000000};
         while (r->fetches[at].state != FETCH_DONE && !atomic_load(&r->stopping) &&
                pthread_cond_timedwait(&r->done, &r->lock, &until) != ETIMEDOUT)
             ;
@@ -269,12 +269,12 @@ static size_t id_bytes(const char *hex, unsigned char *id)
     return hex[0] ? 0 : n;
 }
 
-char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_id, char *err,
-                                  size_t errlen, bool *pending)
+char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_id,
+                                  int64_t deadline_ns, char *err, size_t errlen, bool *pending)
 {
     unsigned char id[MAX_BUILD_ID];
     char *path = NULL;
-    int fd = find(r, false, id, id_bytes(build_id, id), &path);
+    int fd = find(r, false, id, id_bytes(build_id, id), deadline_ns, &path);
     *pending = fd == -EAGAIN;
     if (fd < 0) {
         snprintf(err, errlen, "debuginfod: %s", *pending ? "still being fetched" : strerror(-fd));
@@ -285,9 +285,9 @@ char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_
 }
 
 int remote_debuginfo_debug_file(struct remote_debuginfo *r, const unsigned char *build_id,
-                                size_t len, char **path)
+                                size_t len, int64_t deadline_ns, char **path)
 {
-    return find(r, true, build_id, len, path);
+    return find(r, true, build_id, len, deadline_ns, path);
 }
 
 bool remote_debuginfo_debug_file_settled(struct remote_debuginfo *r, const char *build_id)

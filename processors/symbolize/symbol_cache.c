@@ -54,6 +54,8 @@ struct symbol_cache {
     bool proc_root;
     uint64_t max_memory;
     int64_t negative_ttl;
+    int64_t debuginfod_wait;      /* a profile's wait for files being fetched, in all */
+    int64_t fetch_deadline;       /* the profile's end of it */
     char *kallsyms, *kernel_notes, *system_map, *perf_map_dir, *vmlinux;   /* NULL: off */
     struct remote_debuginfo *remote;   /* debuginfod, NULL when off */
     struct inflated_cache *inflated;   /* NULL when off */
@@ -131,10 +133,12 @@ static void cache_free(struct symbol_cache *c)
     free(c);
 }
 
-/* elf_debug_fetch_fn over the debuginfod client arg. */
+/* elf_debug_fetch_fn over the cache arg: its debuginfod client, waited
+ * for within the profile's time. */
 static int fetch_debug_file(void *arg, const unsigned char *build_id, size_t len, char **path)
 {
-    return remote_debuginfo_debug_file(arg, build_id, len, path);
+    const struct symbol_cache *c = arg;
+    return remote_debuginfo_debug_file(c->remote, build_id, len, c->fetch_deadline, path);
 }
 
 /* A new cache from settings s, or NULL with err filled. */
@@ -152,6 +156,7 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     c->proc_root = s->proc_root;
     c->max_memory = s->max_memory;
     c->negative_ttl = s->negative_ttl;
+    c->debuginfod_wait = s->debuginfod_wait;
     c->kallsyms = copy(s->kallsyms);
     c->kernel_notes = copy(s->kernel_notes);
     c->system_map = copy(s->system_map);
@@ -160,7 +165,7 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     if (s->ndebuginfod_urls &&
         !(c->remote = remote_debuginfo_new(s->debuginfod_urls, s->ndebuginfod_urls,
                                            s->debuginfod_timeout_s, s->debuginfod_cache,
-                                           s->debuginfod_wait, s->negative_ttl, err, errlen))) {
+                                           s->negative_ttl, err, errlen))) {
         cache_free(c);
         return NULL;
     }
@@ -171,7 +176,7 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     c->sources = (struct elf_sources){&c->lookup,
                                       c->debug_path,
                                       c->remote ? fetch_debug_file : NULL,
-                                      c->remote,
+                                      c,
                                       c->inflated,
                                       c->max_memory / RESULTS_SHARE};
     return c;
@@ -218,6 +223,7 @@ void symbol_cache_begin(struct symbol_cache *c, const struct profd_host *h,
     c->host = h;
     c->self = self;
     c->serial++;
+    c->fetch_deadline = monotonic_ns() + c->debuginfod_wait;
 }
 
 /* ---- binaries ---- */
@@ -342,7 +348,8 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
         path = in_process_root(c, filename, build_id, pid);
     bool fetching = false;
     if (!path && c->remote && *build_id)
-        path = remote_debuginfo_executable(c->remote, build_id, err, sizeof(err), &fetching);
+        path = remote_debuginfo_executable(c->remote, build_id, c->fetch_deadline, err,
+                                           sizeof(err), &fetching);
     if (fetching) {   /* not a miss: looked for again by the next profile */
         if (!b->fetching)
             c->host->log(c->self, PROFD_LOG_INFO, "%s build-id %s: being fetched from "

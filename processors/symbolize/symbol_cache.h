@@ -41,7 +41,7 @@ struct symbol_cache_settings {
     const char *const *debuginfod_urls;
     size_t ndebuginfod_urls;
     int64_t debuginfod_timeout_s;
-    int64_t debuginfod_wait;      /* ns a profile waits for a file being fetched */
+    int64_t debuginfod_wait;      /* ns a profile waits for files being fetched, in all */
     const char *debuginfod_cache;
     const char *inflated_cache;   /* "~/" is $HOME; NULL or "": off */
     uint64_t inflated_cache_size;

@@ -100,9 +100,9 @@ static const struct profd_option options[] = {
     {"debuginfod_timeout", PROFD_OPT_DURATION, offsetof(struct config, debuginfod_timeout), "10s",
      "a server that sends nothing for this long is given up (whole seconds)"},
     {"debuginfod_wait", PROFD_OPT_DURATION, offsetof(struct config, debuginfod_wait), "10s",
-     "how long a profile waits for a file being fetched from debuginfod before it goes on "
-     "without it (the fetch goes on, and later profiles use the file once it is here; they "
-     "do not wait for it)"},
+     "how long a profile waits, in all, for files being fetched from debuginfod before it "
+     "goes on without them (the fetches go on, and later profiles use the files once they "
+     "are here; a file is waited for by one profile at most)"},
     {"debuginfod_cache", PROFD_OPT_STRING, offsetof(struct config, debuginfod_cache), "",
      "where fetched files and misses are kept (\"\": libdebuginfod's default, "
      "~/.cache/debuginfod_client)"},

@@ -35,7 +35,6 @@ struct elf_frame {
 typedef int (*elf_debug_fetch_fn)(void *arg, const unsigned char *build_id, size_t len,
                                   char **path);
 
-
 struct binary_lookup;
 struct inflated_cache;
 

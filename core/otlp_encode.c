@@ -59,8 +59,7 @@ static const uint8_t *entry(const struct dict_table *t, size_t i, size_t *len)
 static void table_rehash(struct dict_table *t)
 {
     size_t size = t->mask ? (t->mask + 1) * 2 : 1024;
-    if (t->slots)
-        profd_block_put(t->slots, t->slots_size);
+    profd_block_put(t->slots, t->slots_size);
     t->slots = profd_block_get(size * sizeof(*t->slots), &t->slots_size);
     memset(t->slots, 0, size * sizeof(*t->slots));
     t->mask = size - 1;

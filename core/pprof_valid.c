@@ -143,6 +143,29 @@ static inline uint64_t bytes_nonzero(uint64_t x)
     return (x + 0x7f * BYTE_ONES) & BYTE_HIGHS;
 }
 
+/* What a sample is checked against, made once a profile: its labels'
+ * string limits, its values' count, and its location ids' limits (the
+ * SWAR reading's too, see location_ids_swar). */
+struct sample_limits {
+    uint64_t label[5];
+    uint64_t nvalues;
+    uint64_t nlocations;
+    uint64_t one_byte_limit;    /* a one-byte id is surely in range below this */
+    uint64_t high_byte_limit;   /* a two-byte id is when its high byte is below this */
+};
+
+static struct sample_limits sample_limits_of(const uint64_t *n)
+{
+    uint64_t s = n[F_STRING], locs = n[F_LOCATION];
+    return (struct sample_limits){
+        .label = {ANY, s, s, ANY, s},
+        .nvalues = n[F_SAMPLE_TYPE],
+        .nlocations = locs,
+        .one_byte_limit = locs < 127 ? locs + 1 : 128,
+        .high_byte_limit = locs < 16383 ? (locs + 1) >> 7 : 128,
+    };
+}
+
 /*
  * Packed location ids from *p, eight bytes at a time, as far as they are
  * surely each in 1..nlocations: varints of one or two bytes, a one-byte id
@@ -151,11 +174,10 @@ static inline uint64_t bytes_nonzero(uint64_t x)
  * varint of a word that is not surely so (a rarer id, or a malformed one),
  * for the exact loop to read on from.
  */
-static void location_ids_swar(const uint8_t **p, const uint8_t *end, uint64_t nlocations)
+static void location_ids_swar(const uint8_t **p, const uint8_t *end,
+                              const struct sample_limits *lim)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t one_limit = nlocations < 127 ? nlocations + 1 : 128;
-    const uint64_t high_limit = nlocations < 16383 ? (nlocations + 1) >> 7 : 128;
     const uint8_t *at = *p;
     while (end - at >= 8) {
         uint64_t w;
@@ -169,8 +191,8 @@ static void location_ids_swar(const uint8_t **p, const uint8_t *end, uint64_t nl
         uint64_t last = ~w & BYTE_HIGHS & valid;   /* a varint's last byte */
         uint64_t low = w & ~BYTE_HIGHS, nonzero = bytes_nonzero(low);
         uint64_t single = last & ~after_more, second = last & after_more;
-        if ((single & (~nonzero | bytes_at_least(low, one_limit))) ||
-            (second & (~nonzero | bytes_at_least(low, high_limit))))
+        if ((single & (~nonzero | bytes_at_least(low, lim->one_byte_limit))) ||
+            (second & (~nonzero | bytes_at_least(low, lim->high_byte_limit))))
             break;
         at += n;
     }
@@ -178,21 +200,22 @@ static void location_ids_swar(const uint8_t **p, const uint8_t *end, uint64_t nl
 #else
     (void)p;
     (void)end;
-    (void)nlocations;
+    (void)lim;
 #endif
 }
 
 /* A sample's location ids, packed or not: each in 1..nlocations. Words of
  * common ids are proven eight bytes at a time; the rest is read here, ids
  * of one or two bytes without the general varint loop. */
-static bool location_ids_within(const struct fld *f, uint64_t nlocations)
+static bool location_ids_within(const struct fld *f, const struct sample_limits *lim)
 {
+    const uint64_t nlocations = lim->nlocations;
     if (f->wire == PB_VARINT)
         return f->value - 1 < nlocations;
     if (f->wire != PB_LEN)
         return false;
     struct pb_reader c = f->sub;
-    location_ids_swar(&c.p, c.end, nlocations);
+    location_ids_swar(&c.p, c.end, lim);
     uint64_t v;
     while (c.p < c.end) {
         if (c.p[0] < 0x80) {
@@ -210,21 +233,20 @@ static bool location_ids_within(const struct fld *f, uint64_t nlocations)
     return true;
 }
 
-static bool sample_valid(struct pb_reader m, const uint64_t *n)
+static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
 {
-    const uint64_t label[5] = {ANY, n[F_STRING], n[F_STRING], ANY, n[F_STRING]};
     struct fld f;
     int rc;
     uint64_t nvalues = 0;
     while ((rc = next(&m, &f)) > 0) {
-        bool ok = f.number == 1   ? location_ids_within(&f, n[F_LOCATION])
+        bool ok = f.number == 1   ? location_ids_within(&f, lim)
                   : f.number == 2 ? repeated_within(&f, ANY, &nvalues)
-                  : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, label, 0)
+                  : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, lim->label, 0)
                                   : true;
         if (!ok)
             return false;
     }
-    return rc == 0 && nvalues == n[F_SAMPLE_TYPE];
+    return rc == 0 && nvalues == lim->nvalues;
 }
 
 static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
@@ -257,6 +279,7 @@ static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time
     const uint64_t value_type[3] = {ANY, s, s};
     const uint64_t mapping[11] = {ANY, ID, ANY, ANY, ANY, s, s, ANY, ANY, ANY, ANY};
     const uint64_t function[6] = {ANY, ID, s, s, s, ANY};
+    const struct sample_limits samples = sample_limits_of(n);
     uint64_t at[F_LAST_] = {0}, comments = 0;
     struct fld f;
     int rc;
@@ -273,7 +296,7 @@ static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time
         case F_MAPPING: ok = varints_within(f.sub, 10, mapping, ++at[F_MAPPING]); break;
         case F_FUNCTION: ok = varints_within(f.sub, 5, function, ++at[F_FUNCTION]); break;
         case F_LOCATION: ok = location_valid(f.sub, n, ++at[F_LOCATION]); break;
-        case F_SAMPLE: ok = sample_valid(f.sub, n); break;
+        case F_SAMPLE: ok = sample_valid(f.sub, &samples); break;
         case F_DROP_FRAMES:
         case F_KEEP_FRAMES:
         case F_DEFAULT_TYPE:

@@ -190,27 +190,39 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
     return r;
 }
 
+/* The fetch of that file (r->lock held), or NULL when it was never asked for. */
+static struct fetch *known_fetch(struct remote_debuginfo *r, bool debuginfo,
+                                 const unsigned char *id, size_t len)
+{
+    for (size_t i = 0; i < r->nfetches; i++)
+        if (r->fetches[i].debuginfo == debuginfo && r->fetches[i].len == len &&
+            !memcmp(r->fetches[i].id, id, len))
+            return &r->fetches[i];
+    return NULL;
+}
+
+/* Has f fetched (again) by a fetching thread (r->lock held). */
+static void queue(struct remote_debuginfo *r, struct fetch *f)
+{
+    f->state = FETCH_QUEUED;
+    f->waited = false;
+    pthread_cond_signal(&r->queued);
+}
+
 /* The fetch of that file (r->lock held), asked for now when it never was,
  * or when it failed retry_ns ago or more. */
 static struct fetch *fetch_of(struct remote_debuginfo *r, bool debuginfo,
                               const unsigned char *id, size_t len)
 {
-    struct fetch *f = NULL;
-    for (size_t i = 0; i < r->nfetches && !f; i++)
-        if (r->fetches[i].debuginfo == debuginfo && r->fetches[i].len == len &&
-            !memcmp(r->fetches[i].id, id, len))
-            f = &r->fetches[i];
+    struct fetch *f = known_fetch(r, debuginfo, id, len);
     if (!f) {
         r->fetches = grow_array(r->fetches, &r->fetches_cap, r->nfetches + 1, sizeof(*f));
         f = &r->fetches[r->nfetches++];
-        *f = (struct fetch){.debuginfo = debuginfo, .len = len, .state = FETCH_DONE};
+        *f = (struct fetch){.debuginfo = debuginfo, .len = len};
         memcpy(f->id, id, len);
-        f->done_ns = monotonic_ns() - r->retry_ns;   /* asked for below */
-    }
-    if (f->state == FETCH_DONE && !f->path && monotonic_ns() - f->done_ns >= r->retry_ns) {
-        f->state = FETCH_QUEUED;
-        f->waited = false;
-        pthread_cond_signal(&r->queued);
+        queue(r, f);
+    } else if (f->state == FETCH_DONE && !f->path && monotonic_ns() - f->done_ns >= r->retry_ns) {
+        queue(r, f);
     }
     return f;
 }
@@ -241,14 +253,13 @@ static int find(struct remote_debuginfo *r, bool debuginfo, const unsigned char 
     if (rc < 0)
         return rc;
     int fd = copy ? open(copy, O_RDONLY | O_CLOEXEC) : -ENOMEM;
-    if (fd < 0) {   /* gone from the client's cache since: fetched again when asked next */
+    if (fd < 0) {   /* gone from the client's cache since: fetched again */
         fd = copy ? -errno : fd;
         free(copy);
         pthread_mutex_lock(&r->lock);
         free(r->fetches[at].path);
         r->fetches[at].path = NULL;
-        r->fetches[at].error = fd;
-        r->fetches[at].done_ns = monotonic_ns() - r->retry_ns;
+        queue(r, &r->fetches[at]);
         pthread_mutex_unlock(&r->lock);
         return fd;
     }
@@ -294,12 +305,9 @@ bool remote_debuginfo_debug_file_settled(struct remote_debuginfo *r, const char 
 {
     unsigned char id[MAX_BUILD_ID];
     size_t len = id_bytes(build_id, id);
-    bool settled = true;
     pthread_mutex_lock(&r->lock);
-    for (size_t i = 0; i < r->nfetches; i++)
-        if (r->fetches[i].debuginfo && r->fetches[i].len == len &&
-            !memcmp(r->fetches[i].id, id, len))
-            settled = r->fetches[i].state == FETCH_DONE;
+    const struct fetch *f = known_fetch(r, true, id, len);
+    bool settled = !f || f->state == FETCH_DONE;
     pthread_mutex_unlock(&r->lock);
     return settled;
 }

@@ -182,13 +182,17 @@ static void location_ids_swar(const uint8_t **p, const uint8_t *end,
     while (end - at >= 8) {
         uint64_t w;
         memcpy(&w, at, 8);
-        unsigned n = w >> 63 ? 7 : 8;   /* a varint that goes on past the word: next time */
-        uint64_t valid = n == 8 ? ~0ull : (1ull << 56) - 1;
+        uint64_t last = ~w & BYTE_HIGHS;   /* a varint's last byte */
+        if (!last)
+            break;
+        /* The word up to its last varint's end; a varint that goes on past
+         * it is read from its first byte next time. */
+        unsigned n = (unsigned)(64 - __builtin_clzll(last)) / 8;
+        uint64_t valid = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
         uint64_t more = w & BYTE_HIGHS & valid;   /* bytes that a next byte follows */
         uint64_t after_more = more << 8;
         if (more & after_more)   /* a varint of three bytes or more */
             break;
-        uint64_t last = ~w & BYTE_HIGHS & valid;   /* a varint's last byte */
         uint64_t low = w & ~BYTE_HIGHS, nonzero = bytes_nonzero(low);
         uint64_t single = last & ~after_more, second = last & after_more;
         if ((single & (~nonzero | bytes_at_least(low, lim->one_byte_limit))) ||

@@ -564,6 +564,8 @@ TEST(packed_location_ids_at_the_edges)
         {4246, {1, 2, 3, 0x85, 0x00, 6, 7, 8, 9}, 9, true},                    /* 5, two bytes */
         {4246, {1, 2, 3, 4, 5, 6, 7, 0x80, 0x01, 9}, 10, true},   /* 128 across two words */
         {4246, {1, 2, 3, 4, 5, 6, 7, 0x97, 0x21, 9}, 10, false},  /* 4247 across two words */
+        {4246, {1, 2, 3, 4, 5, 6, 0xdf, 0xfe, 0x20, 9}, 10, false},   /* 540511 across them */
+        {4246, {1, 2, 3, 4, 5, 6, 0x81, 0x80, 0x00, 9}, 10, true},    /* 1 in three, across */
         {4246, {1, 2, 3, 4, 5, 6, 7, 8, 0x80}, 9, false},         /* cut after a word */
         {4246, {1, 2, 0x80, 0x80, 0x01, 6, 7, 8, 9}, 9, false},   /* 16384 */
         {4246, {1, 2, 0x81, 0x80, 0x00, 6, 7, 8, 9}, 9, true},    /* 1 in three bytes */

@@ -45,9 +45,7 @@ void binary_lookup_init(struct binary_lookup *l, const char *const *dirs, size_t
     l->recorded_path = recorded_path;
 }
 
-/* Lowercase hex of n id bytes; trailing zero 4-byte groups of a 20-byte
- * slot are dropped, as perf.data stores short ids. */
-static void hex_of(const unsigned char *id, size_t n, char out[41])
+void binary_lookup_hex(const unsigned char *id, size_t n, char out[41])
 {
     if (n > 20)
         n = 20;
@@ -70,7 +68,7 @@ bool binary_lookup_is_elf(const char *path, const char *want)
         ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
         char hex[41] = "";
         if (n > 0)
-            hex_of(id, (size_t)n, hex);
+            binary_lookup_hex(id, (size_t)n, hex);
         char trimmed[41];
         snprintf(trimmed, sizeof(trimmed), "%s", want);
         for (size_t len = strlen(trimmed); len >= 8 && !strcmp(trimmed + len - 8, "00000000");
@@ -117,7 +115,7 @@ char *binary_lookup_find(const struct binary_lookup *l, const char *filename, co
 char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len)
 {
     char hex[41], path[4096];
-    hex_of(id, len, hex);
+    binary_lookup_hex(id, len, hex);
     for (size_t i = 0; strlen(hex) > 2 && i < l->ndirs; i++) {
         snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", l->dirs[i], hex, hex + 2);
         if (binary_lookup_is_elf(path, hex))

@@ -31,6 +31,10 @@ void binary_lookup_init(struct binary_lookup *l, const char *const *dirs, size_t
 /* The path of a local copy of filename with build_id (lowercase hex, ""
  * when unknown), malloc'd, or NULL. */
 char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id);
+/* Lowercase hex of n build-id bytes (at most 20 read); trailing zero
+ * 4-byte groups of a 20-byte slot are dropped, as perf.data stores short
+ * ids. */
+void binary_lookup_hex(const unsigned char *id, size_t n, char out[41]);
 /* The path of the separate debug file of the binary with build-id id (raw
  * bytes) in the directories (.build-id/xx/rest.debug), malloc'd, or NULL. */
 char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len);

@@ -38,11 +38,12 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
 char *remote_debuginfo_executable(struct remote_debuginfo *r, const char *build_id,
                                   int64_t deadline_ns, char *err, size_t errlen, bool *pending);
 /* The same for the separate debug file of a binary with this build-id
- * (raw bytes). Returns an open descriptor and sets *path (malloc'd), or a
+ * (raw bytes), or for the dwz file of this build-id (what debuginfod
+ * serves as its debuginfo). Returns an open descriptor and sets *path (malloc'd), or a
  * negative errno: -EAGAIN while it is being fetched. */
 int remote_debuginfo_debug_file(struct remote_debuginfo *r, const unsigned char *build_id,
                                 size_t len, int64_t deadline_ns, char **path);
-/* Whether the fetch of the debug file of the binary with this build-id
+/* Whether the fetch of the debug file (or dwz file) of this build-id
  * (lowercase hex), once asked for, has ended, found or not. */
 bool remote_debuginfo_debug_file_settled(struct remote_debuginfo *r, const char *build_id);
 /* Gives up the fetches under way, stops the threads, frees r (NULL: no-op). */

@@ -73,10 +73,11 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
  * Returns how many lanes b has now, b itself included: n, or fewer when a
  * copy could not be opened. */
 size_t elf_binary_open_lanes(struct elf_binary *b, size_t n);
-/* Whether b's debug file was on its way when b looked for it: b reads
+/* The build-id (lowercase hex) of b's debug file, or of that file's dwz
+ * file, when it was on its way as b looked for it, else NULL: b reads
  * what it has without it, and its lanes do too; open it again once the
- * fetch ended to read the debug file. */
-bool elf_binary_debug_pending(const struct elf_binary *b);
+ * fetch of that build-id ended to read the file. */
+const char *elf_binary_debug_pending(const struct elf_binary *b);
 /* Lane k of b (0 is b itself); k must be below what
  * elf_binary_open_lanes returned. */
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k);

@@ -307,8 +307,9 @@ static bool binary_wanted(struct symbol_cache *c, const char *filename, const ch
                           struct binary **entry)
 {
     struct binary *b = *entry = binary_entry(c, filename, build_id);
-    if (b->elf && b->serial != c->serial && elf_binary_debug_pending(b->elf) &&
-        remote_debuginfo_debug_file_settled(c->remote, build_id))
+    const char *waiting_for = b->elf ? elf_binary_debug_pending(b->elf) : NULL;
+    if (waiting_for && b->serial != c->serial &&
+        remote_debuginfo_debug_file_settled(c->remote, waiting_for))
         close_binary(c, b);
     b->last_used = ++c->clock;
     b->serial = c->serial;

@@ -97,6 +97,14 @@ def function_addresses(path, names):
     return addrs
 
 
+def mapping_of(binary, recorded_path):
+    """The mapping (as pprof takes it) of binary's text loaded where the
+    test "process" loads it, and the base its addresses are moved by."""
+    off, vaddr, size = text_segment(binary)
+    base = BASE if vaddr < 0x400000 else 0
+    return (base + vaddr, base + vaddr + size, off, recorded_path, build_id(binary)), base
+
+
 def addr2line(path, addrs):
     """{address: [(function, file, line)] innermost first}."""
     out = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", path] +
@@ -162,6 +170,27 @@ exporters:
   pprof_file: {directory: out, path_template: "{__file__}"}
 service:
   telemetry: {metrics: {address: ""}, logs: {level: debug}}
+  pipelines:
+    profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
+"""
+
+
+# Spooled profiles symbolized from debuginfod alone (its URL and the
+# cache directory to fill in), written under the spooled file's name: what
+# spooled_symbolizer expects.
+DEBUGINFOD_ONLY = """
+receivers:
+  pprof_file: {include: [spool/*.pb.gz], source_label: __file__}
+processors:
+  symbolize:
+    debug_directories: []
+    debuginfod_urls: [%s]
+    debuginfod_wait: 4s
+    debuginfod_cache: %s
+exporters:
+  pprof_file: {directory: out, path_template: "{__file__}"}
+service:
+  telemetry: {metrics: {address: ""}}
   pipelines:
     profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
 """
@@ -386,10 +415,11 @@ class SymbolizeTest(ProfdTestCase):
         fetched = sorted(os.listdir(os.path.join(self.path("cache"), build_id(full))))
         self.assertEqual(fetched, ["debuginfo", "executable"])
 
-    def serve_gated_debuginfod(self, files):
+    def serve_gated_debuginfod(self, files, asked=None):
         """A debuginfod server (the HTTP API: /buildid/<id>/<kind>) on a free
         loopback port serving files {(build-id, kind): path}, each only once
-        its gate {(build-id, kind): threading.Event} is open; its URL and the
+        its gate {(build-id, kind): threading.Event} is open, and adding
+        every (build-id, kind) asked for to the list asked; its URL and the
         gates."""
         import http.server
         gates = {key: threading.Event() for key in files}
@@ -400,6 +430,8 @@ class SymbolizeTest(ProfdTestCase):
             def do_GET(self):
                 parts = self.path.split("/")
                 key = tuple(parts[2:]) if len(parts) == 4 else None
+                if asked is not None:
+                    asked.append(key)
                 if key not in files:
                     self.send_error(404)
                     return
@@ -418,6 +450,21 @@ class SymbolizeTest(ProfdTestCase):
                 pass
         return "http://127.0.0.1:%d" % self.serve_http(Handler), gates
 
+    def spooled_symbolizer(self):
+        """A function that spools a profile of parts (as pprof_mappings
+        takes them) for the running profd (receiver pprof_file on spool/,
+        exporter on out/, the file's name kept) and returns its output,
+        symbolized(), and the seconds it took."""
+        sent = itertools.count()
+
+        def symbolize_one(parts):
+            name, started = "p%d" % next(sent), time.monotonic()
+            self.spool(name + ".pb.gz", gzip.compress(pprof_mappings(parts)))
+            found = wait_until(lambda: glob.glob(self.path("out", "**", name + "*"),
+                                                 recursive=True), "the output of " + name)
+            return symbolized(found[0]), time.monotonic() - started
+        return symbolize_one
+
     def test_a_slow_debuginfod_holds_profiles_up_no_longer_than_debuginfod_wait(self):
         """Files still on their way from debuginfod: a profile goes on after
         debuginfod_wait in all, however many it waits for, its frames
@@ -434,41 +481,12 @@ class SymbolizeTest(ProfdTestCase):
         url, gates = self.serve_gated_debuginfod({(bid, "executable"): stripped,
                                                   (bid, "debuginfo"): debug,
                                                   (build_id(other), "executable"): other})
-        p = self.start("""
-receivers:
-  pprof_file: {include: [spool/*.pb.gz], source_label: __file__}
-processors:
-  symbolize:
-    debug_directories: []
-    debuginfod_urls: [%s]
-    debuginfod_wait: 4s
-    debuginfod_cache: %s
-exporters:
-  pprof_file: {directory: out, path_template: "{__file__}"}
-service:
-  telemetry: {metrics: {address: ""}}
-  pipelines:
-    profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [pprof_file]}
-""" % (url, self.path("cache")))
-
-        def mapping_of(binary, recorded_path):
-            off, vaddr, size = text_segment(binary)
-            base = BASE if vaddr < 0x400000 else 0
-            return (base + vaddr, base + vaddr + size, off, recorded_path, build_id(binary)), base
+        p = self.start(DEBUGINFOD_ONLY % (url, self.path("cache")))
 
         mapping, base = mapping_of(full, "/nonexistent/inl")
         addrs = function_addresses(full, ["walk", "outer", "main"])
         other_mapping, other_base = mapping_of(other, "/nonexistent/other")
-        sent = itertools.count()
-
-        def symbolize_one(parts):
-            """Spools a profile of parts (as pprof_mappings takes them),
-            returns its output, symbolized(), and the seconds it took."""
-            name, started = "p%d" % next(sent), time.monotonic()
-            self.spool(name + ".pb.gz", gzip.compress(pprof_mappings(parts)))
-            found = wait_until(lambda: glob.glob(self.path("out", "**", name + "*"),
-                                                 recursive=True), "the output of " + name)
-            return symbolized(found[0]), time.monotonic() - started
+        symbolize_one = self.spooled_symbolizer()
 
         ours = [(mapping, [base + a for a in addrs])]
         first, took = symbolize_one(ours + [(other_mapping, [other_base + function_addresses(
@@ -490,6 +508,91 @@ service:
         stopping = time.monotonic()   # the other binary's fetch still hangs
         self.assertEqual(p.stop(), 0)
         self.assertLess(time.monotonic() - stopping, 8)   # not debuginfod_timeout's 10 s
+
+    def dwz_split(self, recorded):
+        """inl built twice alike (to the same build-id), one of them (with
+        another program) made smaller by dwz, whose shared DWARF goes to a
+        dwz file that the debug files name as recorded; that one stripped
+        and its debug file made. (the plain build, the stripped one, its
+        debug file, the dwz file)."""
+        if not shutil.which("dwz"):
+            self.skipTest("dwz is not installed")
+        plain = self.compile("inl.plain")
+        shrunk, other = self.compile("inl.full"), self.compile("inl.other", "-O1")
+        alt = self.path("inl.dwz")
+        subprocess.run(["dwz", "-m", alt, "-M", recorded, shrunk, other], check=True, timeout=120)
+        stripped, debug = self.path("inl"), self.path("inl.debug")
+        subprocess.run(["objcopy", "--only-keep-debug", shrunk, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", shrunk, stripped], check=True)
+        self.assertEqual(build_id(stripped), build_id(plain))   # dwz leaves the code as it was
+        return plain, stripped, debug, alt
+
+    def dwz_in_debug_directory(self, recorded, alt_at):
+        """dwz_split's files in a debug directory, the debug file by
+        build-id and the dwz file at alt_at(its build-id), a path under it,
+        checked against addr2line of the plain build, with a debuginfod
+        server that has both files and must not be asked for them."""
+        plain, stripped, debug, alt = self.dwz_split(recorded)
+        by_build_id = lambda bid: ".build-id/%s/%s.debug" % (bid[:2], bid[2:])
+        placed = []
+        for path, at in ((debug, by_build_id(build_id(stripped))), (alt, alt_at(build_id(alt)))):
+            placed.append(self.path("debug", at))
+            os.makedirs(os.path.dirname(placed[-1]), exist_ok=True)
+            shutil.move(path, placed[-1])
+        asked = []
+        url, gates = self.serve_gated_debuginfod({(build_id(stripped), "debuginfo"): placed[0],
+                                                  (build_id(alt), "debuginfo"): placed[1]}, asked)
+        for gate in gates.values():
+            gate.set()
+        self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=plain,
+                                     extra="\n    debuginfod_urls: [%s]\n    debuginfod_cache: %s"
+                                           % (url, self.path("cache")))
+        self.assertEqual(asked, [])
+
+    def test_dwz_file_by_build_id_in_a_debug_directory(self):
+        self.dwz_in_debug_directory("/nonexistent/inl.dwz",
+                                    lambda bid: ".build-id/%s/%s.debug" % (bid[:2], bid[2:]))
+
+    def test_dwz_file_named_relative_to_the_debug_file(self):
+        self.dwz_in_debug_directory("../../.dwz/inl.dwz", lambda bid: ".dwz/inl.dwz")
+
+    def test_dwz_file_at_the_absolute_path_it_is_named_by(self):
+        self.dwz_in_debug_directory(self.path("debug", ".dwz", "inl.dwz"),
+                                    lambda bid: ".dwz/inl.dwz")
+
+    def test_a_dwz_file_from_debuginfod_is_fetched_like_the_debug_file(self):
+        """A debug file made smaller by dwz names a supplementary file
+        (.gnu_debugaltlink) holding what it shares with other programs,
+        here the inlined functions' names: that file comes from debuginfod
+        by its own build-id, in the background as the debug file does (a
+        profile waits for it debuginfod_wait at most), and once it came
+        the frames are addr2line's for the same program built without dwz.
+        Meanwhile functions are named from the symbol table."""
+        plain, stripped, debug, alt = self.dwz_split("/nonexistent/inl.dwz")
+        bid, alt_id = build_id(stripped), build_id(alt)
+        url, gates = self.serve_gated_debuginfod({(bid, "executable"): stripped,
+                                                  (bid, "debuginfo"): debug,
+                                                  (alt_id, "debuginfo"): alt})
+        gates[(bid, "executable")].set()
+        gates[(bid, "debuginfo")].set()
+        p = self.start(DEBUGINFOD_ONLY % (url, self.path("cache")))
+        mapping, base = mapping_of(stripped, "/nonexistent/inl")
+        addrs = function_addresses(plain, ["walk", "outer", "main"])
+        symbolize_one = self.spooled_symbolizer()
+        want = {base + a: frames for a, frames in addr2line(plain, addrs).items()}
+        self.assertIn("mix", {f[0] for frames in want.values() for f in frames})
+
+        first, took = symbolize_one([(mapping, list(want))])
+        self.assertGreater(took, 3.5)   # it waited for the dwz file...
+        self.assertLess(took, 7.5)      # ...debuginfod_wait, no longer
+        self.assertNotEqual(first, want)
+        outermost = lambda out: {a: frames[-1][0] for a, frames in out.items()}
+        self.assertEqual(outermost(first), outermost(want))   # from the symbol table
+        gates[(alt_id, "debuginfo")].set()
+        wait_until(lambda: symbolize_one([(mapping, list(want))])[0] == want,
+                   "a profile with the dwz file's inlined functions")
+        self.assertEqual(sorted(os.listdir(os.path.join(self.path("cache"), alt_id))),
+                         ["debuginfo"])
 
     def test_stripped_go_binary_named_from_its_pclntab(self):
         """A Go binary built with -ldflags='-s -w' has no symbol table and no

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../../lib/file_io.h"
+#include "../../lib/grow.h"
 #include "../../lib/http_client.h"
 #include "../../lib/key_map.h"
 #include "config.h"
@@ -623,28 +624,20 @@ static void scrape_free(struct scrape *sc)
 
 /* ---- targets ---- */
 
-/* Where the pair of key (of unit_key_hash hash) is among the current
- * ones, or s->nscrapes. by_key maps each current key's hash to its pair. */
-static size_t find_existing(const struct state *s, const struct key_map *by_key, const char *key,
-                            uint64_t hash)
-{
-    uint32_t at;
-    if (!key_map_get(by_key, hash, &at))
-        return s->nscrapes;
-    /* Another key of the same hash, or a twin of this key taken already:
-     * look at every pair. */
-    if (!s->scrapes[at] || strcmp(s->scrapes[at]->u.key, key))
-        for (at = 0; at < s->nscrapes && !(s->scrapes[at] && !strcmp(s->scrapes[at]->u.key, key));)
-            at++;
-    return at;
-}
-
 /* The pair of unit u's key among the current ones, taken out of them;
- * NULL when none has it. */
+ * NULL when none has it. by_key maps the hash of each current key to its
+ * pair's place. */
 static struct scrape *take_existing(struct state *s, const struct key_map *by_key,
                                     const struct scrape_unit *u)
 {
-    size_t at = find_existing(s, by_key, u->key, u->key_hash);
+    uint32_t at;
+    if (!key_map_get(by_key, u->key_hash, &at))
+        return NULL;
+    /* Another key of the same hash, or a twin of this key taken already:
+     * look at every pair. */
+    if (!s->scrapes[at] || strcmp(s->scrapes[at]->u.key, u->key))
+        for (at = 0; at < s->nscrapes && !(s->scrapes[at] && !strcmp(s->scrapes[at]->u.key, u->key));)
+            at++;
     if (at == s->nscrapes)
         return NULL;
     struct scrape *sc = s->scrapes[at];
@@ -652,21 +645,39 @@ static struct scrape *take_existing(struct state *s, const struct key_map *by_ke
     return sc;
 }
 
-/* Whether every unit that is a key alone has its pair among the current
- * ones (else the job is built again whole). */
-static bool known_exist(const struct state *s, const struct key_map *by_key,
-                        const struct scrape_unit *units, size_t n)
+/* Takes the pairs of the units met unchanged (units[i].pair) out of the
+ * current ones. False, with none taken, when one of them is not where its
+ * unit says (another unit took it: two groups alike). */
+static bool claim_unchanged(struct state *s, const struct scrape_unit *units, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (units[i].known &&
-            find_existing(s, by_key, units[i].key, units[i].key_hash) == s->nscrapes)
-            return false;
-    return true;
+    size_t i = 0;
+    for (; i < n; i++) {
+        const struct scrape_unit *u = &units[i];
+        if (u->pair && (u->slot >= s->nscrapes || s->scrapes[u->slot] != u->pair))
+            break;
+        if (u->pair)
+            s->scrapes[u->slot] = NULL;
+    }
+    if (i == n)
+        return true;
+    while (i-- > 0)   /* given back */
+        if (units[i].pair)
+            s->scrapes[units[i].slot] = units[i].pair;
+    return false;
 }
 
-/* Builds job j's units, its memo of found groups' units made again. */
-static int build_job(struct state *s, size_t j, const struct key_map *by_key,
-                     struct scrape_unit **units, size_t *n, char *err, size_t errlen)
+/* What a refresh made of one job. */
+struct job_build {
+    struct scrape_unit *units;
+    size_t n;
+    struct unit_memo memo;   /* its found groups' units, their pairs filled as they are made */
+    bool failed;             /* its targets could not be read: its pairs stay as they are */
+};
+
+/* Builds job j's units into *b, the pairs of those met unchanged taken
+ * out of the current ones; when they cannot all be, the job is built
+ * again whole. Logs a job whose targets cannot be read. */
+static void build_job(struct state *s, size_t j, struct job_build *b)
 {
     const struct job *jobs = s->cfg->scrape_configs.items;
     struct found_groups found[s->nk8s ? s->nk8s[j] + 1 : 1];
@@ -676,74 +687,98 @@ static int build_job(struct state *s, size_t j, const struct key_map *by_key,
         if (d)
             found[nfound++] = k8s_discovery_found(d);
     }
+    char err[512];
     for (int whole = 0; whole < 2; whole++) {
-        struct unit_memo memo = {0};
-        int rc = targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], found, nfound,
-                               whole ? NULL : &s->memo[j], &memo, units, n, err, errlen);
-        if (rc == 0 && !whole && !known_exist(s, by_key, *units, *n)) {
-            for (size_t i = 0; i < *n; i++)
-                scrape_unit_clear(s->host, &(*units)[i]);
-            free(*units);
-            unit_memo_clear(&memo);
-            continue;
+        b->memo = (struct unit_memo){0};
+        if (targets_build(s->host, &jobs[j], j, s->defs[j], s->ndefs[j], found, nfound,
+                          whole ? NULL : &s->memo[j], &b->memo, &b->units, &b->n, err,
+                          sizeof(err)) < 0) {
+            s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': %s; keeping its current targets",
+                         jobs[j].job_name, err);
+            unit_memo_clear(&b->memo);
+            b->failed = true;
+            return;
         }
-        if (rc == 0) {
-            unit_memo_clear(&s->memo[j]);
-            s->memo[j] = memo;
-        } else {
-            unit_memo_clear(&memo);
-        }
-        return rc;
+        if (whole || claim_unchanged(s, b->units, b->n))
+            return;
+        for (size_t i = 0; i < b->n; i++)
+            scrape_unit_clear(s->host, &b->units[i]);
+        free(b->units);
+        unit_memo_clear(&b->memo);
     }
-    return -1;   /* not reached: the whole build has no known units */
 }
 
-/* Rebuilds the scrape list; pairs that stay keep their state (deltas). */
+/* Appends sc to next (of *n, room for *cap), at its place from now on. */
+static size_t place(struct scrape ***next, size_t *n, size_t *cap, struct scrape *sc)
+{
+    *next = grow_array(*next, cap, *n + 1, sizeof(**next));
+    (*next)[*n] = sc;
+    return (*n)++;
+}
+
+/* The pair each of b's units becomes: its own when it was met unchanged,
+ * else the current pair of its key, else a new one; appended to next and
+ * remembered in b's memo, which becomes job j's. */
+static void make_pairs(struct state *s, size_t j, struct job_build *b,
+                       const struct key_map *by_key, struct scrape ***next, size_t *n,
+                       size_t *cap)
+{
+    b->memo.pairs = calloc(b->n + 1, sizeof(*b->memo.pairs));
+    b->memo.slots = calloc(b->n + 1, sizeof(*b->memo.slots));
+    if (!b->memo.pairs || !b->memo.slots)
+        abort();
+    for (size_t i = 0; i < b->n; i++) {
+        struct scrape_unit *u = &b->units[i];
+        struct scrape *sc = u->pair ? u->pair : take_existing(s, by_key, u);
+        if (!u->pair && sc) {
+            scrape_unit_clear(s->host, u);
+        } else if (!sc) {
+            sc = scrape_new(s, u);
+            if (s->started)
+                arm(sc);
+        }
+        b->memo.pairs[i] = sc;
+        b->memo.slots[i] = place(next, n, cap, sc);
+    }
+    free(b->units);
+    unit_memo_clear(&s->memo[j]);
+    s->memo[j] = b->memo;
+}
+
+/* Rebuilds the scrape list; pairs that stay keep their state (deltas).
+ * The pairs of found groups met unchanged are taken as they are; the
+ * other units find theirs by key among the pairs left. */
 static void refresh(struct state *s)
 {
     const struct job *jobs = s->cfg->scrape_configs.items;
-    struct key_map by_key = {0};
-    for (size_t i = 0; i < s->nscrapes; i++)
-        key_map_put(&by_key, s->scrapes[i]->u.key_hash, (uint32_t)i);
-    struct scrape **next = NULL;
-    size_t n = 0, cap = 0;
-    for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
-        struct scrape_unit *units;
-        size_t nunits;
-        char err[512];
+    size_t njobs = s->cfg->scrape_configs.n;
+    struct job_build *builds = calloc(njobs + 1, sizeof(*builds));
+    if (!builds)
+        abort();
+    for (size_t j = 0; j < njobs; j++) {
         free(s->sd_signature[j]);
         s->sd_signature[j] = targets_sd_signature(&jobs[j]);
-        if (build_job(s, j, &by_key, &units, &nunits, err, sizeof(err)) < 0) {
-            s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': %s; keeping its current targets",
-                         jobs[j].job_name, err);
-            for (size_t i = 0; i < s->nscrapes; i++) {   /* carry the job's pairs over */
-                if (s->scrapes[i] && s->scrapes[i]->u.job == j) {
-                    if (n == cap && !(next = realloc(next, (cap = cap ? cap * 2 : 64) * sizeof(*next))))
-                        abort();
-                    next[n++] = s->scrapes[i];
-                    s->scrapes[i] = NULL;
-                }
-            }
+        build_job(s, j, &builds[j]);
+    }
+    struct key_map by_key = {0};
+    for (size_t i = 0; i < s->nscrapes; i++)
+        if (s->scrapes[i])
+            key_map_put(&by_key, s->scrapes[i]->u.key_hash, (uint32_t)i);
+    struct scrape **next = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t j = 0; j < njobs; j++) {
+        if (!builds[j].failed) {
+            make_pairs(s, j, &builds[j], &by_key, &next, &n, &cap);
             continue;
         }
-        for (size_t i = 0; i < nunits; i++) {
-            if (n == cap && !(next = realloc(next, (cap = cap ? cap * 2 : 64) * sizeof(*next))))
-                abort();
-            struct scrape *sc = take_existing(s, &by_key, &units[i]);
-            if (sc) {
-                scrape_unit_clear(s->host, &units[i]);
-            } else if (units[i].known) {   /* not met: build_job saw every known pair */
-                scrape_unit_clear(s->host, &units[i]);
-                continue;
-            } else {
-                sc = scrape_new(s, &units[i]);
-                if (s->started)
-                    arm(sc);
+        unit_memo_clear(&s->memo[j]);   /* its places change: built whole next time */
+        for (size_t i = 0; i < s->nscrapes; i++)   /* the job's pairs carried over */
+            if (s->scrapes[i] && s->scrapes[i]->u.job == j) {
+                place(&next, &n, &cap, s->scrapes[i]);
+                s->scrapes[i] = NULL;
             }
-            next[n++] = sc;
-        }
-        free(units);
     }
+    free(builds);
     size_t removed = 0;
     for (size_t i = 0; i < s->nscrapes; i++)
         if (s->scrapes[i]) {

@@ -173,21 +173,12 @@ uint64_t target_group_hash(const struct profd_target_group *g)
     return h;
 }
 
-/* Records in m that the group of hash group made the units from first on
- * (their keys copied). */
-static void memo_put(struct unit_memo *m, uint64_t group, const struct scrape_unit *units,
-                     size_t first, size_t n)
+/* Records in m that the group of hash group made units [first, n). */
+static void memo_put(struct unit_memo *m, uint64_t group, size_t first, size_t n)
 {
     m->ranges = grow_array(m->ranges, &m->ranges_cap, m->nranges + 1, sizeof(*m->ranges));
-    m->ranges[m->nranges] = (struct memo_range){m->nkeys, n - first};
+    m->ranges[m->nranges] = (struct memo_range){first, n - first};
     key_map_put(&m->by_group, group, (uint32_t)m->nranges++);
-    m->keys = grow_array(m->keys, &m->keys_cap, m->nkeys + (n - first) + 1, sizeof(*m->keys));
-    m->key_hashes = grow_array(m->key_hashes, &m->hashes_cap, m->nkeys + (n - first) + 1,
-                               sizeof(*m->key_hashes));
-    for (size_t i = first; i < n; i++) {
-        m->key_hashes[m->nkeys] = units[i].key_hash;
-        m->keys[m->nkeys++] = must_asprintf("%s", units[i].key);
-    }
 }
 
 uint64_t unit_key_hash(const char *key)
@@ -197,17 +188,15 @@ uint64_t unit_key_hash(const char *key)
 
 void unit_memo_clear(struct unit_memo *m)
 {
-    for (size_t i = 0; i < m->nkeys; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    free(m->key_hashes);
     free(m->ranges);
+    free(m->pairs);
+    free(m->slots);
     key_map_free(&m->by_group);
     *m = (struct unit_memo){0};
 }
 
-/* Adds the units of a found group, whose hash is group: its keys alone
- * when last has it. */
+/* Adds the units of a found group, whose hash is group: units of its
+ * pairs alone when last has it. */
 static void add_found(const struct profd_host *h, const struct job *job, size_t job_index,
                       const struct profile_def *defs, size_t ndefs,
                       const struct profd_target_group *g, uint64_t group,
@@ -219,14 +208,13 @@ static void add_found(const struct profd_host *h, const struct job *job, size_t 
     if (last && key_map_get(&last->by_group, group, &at)) {
         const struct memo_range *r = &last->ranges[at];
         *units = grow_array(*units, cap, *n + r->n, sizeof(**units));
-        for (size_t i = 0; i < r->n; i++)
-            (*units)[(*n)++] = (struct scrape_unit){
-                .key = must_asprintf("%s", last->keys[r->first + i]),
-                .key_hash = last->key_hashes[r->first + i], .known = true, .job = job_index};
+        for (size_t i = r->first; i < r->first + r->n; i++)
+            (*units)[(*n)++] = (struct scrape_unit){.pair = last->pairs[i],
+                                                    .slot = last->slots[i], .job = job_index};
     } else {
         add_units(h, job, job_index, defs, ndefs, &g->targets, &g->labels, units, n, cap);
     }
-    memo_put(next, group, *units, first, *n);
+    memo_put(next, group, first, *n);
 }
 
 int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,

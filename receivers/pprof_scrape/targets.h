@@ -13,9 +13,13 @@
 #include "presets.h"
 
 struct scrape_unit {
+    /* A unit of a found group met unchanged: the pair it made at the last
+     * build (the caller's) and where that was in the caller's list, and
+     * nothing else set. */
+    void *pair;
+    size_t slot;
     char *key;                    /* URL and labels: the identity across refreshes */
     uint64_t key_hash;            /* unit_key_hash(key) */
-    bool known;                   /* key alone: the pair of this key exists already */
     char *url;
     char *address;                /* host:port, after relabeling */
     struct profd_labels labels;   /* the series labels of what it yields */
@@ -30,19 +34,21 @@ struct found_groups {
 };
 
 /*
- * The keys of the units each found group made (by a hash of the group's
- * target and labels): a discovery's groups change a few at a time, and
- * the units of those that did not are not made again. Zeroed is empty.
+ * The units each found group made (by a hash of the group's target and
+ * labels) and the pairs they became: a discovery's groups change a few at
+ * a time, and the units of those that did not are not made again, their
+ * pairs taken as they are. Zeroed is empty.
  */
 struct unit_memo {
     struct key_map by_group;   /* group hash -> index into ranges */
     struct memo_range {
-        size_t first, n;       /* into keys */
+        size_t first, n;       /* the build's units [first, first + n) */
     } *ranges;
     size_t nranges, ranges_cap;
-    char **keys;
-    uint64_t *key_hashes;      /* each key's unit_key_hash */
-    size_t nkeys, keys_cap, hashes_cap;
+    /* Filled by the caller once the build's units are pairs: the pair of
+     * unit i and its place in the caller's list. */
+    void **pairs;
+    size_t *slots;
 };
 
 /* Frees what m holds and empties it. */
@@ -57,10 +63,10 @@ uint64_t target_group_hash(const struct profd_target_group *g);
 /*
  * Builds every unit of job number job_index, from its static_configs, the
  * groups its discoveries found (nfound of them) and its file_sd_configs.
- * A found group that last (NULL: none) has gives its units' keys alone
- * (`known`); every found group's keys go into next. Returns 0, or -1 with
- * err set when a file_sd file cannot be read (the caller keeps its
- * current units).
+ * A found group that last (NULL: none) has gives units of its pairs alone
+ * (`pair`, `slot`); every found group's units go into next (its pairs
+ * left for the caller). Returns 0, or -1 with err set when a file_sd file
+ * cannot be read (the caller keeps its current units).
  */
 int targets_build(const struct profd_host *h, const struct job *job, size_t job_index,
                   const struct profile_def *defs, size_t ndefs, const struct found_groups *found,

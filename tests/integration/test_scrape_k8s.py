@@ -200,6 +200,29 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                       component="pprof_scrape", job="pods"), 0)
         self.assertEqual(p.stop(), 0)
 
+    def test_discoveries_alike_keep_their_pairs_apart_through_changes(self):
+        """Two kubernetes_sd_configs alike make every target twice: a pod
+        that did not change keeps both its pairs (the second found like the
+        first, so the job is built whole), and pods come and go by twos."""
+        port = int(self.goroutine_target().address.rsplit(":", 1)[1])
+        api = self.api([pod("web-1", port)])
+        start = CONFIG.index("          - role: pod")
+        end = CONFIG.index("        profiling_config:")
+        p = self.start((CONFIG[:end] + CONFIG[start:]) % (api.url, api.url))
+        pairs = lambda n: r"\b%d scrape target\(s\) x profile\(s\)" % n
+        p.wait_log(pairs(2))
+        # each discovery's change is a refresh of its own: the second's counts
+        for change, want in ((lambda: api.add(pod("web-2", port)), pairs(4) + "; 0 removed"),
+                             (lambda: api.remove("web-1"), pairs(2) + "; 1 removed"),
+                             (lambda: api.add(pod("web-3", port)), pairs(4) + "; 0 removed")):
+            mark = p.mark()
+            change()
+            p.wait_log(want, start=mark)
+        wait_until(lambda: self.files("shop", "web-3", "app", "web"), "web-3's goroutines")
+        self.assertEqual(metric_value(p.metrics(), "profd_scrape_k8s_pods",
+                                      component="pprof_scrape", job="pods"), 2)
+        self.assertEqual(p.stop(), 0)
+
     def test_attach_metadata_gives_the_nodes_labels_and_follows_their_changes(self):
         web = self.go_target()
         node = {"metadata": {"name": "node-a", "uid": "n1",

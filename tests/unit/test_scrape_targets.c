@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The scrape receiver's targets: units from discovered groups, and the
- * memo by which a group that did not change gives its units' keys alone
+ * memo by which a group that did not change gives its units' pairs alone
  * the next time. Compiled in from the module sources. */
 #include "check.h"
 
@@ -27,7 +27,19 @@ static void free_units(struct scrape_unit *u, size_t n)
     free(u);
 }
 
-TEST(an_unchanged_group_gives_its_keys_alone)
+/* What a caller does once a build's units are pairs: pair i is pairs[i],
+ * at place slot0 + i. */
+static void fill_pairs(struct unit_memo *m, size_t n, int *pairs, size_t slot0)
+{
+    m->pairs = calloc(n, sizeof(*m->pairs));
+    m->slots = calloc(n, sizeof(*m->slots));
+    for (size_t i = 0; i < n; i++) {
+        m->pairs[i] = &pairs[i];
+        m->slots[i] = slot0 + i;
+    }
+}
+
+TEST(an_unchanged_group_gives_its_pairs_alone)
 {
     struct job job = {.job_name = "pods", .scheme = "http",
                       .profiling_config = {.path_prefix = ""}};
@@ -39,6 +51,7 @@ TEST(an_unchanged_group_gives_its_keys_alone)
     uint64_t hashes[2] = {target_group_hash(&g[0]), target_group_hash(&g[1])};
     struct found_groups found = {g, 2, hashes};
     struct unit_memo first = {0}, second = {0};
+    int first_pairs[4], second_pairs[4];
     struct scrape_unit *u;
     size_t n;
     char err[256];
@@ -46,31 +59,34 @@ TEST(an_unchanged_group_gives_its_keys_alone)
                             sizeof(err)), 0);
     CHECK_INT(n, 4);
     for (size_t i = 0; i < n; i++)
-        CHECK(!u[i].known && u[i].url && u[i].key && u[i].key_hash == unit_key_hash(u[i].key));
+        CHECK(!u[i].pair && u[i].url && u[i].key && u[i].key_hash == unit_key_hash(u[i].key));
     CHECK_STR(u[0].url, "http://10.0.0.1:6060/debug/pprof/goroutine");
     char *keys[4];
     for (size_t i = 0; i < 4; i++)
         keys[i] = strdup(u[i].key);
     free_units(u, n);
+    fill_pairs(&first, 4, first_pairs, 10);
     /* b changes (a label), a does not */
     h->labels_set(&g[1].labels, "__meta_kubernetes_pod_ready", "true");
     hashes[1] = target_group_hash(&g[1]);
     CHECK_INT(targets_build(h, &job, 0, defs, 2, &found, 1, &first, &second, &u, &n, err,
                             sizeof(err)), 0);
     CHECK_INT(n, 4);
-    CHECK(u[0].known && u[1].known && !u[0].url);
-    CHECK_STR(u[0].key, keys[0]);
-    CHECK_STR(u[1].key, keys[1]);
-    CHECK(!u[2].known && !u[3].known);
+    for (size_t i = 0; i < 2; i++)   /* a's: its pairs and their places, nothing else */
+        CHECK(u[i].pair == &first_pairs[i] && u[i].slot == 10 + i && !u[i].url && !u[i].key);
+    CHECK(!u[2].pair && !u[3].pair);
     CHECK_STR(u[2].url, "http://10.0.0.2:6060/debug/pprof/goroutine");
     CHECK_STR(u[2].key, keys[2]);   /* the same key: series labels drop __meta_* */
+    CHECK_STR(u[3].key, keys[3]);
     free_units(u, n);
-    /* the memo made the second time knows both */
+    fill_pairs(&second, 4, second_pairs, 20);
+    /* the memo made the second time knows both, as the caller filled it */
     struct unit_memo third = {0};
     CHECK_INT(targets_build(h, &job, 0, defs, 2, &found, 1, &second, &third, &u, &n, err,
                             sizeof(err)), 0);
-    for (size_t i = 0; i < n; i++)   /* each with its key's hash, kept in the memo */
-        CHECK(u[i].known && u[i].key_hash == unit_key_hash(u[i].key));
+    CHECK_INT(n, 4);
+    for (size_t i = 0; i < n; i++)
+        CHECK(u[i].pair == &second_pairs[i] && u[i].slot == 20 + i && !u[i].key);
     free_units(u, n);
     for (size_t i = 0; i < 4; i++)
         free(keys[i]);

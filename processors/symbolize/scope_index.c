@@ -214,6 +214,18 @@ static void merge_fresh(struct scope_index *x)
     x->nfuncs += x->nfresh;
 }
 
+/* The DIE whose children are cu's functions: a skeleton unit's split
+ * unit (-gsplit-dwarf: in its .dwo file, or a .dwp package, which elfutils
+ * finds from the skeleton's names) set in *split, else cu itself. */
+static Dwarf_Die *split_unit(Dwarf_Die *cu, Dwarf_Die *split)
+{
+    uint8_t type;
+    if (dwarf_cu_info(cu->cu, NULL, &type, NULL, split, NULL, NULL, NULL) == 0 &&
+        type == DW_UT_skeleton && split->cu)
+        return split;
+    return cu;
+}
+
 /* Reads the unit cu once and merges its functions into the sorted list. */
 static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
 {
@@ -229,10 +241,12 @@ static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
     Dwarf_Attribute attr;
     const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
     x->comp_dir = dir ? dir : "";   /* joined as addr2line does, even when relative */
-    x->cu = cu;
+    Dwarf_Die split;
+    Dwarf_Die *body = split_unit(cu, &split);
+    x->cu = body;
     x->bias = bias;
     x->nfresh = 0;
-    read_functions(x, cu);
+    read_functions(x, body);
     merge_fresh(x);
 }
 

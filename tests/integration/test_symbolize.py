@@ -289,6 +289,32 @@ class SymbolizeTest(ProfdTestCase):
         subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
         self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full)
 
+    def split_dwarf_build(self):
+        """inl built with -gsplit-dwarf, which leaves a skeleton unit in the
+        binary and the DWARF in a .dwo file beside it (named relative to the
+        compilation directory), and built whole: (split, whole, .dwo)."""
+        plain = self.compile("inl.plain")
+        split = self.path("inl")
+        subprocess.run(["gcc", "-O2", "-g", "-gsplit-dwarf", SOURCE, "-o", split], check=True,
+                       timeout=120, cwd=self.dir)
+        dwo = glob.glob(self.path("*.dwo"))
+        self.assertEqual(len(dwo), 1)
+        return split, plain, dwo[0]
+
+    def test_split_dwarf_is_read_from_its_dwo_file(self):
+        """Frames as addr2line gives them for the program built whole."""
+        split, plain, _ = self.split_dwarf_build()
+        self.check_against_addr2line(split, oracle=plain)
+
+    def test_split_dwarf_without_its_dwo_file_names_functions_from_the_symbol_table(self):
+        split, plain, dwo = self.split_dwarf_build()
+        os.unlink(dwo)
+        addrs = function_addresses(split, ["walk", "outer", "main"])
+        mapping, base = mapping_of(split, split)
+        got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])})["p"]
+        want = addr2line(plain, addrs)   # the function, at the innermost line
+        self.assertEqual(got, {base + a: [(want[a][-1][0],) + want[a][0][1:]] for a in addrs})
+
     def compressed_debug_file(self, compression):
         """A stripped inl and its debug file (by build-id) whose DWARF is
         compressed; returns (stripped, full, debug file)."""

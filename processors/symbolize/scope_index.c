@@ -215,8 +215,9 @@ static void merge_fresh(struct scope_index *x)
 }
 
 /* The DIE whose children are cu's functions: a skeleton unit's split
- * unit (-gsplit-dwarf: in its .dwo file, or a .dwp package, which elfutils
- * finds from the skeleton's names) set in *split, else cu itself. */
+ * unit (-gsplit-dwarf: in its .dwo file, which elfutils finds from the
+ * skeleton's names; elfutils 0.188 reads no .dwp package) set in *split,
+ * else cu itself. */
 static Dwarf_Die *split_unit(Dwarf_Die *cu, Dwarf_Die *split)
 {
     uint8_t type;

@@ -289,14 +289,15 @@ class SymbolizeTest(ProfdTestCase):
         subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
         self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full)
 
-    def split_dwarf_build(self):
-        """inl built with -gsplit-dwarf, which leaves a skeleton unit in the
-        binary and the DWARF in a .dwo file beside it (named relative to the
-        compilation directory), and built whole: (split, whole, .dwo)."""
-        plain = self.compile("inl.plain")
+    def split_dwarf_build(self, *flags):
+        """inl built with -gsplit-dwarf (and flags), which leaves a skeleton
+        unit in the binary and the DWARF in a .dwo file beside it (named
+        relative to the compilation directory), and built whole: (split,
+        whole, .dwo)."""
+        plain = self.compile("inl.plain", *flags)
         split = self.path("inl")
-        subprocess.run(["gcc", "-O2", "-g", "-gsplit-dwarf", SOURCE, "-o", split], check=True,
-                       timeout=120, cwd=self.dir)
+        subprocess.run(["gcc", "-O2", "-g", "-gsplit-dwarf"] + list(flags) + [SOURCE, "-o", split],
+                       check=True, timeout=120, cwd=self.dir)
         dwo = glob.glob(self.path("*.dwo"))
         self.assertEqual(len(dwo), 1)
         return split, plain, dwo[0]
@@ -304,6 +305,11 @@ class SymbolizeTest(ProfdTestCase):
     def test_split_dwarf_is_read_from_its_dwo_file(self):
         """Frames as addr2line gives them for the program built whole."""
         split, plain, _ = self.split_dwarf_build()
+        self.check_against_addr2line(split, oracle=plain)
+
+    def test_dwarf_4_split_dwarf_is_read_from_its_dwo_file(self):
+        """The same with DWARF 4, where split DWARF is GNU's extension."""
+        split, plain, _ = self.split_dwarf_build("-gdwarf-4")
         self.check_against_addr2line(split, oracle=plain)
 
     def test_split_dwarf_without_its_dwo_file_names_functions_from_the_symbol_table(self):

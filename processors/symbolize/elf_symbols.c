@@ -566,15 +566,9 @@ static size_t look_up_frames(struct elf_binary *b, uint64_t vaddr, struct elf_fr
     if (!name)
         return 0;
     out[0] = (struct elf_frame){name, "", "", 0, 0, 0};
-    int line = 0;
-    Dwfl_Line *l = dwfl_module_getsrc(b->mod, addr);
-    const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
-    const char *dir = l ? dwfl_line_comp_dir(l) : NULL;
-    if (file) {
-        out[0].file = file;
-        out[0].dir = file[0] != '/' && dir ? dir : "";
+    int line, column;
+    if (scope_index_line(b->scopes, addr, &out[0].file, &out[0].dir, &line, &column))
         out[0].line = line;
-    }
     return 1;
 }
 

@@ -45,6 +45,15 @@ struct scope_index {
     size_t ninfos, infos_cap;
     Dwarf_Off *units;             /* units read (offsets), sorted */
     size_t nunits, units_cap;
+    /* Every unit's address ranges, sorted by low, read once when elfutils
+     * finds no unit for an address (.debug_aranges, which clang and rustc
+     * do not write, is all it looks in). */
+    struct unit_span {
+        Dwarf_Addr low, high;   /* module addresses */
+        Dwarf_Off die;          /* the unit's DIE */
+    } *spans;
+    size_t nspans, spans_cap;
+    bool spans_read;
     size_t unit_bytes;            /* of .debug_info, in the units read */
     /* While reading a unit: */
     struct func *fresh;
@@ -251,6 +260,85 @@ static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
     merge_fresh(x);
 }
 
+/* ---- units by address ---- */
+
+static void add_span(struct scope_index *x, Dwarf_Addr low, Dwarf_Addr high, void *arg)
+{
+    const Dwarf_Off *die = arg;
+    x->spans = grow_array(x->spans, &x->spans_cap, x->nspans + 1, sizeof(*x->spans));
+    x->spans[x->nspans++] = (struct unit_span){low, high, *die};
+}
+
+static int span_order(const void *a, const void *b)
+{
+    const struct unit_span *x = a, *y = b;
+    return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Reads the address ranges of dw's units (of module bias) into x->spans. */
+static void read_spans(struct scope_index *x, Dwarf *dw, Dwarf_Addr bias)
+{
+    x->spans_read = true;
+    x->bias = bias;   /* each_range's */
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
+        Dwarf_Die unit;
+        Dwarf_Off die = off + header;
+        if (dwarf_offdie(dw, die, &unit))
+            each_range(x, &unit, add_span, &die);
+        off = next;
+    }
+    qsort(x->spans, x->nspans, sizeof(*x->spans), span_order);
+}
+
+/* The unit holding module address addr into *cu, and the module's bias:
+ * through .debug_aranges, else from the units' own ranges. False when no
+ * unit holds it. */
+static bool unit_at(struct scope_index *x, Dwarf_Addr addr, Dwarf_Die *cu, Dwarf_Addr *bias)
+{
+    Dwarf_Die *found = dwfl_module_addrdie(x->mod, addr, bias);
+    if (found) {
+        *cu = *found;
+        return true;
+    }
+    Dwarf *dw = dwfl_module_getdwarf(x->mod, bias);
+    if (!dw)
+        return false;
+    if (!x->spans_read)
+        read_spans(x, dw, *bias);
+    size_t above = first_above(x->spans, x->nspans, sizeof(*x->spans),
+                               offsetof(struct unit_span, low), addr);
+    for (size_t i = above, looked = 0; i-- > 0 && looked < 8; looked++)   /* overlaps are rare */
+        if (addr < x->spans[i].high)
+            return dwarf_offdie(dw, x->spans[i].die, cu) != NULL;
+    return false;
+}
+
+bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
+                      const char **dir, int *line, int *column)
+{
+    Dwfl_Line *l = dwfl_module_getsrc(x->mod, addr);
+    const char *found = l ? dwfl_lineinfo(l, NULL, line, column, NULL, NULL) : NULL;
+    const char *cd = found ? dwfl_line_comp_dir(l) : NULL;
+    Dwarf_Die cu;
+    Dwarf_Addr bias;
+    if (!found && unit_at(x, addr, &cu, &bias)) {   /* a unit elfutils did not find */
+        Dwarf_Line *dl = dwarf_getsrc_die(&cu, addr - bias);
+        Dwarf_Attribute attr;
+        if (dl && (found = dwarf_linesrc(dl, NULL, NULL))) {
+            dwarf_lineno(dl, line);
+            dwarf_linecol(dl, column);
+            cd = dwarf_attr(&cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
+        }
+    }
+    if (!found)
+        return false;
+    *file = found;
+    *dir = found[0] != '/' && cd ? cd : "";
+    return true;
+}
+
 /* ---- lookups ---- */
 
 /* The function piece holding addr, or NULL. */
@@ -270,10 +358,10 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
     const struct func *f = find_func(x, addr);
     if (!f) {
         Dwarf_Addr bias;
-        Dwarf_Die *cu = dwfl_module_addrdie(x->mod, addr, &bias);
-        if (!cu)
+        Dwarf_Die cu;
+        if (!unit_at(x, addr, &cu, &bias))
             return 0;
-        read_unit(x, cu, bias);
+        read_unit(x, &cu, bias);
         if (!(f = find_func(x, addr)))
             return 0;
     }
@@ -293,13 +381,8 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
     }
     int line = 0, column = 0;
     const char *file = "", *dir = "";
-    Dwfl_Line *l = dwfl_module_getsrc(x->mod, addr);
-    const char *lf = l ? dwfl_lineinfo(l, NULL, &line, &column, NULL, NULL) : NULL;
-    if (lf) {
-        const char *cd = dwfl_line_comp_dir(l);
-        file = lf;
-        dir = lf[0] != '/' && cd ? cd : "";
-    }
+    if (!scope_index_line(x, addr, &file, &dir, &line, &column))
+        line = column = 0;
     size_t n = 0;
     int64_t cur_line = line, cur_column = column;
     for (size_t d = depth + 1; d-- > 0 && n < max;) {
@@ -321,7 +404,7 @@ size_t scope_index_unit_bytes(const struct scope_index *x)
 size_t scope_index_footprint(const struct scope_index *x)
 {
     return x->funcs_cap * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +
-           x->ninfos * sizeof(*x->infos);
+           x->ninfos * sizeof(*x->infos) + x->spans_cap * sizeof(*x->spans);
 }
 
 void scope_index_free(struct scope_index *x)
@@ -332,6 +415,7 @@ void scope_index_free(struct scope_index *x)
     free(x->nested);
     free(x->infos);
     free(x->units);
+    free(x->spans);
     free(x->fresh);
     free(x);
 }

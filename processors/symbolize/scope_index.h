@@ -5,11 +5,14 @@
  * the unit) into sorted ranges with their names and call sites resolved;
  * a lookup is then a binary search over functions and a scan of the one
  * function's inlined ranges, instead of a walk of the unit's DIE tree.
+ * The unit of an address is found through .debug_aranges, else (clang and
+ * rustc write none) from every unit's own ranges, read once.
  */
 #ifndef PROFD_SCOPE_INDEX_H
 #define PROFD_SCOPE_INDEX_H
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "elf_symbols.h"
@@ -22,6 +25,11 @@ struct scope_index *scope_index_new(Dwfl_Module *mod);
  * call site of the frame inside it. 0 when no DWARF function holds addr. */
 size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_frame *out,
                           size_t max);
+/* The line table's row at module address addr: its file (*dir the
+ * compilation directory when the file is relative, else ""), line and
+ * column. False, nothing set, when no unit's line table has addr. */
+bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
+                      const char **dir, int *line, int *column);
 /* How many bytes of .debug_info the units the index has read so far take. */
 size_t scope_index_unit_bytes(const struct scope_index *x);
 /* An estimate of the memory the index holds. */

@@ -4,7 +4,8 @@
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
 # ELF/DWARF, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf (kallsyms, a perf map, a small binary whose
-# DWARF names a dwz file, and that file) and a Go program's .gopclntab; the config
+# DWARF names a dwz file, and that file, one by clang without .debug_aranges)
+# and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), the JSON pull
 # reader (against jansson), gRPC framer and
 # pushed series (Parca, Pyroscope), folded stacks, speedscope files, /ingest

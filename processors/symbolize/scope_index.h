@@ -27,7 +27,8 @@ size_t scope_index_frames(struct scope_index *x, Dwarf_Addr addr, struct elf_fra
                           size_t max);
 /* The line table's row at module address addr: its file (*dir the
  * compilation directory when the file is relative, else ""), line and
- * column. False, nothing set, when no unit's line table has addr. */
+ * column. False when no unit's line table has addr (*file and *dir then
+ * untouched, *line and *column undefined). */
 bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
                       const char **dir, int *line, int *column);
 /* How many bytes of .debug_info the units the index has read so far take. */

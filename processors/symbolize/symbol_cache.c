@@ -87,17 +87,19 @@ static char *copy(const char *s)
     return c;
 }
 
-/* elfutils' debuginfo path: "-" (no CRC check of debuglink files), then
- * the debug directories, joined by ':'. */
+/* elfutils' debuginfo path: "-" (no CRC check of debuglink files), the
+ * binary's directory and its .debug directory (as in elfutils' and gdb's
+ * default), then the debug directories, joined by ':'. */
 static char *debuginfo_path(const struct binary_lookup *l)
 {
-    size_t len = 2;
+    static const char own[] = "-:.debug";
+    size_t len = sizeof(own);
     for (size_t i = 0; i < l->ndirs; i++)
         len += strlen(l->dirs[i]) + 1;
     char *path = calloc(1, len);
     if (!path)
         abort();
-    strcpy(path, "-");
+    strcpy(path, own);
     for (size_t i = 0; i < l->ndirs; i++) {
         strcat(path, ":");
         strcat(path, l->dirs[i]);

@@ -363,6 +363,32 @@ class SymbolizeTest(ProfdTestCase):
         want = addr2line(plain, addrs)   # the function, at the innermost line
         self.assertEqual(got, {base + a: [(want[a][-1][0],) + want[a][0][1:]] for a in addrs})
 
+    def debuglink_in(self, where, debug_dirs=()):
+        """inl stripped, naming its debug file inl.debug by .gnu_debuglink,
+        which is put at where(directory of the binary) and not under its
+        build-id: checked against addr2line of the unstripped build."""
+        full = self.compile("inl.full")
+        os.makedirs(self.path("bin"))
+        stripped, debug = self.path("bin", "inl"), self.path("bin", "inl.debug")
+        subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, full,
+                        stripped], check=True)
+        at = where(self.path("bin"))
+        if at != debug:
+            os.makedirs(os.path.dirname(at), exist_ok=True)
+            shutil.move(debug, at)
+        self.check_against_addr2line(stripped, debug_dirs=debug_dirs, oracle=full)
+
+    def test_debuglink_beside_the_binary(self):
+        self.debuglink_in(lambda d: os.path.join(d, "inl.debug"))
+
+    def test_debuglink_in_the_binarys_dot_debug_directory(self):
+        self.debuglink_in(lambda d: os.path.join(d, ".debug", "inl.debug"))
+
+    def test_debuglink_under_a_debug_directory_at_the_binarys_path(self):
+        self.debuglink_in(lambda d: self.path("debug") + d + "/inl.debug",
+                          debug_dirs=[self.path("debug")])
+
     def compressed_debug_file(self, compression):
         """A stripped inl and its debug file (by build-id) whose DWARF is
         compressed; returns (stripped, full, debug file)."""

@@ -17,6 +17,7 @@ from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_co
                      serve_on_free_port, wait_until)
 
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
+CPLUSPLUS = os.path.join(ROOT, "tests", "integration", "symbolize", "walk.cc")
 BASE = 0x7f0000000000   # where the test "process" loaded its binary
 
 
@@ -113,17 +114,28 @@ def addr2line(path, addrs):
     return parse_addr2line(out)
 
 
+def demangle(names):
+    """names demangled by c++filt (GNU's demangler, which profd uses too)."""
+    return subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
 def llvm_symbolizer(path, addrs):
     """{address: [(function, file, line)] innermost first}, as
-    llvm-symbolizer reads path's DWARF."""
-    out = subprocess.run(["llvm-symbolizer", "--obj=" + path, "-i", "-f"], input="".join(
-        "%#x\n" % a for a in addrs), capture_output=True, text=True, check=True,
-                         timeout=120).stdout
+    llvm-symbolizer reads path's DWARF, its names demangled by c++filt
+    (LLVM's demangler writes some, such as lambdas', its own way) and
+    without the suffix an optimizer's clone of a function has in the
+    symbol table (" [clone .isra.0]"), which addr2line and profd leave out."""
+    out = subprocess.run(["llvm-symbolizer", "--no-demangle", "--obj=" + path, "-i", "-f"],
+                         input="".join("%#x\n" % a for a in addrs), capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    blocks = [block.strip("\n").splitlines() for block in out.split("\n\n")][:len(addrs)]
+    names = iter(demangle([fn for lines in blocks for fn in lines[0::2]]))
     res = {}
-    for a, block in zip(addrs, out.split("\n\n")):
-        lines = block.strip("\n").splitlines()
-        res[a] = [(fn, where.rsplit(":", 2)[0], int(where.rsplit(":", 2)[1]))
-                  for fn, where in zip(lines[0::2], lines[1::2])]
+    for a, lines in zip(addrs, blocks):
+        res[a] = [(re.sub(r" \[clone \.\w+\.\d+\]$", "", next(names)),
+                   "" if file == "??" else file, int(line))
+                  for file, line, _ in (w.rsplit(":", 2) for w in lines[1::2])]
     return res
 
 
@@ -156,7 +168,7 @@ def symbolized_locations(path):
             rest = m.group(2)
         else:
             rest = line.strip()
-        f = re.match(r"^(.*) (\S*):(\d+) s=\d+$", rest)
+        f = re.match(r"^(.*) (\S*):(\d+) s=\d+(?:\(\S*\))?$", rest)   # (the mangled name)
         if f and res:
             res[-1][1].append((f.group(1), f.group(2), int(f.group(3))))
     return res
@@ -240,12 +252,13 @@ class SymbolizeTest(ProfdTestCase):
                 for name, path in self.run_profd(profiles, debug_dirs, extra).items()}
 
     def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None,
-                                pid=0, extra="", reader=addr2line):
-        """Every instruction of walk, outer and main, as a process (pid, when
-        not 0) would have it loaded at BASE, symbolized by profd and by
-        addr2line (or reader, which reads the DWARF of oracle, else of
-        binary, the same way)."""
-        addrs = function_addresses(binary, ["walk", "outer", "main"])
+                                pid=0, extra="", reader=addr2line,
+                                functions=("walk", "outer", "main")):
+        """Every instruction of functions (their symbols), as a process
+        (pid, when not 0) would have it loaded at BASE, symbolized by profd
+        and by addr2line (or reader, which reads the DWARF of oracle, else
+        of binary, the same way)."""
+        addrs = function_addresses(binary, functions)
         off, vaddr, size = text_segment(binary)
         pie = vaddr < 0x400000
         base = BASE if pie else 0
@@ -259,7 +272,8 @@ class SymbolizeTest(ProfdTestCase):
         self.assertTrue(any(len(f) > 2 for f in want.values()), "no inline chains to compare")
         # The padding after a function, in no DWARF function (??), is named
         # from the symbol before it.
-        symbol = {a: fn for fn in ("walk", "outer", "main") for a in function_addresses(binary, [fn])}
+        demangled = dict(zip(functions, demangle(functions)))
+        symbol = {a: demangled[fn] for fn in functions for a in function_addresses(binary, [fn])}
         for a in addrs:
             if want[a] == [("??",) + want[a][0][1:]]:
                 want[a] = [(symbol[a],) + want[a][0][1:]]
@@ -270,6 +284,36 @@ class SymbolizeTest(ProfdTestCase):
 
     def test_non_pie_matches_addr2line(self):
         self.check_against_addr2line(self.compile("inl", "-no-pie"))
+
+    def cplusplus_build(self, compiler):
+        """walk.cc built by compiler, and the symbols of its functions."""
+        if not shutil.which(compiler):
+            self.skipTest(compiler + " is not installed")
+        binary = self.path("walk")
+        subprocess.run([compiler, "-O2", "-g", CPLUSPLUS, "-o", binary], check=True,
+                       timeout=120)
+        dump = subprocess.run(["objdump", "-d", binary], capture_output=True, text=True,
+                              check=True).stdout
+        functions = re.findall(r"^[0-9a-f]+ <(main|_Z[^>]*shop[^>]*)>:$", dump, re.M)
+        self.assertGreaterEqual(len(functions), 5)   # main, two walks, two outers
+        return binary, functions
+
+    def test_cplusplus_matches_llvm_symbolizer(self):
+        """g++'s DWARF for a namespace, a class template's members (declared
+        in the class, defined outside it, cloned by the optimizer), a
+        lambda and overloads: names demangled with their parameters, as
+        llvm-symbolizer gives them (addr2line names glibc's inlined atoi
+        main at some of its addresses)."""
+        if not shutil.which("llvm-symbolizer"):
+            self.skipTest("llvm-symbolizer (llvm) is not installed")
+        binary, functions = self.cplusplus_build("g++")
+        self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer)
+
+    def test_cplusplus_by_clang_matches_llvm_symbolizer(self):
+        if not shutil.which("llvm-symbolizer"):
+            self.skipTest("llvm-symbolizer (llvm) is not installed")
+        binary, functions = self.cplusplus_build("clang++")
+        self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer)
 
     def test_clang_build_matches_llvm_symbolizer(self):
         """clang's DWARF 5 (indexed strings, addresses and ranges) and no

@@ -464,6 +464,16 @@ class PerfRecordTest(ProfdTestCase):
         self.assertEqual(mappings.count(self.prog), 1, mappings)
         self.assertEqual(converted_stacks(out, 0), want)
 
+    def test_build_ids_in_mmap_records(self):
+        """--buildid-mmap: each MMAP2 record carries its file's build-id in
+        place of the device and inode."""
+        data = self.record("--buildid-mmap")
+        self.assertEqual(self.convert([data]), self.script(data))
+
+    def test_two_software_events_one_of_them_user_only(self):
+        data = self.record("-e", "task-clock", "-e", "cpu-clock:u")
+        self.assertEqual(self.convert([data]), self.script(data))
+
     def test_zstd_compressed(self):
         data = self.record("-z")
         self.assertEqual(self.convert([data]), self.script(data))

@@ -409,6 +409,26 @@ void k8s_pod_free(struct k8s_pod *p)
     k8s_network_free(p);
 }
 
+void k8s_pod_trim(struct k8s_pod *p, unsigned drop)
+{
+    if (drop & K8S_DROP_LABELS) {
+        k8s_pairs_free(&p->labels);
+        p->labels = (struct k8s_pairs){0};
+    }
+    if (drop & K8S_DROP_ANNOTATIONS) {
+        k8s_pairs_free(&p->annotations);
+        p->annotations = (struct k8s_pairs){0};
+    }
+    for (size_t k = 0; drop & K8S_DROP_CONTAINER_DETAILS && k < p->ncontainers; k++) {
+        struct k8s_container *c = &p->containers[k];
+        free(c->image);
+        c->image = NULL;
+        k8s_ports_free(c->ports, c->nports);
+        c->ports = NULL;
+        c->nports = 0;
+    }
+}
+
 void k8s_pod_list_free(struct k8s_pod_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -504,7 +524,7 @@ struct k8s_port *k8s_ports_copy(const struct k8s_port *src, size_t n)
 
 static void copy_container(struct k8s_container *dst, const struct k8s_container *src)
 {
-    *dst = (struct k8s_container){must_strdup(src->name), must_strdup(src->image),
+    *dst = (struct k8s_container){must_strdup(src->name), must_strdup_or_null(src->image),
                                   must_strdup_or_null(src->id), src->kind,
                                   k8s_ports_copy(src->ports, src->nports), src->nports};
 }

@@ -66,7 +66,8 @@ struct k8s_ingress_rule {
 enum k8s_container_kind { K8S_CONTAINER, K8S_INIT_CONTAINER, K8S_EPHEMERAL_CONTAINER };
 
 struct k8s_container {
-    char *name, *image;   /* "" when the list says none */
+    char *name;           /* "" when the list says none */
+    char *image;          /* "" when the list says none; NULL when trimmed (k8s_pod_trim) */
     char *id;             /* its status's containerID ("containerd://<hex>"); NULL not started */
     enum k8s_container_kind kind;
     struct k8s_port *ports;
@@ -175,6 +176,18 @@ void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src);
 
 /* Frees what p holds (not p). */
 void k8s_pod_free(struct k8s_pod *p);
+
+/* What of an object a reader may not need, freed by k8s_pod_trim: its
+ * labels, its annotations, its containers' images and ports. */
+enum k8s_drop {
+    K8S_DROP_LABELS = 1,
+    K8S_DROP_ANNOTATIONS = 2,
+    K8S_DROP_CONTAINER_DETAILS = 4,
+};
+
+/* Frees what drop (k8s_drop flags) names of p: no labels, annotations or
+ * ports left, images NULL. */
+void k8s_pod_trim(struct k8s_pod *p, unsigned drop);
 
 /* Appends a copy of every pod of src to dst. */
 void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src);

@@ -112,6 +112,7 @@ static bool apply_event(struct k8s_watch *w, const char *line, size_t len)
             ev.resource_version = NULL;
         }
         if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) {
+            k8s_pod_trim(&ev.pod, w->hooks.drop);
             const struct k8s_pod *now = k8s_pod_list_put(&w->pods, &ev.pod);
             w->hooks.changed(w->hooks.arg, now, false);
         } else if (ev.type == K8S_DELETED) {
@@ -247,6 +248,8 @@ static void read_list(void *arg)
         snprintf(w->why, sizeof(w->why), "%s", why);
         w->failed = true;
     }
+    for (size_t i = 0; w->hooks.drop && i < w->listed.n; i++)
+        k8s_pod_trim(&w->listed.pods[i], w->hooks.drop);
 }
 
 /* Back on the loop's thread: the list in place of what w knew, and a

@@ -33,6 +33,7 @@ struct k8s_watch_hooks {
     void (*changed)(void *arg, const struct k8s_pod *pod, bool deleted);
     void (*failed)(void *arg, const char *why);   /* why names the URL; it lists again later */
     void *arg;
+    unsigned drop;   /* what of each object the owner does not need (k8s_pod_trim) */
 };
 
 /* A cache of url's pods asked for as access says (both outlive it);

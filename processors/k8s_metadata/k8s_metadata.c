@@ -146,6 +146,13 @@ static char *list_url(const struct config *cfg, const struct k8s_access *access,
     return url;
 }
 
+/* What of a pod no record is labeled with, not kept (k8s_pod_trim). */
+static unsigned pod_drop(const struct config *cfg)
+{
+    return K8S_DROP_CONTAINER_DETAILS | (cfg->pod_labels ? 0 : K8S_DROP_LABELS) |
+           (cfg->pod_annotations ? 0 : K8S_DROP_ANNOTATIONS);
+}
+
 /* Logs and counts a failed list or watch (why names the URL). */
 static void on_watch_failed(void *arg, const char *why)
 {
@@ -256,7 +263,8 @@ static void list_first(struct state *s)
     size_t len;
     char why[512];
     char *body = get_now(s, s->url, &len);
-    struct pod_index *ix = body ? pod_index_parse(body, len, why, sizeof(why)) : NULL;
+    struct pod_index *ix = body ? pod_index_parse(body, len, pod_drop(s->cfg), why, sizeof(why))
+                                : NULL;
     if (body && !ix)
         list_failed(s, s->url, why);
     free(body);
@@ -424,8 +432,9 @@ static int start(void *st)
     }
     if (s->cfg->wait_for_metadata)   /* before the receivers start */
         list_first(s);
-    struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s};
-    struct k8s_watch_hooks node_hooks = {on_nodes_changed, on_watch_failed, s};
+    struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s, pod_drop(s->cfg)};
+    struct k8s_watch_hooks node_hooks = {on_nodes_changed, on_watch_failed, s,
+                                         K8S_DROP_ANNOTATIONS};
     s->watch = k8s_watch_new(s->host, s->self, s->url, &s->access, s->cfg->retry_interval,
                              &hooks);
     if (s->nodes_url)

@@ -130,11 +130,14 @@ static struct pod_index *new_index(void)
     return ix;
 }
 
-struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen)
+struct pod_index *pod_index_parse(const char *json, size_t len, unsigned drop, char *why,
+                                  size_t whylen)
 {
     struct k8s_pod_list list;
     if (k8s_pod_list_parse(json, len, &list, why, whylen) < 0)
         return NULL;
+    for (size_t i = 0; drop && i < list.n; i++)
+        k8s_pod_trim(&list.pods[i], drop);
     struct pod_index *ix = new_index();
     ix->pods = list;
     index_pods(ix);

@@ -37,11 +37,13 @@ struct pod_index {
 };
 
 /*
- * The pods of a PodList (the JSON of GET /api/v1/pods), indexed by the ids
- * of their started containers (of every kind), their UIDs and their IPs.
- * NULL with why set when the JSON is not a PodList.
+ * The pods of a PodList (the JSON of GET /api/v1/pods), without what drop
+ * names (k8s_pod_trim), indexed by the ids of their started containers
+ * (of every kind), their UIDs and their IPs. NULL with why set when the
+ * JSON is not a PodList.
  */
-struct pod_index *pod_index_parse(const char *json, size_t len, char *why, size_t whylen);
+struct pod_index *pod_index_parse(const char *json, size_t len, unsigned drop, char *why,
+                                  size_t whylen);
 
 /* Puts in ix the nodes of a NodeList (the JSON of GET /api/v1/nodes),
  * indexed by name, in place of those it had: 0, or -1 with why set (and

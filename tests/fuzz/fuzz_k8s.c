@@ -186,7 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         return 0;
     }
     char why[256];
-    struct pod_index *ix = pod_index_parse(text, len - 1, why, sizeof(why));
+    struct pod_index *ix = pod_index_parse(text, len - 1, 0, why, sizeof(why));
     if (ix) {
         struct k8s_pod_list pods;
         pod_index_copy_pods(ix, &pods);   /* what a watch starts from */
@@ -197,6 +197,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
                 abort();   /* a pod the next index lost */
         make_targets(&pods);
         pod_index_free(next);
+        for (size_t i = 0; i < pods.n; i++)   /* what k8s_metadata keeps of them, indexed */
+            k8s_pod_trim(&pods.pods[i], K8S_DROP_LABELS | K8S_DROP_ANNOTATIONS |
+                                            K8S_DROP_CONTAINER_DETAILS);
+        pod_index_free(pod_index_of(&pods, NULL));
         k8s_pod_list_free(&pods);
     }
     return 0;

@@ -84,7 +84,7 @@ static const char POD_LIST[] =
 TEST(a_pod_list_looked_up_by_container_uid_and_ip)
 {
     char why[256];
-    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), why, sizeof(why));
+    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), 0, why, sizeof(why));
     CHECK(ix != NULL);
     if (!ix)
         return;
@@ -145,7 +145,7 @@ static void apply(struct pod_index *ix, const char *line, bool node)
 TEST(pods_changed_one_at_a_time)
 {
     char why[256];
-    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), why, sizeof(why));
+    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), 0, why, sizeof(why));
     /* web-1 modified: another container started in place of the first,
      * another IP */
     apply(ix, "{\"type\": \"MODIFIED\", \"object\": {\"metadata\": {\"name\": \"web-1\","
@@ -190,7 +190,7 @@ TEST(nodes_by_name_listed_or_copied)
         "{\"metadata\": {\"name\": \"node-a\", \"uid\": \"n1\", \"labels\": {\"zone\": \"a\"}}},"
         "{\"metadata\": {\"name\": \"node-b\", \"uid\": \"n2\"}}]}";
     char why[256];
-    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), why, sizeof(why));
+    struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), 0, why, sizeof(why));
     CHECK(pod_index_node(ix, "node-a") == NULL);   /* no nodes yet */
     CHECK_INT(pod_index_set_nodes(ix, NODES, strlen(NODES), why, sizeof(why)), 0);
     const struct k8s_pod *a = pod_index_node(ix, "node-a");
@@ -222,9 +222,9 @@ TEST(nodes_by_name_listed_or_copied)
 TEST(what_is_not_a_pod_list_is_an_error)
 {
     char why[256];
-    CHECK(pod_index_parse("{\"kind\": \"Status\", \"code\": 403}", 31, why, sizeof(why)) == NULL);
+    CHECK(pod_index_parse("{\"kind\": \"Status\", \"code\": 403}", 31, 0, why, sizeof(why)) == NULL);
     CHECK_STR(why, "not a list of objects (kind \"Status\", no items)");
-    CHECK(pod_index_parse("{\"items\": [", 11, why, sizeof(why)) == NULL);
+    CHECK(pod_index_parse("{\"items\": [", 11, 0, why, sizeof(why)) == NULL);
     CHECK_CONTAINS(why, "not JSON: ");
     pod_index_free(NULL);
 }

@@ -127,6 +127,34 @@ TEST(a_list_read_item_by_item)
     CHECK_CONTAINS(why, "not JSON: item 0: ");   /* jansson's refusal of the item */
 }
 
+TEST(a_pod_trimmed_of_what_its_reader_does_not_need)
+{
+    struct k8s_pod_list l;
+    char why[256];
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &l, why, sizeof(why)), 0);
+    struct k8s_pod *p = &l.pods[0];
+    k8s_pod_trim(p, K8S_DROP_ANNOTATIONS);
+    CHECK_INT(p->annotations.n, 0);
+    CHECK_INT(p->labels.n, 1);   /* (a number is no label) */
+    CHECK_STR(p->containers[0].image, "shop/web:2");
+    k8s_pod_trim(p, K8S_DROP_LABELS | K8S_DROP_CONTAINER_DETAILS);
+    CHECK_INT(p->labels.n, 0);
+    CHECK(p->labels.names == NULL && p->annotations.values == NULL);
+    for (size_t k = 0; k < p->ncontainers; k++)
+        CHECK(!p->containers[k].image && !p->containers[k].ports && !p->containers[k].nports);
+    /* what stays: identity, addresses, containers' names and ids */
+    CHECK_STR(p->name, "web-1");
+    CHECK_STR(p->ips[1], "fd00::7");
+    CHECK_STR(p->containers[0].name, "app");
+    CHECK_STR(p->containers[0].id, "containerd://bbb");
+    struct k8s_pod copy;
+    k8s_pod_copy(&copy, p);   /* a trimmed pod copies as it is */
+    CHECK(!copy.containers[0].image && copy.labels.n == 0);
+    CHECK_STR(copy.containers[0].id, "containerd://bbb");
+    k8s_pod_free(&copy);
+    k8s_pod_list_free(&l);
+}
+
 TEST(what_is_not_a_pod_list_says_so)
 {
     struct k8s_pod_list l;

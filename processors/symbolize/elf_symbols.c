@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf_symbols.h"
 
-#include "../../lib/binary_lookup.h"
 #include "../../lib/search.h"
+#include "debug_search.h"
 #include "frame_cache.h"
 #include "gopclntab.h"
 #include "inflated_cache.h"
@@ -78,11 +78,9 @@ struct elf_binary {
     size_t unit_bytes_at_drop;   /* scope_index_unit_bytes when its pages were last dropped */
     struct elf_binary *lanes[ELF_BINARY_MAX_LANES];   /* [0] unused: the binary itself */
     size_t nlanes;             /* lanes opened, the binary itself included (0: none asked) */
-    /* What the fetch function gave for its debug file and that file's dwz
-     * file: lanes fetch only when it gave one, so that they read what the
-     * binary reads. */
-    enum { DEBUG_NOT_FETCHED, DEBUG_FETCHED, DEBUG_PENDING } debug_fetch;
-    char waiting_for[41];   /* the build-id of the file still on its way (PENDING) */
+    /* Its debug file's search: lanes fetch only when the fetch function
+     * gave a file, so that they read what the binary reads. */
+    struct debug_search search;
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -99,136 +97,6 @@ static void read_segments(struct elf_binary *b, Elf *elf)
     }
 }
 
-/* fd, or its inflated copy when it has compressed sections and the binary
- * keeps such copies. */
-static int inflated(const struct elf_binary *b, int fd)
-{
-    return fd >= 0 && b && b->sources.inflated ? inflated_cache_open(b->sources.inflated, fd) : fd;
-}
-
-/* The build-id (20 bytes at most, into id) of the dwz file whose DWARF the
- * ELF file at path shares (its .gnu_debugaltlink section: the dwz file's
- * name, then its build-id), and that name (malloc'd) in *name; 0 when path
- * names none. */
-static size_t dwz_link(const char *path, unsigned char id[20], char **name)
-{
-    size_t len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-    size_t names;
-    *name = NULL;
-    for (Elf_Scn *scn = NULL; elf && elf_getshdrstrndx(elf, &names) == 0 &&
-                              (scn = elf_nextscn(elf, scn));) {
-        GElf_Shdr sh;
-        const char *section = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
-        Elf_Data *d = section && !strcmp(section, ".gnu_debugaltlink") ? elf_getdata(scn, NULL)
-                                                                        : NULL;
-        const char *at = d ? d->d_buf : NULL, *end = at ? memchr(at, 0, d->d_size) : NULL;
-        if (end && end + 1 < at + d->d_size) {
-            len = (size_t)(at + d->d_size - (end + 1));
-            len = len > 20 ? 20 : len;
-            memcpy(id, end + 1, len);
-            if (!(*name = strdup(at)))
-                abort();
-            break;
-        }
-    }
-    elf_end(elf);
-    if (fd >= 0)
-        close(fd);
-    return len;
-}
-
-/* The path of the dwz file name names, from the directory of the file at
- * path when name is relative (malloc'd). */
-static char *dwz_path(const char *path, const char *name)
-{
-    const char *slash = strrchr(path, '/');
-    char *joined;
-    if (name[0] == '/' || !slash)
-        joined = strdup(name);
-    else if (asprintf(&joined, "%.*s/%s", (int)(slash - path), path, name) < 0)
-        joined = NULL;
-    if (!joined)
-        abort();
-    return joined;
-}
-
-/* A file of b's by build-id (its debug file, or the dwz file of that):
- * by build-id in the lookup's directories, then at local (malloc'd, taken;
- * NULL: none) when it has that build-id, then from the fetch function. Its
- * descriptor with *path set (malloc'd), or -1: none here, or
- * (b->debug_fetch then DEBUG_PENDING, b->waiting_for the build-id) still
- * on its way. */
-static int file_by_build_id(struct elf_binary *b, const unsigned char *id, size_t len,
-                            char *local, char **path)
-{
-    char hex[41];
-    binary_lookup_hex(id, len, hex);
-    *path = b->sources.lookup ? binary_lookup_debug_file(b->sources.lookup, id, len) : NULL;
-    if (!*path && local && binary_lookup_is_elf(local, hex)) {
-        *path = local;
-        local = NULL;
-    }
-    free(local);
-    int fd = *path ? open(*path, O_RDONLY | O_CLOEXEC) : -1;
-    if (fd >= 0 || !b->sources.fetch)
-        return fd;
-    free(*path);
-    *path = NULL;
-    fd = b->sources.fetch(b->sources.fetch_arg, id, len, path);
-    if (fd == -EAGAIN) {
-        b->debug_fetch = DEBUG_PENDING;
-        memcpy(b->waiting_for, hex, sizeof(hex));
-    } else if (fd >= 0 && b->debug_fetch != DEBUG_PENDING) {
-        b->debug_fetch = DEBUG_FETCHED;
-    }
-    return fd < 0 ? -1 : fd;
-}
-
-/* elfutils' search for the binary's debug file, and for the dwz file that
- * file (or the binary, when it has its DWARF) names: asked for with that
- * file as file_name and the dwz file's name as debuglink_file. Either is
- * found by file_by_build_id first, then by elfutils' search of the debug
- * path. The former may give an inflated copy's descriptor (elfutils'
- * search opens the file itself); the file's name stays the found one
- * either way (a dwz file is looked for from there).
- *
- * The fetch comes before elfutils' search because elfutils asks the
- * debuginfod servers of DEBUGINFOD_URLS itself, on the calling thread and
- * for as long as a download takes: while the fetch is under way elfutils
- * is not asked; once it ended without the file, elfutils' client, which
- * shares its cache, finds the miss there without asking again. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-                          Dwarf_Addr base, const char *file_name, const char *debuglink_file,
-                          GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-    struct elf_binary *b = *userdata;
-    unsigned char dwz_id[20];
-    const unsigned char *id = NULL;
-    char *dwz_name = NULL, *path = NULL;
-    size_t len = b && file_name && debuglink_file ? dwz_link(file_name, dwz_id, &dwz_name) : 0;
-    if (len && !strcmp(dwz_name, debuglink_file)) {
-        id = dwz_id;
-    } else {
-        GElf_Addr vaddr;
-        int n = dwfl_module_build_id(mod, &id, &vaddr);
-        len = b && n > 0 && file_name && !strcmp(file_name, b->path) ? (size_t)n : 0;
-    }
-    free(dwz_name);
-    char *local = id == dwz_id ? dwz_path(file_name, debuglink_file) : NULL;
-    int fd = len ? file_by_build_id(b, id, len, local, &path) : -1;
-    if (fd >= 0) {
-        free(*debuginfo_file_name);
-        *debuginfo_file_name = path;
-        return inflated(b, fd);
-    }
-    if (len && b->debug_fetch == DEBUG_PENDING)
-        return -1;   /* without it for now: elfutils would wait for it */
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
-}
-
 struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *sources, char *err,
                                    size_t errlen)
 {
@@ -238,7 +106,8 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
         abort();
     b->sources = *sources;
     b->sources.debug_path = b->debug_path;
-    b->callbacks = (Dwfl_Callbacks){.find_debuginfo = find_debuginfo,
+    b->search = (struct debug_search){.binary = b->path, .sources = &b->sources};
+    b->callbacks = (Dwfl_Callbacks){.find_debuginfo = debug_search_find,
                                     .section_address = dwfl_offline_section_address,
                                     .debuginfo_path = &b->debug_path};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -247,7 +116,7 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
         elf_binary_close(b);
         return NULL;
     }
-    fd = inflated(b, fd);
+    fd = debug_search_inflated(&b->sources, fd);
     if ((b->dwfl = dwfl_begin(&b->callbacks))) {
         dwfl_report_begin(b->dwfl);
         b->mod = dwfl_report_elf(b->dwfl, "binary", path, fd, 0, false);   /* takes fd */
@@ -257,7 +126,7 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
         close(fd);
     void **userdata;
     if (b->mod && dwfl_module_info(b->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
-        *userdata = b;   /* for find_debuginfo */
+        *userdata = &b->search;   /* for debug_search_find */
     Elf *elf = b->mod ? dwfl_module_getelf(b->mod, &b->bias) : NULL;
     if (!elf) {
         snprintf(err, errlen, "%s: %s", path, dwfl_errmsg(-1));
@@ -512,10 +381,10 @@ size_t elf_binary_open_lanes(struct elf_binary *b, size_t n)
     if (!b->nlanes)
         b->nlanes = 1;
     load_debug_parts(b);
-    if (b->debug_fetch == DEBUG_PENDING)
+    if (b->search.fetch == DEBUG_PENDING)
         n = 1;   /* opened again once the fetch ends: no lane reads it meanwhile */
     struct elf_sources sources = b->sources;
-    if (b->debug_fetch != DEBUG_FETCHED)
+    if (b->search.fetch != DEBUG_FETCHED)
         sources.fetch = NULL;
     char err[512];
     while (b->nlanes < n) {
@@ -530,7 +399,7 @@ size_t elf_binary_open_lanes(struct elf_binary *b, size_t n)
 
 const char *elf_binary_debug_pending(const struct elf_binary *b)
 {
-    return b->debug_fetch == DEBUG_PENDING ? b->waiting_for : NULL;
+    return b->search.fetch == DEBUG_PENDING ? b->search.waiting_for : NULL;
 }
 
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)

@@ -41,6 +41,7 @@ receivers/perf_data/util.c receivers/perf_data/unwind.c lib/binary_lookup.c lib/
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
+    processors/symbolize/debug_search.c \
     processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c \
     processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c \
     processors/symbolize/frame_cache.c lib/binary_lookup.c \

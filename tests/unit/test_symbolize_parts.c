@@ -15,6 +15,7 @@
 #include "../../lib/binary_lookup.c"
 #include "../../lib/file_io.c"
 #include "../../lib/grow.c"
+#include "../../processors/symbolize/debug_search.c"
 #include "../../processors/symbolize/demangle.c"
 #include "../../processors/symbolize/elf_symbols.c"
 #include "../../processors/symbolize/frame_cache.c"

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "debug_search.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/binary_lookup.h"
+#include "inflated_cache.h"
+
+/* The build-id (20 bytes at most, into id) of the dwz file whose DWARF the
+ * ELF file at path shares (its .gnu_debugaltlink section: the dwz file's
+ * name, then its build-id), and that name (malloc'd) in *name; 0 when path
+ * names none. */
+static size_t dwz_link(const char *path, unsigned char id[20], char **name)
+{
+    size_t len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    size_t names;
+    *name = NULL;
+    for (Elf_Scn *scn = NULL; elf && elf_getshdrstrndx(elf, &names) == 0 &&
+                              (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *section = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
+        Elf_Data *d = section && !strcmp(section, ".gnu_debugaltlink") ? elf_getdata(scn, NULL)
+                                                                        : NULL;
+        const char *at = d ? d->d_buf : NULL, *end = at ? memchr(at, 0, d->d_size) : NULL;
+        if (end && end + 1 < at + d->d_size) {
+            len = (size_t)(at + d->d_size - (end + 1));
+            len = len > 20 ? 20 : len;
+            memcpy(id, end + 1, len);
+            if (!(*name = strdup(at)))
+                abort();
+            break;
+        }
+    }
+    elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+    return len;
+}
+
+/* The path of the dwz file name names, from the directory of the file at
+ * path when name is relative (malloc'd). */
+static char *dwz_path(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    char *joined;
+    if (name[0] == '/' || !slash)
+        joined = strdup(name);
+    else if (asprintf(&joined, "%.*s/%s", (int)(slash - path), path, name) < 0)
+        joined = NULL;
+    if (!joined)
+        abort();
+    return joined;
+}
+
+/* A file of the search's by build-id (the debug file, or the dwz file of
+ * that): by build-id in the lookup's directories, then at local (malloc'd,
+ * taken; NULL: none) when it has that build-id, then from the fetch
+ * function. Its descriptor with *path set (malloc'd), or -1: none here, or
+ * (ds->fetch then DEBUG_PENDING, ds->waiting_for the build-id) still on
+ * its way. */
+static int file_by_build_id(struct debug_search *ds, const unsigned char *id, size_t len,
+                            char *local, char **path)
+{
+    const struct elf_sources *src = ds->sources;
+    char hex[41];
+    binary_lookup_hex(id, len, hex);
+    *path = src->lookup ? binary_lookup_debug_file(src->lookup, id, len) : NULL;
+    if (!*path && local && binary_lookup_is_elf(local, hex)) {
+        *path = local;
+        local = NULL;
+    }
+    free(local);
+    int fd = *path ? open(*path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0 || !src->fetch)
+        return fd;
+    free(*path);
+    *path = NULL;
+    fd = src->fetch(src->fetch_arg, id, len, path);
+    if (fd == -EAGAIN) {
+        ds->fetch = DEBUG_PENDING;
+        memcpy(ds->waiting_for, hex, sizeof(hex));
+    } else if (fd >= 0 && ds->fetch != DEBUG_PENDING) {
+        ds->fetch = DEBUG_FETCHED;
+    }
+    return fd < 0 ? -1 : fd;
+}
+
+int debug_search_inflated(const struct elf_sources *sources, int fd)
+{
+    return fd >= 0 && sources->inflated ? inflated_cache_open(sources->inflated, fd) : fd;
+}
+
+int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                      const char *file_name, const char *debuglink_file,
+                      GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    struct debug_search *ds = *userdata;
+    unsigned char dwz_id[20];
+    const unsigned char *id = NULL;
+    char *dwz_name = NULL, *path = NULL;
+    size_t len = ds && file_name && debuglink_file ? dwz_link(file_name, dwz_id, &dwz_name) : 0;
+    if (len && !strcmp(dwz_name, debuglink_file)) {
+        id = dwz_id;
+    } else {
+        GElf_Addr vaddr;
+        int n = dwfl_module_build_id(mod, &id, &vaddr);
+        len = ds && n > 0 && file_name && !strcmp(file_name, ds->binary) ? (size_t)n : 0;
+    }
+    free(dwz_name);
+    char *local = id == dwz_id ? dwz_path(file_name, debuglink_file) : NULL;
+    int fd = len ? file_by_build_id(ds, id, len, local, &path) : -1;
+    if (fd >= 0) {
+        free(*debuginfo_file_name);
+        *debuginfo_file_name = path;
+        return debug_search_inflated(ds->sources, fd);
+    }
+    if (len && ds->fetch == DEBUG_PENDING)
+        return -1;   /* without it for now: elfutils would wait for it */
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                        debuglink_crc, debuginfo_file_name);
+}

@@ -60,10 +60,10 @@ static char *dwz_path(const char *path, const char *name)
     return joined;
 }
 
-/* A file of the search's by build-id (the debug file, or the dwz file of
- * that): by build-id in the lookup's directories, then at local (malloc'd,
- * taken; NULL: none) when it has that build-id, then from the fetch
- * function. Its descriptor with *path set (malloc'd), or -1: none here, or
+/* The file of build-id id that ds looks for (the debug file, or its dwz
+ * file): in the lookup's directories, then at local (malloc'd, taken;
+ * NULL: none) when it has that build-id, then from the fetch function.
+ * Its descriptor with *path set (malloc'd), or -1: none here, or
  * (ds->fetch then DEBUG_PENDING, ds->waiting_for the build-id) still on
  * its way. */
 static int file_by_build_id(struct debug_search *ds, const unsigned char *id, size_t len,

@@ -289,7 +289,8 @@ static void read_spans(struct scope_index *x, Dwarf *dw, Dwarf_Addr bias)
             each_range(x, &unit, add_span, &die);
         off = next;
     }
-    qsort(x->spans, x->nspans, sizeof(*x->spans), span_order);
+    if (x->nspans)   /* none: spans is NULL, which qsort must not be given */
+        qsort(x->spans, x->nspans, sizeof(*x->spans), span_order);
 }
 
 /* The unit holding module address addr into *cu, and the module's bias:

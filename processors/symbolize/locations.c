@@ -98,7 +98,8 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
     } else if (is_anonymous(filename)) {
         src.jit = symbol_cache_jit(s->cache, pid);
     } else if (filename[0] == '/') {
-        src.elf = symbol_cache_binary(s->cache, filename, build_id, pid);
+        struct process_mapping where = {pid, m->memory_start, m->memory_limit};
+        src.elf = symbol_cache_binary(s->cache, filename, build_id, &where);
     }
     return src;
 }

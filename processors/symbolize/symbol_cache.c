@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbol_cache.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,19 +287,30 @@ static struct binary *binary_entry(struct symbol_cache *c, const char *filename,
     return b;
 }
 
-/* The binary filename with build_id (never another build) as process pid
- * sees it, from its root: a live container's file. malloc'd, or NULL. */
-static char *in_process_root(const struct symbol_cache *c, const char *filename,
-                             const char *build_id, int32_t pid)
+/* The binary filename with build_id (never another build) as the process
+ * that mapped it (m) sees it: from its root (a live container's file),
+ * else the file its mapping maps, still there when the binary was
+ * deleted or replaced on disk since (/proc/<pid>/map_files). malloc'd, or
+ * NULL. */
+static char *in_process(const struct symbol_cache *c, const char *filename,
+                        const char *build_id, const struct process_mapping *m)
 {
-    char *path;
-    if (!c->proc_root || pid <= 0 || !*build_id || filename[0] != '/' ||
-        asprintf(&path, "/proc/%d/root%s", pid, filename) < 0)
+    char *paths[2] = {NULL, NULL};
+    if (!c->proc_root || m->pid <= 0 || !*build_id)
         return NULL;
-    if (binary_lookup_is_elf(path, build_id))
-        return path;
-    free(path);
-    return NULL;
+    if (filename[0] == '/' && asprintf(&paths[0], "/proc/%d/root%s", m->pid, filename) < 0)
+        paths[0] = NULL;
+    if (m->limit > m->start && asprintf(&paths[1], "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+                                        m->pid, m->start, m->limit) < 0)
+        paths[1] = NULL;
+    char *found = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        if (!found && paths[i] && binary_lookup_is_elf(paths[i], build_id))
+            found = paths[i];
+        else
+            free(paths[i]);
+    }
+    return found;
 }
 
 /* The entry of filename with build_id, marked used by this profile: true
@@ -340,7 +352,7 @@ static struct elf_binary *open_binary(struct symbol_cache *c, struct binary *b, 
 }
 
 struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
-                                       const char *build_id, int32_t pid)
+                                       const char *build_id, const struct process_mapping *m)
 {
     struct binary *b;
     if (!binary_wanted(c, filename, build_id, &b))
@@ -348,7 +360,7 @@ struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filen
     char err[512] = "not found";
     char *path = binary_lookup_find(&c->lookup, filename, build_id);
     if (!path)
-        path = in_process_root(c, filename, build_id, pid);
+        path = in_process(c, filename, build_id, m);
     bool fetching = false;
     if (!path && c->remote && *build_id)
         path = remote_debuginfo_executable(c->remote, build_id, c->fetch_deadline, err,

@@ -62,10 +62,17 @@ void symbol_cache_begin(struct symbol_cache *c, const struct profd_host *h,
                         struct profd_component *self);
 void symbol_cache_end(struct symbol_cache *c);
 
+/* Where a process mapped a binary: its pid (0: unknown) and the memory
+ * the mapping spans. */
+struct process_mapping {
+    int32_t pid;
+    uint64_t start, limit;
+};
+
 /* The binary filename with build_id ("" when unknown; never another build)
- * that process pid (0: unknown) mapped, or NULL. */
+ * that the process mapped as m says, or NULL. */
 struct elf_binary *symbol_cache_binary(struct symbol_cache *c, const char *filename,
-                                       const char *build_id, int32_t pid);
+                                       const char *build_id, const struct process_mapping *m);
 /* The configured kernel image (vmlinux) when it is the kernel with that
  * build-id ("" when unknown: any), or NULL. */
 struct elf_binary *symbol_cache_vmlinux(struct symbol_cache *c, const char *build_id);

@@ -93,7 +93,8 @@ static const struct profd_option options[] = {
      "a pid label; \"\" turns this off"},
     {"proc_root", PROFD_OPT_BOOL, offsetof(struct config, proc_root), "true",
      "for a record with a pid label, also look for a binary (with a build-id, which must "
-     "match) under /proc/<pid>/root: live containers' files"},
+     "match) under /proc/<pid>/root (live containers' files), then as its mapping maps it "
+     "(/proc/<pid>/map_files: a binary deleted or replaced since it was started)"},
     {"debuginfod_urls", PROFD_OPT_STRING_LIST, offsetof(struct config, debuginfod_urls), "[]",
      "debuginfod servers asked, last, for binaries and debug files by build-id (off when "
      "empty; the DEBUGINFOD_URLS environment variable is not used)"},

@@ -496,6 +496,34 @@ class SymbolizeTest(ProfdTestCase):
         self.check_against_addr2line(binary, recorded_path="/nonexistent/app/inl",
                                      debug_dirs=[self.path("cache")])
 
+    def test_a_binary_deleted_since_its_process_started_is_read_through_its_mapping(self):
+        """A running process whose binary was deleted since (as a package
+        upgrade replaces it): /proc/<pid>/maps names it "<path> (deleted)",
+        and the file is still there through /proc/<pid>/map_files."""
+        binary, oracle = self.compile("inl"), self.path("inl.kept")
+        shutil.copy(binary, oracle)
+        proc = subprocess.Popen([binary, "1000000"], stdout=subprocess.DEVNULL)   # for minutes
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        maps = "/proc/%d/maps" % proc.pid
+        line = wait_until(lambda: [ln for ln in open(maps) if binary in ln and " r-xp " in ln],
+                          "the process's text mapping")[0]
+        os.unlink(binary)
+        self.assertIn(binary + " (deleted)", open(maps).read())
+        fields = line.split()
+        if not os.access("/proc/%d/map_files" % proc.pid, os.R_OK | os.X_OK):
+            self.skipTest("/proc/<pid>/map_files cannot be read here")
+        start, limit = (int(x, 16) for x in fields[0].split("-"))
+        offset = int(fields[2], 16)
+        off, vaddr, _ = text_segment(oracle)
+        addrs = function_addresses(oracle, ["walk", "outer", "main"])
+        at = {a: start + (a - vaddr + off - offset) for a in addrs}
+        mapping = (start, limit, offset, binary + " (deleted)", build_id(oracle))
+        name = "%d-p" % proc.pid
+        got = self.run_symbolize({name: pprof(mapping, list(at.values()))})[name]
+        want = addr2line(oracle, addrs)
+        self.assertEqual({a: got.get(at[a]) for a in addrs}, want)
+
     def test_binary_of_a_live_container_found_under_its_proc_root(self):
         """A binary that only a process's own mount namespace has (as in a
         container) is read through /proc/<pid>/root, its build-id checked."""

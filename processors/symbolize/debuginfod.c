@@ -17,8 +17,6 @@
 #include "../../lib/grow.h"
 #include "../../lib/hex.h"
 
-/* Files fetched at once, each on a thread of its own. */
-#define FETCHERS 2
 /* The longest build-id asked for, in bytes (GNU's are 20). */
 #define MAX_BUILD_ID 64
 
@@ -51,7 +49,7 @@ struct remote_debuginfo {
     struct fetch *fetches;        /* never removed: a file fetched stays known */
     size_t nfetches, fetches_cap;
     atomic_bool stopping;
-    pthread_t threads[FETCHERS];
+    pthread_t threads[REMOTE_DEBUGINFO_MAX_FETCHES];   /* a fetch each */
     size_t nthreads;
 };
 
@@ -144,10 +142,12 @@ static void *fetcher(void *arg)
 }
 
 struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nurls,
-                                              int64_t timeout_s, const char *cache_dir,
-                                              int64_t retry_ns, char *err,
+                                              size_t fetches, int64_t timeout_s,
+                                              const char *cache_dir, int64_t retry_ns, char *err,
                                               size_t errlen)
 {
+    if (fetches > REMOTE_DEBUGINFO_MAX_FETCHES)
+        fetches = REMOTE_DEBUGINFO_MAX_FETCHES;
     size_t len = 1;
     for (size_t i = 0; i < nurls; i++)
         len += strlen(urls[i]) + 1;
@@ -179,7 +179,7 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
         return NULL;
     }
     user_data_of = r->get_user_data;
-    while (rc == 0 && r->nthreads < FETCHERS &&
+    while (rc == 0 && r->nthreads < fetches &&
            pthread_create(&r->threads[r->nthreads], NULL, fetcher, r) == 0)
         r->nthreads++;
     if (rc != 0 || !r->nthreads) {

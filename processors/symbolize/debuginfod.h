@@ -24,13 +24,18 @@
 
 struct remote_debuginfo;
 
-/* A client of the servers urls[nurls], giving up on a server after
+/* The most files fetched at once. */
+#define REMOTE_DEBUGINFO_MAX_FETCHES 16
+
+/* A client of the servers urls[nurls] fetching up to fetches files at once
+ * (1 to REMOTE_DEBUGINFO_MAX_FETCHES), giving up on a server after
  * timeout_s seconds without progress; cache_dir "" keeps libdebuginfod's
  * default cache; retry_ns as above. NULL (err filled) when the client
  * cannot be made. */
 struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nurls,
-                                              int64_t timeout_s, const char *cache_dir,
-                                              int64_t retry_ns, char *err, size_t errlen);
+                                              size_t fetches, int64_t timeout_s,
+                                              const char *cache_dir, int64_t retry_ns, char *err,
+                                              size_t errlen);
 /* The local path of the executable with this build-id (lowercase hex),
  * waited for until deadline_ns (CLOCK_MONOTONIC) as above: malloc'd, or
  * NULL with err filled and *pending telling whether it is still being

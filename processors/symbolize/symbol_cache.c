@@ -167,7 +167,8 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     c->perf_map_dir = copy(s->perf_map_dir);
     if (s->ndebuginfod_urls &&
         !(c->remote = remote_debuginfo_new(s->debuginfod_urls, s->ndebuginfod_urls,
-                                           s->debuginfod_timeout_s, s->debuginfod_cache,
+                                           s->debuginfod_fetches, s->debuginfod_timeout_s,
+                                           s->debuginfod_cache,
                                            s->negative_ttl, err, errlen))) {
         cache_free(c);
         return NULL;

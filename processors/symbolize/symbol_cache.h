@@ -42,6 +42,7 @@ struct symbol_cache_settings {
     size_t ndebuginfod_urls;
     int64_t debuginfod_timeout_s;
     int64_t debuginfod_wait;      /* ns a profile waits for files being fetched, in all */
+    size_t debuginfod_fetches;    /* files fetched at once */
     const char *debuginfod_cache;
     const char *inflated_cache;   /* "~/" is $HOME; NULL or "": off */
     uint64_t inflated_cache_size;

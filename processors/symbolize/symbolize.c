@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../../lib/clock.h"
+#include "debuginfod.h"
 #include "locations.h"
 #include "profd/plugin.h"
 #include "symbol_cache.h"
@@ -58,6 +59,7 @@ struct config {
     struct profd_str_list debuginfod_urls;
     int64_t debuginfod_timeout;
     int64_t debuginfod_wait;
+    int64_t debuginfod_fetches;
     char *debuginfod_cache;
     char *inflated_cache;
     uint64_t inflated_cache_size;
@@ -104,6 +106,9 @@ static const struct profd_option options[] = {
      "how long a profile waits, in all, for files being fetched from debuginfod before it "
      "goes on without them (the fetches go on, and later profiles use the files once they "
      "are here; a file is waited for by one profile at most)"},
+    {"debuginfod_fetches", PROFD_OPT_INT, offsetof(struct config, debuginfod_fetches), "2",
+     "files fetched from debuginfod at once, each on a thread of its own (1 to 16): more "
+     "shortens the wait for the debug files of many binaries met at once"},
     {"debuginfod_cache", PROFD_OPT_STRING, offsetof(struct config, debuginfod_cache), "",
      "where fetched files and misses are kept (\"\": libdebuginfod's default, "
      "~/.cache/debuginfod_client)"},
@@ -145,13 +150,19 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         host->log(self, PROFD_LOG_ERROR, "threads: %lld is negative", (long long)cfg->threads);
         return PROFD_ERR;
     }
+    if (cfg->debuginfod_fetches < 1 || cfg->debuginfod_fetches > REMOTE_DEBUGINFO_MAX_FETCHES) {
+        host->log(self, PROFD_LOG_ERROR, "debuginfod_fetches: %lld is not between 1 and %d",
+                  (long long)cfg->debuginfod_fetches, REMOTE_DEBUGINFO_MAX_FETCHES);
+        return PROFD_ERR;
+    }
     struct symbol_cache_settings settings = {
         (const char *const *)cfg->debug_directories.items, cfg->debug_directories.n,
         (const char *const *)cfg->path_remaps.keys, (const char *const *)cfg->path_remaps.values,
         cfg->path_remaps.n, cfg->use_local_path, cfg->proc_root, cfg->max_memory,
         cfg->negative_ttl, cfg->kallsyms, cfg->kernel_notes, cfg->system_map, cfg->perf_map_dir,
         cfg->vmlinux, (const char *const *)cfg->debuginfod_urls.items, cfg->debuginfod_urls.n,
-        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_wait, cfg->debuginfod_cache,
+        cfg->debuginfod_timeout / 1000000000, cfg->debuginfod_wait,
+        (size_t)cfg->debuginfod_fetches, cfg->debuginfod_cache,
         cfg->inflated_cache,
         cfg->inflated_cache_size};
     char err[512];

@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.request
 
-from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run_command,
+from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run, run_command,
                      serve_on_free_port, wait_until)
 
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
@@ -680,6 +680,43 @@ class SymbolizeTest(ProfdTestCase):
         stopping = time.monotonic()   # the other binary's fetch still hangs
         self.assertEqual(p.stop(), 0)
         self.assertLess(time.monotonic() - stopping, 8)   # not debuginfod_timeout's 10 s
+
+    def test_debuginfod_fetches_files_at_once_as_configured(self):
+        """Three binaries missing at once, their fetches held by the server:
+        two are asked for at a time by default (the third once one was
+        answered), three with debuginfod_fetches: 3; a count out of range
+        is refused."""
+        binaries = [self.compile("inl.%d" % i, "-O%d" % i) for i in (1, 2, 3)]
+        mappings = [mapping_of(b, "/nonexistent/inl.%d" % i) for i, b in enumerate(binaries)]
+        parts = [(m, [base + function_addresses(b, ["main"])[0]])
+                 for b, (m, base) in zip(binaries, mappings)]
+        self.assertEqual(len({m[4] for m, _ in parts}), 3)   # three build-ids
+        # no fetch given up meanwhile (debuginfod_timeout), which would free a thread
+        patient = DEBUGINFOD_ONLY.replace("debuginfod_wait: 4s",
+                                          "debuginfod_wait: 4s\n    debuginfod_timeout: 1h")
+        for fetches, config in ((2, patient),
+                                (3, patient.replace("debuginfod_wait: 4s",
+                                                    "debuginfod_fetches: 3\n"
+                                                    "    debuginfod_wait: 4s"))):
+            with self.subTest(fetches=fetches):
+                asked = []
+                url, gates = self.serve_gated_debuginfod(
+                    {(build_id(b), "executable"): b for b in binaries}, asked)
+                p = self.start(config % (url, self.path("cache-%d" % fetches)))
+                self.spooled_symbolizer()(parts)   # back after debuginfod_wait, all queued
+                wait_until(lambda: len(asked) >= fetches, "%d fetches at once" % fetches)
+                self.assertEqual(len(asked), fetches, asked)   # none answered: no more asked
+                gates[asked[0]].set()   # one answered: the next one is asked
+                wait_until(lambda: len(asked) == 3, "the third fetch")
+                for gate in gates.values():
+                    gate.set()
+                self.assertEqual(p.stop(), 0)
+        with open(self.path("bad.yaml"), "w") as f:
+            f.write(DEBUGINFOD_ONLY.replace("debuginfod_wait: 4s", "debuginfod_fetches: 17") %
+                    ("http://127.0.0.1:9", self.path("cache")))
+        r = run(["--config", self.path("bad.yaml")], cwd=self.dir)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("debuginfod_fetches: 17 is not between 1 and 16", r.stderr)
 
     def dwz_split(self, recorded):
         """inl built twice alike (to the same build-id), one of them (with

@@ -246,10 +246,10 @@ class SymbolizeTest(ProfdTestCase):
         return {name: glob.glob(self.path(where, "out", "**", name + "*"), recursive=True)[0]
                 for name in profiles}
 
-    def run_symbolize(self, profiles, debug_dirs=(), extra=""):
+    def run_symbolize(self, profiles, debug_dirs=(), extra="", where=""):
         """The same, returning {name: symbolized(output)}."""
         return {name: symbolized(path)
-                for name, path in self.run_profd(profiles, debug_dirs, extra).items()}
+                for name, path in self.run_profd(profiles, debug_dirs, extra, where).items()}
 
     def check_against_addr2line(self, binary, recorded_path=None, debug_dirs=(), oracle=None,
                                 pid=0, extra="", reader=addr2line,
@@ -807,7 +807,8 @@ class SymbolizeTest(ProfdTestCase):
         """A Go binary built with -ldflags='-s -w' has no symbol table and no
         DWARF, only .gopclntab: functions, files, lines and inlined calls
         (from the inline trees) come from it as llvm-symbolizer gives them
-        from the DWARF of the same program built unstripped."""
+        from the DWARF of the same program built unstripped, and as profd
+        gives them from that DWARF."""
         if not shutil.which("go") or not shutil.which("llvm-symbolizer"):
             self.skipTest("go (golang-go) or llvm-symbolizer (llvm) is not installed")
         source = os.path.join(ROOT, "tests", "integration", "symbolize", "gofuncs.go")
@@ -822,9 +823,11 @@ class SymbolizeTest(ProfdTestCase):
         self.assertGreater(len(addrs), 20)
         want = llvm_symbolizer(full, addrs)
         self.assertIn(["main.plusOne", "main.main"], [[f[0] for f in v] for v in want.values()])
-        off, vaddr, size = text_segment(binary)
-        got = self.run_symbolize({"p": pprof((vaddr, vaddr + size, off, binary, ""), addrs)})["p"]
-        self.assertEqual(got, want)
+        for path in (binary, full):   # the unstripped one from its DWARF
+            off, vaddr, size = text_segment(path)
+            got = self.run_symbolize({"p": pprof((vaddr, vaddr + size, off, path, ""), addrs)},
+                                     where="run-" + os.path.basename(path))["p"]
+            self.assertEqual(got, want, path)
 
     def test_binaries_beyond_max_memory_stay_open_for_their_profile(self):
         """Two binaries that do not fit in max_memory together, their

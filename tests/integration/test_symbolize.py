@@ -315,6 +315,15 @@ class SymbolizeTest(ProfdTestCase):
         binary, functions = self.cplusplus_build("clang++")
         self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer)
 
+    def test_lto_build_matches_llvm_symbolizer(self):
+        """-flto: the DWARF of a link-time optimized unit refers to the
+        abstract functions of the compile-time units (across units); as
+        llvm-symbolizer reads it (addr2line names some lines' file after
+        the link-time unit, "<artificial>")."""
+        if not shutil.which("llvm-symbolizer"):
+            self.skipTest("llvm-symbolizer (llvm) is not installed")
+        self.check_against_addr2line(self.compile("inl", "-flto"), reader=llvm_symbolizer)
+
     def test_clang_build_matches_llvm_symbolizer(self):
         """clang's DWARF 5 (indexed strings, addresses and ranges) and no
         .debug_aranges, where elfutils alone finds no unit for an address:

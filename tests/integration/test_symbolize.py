@@ -315,6 +315,16 @@ class SymbolizeTest(ProfdTestCase):
         binary, functions = self.cplusplus_build("clang++")
         self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer)
 
+    def test_clang_line_tables_only_matches_llvm_symbolizer(self):
+        """clang -gline-tables-only: functions and inlined subroutines with
+        their names alone, and the line tables."""
+        if not shutil.which("clang") or not shutil.which("llvm-symbolizer"):
+            self.skipTest("clang or llvm-symbolizer (llvm) is not installed")
+        binary = self.path("inl")
+        subprocess.run(["clang", "-O2", "-gline-tables-only", SOURCE, "-o", binary], check=True,
+                       timeout=120)
+        self.check_against_addr2line(binary, reader=llvm_symbolizer)
+
     def test_lto_build_matches_llvm_symbolizer(self):
         """-flto: the DWARF of a link-time optimized unit refers to the
         abstract functions of the compile-time units (across units); as

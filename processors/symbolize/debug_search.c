@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../lib/binary_lookup.h"
+#include "../../lib/grow.h"
 #include "inflated_cache.h"
 
 /* The build-id (20 bytes at most, into id) of the dwz file whose DWARF the
@@ -34,8 +35,7 @@ static size_t dwz_link(const char *path, unsigned char id[20], char **name)
             len = (size_t)(at + d->d_size - (end + 1));
             len = len > 20 ? 20 : len;
             memcpy(id, end + 1, len);
-            if (!(*name = strdup(at)))
-                abort();
+            *name = must_strdup(at);
             break;
         }
     }
@@ -50,14 +50,8 @@ static size_t dwz_link(const char *path, unsigned char id[20], char **name)
 static char *dwz_path(const char *path, const char *name)
 {
     const char *slash = strrchr(path, '/');
-    char *joined;
-    if (name[0] == '/' || !slash)
-        joined = strdup(name);
-    else if (asprintf(&joined, "%.*s/%s", (int)(slash - path), path, name) < 0)
-        joined = NULL;
-    if (!joined)
-        abort();
-    return joined;
+    return name[0] == '/' || !slash ? must_strdup(name)
+                                    : must_asprintf("%.*s/%s", (int)(slash - path), path, name);
 }
 
 /* The file of build-id id that ds looks for (the debug file, or its dwz
@@ -106,7 +100,11 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     unsigned char dwz_id[20];
     const unsigned char *id = NULL;
     char *dwz_name = NULL, *path = NULL;
-    size_t len = ds && file_name && debuglink_file ? dwz_link(file_name, dwz_id, &dwz_name) : 0;
+    /* elfutils asks for a dwz file with no CRC: a binary's debuglink (with
+     * one) does not have the file it names opened to be told apart */
+    size_t len = ds && file_name && debuglink_file && !debuglink_crc
+                     ? dwz_link(file_name, dwz_id, &dwz_name)
+                     : 0;
     if (len && !strcmp(dwz_name, debuglink_file)) {
         id = dwz_id;
     } else {

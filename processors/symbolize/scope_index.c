@@ -293,16 +293,11 @@ static void read_spans(struct scope_index *x, Dwarf *dw, Dwarf_Addr bias)
         qsort(x->spans, x->nspans, sizeof(*x->spans), span_order);
 }
 
-/* The unit holding module address addr into *cu, and the module's bias:
- * through .debug_aranges, else from the units' own ranges. False when no
- * unit holds it. */
-static bool unit_at(struct scope_index *x, Dwarf_Addr addr, Dwarf_Die *cu, Dwarf_Addr *bias)
+/* The unit holding module address addr into *cu, and the module's bias,
+ * from the units' own ranges. False when no unit holds it. */
+static bool unit_by_spans(struct scope_index *x, Dwarf_Addr addr, Dwarf_Die *cu,
+                          Dwarf_Addr *bias)
 {
-    Dwarf_Die *found = dwfl_module_addrdie(x->mod, addr, bias);
-    if (found) {
-        *cu = *found;
-        return true;
-    }
     Dwarf *dw = dwfl_module_getdwarf(x->mod, bias);
     if (!dw)
         return false;
@@ -316,6 +311,15 @@ static bool unit_at(struct scope_index *x, Dwarf_Addr addr, Dwarf_Die *cu, Dwarf
     return false;
 }
 
+/* The same through .debug_aranges first. */
+static bool unit_at(struct scope_index *x, Dwarf_Addr addr, Dwarf_Die *cu, Dwarf_Addr *bias)
+{
+    Dwarf_Die *found = dwfl_module_addrdie(x->mod, addr, bias);
+    if (found)
+        *cu = *found;
+    return found || unit_by_spans(x, addr, cu, bias);
+}
+
 bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
                       const char **dir, int *line, int *column)
 {
@@ -324,7 +328,8 @@ bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
     const char *cd = found ? dwfl_line_comp_dir(l) : NULL;
     Dwarf_Die cu;
     Dwarf_Addr bias;
-    if (!found && unit_at(x, addr, &cu, &bias)) {   /* a unit elfutils did not find */
+    /* dwfl_module_getsrc looked in .debug_aranges already */
+    if (!found && unit_by_spans(x, addr, &cu, &bias)) {
         Dwarf_Line *dl = dwarf_getsrc_die(&cu, addr - bias);
         Dwarf_Attribute attr;
         if (dl && (found = dwarf_linesrc(dl, NULL, NULL))) {

@@ -299,11 +299,11 @@ static char *in_process(const struct symbol_cache *c, const char *filename,
     char *paths[2] = {NULL, NULL};
     if (!c->proc_root || m->pid <= 0 || !*build_id)
         return NULL;
-    if (filename[0] == '/' && asprintf(&paths[0], "/proc/%d/root%s", m->pid, filename) < 0)
-        paths[0] = NULL;
-    if (m->limit > m->start && asprintf(&paths[1], "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-                                        m->pid, m->start, m->limit) < 0)
-        paths[1] = NULL;
+    if (filename[0] == '/')
+        paths[0] = must_asprintf("/proc/%d/root%s", m->pid, filename);
+    if (m->limit > m->start)
+        paths[1] = must_asprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, m->pid, m->start,
+                                 m->limit);
     char *found = NULL;
     for (size_t i = 0; i < 2; i++) {
         if (!found && paths[i] && binary_lookup_is_elf(paths[i], build_id))

@@ -39,9 +39,9 @@ receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
     lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c
-receiver_perf_data_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c lib/aside_scan.c
+receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
-processor_symbolize_SRCS := lib/binary_lookup.c lib/file_io.c lib/grow.c
+processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto

@@ -2,6 +2,7 @@
 #include "binary_lookup.h"
 
 #include "file_io.h"
+#include "own_vdso.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -82,8 +83,44 @@ bool binary_lookup_is_elf(const char *path, const char *want)
     return ok;
 }
 
+/* Looks for the file with build_id in directory dir by build-id:
+ * .build-id/xx/rest, its .debug, and perf's .build-id/xx/rest/elf. True,
+ * with the path in path[size], when one is there. */
+static bool in_build_id_layouts(const char *dir, const char *build_id, char *path, size_t size)
+{
+    static const char *const layouts[] = {"%s/.build-id/%.2s/%s", "%s/.build-id/%.2s/%s.debug",
+                                          "%s/.build-id/%.2s/%s/elf"};
+    for (size_t k = 0; strlen(build_id) > 2 && k < sizeof(layouts) / sizeof(*layouts); k++) {
+        snprintf(path, size, layouts[k], dir, build_id, build_id + 2);
+        if (binary_lookup_is_elf(path, build_id))
+            return true;
+    }
+    return false;
+}
+
+/* The vDSO with build_id: this process's own (when recorded paths are
+ * tried: the host's kernel maps the same one into every process), else,
+ * by build-id only, perf's build-id cache copy ([vdso]/<id>/vdso) or a
+ * file by build-id in the directories (a kernel's debug package). */
+static char *find_vdso(const struct binary_lookup *l, const char *build_id)
+{
+    const char *own = l->recorded_path ? own_vdso_path() : NULL;
+    if (own && binary_lookup_is_elf(own, build_id))
+        return copy(own);
+    char path[4096];
+    for (size_t i = 0; *build_id && i < l->ndirs; i++) {
+        snprintf(path, sizeof(path), "%s/[vdso]/%s/vdso", l->dirs[i], build_id);
+        if (binary_lookup_is_elf(path, build_id) ||
+            in_build_id_layouts(l->dirs[i], build_id, path, sizeof(path)))
+            return copy(path);
+    }
+    return NULL;
+}
+
 char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id)
 {
+    if (!strcmp(filename, "[vdso]"))
+        return find_vdso(l, build_id);
     char path[4096];
     if (l->recorded_path && binary_lookup_is_elf(filename, build_id))
         return copy(filename);
@@ -97,14 +134,9 @@ char *binary_lookup_find(const struct binary_lookup *l, const char *filename, co
     }
     const char *slash = strrchr(filename, '/');
     const char *base = slash ? slash + 1 : filename;
-    static const char *const layouts[] = {"%s/.build-id/%.2s/%s", "%s/.build-id/%.2s/%s.debug",
-                                          "%s/.build-id/%.2s/%s/elf"};
     for (size_t i = 0; i < l->ndirs; i++) {
-        for (size_t k = 0; strlen(build_id) > 2 && k < sizeof(layouts) / sizeof(*layouts); k++) {
-            snprintf(path, sizeof(path), layouts[k], l->dirs[i], build_id, build_id + 2);
-            if (binary_lookup_is_elf(path, build_id))
-                return copy(path);
-        }
+        if (in_build_id_layouts(l->dirs[i], build_id, path, sizeof(path)))
+            return copy(path);
         snprintf(path, sizeof(path), "%s/%s", l->dirs[i], base);
         if (*base && binary_lookup_is_elf(path, build_id))
             return copy(path);

@@ -9,6 +9,9 @@
  * check), then in each directory: .build-id/xx/rest, .build-id/xx/rest.debug
  * (debug directories), .build-id/xx/rest/elf (perf's build-id cache), and
  * the file name alone. A file of another build never stands in for it.
+ * The "[vdso]" is this process's own when its build-id is the recorded one
+ * (or none was recorded) and recorded paths are tried, else perf's cached
+ * copy ([vdso]/<build-id>/vdso) or a file by build-id in a directory.
  */
 #ifndef PROFD_BINARY_LOOKUP_H
 #define PROFD_BINARY_LOOKUP_H

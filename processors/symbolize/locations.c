@@ -97,7 +97,7 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
             src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
     } else if (is_anonymous(filename)) {
         src.jit = symbol_cache_jit(s->cache, pid);
-    } else if (filename[0] == '/') {
+    } else if (filename[0] == '/' || !strcmp(filename, "[vdso]")) {
         struct process_mapping where = {pid, m->memory_start, m->memory_limit};
         src.elf = symbol_cache_binary(s->cache, filename, build_id, &where);
     }

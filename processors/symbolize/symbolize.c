@@ -70,12 +70,13 @@ static const struct profd_option options[] = {
     {"debug_directories", PROFD_OPT_STRING_LIST, offsetof(struct config, debug_directories),
      "[/usr/lib/debug, ~/.debug]",
      "where binaries and debug files are looked for: .build-id/xx/rest[.debug], perf's "
-     ".build-id/xx/rest/elf and [kernel.kallsyms]/<build-id>/kallsyms, by file name, and (for "
-     "debug files) by .gnu_debuglink"},
+     ".build-id/xx/rest/elf, [kernel.kallsyms]/<build-id>/kallsyms and "
+     "[vdso]/<build-id>/vdso, by file name, and (for debug files) by .gnu_debuglink"},
     {"path_remaps", PROFD_OPT_STRING_MAP, offsetof(struct config, path_remaps), NULL,
      "recorded path prefix -> local prefix, e.g. {/app: /srv/app} (build-ids still checked)"},
     {"use_local_path", PROFD_OPT_BOOL, offsetof(struct config, use_local_path), "true",
-     "use the mapping's own path on this host when its build-id matches"},
+     "use the mapping's own path on this host when its build-id matches (for a [vdso] "
+     "mapping: this host's vDSO)"},
     {"demangle", PROFD_OPT_ENUM, offsetof(struct config, demangle), "full",
      "function names: demangled in full, without parameters (templates), or as mangled (none)",
      .choices = demangle_modes},

@@ -2,6 +2,7 @@
 /* Profiles built from a session's aggregated outputs: sample types, the
  * mappings, locations and samples as they were gathered (nothing copied),
  * and each profile's series labels. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,46 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
     }
 }
 
+/* True when filename (a " (deleted)" suffix aside) names a program: not a
+ * shared library (".so", ".so.N", ".so_N"), a kernel module, the kernel or
+ * another "[...]" mapping, anonymous or memfd code. */
+static bool names_a_program(const char *filename)
+{
+    size_t len = strlen(filename);
+    static const char deleted[] = " (deleted)";
+    if (len >= sizeof(deleted) - 1 && !strcmp(filename + len - (sizeof(deleted) - 1), deleted))
+        len -= sizeof(deleted) - 1;
+    if (!len || filename[0] == '[' || !strncmp(filename, "//", 2) ||
+        !strncmp(filename, "/memfd:", 7) || (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)))
+        return false;
+    for (const char *so = strstr(filename, ".so"); so && so + 3 <= filename + len;
+         so = strstr(so + 1, ".so")) {
+        size_t after = (size_t)(so + 3 - filename);
+        if (after == len || ((so[3] == '.' || so[3] == '_') && after + 1 < len &&
+                             isdigit((unsigned char)so[4])))
+            return false;
+    }
+    return true;
+}
+
+/* The index of o's main program mapping: the first that names a program
+ * (0 when none does). pprof's convention puts it first in a profile, and
+ * tools name the profile after it. */
+static size_t main_mapping(const struct out *o)
+{
+    for (size_t i = 0; i < o->nmaps; i++)
+        if (names_a_program(o->maps[i]->filename))
+            return i;
+    return 0;
+}
+
+/* Where o's mapping at index i goes in the profile: the main one (index
+ * main) first, the others in their order. */
+static uint32_t mapping_position(size_t i, size_t main)
+{
+    return i == main ? 0 : i < main ? (uint32_t)i + 1 : (uint32_t)i;
+}
+
 /* Completes o's profile (sample locations and values are in it already)
  * and hands it over; the lookups are dropped first to keep the peak low. */
 struct profd_profile *perf_build_profile(struct perf_session *s, struct out *o)
@@ -56,17 +97,20 @@ struct profd_profile *perf_build_profile(struct perf_session *s, struct out *o)
     index_clear(&o->map_index);
     set_types(s, p);
     p->mappings = h->profile_alloc(p, (o->nmaps + 1) * sizeof(*p->mappings));
+    size_t main = main_mapping(o);
     for (size_t i = 0; i < o->nmaps; i++) {
         const struct map *m = o->maps[i];
-        p->mappings[i] = (struct profd_mapping){
+        p->mappings[mapping_position(i, main)] = (struct profd_mapping){
             .memory_start = m->start, .memory_limit = m->limit, .file_offset = m->pgoff,
             .filename = str(h, p, m->filename), .build_id = str(h, p, m->build_id)};
     }
     p->nmappings = (uint32_t)o->nmaps;
     p->locations = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->locations));
-    for (size_t i = 0; i < o->nlocs; i++)
-        p->locations[i] = (struct profd_location){.address = o->locs[i].address,
-                                                  .mapping = o->locs[i].mapping};
+    for (size_t i = 0; i < o->nlocs; i++) {
+        uint32_t ref = o->locs[i].mapping;
+        p->locations[i] = (struct profd_location){
+            .address = o->locs[i].address, .mapping = ref ? mapping_position(ref - 1, main) + 1 : 0};
+    }
     p->nlocations = (uint32_t)o->nlocs;
     bool labeled = s->labeled;
     uint32_t k_tid = labeled ? str(h, p, "tid") : 0, k_cpu = labeled ? str(h, p, "cpu") : 0,

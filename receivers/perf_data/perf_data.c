@@ -67,7 +67,8 @@ static const struct profd_option options[] = {
     {"binary_directories", PROFD_OPT_STRING_LIST, offsetof(struct config, binary_directories),
      "[~/.debug, /usr/lib/debug]",
      "--call-graph dwarf: where binaries are looked for after their recorded path (by file "
-     "name, .build-id/xx/rest[.debug], .build-id/xx/rest/elf)"},
+     "name, .build-id/xx/rest[.debug], .build-id/xx/rest/elf; the vDSO, when not this "
+     "host's, as [vdso]/<build-id>/vdso)"},
     {"progress", PROFD_OPT_BOOL, offsetof(struct config, progress), "false",
      "show a progress line on standard error while reading a file"},
     {0},

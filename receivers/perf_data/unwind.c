@@ -4,12 +4,9 @@
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "../../lib/binary_lookup.h"
 #include "util.h"
@@ -60,41 +57,6 @@ struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs)
 
 /* ---- finding binaries ---- */
 
-static char *found(const char *path)
-{
-    char *copy = strdup(path);
-    if (!copy)
-        abort();
-    return copy;
-}
-
-/* This process's vDSO as a file (a memfd path), when it is the one the
- * recording names: same build-id, or none recorded. NULL otherwise. */
-static char *own_vdso(const char *build_id)
-{
-    FILE *maps = fopen("/proc/self/maps", "r");
-    char line[512];
-    unsigned long start = 0, end = 0;
-    while (maps && fgets(line, sizeof(line), maps))
-        if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-            break;
-    if (maps)
-        fclose(maps);
-    if (!end)
-        return NULL;
-    int fd = memfd_create("vdso", MFD_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    if (write(fd, (const void *)start, end - start) != (ssize_t)(end - start) ||
-        !binary_lookup_is_elf(path, build_id)) {
-        close(fd);
-        return NULL;
-    }
-    return found(path);   /* the memfd stays open for the unwinder's life */
-}
-
 /* Where m's file is here, looked up once per (file, build-id). */
 static const char *binary_for(struct unwinder *u, const struct map *m)
 {
@@ -105,11 +67,9 @@ static const char *binary_for(struct unwinder *u, const struct map *m)
     struct binary *b = &u->binaries[u->nbinaries++];
     b->filename = m->filename;
     memcpy(b->build_id, m->build_id, sizeof(b->build_id));
-    if (!strcmp(m->filename, "[vdso]"))
-        b->path = own_vdso(m->build_id);
-    else
-        b->path = m->filename[0] == '/' ? binary_lookup_find(&u->lookup, m->filename, m->build_id)
-                                        : NULL;
+    b->path = m->filename[0] == '/' || !strcmp(m->filename, "[vdso]")
+                  ? binary_lookup_find(&u->lookup, m->filename, m->build_id)
+                  : NULL;
     return b->path;
 }
 
@@ -278,12 +238,8 @@ void unwinder_free(struct unwinder *u)
         if (u->procs[i].dwfl)
             dwfl_end(u->procs[i].dwfl);
     free(u->procs);
-    for (size_t i = 0; i < u->nbinaries; i++) {
-        int fd;
-        if (u->binaries[i].path && sscanf(u->binaries[i].path, "/proc/self/fd/%d", &fd) == 1)
-            close(fd);   /* the vDSO's memfd */
+    for (size_t i = 0; i < u->nbinaries; i++)
         free(u->binaries[i].path);
-    }
     free(u->binaries);
     binary_lookup_free(&u->lookup);
     free(u);

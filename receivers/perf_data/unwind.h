@@ -6,9 +6,8 @@
  * binaries the process had mapped. One Dwfl per process is kept while the
  * process's mappings stay the same, so CFI is parsed once, not per sample.
  *
- * Binaries are found as lib/binary_lookup.h describes, in the configured
- * directories; the [vdso] is this process's own when its build-id is the
- * recorded one. x86-64 only.
+ * Binaries and the [vdso] are found as lib/binary_lookup.h describes, in
+ * the configured directories. x86-64 only.
  */
 #ifndef PROFD_PERF_UNWIND_H
 #define PROFD_PERF_UNWIND_H

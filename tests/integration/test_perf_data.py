@@ -247,6 +247,25 @@ class PerfDataTest(ProfdTestCase):
     def test_threads_fork_and_exec_match_perf_script(self):
         self.check("mt")
 
+    def test_each_process_profile_names_its_program_first(self):
+        """pprof's convention: the main program's mapping comes first (go
+        tool pprof names the profile "File:" after it), before the dynamic
+        loader, libc and the kernel that the samples met earlier; after an
+        exec, the new program. (The stacks' frames still name their own
+        mappings: test_threads_fork_and_exec_match_perf_script.)"""
+        out = self.path("out")
+        os.mkdir(out)
+        r = run_command([PROFD, "convert", os.path.join(CORPUS_PERF, "mt.data"), "-o", out,
+                         "--split", "pid"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        firsts = {}
+        for path in glob.glob(os.path.join(out, "*.pb.gz")):
+            raw = raw_pprof(path)
+            mappings = re.findall(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)", raw, re.M)
+            self.assertGreater(len(mappings), 1, path)
+            firsts[os.path.basename(path).split(".")[0]] = mappings[0]
+        self.assertEqual(firsts, {"mt": "/tmp/profd-corpus/bin/mt", "sh": "/usr/bin/dash"})
+
     def test_zstd_records_match_perf_script(self):
         self.check("burn.zstd")
 
@@ -477,6 +496,54 @@ class PerfRecordTest(ProfdTestCase):
     def test_zstd_compressed(self):
         data = self.record("-z")
         self.assertEqual(self.convert([data]), self.script(data))
+
+    def vdso_names(self, data, symbolize):
+        """{vDSO-relative address: function name} of the [vdso] frames of
+        data converted by a profd whose symbolize has these options."""
+        with open(self.path("profd.yaml"), "w") as f:
+            f.write(config("include: [%s], split: none" % data,
+                           "directory: out, path_template: p.pb.gz, overwrite: true", symbolize))
+        r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.dir, capture_output=True,
+                        text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        raw = raw_pprof(self.path("out", "p.pb.gz"))
+        vdso = re.search(r"^(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) \[vdso\]", raw, re.M)
+        self.assertTrue(vdso, "no [vdso] mapping")
+        start, offset = int(vdso.group(2), 16), int(vdso.group(3), 16)
+        return {int(a, 16) - start + offset: fn for a, fn in re.findall(
+            r"^ *\d+: (0x[0-9a-f]+) M=%s ?(\S*)" % vdso.group(1), raw, re.M)}
+
+    def test_vdso_frames_named_like_perf_script(self):
+        """clock_gettime's frames in the vDSO: named from this host's own
+        vDSO (its build-id is the recorded one), or, with the host's files
+        not used, from the copy perf's build-id cache keeps
+        ([vdso]/<build-id>/vdso), as perf script names them."""
+        prog = self.path("clock")
+        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer",
+                        os.path.join(ROOT, "tests", "integration", "perf", "clock.c"), "-o", prog],
+                       check=True, timeout=120)
+        home = self.path("home")   # where perf keeps its build-id cache
+        os.mkdir(home)
+        data = self.path("clock.data")
+        env = dict(os.environ, HOME=home)
+        subprocess.run(["perf", "record", "-q", "-F", "2000", "-g", "-o", data, "--", prog],
+                       check=True, capture_output=True, timeout=300, env=env)
+        r = subprocess.run(["perf", "script", "-F", "ip,sym,dso", "-i", data], env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = {int(a, 16): sym for a, sym in re.findall(
+            r"^\s+([0-9a-f]+) (\S+?)(?:\+0x[0-9a-f]+)? \(\[vdso\]\)$", r.stdout, re.M)}
+        self.assertGreater(len(want), 0, "no samples in the vDSO")
+        cache = os.path.join(home, ".debug")
+        for symbolize in ("debug_directories: []",
+                          "use_local_path: false, debug_directories: [%s]" % cache):
+            got = self.vdso_names(data, symbolize)
+            self.assertGreater(len(got), 0, symbolize)
+            for a, fn in got.items():
+                # perf names a return address, profd the call before it (a - 1).
+                self.assertEqual(fn, want.get(a, want.get(a + 1)), "%s: [vdso]+%#x" % (symbolize, a))
+        got = self.vdso_names(data, "use_local_path: false, debug_directories: []")
+        self.assertEqual(set(got.values()), {""}, "named with neither copy")
 
     def stream_recording(self, *call_graph):
         """A fresh pipe-mode recording streamed through profd's standard

@@ -13,6 +13,7 @@
 #include "../../core/arena.h"
 #include "../../core/profile.h"
 #include "../../lib/binary_lookup.c"
+#include "../../lib/own_vdso.c"
 #include "../../lib/file_io.c"
 #include "../../lib/grow.c"
 #include "../../processors/symbolize/debug_search.c"

@@ -166,7 +166,7 @@ int elf_binary_text(const struct elf_binary *b, uint64_t *vaddr)
 struct func_sym {
     GElf_Addr value, size;
     const char *name;
-    int rank;                /* GLOBAL 2, WEAK 1, LOCAL 0: preferred among aliases */
+    int rank;                /* GLOBAL 2, WEAK 1, LOCAL 0, a code label -1: preferred among aliases */
 };
 
 static int sym_order(const void *a, const void *b)
@@ -177,7 +177,20 @@ static int sym_order(const void *a, const void *b)
     return y->rank - x->rank;   /* the preferred alias first */
 }
 
-/* Reads the module's function symbols once, sorted by address. */
+/* True for a symbol without a type that labels code, as assembly entry
+ * points such as the dynamic loader's _start are: defined in an
+ * executable section, not an ARM mapping symbol ($x, $a, $t, $d). */
+static bool is_code_label(const GElf_Sym *sym, const char *name, GElf_Word shndx, Elf *elf)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = elf && shndx != SHN_UNDEF && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx)
+                                                                       : NULL;
+    return GELF_ST_TYPE(sym->st_info) == STT_NOTYPE && name[0] != '$' && scn &&
+           gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* Reads the module's function symbols and code labels once, sorted by
+ * address. */
 static void read_symbols(struct elf_binary *b)
 {
     b->symbols_read = true;
@@ -190,12 +203,17 @@ static void read_symbols(struct elf_binary *b)
     for (int i = 1; i < n; i++) {
         GElf_Sym sym;
         GElf_Addr value;
-        const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &value, NULL, NULL, NULL);
+        GElf_Word shndx;
+        Elf *elf;
+        const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &value, &shndx, &elf, NULL);
         int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-        if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+        if (!name || !*name)
             continue;
-        b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name,
-                                                bind == STB_GLOBAL ? 2 : bind == STB_WEAK};
+        if (type == STT_FUNC || type == STT_GNU_IFUNC)
+            b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name,
+                                                    bind == STB_GLOBAL ? 2 : bind == STB_WEAK};
+        else if (is_code_label(&sym, name, shndx, elf))
+            b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name, -1};
     }
     qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_order);
 }

@@ -347,6 +347,22 @@ class SymbolizeTest(ProfdTestCase):
             ["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout)
         self.check_against_addr2line(binary, reader=llvm_symbolizer)
 
+    def test_code_under_an_assembly_label_is_named_after_the_label(self):
+        """Code after a label of no type (an entry point written in
+        assembly, as the dynamic loader's _start) that no DWARF function
+        holds: named after the label, not after the function before it."""
+        binary = self.path("label")
+        subprocess.run(["gcc", "-O2", "-g", "-fno-toplevel-reorder",
+                        os.path.join(ROOT, "tests", "integration", "symbolize", "label.c"), "-o",
+                        binary], check=True, timeout=120)
+        addrs = function_addresses(binary, ["before_label", "after_label"])
+        mapping, base = mapping_of(binary, binary)
+        got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])})["p"]
+        want = addr2line(binary, addrs)
+        self.assertIn("after_label", {frames[0][0] for frames in want.values()})
+        for a in addrs:
+            self.assertEqual(got.get(base + a), want[a], "address %#x" % a)
+
     def test_many_locations_on_threads_as_on_one(self):
         """70,000 locations at the instructions of inl, in random order:
         split among 4 threads (each looking up in a lane of its own), they

@@ -207,7 +207,7 @@ static void read_symbols(struct elf_binary *b)
         Elf *elf;
         const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &value, &shndx, &elf, NULL);
         int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-        if (!name || !*name)
+        if (!name || !*name || shndx == SHN_UNDEF)   /* an import: not this module's code */
             continue;
         if (type == STT_FUNC || type == STT_GNU_IFUNC)
             b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name,
@@ -218,8 +218,15 @@ static void read_symbols(struct elf_binary *b)
     qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_order);
 }
 
-/* The function symbol holding addr, else the nearest one below it (the
- * padding after a function's end belongs to it), or NULL. */
+/* Functions start at multiples of this (x86-64's and arm64's default);
+ * the padding up to the next start belongs to the function before it. */
+#define FUNCTION_ALIGNMENT 16
+
+/* The function symbol holding addr: a sized one, to its end and the
+ * padding after it; else an unsized one (a label, or a function written in
+ * assembly without a size), up to the next symbol. NULL when addr lies
+ * past a sized symbol's end and padding (code with no symbol of its own,
+ * as a stripped binary's static functions: named after no neighbour). */
 static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
 {
     if (!b->symbols_read)
@@ -234,11 +241,14 @@ static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
         first--;
     /* Of the aliases at that address, the preferred one; a sized symbol of
      * an earlier address that still holds addr wins over an unsized one. */
+    GElf_Addr size = b->syms[first].size;
     for (size_t i = first; i > 0 && i + 8 > first; i--)
         if (b->syms[i - 1].size && addr - b->syms[i - 1].value < b->syms[i - 1].size &&
-            !(b->syms[first].size && addr - at < b->syms[first].size))
+            !(size && addr - at < size))
             return b->syms[i - 1].name;
-    return b->syms[first].name;
+    GElf_Addr padded = (size + (at % FUNCTION_ALIGNMENT) + FUNCTION_ALIGNMENT - 1) /
+                       FUNCTION_ALIGNMENT * FUNCTION_ALIGNMENT - at % FUNCTION_ALIGNMENT;
+    return !size || addr - at < padded ? b->syms[first].name : NULL;
 }
 
 /* Reads the binary's Go pc-line table, when it is a Go binary, with the

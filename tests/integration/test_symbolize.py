@@ -363,6 +363,29 @@ class SymbolizeTest(ProfdTestCase):
         for a in addrs:
             self.assertEqual(got.get(base + a), want[a], "address %#x" % a)
 
+    def test_stripped_binary_names_only_the_functions_its_dynamic_symbols_hold(self):
+        """A binary stripped but for its dynamic symbols: an exported
+        function is named, a static function is not (not after the
+        exported one before it, nor after an imported function, whose
+        symbol has no address), as llvm-symbolizer reads it; built without
+        -rdynamic, it exports none and nothing is named."""
+        for flags, exported in ((["-rdynamic"], {"??", "exported_function"}), ([], {"??"})):
+            binary = self.path("stripped%s" % "".join(flags))
+            subprocess.run(["gcc", "-O2"] + flags + [os.path.join(
+                ROOT, "tests", "integration", "symbolize", "stripped.c"), "-o", binary],
+                check=True, timeout=120)
+            addrs = function_addresses(binary, ["static_function", "exported_function"])
+            subprocess.run(["strip", "--strip-all", binary], check=True, timeout=60)
+            mapping, base = mapping_of(binary, binary)
+            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])},
+                                     where="run%s" % "".join(flags))["p"]
+            want = llvm_symbolizer(binary, addrs)
+            self.assertEqual({frames[0][0] for frames in want.values()}, exported)
+            for a in addrs:
+                names = [fn for fn, _, _ in got.get(base + a, [])]
+                self.assertEqual(names, [fn for fn, _, _ in want[a] if fn != "??"],
+                                 "%s: address %#x" % (flags, a))
+
     def test_many_locations_on_threads_as_on_one(self):
         """70,000 locations at the instructions of inl, in random order:
         split among 4 threads (each looking up in a lane of its own), they

@@ -57,6 +57,13 @@ void binary_lookup_hex(const unsigned char *id, size_t n, char out[41])
     out[2 * n] = 0;
 }
 
+size_t binary_lookup_path_length(const char *filename)
+{
+    static const char deleted[] = " (deleted)";
+    size_t len = strlen(filename), n = sizeof(deleted) - 1;
+    return len >= n && !strcmp(filename + len - n, deleted) ? len - n : len;
+}
+
 bool binary_lookup_is_elf(const char *path, const char *want)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

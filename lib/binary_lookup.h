@@ -41,6 +41,9 @@ void binary_lookup_hex(const unsigned char *id, size_t n, char out[41]);
 /* The path of the separate debug file of the binary with build-id id (raw
  * bytes) in the directories (.build-id/xx/rest.debug), malloc'd, or NULL. */
 char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len);
+/* The length of filename without the " (deleted)" that /proc/<pid>/maps
+ * adds to the path of a file deleted or replaced since it was mapped. */
+size_t binary_lookup_path_length(const char *filename);
 /* True when path is an ELF file and, if want is not empty, its GNU
  * build-id is want (trailing zero 4-byte groups of a 20-byte id ignored). */
 bool binary_lookup_is_elf(const char *path, const char *want);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
@@ -98,6 +99,7 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
     } else if (is_anonymous(filename)) {
         src.jit = symbol_cache_jit(s->cache, pid);
     } else if (filename[0] == '/' || !strcmp(filename, "[vdso]")) {
+        filename[binary_lookup_path_length(filename)] = 0;   /* the file as it was */
         struct process_mapping where = {pid, m->memory_start, m->memory_limit};
         src.elf = symbol_cache_binary(s->cache, filename, build_id, &where);
     }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../lib/binary_lookup.h"
 #include "session_state.h"
 
 static uint32_t str(const struct profd_host *h, struct profd_profile *p, const char *s)
@@ -50,10 +51,7 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
  * another "[...]" mapping, anonymous or memfd code. */
 static bool names_a_program(const char *filename)
 {
-    size_t len = strlen(filename);
-    static const char deleted[] = " (deleted)";
-    if (len >= sizeof(deleted) - 1 && !strcmp(filename + len - (sizeof(deleted) - 1), deleted))
-        len -= sizeof(deleted) - 1;
+    size_t len = binary_lookup_path_length(filename);
     if (!len || filename[0] == '[' || !strncmp(filename, "//", 2) ||
         !strncmp(filename, "/memfd:", 7) || (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)))
         return false;

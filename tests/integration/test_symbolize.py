@@ -582,6 +582,14 @@ class SymbolizeTest(ProfdTestCase):
         want = addr2line(oracle, addrs)
         self.assertEqual({a: got.get(at[a]) for a in addrs}, want)
 
+    def test_deleted_suffix_is_dropped_from_the_path_looked_for(self):
+        """A mapping read from /proc/<pid>/maps after its file was deleted
+        names it "<path> (deleted)" (as Go's runtime/pprof writes it): with
+        no process to read it through, the file at <path> is used when its
+        build-id is the recorded one."""
+        binary = self.compile("inl")
+        self.check_against_addr2line(binary, recorded_path=binary + " (deleted)")
+
     def test_binary_of_a_live_container_found_under_its_proc_root(self):
         """A binary that only a process's own mount namespace has (as in a
         container) is read through /proc/<pid>/root, its build-id checked."""

@@ -166,7 +166,7 @@ int elf_binary_text(const struct elf_binary *b, uint64_t *vaddr)
 struct func_sym {
     GElf_Addr value, size;
     const char *name;
-    int rank;                /* GLOBAL 2, WEAK 1, LOCAL 0, a code label -1: preferred among aliases */
+    int rank;   /* preferred among aliases: GLOBAL 2, WEAK 1, LOCAL 0, a code label -1 */
 };
 
 static int sym_order(const void *a, const void *b)

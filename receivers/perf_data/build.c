@@ -105,9 +105,10 @@ struct profd_profile *perf_build_profile(struct perf_session *s, struct out *o)
     p->nmappings = (uint32_t)o->nmaps;
     p->locations = h->profile_alloc(p, (o->nlocs + 1) * sizeof(*p->locations));
     for (size_t i = 0; i < o->nlocs; i++) {
-        uint32_t ref = o->locs[i].mapping;
-        p->locations[i] = (struct profd_location){
-            .address = o->locs[i].address, .mapping = ref ? mapping_position(ref - 1, main) + 1 : 0};
+        uint32_t ref = o->locs[i].mapping;   /* 0: none */
+        p->locations[i] = (struct profd_location){.address = o->locs[i].address};
+        if (ref)
+            p->locations[i].mapping = mapping_position(ref - 1, main) + 1;
     }
     p->nlocations = (uint32_t)o->nlocs;
     bool labeled = s->labeled;

@@ -37,14 +37,15 @@ PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcr
 libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/build.c receivers/perf_data/process.c receivers/perf_data/index.c
-receivers/perf_data/util.c receivers/perf_data/unwind.c lib/binary_lookup.c lib/file_io.c lib/grow.c"
+receivers/perf_data/util.c receivers/perf_data/unwind.c lib/binary_lookup.c lib/own_vdso.c lib/file_io.c
+lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
     processors/symbolize/debug_search.c \
     processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c \
     processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c \
-    processors/symbolize/frame_cache.c lib/binary_lookup.c \
+    processors/symbolize/frame_cache.c lib/binary_lookup.c lib/own_vdso.c \
     lib/file_io.c lib/grow.c \
     -o $FUZZ_BUILD/fuzz_elf \
     -ldw -lelf -lz -lzstd

@@ -481,13 +481,13 @@ def symbolize_bench(work):
     in_stage = statistics.median(stage)
     print("| %d libc addresses | %.2f s, %.0f/s, %.1f MB; in the processor %.2f s, %.0f/s | "
           "%.2f s, %.0f/s, %.1f MB | %.1fx; %.1fx | %.2f%% identical, %.2f%% another alias, "
-          "%.2f%% as llvm-symbolizer, %.2f%% other |" % (
+          "%.2f%% as llvm-symbolizer, %.2f%% padding named by addr2line alone, %.2f%% other |" % (
               len(addrs), med["profd"][0], len(addrs) / med["profd"][0], med["profd"][1] / 1024,
               in_stage, len(addrs) / in_stage, med["addr2line"][0],
               len(addrs) / med["addr2line"][0], med["addr2line"][1] / 1024,
               med["addr2line"][0] / max(med["profd"][0], 1e-3),
               med["addr2line"][0] / max(in_stage, 1e-3), pct["identical"], pct["alias"],
-              pct["llvm"], pct["other"]), flush=True)
+              pct["llvm"], pct["unnamed"], pct["other"]), flush=True)
 
 
 def symbol_aliases(paths):
@@ -525,14 +525,17 @@ def compare_with_addr2line(pprof_path, a2l_path, base, lib, debug_file):
     the symbolize tests read both, is: identical to addr2line's; the same
     but for which alias of a function symbol is named; different from
     addr2line in files or lines where llvm-symbolizer agrees with profd
-    (addr2line misreads some DWARF 5 file tables); different otherwise."""
+    (addr2line misreads some DWARF 5 file tables); named by addr2line
+    alone (the padding past a function's end and alignment, which
+    addr2line gives to the function before it and profd, as perf and
+    llvm-symbolizer, to none); different otherwise."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
     import test_symbolize
     ours = test_symbolize.symbolized(pprof_path)
     with open(a2l_path) as f:
         theirs = test_symbolize.parse_addr2line(f.read())
     alias = symbol_aliases([lib, debug_file])
-    counts = {"identical": 0, "alias": 0, "llvm": 0, "other": 0}
+    counts = {"identical": 0, "alias": 0, "llvm": 0, "unnamed": 0, "other": 0}
     unsettled = []
 
     def same_function(a, b):
@@ -550,7 +553,7 @@ def compare_with_addr2line(pprof_path, a2l_path, base, lib, debug_file):
     llvm = llvm_chains(lib, unsettled) or {}
     for a in unsettled:
         got = [(f, n) for _, f, n in ours.get(base + a) or []]
-        counts["llvm" if got and llvm.get(a) == got else "other"] += 1
+        counts["llvm" if got and llvm.get(a) == got else "unnamed" if not got else "other"] += 1
     return counts
 
 

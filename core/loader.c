@@ -175,6 +175,23 @@ const struct profd_plugin *profd_loader_get(struct profd_loader *l, enum profd_k
     return NULL;
 }
 
+/* Drops the module loaded last when one of its kind and type was loaded
+ * among the first `before`: an earlier directory's (the one
+ * profd_loader_get would take), or the same file reached by another path. */
+static void drop_if_loaded_before(struct profd_loader *l, size_t before)
+{
+    if (l->nmods == before)
+        return;   /* already loaded from this very path */
+    const struct profd_plugin *p = l->mods[l->nmods - 1].plugin;
+    for (size_t i = 0; i < before; i++)
+        if (l->mods[i].plugin->kind == p->kind && !strcmp(l->mods[i].plugin->type, p->type)) {
+            struct module *last = &l->mods[--l->nmods];
+            dlclose(last->handle);
+            free(last->path);
+            return;
+        }
+}
+
 size_t profd_loader_load_all(struct profd_loader *l, void (*warn)(const char *msg))
 {
     for (size_t i = 0; i < l->ndirs; i++) {
@@ -188,8 +205,11 @@ size_t profd_loader_load_all(struct profd_loader *l, void (*warn)(const char *ms
                 continue;
             char *path = profd_xasprintf("%s/%s", l->dirs[i], e->d_name);
             char err[512];
+            size_t before = l->nmods;
             if (!open_module(l, path, err, sizeof(err)))
                 warn(err);
+            else
+                drop_if_loaded_before(l, before);
             free(path);
         }
         closedir(d);

@@ -27,8 +27,10 @@ const struct profd_plugin *profd_loader_get(struct profd_loader *l, enum profd_k
  * type, ahead of the search path. Returns 0, or -1 when its ABI is wrong. */
 int profd_loader_register(struct profd_loader *l, const struct profd_plugin *p, char *err,
                           size_t errlen);
-/* Loads every module found in the search path; returns how many loaded and
- * reports each failure through warn(). */
+/* Loads every module found in the search path (a kind and type found in
+ * several directories, or by several paths, once: the first, as
+ * profd_loader_get takes it); returns how many loaded and reports each
+ * failure through warn(). */
 size_t profd_loader_load_all(struct profd_loader *l, void (*warn)(const char *msg));
 /* The i-th loaded descriptor, NULL past the end. */
 const struct profd_plugin *profd_loader_at(const struct profd_loader *l, size_t i);

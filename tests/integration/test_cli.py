@@ -8,7 +8,7 @@ import subprocess
 import unittest
 import zlib
 
-from harness import GO_CORPUS, ROOT, ProfdTestCase, corpus_files, run
+from harness import GO_CORPUS, PROFD, ROOT, ProfdTestCase, corpus_files, run
 from test_pipeline import go_raw
 
 BROKEN = """receivers:
@@ -93,6 +93,19 @@ class CliTest(ProfdTestCase):
         self.assertEqual(exp["compression"]["choices"], ["auto", "gzip", "none"])
         text = run(["components"])
         self.assertIn("receiver pprof_file", text.stdout)
+
+    def test_components_found_twice_in_the_search_path_are_listed_once(self):
+        """The modules directory named again (by a path of its own, and
+        through a link) lists each component once, as the search path
+        gives it to a config: the first found."""
+        modules = os.path.join(os.path.dirname(PROFD), "modules")
+        os.symlink(modules, self.path("linked"))
+        r = run(["components", "--json", "--modules", os.path.relpath(modules),
+                 "--modules", self.path("linked")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        listed = [(m["kind"], m["type"]) for m in json.loads(r.stdout)]
+        self.assertIn(("receiver", "pprof_file"), listed)
+        self.assertEqual(len(listed), len(set(listed)), listed)
 
     def test_missing_module_names_every_path(self):
         os.makedirs(self.path("mods"))

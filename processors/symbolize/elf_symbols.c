@@ -6,6 +6,7 @@
 #include "frame_cache.h"
 #include "gopclntab.h"
 #include "inflated_cache.h"
+#include "plt_symbols.h"
 #include "scope_index.h"
 
 #include <dwarf.h>
@@ -66,6 +67,7 @@ struct elf_binary {
     bool results_off;              /* elf_binary_use_results(b, false) */
     struct func_sym *syms;   /* read on the first lookup without DWARF */
     size_t nsyms;
+    struct plt_symbols plt;  /* the names of some of syms */
     bool symbols_read;
     struct go_pclntab *gopclntab;   /* read on the first lookup without DWARF */
     bool gopclntab_read;
@@ -189,17 +191,21 @@ static bool is_code_label(const GElf_Sym *sym, const char *name, GElf_Word shndx
            gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
-/* Reads the module's function symbols and code labels once, sorted by
- * address. */
+/* Reads the module's function symbols, code labels and PLT entries once,
+ * sorted by address. */
 static void read_symbols(struct elf_binary *b)
 {
     b->symbols_read = true;
     int n = dwfl_module_getsymtab(b->mod);
-    if (n <= 0)
-        return;
-    b->syms = calloc((size_t)n, sizeof(*b->syms));
+    GElf_Addr bias;
+    plt_symbols_read(dwfl_module_getelf(b->mod, &bias), &b->plt);
+    b->syms = calloc((size_t)(n > 0 ? n : 0) + b->plt.n + 1, sizeof(*b->syms));
     if (!b->syms)
         abort();
+    for (size_t i = 0; i < b->plt.n; i++) {
+        const struct plt_entry *e = &b->plt.entries[i];
+        b->syms[b->nsyms++] = (struct func_sym){e->addr + bias, e->size, e->name, 0};
+    }
     for (int i = 1; i < n; i++) {
         GElf_Sym sym;
         GElf_Addr value;
@@ -534,6 +540,7 @@ void elf_binary_close(struct elf_binary *b)
     scope_index_free(b->scopes);
     frame_cache_free(b->results);
     free(b->syms);
+    plt_symbols_free(&b->plt);
     go_pclntab_free(b->gopclntab);
     if (b->dwfl)
         dwfl_end(b->dwfl);

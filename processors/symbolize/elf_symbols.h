@@ -5,7 +5,7 @@
  * (found by build-id or .gnu_debuglink under the debug path, else fetched);
  * where DWARF has no function, Go's .gopclntab (with inlined calls), then
  * ELF symbol tables (.symtab, .dynsym, and .gnu_debugdata's MiniDebugInfo)
- * with line tables.
+ * and the PLT's stubs (plt_symbols.h), with line tables.
  */
 #ifndef PROFD_ELF_SYMBOLS_H
 #define PROFD_ELF_SYMBOLS_H

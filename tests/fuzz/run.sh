@@ -43,7 +43,7 @@ clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fu
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
     processors/symbolize/debug_search.c \
-    processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c \
+    processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c processors/symbolize/plt_symbols.c \
     processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c \
     processors/symbolize/frame_cache.c lib/binary_lookup.c lib/own_vdso.c \
     lib/file_io.c lib/grow.c \

@@ -386,6 +386,34 @@ class SymbolizeTest(ProfdTestCase):
                 self.assertEqual(names, [fn for fn, _, _ in want[a] if fn != "??"],
                                  "%s: address %#x" % (flags, a))
 
+    def test_plt_entries_named_as_objdump_names_them(self):
+        """The stubs through which calls into shared libraries jump have no
+        symbol: named "<function>@plt" from the jump-slot relocations, as
+        objdump (and perf) name them, in .plt and, built for IBT, in
+        .plt.sec."""
+        for flags in ([], ["-fcf-protection=full", "-Wl,-z,ibtplt"]):
+            binary = self.path("plt%d" % len(flags))
+            subprocess.run(["gcc", "-O1"] + flags + [
+                os.path.join(ROOT, "tests", "integration", "symbolize", "stripped.c"), "-o",
+                binary], check=True, timeout=120)
+            sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True,
+                                      check=True).stdout
+            stubs = re.search(r"\.plt%s\s+PROGBITS\s+([0-9a-f]+) [0-9a-f]+ ([0-9a-f]+)" % (
+                r"\.sec" if flags else ""), sections)
+            start, size = int(stubs.group(1), 16), int(stubs.group(2), 16)
+            out = subprocess.run(["objdump", "-d", binary], capture_output=True, text=True,
+                                 check=True).stdout
+            want = {int(a, 16): fn for a, fn in re.findall(r"^([0-9a-f]+) <(\w+@plt)>:", out, re.M)
+                    if start <= int(a, 16) < start + size}
+            self.assertTrue(want, "no PLT entries in " + binary)
+            addrs = [a + k for a in want for k in (0, 7, 15)]
+            mapping, base = mapping_of(binary, binary)
+            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])},
+                                     where="run%d" % len(flags))["p"]
+            for a in addrs:
+                self.assertEqual([fn for fn, _, _ in got.get(base + a, [])], [want[a & ~15]],
+                                 "%s: %#x" % (flags, a))
+
     def test_many_locations_on_threads_as_on_one(self):
         """70,000 locations at the instructions of inl, in random order:
         split among 4 threads (each looking up in a lane of its own), they

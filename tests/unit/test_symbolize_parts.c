@@ -23,6 +23,7 @@
 #include "../../processors/symbolize/gopclntab.c"
 #include "../../processors/symbolize/inflated_cache.c"
 #include "../../processors/symbolize/kernel_symbols.c"
+#include "../../processors/symbolize/plt_symbols.c"
 #include "../../processors/symbolize/profile_functions.c"
 #include "../../processors/symbolize/scope_index.c"
 

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plt_symbols.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The sections a PLT is read from. */
+struct plt_sections {
+    Elf_Scn *relocations, *plt, *plt_sec;
+    GElf_Shdr relocations_header, plt_header, plt_sec_header;
+};
+
+static void find_sections(Elf *elf, struct plt_sections *s)
+{
+    size_t names;
+    if (elf_getshdrstrndx(elf, &names) != 0)
+        return;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
+        if (!name || sh.sh_type == SHT_NOBITS)
+            continue;
+        if ((!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA) ||
+            (!strcmp(name, ".rel.plt") && sh.sh_type == SHT_REL)) {
+            s->relocations = scn;
+            s->relocations_header = sh;
+        } else if (!strcmp(name, ".plt")) {
+            s->plt = scn;
+            s->plt_header = sh;
+        } else if (!strcmp(name, ".plt.sec")) {
+            s->plt_sec = scn;
+            s->plt_sec_header = sh;
+        }
+    }
+}
+
+/* The size of the PLT's header and of each entry for elf's machine; false
+ * for a machine whose PLT is not read. */
+static bool plt_layout(Elf *elf, GElf_Addr *header, GElf_Addr *entry)
+{
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(elf, &eh))
+        return false;
+    *entry = 16;
+    *header = eh.e_machine == EM_AARCH64 ? 32 : 16;
+    return eh.e_machine == EM_X86_64 || eh.e_machine == EM_386 || eh.e_machine == EM_AARCH64;
+}
+
+/* The symbol index of relocation i of s, or 0. */
+static size_t relocation_symbol(const struct plt_sections *s, Elf_Data *data, int i)
+{
+    if (s->relocations_header.sh_type == SHT_RELA) {
+        GElf_Rela r;
+        return gelf_getrela(data, i, &r) ? GELF_R_SYM(r.r_info) : 0;
+    }
+    GElf_Rel r;
+    return gelf_getrel(data, i, &r) ? GELF_R_SYM(r.r_info) : 0;
+}
+
+/* The name of symbol index sym of the table relocations link to, or NULL. */
+static const char *symbol_name(Elf *elf, const GElf_Shdr *relocations, size_t sym)
+{
+    Elf_Scn *table = sym ? elf_getscn(elf, relocations->sh_link) : NULL;
+    GElf_Shdr th;
+    Elf_Data *syms = table && gelf_getshdr(table, &th) ? elf_getdata(table, NULL) : NULL;
+    GElf_Sym s;
+    if (!syms || !gelf_getsym(syms, (int)sym, &s))
+        return NULL;
+    const char *name = elf_strptr(elf, th.sh_link, s.st_name);
+    return name && *name ? name : NULL;
+}
+
+/* The PLT stubs of s: where the first is and how many there are (one a
+ * relocation, as many as the stubs' section holds). */
+static size_t stub_count(const struct plt_sections *s, GElf_Addr header, GElf_Addr entry,
+                         GElf_Addr *first)
+{
+    const GElf_Shdr *stubs = s->plt_sec ? &s->plt_sec_header : &s->plt_header;
+    GElf_Addr skip = s->plt_sec ? 0 : header;
+    *first = stubs->sh_addr + skip;
+    size_t relocations = s->relocations_header.sh_size / s->relocations_header.sh_entsize;
+    size_t room = stubs->sh_size > skip ? (stubs->sh_size - skip) / entry : 0;
+    return relocations < room ? relocations : room;
+}
+
+void plt_symbols_read(Elf *elf, struct plt_symbols *p)
+{
+    *p = (struct plt_symbols){0};
+    struct plt_sections s = {0};
+    GElf_Addr header, entry, first;
+    if (!elf || !plt_layout(elf, &header, &entry))
+        return;
+    find_sections(elf, &s);
+    Elf_Data *data = s.relocations ? elf_getdata(s.relocations, NULL) : NULL;
+    if (!data || !s.plt || !s.relocations_header.sh_entsize)
+        return;
+    size_t count = stub_count(&s, header, entry, &first), named = 0, bytes = 0;
+    for (size_t i = 0; i < count; i++) {   /* an IRELATIVE slot's stub stays unnamed */
+        const char *name = symbol_name(elf, &s.relocations_header,
+                                       relocation_symbol(&s, data, (int)i));
+        named += name != NULL;
+        bytes += name ? strlen(name) + sizeof("@plt") : 0;
+    }
+    if (!named)
+        return;
+    p->entries = calloc(named, sizeof(*p->entries));
+    char *at = p->names = malloc(bytes);
+    if (!p->entries || !p->names)
+        abort();
+    for (size_t i = 0; i < count; i++) {
+        const char *name = symbol_name(elf, &s.relocations_header,
+                                       relocation_symbol(&s, data, (int)i));
+        if (!name)
+            continue;
+        p->entries[p->n++] = (struct plt_entry){first + i * entry, entry, at};
+        at += sprintf(at, "%s@plt", name) + 1;
+    }
+}
+
+void plt_symbols_free(struct plt_symbols *p)
+{
+    free(p->entries);
+    free(p->names);
+    *p = (struct plt_symbols){0};
+}

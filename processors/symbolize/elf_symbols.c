@@ -167,6 +167,7 @@ int elf_binary_text(const struct elf_binary *b, uint64_t *vaddr)
 /* A function symbol, for lookups by address. */
 struct func_sym {
     GElf_Addr value, size;
+    GElf_Addr limit;   /* the end of its section: where an unsized one ends at the latest */
     const char *name;
     int rank;   /* preferred among aliases: GLOBAL 2, WEAK 1, LOCAL 0, a code label -1 */
 };
@@ -179,20 +180,19 @@ static int sym_order(const void *a, const void *b)
     return y->rank - x->rank;   /* the preferred alias first */
 }
 
-/* True for a symbol without a type that labels code, as assembly entry
- * points such as the dynamic loader's _start are: defined in an
- * executable section, not an ARM mapping symbol ($x, $a, $t, $d). */
-static bool is_code_label(const GElf_Sym *sym, const char *name, GElf_Word shndx, Elf *elf)
+/* The header of the section a symbol is defined in, into sh; false for
+ * none (undefined, absolute or common). */
+static bool symbol_section(Elf *elf, GElf_Word shndx, GElf_Shdr *sh)
 {
-    GElf_Shdr sh;
     Elf_Scn *scn = elf && shndx != SHN_UNDEF && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx)
                                                                        : NULL;
-    return GELF_ST_TYPE(sym->st_info) == STT_NOTYPE && name[0] != '$' && scn &&
-           gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+    return scn && gelf_getshdr(scn, sh);
 }
 
-/* Reads the module's function symbols, code labels and PLT entries once,
- * sorted by address. */
+/* Reads the module's function symbols, code labels (symbols of no type in
+ * executable sections, as assembly entry points such as the dynamic
+ * loader's _start are, ARM's mapping symbols $x, $a, $t, $d aside) and
+ * PLT entries once, sorted by address. */
 static void read_symbols(struct elf_binary *b)
 {
     b->symbols_read = true;
@@ -204,22 +204,27 @@ static void read_symbols(struct elf_binary *b)
         abort();
     for (size_t i = 0; i < b->plt.n; i++) {
         const struct plt_entry *e = &b->plt.entries[i];
-        b->syms[b->nsyms++] = (struct func_sym){e->addr + bias, e->size, e->name, 0};
+        b->syms[b->nsyms++] =
+            (struct func_sym){e->addr + bias, e->size, e->addr + bias + e->size, e->name, 0};
     }
     for (int i = 1; i < n; i++) {
         GElf_Sym sym;
         GElf_Addr value;
         GElf_Word shndx;
+        GElf_Shdr sh;
         Elf *elf;
         const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &value, &shndx, &elf, NULL);
         int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
         if (!name || !*name || shndx == SHN_UNDEF)   /* an import: not this module's code */
             continue;
+        bool in_section = symbol_section(elf, shndx, &sh);
+        GElf_Addr limit = in_section ? value - sym.st_value + sh.sh_addr + sh.sh_size : UINT64_MAX;
         if (type == STT_FUNC || type == STT_GNU_IFUNC)
-            b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name,
+            b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, limit, name,
                                                     bind == STB_GLOBAL ? 2 : bind == STB_WEAK};
-        else if (is_code_label(&sym, name, shndx, elf))
-            b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, name, -1};
+        else if (type == STT_NOTYPE && name[0] != '$' && in_section &&
+                 (sh.sh_flags & SHF_EXECINSTR))
+            b->syms[b->nsyms++] = (struct func_sym){value, sym.st_size, limit, name, -1};
     }
     qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_order);
 }
@@ -230,9 +235,10 @@ static void read_symbols(struct elf_binary *b)
 
 /* The function symbol holding addr: a sized one, to its end and the
  * padding after it; else an unsized one (a label, or a function written in
- * assembly without a size), up to the next symbol. NULL when addr lies
- * past a sized symbol's end and padding (code with no symbol of its own,
- * as a stripped binary's static functions: named after no neighbour). */
+ * assembly without a size), up to the next symbol or its section's end.
+ * NULL when addr lies past a sized symbol's end and padding (code with no
+ * symbol of its own, as a stripped binary's static functions: named after
+ * no neighbour). */
 static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
 {
     if (!b->symbols_read)
@@ -254,7 +260,8 @@ static const char *function_symbol(struct elf_binary *b, Dwarf_Addr addr)
             return b->syms[i - 1].name;
     GElf_Addr padded = (size + (at % FUNCTION_ALIGNMENT) + FUNCTION_ALIGNMENT - 1) /
                        FUNCTION_ALIGNMENT * FUNCTION_ALIGNMENT - at % FUNCTION_ALIGNMENT;
-    return !size || addr - at < padded ? b->syms[first].name : NULL;
+    bool held = size ? addr - at < padded : addr < b->syms[first].limit;
+    return held ? b->syms[first].name : NULL;
 }
 
 /* Reads the binary's Go pc-line table, when it is a Go binary, with the

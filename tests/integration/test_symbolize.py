@@ -390,7 +390,9 @@ class SymbolizeTest(ProfdTestCase):
         """The stubs through which calls into shared libraries jump have no
         symbol: named "<function>@plt" from the jump-slot relocations, as
         objdump (and perf) name them, in .plt and, built for IBT, in
-        .plt.sec."""
+        .plt.sec. The PLT's header (at .plt's start) is named after nothing
+        (not after _init, a symbol without a size, which ends with its
+        section)."""
         for flags in ([], ["-fcf-protection=full", "-Wl,-z,ibtplt"]):
             binary = self.path("plt%d" % len(flags))
             subprocess.run(["gcc", "-O1"] + flags + [
@@ -406,13 +408,15 @@ class SymbolizeTest(ProfdTestCase):
             want = {int(a, 16): fn for a, fn in re.findall(r"^([0-9a-f]+) <(\w+@plt)>:", out, re.M)
                     if start <= int(a, 16) < start + size}
             self.assertTrue(want, "no PLT entries in " + binary)
+            header = int(re.search(r"\.plt\s+PROGBITS\s+([0-9a-f]+) ", sections).group(1), 16)
             addrs = [a + k for a in want for k in (0, 7, 15)]
             mapping, base = mapping_of(binary, binary)
-            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])},
+            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs + [header]])},
                                      where="run%d" % len(flags))["p"]
             for a in addrs:
                 self.assertEqual([fn for fn, _, _ in got.get(base + a, [])], [want[a & ~15]],
                                  "%s: %#x" % (flags, a))
+            self.assertEqual(got.get(base + header, []), [], "the PLT's header")
 
     def test_many_locations_on_threads_as_on_one(self):
         """70,000 locations at the instructions of inl, in random order:

@@ -73,14 +73,15 @@ static const char *symbol_name(Elf *elf, const GElf_Shdr *relocations, size_t sy
 }
 
 /* The PLT stubs of s: where the first is and how many there are (one a
- * relocation, as many as the stubs' section holds). */
-static size_t stub_count(const struct plt_sections *s, GElf_Addr header, GElf_Addr entry,
-                         GElf_Addr *first)
+ * relocation of the relocations' data, as many as the stubs' section
+ * holds). */
+static size_t stub_count(const struct plt_sections *s, const Elf_Data *data, GElf_Addr header,
+                         GElf_Addr entry, GElf_Addr *first)
 {
     const GElf_Shdr *stubs = s->plt_sec ? &s->plt_sec_header : &s->plt_header;
     GElf_Addr skip = s->plt_sec ? 0 : header;
     *first = stubs->sh_addr + skip;
-    size_t relocations = s->relocations_header.sh_size / s->relocations_header.sh_entsize;
+    size_t relocations = data->d_size / s->relocations_header.sh_entsize;
     size_t room = stubs->sh_size > skip ? (stubs->sh_size - skip) / entry : 0;
     return relocations < room ? relocations : room;
 }
@@ -94,9 +95,10 @@ void plt_symbols_read(Elf *elf, struct plt_symbols *p)
         return;
     find_sections(elf, &s);
     Elf_Data *data = s.relocations ? elf_getdata(s.relocations, NULL) : NULL;
-    if (!data || !s.plt || !s.relocations_header.sh_entsize)
-        return;
-    size_t count = stub_count(&s, header, entry, &first), named = 0, bytes = 0;
+    Elf_Type type = s.relocations_header.sh_type == SHT_RELA ? ELF_T_RELA : ELF_T_REL;
+    if (!data || !s.plt || s.relocations_header.sh_entsize != gelf_fsize(elf, type, 1, EV_CURRENT))
+        return;   /* none, or not the relocations of this class */
+    size_t count = stub_count(&s, data, header, entry, &first), named = 0, bytes = 0;
     for (size_t i = 0; i < count; i++) {   /* an IRELATIVE slot's stub stays unnamed */
         const char *name = symbol_name(elf, &s.relocations_header,
                                        relocation_symbol(&s, data, (int)i));

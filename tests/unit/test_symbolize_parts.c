@@ -2,11 +2,12 @@
 /* The symbolize module's kernel symbol tables (a sorted kallsyms file is
  * searched where it lies, anything else is read into a table, and both
  * answer every address alike), its inflated copies of compressed ELF
- * files, a binary's lanes, and the functions threads draft. Compiled in
- * from the module sources. */
+ * files, a binary's lanes, its PLT's names, and the functions threads
+ * draft. Compiled in from the module sources. */
 #include "check.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -413,6 +414,36 @@ TEST(lanes_are_copies_that_answer_as_the_binary)
     CHECK(stat("/proc/self/exe", &st) == 0);
     CHECK(lanes_agree(b, 2, (size_t)st.st_size) > 100);
     elf_binary_close(b);
+}
+
+/* This test's own executable calls into libc through its PLT: one entry a
+ * jump-slot relocation, 16 bytes apart, named "<function>@plt"; a file
+ * that is not ELF has none. */
+TEST(plt_entries_of_this_executable_are_named_after_their_functions)
+{
+    elf_version(EV_CURRENT);
+    int fd = open("/proc/self/exe", O_RDONLY);
+    CHECK(fd >= 0);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    struct plt_symbols plt;
+    plt_symbols_read(elf, &plt);
+    CHECK(plt.n > 3);
+    bool called = false;
+    for (size_t i = 0; i < plt.n; i++) {
+        size_t len = strlen(plt.entries[i].name);
+        CHECK(len > 4 && !strcmp(plt.entries[i].name + len - 4, "@plt"));
+        CHECK_INT(plt.entries[i].size, 16);
+        if (i)
+            CHECK(plt.entries[i].addr - plt.entries[i - 1].addr >= 16 &&
+                  (plt.entries[i].addr - plt.entries[i - 1].addr) % 16 == 0);
+        called |= !strcmp(plt.entries[i].name, "elf_begin@plt");
+    }
+    CHECK(called);
+    plt_symbols_free(&plt);
+    elf_end(elf);
+    close(fd);
+    plt_symbols_read(NULL, &plt);
+    CHECK_INT(plt.n, 0);
 }
 
 /* A binary keeping results (from its second profile) answers an address

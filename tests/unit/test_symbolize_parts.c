@@ -2,8 +2,8 @@
 /* The symbolize module's kernel symbol tables (a sorted kallsyms file is
  * searched where it lies, anything else is read into a table, and both
  * answer every address alike), its inflated copies of compressed ELF
- * files, a binary's lanes, its PLT's names, and the functions threads
- * draft. Compiled in from the module sources. */
+ * files, a binary's lanes, its PLT's names, this host's vDSO, and the
+ * functions threads draft. Compiled in from the module sources. */
 #include "check.h"
 
 #include <dirent.h>
@@ -414,6 +414,28 @@ TEST(lanes_are_copies_that_answer_as_the_binary)
     CHECK(stat("/proc/self/exe", &st) == 0);
     CHECK(lanes_agree(b, 2, (size_t)st.st_size) > 100);
     elf_binary_close(b);
+}
+
+/* This process's vDSO is copied once into a file ELF readers open; a
+ * [vdso] mapping is looked up there only when recorded paths are tried
+ * (the host's own files), and never for another build-id. */
+TEST(own_vdso_is_found_for_vdso_mappings_of_this_host)
+{
+    elf_version(EV_CURRENT);
+    const char *own = own_vdso_path();
+    CHECK(own != NULL);
+    CHECK(own_vdso_path() == own);
+    CHECK(binary_lookup_is_elf(own, ""));
+    struct binary_lookup here, elsewhere;
+    binary_lookup_init(&here, NULL, 0, NULL, NULL, 0, true);
+    binary_lookup_init(&elsewhere, NULL, 0, NULL, NULL, 0, false);
+    char *found = binary_lookup_find(&here, "[vdso]", "");
+    CHECK(found && !strcmp(found, own));
+    free(found);
+    CHECK(binary_lookup_find(&here, "[vdso]", "0123456789abcdef0123456789abcdef01234567") == NULL);
+    CHECK(binary_lookup_find(&elsewhere, "[vdso]", "") == NULL);
+    binary_lookup_free(&here);
+    binary_lookup_free(&elsewhere);
 }
 
 /* This test's own executable calls into libc through its PLT: one entry a

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../lib/binary_lookup.h"
+#include "../../lib/grow.h"
 #include "session_state.h"
 
 static uint32_t str(const struct profd_host *h, struct profd_profile *p, const char *s)
@@ -65,14 +66,23 @@ static bool names_a_program(const char *filename)
     return true;
 }
 
-/* The index of o's main program mapping: the first that names a program
- * (0 when none does). pprof's convention puts it first in a profile, and
- * tools name the profile after it. */
-static size_t main_mapping(const struct out *o)
+/* The index of o's main program mapping, which pprof's convention puts
+ * first (tools name a profile after it): the first of o's mappings that
+ * names a program; when no frame is in one (a JVM's threads run in libjvm
+ * and JIT code, not in its launcher), the program its process mapped,
+ * added to o (a profile per process). 0 when there is none either. */
+static size_t main_mapping(struct perf_session *s, struct out *o)
 {
     for (size_t i = 0; i < o->nmaps; i++)
         if (names_a_program(o->maps[i]->filename))
             return i;
+    const struct process *p = s->o.split == SPLIT_PID ? processes_get(&s->procs, o->pid) : NULL;
+    for (size_t i = 0; p && i < p->nmaps; i++)
+        if (names_a_program(p->maps[i]->filename)) {
+            o->maps = grow_array(o->maps, &o->maps_cap, o->nmaps + 1, sizeof(*o->maps));
+            o->maps[o->nmaps] = p->maps[i];
+            return o->nmaps++;
+        }
     return 0;
 }
 
@@ -94,8 +104,8 @@ struct profd_profile *perf_build_profile(struct perf_session *s, struct out *o)
     index_clear(&o->loc_index);
     index_clear(&o->map_index);
     set_types(s, p);
+    size_t main = main_mapping(s, o);
     p->mappings = h->profile_alloc(p, (o->nmaps + 1) * sizeof(*p->mappings));
-    size_t main = main_mapping(o);
     for (size_t i = 0; i < o->nmaps; i++) {
         const struct map *m = o->maps[i];
         p->mappings[mapping_position(i, main)] = (struct profd_mapping){

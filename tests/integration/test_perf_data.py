@@ -497,6 +497,26 @@ class PerfRecordTest(ProfdTestCase):
         data = self.record("-z")
         self.assertEqual(self.convert([data]), self.script(data))
 
+    def test_program_first_when_no_frame_is_in_it(self):
+        """Kernel samples alone (cpu-clock:k, no call chains): no frame is
+        in the program, yet its profile still starts with the program's
+        mapping, as the process mapped it (a JVM's threads, in libjvm and
+        JIT code, are the same case), before the kernel's."""
+        data = self.path("kernel.data")
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:k", "-o", data, "--", "dd",
+                        "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"], check=True,
+                       capture_output=True, timeout=300)
+        out = self.path("out")
+        os.mkdir(out)
+        r = run_command([PROFD, "convert", data, "-o", out, "--split", "pid"],
+                        capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [path] = glob.glob(os.path.join(out, "dd.*.pb.gz"))
+        mappings = re.findall(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)",
+                              raw_pprof(path), re.M)
+        self.assertEqual(os.path.basename(mappings[0]), "dd", mappings)
+        self.assertTrue(mappings[1].startswith("[kernel.kallsyms]"), mappings)
+
     def vdso_names(self, data, symbolize):
         """{vDSO-relative address: function name} of the [vdso] frames of
         data converted by a profd whose symbolize has these options."""

@@ -124,11 +124,12 @@ static char *find_vdso(const struct binary_lookup *l, const char *build_id)
     return NULL;
 }
 
-char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id)
+char *binary_lookup_find(const struct binary_lookup *l, const char *recorded, const char *build_id)
 {
-    if (!strcmp(filename, "[vdso]"))
+    if (!strcmp(recorded, "[vdso]"))
         return find_vdso(l, build_id);
-    char path[4096];
+    char filename[4096], path[2 * 4096 + 2];   /* room for a directory and a file name */
+    snprintf(filename, sizeof(filename), "%.*s", (int)binary_lookup_path_length(recorded), recorded);
     if (l->recorded_path && binary_lookup_is_elf(filename, build_id))
         return copy(filename);
     for (size_t i = 0; i < l->nremaps; i++) {

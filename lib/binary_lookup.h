@@ -31,9 +31,10 @@ struct binary_lookup {
 void binary_lookup_init(struct binary_lookup *l, const char *const *dirs, size_t ndirs,
                         const char *const *remap_from, const char *const *remap_to,
                         size_t nremaps, bool recorded_path);
-/* The path of a local copy of filename with build_id (lowercase hex, ""
- * when unknown), malloc'd, or NULL. */
-char *binary_lookup_find(const struct binary_lookup *l, const char *filename, const char *build_id);
+/* The path of a local copy of the file recorded (its " (deleted)"
+ * dropped) with build_id (lowercase hex, "" when unknown), malloc'd, or
+ * NULL. */
+char *binary_lookup_find(const struct binary_lookup *l, const char *recorded, const char *build_id);
 /* Lowercase hex of n build-id bytes (at most 20 read); trailing zero
  * 4-byte groups of a 20-byte slot are dropped, as perf.data stores short
  * ids. */

@@ -438,6 +438,32 @@ TEST(own_vdso_is_found_for_vdso_mappings_of_this_host)
     binary_lookup_free(&elsewhere);
 }
 
+/* A binary recorded as "<path> (deleted)" is looked for as <path>: here
+ * by its name in a directory. */
+TEST(deleted_suffix_is_dropped_from_the_recorded_path)
+{
+    elf_version(EV_CURRENT);
+    char dir[] = "/tmp/profd-lookup-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char copy_path[64];
+    snprintf(copy_path, sizeof(copy_path), "%s/prog", dir);
+    size_t len;
+    char *image = read_small_file("/proc/self/exe", 64u << 20, &len);
+    int fd = open(copy_path, O_WRONLY | O_CREAT | O_EXCL, 0755);
+    CHECK(image && fd >= 0 && write_all(fd, image, len) == 0);
+    close(fd);
+    const char *dirs[] = {dir};
+    struct binary_lookup l;
+    binary_lookup_init(&l, dirs, 1, NULL, NULL, 0, true);
+    char *found = binary_lookup_find(&l, "/gone/prog (deleted)", "");
+    CHECK(found && !strcmp(found, copy_path));
+    free(found);
+    binary_lookup_free(&l);
+    free(image);
+    unlink(copy_path);
+    rmdir(dir);
+}
+
 /* This test's own executable calls into libc through its PLT: one entry a
  * jump-slot relocation, 16 bytes apart, named "<function>@plt"; a file
  * that is not ELF has none. */

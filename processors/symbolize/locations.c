@@ -97,7 +97,9 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
         if (!src.elf)
             src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
     } else if (is_anonymous(filename)) {
-        src.jit = symbol_cache_jit(s->cache, pid);
+        int32_t owner;   /* perf names a process's anonymous memory /tmp/perf-<pid>.map */
+        src.jit = symbol_cache_jit(s->cache,
+                                   sscanf(filename, "/tmp/perf-%d.map", &owner) == 1 ? owner : pid);
     } else if (filename[0] == '/' || !strcmp(filename, "[vdso]")) {
         filename[binary_lookup_path_length(filename)] = 0;   /* the file as it was */
         struct process_mapping where = {pid, m->memory_start, m->memory_limit};

@@ -49,12 +49,13 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
 
 /* True when filename (a " (deleted)" suffix aside) names a program: not a
  * shared library (".so", ".so.N", ".so_N"), a kernel module, the kernel or
- * another "[...]" mapping, anonymous or memfd code. */
+ * another "[...]" mapping, anonymous (JIT) or memfd code. */
 static bool names_a_program(const char *filename)
 {
     size_t len = binary_lookup_path_length(filename);
     if (!len || filename[0] == '[' || !strncmp(filename, "//", 2) ||
-        !strncmp(filename, "/memfd:", 7) || (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)))
+        !strncmp(filename, "/memfd:", 7) || (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)) ||
+        !strncmp(filename, PERF_JIT_MAP_PREFIX, sizeof(PERF_JIT_MAP_PREFIX) - 1))
         return false;
     for (const char *so = strstr(filename, ".so"); so && so + 3 <= filename + len;
          so = strstr(so + 1, ".so")) {

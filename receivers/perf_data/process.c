@@ -159,10 +159,22 @@ static void insert_map(struct processes *ps, struct process *p, struct map *m)
     p->maps_version = ++ps->versions;
 }
 
+/* True for anonymous memory as mmap records name it. */
+static bool is_anonymous_memory(const char *name)
+{
+    return !strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
+           !strncmp(name, "/anon_hugepage", 14);
+}
+
 void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
                        const struct perf_file *f)
 {
     struct map copy = *m;
+    char jit[64];
+    if (pid != -1 && is_anonymous_memory(name)) {   /* code there is a JIT's, as perf names it */
+        snprintf(jit, sizeof(jit), PERF_JIT_MAP_PREFIX "%d.map", pid);
+        name = jit;
+    }
     copy.filename = intern(ps, name);
     if (!copy.build_id[0]) {
         /* The kernel's id is recorded under "[kernel.kallsyms]", its mmap as "..._text". */

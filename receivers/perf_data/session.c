@@ -87,12 +87,15 @@ static bool same_loc(void *arg, uint32_t pos)
 }
 
 /* Whether a map's contents are its file's, the same in every process that
- * maps it: a build-id, or a path that is neither anonymous memory ("//anon"
- * and the like), a memfd nor a pseudo-file such as "[heap]". */
+ * maps it: a build-id, or a path that is neither anonymous memory (named
+ * /tmp/perf-<pid>.map, as perf names it), a memfd nor a pseudo-file such
+ * as "[heap]". */
 static bool names_a_binary(const struct map *m)
 {
     const char *f = m->filename;
-    return m->build_id[0] || (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0);
+    return m->build_id[0] ||
+           (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0 &&
+            strncmp(f, PERF_JIT_MAP_PREFIX, sizeof(PERF_JIT_MAP_PREFIX) - 1) != 0);
 }
 
 struct map_key {

@@ -5,6 +5,7 @@ import collections
 import glob
 import gzip
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -516,6 +517,42 @@ class PerfRecordTest(ProfdTestCase):
                               raw_pprof(path), re.M)
         self.assertEqual(os.path.basename(mappings[0]), "dd", mappings)
         self.assertTrue(mappings[1].startswith("[kernel.kallsyms]"), mappings)
+
+    @unittest.skipUnless(platform.machine() == "x86_64", "the test's JIT writes x86-64 code")
+    def test_jit_frames_of_a_merged_profile_named_like_perf_script(self):
+        """A JIT's code (anonymous memory it lists in /tmp/perf-<pid>.map):
+        its mapping is named after that file, as perf names it, so that
+        even a profile of all processes (split: none, which has no pid
+        label) gets its frames named from the right process's map, as
+        perf script names them."""
+        prog = self.path("jit")
+        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer",
+                        os.path.join(ROOT, "tests", "integration", "perf", "jit.c"), "-o", prog],
+                       check=True, timeout=120)
+        data = self.path("jit.data")
+        r = subprocess.run(["perf", "record", "-q", "-F", "2000", "-g", "-o", data, "--", prog],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        perf_map = r.stdout.strip()
+        self.addCleanup(os.unlink, perf_map)
+        script = subprocess.run(["perf", "script", "-F", "ip,sym,dso", "-i", data],
+                                capture_output=True, text=True, timeout=300)
+        self.assertEqual(script.returncode, 0, script.stderr)
+        want = {int(a, 16): sym for a, sym in re.findall(
+            r"^\s+([0-9a-f]+) (\S+) \(%s\)$" % re.escape(perf_map), script.stdout, re.M)}
+        self.assertEqual(set(want.values()), {"jitted_spin"})
+        out = self.path("merged.pb.gz")
+        r = run_command([PROFD, "convert", data, "-o", out], capture_output=True, text=True,
+                        timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        raw = raw_pprof(out)
+        jit = re.search(r"^(\d+): \S+ %s" % re.escape(perf_map), raw, re.M)
+        self.assertTrue(jit, "no mapping named " + perf_map)
+        got = {int(a, 16): fn for a, fn in re.findall(
+            r"^ *\d+: (0x[0-9a-f]+) M=%s ?(\S*)" % jit.group(1), raw, re.M)}
+        self.assertGreater(len(got), 0)
+        for a, fn in got.items():
+            self.assertEqual(fn, want.get(a, want.get(a + 1)), "%#x" % a)
 
     def vdso_names(self, data, symbolize):
         """{vDSO-relative address: function name} of the [vdso] frames of

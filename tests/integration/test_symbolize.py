@@ -1109,3 +1109,9 @@ service:
                                  0x7f1000009000: []})
         # another process's JIT map is not used for pid 77
         self.assertTrue(all(not frames for frames in got["77-b"].values()))
+        # a mapping named as perf names a process's anonymous memory says
+        # whose it is, in a record with no pid label (all processes in one)
+        named = (0x7f1000000000, 0x7f1000100000, 0, "/tmp/perf-4242.map", "")
+        got = self.run_symbolize({"all": pprof(named, addrs[:1])},
+                                 extra="\n    perf_map_dir: " + jit, where="merged")["all"]
+        self.assertEqual([f[0] for f in got[addrs[0]]], ["LazyCompile:*rewritten app.js:10"])

@@ -57,6 +57,20 @@ void binary_lookup_hex(const unsigned char *id, size_t n, char out[41])
     out[2 * n] = 0;
 }
 
+void binary_lookup_jit_map_name(int32_t pid, char *name, size_t size)
+{
+    snprintf(name, size, "/tmp/perf-%d.map", (int)pid);
+}
+
+bool binary_lookup_is_jit_map(const char *filename, int32_t *pid)
+{
+    int n = 0, end = 0;
+    if (sscanf(filename, "/tmp/perf-%d.map%n", &n, &end) != 1 || !end || filename[end] || n <= 0)
+        return false;
+    *pid = n;
+    return true;
+}
+
 size_t binary_lookup_path_length(const char *filename)
 {
     static const char deleted[] = " (deleted)";

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct binary_lookup {
     char **dirs;                 /* a leading ~/ expanded to $HOME */
@@ -42,6 +43,12 @@ void binary_lookup_hex(const unsigned char *id, size_t n, char out[41]);
 /* The path of the separate debug file of the binary with build-id id (raw
  * bytes) in the directories (.build-id/xx/rest.debug), malloc'd, or NULL. */
 char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len);
+/* What perf names a process's anonymous memory, where JITs put code: the
+ * file a JIT lists its functions in for perf, /tmp/perf-<pid>.map. Into
+ * name[size]. */
+void binary_lookup_jit_map_name(int32_t pid, char *name, size_t size);
+/* True when filename is such a name, its pid into *pid. */
+bool binary_lookup_is_jit_map(const char *filename, int32_t *pid);
 /* The length of filename without the " (deleted)" that /proc/<pid>/maps
  * adds to the path of a file deleted or replaced since it was mapped. */
 size_t binary_lookup_path_length(const char *filename);

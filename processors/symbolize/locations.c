@@ -28,8 +28,9 @@
 /* True for the mapping names perf and others give anonymous (JIT) code. */
 static bool is_anonymous(const char *filename)
 {
+    int32_t pid;
     return !filename[0] || !strcmp(filename, "//anon") || !strncmp(filename, "[anon", 5) ||
-           !strncmp(filename, "/tmp/perf-", 10);
+           binary_lookup_is_jit_map(filename, &pid);
 }
 
 static bool is_kernel_itself(const char *filename)
@@ -97,9 +98,8 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
         if (!src.elf)
             src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
     } else if (is_anonymous(filename)) {
-        int32_t owner;   /* perf names a process's anonymous memory /tmp/perf-<pid>.map */
-        src.jit = symbol_cache_jit(s->cache,
-                                   sscanf(filename, "/tmp/perf-%d.map", &owner) == 1 ? owner : pid);
+        int32_t owner;   /* named after its process's JIT map, or whatever the record says */
+        src.jit = symbol_cache_jit(s->cache, binary_lookup_is_jit_map(filename, &owner) ? owner : pid);
     } else if (filename[0] == '/' || !strcmp(filename, "[vdso]")) {
         filename[binary_lookup_path_length(filename)] = 0;   /* the file as it was */
         struct process_mapping where = {pid, m->memory_start, m->memory_limit};

@@ -53,9 +53,10 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
 static bool names_a_program(const char *filename)
 {
     size_t len = binary_lookup_path_length(filename);
+    int32_t pid;
     if (!len || filename[0] == '[' || !strncmp(filename, "//", 2) ||
         !strncmp(filename, "/memfd:", 7) || (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)) ||
-        !strncmp(filename, PERF_JIT_MAP_PREFIX, sizeof(PERF_JIT_MAP_PREFIX) - 1))
+        binary_lookup_is_jit_map(filename, &pid))
         return false;
     for (const char *so = strstr(filename, ".so"); so && so + 3 <= filename + len;
          so = strstr(so + 1, ".so")) {

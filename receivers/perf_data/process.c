@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/binary_lookup.h"
 #include "util.h"
 
 static uint64_t hash_str(const char *s)
@@ -172,7 +173,7 @@ void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, c
     struct map copy = *m;
     char jit[64];
     if (pid != -1 && is_anonymous_memory(name)) {   /* code there is a JIT's, as perf names it */
-        snprintf(jit, sizeof(jit), PERF_JIT_MAP_PREFIX "%d.map", pid);
+        binary_lookup_jit_map_name(pid, jit, sizeof(jit));
         name = jit;
     }
     copy.filename = intern(ps, name);

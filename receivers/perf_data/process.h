@@ -59,10 +59,6 @@ const struct thread *processes_thread(struct processes *ps, int32_t pid, int32_t
 /* The map holding addr in p (the kernel's when p is NULL), or NULL. */
 const struct map *processes_find_map(const struct processes *ps, const struct process *p,
                                      uint64_t addr);
-/* What perf names a process's anonymous memory (where a JIT's code is):
- * the file the JIT lists its functions in, /tmp/perf-<pid>.map. */
-#define PERF_JIT_MAP_PREFIX "/tmp/perf-"
-
 /* An mmap of pid (-1: the kernel). The build-id comes from m, else from the
  * recording's build-id list by file name; anonymous memory ("//anon",
  * "/dev/zero", "/anon_hugepage") is named as perf names it,

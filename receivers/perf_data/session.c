@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/binary_lookup.h"
 #include "index.h"
 #include "process.h"
 #include "session_state.h"
@@ -93,9 +94,9 @@ static bool same_loc(void *arg, uint32_t pos)
 static bool names_a_binary(const struct map *m)
 {
     const char *f = m->filename;
-    return m->build_id[0] ||
-           (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0 &&
-            strncmp(f, PERF_JIT_MAP_PREFIX, sizeof(PERF_JIT_MAP_PREFIX) - 1) != 0);
+    int32_t pid;
+    return m->build_id[0] || (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0 &&
+                              !binary_lookup_is_jit_map(f, &pid));
 }
 
 struct map_key {

@@ -438,6 +438,22 @@ TEST(own_vdso_is_found_for_vdso_mappings_of_this_host)
     binary_lookup_free(&elsewhere);
 }
 
+/* perf's name for a process's anonymous memory, made and read back; a
+ * real file under a similar path is not one. */
+TEST(jit_map_names_carry_their_pid)
+{
+    char name[64];
+    int32_t pid = 0;
+    binary_lookup_jit_map_name(4242, name, sizeof(name));
+    CHECK_STR(name, "/tmp/perf-4242.map");
+    CHECK(binary_lookup_is_jit_map(name, &pid));
+    CHECK_INT(pid, 4242);
+    CHECK(!binary_lookup_is_jit_map("/tmp/perf-tools/bin/app", &pid));
+    CHECK(!binary_lookup_is_jit_map("/tmp/perf-42.map.old", &pid));
+    CHECK(!binary_lookup_is_jit_map("/tmp/perf-0.map", &pid));
+    CHECK(!binary_lookup_is_jit_map("//anon", &pid));
+}
+
 /* A binary recorded as "<path> (deleted)" is looked for as <path>: here
  * by its name in a directory. */
 TEST(deleted_suffix_is_dropped_from_the_recorded_path)

@@ -25,12 +25,13 @@
 
 /* ---- sources ---- */
 
-/* True for the mapping names perf and others give anonymous (JIT) code. */
-static bool is_anonymous(const char *filename)
+/* True for the mapping names perf and others give anonymous (JIT) code;
+ * *owner is the pid of a mapping named after its process's JIT map
+ * (/tmp/perf-<pid>.map), left as it is for the others. */
+static bool is_anonymous(const char *filename, int32_t *owner)
 {
-    int32_t pid;
     return !filename[0] || !strcmp(filename, "//anon") || !strncmp(filename, "[anon", 5) ||
-           binary_lookup_is_jit_map(filename, &pid);
+           binary_lookup_is_jit_map(filename, owner);
 }
 
 static bool is_kernel_itself(const char *filename)
@@ -90,6 +91,7 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
     string_of(p, m->filename, filename, sizeof(filename));
     string_of(p, m->build_id, build_id, sizeof(build_id));
     struct source src = {.decided = true, .missing = NO_BINARY};
+    int32_t owner = pid;   /* whose JIT map names anonymous code */
     if (is_kernel(filename, m)) {
         src.missing = KERNEL_UNKNOWN;
         src.module = !is_kernel_itself(filename);
@@ -97,9 +99,8 @@ static struct source source_of(const struct symbolize_settings *s, const struct 
         src.kernel_image = src.elf != NULL;
         if (!src.elf)
             src.kernel = src.module ? module_table(s, p) : symbol_cache_kernel(s->cache, build_id);
-    } else if (is_anonymous(filename)) {
-        int32_t owner;   /* named after its process's JIT map, or whatever the record says */
-        src.jit = symbol_cache_jit(s->cache, binary_lookup_is_jit_map(filename, &owner) ? owner : pid);
+    } else if (is_anonymous(filename, &owner)) {
+        src.jit = symbol_cache_jit(s->cache, owner);
     } else if (filename[0] == '/' || !strcmp(filename, "[vdso]")) {
         filename[binary_lookup_path_length(filename)] = 0;   /* the file as it was */
         struct process_mapping where = {pid, m->memory_start, m->memory_limit};

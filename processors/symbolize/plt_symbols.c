@@ -59,16 +59,25 @@ static size_t relocation_symbol(const struct plt_sections *s, Elf_Data *data, in
     return gelf_getrel(data, i, &r) ? GELF_R_SYM(r.r_info) : 0;
 }
 
-/* The name of symbol index sym of the table relocations link to, or NULL. */
-static const char *symbol_name(Elf *elf, const GElf_Shdr *relocations, size_t sym)
+/* The symbol table the relocations link to: its data, and its strings'
+ * section into *strings. NULL when there is none. */
+static Elf_Data *symbol_table(Elf *elf, const GElf_Shdr *relocations, size_t *strings)
 {
-    Elf_Scn *table = sym ? elf_getscn(elf, relocations->sh_link) : NULL;
+    Elf_Scn *table = elf_getscn(elf, relocations->sh_link);
     GElf_Shdr th;
-    Elf_Data *syms = table && gelf_getshdr(table, &th) ? elf_getdata(table, NULL) : NULL;
-    GElf_Sym s;
-    if (!syms || !gelf_getsym(syms, (int)sym, &s))
+    if (!table || !gelf_getshdr(table, &th))
         return NULL;
-    const char *name = elf_strptr(elf, th.sh_link, s.st_name);
+    *strings = th.sh_link;
+    return elf_getdata(table, NULL);
+}
+
+/* The name of symbol index sym of syms, or NULL. */
+static const char *symbol_name(Elf *elf, Elf_Data *syms, size_t strings, size_t sym)
+{
+    GElf_Sym s;
+    if (!sym || !gelf_getsym(syms, (int)sym, &s))
+        return NULL;
+    const char *name = elf_strptr(elf, strings, s.st_name);
     return name && *name ? name : NULL;
 }
 
@@ -98,27 +107,27 @@ void plt_symbols_read(Elf *elf, struct plt_symbols *p)
     Elf_Type type = s.relocations_header.sh_type == SHT_RELA ? ELF_T_RELA : ELF_T_REL;
     if (!data || !s.plt || s.relocations_header.sh_entsize != gelf_fsize(elf, type, 1, EV_CURRENT))
         return;   /* none, or not the relocations of this class */
-    size_t count = stub_count(&s, data, header, entry, &first), named = 0, bytes = 0;
-    for (size_t i = 0; i < count; i++) {   /* an IRELATIVE slot's stub stays unnamed */
-        const char *name = symbol_name(elf, &s.relocations_header,
-                                       relocation_symbol(&s, data, (int)i));
-        named += name != NULL;
-        bytes += name ? strlen(name) + sizeof("@plt") : 0;
-    }
-    if (!named)
-        return;
-    p->entries = calloc(named, sizeof(*p->entries));
-    char *at = p->names = malloc(bytes);
-    if (!p->entries || !p->names)
+    size_t strings;
+    Elf_Data *syms = symbol_table(elf, &s.relocations_header, &strings);
+    size_t count = syms ? stub_count(&s, data, header, entry, &first) : 0, bytes = 0;
+    const char **names = calloc(count ? count : 1, sizeof(*names));
+    if (!names)
         abort();
-    for (size_t i = 0; i < count; i++) {
-        const char *name = symbol_name(elf, &s.relocations_header,
-                                       relocation_symbol(&s, data, (int)i));
-        if (!name)
-            continue;
-        p->entries[p->n++] = (struct plt_entry){first + i * entry, entry, at};
-        at += sprintf(at, "%s@plt", name) + 1;
+    for (size_t i = 0; i < count; i++) {   /* an IRELATIVE slot's stub stays unnamed */
+        names[i] = symbol_name(elf, syms, strings, relocation_symbol(&s, data, (int)i));
+        p->n += names[i] != NULL;
+        bytes += names[i] ? strlen(names[i]) + sizeof("@plt") : 0;
     }
+    p->entries = p->n ? calloc(p->n, sizeof(*p->entries)) : NULL;
+    char *at = p->names = p->n ? malloc(bytes) : NULL;
+    if (p->n && (!p->entries || !p->names))
+        abort();
+    for (size_t i = 0, k = 0; i < count; i++)
+        if (names[i]) {
+            p->entries[k++] = (struct plt_entry){first + i * entry, entry, at};
+            at += sprintf(at, "%s@plt", names[i]) + 1;
+        }
+    free(names);
 }
 
 void plt_symbols_free(struct plt_symbols *p)

@@ -296,11 +296,9 @@ static struct binary *binary_entry(struct symbol_cache *c, const char *filename,
 static char *in_process(const struct symbol_cache *c, const char *filename,
                         const char *build_id, const struct process_mapping *m)
 {
-    char *paths[2] = {NULL, NULL};
-    if (!c->proc_root || m->pid <= 0 || !*build_id)
-        return NULL;
-    if (filename[0] == '/')
-        paths[0] = must_asprintf("/proc/%d/root%s", m->pid, filename);
+    if (!c->proc_root || m->pid <= 0 || !*build_id || filename[0] != '/')
+        return NULL;   /* [vdso] is no file */
+    char *paths[2] = {must_asprintf("/proc/%d/root%s", m->pid, filename), NULL};
     if (m->limit > m->start)
         paths[1] = must_asprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, m->pid, m->start,
                                  m->limit);

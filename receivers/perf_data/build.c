@@ -47,16 +47,14 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
     }
 }
 
-/* True when filename (a " (deleted)" suffix aside) names a program: not a
- * shared library (".so", ".so.N", ".so_N"), a kernel module, the kernel or
- * another "[...]" mapping, anonymous (JIT) or memfd code. */
+/* True when filename (a " (deleted)" suffix aside) names a program: the
+ * path of a file, not a shared library (".so", ".so.N", ".so_N") nor a
+ * kernel module. */
 static bool names_a_program(const char *filename)
 {
     size_t len = binary_lookup_path_length(filename);
-    int32_t pid;
-    if (!len || filename[0] == '[' || !strncmp(filename, "//", 2) ||
-        !strncmp(filename, "/memfd:", 7) || (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)) ||
-        binary_lookup_is_jit_map(filename, &pid))
+    if (!processes_names_a_file(filename) ||
+        (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)))
         return false;
     for (const char *so = strstr(filename, ".so"); so && so + 3 <= filename + len;
          so = strstr(so + 1, ".so")) {

@@ -167,6 +167,13 @@ static bool is_anonymous_memory(const char *name)
            !strncmp(name, "/anon_hugepage", 14);
 }
 
+bool processes_names_a_file(const char *filename)
+{
+    int32_t pid;
+    return filename[0] == '/' && filename[1] != '/' && strncmp(filename, "/memfd:", 7) != 0 &&
+           !binary_lookup_is_jit_map(filename, &pid);
+}
+
 void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
                        const struct perf_file *f)
 {

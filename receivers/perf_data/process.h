@@ -59,6 +59,10 @@ const struct thread *processes_thread(struct processes *ps, int32_t pid, int32_t
 /* The map holding addr in p (the kernel's when p is NULL), or NULL. */
 const struct map *processes_find_map(const struct processes *ps, const struct process *p,
                                      uint64_t addr);
+/* True when a map's name is the path of a file: not anonymous memory
+ * (named /tmp/perf-<pid>.map, as perf names it), a memfd, or a pseudo-file
+ * such as "[heap]" or "[vdso]". */
+bool processes_names_a_file(const char *filename);
 /* An mmap of pid (-1: the kernel). The build-id comes from m, else from the
  * recording's build-id list by file name; anonymous memory ("//anon",
  * "/dev/zero", "/anon_hugepage") is named as perf names it,

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/binary_lookup.h"
 #include "index.h"
 #include "process.h"
 #include "session_state.h"
@@ -88,15 +87,10 @@ static bool same_loc(void *arg, uint32_t pos)
 }
 
 /* Whether a map's contents are its file's, the same in every process that
- * maps it: a build-id, or a path that is neither anonymous memory (named
- * /tmp/perf-<pid>.map, as perf names it), a memfd nor a pseudo-file such
- * as "[heap]". */
+ * maps it: a build-id, or the path of a file. */
 static bool names_a_binary(const struct map *m)
 {
-    const char *f = m->filename;
-    int32_t pid;
-    return m->build_id[0] || (f && f[0] == '/' && f[1] != '/' && strncmp(f, "/memfd:", 7) != 0 &&
-                              !binary_lookup_is_jit_map(f, &pid));
+    return m->build_id[0] || (m->filename && processes_names_a_file(m->filename));
 }
 
 struct map_key {

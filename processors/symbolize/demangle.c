@@ -24,31 +24,20 @@ static void drop_parameters(char *s)
     }
 }
 
-/* Cuts Rust's "::h0123456789abcdef" disambiguating hash. */
-static void drop_rust_hash(char *s)
-{
-    size_t n = strlen(s);
-    if (n < 19 || strncmp(s + n - 19, "::h", 3))
-        return;
-    for (size_t i = n - 16; i < n; i++)
-        if (!strchr("0123456789abcdef", s[i]))
-            return;
-    s[n - 19] = 0;
-}
-
 char *demangle(const char *name, enum demangle_mode mode)
 {
     char *out = NULL;
-    /* libiberty's demangler (the C++ runtime's, without loading it), with
-     * the options the runtime's __cxa_demangle uses. */
-    if (mode != DEMANGLE_NONE && !strncmp(name, "_Z", 2))
-        out = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_TYPES);
+    /* libiberty's demangler, as binutils' addr2line -C uses it:
+     * Rust's schemes (legacy _ZN...17h<hash>E, which it tells from C++ by
+     * the hash, and v0, _R...), else C++ with the options the C++
+     * runtime's __cxa_demangle uses. */
+    if (mode != DEMANGLE_NONE && (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2)))
+        out = cplus_demangle(name, DMGL_PARAMS | DMGL_TYPES | DMGL_AUTO);
     if (!out) {
         if (!(out = strdup(name)))
             abort();
         return out;
     }
-    drop_rust_hash(out);
     if (mode == DEMANGLE_TEMPLATES)
         drop_parameters(out);
     return out;

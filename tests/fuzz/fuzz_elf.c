@@ -4,12 +4,16 @@
  * sections are compressed, translate file offsets, symbolize addresses
  * across the loadable segments, in the binary and in a lane of it), the
  * kernel notes build-id, the kallsyms
- * table and a JIT perf map. */
+ * table and a JIT perf map; the demangler on the names found and on the
+ * bytes themselves as a name. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../processors/symbolize/demangle.h"
 #include "../../processors/symbolize/elf_symbols.h"
 #include "../../processors/symbolize/gopclntab.h"
 #include "../../processors/symbolize/inflated_cache.h"
@@ -35,8 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (uint64_t off = 0; b && off < len; off += 97) {
         uint64_t vaddr;
         struct elf_frame frames[16];
-        if (elf_binary_vaddr(b, off, &vaddr))
-            elf_binary_frames(elf_binary_lane(b, off % lanes), vaddr, frames, 16);
+        size_t n = elf_binary_vaddr(b, off, &vaddr)
+                       ? elf_binary_frames(elf_binary_lane(b, off % lanes), vaddr, frames, 16)
+                       : 0;
+        for (size_t i = 0; i < n; i++)
+            free(demangle(frames[i].name, DEMANGLE_TEMPLATES));
     }
     elf_binary_close(b);
     char id[41];
@@ -58,6 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     for (uint64_t a = 0; m && a < 64; a++)
         perf_map_find(m, a * 4099);
     perf_map_free(m);
+    char *name = strndup((const char *)data, len < 4096 ? len : 4096);
+    free(demangle(name, DEMANGLE_FULL));
+    free(name);
     close(fd);
     return 0;
 }

@@ -42,13 +42,13 @@ lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
-    processors/symbolize/debug_search.c \
+    processors/symbolize/debug_search.c processors/symbolize/demangle.c \
     processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c processors/symbolize/plt_symbols.c \
     processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c \
     processors/symbolize/frame_cache.c lib/binary_lookup.c lib/own_vdso.c \
     lib/file_io.c lib/grow.c \
     -o $FUZZ_BUILD/fuzz_elf \
-    -ldw -lelf -lz -lzstd
+    -ldw -lelf -lz -lzstd -liberty
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp.c \
     $all_core -o $FUZZ_BUILD/fuzz_otlp $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_json.c \

@@ -18,6 +18,7 @@ from harness import (PROFD, ROOT, ProfdTestCase, metric_value, raw_pprof, run, r
 
 SOURCE = os.path.join(ROOT, "tests", "integration", "symbolize", "inl.c")
 CPLUSPLUS = os.path.join(ROOT, "tests", "integration", "symbolize", "walk.cc")
+RUST = os.path.join(ROOT, "tests", "integration", "symbolize", "walk.rs")
 BASE = 0x7f0000000000   # where the test "process" loaded its binary
 
 
@@ -115,9 +116,12 @@ def addr2line(path, addrs):
 
 
 def demangle(names):
-    """names demangled by c++filt (GNU's demangler, which profd uses too)."""
-    return subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
-                          check=True).stdout.splitlines()
+    """names demangled by c++filt (GNU's demangler, which profd uses too)
+    as addr2line -C demangles them: without what c++filt calls
+    implementation details (Rust's crate disambiguators, std::string
+    spelled out)."""
+    return subprocess.run(["c++filt", "--no-verbose"], input="\n".join(names),
+                          capture_output=True, text=True, check=True).stdout.splitlines()
 
 
 def llvm_symbolizer(path, addrs):
@@ -137,6 +141,22 @@ def llvm_symbolizer(path, addrs):
                    "" if file == "??" else file, int(line))
                   for file, line, _ in (w.rsplit(":", 2) for w in lines[1::2])]
     return res
+
+
+def addr2line_of_rust(path, addrs):
+    """addr2line's answers, where it names no line (the padding after a
+    function) without the file it names then: the unit's name, which
+    rustc makes up (`walk.f7f4dec7-cgu.2`) and no line table has."""
+    res = addr2line(path, addrs)
+    for a, frames in res.items():
+        res[a] = [(fn, "" if not line and re.search(r"-cgu\.\d+$", file) else file, line)
+                  for fn, file, line in frames]
+    return res
+
+
+def rustc_command():
+    """Debian's rustc when installed, else one on PATH, else None."""
+    return "/usr/bin/rustc" if os.access("/usr/bin/rustc", os.X_OK) else shutil.which("rustc")
 
 
 def parse_addr2line(out):
@@ -314,6 +334,38 @@ class SymbolizeTest(ProfdTestCase):
             self.skipTest("llvm-symbolizer (llvm) is not installed")
         binary, functions = self.cplusplus_build("clang++")
         self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer)
+
+    def rust_build(self, *flags):
+        """walk.rs built by rustc with flags, and the symbols of its own
+        functions (the crate's, and the C main rustc makes)."""
+        rustc = rustc_command()
+        if not rustc:
+            self.skipTest("rustc is not installed")
+        binary = self.path("walk")
+        subprocess.run([rustc, "-O", "-g"] + list(flags) + [RUST, "-o", binary], check=True,
+                       timeout=300)
+        dump = subprocess.run(["objdump", "-d", binary], capture_output=True, text=True,
+                              check=True).stdout
+        symbols = re.findall(r"^[0-9a-f]+ <([^>]+)>:$", dump, re.M)
+        functions = [sym for sym, name in zip(symbols, demangle(symbols))
+                     if name == "main" or re.match(r"<?walk::(main|shop::)", name)]
+        self.assertGreaterEqual(len(functions), 6)   # main twice, two walks, two prices
+        return binary, functions
+
+    def test_rust_legacy_mangling_matches_addr2line(self):
+        """rustc's default (legacy) mangling, _ZN...17h<hash>E with $LT$-style
+        escapes: names as addr2line -C gives them (generics, trait impls,
+        closures, inlined std iterator code), not the C++ demangler's
+        half-demangled `Walker$LT$T$GT$`."""
+        binary, functions = self.rust_build()
+        self.check_against_addr2line(binary, functions=functions, reader=addr2line_of_rust)
+
+    def test_rust_v0_mangling_matches_addr2line(self):
+        """Rust's v0 mangling (_R..., what std is built with and newer
+        toolchains default to): names as addr2line -C gives them, not left
+        mangled."""
+        binary, functions = self.rust_build("-C", "symbol-mangling-version=v0")
+        self.check_against_addr2line(binary, functions=functions, reader=addr2line_of_rust)
 
     def test_clang_line_tables_only_matches_llvm_symbolizer(self):
         """clang -gline-tables-only: functions and inlined subroutines with

@@ -480,6 +480,45 @@ TEST(deleted_suffix_is_dropped_from_the_recorded_path)
     rmdir(dir);
 }
 
+/* Names as addr2line -C (binutils 2.40) prints them: C++, Rust's legacy scheme
+ * (escapes undone, the hash dropped) and v0, in each mode; names that are
+ * not mangled, or not validly, stay as they are. */
+TEST(names_are_demangled_as_addr2line_reads_them)
+{
+    static const struct {
+        const char *mangled, *full, *templates;
+    } cases[] = {
+        {"_Z4walki", "walk(int)", "walk"},
+        {"_ZNK3Foo3getEv", "Foo::get() const", "Foo::get"},
+        {"_ZN1m5inner15Walker$LT$T$GT$3sum17h3515d509fde891acE", "m::inner::Walker<T>::sum",
+         "m::inner::Walker<T>::sum"},
+        {"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$"
+         "closure$u7d$$u7d$$GT$17h0123456789abcdefE",
+         "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>",
+         "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>"},
+        {"_RNvNtCsjrHSEGnQ3l9_3std2rt4init", "std::rt::init", "std::rt::init"},
+        {"_RNvMNtCskK7mfDs1mzF_1m5innerINtB2_6WalkermE3sumB4_", "<m::inner::Walker<u32>>::sum",
+         "<m::inner::Walker<u32>>::sum"},
+        {"_RNCNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal0B5_",
+         "std::rt::lang_start_internal::{closure#0}", "std::rt::lang_start_internal::{closure#0}"},
+        {"main", "main", "main"},
+        {"_Rb_helper", "_Rb_helper", "_Rb_helper"},
+        {"_Z", "_Z", "_Z"},
+        {"_RNvC", "_RNvC", "_RNvC"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *full = demangle(cases[i].mangled, DEMANGLE_FULL);
+        char *templates = demangle(cases[i].mangled, DEMANGLE_TEMPLATES);
+        char *none = demangle(cases[i].mangled, DEMANGLE_NONE);
+        CHECK_STR(full, cases[i].full);
+        CHECK_STR(templates, cases[i].templates);
+        CHECK_STR(none, cases[i].mangled);
+        free(full);
+        free(templates);
+        free(none);
+    }
+}
+
 /* This test's own executable calls into libc through its PLT: one entry a
  * jump-slot relocation, 16 bytes apart, named "<function>@plt"; a file
  * that is not ELF has none. */

@@ -6,6 +6,7 @@
  * the pprof_file exporter writing OUT) and runs it through the same modules
  * the daemon uses.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,15 +36,30 @@ static void add_quoted(struct profd_text *t, const char *s, bool glob)
     profd_text_add(t, "\"");
 }
 
-static int usage(void)
+/* Prints convert's usage to out; returns code. */
+static int usage(FILE *out, int code)
 {
-    fprintf(stderr, "usage: profd convert IN... -o OUT\n"
-                    "       perf.data only: [--split pid|event|none] [--sample-labels tid,comm,cpu]\n"
-                    "                       [--partial] [--binary-dir DIR]... [--no-symbolize]\n"
-                    "       (IN '-' is a pipe-mode perf.data on standard input; OUT '-' is\n"
-                    "       standard output; several inputs, or a perf.data split by pid or\n"
-                    "       event, need OUT to be a directory)\n");
-    return 2;
+    fprintf(out, "usage: profd convert IN... -o OUT\n"
+                 "       perf.data only: [--split pid|event|none] [--sample-labels tid,comm,cpu]\n"
+                 "                       [--partial] [--binary-dir DIR]... [--no-symbolize]\n"
+                 "       (IN '-' is a pipe-mode perf.data on standard input; OUT '-' is\n"
+                 "       standard output; several inputs, or a perf.data split by pid or\n"
+                 "       event, need OUT to be a directory)\n");
+    return code;
+}
+
+/* Says why the command line is wrong (printf-style), then the usage;
+ * returns 2. */
+static int misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int misuse(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("profd convert: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+    return usage(stderr, 2);
 }
 
 /* True when the file at path starts with the perf.data magic. */
@@ -92,16 +108,22 @@ static uint64_t counter_sum(const char *id, const char *kind, const enum profd_c
     return sum;
 }
 
+/* Whether option arg is followed by its value. */
+static bool takes_value(const char *arg)
+{
+    static const char *const with_value[] = {"-o", "--split", "--sample-labels", "--binary-dir"};
+    for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+        if (!strcmp(arg, with_value[k]))
+            return true;
+    return false;
+}
+
 /* The first argument that is an input rather than an option or an option's
  * value, or NULL. "-" (standard input) counts as an input. */
 static const char *first_input(int argc, char **argv)
 {
-    static const char *const with_value[] = {"-o", "--split", "--sample-labels", "--binary-dir"};
     for (int i = 0; i < argc; i++) {
-        bool takes_value = false;
-        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
-            takes_value |= !strcmp(argv[i], with_value[k]);
-        if (takes_value)
+        if (takes_value(argv[i]))
             i++;
         else if (argv[i][0] != '-' || !argv[i][1])
             return argv[i];
@@ -116,6 +138,9 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
     bool partial = false, no_symbolize = false;
     struct profd_text t = {0};
     size_t ninputs = 0;
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return usage(stdout, 0);
     const char *first = first_input(argc, argv);
     bool perf = first && (!strcmp(first, "-") || is_perf_data(first));
     if (perf)
@@ -150,13 +175,26 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             partial = true;
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1])
-            return free(t.s), free(binary_dirs.s), usage();
+        if (argv[i][0] == '-' && argv[i][1]) {
+            free(t.s), free(binary_dirs.s);
+            return misuse(takes_value(argv[i]) ? "%s needs a value" : "unknown option %s",
+                          argv[i]);
+        }
         profd_text_add(&t, ninputs++ ? ", " : "");
         add_quoted(&t, argv[i], true);
     }
-    if (!out || !ninputs || ((split || sample_labels || partial || binary_dirs.len) && !perf))
-        return free(t.s), free(binary_dirs.s), usage();
+    const char *perf_only = split           ? "--split"
+                            : sample_labels ? "--sample-labels"
+                            : partial       ? "--partial"
+                            : binary_dirs.len ? "--binary-dir"
+                                              : NULL;
+    if (!out || !ninputs || (perf_only && !perf)) {
+        free(t.s), free(binary_dirs.s);
+        return !ninputs ? misuse("no input")
+               : !out   ? misuse("no output: -o OUT")
+                        : misuse("%s is for perf.data, and %s is not a perf.data file", perf_only,
+                                 first);
+    }
     if (perf) {   /* a single output file holds one profile: merge unless told */
         profd_text_add(&t, "]\n    split: ");
         add_quoted(&t, split ? split : is_dir(out) ? "pid" : "none", false);
@@ -166,8 +204,10 @@ int profd_cmd_convert(int argc, char **argv, struct profd_loader *l)
             free(t.s);
             return 2;
         }
-        if (!add_sample_labels(&t, sample_labels))
-            return free(t.s), usage();
+        if (!add_sample_labels(&t, sample_labels)) {
+            free(t.s);
+            return misuse("--sample-labels takes tid, comm and cpu, not %s", sample_labels);
+        }
         profd_text_add(&t, partial ? "\n    partial: true" : "");
         if (binary_dirs.len) {   /* before the defaults, which stay */
             profd_text_add(&t, "\n    binary_directories: [");

@@ -22,7 +22,7 @@ static int usage(int code)
             "usage: profd [run] [--config FILE] [--modules DIR]... [--log-level LEVEL]\n"
             "       profd validate [--config FILE] [--modules DIR]...\n"
             "       profd components [--json] [--modules DIR]...\n"
-            "       profd convert IN... -o OUT [--modules DIR]...\n"
+            "       profd convert IN... -o OUT [--modules DIR]...   (see profd convert --help)\n"
             "       profd version\n"
             "With no --config, profd runs its default config: pprof files dropped into\n"
             "./spool are written to ./profiles.\n");
@@ -54,8 +54,8 @@ int main(int argc, char **argv)
             log_level = profd_log_parse_level(argv[++i]);
         else if (!strcmp(argv[i], "--json"))
             json = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return usage(0);
+        else if ((!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) && strcmp(cmd, "convert"))
+            return usage(0);   /* convert's own options are its usage's */
         else
             rest[nrest++] = argv[i];
     }

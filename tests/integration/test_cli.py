@@ -176,4 +176,22 @@ class CliTest(ProfdTestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("bad.pb: pprof: length runs past the end of the message at byte", r.stderr)
         self.assertTrue(os.path.exists(self.path("bad.pb")))   # convert never moves inputs
-        self.assertEqual(run(["convert", "-o", "x"]).returncode, 2)
+
+    def test_convert_says_what_is_wrong_with_its_command_line(self):
+        src, out = os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("x")
+        cases = [(["-o", out], "no input"),
+                 ([src], "no output: -o OUT"),
+                 ([src, "-o"], "-o needs a value"),
+                 ([src, "-o", out, "--bogus"], "unknown option --bogus"),
+                 ([src, "-o", out, "--split", "pid"],
+                  "--split is for perf.data, and %s is not a perf.data file" % src)]
+        for args, why in cases:
+            r = run(["convert"] + args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertTrue(r.stderr.startswith("profd convert: %s\nusage: profd convert" % why),
+                            r.stderr)
+        self.assertFalse(os.path.exists(out))
+        r = run(["convert", "--help"])
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertIn("--sample-labels tid,comm,cpu", r.stdout)
+        self.assertIn("profd convert --help", run(["--help"]).stdout)

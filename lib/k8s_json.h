@@ -21,21 +21,12 @@ char *k8s_json_string(json_t *obj, const char *key);
  * before, in obj's order. */
 void k8s_pairs_read(json_t *obj, struct k8s_pairs *p);
 
-/* A copy of src into *dst. */
-void k8s_pairs_copy(struct k8s_pairs *dst, const struct k8s_pairs *src);
-
 /* Frees what p holds (not p). */
 void k8s_pairs_free(struct k8s_pairs *p);
-
-/* A copy of the n strings of src, NULL-ended (n 0: NULL). */
-char **k8s_strings_copy(char *const *src, size_t n);
 
 /* A port object's name, protocol (TCP when it says none, as the API
  * defaults it) and appProtocol into *p, with number, subset 0. */
 void k8s_port_read(json_t *port, uint32_t number, struct k8s_port *p);
-
-/* A copy of the n ports of src, in an array of n + 1 (the last zeroed). */
-struct k8s_port *k8s_ports_copy(const struct k8s_port *src, size_t n);
 
 /* Frees the n ports of ports and the array (NULL: none). */
 void k8s_ports_free(struct k8s_port *ports, size_t n);

@@ -182,21 +182,6 @@ static void free_endpoint(struct k8s_endpoint *ep)
     k8s_pairs_free(&ep->topology);
 }
 
-static void copy_endpoint(struct k8s_endpoint *dst, const struct k8s_endpoint *src)
-{
-    *dst = (struct k8s_endpoint){.naddresses = src->naddresses, .subset = src->subset,
-                                 .ready = src->ready,
-                                 .serving = src->serving, .terminating = src->terminating,
-                                 .hostname = must_strdup_or_null(src->hostname),
-                                 .node_name = must_strdup_or_null(src->node_name),
-                                 .zone = must_strdup_or_null(src->zone),
-                                 .target_kind = must_strdup_or_null(src->target_kind),
-                                 .target_name = must_strdup_or_null(src->target_name),
-                                 .target_namespace = must_strdup_or_null(src->target_namespace)};
-    dst->addresses = k8s_strings_copy(src->addresses, src->naddresses);
-    k8s_pairs_copy(&dst->topology, &src->topology);
-}
-
 void k8s_network_read(struct k8s_pod *p, json_t *item)
 {
     json_t *spec = json_object_get(item, "spec");
@@ -206,39 +191,6 @@ void k8s_network_read(struct k8s_pod *p, json_t *item)
     p->external_name = string_or_null(spec, "externalName");
     p->load_balancer_ip = string_or_null(spec, "loadBalancerIP");
     read_ingress(p, spec);
-}
-
-void k8s_network_copy(struct k8s_pod *dst, const struct k8s_pod *src)
-{
-    dst->address_type = must_strdup_or_null(src->address_type);
-    if (src->nendpoints) {
-        dst->endpoints = calloc(src->nendpoints, sizeof(*dst->endpoints));
-        if (!dst->endpoints)
-            abort();
-        for (dst->nendpoints = 0; dst->nendpoints < src->nendpoints; dst->nendpoints++)
-            copy_endpoint(&dst->endpoints[dst->nendpoints], &src->endpoints[dst->nendpoints]);
-    }
-    if (src->nports) {
-        dst->ports = k8s_ports_copy(src->ports, src->nports);
-        dst->nports = src->nports;
-    }
-    dst->service_type = must_strdup_or_null(src->service_type);
-    dst->cluster_ip = must_strdup_or_null(src->cluster_ip);
-    dst->external_name = must_strdup_or_null(src->external_name);
-    dst->load_balancer_ip = must_strdup_or_null(src->load_balancer_ip);
-    dst->ingress_class = must_strdup_or_null(src->ingress_class);
-    if (src->nrules) {
-        dst->rules = calloc(src->nrules, sizeof(*dst->rules));
-        if (!dst->rules)
-            abort();
-        for (dst->nrules = 0; dst->nrules < src->nrules; dst->nrules++) {
-            const struct k8s_ingress_rule *r = &src->rules[dst->nrules];
-            dst->rules[dst->nrules] = (struct k8s_ingress_rule){
-                must_strdup(r->host), k8s_strings_copy(r->paths, r->npaths), r->npaths};
-        }
-    }
-    dst->tls_hosts = k8s_strings_copy(src->tls_hosts, src->ntls_hosts);
-    dst->ntls_hosts = src->ntls_hosts;
 }
 
 void k8s_network_free(struct k8s_pod *p)

@@ -18,9 +18,6 @@
  * kinds are zero. */
 void k8s_network_read(struct k8s_pod *p, json_t *item);
 
-/* Copies those of src into dst, whose fields of these kinds are zero. */
-void k8s_network_copy(struct k8s_pod *dst, const struct k8s_pod *src);
-
 /* Frees those of p. */
 void k8s_network_free(struct k8s_pod *p);
 

@@ -213,8 +213,8 @@ static void read_pod(struct k8s_pod *p, json_t *item)
 
 /* Reads item i of a list, the len bytes of JSON at text, into a new pod of
  * out when it has metadata. */
-static int read_item(const char *text, size_t len, size_t i, struct k8s_pod_list *out,
-                     char *why, size_t whylen)
+static int read_item(const char *text, size_t len, size_t i, unsigned drop,
+                     struct k8s_pod_list *out, char *why, size_t whylen)
 {
     json_error_t je;
     json_t *item = json_loadb(text, len, 0, &je);
@@ -224,23 +224,28 @@ static int read_item(const char *text, size_t len, size_t i, struct k8s_pod_list
     }
     if (json_is_object(json_object_get(item, "metadata"))) {
         out->pods = grow_array(out->pods, &out->cap, out->n + 1, sizeof(*out->pods));
-        read_pod(&out->pods[out->n++], item);
+        read_pod(&out->pods[out->n], item);
+        k8s_pod_trim(&out->pods[out->n++], drop);
     }
     json_decref(item);
     return 0;
 }
 
-/* Reads the items of the array at the cursor into out, each alone: what
- * a list costs at once is one item's tree, not the list's. Items that are
+/* Reads the items of the array at the cursor into out, each alone and
+ * trimmed of what drop names at once: what a list costs at once is one
+ * item's tree, not the list's, and what is dropped leaves no holes among
+ * what is kept, as the next item's memory takes its place. Items that are
  * not objects are left out, as those without metadata are. */
-static int read_items(struct json_pull *j, struct k8s_pod_list *out, char *why, size_t whylen)
+static int read_items(struct json_pull *j, unsigned drop, struct k8s_pod_list *out, char *why,
+                      size_t whylen)
 {
     json_pull_array(j);
     for (size_t i = 0; json_pull_element(j); i++) {
         bool object = json_pull_kind(j) == JSON_PULL_OBJECT;
         const char *start = json_pull_mark(j).p;
         if (json_pull_skip(j) && object &&
-            read_item(start, (size_t)(json_pull_mark(j).p - start), i, out, why, whylen) < 0)
+            read_item(start, (size_t)(json_pull_mark(j).p - start), i, drop, out, why,
+                      whylen) < 0)
             return -1;
     }
     return 0;
@@ -267,8 +272,8 @@ static char *member_string(struct json_pull *j, const char *key)
     return found;
 }
 
-int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, char *why,
-                       size_t whylen)
+int k8s_pod_list_parse(const char *json, size_t len, unsigned drop, struct k8s_pod_list *out,
+                       char *why, size_t whylen)
 {
     *out = (struct k8s_pod_list){0};
     struct json_pull j;
@@ -282,7 +287,7 @@ int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, c
             if (!strcmp(key, "items") && json_pull_kind(&j) == JSON_PULL_ARRAY) {
                 k8s_pod_list_free(out);   /* a list named twice: the last */
                 items = true;
-                rc = read_items(&j, out, why, whylen);
+                rc = read_items(&j, drop, out, why, whylen);
             } else if (!strcmp(key, "kind")) {
                 free(kind);
                 kind = json_pull_string(&j, &s, NULL) ? must_strdup(s) : NULL;
@@ -486,79 +491,6 @@ const struct k8s_pod *k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p
     *p = (struct k8s_pod){0};
     k8s_pod_list_index(l);   /* the pod appended */
     return &l->pods[i];
-}
-
-char **k8s_strings_copy(char *const *src, size_t n)
-{
-    if (n == 0)
-        return NULL;
-    char **dst = calloc(n + 1, sizeof(char *));
-    if (!dst)
-        abort();
-    for (size_t i = 0; i < n; i++)
-        dst[i] = must_strdup(src[i]);
-    return dst;
-}
-
-void k8s_pairs_copy(struct k8s_pairs *dst, const struct k8s_pairs *src)
-{
-    k8s_pairs_room(dst, src->n);
-    for (dst->n = 0; dst->n < src->n; dst->n++) {
-        dst->names[dst->n] = must_strdup(src->names[dst->n]);
-        dst->values[dst->n] = must_strdup(src->values[dst->n]);
-    }
-}
-
-struct k8s_port *k8s_ports_copy(const struct k8s_port *src, size_t n)
-{
-    struct k8s_port *dst = calloc(n + 1, sizeof(*dst));
-    if (!dst)
-        abort();
-    for (size_t i = 0; i < n; i++)
-        dst[i] = (struct k8s_port){.name = must_strdup(src[i].name),
-                                   .protocol = must_strdup(src[i].protocol),
-                                   .app_protocol = must_strdup_or_null(src[i].app_protocol),
-                                   .number = src[i].number, .subset = src[i].subset};
-    return dst;
-}
-
-static void copy_container(struct k8s_container *dst, const struct k8s_container *src)
-{
-    *dst = (struct k8s_container){must_strdup(src->name), must_strdup_or_null(src->image),
-                                  must_strdup_or_null(src->id), src->kind,
-                                  k8s_ports_copy(src->ports, src->nports), src->nports};
-}
-
-void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src)
-{
-    *dst = (struct k8s_pod){
-        .namespace = must_strdup(src->namespace), .name = must_strdup(src->name),
-        .uid = must_strdup(src->uid), .resource_version = must_strdup(src->resource_version),
-        .node = must_strdup(src->node),
-        .phase = must_strdup(src->phase), .host_ip = must_strdup(src->host_ip),
-        .nips = src->nips, .ready = src->ready,
-        .controller_kind = must_strdup_or_null(src->controller_kind),
-        .controller_name = must_strdup_or_null(src->controller_name),
-        .ncontainers = src->ncontainers, .provider_id = must_strdup(src->provider_id),
-        .kubelet_port = src->kubelet_port};
-    dst->ips = k8s_strings_copy(src->ips, src->nips);
-    dst->containers = calloc(src->ncontainers + 1, sizeof(*dst->containers));
-    if (!dst->containers)
-        abort();
-    k8s_pairs_copy(&dst->labels, &src->labels);
-    k8s_pairs_copy(&dst->annotations, &src->annotations);
-    k8s_pairs_copy(&dst->addresses, &src->addresses);
-    for (size_t i = 0; i < src->ncontainers; i++)
-        copy_container(&dst->containers[i], &src->containers[i]);
-    k8s_network_copy(dst, src);
-}
-
-void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src)
-{
-    for (size_t i = 0; i < src->n; i++) {
-        dst->pods = grow_array(dst->pods, &dst->cap, dst->n + 1, sizeof(*dst->pods));
-        k8s_pod_copy(&dst->pods[dst->n++], &src->pods[i]);
-    }
 }
 
 bool k8s_pod_list_remove(struct k8s_pod_list *l, const char *uid)

@@ -137,12 +137,13 @@ struct k8s_watch_event {
  * item with metadata, its containers from the spec (containers,
  * initContainers, ephemeralContainers) with the ids of their statuses,
  * and containers that have a status alone; a node's and an
- * EndpointSlice's own fields. Fields of the wrong JSON type read as
- * absent. Returns 0, or -1 with why set (not JSON, with line and column;
- * not a list) and *out empty.
+ * EndpointSlice's own fields; each without what drop (k8s_drop flags,
+ * k8s_pod_trim) names, trimmed as it is read. Fields of the wrong JSON
+ * type read as absent. Returns 0, or -1 with why set (not JSON, with line
+ * and column; not a list) and *out empty.
  */
-int k8s_pod_list_parse(const char *json, size_t len, struct k8s_pod_list *out, char *why,
-                       size_t whylen);
+int k8s_pod_list_parse(const char *json, size_t len, unsigned drop, struct k8s_pod_list *out,
+                       char *why, size_t whylen);
 
 /* Frees what k8s_pod_list_parse put in l and empties it. */
 void k8s_pod_list_free(struct k8s_pod_list *l);
@@ -163,16 +164,13 @@ void k8s_watch_event_free(struct k8s_watch_event *ev);
  * walking the list. Returns where it is now (until l next changes). */
 const struct k8s_pod *k8s_pod_list_put(struct k8s_pod_list *l, struct k8s_pod *p);
 
-/* Indexes by UID the pods of l not indexed yet (those a parse or a copy
+/* Indexes by UID the pods of l not indexed yet (those a parse
  * appended); a put or a remove does it first. */
 void k8s_pod_list_index(struct k8s_pod_list *l);
 
 /* The pod of UID uid in l, or NULL: found by the UID's hash among the pods
  * indexed, by a walk among the others. */
 const struct k8s_pod *k8s_pod_list_get(const struct k8s_pod_list *l, const char *uid);
-
-/* A copy of pod src into *dst. */
-void k8s_pod_copy(struct k8s_pod *dst, const struct k8s_pod *src);
 
 /* Frees what p holds (not p). */
 void k8s_pod_free(struct k8s_pod *p);
@@ -188,9 +186,6 @@ enum k8s_drop {
 /* Frees what drop (k8s_drop flags) names of p: no labels, annotations or
  * ports left, images NULL. */
 void k8s_pod_trim(struct k8s_pod *p, unsigned drop);
-
-/* Appends a copy of every pod of src to dst. */
-void k8s_pod_list_copy(struct k8s_pod_list *dst, const struct k8s_pod_list *src);
 
 /* Removes (and frees) the pod of UID uid from l, the last pod moved into
  * its place; false when l has none. */

@@ -111,7 +111,11 @@ static bool apply_event(struct k8s_watch *w, const char *line, size_t len)
             w->pods.resource_version = ev.resource_version;
             ev.resource_version = NULL;
         }
-        if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) {
+        if ((ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) && w->hooks.take_list) {
+            k8s_pod_trim(&ev.pod, w->hooks.drop);
+            w->hooks.take(w->hooks.arg, &ev.pod);
+            ev.pod = (struct k8s_pod){0};   /* the owner's now */
+        } else if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) {
             k8s_pod_trim(&ev.pod, w->hooks.drop);
             const struct k8s_pod *now = k8s_pod_list_put(&w->pods, &ev.pod);
             w->hooks.changed(w->hooks.arg, now, false);
@@ -244,12 +248,11 @@ static void read_list(void *arg)
 {
     struct k8s_watch *w = arg;
     char why[256];
-    if (k8s_pod_list_parse(w->body.data, w->body.len, &w->listed, why, sizeof(why)) < 0) {
+    if (k8s_pod_list_parse(w->body.data, w->body.len, w->hooks.drop, &w->listed, why,
+                           sizeof(why)) < 0) {
         snprintf(w->why, sizeof(w->why), "%s", why);
         w->failed = true;
     }
-    for (size_t i = 0; w->hooks.drop && i < w->listed.n; i++)
-        k8s_pod_trim(&w->listed.pods[i], w->hooks.drop);
 }
 
 /* Back on the loop's thread: the list in place of what w knew, and a
@@ -263,10 +266,17 @@ static void list_read(void *arg)
         return;
     }
     k8s_pod_list_free(&w->pods);
-    w->pods = w->listed;
-    w->listed = (struct k8s_pod_list){0};
+    if (w->hooks.take_list) {   /* the owner's, but for the version watched from */
+        w->pods.resource_version = must_strdup_or_null(w->listed.resource_version);
+        w->hooks.take_list(w->hooks.arg, &w->listed);
+        k8s_pod_list_free(&w->listed);   /* whatever the owner left */
+    } else {
+        w->pods = w->listed;
+        w->listed = (struct k8s_pod_list){0};
+    }
     start_watch(w);
-    w->hooks.changed(w->hooks.arg, NULL, false);
+    if (!w->hooks.take_list)
+        w->hooks.changed(w->hooks.arg, NULL, false);
 }
 
 static void on_done(void *arg, CURL *easy, CURLcode result)
@@ -315,18 +325,17 @@ struct k8s_watch *k8s_watch_new(const struct profd_host *h, struct profd_compone
     return w;
 }
 
-int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed)
+int k8s_watch_start(struct k8s_watch *w, const char *resource_version)
 {
     struct event_base *base = w->h->event_base(w->self);
     if (!(w->http = http_client_create(base, on_done)) ||
         !(w->retry = evtimer_new(base, on_retry, w)))
         return -1;
-    if (!listed) {
+    if (!resource_version) {
         start_list(w);
         return 0;
     }
-    k8s_pod_list_copy(&w->pods, listed);
-    w->pods.resource_version = must_strdup(listed->resource_version);
+    w->pods.resource_version = must_strdup(resource_version);
     start_watch(w);
     return 0;
 }

@@ -29,11 +29,18 @@ struct k8s_watch;
 struct k8s_watch_hooks {
     /* The pods changed: pod added or modified (pod as it is now), or
      * deleted (as it was last); pod NULL when a list replaced them all.
-     * w's pods are as they are after the change. */
+     * w's pods are as they are after the change. With take_list set, only
+     * deletions come here. */
     void (*changed)(void *arg, const struct k8s_pod *pod, bool deleted);
     void (*failed)(void *arg, const char *why);   /* why names the URL; it lists again later */
     void *arg;
     unsigned drop;   /* what of each object the owner does not need (k8s_pod_trim) */
+    /* When set, the watch keeps no pods of its own (k8s_watch_pods is
+     * empty): the owner keeps them, taking what each list it reads holds
+     * (take_list, in place of changed with NULL) and each pod added or
+     * modified (take, in place of changed). */
+    void (*take_list)(void *arg, struct k8s_pod_list *pods);
+    void (*take)(void *arg, struct k8s_pod *pod);
 };
 
 /* A cache of url's pods asked for as access says (both outlive it);
@@ -42,13 +49,14 @@ struct k8s_watch *k8s_watch_new(const struct profd_host *h, struct profd_compone
                                 const char *url, const struct k8s_access *access,
                                 int64_t retry_interval, const struct k8s_watch_hooks *hooks);
 
-/* Makes the first list, or with listed (NULL: none), a list the owner
- * made itself, starts from a copy of it and watches from its version at
- * once. 0, or -1 when the loop cannot take it. */
-int k8s_watch_start(struct k8s_watch *w, const struct k8s_pod_list *listed);
+/* Makes the first list; or, given the resourceVersion of a list the owner
+ * made itself (NULL: none), watches from it at once: for a watch whose
+ * owner keeps the pods (take_list). 0, or -1 when the loop cannot take it. */
+int k8s_watch_start(struct k8s_watch *w, const char *resource_version);
 
-/* The pods known now: none before the first list came back. Changed only
- * on the loop's thread, by events and lists. */
+/* The pods known now: none before the first list came back, and none
+ * when the owner keeps them (take_list). Changed only on the loop's
+ * thread, by events and lists. */
 const struct k8s_pod_list *k8s_watch_pods(const struct k8s_watch *w);
 
 /* Whether w's first list came back: until then its objects are none

@@ -13,8 +13,9 @@
  *   `node_name` only, when set, as a node agent lists them), listed and
  *   then watched (k8s_watch.h) on the event loop's libcurl, the list's
  *   JSON read on the processor's own thread; the index records are
- *   looked up in is changed a pod at a time as the watch tells of them
- *   (made again, from a copy of the pods, only after a new list). With
+ *   looked up in keeps the pods (the watch keeps no copy of its own) and
+ *   is changed a pod at a time as the watch tells of them (made again
+ *   only from a new list). With
  *   `wait_for_metadata` (the default) the
  *   first list is made as profd starts, before any receiver does, so the
  *   first profiles are labeled too, and the watch goes on from it. With
@@ -146,6 +147,9 @@ static char *list_url(const struct config *cfg, const struct k8s_access *access,
     return url;
 }
 
+/* What of a node no record is labeled with, not kept (k8s_pod_trim). */
+#define NODE_DROP K8S_DROP_ANNOTATIONS
+
 /* What of a pod no record is labeled with, not kept (k8s_pod_trim). */
 static unsigned pod_drop(const struct config *cfg)
 {
@@ -172,52 +176,112 @@ static void count_known(struct state *s, size_t npods, size_t nnodes)
                            (double)nnodes);
 }
 
-/* Puts ix in place of the index records are looked up in. */
+/* The index records are looked up in, made with no pods when there is
+ * none yet (nodes listed before pods). Under s->mu. */
+static struct pod_index *index_locked(struct state *s)
+{
+    if (!s->index) {
+        struct k8s_pod_list none = {0};
+        s->index = pod_index_of(&none);
+    }
+    return s->index;
+}
+
+/* After a change: the gauges, and a debug line naming what changed (an
+ * object and how, or a list when object is NULL). */
+static void known_changed(struct state *s, size_t npods, size_t nnodes, bool node,
+                          const struct k8s_pod *object, const char *how)
+{
+    count_known(s, npods, nnodes);
+    if (!object)
+        s->host->log(s->self, PROFD_LOG_DEBUG, "%s listed: %zu pod(s) and %zu node(s) known",
+                     node ? "nodes" : "pods", npods, nnodes);
+    else
+        s->host->log(s->self, PROFD_LOG_DEBUG, "%s %s%s%s %s: %zu pod(s) and %zu node(s) known",
+                     node ? "node" : "pod", object->namespace, *object->namespace ? "/" : "",
+                     object->name, how, npods, nnodes);
+}
+
+/* Puts ix (with no nodes unless it is the first) in place of the index
+ * records are looked up in, with the nodes of the one before it. */
 static void use_index(struct state *s, struct pod_index *ix)
 {
-    size_t npods = ix->pods.n, nnodes = ix->nodes.n;
     pthread_mutex_lock(&s->mu);
     struct pod_index *old = s->index;
+    if (old)
+        pod_index_move_nodes(ix, old);
     s->index = ix;
+    size_t npods = ix->pods.n, nnodes = ix->nodes.n;
     pthread_mutex_unlock(&s->mu);
     pod_index_free(old);
-    count_known(s, npods, nnodes);
-    s->host->log(s->self, PROFD_LOG_DEBUG, "%zu pod(s) and %zu node(s) known", npods, nnodes);
+    known_changed(s, npods, nnodes, false, NULL, NULL);
 }
 
 /*
- * On the loop's thread, as a watch tells of a change: the pod (or node)
- * changed in the index, in place; after a list (pod NULL) the index made
- * again from the watches' pods and nodes, outside the lock, and swapped in.
+ * On the loop's thread, as the watches tell of changes: the index keeps
+ * the pods and nodes (the watches keep none of their own). A pods list
+ * makes the index again, outside the lock, and is swapped in; a node
+ * list, a pod or a node added, changed or deleted changes it in place.
  */
-static void on_change(struct state *s, const struct k8s_pod *pod, bool deleted, bool node)
+static void on_pods_listed(void *arg, struct k8s_pod_list *pods)
 {
-    if (!pod || !s->index) {
-        use_index(s, pod_index_of(k8s_watch_pods(s->watch),
-                                  s->nodes_watch ? k8s_watch_pods(s->nodes_watch) : NULL));
-        return;
-    }
+    use_index(arg, pod_index_of(pods));
+}
+
+static void on_nodes_listed(void *arg, struct k8s_pod_list *nodes)
+{
+    struct state *s = arg;
     pthread_mutex_lock(&s->mu);
-    if (node)
-        pod_index_change_node(s->index, pod, deleted);
-    else
-        pod_index_change(s->index, pod, deleted);
-    size_t npods = s->index->pods.n, nnodes = s->index->nodes.n;
+    struct pod_index *ix = index_locked(s);
+    pod_index_put_nodes(ix, nodes);
+    size_t npods = ix->pods.n, nnodes = ix->nodes.n;
     pthread_mutex_unlock(&s->mu);
-    count_known(s, npods, nnodes);
-    s->host->log(s->self, PROFD_LOG_DEBUG, "%s %s%s%s %s: %zu pod(s) and %zu node(s) known",
-                 node ? "node" : "pod", pod->namespace, *pod->namespace ? "/" : "", pod->name,
-                 deleted ? "deleted" : "changed", npods, nnodes);
+    known_changed(s, npods, nnodes, true, NULL, NULL);
 }
 
-static void on_pods_changed(void *arg, const struct k8s_pod *pod, bool deleted)
+/* put (a pod, or with node a node) put in the index, taken; or, put
+ * NULL, the one of removed's UID removed. */
+static void change(struct state *s, struct k8s_pod *put, const struct k8s_pod *removed,
+                   bool node)
 {
-    on_change(arg, pod, deleted, false);
+    pthread_mutex_lock(&s->mu);
+    struct pod_index *ix = index_locked(s);
+    const struct k8s_pod *now = NULL;
+    if (put && node)
+        now = pod_index_put_node(ix, put);
+    else if (put)
+        now = pod_index_put(ix, put);
+    else if (node)
+        pod_index_remove_node(ix, removed->uid);
+    else
+        pod_index_remove(ix, removed->uid);
+    size_t npods = ix->pods.n, nnodes = ix->nodes.n;
+    pthread_mutex_unlock(&s->mu);
+    /* now, the index's, changes only on this thread */
+    known_changed(s, npods, nnodes, node, now ? now : removed, now ? "changed" : "deleted");
 }
 
-static void on_nodes_changed(void *arg, const struct k8s_pod *node, bool deleted)
+static void on_pod_taken(void *arg, struct k8s_pod *pod)
 {
-    on_change(arg, node, deleted, true);
+    change(arg, pod, NULL, false);
+}
+
+static void on_node_taken(void *arg, struct k8s_pod *node)
+{
+    change(arg, node, NULL, true);
+}
+
+/* A watch whose owner keeps the pods tells changed of deletions alone. */
+static void on_pod_deleted(void *arg, const struct k8s_pod *pod, bool deleted)
+{
+    (void)deleted;
+    change(arg, NULL, pod, false);
+}
+
+static void on_node_deleted(void *arg, const struct k8s_pod *node, bool deleted)
+{
+    (void)deleted;
+    change(arg, NULL, node, true);
 }
 
 /* Logs and counts the failure why of a list of url. */
@@ -271,7 +335,7 @@ static void list_first(struct state *s)
     if (!ix)
         return;
     if (s->nodes_url && (body = get_now(s, s->nodes_url, &len))) {
-        if (pod_index_set_nodes(ix, body, len, why, sizeof(why)) < 0)
+        if (pod_index_set_nodes(ix, body, len, NODE_DROP, why, sizeof(why)) < 0)
             list_failed(s, s->nodes_url, why);   /* the watch lists them */
         free(body);
     }
@@ -432,27 +496,24 @@ static int start(void *st)
     }
     if (s->cfg->wait_for_metadata)   /* before the receivers start */
         list_first(s);
-    struct k8s_watch_hooks hooks = {on_pods_changed, on_watch_failed, s, pod_drop(s->cfg)};
-    struct k8s_watch_hooks node_hooks = {on_nodes_changed, on_watch_failed, s,
-                                         K8S_DROP_ANNOTATIONS};
+    struct k8s_watch_hooks hooks = {.changed = on_pod_deleted, .failed = on_watch_failed,
+                                    .arg = s, .drop = pod_drop(s->cfg),
+                                    .take_list = on_pods_listed, .take = on_pod_taken};
+    struct k8s_watch_hooks node_hooks = {.changed = on_node_deleted, .failed = on_watch_failed,
+                                         .arg = s, .drop = NODE_DROP,
+                                         .take_list = on_nodes_listed, .take = on_node_taken};
     s->watch = k8s_watch_new(s->host, s->self, s->url, &s->access, s->cfg->retry_interval,
                              &hooks);
     if (s->nodes_url)
         s->nodes_watch = k8s_watch_new(s->host, s->self, s->nodes_url, &s->access,
                                        s->cfg->retry_interval, &node_hooks);
     /* the watches go on from the first lists, when there were some */
-    const struct k8s_pod_list *nodes = s->index && s->index->nodes.resource_version
-                                           ? &s->index->nodes
-                                           : NULL;
-    struct k8s_pod_list listed = {0};
-    if (s->index)
-        pod_index_copy_pods(s->index, &listed);
-    int rc = k8s_watch_start(s->watch, s->index ? &listed : NULL) < 0 ||
-                     (s->nodes_watch && k8s_watch_start(s->nodes_watch, nodes) < 0)
-                 ? PROFD_ERR
-                 : PROFD_OK;
-    k8s_pod_list_free(&listed);
-    return rc;
+    const char *pods_version = s->index ? s->index->pods.resource_version : NULL;
+    const char *nodes_version = s->index ? s->index->nodes.resource_version : NULL;
+    return k8s_watch_start(s->watch, pods_version) < 0 ||
+                   (s->nodes_watch && k8s_watch_start(s->nodes_watch, nodes_version) < 0)
+               ? PROFD_ERR
+               : PROFD_OK;
 }
 
 static int stop(void *st)

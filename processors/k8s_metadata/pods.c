@@ -134,75 +134,86 @@ struct pod_index *pod_index_parse(const char *json, size_t len, unsigned drop, c
                                   size_t whylen)
 {
     struct k8s_pod_list list;
-    if (k8s_pod_list_parse(json, len, &list, why, whylen) < 0)
+    if (k8s_pod_list_parse(json, len, drop, &list, why, whylen) < 0)
         return NULL;
-    for (size_t i = 0; drop && i < list.n; i++)
-        k8s_pod_trim(&list.pods[i], drop);
     struct pod_index *ix = new_index();
     ix->pods = list;
     index_pods(ix);
     return ix;
 }
 
-int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
-                        size_t whylen)
+void pod_index_put_nodes(struct pod_index *ix, struct k8s_pod_list *nodes)
 {
-    struct k8s_pod_list nodes;
-    if (k8s_pod_list_parse(json, len, &nodes, why, whylen) < 0)
-        return -1;
     name_index_free(&ix->node_names);
     k8s_pod_list_free(&ix->nodes);
-    ix->nodes = nodes;
+    ix->nodes = *nodes;
+    *nodes = (struct k8s_pod_list){0};
     index_nodes(ix);
+}
+
+int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, unsigned drop,
+                        char *why, size_t whylen)
+{
+    struct k8s_pod_list nodes;
+    if (k8s_pod_list_parse(json, len, drop, &nodes, why, whylen) < 0)
+        return -1;
+    pod_index_put_nodes(ix, &nodes);
     return 0;
 }
 
-/* src's objects and resourceVersion copied into *dst (empty before). */
-static void copy_list(struct k8s_pod_list *dst, const struct k8s_pod_list *src)
-{
-    k8s_pod_list_copy(dst, src);
-    dst->resource_version = must_strdup_or_null(src->resource_version);
-}
-
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes)
+struct pod_index *pod_index_of(struct k8s_pod_list *pods)
 {
     struct pod_index *ix = new_index();
-    copy_list(&ix->pods, pods);
+    ix->pods = *pods;
+    *pods = (struct k8s_pod_list){0};
     index_pods(ix);
-    if (nodes) {
-        copy_list(&ix->nodes, nodes);
-        index_nodes(ix);
-    }
     return ix;
 }
 
-void pod_index_change(struct pod_index *ix, const struct k8s_pod *pod, bool deleted)
+void pod_index_move_nodes(struct pod_index *ix, struct pod_index *from)
+{
+    ix->nodes = from->nodes;
+    ix->node_names = from->node_names;
+    from->nodes = (struct k8s_pod_list){0};
+    from->node_names = (struct name_index){0};
+}
+
+void pod_index_remove(struct pod_index *ix, const char *uid)
+{
+    const struct k8s_pod *was = k8s_pod_list_get(&ix->pods, uid);
+    if (was) {
+        index_pod(ix, was, false);
+        k8s_pod_list_remove(&ix->pods, uid);
+    }
+}
+
+const struct k8s_pod *pod_index_put(struct pod_index *ix, struct k8s_pod *pod)
 {
     const struct k8s_pod *was = k8s_pod_list_get(&ix->pods, pod->uid);
     if (was)   /* its strings go with it: its entries first */
         index_pod(ix, was, false);
-    if (deleted) {
-        k8s_pod_list_remove(&ix->pods, pod->uid);
-        return;
-    }
-    struct k8s_pod copy;
-    k8s_pod_copy(&copy, pod);
-    index_pod(ix, k8s_pod_list_put(&ix->pods, &copy), true);
+    const struct k8s_pod *now = k8s_pod_list_put(&ix->pods, pod);
+    index_pod(ix, now, true);
+    return now;
 }
 
-void pod_index_change_node(struct pod_index *ix, const struct k8s_pod *node, bool deleted)
+void pod_index_remove_node(struct pod_index *ix, const char *uid)
+{
+    const struct k8s_pod *was = k8s_pod_list_get(&ix->nodes, uid);
+    if (was) {
+        name_remove(&ix->node_names, was->name, was->uid);
+        k8s_pod_list_remove(&ix->nodes, uid);
+    }
+}
+
+const struct k8s_pod *pod_index_put_node(struct pod_index *ix, struct k8s_pod *node)
 {
     const struct k8s_pod *was = k8s_pod_list_get(&ix->nodes, node->uid);
     if (was)
         name_remove(&ix->node_names, was->name, was->uid);
-    if (deleted) {
-        k8s_pod_list_remove(&ix->nodes, node->uid);
-        return;
-    }
-    struct k8s_pod copy;
-    k8s_pod_copy(&copy, node);
-    const struct k8s_pod *now = k8s_pod_list_put(&ix->nodes, &copy);
+    const struct k8s_pod *now = k8s_pod_list_put(&ix->nodes, node);
     name_add(&ix->node_names, now->name, now->uid, NULL);
+    return now;
 }
 
 const struct k8s_pod *pod_index_container(const struct pod_index *ix, const char *id,
@@ -245,10 +256,4 @@ void pod_index_free(struct pod_index *ix)
     k8s_pod_list_free(&ix->pods);
     k8s_pod_list_free(&ix->nodes);
     free(ix);
-}
-
-void pod_index_copy_pods(const struct pod_index *ix, struct k8s_pod_list *out)
-{
-    *out = (struct k8s_pod_list){0};
-    copy_list(out, &ix->pods);
 }

@@ -46,23 +46,32 @@ struct pod_index *pod_index_parse(const char *json, size_t len, unsigned drop, c
                                   size_t whylen);
 
 /* Puts in ix the nodes of a NodeList (the JSON of GET /api/v1/nodes),
- * indexed by name, in place of those it had: 0, or -1 with why set (and
- * ix as it was) when it is not one. */
-int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, char *why,
-                        size_t whylen);
+ * without what drop names (k8s_pod_trim), indexed by name, in place of
+ * those it had: 0, or -1 with why set (and ix as it was) when it is not
+ * one. */
+int pod_index_set_nodes(struct pod_index *ix, const char *json, size_t len, unsigned drop,
+                        char *why, size_t whylen);
 
-/* A copy of the pods of pods and of the nodes of nodes (NULL: none),
- * indexed as pod_index_parse and pod_index_set_nodes do. */
-struct pod_index *pod_index_of(const struct k8s_pod_list *pods, const struct k8s_pod_list *nodes);
+/* The pods of pods (taken: pods is left empty, its resourceVersion
+ * the index's), indexed as pod_index_parse indexes them; no nodes. */
+struct pod_index *pod_index_of(struct k8s_pod_list *pods);
 
-/* A change a watch told of: pod (or node) added or modified, as it is
- * now, copied in place of the one of its UID; or deleted, and removed. */
-void pod_index_change(struct pod_index *ix, const struct k8s_pod *pod, bool deleted);
-void pod_index_change_node(struct pod_index *ix, const struct k8s_pod *node, bool deleted);
+/* Puts the nodes of nodes (taken, as pod_index_of takes pods) in ix in
+ * place of those it had, indexed by name. */
+void pod_index_put_nodes(struct pod_index *ix, struct k8s_pod_list *nodes);
 
-/* A copy of the pods of ix, with its list's resourceVersion, into *out
- * (empty before). */
-void pod_index_copy_pods(const struct pod_index *ix, struct k8s_pod_list *out);
+/* Moves from's nodes, and their index, into ix (which has none). */
+void pod_index_move_nodes(struct pod_index *ix, struct pod_index *from);
+
+/* Pod (or node) added or modified, as it is now: ix takes what it holds
+ * (*pod is left empty), in place of the one of its UID. Returns where it
+ * is now (until ix next changes). */
+const struct k8s_pod *pod_index_put(struct pod_index *ix, struct k8s_pod *pod);
+const struct k8s_pod *pod_index_put_node(struct pod_index *ix, struct k8s_pod *node);
+
+/* The pod (or node) of UID uid removed, when ix has it. */
+void pod_index_remove(struct pod_index *ix, const char *uid);
+void pod_index_remove_node(struct pod_index *ix, const char *uid);
 
 /* The pod running container id, its container's name into *container;
  * NULL when none listed. */

@@ -108,12 +108,33 @@ static bool index_holds(const struct pod_index *ix, const struct k8s_pod_list *p
     return true;
 }
 
+/* The event line (len bytes) applied to ix, as k8s_metadata applies what
+ * its watches hand over: to its pods, or with node, to its nodes. */
+static void apply_to_index(struct pod_index *ix, const char *line, size_t len, bool node)
+{
+    struct k8s_watch_event ev;
+    char why[256];
+    if (k8s_watch_event_parse(line, len, &ev, why, sizeof(why)) < 0)
+        return;
+    if (ev.type == K8S_DELETED && node)
+        pod_index_remove_node(ix, ev.pod.uid);
+    else if (ev.type == K8S_DELETED)
+        pod_index_remove(ix, ev.pod.uid);
+    else if ((ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) && node)
+        pod_index_put_node(ix, &ev.pod);
+    else if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED)
+        pod_index_put(ix, &ev.pod);
+    if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED)
+        ev.pod = (struct k8s_pod){0};   /* the index's now */
+    k8s_watch_event_free(&ev);
+}
+
 /* Each line of text an event applied to a list of pods, as a watch does,
- * and to an index of them, as k8s_metadata does. */
+ * and to an index of them (as pods and as nodes), as k8s_metadata does. */
 static void watch(const char *text, size_t len)
 {
     struct k8s_pod_list pods = {0};
-    struct pod_index *ix = pod_index_of(&pods, &pods);
+    struct pod_index *ix = pod_index_of(&pods);
     const char *end = text + len;
     while (text < end) {
         const char *nl = memchr(text, '\n', (size_t)(end - text));
@@ -121,12 +142,9 @@ static void watch(const char *text, size_t len)
         struct k8s_watch_event ev;
         char why[256] = "";
         if (k8s_watch_event_parse(text, (size_t)(stop - text), &ev, why, sizeof(why)) == 0) {
-            bool deleted = ev.type == K8S_DELETED;
-            if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED || deleted) {
-                pod_index_change(ix, &ev.pod, deleted);
-                pod_index_change_node(ix, &ev.pod, deleted);
-            }
-            if (deleted)
+            apply_to_index(ix, text, (size_t)(stop - text), false);
+            apply_to_index(ix, text, (size_t)(stop - text), true);
+            if (ev.type == K8S_DELETED)
                 k8s_pod_list_remove(&pods, ev.pod.uid);
             else if (ev.type != K8S_BOOKMARK && ev.type != K8S_ERROR)
                 k8s_pod_list_put(&pods, &ev.pod);
@@ -187,20 +205,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     }
     char why[256];
     struct pod_index *ix = pod_index_parse(text, len - 1, 0, why, sizeof(why));
+    struct k8s_pod_list pods, nodes;
+    if (ix && (k8s_pod_list_parse(text, len - 1, 0, &pods, why, sizeof(why)) < 0 ||
+               k8s_pod_list_parse(text, len - 1, 0, &nodes, why, sizeof(why)) < 0))
+        abort();   /* the same list read otherwise */
     if (ix) {
-        struct k8s_pod_list pods;
-        pod_index_copy_pods(ix, &pods);   /* what a watch starts from */
-        struct pod_index *next = pod_index_of(&pods, &pods);
-        pod_index_free(ix);
-        for (size_t i = 0; i < pods.n; i++)
-            if (!pod_index_uid(next, pods.pods[i].uid))
-                abort();   /* a pod the next index lost */
+        pod_index_put_nodes(ix, &nodes);   /* the same objects as nodes, as a list hands them */
+        if (!index_holds(ix, &pods))
+            abort();   /* a pod or node the index lost */
         make_targets(&pods);
-        pod_index_free(next);
+        pod_index_free(ix);
         for (size_t i = 0; i < pods.n; i++)   /* what k8s_metadata keeps of them, indexed */
             k8s_pod_trim(&pods.pods[i], K8S_DROP_LABELS | K8S_DROP_ANNOTATIONS |
                                             K8S_DROP_CONTAINER_DETAILS);
-        pod_index_free(pod_index_of(&pods, NULL));
+        pod_index_free(pod_index_of(&pods));
         k8s_pod_list_free(&pods);
     }
     return 0;

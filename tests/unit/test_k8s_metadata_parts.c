@@ -111,13 +111,14 @@ TEST(a_pod_list_looked_up_by_container_uid_and_ip)
     pod_index_free(ix);
 }
 
-TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
+TEST(an_index_takes_the_pods_of_a_list)
 {
     struct k8s_pod_list pods;
     char why[256];
-    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
-    struct pod_index *ix = pod_index_of(&pods, NULL);
-    k8s_pod_list_free(&pods);   /* the watch goes on changing its own */
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), 0, &pods, why, sizeof(why)), 0);
+    struct pod_index *ix = pod_index_of(&pods);
+    CHECK(pods.n == 0 && pods.pods == NULL && pods.resource_version == NULL);   /* taken */
+    k8s_pod_list_free(&pods);
     const char *container = NULL;
     const struct k8s_pod *p = pod_index_container(ix, ID, &container);
     CHECK(p && !strcmp(p->name, "web-1") && !strcmp(p->labels.values[0], "web"));
@@ -129,17 +130,24 @@ TEST(an_index_of_a_watchs_pods_is_a_copy_of_its_own)
     pod_index_free(ix);
 }
 
-/* The watch event line applied to ix, as to its pods or (node) nodes. */
+/* The watch event line applied to ix, as to its pods or (node) nodes,
+ * as a watch whose owner keeps the pods hands them over. */
 static void apply(struct pod_index *ix, const char *line, bool node)
 {
     struct k8s_watch_event ev;
     char why[256];
     CHECK_INT(k8s_watch_event_parse(line, strlen(line), &ev, why, sizeof(why)), 0);
-    if (node)
-        pod_index_change_node(ix, &ev.pod, ev.type == K8S_DELETED);
+    if (ev.type == K8S_DELETED && node)
+        pod_index_remove_node(ix, ev.pod.uid);
+    else if (ev.type == K8S_DELETED)
+        pod_index_remove(ix, ev.pod.uid);
+    else if (node)
+        pod_index_put_node(ix, &ev.pod);
     else
-        pod_index_change(ix, &ev.pod, ev.type == K8S_DELETED);
-    k8s_watch_event_free(&ev);   /* the index holds its own copy */
+        pod_index_put(ix, &ev.pod);
+    if (ev.type != K8S_DELETED)
+        ev.pod = (struct k8s_pod){0};   /* the index's now */
+    k8s_watch_event_free(&ev);
 }
 
 TEST(pods_changed_one_at_a_time)
@@ -175,15 +183,15 @@ TEST(pods_changed_one_at_a_time)
           " \"status\": {\"podIP\": \"192.168.1.5\"}}}", false);
     CHECK(pod_index_ip(ix, "192.168.1.5") == NULL);
     CHECK_INT(ix->pods.n, 3);
-    struct k8s_pod_list copy;
-    pod_index_copy_pods(ix, &copy);   /* what a watch starts from */
-    CHECK_INT(copy.n, 3);
-    CHECK(k8s_pod_list_get(&copy, "u4") != NULL);
-    k8s_pod_list_free(&copy);
+    CHECK(pod_index_uid(ix, "u4") != NULL);
+    /* deleting what is not there changes nothing */
+    apply(ix, "{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"agent\","
+          " \"namespace\": \"kube-system\", \"uid\": \"u2\"}}}", false);
+    CHECK_INT(ix->pods.n, 3);
     pod_index_free(ix);
 }
 
-TEST(nodes_by_name_listed_or_copied)
+TEST(nodes_by_name_listed_or_moved)
 {
     static const char NODES[] =
         "{\"kind\": \"NodeList\", \"metadata\": {\"resourceVersion\": \"4\"}, \"items\": ["
@@ -192,31 +200,41 @@ TEST(nodes_by_name_listed_or_copied)
     char why[256];
     struct pod_index *ix = pod_index_parse(POD_LIST, strlen(POD_LIST), 0, why, sizeof(why));
     CHECK(pod_index_node(ix, "node-a") == NULL);   /* no nodes yet */
-    CHECK_INT(pod_index_set_nodes(ix, NODES, strlen(NODES), why, sizeof(why)), 0);
+    CHECK_INT(pod_index_set_nodes(ix, NODES, strlen(NODES), 0, why, sizeof(why)), 0);
     const struct k8s_pod *a = pod_index_node(ix, "node-a");
     CHECK(a && !strcmp(a->labels.values[0], "a"));
     CHECK(pod_index_node(ix, "node-c") == NULL);
     CHECK_STR(ix->nodes.resource_version, "4");   /* where its watch goes on from */
-    CHECK_INT(pod_index_set_nodes(ix, "[]", 2, why, sizeof(why)), -1);   /* the nodes kept */
+    CHECK_INT(pod_index_set_nodes(ix, "[]", 2, 0, why, sizeof(why)), -1);   /* the nodes kept */
+    /* a pods list made again: the new index takes the old one's nodes */
     struct k8s_pod_list pods;
-    pod_index_copy_pods(ix, &pods);
-    struct pod_index *copy = pod_index_of(&pods, &ix->nodes);
-    k8s_pod_list_free(&pods);
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), 0, &pods, why, sizeof(why)), 0);
+    struct pod_index *next = pod_index_of(&pods);
+    pod_index_move_nodes(next, ix);
+    CHECK(pod_index_node(ix, "node-a") == NULL && ix->nodes.n == 0);
     pod_index_free(ix);
-    CHECK(pod_index_node(copy, "node-b") != NULL);
-    CHECK(pod_index_node(copy, NULL) == NULL);   /* a pod not yet on a node */
+    CHECK(pod_index_node(next, "node-b") != NULL);
+    CHECK(pod_index_node(next, NULL) == NULL);   /* a pod not yet on a node */
     /* nodes changed one at a time: node-a's labels, node-b gone, node-c */
-    apply(copy, "{\"type\": \"MODIFIED\", \"object\": {\"metadata\": {\"name\": \"node-a\","
+    apply(next, "{\"type\": \"MODIFIED\", \"object\": {\"metadata\": {\"name\": \"node-a\","
           " \"uid\": \"n1\", \"labels\": {\"zone\": \"b\"}}}}", true);
-    apply(copy, "{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"node-b\","
+    apply(next, "{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"node-b\","
           " \"uid\": \"n2\"}}}", true);
-    apply(copy, "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": \"node-c\","
+    apply(next, "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": \"node-c\","
           " \"uid\": \"n3\"}}}", true);
-    a = pod_index_node(copy, "node-a");
+    a = pod_index_node(next, "node-a");
     CHECK(a && !strcmp(a->labels.values[0], "b"));
-    CHECK(pod_index_node(copy, "node-b") == NULL);
-    CHECK(pod_index_node(copy, "node-c") != NULL);
-    pod_index_free(copy);
+    CHECK(pod_index_node(next, "node-b") == NULL);
+    CHECK(pod_index_node(next, "node-c") != NULL);
+    /* a node list in place of the nodes */
+    struct k8s_pod_list nodes;
+    CHECK_INT(k8s_pod_list_parse(NODES, strlen(NODES), 0, &nodes, why, sizeof(why)), 0);
+    pod_index_put_nodes(next, &nodes);
+    CHECK(nodes.n == 0 && nodes.pods == NULL);   /* taken */
+    CHECK(pod_index_node(next, "node-b") != NULL && pod_index_node(next, "node-c") == NULL);
+    a = pod_index_node(next, "node-a");
+    CHECK(a && !strcmp(a->labels.values[0], "a"));
+    pod_index_free(next);
 }
 
 TEST(what_is_not_a_pod_list_is_an_error)

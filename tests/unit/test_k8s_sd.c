@@ -134,7 +134,7 @@ TEST(a_target_for_each_container_port)
 {
     struct k8s_pod_list pods;
     char why[256];
-    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), 0, &pods, why, sizeof(why)), 0);
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
     k8s_sd_groups(h, &pods, NULL, &g, &n, &cap);
@@ -172,8 +172,8 @@ TEST(a_pods_node_labels_and_annotations_with_attach_metadata)
         "]}";
     struct k8s_pod_list pods, nodes;
     char why[256];
-    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), &pods, why, sizeof(why)), 0);
-    CHECK_INT(k8s_pod_list_parse(NODE_LIST, strlen(NODE_LIST), &nodes, why, sizeof(why)), 0);
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), 0, &pods, why, sizeof(why)), 0);
+    CHECK_INT(k8s_pod_list_parse(NODE_LIST, strlen(NODE_LIST), 0, &nodes, why, sizeof(why)), 0);
     struct profd_target_group *g = NULL;
     size_t n = 0, cap = 0;
     k8s_sd_groups(h, &pods, &nodes, &g, &n, &cap);
@@ -216,11 +216,9 @@ static const char NODES[] =
 
 TEST(the_node_role_a_target_per_node_at_its_kubelet)
 {
-    struct k8s_pod_list listed, nodes = {0};
+    struct k8s_pod_list nodes;
     char why[256];
-    CHECK_INT(k8s_pod_list_parse(NODES, strlen(NODES), &listed, why, sizeof(why)), 0);
-    k8s_pod_list_copy(&nodes, &listed);   /* what a watch keeps is a copy's */
-    k8s_pod_list_free(&listed);
+    CHECK_INT(k8s_pod_list_parse(NODES, strlen(NODES), 0, &nodes, why, sizeof(why)), 0);
     CHECK_INT(nodes.n, 3);
     CHECK_STR(nodes.pods[0].provider_id, "aws:///eu-1a/i-0abc");
     CHECK_INT(nodes.pods[0].addresses.n, 4);
@@ -264,7 +262,7 @@ TEST(the_node_role_a_target_per_node_at_its_kubelet)
 static void pods_at(struct k8s_pod_list *pods, const char *version, const char *bumped)
 {
     char why[256];
-    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), pods, why, sizeof(why)), 0);
+    CHECK_INT(k8s_pod_list_parse(POD_LIST, strlen(POD_LIST), 0, pods, why, sizeof(why)), 0);
     for (size_t i = 0; i < pods->n; i++) {
         free(pods->pods[i].resource_version);
         pods->pods[i].resource_version =
@@ -401,15 +399,11 @@ static const char SERVICES[] =
     "  \"resourceVersion\": \"4\", \"labels\": {\"app\": \"web\"}},"
     " \"spec\": {\"clusterIP\": \"10.96.0.10\", \"ports\": [{\"port\": 80}]}}]}";
 
-/* What a list reads into, kept as a watch keeps it (a copy). */
+/* What a list reads into, kept as a watch keeps it. */
 static void listed(const char *json, struct k8s_pod_list *out)
 {
-    struct k8s_pod_list l;
     char why[256];
-    *out = (struct k8s_pod_list){0};
-    CHECK_INT(k8s_pod_list_parse(json, strlen(json), &l, why, sizeof(why)), 0);
-    k8s_pod_list_copy(out, &l);
-    k8s_pod_list_free(&l);
+    CHECK_INT(k8s_pod_list_parse(json, strlen(json), 0, out, why, sizeof(why)), 0);
 }
 
 /* What the objects of an endpoints role are made targets with: the lists

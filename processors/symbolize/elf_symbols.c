@@ -286,7 +286,8 @@ static void read_gopclntab(struct elf_binary *b)
             continue;
         if (!strcmp(name, ".text"))
             text = sh.sh_addr;
-        if (!strcmp(name, ".gopclntab")) {
+        /* a position-independent build has it among its relocated data */
+        if (!strcmp(name, ".gopclntab") || !strcmp(name, ".data.rel.ro.gopclntab")) {
             table = elf_getdata(scn, NULL);
             table_addr = sh.sh_addr;
         }

@@ -953,31 +953,46 @@ class SymbolizeTest(ProfdTestCase):
         self.assertEqual(sorted(os.listdir(os.path.join(self.path("cache"), alt_id))),
                          ["debuginfo"])
 
+    def go_pclntab_against_dwarf(self, *build_flags, base=0):
+        """gofuncs.go built with build_flags, stripped (-ldflags='-s -w': no
+        symbol table, no DWARF, only .gopclntab) and not: at every
+        instruction of two functions, loaded at base, profd names both as
+        llvm-symbolizer names the unstripped one from its DWARF."""
+        if not shutil.which("go") or not shutil.which("llvm-symbolizer"):
+            self.skipTest("go (golang-go) or llvm-symbolizer (llvm) is not installed")
+        source = os.path.join(ROOT, "tests", "integration", "symbolize", "gofuncs.go")
+        binary, full = self.path("gofuncs"), self.path("gofuncs.full")
+        for path, flags in ((binary, ["-ldflags=-s -w"]), (full, [])):
+            subprocess.run(["go", "build"] + list(build_flags) + flags + ["-o", path, source],
+                           check=True, timeout=300, cwd=self.dir)
+        # Instruction addresses from the unstripped build (same layout).
+        dump = subprocess.run(["go", "tool", "objdump", "-s", r"^main\.(sumSquares|main)$", full],
+                              capture_output=True, text=True, check=True, timeout=120).stdout
+        addrs = [int(a, 16) for a in re.findall(r"\t(0x[0-9a-f]+)\t", dump)]
+        self.assertGreater(len(addrs), 20)
+        want = {base + a: frames for a, frames in llvm_symbolizer(full, addrs).items()}
+        self.assertIn(["main.plusOne", "main.main"], [[f[0] for f in v] for v in want.values()])
+        for path in (binary, full):   # the unstripped one from its DWARF
+            off, vaddr, size = text_segment(path)
+            mapping = (base + vaddr, base + vaddr + size, off, path, "")
+            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])},
+                                     where="run-" + os.path.basename(path))["p"]
+            self.assertEqual(got, want, path)
+
     def test_stripped_go_binary_named_from_its_pclntab(self):
         """A Go binary built with -ldflags='-s -w' has no symbol table and no
         DWARF, only .gopclntab: functions, files, lines and inlined calls
         (from the inline trees) come from it as llvm-symbolizer gives them
         from the DWARF of the same program built unstripped, and as profd
         gives them from that DWARF."""
-        if not shutil.which("go") or not shutil.which("llvm-symbolizer"):
-            self.skipTest("go (golang-go) or llvm-symbolizer (llvm) is not installed")
-        source = os.path.join(ROOT, "tests", "integration", "symbolize", "gofuncs.go")
-        binary, full = self.path("gofuncs"), self.path("gofuncs.full")
-        for path, flags in ((binary, ["-ldflags=-s -w"]), (full, [])):
-            subprocess.run(["go", "build"] + flags + ["-o", path, source], check=True, timeout=300,
-                           cwd=self.dir)
-        # Instruction addresses from the unstripped build (same layout).
-        dump = subprocess.run(["go", "tool", "objdump", "-s", r"^main\.(sumSquares|main)$", full],
-                              capture_output=True, text=True, check=True, timeout=120).stdout
-        addrs = [int(a, 16) for a in re.findall(r"\t(0x[0-9a-f]+)\t", dump)]
-        self.assertGreater(len(addrs), 20)
-        want = llvm_symbolizer(full, addrs)
-        self.assertIn(["main.plusOne", "main.main"], [[f[0] for f in v] for v in want.values()])
-        for path in (binary, full):   # the unstripped one from its DWARF
-            off, vaddr, size = text_segment(path)
-            got = self.run_symbolize({"p": pprof((vaddr, vaddr + size, off, path, ""), addrs)},
-                                     where="run-" + os.path.basename(path))["p"]
-            self.assertEqual(got, want, path)
+        self.go_pclntab_against_dwarf()
+
+    def test_stripped_go_pie_named_from_its_pclntab(self):
+        """The same built as a position-independent executable
+        (-buildmode=pie, as Go builds by default on some platforms and
+        distributions), loaded at a base of its own: the table is in the
+        relocated data, in a section named .data.rel.ro.gopclntab."""
+        self.go_pclntab_against_dwarf("-buildmode=pie", base=BASE)
 
     def test_binaries_beyond_max_memory_stay_open_for_their_profile(self):
         """Two binaries that do not fit in max_memory together, their

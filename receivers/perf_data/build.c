@@ -2,7 +2,6 @@
 /* Profiles built from a session's aggregated outputs: sample types, the
  * mappings, locations and samples as they were gathered (nothing copied),
  * and each profile's series labels. */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,43 +46,23 @@ static void set_types(struct perf_session *s, struct profd_profile *p)
     }
 }
 
-/* True when filename (a " (deleted)" suffix aside) names a program: the
- * path of a file, not a shared library (".so", ".so.N", ".so_N") nor a
- * kernel module. */
-static bool names_a_program(const char *filename)
-{
-    size_t len = binary_lookup_path_length(filename);
-    if (!processes_names_a_file(filename) ||
-        (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)))
-        return false;
-    for (const char *so = strstr(filename, ".so"); so && so + 3 <= filename + len;
-         so = strstr(so + 1, ".so")) {
-        size_t after = (size_t)(so + 3 - filename);
-        if (after == len || ((so[3] == '.' || so[3] == '_') && after + 1 < len &&
-                             isdigit((unsigned char)so[4])))
-            return false;
-    }
-    return true;
-}
-
 /* The index of o's main program mapping, which pprof's convention puts
  * first (tools name a profile after it): the first of o's mappings that
  * names a program; when no frame is in one (a JVM's threads run in libjvm
- * and JIT code, not in its launcher), the program its process mapped,
- * added to o (a profile per process). 0 when there is none either. */
+ * and JIT code, not in its launcher), the program its process runs (the
+ * one it mapped last: after an exec, the new one), added to o (a profile
+ * per process). 0 when there is none either. */
 static size_t main_mapping(struct perf_session *s, struct out *o)
 {
     for (size_t i = 0; i < o->nmaps; i++)
-        if (names_a_program(o->maps[i]->filename))
+        if (processes_names_a_program(o->maps[i]->filename))
             return i;
     const struct process *p = s->o.split == SPLIT_PID ? processes_get(&s->procs, o->pid) : NULL;
-    for (size_t i = 0; p && i < p->nmaps; i++)
-        if (names_a_program(p->maps[i]->filename)) {
-            o->maps = grow_array(o->maps, &o->maps_cap, o->nmaps + 1, sizeof(*o->maps));
-            o->maps[o->nmaps] = p->maps[i];
-            return o->nmaps++;
-        }
-    return 0;
+    if (!p || !p->program)
+        return 0;
+    o->maps = grow_array(o->maps, &o->maps_cap, o->nmaps + 1, sizeof(*o->maps));
+    o->maps[o->nmaps] = p->program;
+    return o->nmaps++;
 }
 
 /* Where o's mapping at index i goes in the profile: the main one (index

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,22 @@ bool processes_names_a_file(const char *filename)
            !binary_lookup_is_jit_map(filename, &pid);
 }
 
+bool processes_names_a_program(const char *filename)
+{
+    size_t len = binary_lookup_path_length(filename);
+    if (!processes_names_a_file(filename) ||
+        (len >= 3 && !strncmp(filename + len - 3, ".ko", 3)))
+        return false;
+    for (const char *so = strstr(filename, ".so"); so && so + 3 <= filename + len;
+         so = strstr(so + 1, ".so")) {
+        size_t after = (size_t)(so + 3 - filename);
+        if (after == len || ((so[3] == '.' || so[3] == '_') && after + 1 < len &&
+                             isdigit((unsigned char)so[4])))
+            return false;
+    }
+    return true;
+}
+
 void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, const char *name,
                        const struct perf_file *f)
 {
@@ -197,7 +214,11 @@ void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, c
     }
     if (copy.limit <= copy.start)
         return;
-    insert_map(ps, processes_get(ps, pid), new_map(ps, &copy));
+    struct process *p = processes_get(ps, pid);
+    struct map *map = new_map(ps, &copy);
+    insert_map(ps, p, map);
+    if (processes_names_a_program(map->filename))
+        p->program = map;
 }
 
 void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *comm, bool exec)
@@ -224,11 +245,13 @@ void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid
             memcpy(maps, parent->maps, n * sizeof(*maps));
         char comm[PERF_COMM_LEN];
         memcpy(comm, parent->comm, sizeof(comm));
+        const struct map *program = parent->program;
         struct process *p = processes_get(ps, pid);   /* may move parent */
         free(p->maps);
         p->maps = maps;
         p->nmaps = p->cap = n;
         p->maps_version = ++ps->versions;
+        p->program = program;
         memcpy(p->comm, comm, sizeof(comm));
     }
     thread_get(ps, pid, tid)->comm = parent_comm;

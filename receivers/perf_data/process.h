@@ -33,6 +33,7 @@ struct process {
     char comm[PERF_COMM_LEN];
     struct map **maps;      /* sorted by start */
     size_t nmaps, cap;
+    const struct map *program;   /* the last program it mapped (after an exec, the new one) */
     uint64_t maps_version;  /* changes whenever maps change; never reused */
 };
 
@@ -63,6 +64,10 @@ const struct map *processes_find_map(const struct processes *ps, const struct pr
  * (named /tmp/perf-<pid>.map, as perf names it), a memfd, or a pseudo-file
  * such as "[heap]" or "[vdso]". */
 bool processes_names_a_file(const char *filename);
+/* True when filename (a " (deleted)" suffix aside) names a program: the
+ * path of a file, not a shared library (".so", ".so.N", ".so_N") nor a
+ * kernel module. */
+bool processes_names_a_program(const char *filename);
 /* An mmap of pid (-1: the kernel). The build-id comes from m, else from the
  * recording's build-id list by file name; anonymous memory ("//anon",
  * "/dev/zero", "/anon_hugepage") is named as perf names it,

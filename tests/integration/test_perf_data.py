@@ -498,25 +498,46 @@ class PerfRecordTest(ProfdTestCase):
         data = self.record("-z")
         self.assertEqual(self.convert([data]), self.script(data))
 
-    def test_program_first_when_no_frame_is_in_it(self):
-        """Kernel samples alone (cpu-clock:k, no call chains): no frame is
-        in the program, yet its profile still starts with the program's
-        mapping, as the process mapped it (a JVM's threads, in libjvm and
-        JIT code, are the same case), before the kernel's."""
+    def first_mappings_of_kernel_samples(self, command):
+        """command recorded with kernel samples alone (cpu-clock:k, no call
+        chains) and converted a profile per process: {profile file name:
+        its mappings' files, in order}."""
         data = self.path("kernel.data")
-        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:k", "-o", data, "--", "dd",
-                        "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"], check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:k", "-o", data, "--"] + command,
+                       check=True, capture_output=True, timeout=300)
         out = self.path("out")
         os.mkdir(out)
         r = run_command([PROFD, "convert", data, "-o", out, "--split", "pid"],
                         capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        [path] = glob.glob(os.path.join(out, "dd.*.pb.gz"))
-        mappings = re.findall(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)",
-                              raw_pprof(path), re.M)
+        return {os.path.basename(path): re.findall(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)",
+                                                   raw_pprof(path), re.M)
+                for path in glob.glob(os.path.join(out, "*.pb.gz"))}
+
+    DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"]
+
+    def test_program_first_when_no_frame_is_in_it(self):
+        """Kernel samples alone: no frame is in the program, yet its profile
+        still starts with the program's mapping, as the process mapped it
+        (a JVM's threads, in libjvm and JIT code, are the same case),
+        before the kernel's."""
+        [(name, mappings)] = self.first_mappings_of_kernel_samples(self.DD).items()
+        self.assertTrue(name.startswith("dd."), name)
         self.assertEqual(os.path.basename(mappings[0]), "dd", mappings)
         self.assertTrue(mappings[1].startswith("[kernel.kallsyms]"), mappings)
+
+    def test_program_first_is_the_one_run_after_an_exec(self):
+        """A child forked by a program (built at a fixed address, below any
+        position-independent one) that then execs dd keeps its parent's
+        mappings, as perf keeps them: its profile still starts with dd,
+        the program it runs, not the one it ran before the exec."""
+        launch = self.path("launch")
+        subprocess.run(["gcc", "-O1", "-no-pie", os.path.join(ROOT, "tests", "integration",
+                                                              "perf", "launch.c"),
+                        "-o", launch], check=True, timeout=120)
+        profiles = self.first_mappings_of_kernel_samples([launch] + self.DD)
+        [dd] = [m for name, m in profiles.items() if name.startswith("dd.")]
+        self.assertEqual(os.path.basename(dd[0]), "dd", dd)
 
     @unittest.skipUnless(platform.machine() == "x86_64", "the test's JIT writes x86-64 code")
     def test_jit_frames_of_a_merged_profile_named_like_perf_script(self):

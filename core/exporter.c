@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "alloc.h"
 #include "graph.h"
 #include "log.h"
 #include "queue.h"
+#include "queue_store.h"
 #include "record.h"
 
 static const char *const full_policies[] = {"block", "drop", NULL};
@@ -34,6 +36,10 @@ static const struct profd_option queue_options[] = {
     {"num_consumers", PROFD_OPT_INT,
      offsetof(struct profd_exporter_settings, sending_queue.num_consumers), "1",
      "sender threads"},
+    {"storage", PROFD_OPT_STRING, offsetof(struct profd_exporter_settings, sending_queue.storage),
+     "", "a directory where each queued record is also kept, in a directory of the exporter's "
+     "own, until it is settled: what profd stopped or crashed with is sent when it starts "
+     "again; empty keeps the queue in memory alone"},
     {0},
 };
 
@@ -117,23 +123,29 @@ static void count_sent(struct profd_queue *q, size_t n, size_t bytes)
  * exporter settled (settled[i]; NULL: none) were counted then; of them the
  * refused fail their acks. The others count as delivered when open is
  * PROFD_C_SENT_RECORDS, else under open (failed or dropped), logged with
- * why, and fail their acks.
+ * why, and fail their acks; but with keep, those of them that are stored
+ * stay for the next start, neither counted nor failed (what profd can
+ * send then counts as taken). Every other record's file goes (files[i],
+ * files NULL: none).
  */
 static void conclude(struct profd_queue *q, struct profd_batch *b, const uint8_t *settled,
-                     enum profd_counter open, const char *why)
+                     const uint64_t *files, bool keep, enum profd_counter open, const char *why)
 {
-    size_t sent = 0, sent_bytes = 0, unsent = 0;
+    size_t sent = 0, sent_bytes = 0, unsent = 0, kept = 0;
     for (size_t i = 0; i < b->nrecords; i++) {
         enum settlement how = settled ? (enum settlement)settled[i] : SETTLE_OPEN;
-        if (how == SETTLE_REFUSED) {
+        bool unsent_here = how == SETTLE_OPEN && open != PROFD_C_SENT_RECORDS;
+        bool stays = unsent_here && keep && files && files[i];
+        if (how == SETTLE_REFUSED || (unsent_here && !stays))
             profd_record_fail_ack(b->records[i]);
-        } else if (how == SETTLE_OPEN && open == PROFD_C_SENT_RECORDS) {
+        if (how == SETTLE_OPEN && !unsent_here) {
             sent++;
             sent_bytes += profd_record_bytes(b->records[i]);
-        } else if (how == SETTLE_OPEN) {
-            profd_record_fail_ack(b->records[i]);
-            unsent++;
         }
+        unsent += unsent_here && !stays;
+        kept += stays;
+        if (files && !stays)
+            queue_store_remove(q->store, files[i]);
     }
     count_sent(q, sent, sent_bytes);
     if (unsent) {
@@ -141,13 +153,17 @@ static void conclude(struct profd_queue *q, struct profd_batch *b, const uint8_t
         profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
                   open == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export", unsent, why);
     }
+    if (kept)
+        profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) kept in %s for the next start: %s",
+                  kept, queue_store_path(q->store), why);
     profd_batch_unref(b);
 }
 
-void profd_queue_give_up(struct profd_queue *q, struct profd_batch *b,
-                         enum profd_counter counter, const char *why)
+void profd_queue_conclude_unsent(struct profd_queue *q, struct profd_batch *b,
+                                 const uint64_t *files, bool keep, enum profd_counter counter,
+                                 const char *why)
 {
-    conclude(q, b, NULL, counter, why);
+    conclude(q, b, NULL, files, keep, counter, why);
 }
 
 int profd_queue_wait_room(struct profd_queue *q, const struct timespec *until)
@@ -224,8 +240,9 @@ bool profd_exporter_settled(size_t i)
 }
 
 /* Has the exporter consume b until it went, failed for good, ran out of
- * retries or of the drain's time; then concludes it. */
-static void export_one(struct profd_queue *q, struct profd_batch *b)
+ * retries or of the drain's time; then concludes it (its records' files
+ * files, NULL: none: kept when the drain's time ran out). */
+static void export_one(struct profd_queue *q, struct profd_batch *b, const uint64_t *files)
 {
     struct profd_component *c = q->c;
     struct timespec started;
@@ -236,6 +253,7 @@ static void export_one(struct profd_queue *q, struct profd_batch *b)
     exporting.how = profd_xcalloc(b->nrecords + 1, 1);
     enum profd_counter open = PROFD_C_FAILED_RECORDS;   /* unless it went */
     const char *why = NULL;
+    bool stopped = false;
     for (unsigned attempt = 0;; attempt++) {
         retry_hint_ns = 0;
         current_attempt = attempt;
@@ -271,6 +289,7 @@ static void export_one(struct profd_queue *q, struct profd_batch *b)
         if (!wait_retry(q, delay)) {
             open = PROFD_C_DROPPED_RECORDS;
             why = "shutdown deadline passed while retrying";
+            stopped = true;
             break;
         }
     }
@@ -278,7 +297,7 @@ static void export_one(struct profd_queue *q, struct profd_batch *b)
     exporting.q = NULL;
     exporting.b = NULL;
     exporting.how = NULL;
-    conclude(q, b, how, open, why);
+    conclude(q, b, how, files, stopped, open, why);
     free(how);
 }
 
@@ -307,12 +326,14 @@ static void linger(struct profd_queue *q)
 
 /* Pops the head item (q->mu held) into *b, and for an exporter that merges
  * batches every further item of the same burst, up to flush_size records,
- * into one merged batch. */
-static void take_burst(struct profd_queue *q, struct profd_batch **b)
+ * into one merged batch; their records' files, in the same order, into
+ * *files (with a store; else NULL). */
+static void take_burst(struct profd_queue *q, struct profd_batch **b, uint64_t **files)
 {
     bool merge = q->c->plugin->flags & PROFD_PLUGIN_MERGES_BATCHES;
     struct profd_batch *parts[256];
     size_t n = 0, records = 0;
+    *files = NULL;
     do {
         struct item *it = q->head;
         q->head = it->next;
@@ -320,6 +341,11 @@ static void take_burst(struct profd_queue *q, struct profd_batch **b)
             q->tail = NULL;
         q->bytes -= it->bytes;
         q->records -= it->batch->nrecords;
+        if (it->files) {
+            *files = profd_xrealloc(*files, (records + it->batch->nrecords) * sizeof(**files));
+            memcpy(*files + records, it->files, it->batch->nrecords * sizeof(**files));
+            free(it->files);
+        }
         records += it->batch->nrecords;
         parts[n++] = it->batch;
         free(it);
@@ -343,20 +369,57 @@ static void *sender_main(void *arg)
         if (!q->head || q->stop_now)
             break;
         struct profd_batch *b;
-        take_burst(q, &b);
+        uint64_t *files;
+        take_burst(q, &b, &files);
         profd_queue_gauges(q);
         if (q->room_waiters)
             pthread_cond_broadcast(&q->room);
         pthread_mutex_unlock(&q->mu);
-        export_one(q, b);
+        export_one(q, b, files);
+        free(files);
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);
     return NULL;
 }
 
+/* A record an earlier run stored, queued again (at start, before anything
+ * else is queued). */
+static void queue_again(void *arg, struct profd_batch *b, uint64_t id)
+{
+    struct profd_queue *q = arg;
+    uint64_t *files = profd_xmalloc(sizeof(*files));
+    files[0] = id;
+    pthread_mutex_lock(&q->mu);
+    profd_queue_enqueue(q, b, profd_batch_bytes(b), files);
+    pthread_mutex_unlock(&q->mu);
+    profd_batch_unref(b);
+}
+
+/* Opens sending_queue.storage, when set, and queues what an earlier run
+ * left in it: 0, or -1 (logged) when it cannot be opened. */
+static int open_store(struct profd_queue *q)
+{
+    const char *dir = q->s.sending_queue.storage;
+    char why[512];
+    if (!dir || !*dir)
+        return 0;
+    if (!(q->store = queue_store_open(dir, q->c->id, why, sizeof(why)))) {
+        profd_log(PROFD_LOG_ERROR, q->c->id, "sending_queue.storage: %s", why);
+        return -1;
+    }
+    size_t rejected = queue_store_replay(q->store, q->c->id, queue_again, q);
+    atomic_fetch_add(&q->c->metrics->counters[PROFD_C_DROPPED_RECORDS], rejected);
+    if (q->records)
+        profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) queued again from %s", q->records,
+                  queue_store_path(q->store));
+    return 0;
+}
+
 int profd_queue_start(struct profd_queue *q)
 {
+    if (open_store(q) < 0)
+        return -1;
     size_t n = q->s.sending_queue.num_consumers > 0 ? (size_t)q->s.sending_queue.num_consumers : 1;
     q->threads = profd_xcalloc(n, sizeof(*q->threads));
     for (; q->nthreads < n; q->nthreads++)
@@ -403,13 +466,16 @@ void profd_queue_drain(struct profd_queue *q)
     for (size_t i = 0; i < q->nthreads; i++)
         pthread_join(q->threads[i], NULL);
     q->nthreads = 0;
-    /* Whatever is left (deadline passed, or never started) is dropped, counted. */
+    /* Whatever is left (deadline passed, or never started) is dropped,
+     * counted; or, stored, kept for the next start. */
     while (q->head) {
         struct item *it = q->head;
         q->head = it->next;
         q->bytes -= it->bytes;
         q->records -= it->batch->nrecords;
-        profd_queue_give_up(q, it->batch, PROFD_C_DROPPED_RECORDS, "shutdown deadline passed");
+        profd_queue_conclude_unsent(q, it->batch, it->files, true, PROFD_C_DROPPED_RECORDS,
+                                    "shutdown deadline passed");
+        free(it->files);
         free(it);
     }
     q->tail = NULL;
@@ -421,6 +487,7 @@ void profd_queue_destroy(struct profd_queue *q)
     if (!q)
         return;
     profd_queue_drain(q);
+    queue_store_close(q->store);
     free(q->threads);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->work);

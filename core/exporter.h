@@ -23,6 +23,7 @@ struct profd_exporter_settings {
         int64_t flush_size;         /* records that end that wait early */
         int64_t block_timeout;      /* ns a blocked emit waits before PROFD_ERETRY */
         int64_t num_consumers;
+        char *storage;              /* directory records are kept in too; NULL or "": none */
     } sending_queue;
     struct {
         bool enabled;

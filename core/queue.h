@@ -18,6 +18,7 @@
 
 struct item {
     struct profd_batch *batch;
+    uint64_t *files;              /* with a store: each record's file id (0: none) */
     size_t bytes;
     struct timespec flush_at;     /* when flush_timeout ends for this item */
     uint64_t seq;                 /* 1, 2, ... in push order */
@@ -43,14 +44,22 @@ struct profd_queue {
     struct timespec deadline;     /* of the drain */
     pthread_t *threads;
     size_t nthreads;
+    struct queue_store *store;    /* sending_queue.storage's, else NULL */
 };
 
+/* Appends b, of bytes, to q (q->mu held), taking a reference, with its
+ * records' files (taken; NULL: none), and counts it in. */
+void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
+                         uint64_t *files);
+/* Ends the export of b (the reference to it let go) that did not go:
+ * counted under counter, logged with why, its acks failed; its records'
+ * files (NULL: none) removed, unless keep: then the records are kept for
+ * the next start instead, neither counted nor failed. */
+void profd_queue_conclude_unsent(struct profd_queue *q, struct profd_batch *b,
+                                 const uint64_t *files, bool keep, enum profd_counter counter,
+                                 const char *why);
 /* Publishes the queue's bytes and records (q->mu held). */
 void profd_queue_gauges(struct profd_queue *q);
-/* Counts (under counter), logs and fails the acks of a batch that will not
- * be exported, and lets go of the reference to it. */
-void profd_queue_give_up(struct profd_queue *q, struct profd_batch *b,
-                         enum profd_counter counter, const char *why);
 /* Waits (q->mu held) until a pop, a drain or a stop, or until *until;
  * pthread_cond_timedwait's result. */
 int profd_queue_wait_room(struct profd_queue *q, const struct timespec *until);

@@ -9,6 +9,7 @@
 #include "graph.h"
 #include "log.h"
 #include "queue.h"
+#include "queue_store.h"
 #include "record.h"
 
 static _Thread_local int64_t wait_until_ns;
@@ -103,15 +104,14 @@ static struct share *share_of(struct share *sh, size_t m, const struct profd_que
     return sh;
 }
 
-/* Appends b, of bytes, to q (q->mu held), taking a reference, and counts
- * it in. */
-static void enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes)
+void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
+                         uint64_t *files)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
     profd_metrics_count_in(q->c->metrics, b->nrecords, bytes);
     profd_batch_ref(b);
-    *it = (struct item){b, bytes, monotonic_after(q->s.sending_queue.flush_timeout), ++q->pushed,
-                        NULL};
+    *it = (struct item){b, files, bytes, monotonic_after(q->s.sending_queue.flush_timeout),
+                        ++q->pushed, NULL};
     if (q->tail)
         q->tail->next = it;
     else
@@ -174,7 +174,7 @@ enum look { TAKEN, BLOCKED, DRAINING };
  * alone is still held. DRAINING: *s is a queue whose drain began. Nothing
  * was queued unless TAKEN. */
 static enum look look_at_all(struct share *sh, size_t m, const struct profd_push *pushes,
-                             const size_t *bytes, size_t n, struct share **s)
+                             const size_t *bytes, uint64_t **files, size_t n, struct share **s)
 {
     lock_shares(sh, m, true, NULL);
     *s = NULL;
@@ -194,8 +194,10 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
         return BLOCKED;
     }
     for (size_t i = 0; i < n; i++)
-        if (share_of(sh, m, pushes[i].queue)->fits)
-            enqueue(pushes[i].queue, pushes[i].batch, bytes[i]);
+        if (share_of(sh, m, pushes[i].queue)->fits) {
+            profd_queue_enqueue(pushes[i].queue, pushes[i].batch, bytes[i], files[i]);
+            files[i] = NULL;   /* the item's */
+        }
     for (size_t k = 0; k < m; k++)
         wake_sender(sh[k].q);
     lock_shares(sh, m, false, NULL);
@@ -204,8 +206,10 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
             struct profd_metrics *counters = pushes[i].queue->c->metrics;
             profd_metrics_count_in(counters, pushes[i].batch->nrecords, bytes[i]);
             profd_batch_ref(pushes[i].batch);
-            profd_queue_give_up(pushes[i].queue, pushes[i].batch, PROFD_C_DROPPED_RECORDS,
-                                "queue full");
+            profd_queue_conclude_unsent(pushes[i].queue, pushes[i].batch, files[i], false,
+                                        PROFD_C_DROPPED_RECORDS, "queue full");
+            free(files[i]);
+            files[i] = NULL;
         }
     return TAKEN;
 }
@@ -226,24 +230,53 @@ static void refuse(struct profd_queue *q, const struct profd_push *pushes, size_
                       "%s: asking the sender to retry", why);
 }
 
+/* The files of each push's records in its queue's store, written before
+ * any queue is locked (files[i] NULL: its queue keeps none). */
+static void store_all(const struct profd_push *pushes, size_t n, uint64_t **files)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct profd_queue *q = pushes[i].queue;
+        files[i] = NULL;
+        if (q->store && pushes[i].batch->nrecords) {
+            files[i] = profd_xcalloc(pushes[i].batch->nrecords, sizeof(**files));
+            queue_store_write(q->store, q->c->id, pushes[i].batch, files[i]);
+        }
+    }
+}
+
+/* Removes the files no queue took (files[i] left to the push). */
+static void unstore_all(const struct profd_push *pushes, size_t n, uint64_t **files)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; files[i] && k < pushes[i].batch->nrecords; k++)
+            queue_store_remove(pushes[i].queue->store, files[i][k]);
+        free(files[i]);
+    }
+}
+
 int profd_queue_push_all(const struct profd_push *pushes, size_t n)
 {
     struct share few[4];
     size_t few_bytes[4];
+    uint64_t *few_files[4];
     struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
     size_t *bytes = n <= 4 ? few_bytes : profd_xcalloc(n, sizeof(*bytes));
+    uint64_t **files = n <= 4 ? few_files : profd_xcalloc(n, sizeof(*files));
     size_t m = shares_of(pushes, n, sh, bytes);
     struct share *s;
     enum look look;
     char why[64] = "";
-    while ((look = look_at_all(sh, m, pushes, bytes, n, &s)) == BLOCKED &&
+    store_all(pushes, n, files);
+    while ((look = look_at_all(sh, m, pushes, bytes, files, n, &s)) == BLOCKED &&
            wait_blocked(s, why, sizeof(why)))
         ;
     if (look != TAKEN)
         refuse(s->q, pushes, n, look == DRAINING ? "shutting down" : why);
+    unstore_all(pushes, n, files);
     if (sh != few) {
         free(sh);
         free(bytes);
+        free(files);
     }
     return look == TAKEN ? PROFD_OK : PROFD_ERETRY;
 }

@@ -9,8 +9,9 @@
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), the JSON pull
 # reader (against jansson), gRPC framer and
 # pushed series (Parca, Pyroscope), folded stacks, speedscope files, /ingest
-# queries, cgroup files, Kubernetes pod lists, kubeconfigs, exec plugins' output and
-# backends' responses (headers, trailers, bodies) from tests/fuzz/seeds/<name>;
+# queries, cgroup files, Kubernetes pod lists, kubeconfigs, exec plugins' output,
+# backends' responses (headers, trailers, bodies) and exporter queues' stored
+# records from tests/fuzz/seeds/<name>;
 # JFR recordings from tests/integration/jfr.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -32,12 +33,13 @@ clang $FLAGS tests/fuzz/fuzz_config.c $conf -o $FUZZ_BUILD/fuzz_config $LIBS
 clang $FLAGS tests/fuzz/fuzz_relabel.c core/relabel.c core/md5.c core/labels.c core/utf8.c lib/utf8_valid.c core/go_regex.c \
     core/text.c config/bind.c config/tree.c config/units.c config/diag.c core/alloc.c \
     core/thread_slot.c -o $FUZZ_BUILD/fuzz_relabel $LIBS
-all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c"
+all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c
+lib/file_io.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
 libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
 receivers/perf_data/build.c receivers/perf_data/process.c receivers/perf_data/index.c
-receivers/perf_data/util.c receivers/perf_data/unwind.c lib/binary_lookup.c lib/own_vdso.c lib/file_io.c
+receivers/perf_data/util.c receivers/perf_data/unwind.c lib/binary_lookup.c lib/own_vdso.c
 lib/grow.c"
 clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
     $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
@@ -78,10 +80,12 @@ clang $FLAGS tests/fuzz/fuzz_http1.c core/http1_parse.c -o $FUZZ_BUILD/fuzz_http
 clang $FLAGS tests/fuzz/fuzz_rpc_response.c lib/grpc_frame.c lib/grow.c lib/client_tls.c \
     core/compression.c core/gzip.c core/alloc.c core/thread_slot.c \
     -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd
+clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_queue_store.c \
+    $all_core -o $FUZZ_BUILD/fuzz_queue_store $LIBS $(pkg-config --libs $PKGS) -ldl -lm
 clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
     core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
 rc=0
-for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json json_pull grpc_frame push jfr http1 k8s rpc_response}; do
+for t in ${FUZZ_ONLY:-pprof perf elf config relabel sd_file otlp json json_pull grpc_frame push jfr http1 k8s rpc_response queue_store}; do
     work=$FUZZ_BUILD/corpus-$t
     mkdir -p $work
     case $t in

@@ -450,6 +450,46 @@ class OtlpExporterTest(ProfdTestCase):
                 self.assertEqual(len(s.values), 1)
                 self.assertLess(s.stack_index, len(d.stack_table))
 
+    def test_a_stored_queue_sends_after_a_restart_what_a_backend_outage_left(self):
+        """sending_queue.storage: the backend refuses everything (UNAVAILABLE)
+        until profd stops, whose drain gives up; the records stay in the
+        storage, taken (the spooled files are deleted as delivered), and the
+        next profd, once the backend is back, sends each of them once and
+        leaves the storage empty."""
+        answers = [grpc.StatusCode.UNAVAILABLE]
+        address, got = self.serve(answers)
+        spool, storage = self.path("spool"), self.path("queue")
+        os.makedirs(spool)
+        names = ["heap.pb.gz", "goroutine.pb.gz", "mutex.pb.gz"]
+        for name in names:
+            shutil.copyfile(os.path.join(GO_CORPUS, name), os.path.join(spool, name))
+        config = sender_config(spool, 'endpoint: "%s", shutdown_timeout: 500ms, '
+                               'sending_queue: {storage: %s}, '
+                               'retry_on_failure: {initial_interval: 10ms, max_interval: 50ms}'
+                               % (address, storage)).replace("after_ingest: keep",
+                                                             "after_ingest: delete")
+        stored = os.path.join(storage, "otlp")
+        first = self.start(config)
+        wait_until(lambda: len(got) >= 3, "the backend refusing a few tries")
+        self.assertEqual(first.stop(), 0)
+        first.wait_log(r"record\(s\) kept in %s for the next start" % re.escape(stored))
+        self.assertEqual(len([f for f in os.listdir(stored) if f.endswith(".rec")]), 3)
+        self.assertEqual(os.listdir(spool), [])   # taken: the storage has them
+        answers[:] = [grpc.StatusCode.OK]
+        before = len(got)
+        second = self.start(config)
+        second.wait_log(r"3 record\(s\) queued again from %s" % re.escape(stored))
+
+        def delivered():
+            return sorted(kv.value.string_value for r, _, _ in got[before:]
+                          for rp in r.resource_profiles for kv in rp.resource.attributes
+                          if kv.key == "__file__")
+        wait_until(lambda: delivered() == sorted(names), "each stored record, once")
+        wait_until(lambda: not [f for f in os.listdir(stored) if f.endswith(".rec")],
+                   "the storage emptied")
+        self.assertEqual(second.stop(), 0)
+        self.assertEqual(delivered(), sorted(names))
+
     def test_a_retry_sends_only_the_requests_not_taken(self):
         """A batch split into a request per record (send_batch_size 1): after
         the second is refused UNAVAILABLE, the retry starts at it; the first

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * An exporter queue's records kept on disk (sending_queue.storage), so that
+ * what was queued when profd stopped, or crashed, is sent once it runs
+ * again: a file per record in a directory of the exporter's own, written
+ * before the record is queued and removed once the exporter settled it
+ * (sent it, or it failed or was refused for good). Files are written under
+ * a temporary name and renamed, not synced: a crash of the process loses
+ * none, one of the machine may lose what the page cache held.
+ *
+ * A file: "PROFDQR1", then little-endian: time and duration (int64 ns), the
+ * decode limit (uint64), the label count (uint32) and each label's name and
+ * value (uint32 length, bytes), the pprof's length (uint64) and bytes.
+ */
+#ifndef PROFD_QUEUE_STORE_H
+#define PROFD_QUEUE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/model.h"
+
+struct queue_store;
+
+/* The store of exporter id (its name made a file name) under directory
+ * dir, made when missing; NULL with why set when it cannot be. */
+struct queue_store *queue_store_open(const char *dir, const char *id, char *why, size_t whylen);
+
+/* The store's directory (the exporter's own). */
+const char *queue_store_path(const struct queue_store *s);
+
+/* Writes each record of b to a file of its own: ids[i] (b->nrecords of
+ * them) its file's id, or 0 when it could not be written (logged as
+ * component's). Safe from several threads at once. */
+void queue_store_write(struct queue_store *s, const char *component, struct profd_batch *b,
+                       uint64_t *ids);
+
+/* Removes the file of id (0: none). */
+void queue_store_remove(struct queue_store *s, uint64_t id);
+
+/* The records an earlier run left, in the order they were written: fn(arg,
+ * b, id) with a batch of one record (taken) for each; a file that does not
+ * read back (cut short, not one of these) is moved into rejected/ with a
+ * .error text beside it and logged. Returns how many were moved aside. */
+size_t queue_store_replay(struct queue_store *s, const char *component,
+                          void (*fn)(void *arg, struct profd_batch *b, uint64_t id), void *arg);
+
+void queue_store_close(struct queue_store *s);
+
+/* The file form of record r, malloc'd into *out: 0, or -1 with err set
+ * (the record cannot be encoded as pprof). */
+int queue_store_encode(struct profd_record *r, uint8_t **out, size_t *len, char *err,
+                       size_t errlen);
+
+/* Adds to b the record of a file's bytes, checked as a pprof received is:
+ * the record, or NULL with err saying what is wrong and at which byte. */
+struct profd_record *queue_store_decode(struct profd_batch *b, const uint8_t *data, size_t len,
+                                        char *err, size_t errlen);
+
+#endif

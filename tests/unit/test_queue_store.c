@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+/* An exporter queue's records on disk (core/queue_store.c): the file form
+ * read back as it was written, every malformed file refused saying where,
+ * and the directory's files written, removed and read back in order. */
+#include "check.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include "../../core/queue_store.h"
+#include "../../core/record.h"
+
+/* A valid pprof: an empty profile, its string table alone. */
+static const uint8_t EMPTY_PPROF[] = {0x32, 0x00};
+
+static struct profd_batch *labeled_batch(int n)
+{
+    struct profd_batch *b = profd_batch_new();
+    for (int i = 0; i < n; i++) {
+        uint8_t *payload = malloc(sizeof(EMPTY_PPROF));
+        memcpy(payload, EMPTY_PPROF, sizeof(EMPTY_PPROF));
+        struct profd_record *r = profd_record_add(b, payload, sizeof(EMPTY_PPROF),
+                                                  PROFD_ENC_PPROF_RAW);
+        char value[16];
+        snprintf(value, sizeof(value), "%d", i);
+        profd_record_set_label(r, "__name__", "process_cpu");
+        profd_record_set_label(r, "service_name", "shop");
+        profd_record_set_label(r, "i", value);
+        r->time_nanos = 1700000000000000000 + i;
+        r->duration_nanos = 10000000000;
+        r->max_decoded = 4096;
+    }
+    return b;
+}
+
+TEST(a_record_reads_back_as_it_was_written)
+{
+    struct profd_batch *b = labeled_batch(1), *back = profd_batch_new();
+    uint8_t *data;
+    size_t len;
+    char err[256];
+    CHECK_INT(queue_store_encode(b->records[0], &data, &len, err, sizeof(err)), 0);
+    struct profd_record *r = queue_store_decode(back, data, len, err, sizeof(err));
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_INT(r->labels.n, 3);
+        CHECK_STR(profd_record_label(r, "__name__"), "process_cpu");
+        CHECK_STR(profd_record_label(r, "service_name"), "shop");
+        CHECK_STR(profd_record_label(r, "i"), "0");
+        CHECK(r->time_nanos == 1700000000000000000 && r->duration_nanos == 10000000000);
+        CHECK_INT(r->max_decoded, 4096);
+        const uint8_t *pprof;
+        size_t plen;
+        uint8_t *owned;
+        CHECK_INT(profd_record_pprof_view(r, false, false, &pprof, &plen, &owned, err,
+                                          sizeof(err)), 0);
+        CHECK(plen == sizeof(EMPTY_PPROF) && !memcmp(pprof, EMPTY_PPROF, plen));
+        free(owned);
+    }
+    /* every file cut short is refused, saying where */
+    for (size_t cut = 0; cut < len; cut++) {
+        err[0] = '\0';
+        CHECK(queue_store_decode(back, data, cut, err, sizeof(err)) == NULL);
+        CHECK(err[0] != '\0');
+    }
+    CHECK_INT(back->nrecords, 1);
+    free(data);
+    profd_batch_unref(b);
+    profd_batch_unref(back);
+}
+
+TEST(malformed_files_are_refused_with_what_and_where)
+{
+    struct profd_batch *b = labeled_batch(1), *back = profd_batch_new();
+    uint8_t *data;
+    size_t len;
+    char err[256];
+    CHECK_INT(queue_store_encode(b->records[0], &data, &len, err, sizeof(err)), 0);
+    CHECK(queue_store_decode(back, (const uint8_t *)"PROFDQR2", 8, err, sizeof(err)) == NULL);
+    CHECK_STR(err, "not a queued record (no PROFDQR1 at byte 0)");
+    /* the first label's name ("__name__", at byte 36 after its length) with a NUL */
+    uint8_t *bad = malloc(len);
+    memcpy(bad, data, len);
+    bad[36 + 4 + 2] = 0;
+    CHECK(queue_store_decode(back, bad, len, err, sizeof(err)) == NULL);
+    CHECK_STR(err, "label 0 at byte 36: cut short, or a NUL byte in it");
+    /* an empty name */
+    memcpy(bad, data, len);
+    bad[36] = 0;   /* its length 0: "__name__" read as the value's length */
+    CHECK(queue_store_decode(back, bad, len, err, sizeof(err)) == NULL);
+    CHECK_CONTAINS(err, "label 0 at byte 36: ");
+    /* the profile not a pprof: its one string's length past its end */
+    memcpy(bad, data, len);
+    bad[len - 1] = 5;
+    CHECK(queue_store_decode(back, bad, len, err, sizeof(err)) == NULL);
+    CHECK_CONTAINS(err, "the profile at byte ");
+    /* bytes after the profile */
+    uint8_t *longer = malloc(len + 1);
+    memcpy(longer, data, len);
+    longer[len] = 0;
+    CHECK(queue_store_decode(back, longer, len + 1, err, sizeof(err)) == NULL);
+    CHECK_CONTAINS(err, "is not the rest of the file");
+    CHECK_INT(back->nrecords, 0);
+    free(longer);
+    free(bad);
+    free(data);
+    profd_batch_unref(b);
+    profd_batch_unref(back);
+}
+
+static uint64_t replayed[8];
+static int nreplayed;
+
+static void take(void *arg, struct profd_batch *b, uint64_t id)
+{
+    (void)arg;
+    if (nreplayed < 8 && b->nrecords == 1 && !strcmp(profd_record_label(b->records[0], "i"),
+                                                     nreplayed == 0 ? "0" : "2"))
+        replayed[nreplayed] = id;
+    nreplayed++;
+    profd_batch_unref(b);
+}
+
+TEST(files_are_written_removed_and_read_back_in_order)
+{
+    char dir[] = "/tmp/profd-qs-XXXXXX", why[256];
+    CHECK(mkdtemp(dir) != NULL);
+    struct queue_store *s = queue_store_open(dir, "otlp/backend", why, sizeof(why));
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    char own[300];
+    snprintf(own, sizeof(own), "%s/otlp_backend", dir);
+    CHECK_STR(queue_store_path(s), own);
+    struct profd_batch *b = labeled_batch(3);
+    uint64_t ids[3];
+    queue_store_write(s, "otlp/backend", b, ids);
+    CHECK(ids[0] == 1 && ids[1] == 2 && ids[2] == 3);
+    queue_store_remove(s, ids[1]);
+    queue_store_close(s);
+    /* a write a crash cut short leaves a temporary file: removed */
+    char tmp[400];
+    snprintf(tmp, sizeof(tmp), "%s/00000000000000000004.tmp", own);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    s = queue_store_open(dir, "otlp/backend", why, sizeof(why));
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    nreplayed = 0;
+    CHECK_INT(queue_store_replay(s, "otlp/backend", take, NULL), 0);
+    CHECK_INT(nreplayed, 2);
+    CHECK(replayed[0] == 1 && replayed[1] == 3);
+    CHECK(access(tmp, F_OK) != 0);
+    uint64_t next[1];
+    struct profd_batch *one = labeled_batch(1);
+    queue_store_write(s, "otlp/backend", one, next);
+    CHECK(next[0] == 4);   /* after the last id found */
+    queue_store_close(s);
+    CHECK(queue_store_open("/proc/none", "x", why, sizeof(why)) == NULL);
+    CHECK_CONTAINS(why, "/proc/none/x/ cannot be made: ");
+    profd_batch_unref(b);
+    profd_batch_unref(one);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK_INT(system(cmd), 0);
+}
+
+RUN_TESTS()

@@ -65,8 +65,12 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
                       size_t *cap, size_t *out_len, char *err, size_t errlen)
 {
     size_t used = 0, in_off = 0;
-    /* The last member's ISIZE is a good first guess when there is one member. */
+    /* The last member's ISIZE is a good first guess when there is one
+     * member, and a lie when more than deflate's 1032:1 could make of the
+     * input: not taken then, so a forged trailer costs no large buffer. */
     size_t guess = len >= 18 ? member_isize(data, len) : 0;
+    if (guess / 1032 > len)
+        guess = 0;
     size_t want = guess > 0 && guess <= max_out ? guess : len * 4 + 64;
     if (want > max_out)
         want = max_out;

@@ -16,6 +16,7 @@
 #include "alloc.h"
 #include "labels.h"
 #include "log.h"
+#include "pprof.h"
 #include "record.h"
 
 static const char MAGIC[8] = "PROFDQR1";
@@ -147,6 +148,9 @@ struct profd_record *queue_store_decode(struct profd_batch *b, const uint8_t *da
         profd_labels_clear(&labels);
         return NULL;
     }
+    /* the limit the receiver had, or the default's when the file says more */
+    if (max_decoded > PROFD_PPROF_MAX_DECODED)
+        max_decoded = PROFD_PPROF_MAX_DECODED;
     char why[256];
     struct profd_record *r = profd_record_add_pprof(b, c.p, pprof_len, max_decoded, why,
                                                     sizeof(why));

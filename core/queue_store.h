@@ -9,7 +9,7 @@
  * none, one of the machine may lose what the page cache held.
  *
  * A file: "PROFDQR1", then little-endian: time and duration (int64 ns), the
- * decode limit (uint64), the label count (uint32) and each label's name and
+ * decode limit (uint64; read back as at most the default's, 1 GiB), the label count (uint32) and each label's name and
  * value (uint32 length, bytes), the pprof's length (uint64) and bytes.
  */
 #ifndef PROFD_QUEUE_STORE_H

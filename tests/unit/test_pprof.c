@@ -724,6 +724,27 @@ TEST(gzip_bomb_is_refused)
     free(zeros);
 }
 
+/* A trailer claiming more than deflate could make of the input (over
+ * 1032:1) is not taken as the first guess of the output's size: no buffer
+ * of that size is made for it, whatever the limit allows. */
+TEST(a_forged_gzip_trailer_makes_no_large_buffer)
+{
+    const char text[] = "a small profile's bytes";
+    uint8_t *gz;
+    size_t gzlen;
+    profd_gzip((const uint8_t *)text, sizeof(text), &gz, &gzlen);
+    uint32_t forged = 0xfffffff0u;
+    memcpy(gz + gzlen - 4, &forged, 4);   /* ISIZE, little-endian */
+    uint8_t *buf = NULL;
+    size_t cap = 0, out_len;
+    char err[128];
+    CHECK(profd_gunzip_into(gz, gzlen, (size_t)1 << 32, &buf, &cap, &out_len, err,
+                            sizeof(err)) < 0);   /* the trailer is wrong: refused */
+    CHECK(cap < 4096);
+    free(buf);
+    free(gz);
+}
+
 TEST(clone_is_independent)
 {
     struct profd_profile *p = decode_corpus("heap");

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "../../core/pprof.h"
 #include "../../core/queue_store.h"
 #include "../../core/record.h"
 
@@ -64,6 +65,12 @@ TEST(a_record_reads_back_as_it_was_written)
         CHECK(err[0] != '\0');
     }
     CHECK_INT(back->nrecords, 1);
+    free(data);
+    /* a limit larger than the default's is read back as the default's */
+    b->records[0]->max_decoded = (size_t)1 << 40;
+    CHECK_INT(queue_store_encode(b->records[0], &data, &len, err, sizeof(err)), 0);
+    r = queue_store_decode(back, data, len, err, sizeof(err));
+    CHECK(r && r->max_decoded == PROFD_PPROF_MAX_DECODED);
     free(data);
     profd_batch_unref(b);
     profd_batch_unref(back);

@@ -62,6 +62,7 @@ static struct profd_component *prepare_component(const struct profd_component_cf
     profd_diag_free(&scratch);
     if (!ok) {
         profd_unbind(p->options, c->cfg);
+        profd_unbind(profd_exporter_options, &c->xs);
         pthread_mutex_destroy(&c->consume_lock);
         free(c->cfg);
         free(c->id);
@@ -243,6 +244,7 @@ void profd_graph_destroy(struct profd_graph *g)
         if (c->created)
             c->plugin->destroy(c->state);
         profd_unbind(c->plugin->options, c->cfg);
+        profd_unbind(profd_exporter_options, &c->xs);   /* zeroed for other kinds */
         pthread_mutex_destroy(&c->consume_lock);
         free(c->cfg);
         free(c->next);

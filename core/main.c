@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     char **rest = profd_xcalloc((size_t)argc + 1, sizeof(*rest));
     size_t ndirs = 0;
     int nrest = 0, log_level = -1;
-    bool json = false;
+    bool json = false, help = false;
     int i = 1;
     if (argc > 1 && argv[1][0] != '-')
         cmd = argv[i++];
@@ -55,9 +55,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json"))
             json = true;
         else if ((!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) && strcmp(cmd, "convert"))
-            return usage(0);   /* convert's own options are its usage's */
+            help = true;   /* convert's own options are its usage's */
         else
             rest[nrest++] = argv[i];
+    }
+    if (help) {
+        free(dirs);
+        free(rest);
+        return usage(0);
     }
     struct profd_loader *loader = profd_loader_create(dirs, ndirs);
     int rc;

@@ -118,20 +118,28 @@ static void count_sent(struct profd_queue *q, size_t n, size_t bytes)
     atomic_fetch_add(&q->c->metrics->counters[PROFD_C_SENT_BYTES], bytes);
 }
 
+/* Records an export did not send: given up (counted under the
+ * conclusion's counter) and kept in the store for the next start. */
+struct unsent {
+    size_t given_up, kept;
+};
+
 /*
  * Ends the export of b and lets go of the reference to it. Records the
  * exporter settled (settled[i]; NULL: none) were counted then; of them the
  * refused fail their acks. The others count as delivered when open is
- * PROFD_C_SENT_RECORDS, else under open (failed or dropped), logged with
- * why, and fail their acks; but with keep, those of them that are stored
- * stay for the next start, neither counted nor failed (what profd can
- * send then counts as taken). Every other record's file goes (files[i],
- * files NULL: none).
+ * PROFD_C_SENT_RECORDS, else they are given up and fail their acks; but
+ * with keep, those of them that are stored stay for the next start,
+ * neither given up nor failed (what profd can send then counts as taken).
+ * Every other record's file goes (files[i], files NULL: none). Returns the
+ * records not sent, for report().
  */
-static void conclude(struct profd_queue *q, struct profd_batch *b, const uint8_t *settled,
-                     const uint64_t *files, bool keep, enum profd_counter open, const char *why)
+static struct unsent conclude(struct profd_queue *q, struct profd_batch *b,
+                              const uint8_t *settled, const uint64_t *files, bool keep,
+                              enum profd_counter open)
 {
-    size_t sent = 0, sent_bytes = 0, unsent = 0, kept = 0;
+    size_t sent = 0, sent_bytes = 0;
+    struct unsent u = {0};
     for (size_t i = 0; i < b->nrecords; i++) {
         enum settlement how = settled ? (enum settlement)settled[i] : SETTLE_OPEN;
         bool unsent_here = how == SETTLE_OPEN && open != PROFD_C_SENT_RECORDS;
@@ -142,28 +150,37 @@ static void conclude(struct profd_queue *q, struct profd_batch *b, const uint8_t
             sent++;
             sent_bytes += profd_record_bytes(b->records[i]);
         }
-        unsent += unsent_here && !stays;
-        kept += stays;
+        u.given_up += unsent_here && !stays;
+        u.kept += stays;
         if (files && !stays)
             queue_store_remove(q->store, files[i]);
     }
     count_sent(q, sent, sent_bytes);
-    if (unsent) {
-        atomic_fetch_add(&q->c->metrics->counters[open], unsent);
-        profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
-                  open == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export", unsent, why);
-    }
-    if (kept)
-        profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) kept in %s for the next start: %s",
-                  kept, queue_store_path(q->store), why);
     profd_batch_unref(b);
+    return u;
+}
+
+/* Counts the records given up under counter (failed or dropped) and logs
+ * them and those kept for the next start, with why. */
+static void report(struct profd_queue *q, struct unsent u, enum profd_counter counter,
+                   const char *why)
+{
+    if (u.given_up) {
+        atomic_fetch_add(&q->c->metrics->counters[counter], u.given_up);
+        profd_log(PROFD_LOG_WARN, q->c->id, "%s %zu record(s): %s",
+                  counter == PROFD_C_DROPPED_RECORDS ? "dropped" : "failed to export",
+                  u.given_up, why);
+    }
+    if (u.kept)
+        profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) kept in %s for the next start: %s",
+                  u.kept, queue_store_path(q->store), why);
 }
 
 void profd_queue_conclude_unsent(struct profd_queue *q, struct profd_batch *b,
-                                 const uint64_t *files, bool keep, enum profd_counter counter,
+                                 const uint64_t *files, enum profd_counter counter,
                                  const char *why)
 {
-    conclude(q, b, NULL, files, keep, counter, why);
+    report(q, conclude(q, b, NULL, files, false, counter), counter, why);
 }
 
 int profd_queue_wait_room(struct profd_queue *q, const struct timespec *until)
@@ -297,7 +314,7 @@ static void export_one(struct profd_queue *q, struct profd_batch *b, const uint6
     exporting.q = NULL;
     exporting.b = NULL;
     exporting.how = NULL;
-    conclude(q, b, how, files, stopped, open, why);
+    report(q, conclude(q, b, how, files, stopped, open), open, why);
     free(how);
 }
 
@@ -467,17 +484,20 @@ void profd_queue_drain(struct profd_queue *q)
         pthread_join(q->threads[i], NULL);
     q->nthreads = 0;
     /* Whatever is left (deadline passed, or never started) is dropped,
-     * counted; or, stored, kept for the next start. */
+     * counted; or, stored, kept for the next start: told once for all. */
+    struct unsent left = {0};
     while (q->head) {
         struct item *it = q->head;
         q->head = it->next;
         q->bytes -= it->bytes;
         q->records -= it->batch->nrecords;
-        profd_queue_conclude_unsent(q, it->batch, it->files, true, PROFD_C_DROPPED_RECORDS,
-                                    "shutdown deadline passed");
+        struct unsent u = conclude(q, it->batch, NULL, it->files, true, PROFD_C_DROPPED_RECORDS);
+        left.given_up += u.given_up;
+        left.kept += u.kept;
         free(it->files);
         free(it);
     }
+    report(q, left, PROFD_C_DROPPED_RECORDS, "shutdown deadline passed");
     q->tail = NULL;
     profd_queue_gauges(q);
 }

@@ -52,11 +52,10 @@ struct profd_queue {
 void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
                          uint64_t *files);
 /* Ends the export of b (the reference to it let go) that did not go:
- * counted under counter, logged with why, its acks failed; its records'
- * files (NULL: none) removed, unless keep: then the records are kept for
- * the next start instead, neither counted nor failed. */
+ * counted under counter, logged with why, its acks failed, its records'
+ * files (NULL: none) removed. */
 void profd_queue_conclude_unsent(struct profd_queue *q, struct profd_batch *b,
-                                 const uint64_t *files, bool keep, enum profd_counter counter,
+                                 const uint64_t *files, enum profd_counter counter,
                                  const char *why);
 /* Publishes the queue's bytes and records (q->mu held). */
 void profd_queue_gauges(struct profd_queue *q);

@@ -206,7 +206,7 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
             struct profd_metrics *counters = pushes[i].queue->c->metrics;
             profd_metrics_count_in(counters, pushes[i].batch->nrecords, bytes[i]);
             profd_batch_ref(pushes[i].batch);
-            profd_queue_conclude_unsent(pushes[i].queue, pushes[i].batch, files[i], false,
+            profd_queue_conclude_unsent(pushes[i].queue, pushes[i].batch, files[i],
                                         PROFD_C_DROPPED_RECORDS, "queue full");
             free(files[i]);
             files[i] = NULL;

@@ -111,14 +111,14 @@ static bool apply_event(struct k8s_watch *w, const char *line, size_t len)
             w->pods.resource_version = ev.resource_version;
             ev.resource_version = NULL;
         }
-        if ((ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) && w->hooks.take_list) {
+        if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) {
             k8s_pod_trim(&ev.pod, w->hooks.drop);
-            w->hooks.take(w->hooks.arg, &ev.pod);
-            ev.pod = (struct k8s_pod){0};   /* the owner's now */
-        } else if (ev.type == K8S_ADDED || ev.type == K8S_MODIFIED) {
-            k8s_pod_trim(&ev.pod, w->hooks.drop);
-            const struct k8s_pod *now = k8s_pod_list_put(&w->pods, &ev.pod);
-            w->hooks.changed(w->hooks.arg, now, false);
+            if (w->hooks.take_list) {
+                w->hooks.take(w->hooks.arg, &ev.pod);
+                ev.pod = (struct k8s_pod){0};   /* the owner's now */
+            } else {
+                w->hooks.changed(w->hooks.arg, k8s_pod_list_put(&w->pods, &ev.pod), false);
+            }
         } else if (ev.type == K8S_DELETED) {
             k8s_pod_list_remove(&w->pods, ev.pod.uid);
             w->hooks.changed(w->hooks.arg, &ev.pod, true);

@@ -178,20 +178,27 @@ void pod_index_move_nodes(struct pod_index *ix, struct pod_index *from)
     from->node_names = (struct name_index){0};
 }
 
+/* The index entries of the pod (or with node, the node) of UID uid
+ * removed, before its strings go; it, or NULL when ix has none. */
+static const struct k8s_pod *unindex(struct pod_index *ix, const char *uid, bool node)
+{
+    const struct k8s_pod *was = k8s_pod_list_get(node ? &ix->nodes : &ix->pods, uid);
+    if (was && node)
+        name_remove(&ix->node_names, was->name, was->uid);
+    else if (was)
+        index_pod(ix, was, false);
+    return was;
+}
+
 void pod_index_remove(struct pod_index *ix, const char *uid)
 {
-    const struct k8s_pod *was = k8s_pod_list_get(&ix->pods, uid);
-    if (was) {
-        index_pod(ix, was, false);
+    if (unindex(ix, uid, false))
         k8s_pod_list_remove(&ix->pods, uid);
-    }
 }
 
 const struct k8s_pod *pod_index_put(struct pod_index *ix, struct k8s_pod *pod)
 {
-    const struct k8s_pod *was = k8s_pod_list_get(&ix->pods, pod->uid);
-    if (was)   /* its strings go with it: its entries first */
-        index_pod(ix, was, false);
+    unindex(ix, pod->uid, false);
     const struct k8s_pod *now = k8s_pod_list_put(&ix->pods, pod);
     index_pod(ix, now, true);
     return now;
@@ -199,18 +206,13 @@ const struct k8s_pod *pod_index_put(struct pod_index *ix, struct k8s_pod *pod)
 
 void pod_index_remove_node(struct pod_index *ix, const char *uid)
 {
-    const struct k8s_pod *was = k8s_pod_list_get(&ix->nodes, uid);
-    if (was) {
-        name_remove(&ix->node_names, was->name, was->uid);
+    if (unindex(ix, uid, true))
         k8s_pod_list_remove(&ix->nodes, uid);
-    }
 }
 
 const struct k8s_pod *pod_index_put_node(struct pod_index *ix, struct k8s_pod *node)
 {
-    const struct k8s_pod *was = k8s_pod_list_get(&ix->nodes, node->uid);
-    if (was)
-        name_remove(&ix->node_names, was->name, was->uid);
+    unindex(ix, node->uid, true);
     const struct k8s_pod *now = k8s_pod_list_put(&ix->nodes, node);
     name_add(&ix->node_names, now->name, now->uid, NULL);
     return now;

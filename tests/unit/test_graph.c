@@ -714,6 +714,14 @@ static int files_in(const char *dir, const char *suffix)
     return n;
 }
 
+/* Removes the directory dir and all it holds. */
+static void remove_tree(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK_INT(system(cmd), 0);
+}
+
 static const char STORED_GRAPH[] =
     "receivers: {src/st: {}}\n"
     "exporters: {sink/st: {mode: %s, shutdown_timeout: 50ms, sending_queue: {storage: %s},\n"
@@ -769,9 +777,7 @@ TEST(a_stored_queue_keeps_what_the_drain_left_for_the_next_start)
     CHECK_INT(files_in(rejected, ".error"), 1);
     stop_graph(g, l);
     CHECK_INT(counter("sink/st", "exporter", PROFD_C_SENT_RECORDS), 3);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK_INT(system(cmd), 0);
+    remove_tree(dir);
 }
 
 /* Records sent, and records failed for good, leave no file behind. */
@@ -793,9 +799,7 @@ TEST(a_stored_queue_removes_what_it_settled)
         stop_graph(g, l);
         CHECK_INT(files_in(own, ".rec"), 0);
     }
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK_INT(system(cmd), 0);
+    remove_tree(dir);
 }
 
 TEST(a_draining_queue_takes_nothing_more_and_says_retry)

@@ -34,13 +34,21 @@ static struct profd_batch *labeled_batch(int n)
     return b;
 }
 
+/* The file form of b's first record (a failed encode fails the case). */
+static uint8_t *encode_first(struct profd_batch *b, size_t *len)
+{
+    uint8_t *data = NULL;
+    char err[256];
+    CHECK_INT(queue_store_encode(b->records[0], &data, len, err, sizeof(err)), 0);
+    return data;
+}
+
 TEST(a_record_reads_back_as_it_was_written)
 {
     struct profd_batch *b = labeled_batch(1), *back = profd_batch_new();
-    uint8_t *data;
     size_t len;
+    uint8_t *data = encode_first(b, &len);
     char err[256];
-    CHECK_INT(queue_store_encode(b->records[0], &data, &len, err, sizeof(err)), 0);
     struct profd_record *r = queue_store_decode(back, data, len, err, sizeof(err));
     CHECK(r != NULL);
     if (r) {
@@ -68,7 +76,7 @@ TEST(a_record_reads_back_as_it_was_written)
     free(data);
     /* a limit larger than the default's is read back as the default's */
     b->records[0]->max_decoded = (size_t)1 << 40;
-    CHECK_INT(queue_store_encode(b->records[0], &data, &len, err, sizeof(err)), 0);
+    data = encode_first(b, &len);
     r = queue_store_decode(back, data, len, err, sizeof(err));
     CHECK(r && r->max_decoded == PROFD_PPROF_MAX_DECODED);
     free(data);
@@ -79,10 +87,9 @@ TEST(a_record_reads_back_as_it_was_written)
 TEST(malformed_files_are_refused_with_what_and_where)
 {
     struct profd_batch *b = labeled_batch(1), *back = profd_batch_new();
-    uint8_t *data;
     size_t len;
+    uint8_t *data = encode_first(b, &len);
     char err[256];
-    CHECK_INT(queue_store_encode(b->records[0], &data, &len, err, sizeof(err)), 0);
     CHECK(queue_store_decode(back, (const uint8_t *)"PROFDQR2", 8, err, sizeof(err)) == NULL);
     CHECK_STR(err, "not a queued record (no PROFDQR1 at byte 0)");
     /* the first label's name ("__name__", at byte 36 after its length) with a NUL */

@@ -40,6 +40,10 @@ static const struct profd_option queue_options[] = {
      "", "a directory where each queued record is also kept, in a directory of the exporter's "
      "own, until it is settled: what profd stopped or crashed with is sent when it starts "
      "again; empty keeps the queue in memory alone"},
+    {"storage_fsync", PROFD_OPT_BOOL,
+     offsetof(struct profd_exporter_settings, sending_queue.storage_fsync), "false",
+     "sync each stored file, and then its directory, before the push it came with is answered, "
+     "so that a crash of the machine loses none either: a disk flush a push"},
     {0},
 };
 
@@ -104,8 +108,8 @@ struct profd_queue *profd_queue_create(struct profd_component *c,
 
 void profd_queue_gauges(struct profd_queue *q)
 {
-    atomic_store(&q->c->metrics->queue_bytes, (int64_t)q->bytes);
-    atomic_store(&q->c->metrics->queue_records, (int64_t)q->records);
+    atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_BYTES], (int64_t)q->bytes);
+    atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_RECORDS], (int64_t)q->records);
 }
 
 /* How an exporter settled a record of the batch it exports. */
@@ -421,11 +425,12 @@ static int open_store(struct profd_queue *q)
     char why[512];
     if (!dir || !*dir)
         return 0;
-    if (!(q->store = queue_store_open(dir, q->c->id, why, sizeof(why)))) {
+    if (!(q->store = queue_store_open(dir, q->c->metrics, q->s.sending_queue.storage_fsync, why,
+                                      sizeof(why)))) {
         profd_log(PROFD_LOG_ERROR, q->c->id, "sending_queue.storage: %s", why);
         return -1;
     }
-    size_t rejected = queue_store_replay(q->store, q->c->id, queue_again, q);
+    size_t rejected = queue_store_replay(q->store, queue_again, q);
     atomic_fetch_add(&q->c->metrics->counters[PROFD_C_DROPPED_RECORDS], rejected);
     if (q->records)
         profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) queued again from %s", q->records,

@@ -24,6 +24,7 @@ struct profd_exporter_settings {
         int64_t block_timeout;      /* ns a blocked emit waits before PROFD_ERETRY */
         int64_t num_consumers;
         char *storage;              /* directory records are kept in too; NULL or "": none */
+        bool storage_fsync;         /* each stored file synced before the push returns */
     } sending_queue;
     struct {
         bool enabled;

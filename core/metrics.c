@@ -158,6 +158,18 @@ static const struct {
                                      "draining): their sender was told to retry later."},
 };
 
+/* The gauges every exporter has, by their place in its counters. */
+static const struct {
+    const char *name, *help;
+} exporter_gauges[PROFD_G_COUNT_] = {
+    [PROFD_G_QUEUE_BYTES] = {"queue_bytes", "Payload bytes waiting in an exporter queue."},
+    [PROFD_G_QUEUE_RECORDS] = {"queue_records", "Records waiting in an exporter queue."},
+    [PROFD_G_STORED_BYTES] = {"queue_stored_bytes", "Bytes of the files an exporter queue "
+                              "keeps its records in (sending_queue.storage)."},
+    [PROFD_G_STORED_RECORDS] = {"queue_stored_records", "Records an exporter queue keeps in "
+                                "files (sending_queue.storage), with those an earlier run left."},
+};
+
 char *profd_metrics_render(void)
 {
     struct profd_text t = {0};
@@ -172,18 +184,15 @@ char *profd_metrics_render(void)
             profd_text_printf(&t, "profd_component_%s_total{kind=\"%s\",id=\"%s\"} %llu\n", name,
                               m->kind, m->id, (unsigned long long)atomic_load(&m->counters[c]));
     }
-    profd_text_add(&t, "# HELP profd_exporter_queue_bytes Payload bytes waiting in an exporter "
-                       "queue.\n# TYPE profd_exporter_queue_bytes gauge\n");
-    for (struct profd_metrics *m = registry; m; m = m->next)
-        if (!strcmp(m->kind, "exporter"))
-            profd_text_printf(&t, "profd_exporter_queue_bytes{id=\"%s\"} %lld\n", m->id,
-                              (long long)atomic_load(&m->queue_bytes));
-    profd_text_add(&t, "# HELP profd_exporter_queue_records Records waiting in an exporter "
-                       "queue.\n# TYPE profd_exporter_queue_records gauge\n");
-    for (struct profd_metrics *m = registry; m; m = m->next)
-        if (!strcmp(m->kind, "exporter"))
-            profd_text_printf(&t, "profd_exporter_queue_records{id=\"%s\"} %lld\n", m->id,
-                              (long long)atomic_load(&m->queue_records));
+    for (int i = 0; i < PROFD_G_COUNT_; i++) {
+        const char *name = exporter_gauges[i].name;
+        profd_text_printf(&t, "# HELP profd_exporter_%s %s\n# TYPE profd_exporter_%s gauge\n",
+                          name, exporter_gauges[i].help, name);
+        for (struct profd_metrics *m = registry; m; m = m->next)
+            if (!strcmp(m->kind, "exporter"))
+                profd_text_printf(&t, "profd_exporter_%s{id=\"%s\"} %lld\n", name, m->id,
+                                  (long long)atomic_load(&m->gauges[i]));
+    }
     struct gauge **sorted = profd_xcalloc(ngauges + 1, sizeof(*sorted));
     size_t n = 0;
     for (size_t i = 0; i < nbuckets; i++)

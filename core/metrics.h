@@ -11,11 +11,21 @@
 
 #include "profd/plugin.h"
 
+/* An exporter's gauges: what its queue holds, and of it what is in files
+ * (sending_queue.storage). */
+enum profd_exporter_gauge {
+    PROFD_G_QUEUE_BYTES,
+    PROFD_G_QUEUE_RECORDS,
+    PROFD_G_STORED_BYTES,
+    PROFD_G_STORED_RECORDS,
+    PROFD_G_COUNT_
+};
+
 struct profd_metrics {
     char *id;
     const char *kind;   /* "receiver", "processor", "exporter" */
     atomic_uint_fast64_t counters[PROFD_C_COUNT_];
-    atomic_int_fast64_t queue_bytes, queue_records;   /* gauges, exporters only */
+    atomic_int_fast64_t gauges[PROFD_G_COUNT_];   /* exporters only */
     struct profd_metrics *next;
 };
 

@@ -239,7 +239,7 @@ static void store_all(const struct profd_push *pushes, size_t n, uint64_t **file
         files[i] = NULL;
         if (q->store && pushes[i].batch->nrecords) {
             files[i] = profd_xcalloc(pushes[i].batch->nrecords, sizeof(**files));
-            queue_store_write(q->store, q->c->id, pushes[i].batch, files[i]);
+            queue_store_write(q->store, pushes[i].batch, files[i]);
         }
     }
 }

@@ -22,8 +22,10 @@
 static const char MAGIC[8] = "PROFDQR1";
 
 struct queue_store {
-    char *path;               /* the exporter's directory */
-    _Atomic uint64_t last;    /* the id last given to a file */
+    char *path;                     /* the exporter's directory */
+    struct profd_metrics *metrics;  /* the exporter's: its id, the stored gauges */
+    int dir_fd;                     /* path's, kept open to sync it; -1 without fsync */
+    _Atomic uint64_t last;          /* the id last given to a file */
 };
 
 /* ---- the file form ---- */
@@ -185,10 +187,13 @@ static uint64_t id_of(const char *name)
     return end != name && !errno && !strcmp(end, ".rec") ? id : 0;
 }
 
-struct queue_store *queue_store_open(const char *dir, const char *id, char *why, size_t whylen)
+struct queue_store *queue_store_open(const char *dir, struct profd_metrics *m, bool fsync,
+                                     char *why, size_t whylen)
 {
     struct queue_store *s = profd_xcalloc(1, sizeof(*s));
-    char *own = profd_xstrdup(id);
+    s->metrics = m;
+    s->dir_fd = -1;
+    char *own = profd_xstrdup(m->id);
     for (char *p = own; *p; p++)
         if (*p == '/')
             *p = '_';   /* otlp/backend: otlp_backend */
@@ -202,8 +207,10 @@ struct queue_store *queue_store_open(const char *dir, const char *id, char *why,
     }
     s->path[strlen(s->path) - 1] = '\0';
     DIR *d = opendir(s->path);
-    if (!d) {
+    if (!d || (fsync && (s->dir_fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)) {
         snprintf(why, whylen, "%s cannot be read: %s", s->path, strerror(errno));
+        if (d)
+            closedir(d);
         queue_store_close(s);
         return NULL;
     }
@@ -211,6 +218,8 @@ struct queue_store *queue_store_open(const char *dir, const char *id, char *why,
         if (id_of(e->d_name) > s->last)
             s->last = id_of(e->d_name);
     closedir(d);
+    atomic_store(&m->gauges[PROFD_G_STORED_RECORDS], 0);
+    atomic_store(&m->gauges[PROFD_G_STORED_BYTES], 0);
     return s;
 }
 
@@ -219,8 +228,15 @@ const char *queue_store_path(const struct queue_store *s)
     return s->path;
 }
 
-/* Writes data to the file of id, under a temporary name first: 0, or -1
- * with errno set. */
+/* Counts a file of len bytes in (sign 1) or out (-1) of the gauges. */
+static void count_stored(const struct queue_store *s, int sign, size_t len)
+{
+    atomic_fetch_add(&s->metrics->gauges[PROFD_G_STORED_RECORDS], sign);
+    atomic_fetch_add(&s->metrics->gauges[PROFD_G_STORED_BYTES], sign * (int64_t)len);
+}
+
+/* Writes data to the file of id, under a temporary name first, synced
+ * before it is renamed when the store syncs: 0, or -1 with errno set. */
 static int write_file(const struct queue_store *s, uint64_t id, const uint8_t *data, size_t len)
 {
     char tmp[4096], path[4096];
@@ -230,6 +246,8 @@ static int write_file(const struct queue_store *s, uint64_t id, const uint8_t *d
     if (fd < 0)
         return -1;
     int rc = write_all(fd, data, len);
+    if (rc == 0 && s->dir_fd >= 0)
+        rc = fsync(fd);
     int saved = errno;
     if (close(fd) < 0 && rc == 0) {
         rc = -1;
@@ -245,9 +263,10 @@ static int write_file(const struct queue_store *s, uint64_t id, const uint8_t *d
     return rc;
 }
 
-void queue_store_write(struct queue_store *s, const char *component, struct profd_batch *b,
-                       uint64_t *ids)
+void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *ids)
 {
+    const char *component = s->metrics->id;
+    size_t written = 0;
     for (size_t i = 0; i < b->nrecords; i++) {
         uint8_t *data;
         size_t len;
@@ -258,22 +277,30 @@ void queue_store_write(struct queue_store *s, const char *component, struct prof
             continue;
         }
         uint64_t id = atomic_fetch_add(&s->last, 1) + 1;
-        if (write_file(s, id, data, len) == 0)
+        if (write_file(s, id, data, len) == 0) {
             ids[i] = id;
-        else
+            count_stored(s, 1, len);
+            written++;
+        } else {
             profd_log(PROFD_LOG_WARN, component, "a record is queued but not stored in %s: %s",
                       s->path, strerror(errno));
+        }
         free(data);
     }
+    if (written && s->dir_fd >= 0 && fsync(s->dir_fd) < 0)
+        profd_log(PROFD_LOG_WARN, component, "%s cannot be synced: %s; %zu record(s) stored "
+                  "may not outlive a crash of the machine", s->path, strerror(errno), written);
 }
 
 void queue_store_remove(struct queue_store *s, uint64_t id)
 {
     char path[4096];
+    struct stat st;
     if (!id)
         return;
     file_path(s, id, false, path, sizeof(path));
-    unlink(path);
+    if (stat(path, &st) == 0 && unlink(path) == 0)
+        count_stored(s, -1, (size_t)st.st_size);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -288,9 +315,9 @@ static int queued_file(const struct dirent *e)
 }
 
 /* Moves the file name of s into rejected/, with why beside it. */
-static void reject(struct queue_store *s, const char *component, const char *name,
-                   const char *why)
+static void reject(struct queue_store *s, const char *name, const char *why)
 {
+    const char *component = s->metrics->id;
     char from[4096], to[4096], text[4200];
     snprintf(from, sizeof(from), "%s/%s", s->path, name);
     snprintf(to, sizeof(to), "%s/rejected/%s", s->path, name);
@@ -308,14 +335,15 @@ static void reject(struct queue_store *s, const char *component, const char *nam
     }
 }
 
-size_t queue_store_replay(struct queue_store *s, const char *component,
+size_t queue_store_replay(struct queue_store *s,
                           void (*fn)(void *arg, struct profd_batch *b, uint64_t id), void *arg)
 {
     struct dirent **names;
     int n = scandir(s->path, &names, queued_file, by_name);
     size_t rejected = 0;
     if (n < 0) {
-        profd_log(PROFD_LOG_ERROR, component, "%s cannot be read: %s", s->path, strerror(errno));
+        profd_log(PROFD_LOG_ERROR, s->metrics->id, "%s cannot be read: %s", s->path,
+                  strerror(errno));
         return 0;
     }
     for (int i = 0; i < n; i++) {
@@ -330,12 +358,13 @@ size_t queue_store_replay(struct queue_store *s, const char *component,
             unlink(path);
         } else if (!data) {
             snprintf(err, sizeof(err), "cannot be read: %s", strerror(errno));
-            reject(s, component, name, err);
+            reject(s, name, err);
             rejected++;
         } else if (!queue_store_decode(b, (const uint8_t *)data, len, err, sizeof(err))) {
-            reject(s, component, name, err);
+            reject(s, name, err);
             rejected++;
         } else {
+            count_stored(s, 1, len);
             fn(arg, b, id);
             b = NULL;
         }
@@ -351,6 +380,8 @@ void queue_store_close(struct queue_store *s)
 {
     if (!s)
         return;
+    if (s->dir_fd >= 0)
+        close(s->dir_fd);
     free(s->path);
     free(s);
 }

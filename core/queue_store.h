@@ -5,35 +5,42 @@
  * again: a file per record in a directory of the exporter's own, written
  * before the record is queued and removed once the exporter settled it
  * (sent it, or it failed or was refused for good). Files are written under
- * a temporary name and renamed, not synced: a crash of the process loses
- * none, one of the machine may lose what the page cache held.
+ * a temporary name and renamed: a crash of the process loses none. Unless
+ * they are synced (storage_fsync), one of the machine may lose what the
+ * page cache held. The exporter's stored gauges count the files and their
+ * bytes.
  *
  * A file: "PROFDQR1", then little-endian: time and duration (int64 ns), the
- * decode limit (uint64; read back as at most the default's, 1 GiB), the label count (uint32) and each label's name and
- * value (uint32 length, bytes), the pprof's length (uint64) and bytes.
+ * decode limit (uint64; read back as at most the default's, 1 GiB), the
+ * label count (uint32) and each label's name and value (uint32 length,
+ * bytes), the pprof's length (uint64) and bytes.
  */
 #ifndef PROFD_QUEUE_STORE_H
 #define PROFD_QUEUE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics.h"
 #include "profd/model.h"
 
 struct queue_store;
 
-/* The store of exporter id (its name made a file name) under directory
- * dir, made when missing; NULL with why set when it cannot be. */
-struct queue_store *queue_store_open(const char *dir, const char *id, char *why, size_t whylen);
+/* The store of the exporter whose counters are m, in a directory named
+ * after its id (made a file name) under dir, made when missing; NULL with
+ * why set when it cannot be. With fsync, each file and then the directory
+ * are synced before queue_store_write returns. Logs as m's component. */
+struct queue_store *queue_store_open(const char *dir, struct profd_metrics *m, bool fsync,
+                                     char *why, size_t whylen);
 
 /* The store's directory (the exporter's own). */
 const char *queue_store_path(const struct queue_store *s);
 
 /* Writes each record of b to a file of its own: ids[i] (b->nrecords of
- * them) its file's id, or 0 when it could not be written (logged as
- * component's). Safe from several threads at once. */
-void queue_store_write(struct queue_store *s, const char *component, struct profd_batch *b,
-                       uint64_t *ids);
+ * them) its file's id, or 0 when it could not be written (logged). Safe
+ * from several threads at once. */
+void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *ids);
 
 /* Removes the file of id (0: none). */
 void queue_store_remove(struct queue_store *s, uint64_t id);
@@ -42,7 +49,7 @@ void queue_store_remove(struct queue_store *s, uint64_t id);
  * b, id) with a batch of one record (taken) for each; a file that does not
  * read back (cut short, not one of these) is moved into rejected/ with a
  * .error text beside it and logged. Returns how many were moved aside. */
-size_t queue_store_replay(struct queue_store *s, const char *component,
+size_t queue_store_replay(struct queue_store *s,
                           void (*fn)(void *arg, struct profd_batch *b, uint64_t id), void *arg);
 
 void queue_store_close(struct queue_store *s);

@@ -455,7 +455,8 @@ class OtlpExporterTest(ProfdTestCase):
         until profd stops, whose drain gives up; the records stay in the
         storage, taken (the spooled files are deleted as delivered), and the
         next profd, once the backend is back, sends each of them once and
-        leaves the storage empty."""
+        leaves the storage empty. The files are synced (storage_fsync), and
+        /metrics counts them."""
         answers = [grpc.StatusCode.UNAVAILABLE]
         address, got = self.serve(answers)
         spool, storage = self.path("spool"), self.path("queue")
@@ -464,13 +465,19 @@ class OtlpExporterTest(ProfdTestCase):
         for name in names:
             shutil.copyfile(os.path.join(GO_CORPUS, name), os.path.join(spool, name))
         config = sender_config(spool, 'endpoint: "%s", shutdown_timeout: 500ms, '
-                               'sending_queue: {storage: %s}, '
+                               'sending_queue: {storage: %s, storage_fsync: true}, '
                                'retry_on_failure: {initial_interval: 10ms, max_interval: 50ms}'
-                               % (address, storage)).replace("after_ingest: keep",
-                                                             "after_ingest: delete")
+                               % (address, storage)).replace(
+                                   "after_ingest: keep", "after_ingest: delete").replace(
+                                   'address: ""', 'address: "127.0.0.1:0"')
+
         stored = os.path.join(storage, "otlp")
+
+        def stored_records(p):
+            return metric_value(p.metrics(), "profd_exporter_queue_stored_records", id="otlp")
         first = self.start(config)
         wait_until(lambda: len(got) >= 3, "the backend refusing a few tries")
+        wait_until(lambda: stored_records(first) == 3, "/metrics counting the stored records")
         self.assertEqual(first.stop(), 0)
         first.wait_log(r"record\(s\) kept in %s for the next start" % re.escape(stored))
         self.assertEqual(len([f for f in os.listdir(stored) if f.endswith(".rec")]), 3)
@@ -487,6 +494,7 @@ class OtlpExporterTest(ProfdTestCase):
         wait_until(lambda: delivered() == sorted(names), "each stored record, once")
         wait_until(lambda: not [f for f in os.listdir(stored) if f.endswith(".rec")],
                    "the storage emptied")
+        self.assertEqual(stored_records(second), 0)
         self.assertEqual(second.stop(), 0)
         self.assertEqual(delivered(), sorted(names))
 

@@ -5,6 +5,8 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <inttypes.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../core/pprof.h"
@@ -135,11 +137,27 @@ static void take(void *arg, struct profd_batch *b, uint64_t id)
     profd_batch_unref(b);
 }
 
+/* The stored gauge g of exporter m. */
+static int64_t stored(struct profd_metrics *m, enum profd_exporter_gauge g)
+{
+    return atomic_load(&m->gauges[g]);
+}
+
+/* The size of file id in directory dir. */
+static int64_t file_size(const char *dir, uint64_t id)
+{
+    char path[400];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%020" PRIu64 ".rec", dir, id);
+    return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
 TEST(files_are_written_removed_and_read_back_in_order)
 {
     char dir[] = "/tmp/profd-qs-XXXXXX", why[256];
     CHECK(mkdtemp(dir) != NULL);
-    struct queue_store *s = queue_store_open(dir, "otlp/backend", why, sizeof(why));
+    struct profd_metrics *m = profd_metrics_get("otlp/backend", "exporter");
+    struct queue_store *s = queue_store_open(dir, m, false, why, sizeof(why));
     CHECK(s != NULL);
     if (!s)
         return;
@@ -148,9 +166,14 @@ TEST(files_are_written_removed_and_read_back_in_order)
     CHECK_STR(queue_store_path(s), own);
     struct profd_batch *b = labeled_batch(3);
     uint64_t ids[3];
-    queue_store_write(s, "otlp/backend", b, ids);
+    queue_store_write(s, b, ids);
     CHECK(ids[0] == 1 && ids[1] == 2 && ids[2] == 3);
+    CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 3);
+    int64_t kept = file_size(own, 1) + file_size(own, 3);
+    CHECK_INT(stored(m, PROFD_G_STORED_BYTES), kept + file_size(own, 2));
     queue_store_remove(s, ids[1]);
+    CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 2);
+    CHECK_INT(stored(m, PROFD_G_STORED_BYTES), kept);
     queue_store_close(s);
     /* a write a crash cut short leaves a temporary file: removed */
     char tmp[400];
@@ -159,21 +182,27 @@ TEST(files_are_written_removed_and_read_back_in_order)
     CHECK(f != NULL);
     if (f)
         fclose(f);
-    s = queue_store_open(dir, "otlp/backend", why, sizeof(why));
+    s = queue_store_open(dir, m, true, why, sizeof(why));   /* synced from here on */
     CHECK(s != NULL);
     if (!s)
         return;
+    CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 0);   /* counted as they are replayed */
     nreplayed = 0;
-    CHECK_INT(queue_store_replay(s, "otlp/backend", take, NULL), 0);
+    CHECK_INT(queue_store_replay(s, take, NULL), 0);
     CHECK_INT(nreplayed, 2);
+    CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 2);
+    CHECK_INT(stored(m, PROFD_G_STORED_BYTES), kept);
     CHECK(replayed[0] == 1 && replayed[1] == 3);
     CHECK(access(tmp, F_OK) != 0);
     uint64_t next[1];
     struct profd_batch *one = labeled_batch(1);
-    queue_store_write(s, "otlp/backend", one, next);
+    queue_store_write(s, one, next);
     CHECK(next[0] == 4);   /* after the last id found */
+    CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 3);
+    CHECK_INT(stored(m, PROFD_G_STORED_BYTES), kept + file_size(own, 4));
     queue_store_close(s);
-    CHECK(queue_store_open("/proc/none", "x", why, sizeof(why)) == NULL);
+    CHECK(queue_store_open("/proc/none", profd_metrics_get("x", "exporter"), false, why,
+                           sizeof(why)) == NULL);
     CHECK_CONTAINS(why, "/proc/none/x/ cannot be made: ");
     profd_batch_unref(b);
     profd_batch_unref(one);

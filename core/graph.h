@@ -75,7 +75,9 @@ int profd_graph_emit(struct profd_component *self, struct profd_batch *b);
  * in the queue of an exporter downstream (profd_queue_would_wait): a hint
  * for serving a request where waiting stalls no one else. Any thread. */
 bool profd_graph_congested(const struct profd_component *self, size_t bytes);
-/* True when a processor downstream of self declares PROFD_PLUGIN_SLOW:
+/* True when a processor downstream of self declares PROFD_PLUGIN_SLOW, or
+ * an exporter downstream syncs the files it keeps its queue in
+ * (sending_queue.storage_fsync):
  * a server's event loop hands self's requests to workers. Any thread. */
 bool profd_graph_slow(const struct profd_component *self);
 /* A receiver finished its input (host->done). */

@@ -104,8 +104,9 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
  * other connection, and a hand-over costs little beside it; and at any size
  * while the pipeline is congested (profd_graph_congested), so that a
  * request waiting for room in a full queue waits there, not on the loop;
- * and at any size when the pipeline has a slow processor (profd_graph_slow:
- * symbolize, whose lookups and fetches take long).
+ * and at any size when the pipeline has a slow processor or syncs files
+ * before it returns (profd_graph_slow: symbolize, whose lookups and fetches
+ * take long; an exporter's sending_queue.storage_fsync).
  * The workers (one per CPU, at most 8) start as such requests come; false
  * when none can be had, and the request is served on the loop. */
 #define PROFD_SERVER_WORKER_FROM ((size_t)64 << 10)

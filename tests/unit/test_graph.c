@@ -850,6 +850,35 @@ TEST(a_slow_processor_downstream_is_known_to_its_receivers)
     stop_graph(g, l);
 }
 
+TEST(an_exporter_that_syncs_its_stored_queue_is_slow_to_its_receivers)
+{
+    char dir[] = "/tmp/profd-slow-XXXXXX", yaml[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(yaml, sizeof(yaml),
+             "receivers: {src/kept: {}, src/synced: {}}\n"
+             "processors: {mut/a: {}}\n"
+             "exporters: {sink/kept: {sending_queue: {storage: %s}},\n"
+             "            sink/synced: {sending_queue: {storage: %s, storage_fsync: true}}}\n"
+             "service: {pipelines: {\n"
+             "  profiles/kept: {receivers: [src/kept], processors: [mut/a], "
+             "exporters: [sink/kept]},\n"
+             "  profiles/synced: {receivers: [src/synced], processors: [mut/a], "
+             "exporters: [sink/synced]}}}\n", dir, dir);
+    struct profd_loader *l;
+    struct profd_graph *g = begin_case(yaml, &l);
+    if (g) {
+        for (size_t i = 0; i < g->n; i++) {
+            const struct profd_component *c = g->nodes[i];
+            if (!strcmp(c->id, "src/kept"))
+                CHECK(!profd_graph_slow(c));
+            else if (!strcmp(c->id, "src/synced"))
+                CHECK(profd_graph_slow(c));
+        }
+        stop_graph(g, l);
+    }
+    remove_tree(dir);
+}
+
 TEST(backoff_grows_and_is_capped)
 {
     int64_t s = 1000000000;

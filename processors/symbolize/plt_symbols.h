@@ -4,7 +4,10 @@
  * shared libraries jump, which no symbol table names: "<function>@plt",
  * as perf and objdump name them. One entry a jump-slot relocation, in the
  * relocations' order, in .plt.sec when the binary has one (x86-64 with
- * IBT), else in .plt after its header. x86-64, i386 and arm64.
+ * IBT), else in .plt after its header: x86-64, i386 and arm64. And on
+ * x86-64 the entries of .plt.got, which jump through a GOT entry that
+ * .rela.dyn names (functions whose address the binary takes too, such as
+ * free in many programs): each after the symbol of that relocation.
  */
 #ifndef PROFD_PLT_SYMBOLS_H
 #define PROFD_PLT_SYMBOLS_H

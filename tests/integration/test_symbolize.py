@@ -442,9 +442,11 @@ class SymbolizeTest(ProfdTestCase):
         """The stubs through which calls into shared libraries jump have no
         symbol: named "<function>@plt" from the jump-slot relocations, as
         objdump (and perf) name them, in .plt and, built for IBT, in
-        .plt.sec. The PLT's header (at .plt's start) is named after nothing
-        (not after _init, a symbol without a size, which ends with its
-        section)."""
+        .plt.sec; and in .plt.got (here __cxa_finalize's, whose address the
+        start files test before calling it) from the GOT relocation its
+        jump goes through. The PLT's header (at .plt's start) is named after
+        nothing (not after _init, a symbol without a size, which ends with
+        its section)."""
         for flags in ([], ["-fcf-protection=full", "-Wl,-z,ibtplt"]):
             binary = self.path("plt%d" % len(flags))
             subprocess.run(["gcc", "-O1"] + flags + [
@@ -452,21 +454,28 @@ class SymbolizeTest(ProfdTestCase):
                 binary], check=True, timeout=120)
             sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True,
                                       check=True).stdout
-            stubs = re.search(r"\.plt%s\s+PROGBITS\s+([0-9a-f]+) [0-9a-f]+ ([0-9a-f]+)" % (
-                r"\.sec" if flags else ""), sections)
-            start, size = int(stubs.group(1), 16), int(stubs.group(2), 16)
             out = subprocess.run(["objdump", "-d", binary], capture_output=True, text=True,
                                  check=True).stdout
-            want = {int(a, 16): fn for a, fn in re.findall(r"^([0-9a-f]+) <(\w+@plt)>:", out, re.M)
-                    if start <= int(a, 16) < start + size}
-            self.assertTrue(want, "no PLT entries in " + binary)
+            want, entry_size = {}, {}
+            for section in (".plt.sec" if flags else ".plt", ".plt.got"):
+                stubs = re.search(r"%s\s+PROGBITS\s+([0-9a-f]+) [0-9a-f]+ ([0-9a-f]+) ([0-9a-f]+)"
+                                  % re.escape(section), sections)
+                start, size = int(stubs.group(1), 16), int(stubs.group(2), 16)
+                found = {int(a, 16): fn for a, fn in re.findall(r"^([0-9a-f]+) <(\w+@plt)>:", out,
+                                                                re.M)
+                         if start <= int(a, 16) < start + size}
+                self.assertTrue(found, "no %s entries in %s" % (section, binary))
+                want.update(found)
+                entry_size.update((a, int(stubs.group(3), 16) or 16) for a in found)
+            self.assertIn("__cxa_finalize@plt", want.values())
             header = int(re.search(r"\.plt\s+PROGBITS\s+([0-9a-f]+) ", sections).group(1), 16)
-            addrs = [a + k for a in want for k in (0, 7, 15)]
+            addrs = {a + k: a for a in want for k in (0, 5, entry_size[a] - 1)}
             mapping, base = mapping_of(binary, binary)
-            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs + [header]])},
+            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in
+                                                           list(addrs) + [header]])},
                                      where="run%d" % len(flags))["p"]
-            for a in addrs:
-                self.assertEqual([fn for fn, _, _ in got.get(base + a, [])], [want[a & ~15]],
+            for a, stub in addrs.items():
+                self.assertEqual([fn for fn, _, _ in got.get(base + a, [])], [want[stub]],
                                  "%s: %#x" % (flags, a))
             self.assertEqual(got.get(base + header, []), [], "the PLT's header")
 

@@ -44,6 +44,10 @@ static const struct profd_option queue_options[] = {
      offsetof(struct profd_exporter_settings, sending_queue.storage_fsync), "false",
      "sync each stored file, and then its directory, before the push it came with is answered, "
      "so that a crash of the machine loses none either: a disk flush a push"},
+    {"memory_size", PROFD_OPT_SIZE, offsetof(struct profd_exporter_settings, sending_queue.memory_size),
+     "0", "with storage: the bytes of queued records kept in memory too; records queued beyond "
+     "them are kept in their files alone and read back when their turn comes, so queue_size can "
+     "be larger than memory; 0 keeps every queued record in memory too"},
     {0},
 };
 
@@ -110,6 +114,7 @@ void profd_queue_gauges(struct profd_queue *q)
 {
     atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_BYTES], (int64_t)q->bytes);
     atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_RECORDS], (int64_t)q->records);
+    atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_MEMORY_BYTES], (int64_t)q->memory_bytes);
 }
 
 /* How an exporter settled a record of the batch it exports. */
@@ -345,34 +350,67 @@ static void linger(struct profd_queue *q)
         pthread_cond_broadcast(&q->work);
 }
 
-/* Pops the head item (q->mu held) into *b, and for an exporter that merges
- * batches every further item of the same burst, up to flush_size records,
- * into one merged batch; their records' files, in the same order, into
- * *files (with a store; else NULL). */
-static void take_burst(struct profd_queue *q, struct profd_batch **b, uint64_t **files)
+/* The items of one burst, taken off the queue. */
+struct burst {
+    struct item *items[256];
+    size_t n;
+};
+
+/* Pops the head item (q->mu held) into t, and for an exporter that merges
+ * batches every further item of the same burst, up to flush_size records. */
+static void take_burst(struct profd_queue *q, struct burst *t)
 {
     bool merge = q->c->plugin->flags & PROFD_PLUGIN_MERGES_BATCHES;
-    struct profd_batch *parts[256];
-    size_t n = 0, records = 0;
-    *files = NULL;
+    size_t records = 0;
+    t->n = 0;
     do {
         struct item *it = q->head;
         q->head = it->next;
         if (!q->head)
             q->tail = NULL;
         q->bytes -= it->bytes;
-        q->records -= it->batch->nrecords;
-        if (it->files) {
-            *files = profd_xrealloc(*files, (records + it->batch->nrecords) * sizeof(**files));
-            memcpy(*files + records, it->files, it->batch->nrecords * sizeof(**files));
-            free(it->files);
+        q->records -= it->nrecords;
+        if (it->batch)
+            q->memory_bytes -= it->bytes;
+        records += it->nrecords;
+        t->items[t->n++] = it;
+    } while (merge && q->head && q->head->seq <= q->flushed && t->n < 256 &&
+             (int64_t)(records + q->head->nrecords) <= q->s.sending_queue.flush_size);
+}
+
+/* The batch of t's items (freed), merged when several, with their records'
+ * files in the same order into *files (with a store; else NULL). Items in
+ * their files alone are read back first; a file that does not read back
+ * is moved aside and its record counted as dropped. NULL when no record
+ * is left. Outside q->mu. */
+static struct profd_batch *burst_batch(struct profd_queue *q, struct burst *t, uint64_t **files)
+{
+    struct profd_batch *parts[256];
+    size_t n = 0, records = 0, rejected = 0;
+    *files = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        struct item *it = t->items[i];
+        struct profd_batch *b = it->batch;
+        size_t k = it->nrecords;
+        if (!b) {
+            b = profd_batch_new();
+            k = queue_store_load(q->store, it->files, it->nrecords, b, it->files);
+            rejected += it->nrecords - k;
         }
-        records += it->batch->nrecords;
-        parts[n++] = it->batch;
+        if (it->files) {
+            *files = profd_xrealloc(*files, (records + k + 1) * sizeof(**files));
+            memcpy(*files + records, it->files, k * sizeof(**files));
+        }
+        records += k;
+        if (k)
+            parts[n++] = b;
+        else
+            profd_batch_unref(b);
+        free(it->files);
         free(it);
-    } while (merge && q->head && q->head->seq <= q->flushed && n < 256 &&
-             (int64_t)(records + q->head->batch->nrecords) <= q->s.sending_queue.flush_size);
-    *b = n == 1 ? parts[0] : profd_batch_merge(parts, n);
+    }
+    atomic_fetch_add(&q->c->metrics->counters[PROFD_C_DROPPED_RECORDS], rejected);
+    return !n ? NULL : n == 1 ? parts[0] : profd_batch_merge(parts, n);
 }
 
 static void *sender_main(void *arg)
@@ -389,14 +427,16 @@ static void *sender_main(void *arg)
             linger(q);
         if (!q->head || q->stop_now)
             break;
-        struct profd_batch *b;
-        uint64_t *files;
-        take_burst(q, &b, &files);
+        struct burst t;
+        take_burst(q, &t);
         profd_queue_gauges(q);
         if (q->room_waiters)
             pthread_cond_broadcast(&q->room);
         pthread_mutex_unlock(&q->mu);
-        export_one(q, b, files);
+        uint64_t *files;
+        struct profd_batch *b = burst_batch(q, &t, &files);
+        if (b)
+            export_one(q, b, files);
         free(files);
         pthread_mutex_lock(&q->mu);
     }
@@ -404,17 +444,33 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-/* A record an earlier run stored, queued again (at start, before anything
- * else is queued). */
-static void queue_again(void *arg, struct profd_batch *b, uint64_t id)
+/* The record an earlier run stored in file id, of size bytes, queued again
+ * (at start, before anything else is queued): read back while memory has
+ * room for it, else queued in its file alone, read back when its turn
+ * comes. Returns how many records were dropped: 1 when the file does not
+ * read back (moved aside), else 0. */
+static size_t queue_again(struct profd_queue *q, uint64_t id, size_t size)
 {
-    struct profd_queue *q = arg;
     uint64_t *files = profd_xmalloc(sizeof(*files));
     files[0] = id;
     pthread_mutex_lock(&q->mu);
-    profd_queue_enqueue(q, b, profd_batch_bytes(b), files);
+    bool room = profd_queue_memory_room(q, size);
+    if (!room)
+        profd_queue_append(q, NULL, 1, size, files);
     pthread_mutex_unlock(&q->mu);
+    if (!room)
+        return 0;
+    struct profd_batch *b = profd_batch_new();
+    bool loaded = queue_store_load(q->store, &id, 1, b, files) == 1;
+    if (loaded) {
+        pthread_mutex_lock(&q->mu);
+        profd_queue_enqueue(q, b, profd_batch_bytes(b), files);
+        pthread_mutex_unlock(&q->mu);
+    } else {
+        free(files);
+    }
     profd_batch_unref(b);
+    return !loaded;
 }
 
 /* Opens sending_queue.storage, when set, and queues what an earlier run
@@ -423,14 +479,24 @@ static int open_store(struct profd_queue *q)
 {
     const char *dir = q->s.sending_queue.storage;
     char why[512];
-    if (!dir || !*dir)
+    if (!dir || !*dir) {
+        if (q->s.sending_queue.memory_size)
+            profd_log(PROFD_LOG_WARN, q->c->id, "sending_queue.memory_size has no effect "
+                      "without sending_queue.storage: the queue is in memory alone");
         return 0;
+    }
     if (!(q->store = queue_store_open(dir, q->c->metrics, q->s.sending_queue.storage_fsync, why,
                                       sizeof(why)))) {
         profd_log(PROFD_LOG_ERROR, q->c->id, "sending_queue.storage: %s", why);
         return -1;
     }
-    size_t rejected = queue_store_replay(q->store, queue_again, q);
+    uint64_t *ids;
+    size_t *sizes, n, rejected = 0;
+    if (queue_store_list(q->store, &ids, &sizes, &n) == 0)
+        for (size_t i = 0; i < n; i++)
+            rejected += queue_again(q, ids[i], sizes[i]);
+    free(ids);
+    free(sizes);
     atomic_fetch_add(&q->c->metrics->counters[PROFD_C_DROPPED_RECORDS], rejected);
     if (q->records)
         profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) queued again from %s", q->records,
@@ -495,8 +561,11 @@ void profd_queue_drain(struct profd_queue *q)
         struct item *it = q->head;
         q->head = it->next;
         q->bytes -= it->bytes;
-        q->records -= it->batch->nrecords;
-        struct unsent u = conclude(q, it->batch, NULL, it->files, true, PROFD_C_DROPPED_RECORDS);
+        q->records -= it->nrecords;
+        q->memory_bytes -= it->batch ? it->bytes : 0;
+        struct unsent u = {0, it->nrecords};   /* in its files alone: they stay */
+        if (it->batch)
+            u = conclude(q, it->batch, NULL, it->files, true, PROFD_C_DROPPED_RECORDS);
         left.given_up += u.given_up;
         left.kept += u.kept;
         free(it->files);

@@ -25,6 +25,7 @@ struct profd_exporter_settings {
         int64_t num_consumers;
         char *storage;              /* directory records are kept in too; NULL or "": none */
         bool storage_fsync;         /* each stored file synced before the push returns */
+        uint64_t memory_size;       /* with storage: bytes also kept in memory; 0 = all */
     } sending_queue;
     struct {
         bool enabled;

@@ -164,6 +164,8 @@ static const struct {
 } exporter_gauges[PROFD_G_COUNT_] = {
     [PROFD_G_QUEUE_BYTES] = {"queue_bytes", "Payload bytes waiting in an exporter queue."},
     [PROFD_G_QUEUE_RECORDS] = {"queue_records", "Records waiting in an exporter queue."},
+    [PROFD_G_QUEUE_MEMORY_BYTES] = {"queue_memory_bytes", "Of an exporter queue's payload bytes, "
+                                    "those held in memory (sending_queue.memory_size)."},
     [PROFD_G_STORED_BYTES] = {"queue_stored_bytes", "Bytes of the files an exporter queue "
                               "keeps its records in (sending_queue.storage)."},
     [PROFD_G_STORED_RECORDS] = {"queue_stored_records", "Records an exporter queue keeps in "

@@ -17,9 +17,9 @@
 #include "metrics.h"
 
 struct item {
-    struct profd_batch *batch;
+    struct profd_batch *batch;    /* NULL: in its files alone (sending_queue.memory_size) */
     uint64_t *files;              /* with a store: each record's file id (0: none) */
-    size_t bytes;
+    size_t nrecords, bytes;
     struct timespec flush_at;     /* when flush_timeout ends for this item */
     uint64_t seq;                 /* 1, 2, ... in push order */
     struct item *next;
@@ -38,6 +38,7 @@ struct profd_queue {
     uint64_t flushed;             /* items up to this seq go without waiting */
     struct item *head, *tail;
     size_t bytes, records;
+    size_t memory_bytes;          /* of the items whose batch is in memory */
     bool draining, stop_now;
     bool no_waits;                /* pushes refused at once when full: stopping */
     struct profd_log_limit refusals_log;   /* "asking the sender to retry" */
@@ -48,9 +49,20 @@ struct profd_queue {
 };
 
 /* Appends b, of bytes, to q (q->mu held), taking a reference, with its
- * records' files (taken; NULL: none), and counts it in. */
+ * records' files (taken; NULL: none), and counts it in. With
+ * sending_queue.memory_size, an item that every file holds and that
+ * memory has no room for takes no reference: it is read back from its
+ * files when its turn comes. */
 void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
                          uint64_t *files);
+/* Appends an item of nrecords records and bytes to q (q->mu held), with
+ * their files (taken; NULL: none), and counts it in: b, of which it takes
+ * a reference, or NULL for records in their files alone. */
+void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nrecords,
+                        size_t bytes, uint64_t *files);
+/* Whether q's memory has room for bytes more of records (always, without
+ * sending_queue.memory_size); q->mu held. */
+bool profd_queue_memory_room(struct profd_queue *q, size_t bytes);
 /* Ends the export of b (the reference to it let go) that did not go:
  * counted under counter, logged with why, its acks failed, its records'
  * files (NULL: none) removed. */

@@ -104,21 +104,39 @@ static struct share *share_of(struct share *sh, size_t m, const struct profd_que
     return sh;
 }
 
-void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
-                         uint64_t *files)
+bool profd_queue_memory_room(struct profd_queue *q, size_t bytes)
+{
+    uint64_t memory = q->s.sending_queue.memory_size;
+    return !memory || q->memory_bytes + bytes <= memory;
+}
+
+void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nrecords,
+                        size_t bytes, uint64_t *files)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
-    profd_metrics_count_in(q->c->metrics, b->nrecords, bytes);
-    profd_batch_ref(b);
-    *it = (struct item){b, files, bytes, monotonic_after(q->s.sending_queue.flush_timeout),
-                        ++q->pushed, NULL};
+    profd_metrics_count_in(q->c->metrics, nrecords, bytes);
+    if (b) {
+        profd_batch_ref(b);
+        q->memory_bytes += bytes;
+    }
+    *it = (struct item){b, files, nrecords, bytes,
+                        monotonic_after(q->s.sending_queue.flush_timeout), ++q->pushed, NULL};
     if (q->tail)
         q->tail->next = it;
     else
         q->head = it;
     q->tail = it;
     q->bytes += bytes;
-    q->records += b->nrecords;
+    q->records += nrecords;
+}
+
+void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
+                         uint64_t *files)
+{
+    bool in_files = files && !profd_queue_memory_room(q, bytes);
+    for (size_t i = 0; in_files && i < b->nrecords; i++)
+        in_files = files[i] != 0;
+    profd_queue_append(q, in_files ? NULL : b, b->nrecords, bytes, files);
 }
 
 /* Wakes a sender for what was just queued (q->mu held): a busy one finds

@@ -335,45 +335,75 @@ static void reject(struct queue_store *s, const char *name, const char *why)
     }
 }
 
-size_t queue_store_replay(struct queue_store *s,
-                          void (*fn)(void *arg, struct profd_batch *b, uint64_t id), void *arg)
+/* Adds to b the record of the file name of s (path its path): true; else
+ * false, the file moved into rejected/. Its size into *size when it could
+ * be read (else 0). */
+static bool read_back(struct queue_store *s, const char *name, const char *path,
+                      struct profd_batch *b, size_t *size)
+{
+    char err[512];
+    size_t len = 0;
+    char *data = read_small_file(path, (size_t)1 << 40, &len);
+    bool ok = false;
+    *size = data ? len : 0;
+    if (!data) {
+        snprintf(err, sizeof(err), "cannot be read: %s", strerror(errno));
+        reject(s, name, err);
+    } else if (!queue_store_decode(b, (const uint8_t *)data, len, err, sizeof(err))) {
+        reject(s, name, err);
+    } else {
+        ok = true;
+    }
+    free(data);
+    return ok;
+}
+
+int queue_store_list(struct queue_store *s, uint64_t **ids, size_t **sizes, size_t *n)
 {
     struct dirent **names;
-    int n = scandir(s->path, &names, queued_file, by_name);
-    size_t rejected = 0;
-    if (n < 0) {
+    int found = scandir(s->path, &names, queued_file, by_name);
+    *ids = NULL;
+    *sizes = NULL;
+    *n = 0;
+    if (found < 0) {
         profd_log(PROFD_LOG_ERROR, s->metrics->id, "%s cannot be read: %s", s->path,
                   strerror(errno));
-        return 0;
+        return -1;
     }
-    for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        char path[4096], err[512];
-        snprintf(path, sizeof(path), "%s/%s", s->path, name);
-        uint64_t id = id_of(name);
-        size_t len;
-        char *data = id ? read_small_file(path, (size_t)1 << 40, &len) : NULL;
-        struct profd_batch *b = profd_batch_new();
+    *ids = profd_xcalloc((size_t)found + 1, sizeof(**ids));
+    *sizes = profd_xcalloc((size_t)found + 1, sizeof(**sizes));
+    for (int i = 0; i < found; i++) {
+        char path[4096];
+        struct stat st;
+        uint64_t id = id_of(names[i]->d_name);
+        snprintf(path, sizeof(path), "%s/%s", s->path, names[i]->d_name);
         if (!id) {   /* a write cut short by a crash */
             unlink(path);
-        } else if (!data) {
-            snprintf(err, sizeof(err), "cannot be read: %s", strerror(errno));
-            reject(s, name, err);
-            rejected++;
-        } else if (!queue_store_decode(b, (const uint8_t *)data, len, err, sizeof(err))) {
-            reject(s, name, err);
-            rejected++;
-        } else {
-            count_stored(s, 1, len);
-            fn(arg, b, id);
-            b = NULL;
+        } else if (stat(path, &st) == 0) {
+            (*ids)[*n] = id;
+            (*sizes)[(*n)++] = (size_t)st.st_size;
+            count_stored(s, 1, (size_t)st.st_size);
         }
-        profd_batch_unref(b);
-        free(data);
         free(names[i]);
     }
     free(names);
-    return rejected;
+    return 0;
+}
+
+size_t queue_store_load(struct queue_store *s, const uint64_t *ids, size_t n,
+                        struct profd_batch *b, uint64_t *loaded)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        size_t size;
+        file_path(s, ids[i], false, path, sizeof(path));
+        if (read_back(s, strrchr(path, '/') + 1, path, b, &size))
+            loaded[k++] = ids[i];
+        else   /* moved aside: no longer stored (its bytes unknown when it could not be read) */
+            count_stored(s, -1, size);
+    }
+    return k;
 }
 
 void queue_store_close(struct queue_store *s)

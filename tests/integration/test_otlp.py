@@ -457,6 +457,18 @@ class OtlpExporterTest(ProfdTestCase):
         next profd, once the backend is back, sends each of them once and
         leaves the storage empty. The files are synced (storage_fsync), and
         /metrics counts them."""
+        self.outage_then_restart("storage_fsync: true", "profd_exporter_queue_stored_records", 3)
+
+    def test_a_stored_queue_beyond_memory_reads_its_records_back(self):
+        """The same with memory_size smaller than any record: each is kept in
+        its file alone (nothing of the queue in memory, /metrics says) and
+        read back when its turn comes, before the restart and after."""
+        self.outage_then_restart("memory_size: 1", "profd_exporter_queue_memory_bytes", 0)
+
+    def outage_then_restart(self, queue_options, gauge, while_refused):
+        """A backend outage over a profd restart, sending_queue.storage with
+        queue_options: the gauge of /metrics named is while_refused once the
+        three records are stored, and each is delivered once after."""
         answers = [grpc.StatusCode.UNAVAILABLE]
         address, got = self.serve(answers)
         spool, storage = self.path("spool"), self.path("queue")
@@ -465,9 +477,9 @@ class OtlpExporterTest(ProfdTestCase):
         for name in names:
             shutil.copyfile(os.path.join(GO_CORPUS, name), os.path.join(spool, name))
         config = sender_config(spool, 'endpoint: "%s", shutdown_timeout: 500ms, '
-                               'sending_queue: {storage: %s, storage_fsync: true}, '
+                               'sending_queue: {storage: %s, %s}, '
                                'retry_on_failure: {initial_interval: 10ms, max_interval: 50ms}'
-                               % (address, storage)).replace(
+                               % (address, storage, queue_options)).replace(
                                    "after_ingest: keep", "after_ingest: delete").replace(
                                    'address: ""', 'address: "127.0.0.1:0"')
 
@@ -478,6 +490,7 @@ class OtlpExporterTest(ProfdTestCase):
         first = self.start(config)
         wait_until(lambda: len(got) >= 3, "the backend refusing a few tries")
         wait_until(lambda: stored_records(first) == 3, "/metrics counting the stored records")
+        self.assertEqual(metric_value(first.metrics(), gauge, id="otlp"), while_refused)
         self.assertEqual(first.stop(), 0)
         first.wait_log(r"record\(s\) kept in %s for the next start" % re.escape(stored))
         self.assertEqual(len([f for f in os.listdir(stored) if f.endswith(".rec")]), 3)

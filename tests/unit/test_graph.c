@@ -21,6 +21,7 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static char events[4096];
 static int delivered;          /* records seen by any sink */
 static bool gate_closed;       /* sinks wait while true */
+static char labels_seen[64];   /* label i of each record sinks took, in order */
 
 static void note(const char *what, const char *id)
 {
@@ -37,6 +38,7 @@ static void reset(void)
 {
     pthread_mutex_lock(&mu);
     events[0] = '\0';
+    labels_seen[0] = '\0';
     delivered = 0;
     gate_closed = false;
     pthread_mutex_unlock(&mu);
@@ -161,9 +163,14 @@ static int sink_consume(void *st, struct profd_batch *b)
             sent_while_consuming = counter(s->host->id(s->self), "exporter", PROFD_C_SENT_RECORDS);
         }
         const char *m = s->host->record_label(b->records[i], "mutated");
+        const char *label = s->host->record_label(b->records[i], "i");
         char what[64];
         snprintf(what, sizeof(what), "got%s", m ? "-mutated" : "");
         note(what, s->host->id(s->self));
+        pthread_mutex_lock(&mu);
+        if (label)
+            strncat(labels_seen, label, sizeof(labels_seen) - strlen(labels_seen) - 1);
+        pthread_mutex_unlock(&mu);
     }
     pthread_mutex_lock(&mu);
     delivered += (int)n;
@@ -729,9 +736,34 @@ static void remove_tree(const char *dir)
 
 static const char STORED_GRAPH[] =
     "receivers: {src/st: {}}\n"
-    "exporters: {sink/st: {mode: %s, shutdown_timeout: 50ms, sending_queue: {storage: %s},\n"
+    "exporters: {sink/st: {mode: %s, shutdown_timeout: 50ms, sending_queue: {storage: %s%s},\n"
     "                      retry_on_failure: {initial_interval: 5ms, max_interval: 10ms}}}\n"
     "service: {pipelines: {profiles: {receivers: [src/st], exporters: [sink/st]}}}\n";
+
+/* The shared state reset and a graph of STORED_GRAPH started, its sink in
+ * mode, its storage in dir, with queue_extra among its queue's options (a
+ * failed start is a failure of the case). */
+static struct profd_graph *start_stored(const char *mode, const char *dir,
+                                        const char *queue_extra, struct profd_loader **l)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof(yaml), STORED_GRAPH, mode, dir, queue_extra);
+    return begin_case(yaml, l);
+}
+
+/* Puts a file among the records in directory own that is not one the store
+ * wrote (id 99). */
+static void put_junk_record(const char *own)
+{
+    char junk[300];
+    snprintf(junk, sizeof(junk), "%s/%020d.rec", own, 99);
+    FILE *f = fopen(junk, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("not a record", f);
+        fclose(f);
+    }
+}
 
 /* Records the drain could not send stay in the queue's storage, their acks
  * not failed (they are taken); the next start sends them, as they were,
@@ -739,16 +771,13 @@ static const char STORED_GRAPH[] =
  * moved aside and counted as dropped. */
 TEST(a_stored_queue_keeps_what_the_drain_left_for_the_next_start)
 {
-    char dir[] = "/tmp/profd-store-XXXXXX", yaml[1024], own[256], rejected[300];
+    char dir[] = "/tmp/profd-store-XXXXXX", own[256], rejected[300];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(own, sizeof(own), "%s/sink_st", dir);
     snprintf(rejected, sizeof(rejected), "%s/rejected", own);
-    reset();
     ack_calls = ack_failures = 0;
     struct profd_loader *l;
-    snprintf(yaml, sizeof(yaml), STORED_GRAPH, "retry_always", dir);
-    struct profd_graph *g = start_graph(yaml, &l);
-    CHECK(g != NULL);
+    struct profd_graph *g = start_stored("retry_always", dir, "", &l);
     if (!g)
         return;
     for (int i = 0; i < 3; i++)
@@ -758,19 +787,9 @@ TEST(a_stored_queue_keeps_what_the_drain_left_for_the_next_start)
     CHECK_INT(ack_calls, 3);
     CHECK_INT(ack_failures, 0);
     CHECK_INT(files_in(own, ".rec"), 3);
-    char junk[300];   /* a fourth file, not one the store wrote */
-    snprintf(junk, sizeof(junk), "%s/%020d.rec", own, 99);
-    FILE *f = fopen(junk, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs("not a record", f);
-        fclose(f);
-    }
+    put_junk_record(own);   /* a fourth file */
 
-    reset();
-    snprintf(yaml, sizeof(yaml), STORED_GRAPH, "ok", dir);
-    g = start_graph(yaml, &l);
-    CHECK(g != NULL);
+    g = start_stored("ok", dir, "", &l);
     if (!g)
         return;
     CHECK(wait_delivered(3));
@@ -788,22 +807,78 @@ TEST(a_stored_queue_keeps_what_the_drain_left_for_the_next_start)
 /* Records sent, and records failed for good, leave no file behind. */
 TEST(a_stored_queue_removes_what_it_settled)
 {
-    char dir[] = "/tmp/profd-store-XXXXXX", yaml[1024], own[256];
+    char dir[] = "/tmp/profd-store-XXXXXX", own[256];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(own, sizeof(own), "%s/sink_st", dir);
     const char *modes[] = {"ok", "fail"};
     for (size_t m = 0; m < 2; m++) {
-        reset();
         struct profd_loader *l;
-        snprintf(yaml, sizeof(yaml), STORED_GRAPH, modes[m], dir);
-        struct profd_graph *g = start_graph(yaml, &l);
-        CHECK(g != NULL);
+        struct profd_graph *g = start_stored(modes[m], dir, "", &l);
         if (!g)
             return;
         CHECK_INT(emit_valid(0), PROFD_OK);
         stop_graph(g, l);
         CHECK_INT(files_in(own, ".rec"), 0);
     }
+    remove_tree(dir);
+}
+
+/* The stored gauge g of exporter id. */
+static int64_t gauge(const char *id, enum profd_exporter_gauge g)
+{
+    return atomic_load(&profd_metrics_get(id, "exporter")->gauges[g]);
+}
+
+/* With memory_size smaller than a record, every record is kept in its file
+ * alone, taken (its ack fires as the push ends) and read back when its
+ * turn comes, in order and as it was; what the drain leaves stays, and the
+ * next start sends it the same way. */
+TEST(a_stored_queue_reads_back_what_memory_has_no_room_for)
+{
+    char dir[] = "/tmp/profd-store-XXXXXX", own[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(own, sizeof(own), "%s/sink_st", dir);
+    ack_calls = ack_failures = 0;
+    struct profd_loader *l;
+    struct profd_graph *g = start_stored("ok", dir, ", memory_size: 1", &l);
+    if (!g)
+        return;
+    set_gate(true);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(emit_valid(i), PROFD_OK);
+    wait_queue_holds("sink/st", 2);   /* the sender took the first, read it back, waits */
+    CHECK_INT(gauge("sink/st", PROFD_G_QUEUE_RECORDS), 2);
+    CHECK_INT(gauge("sink/st", PROFD_G_QUEUE_MEMORY_BYTES), 0);
+    CHECK(gauge("sink/st", PROFD_G_QUEUE_BYTES) > 0);
+    CHECK_INT(gauge("sink/st", PROFD_G_STORED_RECORDS), 3);
+    CHECK_INT(ack_calls, 3);   /* taken: the files hold them */
+    CHECK_INT(ack_failures, 0);
+    set_gate(false);
+    CHECK(wait_delivered(3));
+    CHECK_STR(labels_seen, "012");
+    stop_graph(g, l);
+    CHECK_INT(files_in(own, ".rec"), 0);
+    CHECK_INT(gauge("sink/st", PROFD_G_STORED_RECORDS), 0);
+
+    g = start_stored("retry_always", dir, ", memory_size: 1", &l);
+    if (!g)
+        return;
+    uint64_t dropped = counter("sink/st", "exporter", PROFD_C_DROPPED_RECORDS);
+    for (int i = 3; i < 6; i++)
+        CHECK_INT(emit_valid(i), PROFD_OK);
+    stop_graph(g, l);   /* the drain gives up: one retried, two in their files alone */
+    CHECK_INT(files_in(own, ".rec"), 3);
+    CHECK_INT(counter("sink/st", "exporter", PROFD_C_DROPPED_RECORDS), dropped);
+    put_junk_record(own);   /* found out as it is read back */
+
+    g = start_stored("ok", dir, ", memory_size: 1", &l);
+    if (!g)
+        return;
+    CHECK(wait_delivered(3));
+    CHECK_STR(labels_seen, "345");
+    stop_graph(g, l);
+    CHECK_INT(files_in(own, ".rec"), 0);
+    CHECK_INT(counter("sink/st", "exporter", PROFD_C_DROPPED_RECORDS), dropped + 1);
     remove_tree(dir);
 }
 

@@ -46,16 +46,19 @@ void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *i
 void queue_store_remove(struct queue_store *s, uint64_t id);
 
 /* Adds to b the records of the files ids (n of them, none 0), read back,
- * in order, and puts in loaded the ids of those that were: a file that
- * does not read back is moved into rejected/ as replay does. Returns how
- * many were loaded. Safe from several threads at once. */
+ * in order, and puts in loaded (which may be ids) the ids of those that
+ * were: a file that does not read back (cut short, not a record) is moved
+ * into rejected/ with a .error text beside it, logged, and no longer
+ * counted as stored. Returns how many were loaded. Safe from several
+ * threads at once. */
 size_t queue_store_load(struct queue_store *s, const uint64_t *ids, size_t n,
                         struct profd_batch *b, uint64_t *loaded);
 
 /* The files an earlier run left, in the order they were written: their
  * ids into *ids and their sizes into *sizes (malloc'd, *n of each),
- * counted as stored; what a write cut short left is removed. 0, or -1
- * (logged) when the directory cannot be read. */
+ * counted as stored (nothing is read: queue_store_load reads them back);
+ * what a write cut short left is removed. 0, or -1 (logged) when the
+ * directory cannot be read. */
 int queue_store_list(struct queue_store *s, uint64_t **ids, size_t **sizes, size_t *n);
 
 void queue_store_close(struct queue_store *s);

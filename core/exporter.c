@@ -144,7 +144,7 @@ struct unsent {
  * records not sent, for report().
  */
 static struct unsent conclude(struct profd_queue *q, struct profd_batch *b,
-                              const uint8_t *settled, const uint64_t *files, bool keep,
+                              const uint8_t *settled, const struct stored_file *files, bool keep,
                               enum profd_counter open)
 {
     size_t sent = 0, sent_bytes = 0;
@@ -152,7 +152,7 @@ static struct unsent conclude(struct profd_queue *q, struct profd_batch *b,
     for (size_t i = 0; i < b->nrecords; i++) {
         enum settlement how = settled ? (enum settlement)settled[i] : SETTLE_OPEN;
         bool unsent_here = how == SETTLE_OPEN && open != PROFD_C_SENT_RECORDS;
-        bool stays = unsent_here && keep && files && files[i];
+        bool stays = unsent_here && keep && files && files[i].id;
         if (how == SETTLE_REFUSED || (unsent_here && !stays))
             profd_record_fail_ack(b->records[i]);
         if (how == SETTLE_OPEN && !unsent_here) {
@@ -186,7 +186,7 @@ static void report(struct profd_queue *q, struct unsent u, enum profd_counter co
 }
 
 void profd_queue_conclude_unsent(struct profd_queue *q, struct profd_batch *b,
-                                 const uint64_t *files, enum profd_counter counter,
+                                 const struct stored_file *files, enum profd_counter counter,
                                  const char *why)
 {
     report(q, conclude(q, b, NULL, files, false, counter), counter, why);
@@ -268,7 +268,8 @@ bool profd_exporter_settled(size_t i)
 /* Has the exporter consume b until it went, failed for good, ran out of
  * retries or of the drain's time; then concludes it (its records' files
  * files, NULL: none: kept when the drain's time ran out). */
-static void export_one(struct profd_queue *q, struct profd_batch *b, const uint64_t *files)
+static void export_one(struct profd_queue *q, struct profd_batch *b,
+                       const struct stored_file *files)
 {
     struct profd_component *c = q->c;
     struct timespec started;
@@ -383,7 +384,8 @@ static void take_burst(struct profd_queue *q, struct burst *t)
  * their files alone are read back first; a file that does not read back
  * is moved aside and its record counted as dropped. NULL when no record
  * is left. Outside q->mu. */
-static struct profd_batch *burst_batch(struct profd_queue *q, struct burst *t, uint64_t **files)
+static struct profd_batch *burst_batch(struct profd_queue *q, struct burst *t,
+                                       struct stored_file **files)
 {
     struct profd_batch *parts[256];
     size_t n = 0, records = 0, rejected = 0;
@@ -433,7 +435,7 @@ static void *sender_main(void *arg)
         if (q->room_waiters)
             pthread_cond_broadcast(&q->room);
         pthread_mutex_unlock(&q->mu);
-        uint64_t *files;
+        struct stored_file *files;
         struct profd_batch *b = burst_batch(q, &t, &files);
         if (b)
             export_one(q, b, files);
@@ -444,24 +446,24 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-/* The record an earlier run stored in file id, of size bytes, queued again
- * (at start, before anything else is queued): read back while memory has
- * room for it, else queued in its file alone, read back when its turn
- * comes. Returns how many records were dropped: 1 when the file does not
- * read back (moved aside), else 0. */
-static size_t queue_again(struct profd_queue *q, uint64_t id, size_t size)
+/* The record an earlier run stored in file f, queued again (at start,
+ * before anything else is queued): read back while memory has room for
+ * it, else queued in its file alone, read back when its turn comes.
+ * Returns how many records were dropped: 1 when the file does not read
+ * back (moved aside), else 0. */
+static size_t queue_again(struct profd_queue *q, struct stored_file f)
 {
-    uint64_t *files = profd_xmalloc(sizeof(*files));
-    files[0] = id;
+    struct stored_file *files = profd_xmalloc(sizeof(*files));
+    files[0] = f;
     pthread_mutex_lock(&q->mu);
-    bool room = profd_queue_memory_room(q, size);
+    bool room = profd_queue_memory_room(q, f.bytes);
     if (!room)
-        profd_queue_append(q, NULL, 1, size, files);
+        profd_queue_append(q, NULL, 1, f.bytes, files);
     pthread_mutex_unlock(&q->mu);
     if (!room)
         return 0;
     struct profd_batch *b = profd_batch_new();
-    bool loaded = queue_store_load(q->store, &id, 1, b, files) == 1;
+    bool loaded = queue_store_load(q->store, &f, 1, b, files) == 1;
     if (loaded) {
         pthread_mutex_lock(&q->mu);
         profd_queue_enqueue(q, b, profd_batch_bytes(b), files);
@@ -490,13 +492,12 @@ static int open_store(struct profd_queue *q)
         profd_log(PROFD_LOG_ERROR, q->c->id, "sending_queue.storage: %s", why);
         return -1;
     }
-    uint64_t *ids;
-    size_t *sizes, n, rejected = 0;
-    if (queue_store_list(q->store, &ids, &sizes, &n) == 0)
+    struct stored_file *files;
+    size_t n, rejected = 0;
+    if (queue_store_list(q->store, &files, &n) == 0)
         for (size_t i = 0; i < n; i++)
-            rejected += queue_again(q, ids[i], sizes[i]);
-    free(ids);
-    free(sizes);
+            rejected += queue_again(q, files[i]);
+    free(files);
     atomic_fetch_add(&q->c->metrics->counters[PROFD_C_DROPPED_RECORDS], rejected);
     if (q->records)
         profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) queued again from %s", q->records,

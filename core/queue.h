@@ -15,10 +15,11 @@
 #include "exporter.h"
 #include "log.h"
 #include "metrics.h"
+#include "queue_store.h"
 
 struct item {
     struct profd_batch *batch;    /* NULL: in its files alone (sending_queue.memory_size) */
-    uint64_t *files;              /* with a store: each record's file id (0: none) */
+    struct stored_file *files;    /* with a store: each record's file (id 0: none) */
     size_t nrecords, bytes;
     struct timespec flush_at;     /* when flush_timeout ends for this item */
     uint64_t seq;                 /* 1, 2, ... in push order */
@@ -54,12 +55,12 @@ struct profd_queue {
  * memory has no room for takes no reference: it is read back from its
  * files when its turn comes. */
 void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
-                         uint64_t *files);
+                         struct stored_file *files);
 /* Appends an item of nrecords records and bytes to q (q->mu held), with
  * their files (taken; NULL: none), and counts it in: b, of which it takes
  * a reference, or NULL for records in their files alone. */
 void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nrecords,
-                        size_t bytes, uint64_t *files);
+                        size_t bytes, struct stored_file *files);
 /* Whether q's memory has room for bytes more of records (always, without
  * sending_queue.memory_size); q->mu held. */
 bool profd_queue_memory_room(struct profd_queue *q, size_t bytes);
@@ -67,7 +68,7 @@ bool profd_queue_memory_room(struct profd_queue *q, size_t bytes);
  * counted under counter, logged with why, its acks failed, its records'
  * files (NULL: none) removed. */
 void profd_queue_conclude_unsent(struct profd_queue *q, struct profd_batch *b,
-                                 const uint64_t *files, enum profd_counter counter,
+                                 const struct stored_file *files, enum profd_counter counter,
                                  const char *why);
 /* Publishes the queue's bytes and records (q->mu held). */
 void profd_queue_gauges(struct profd_queue *q);

@@ -111,7 +111,7 @@ bool profd_queue_memory_room(struct profd_queue *q, size_t bytes)
 }
 
 void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nrecords,
-                        size_t bytes, uint64_t *files)
+                        size_t bytes, struct stored_file *files)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
     profd_metrics_count_in(q->c->metrics, nrecords, bytes);
@@ -131,11 +131,11 @@ void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nre
 }
 
 void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
-                         uint64_t *files)
+                         struct stored_file *files)
 {
     bool in_files = files && !profd_queue_memory_room(q, bytes);
     for (size_t i = 0; in_files && i < b->nrecords; i++)
-        in_files = files[i] != 0;
+        in_files = files[i].id != 0;
     profd_queue_append(q, in_files ? NULL : b, b->nrecords, bytes, files);
 }
 
@@ -192,7 +192,8 @@ enum look { TAKEN, BLOCKED, DRAINING };
  * alone is still held. DRAINING: *s is a queue whose drain began. Nothing
  * was queued unless TAKEN. */
 static enum look look_at_all(struct share *sh, size_t m, const struct profd_push *pushes,
-                             const size_t *bytes, uint64_t **files, size_t n, struct share **s)
+                             const size_t *bytes, struct stored_file **files, size_t n,
+                             struct share **s)
 {
     lock_shares(sh, m, true, NULL);
     *s = NULL;
@@ -250,7 +251,7 @@ static void refuse(struct profd_queue *q, const struct profd_push *pushes, size_
 
 /* The files of each push's records in its queue's store, written before
  * any queue is locked (files[i] NULL: its queue keeps none). */
-static void store_all(const struct profd_push *pushes, size_t n, uint64_t **files)
+static void store_all(const struct profd_push *pushes, size_t n, struct stored_file **files)
 {
     for (size_t i = 0; i < n; i++) {
         struct profd_queue *q = pushes[i].queue;
@@ -263,7 +264,7 @@ static void store_all(const struct profd_push *pushes, size_t n, uint64_t **file
 }
 
 /* Removes the files no queue took (files[i] left to the push). */
-static void unstore_all(const struct profd_push *pushes, size_t n, uint64_t **files)
+static void unstore_all(const struct profd_push *pushes, size_t n, struct stored_file **files)
 {
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; files[i] && k < pushes[i].batch->nrecords; k++)
@@ -276,10 +277,10 @@ int profd_queue_push_all(const struct profd_push *pushes, size_t n)
 {
     struct share few[4];
     size_t few_bytes[4];
-    uint64_t *few_files[4];
+    struct stored_file *few_files[4];
     struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
     size_t *bytes = n <= 4 ? few_bytes : profd_xcalloc(n, sizeof(*bytes));
-    uint64_t **files = n <= 4 ? few_files : profd_xcalloc(n, sizeof(*files));
+    struct stored_file **files = n <= 4 ? few_files : profd_xcalloc(n, sizeof(*files));
     size_t m = shares_of(pushes, n, sh, bytes);
     struct share *s;
     enum look look;

@@ -263,7 +263,7 @@ static int write_file(const struct queue_store *s, uint64_t id, const uint8_t *d
     return rc;
 }
 
-void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *ids)
+void queue_store_write(struct queue_store *s, struct profd_batch *b, struct stored_file *files)
 {
     const char *component = s->metrics->id;
     size_t written = 0;
@@ -271,14 +271,14 @@ void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *i
         uint8_t *data;
         size_t len;
         char err[256];
-        ids[i] = 0;
+        files[i] = (struct stored_file){0, 0};
         if (queue_store_encode(b->records[i], &data, &len, err, sizeof(err)) < 0) {
             profd_log(PROFD_LOG_WARN, component, "a record is queued but not stored: %s", err);
             continue;
         }
         uint64_t id = atomic_fetch_add(&s->last, 1) + 1;
         if (write_file(s, id, data, len) == 0) {
-            ids[i] = id;
+            files[i] = (struct stored_file){id, len};
             count_stored(s, 1, len);
             written++;
         } else {
@@ -292,15 +292,14 @@ void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *i
                   "may not outlive a crash of the machine", s->path, strerror(errno), written);
 }
 
-void queue_store_remove(struct queue_store *s, uint64_t id)
+void queue_store_remove(struct queue_store *s, struct stored_file f)
 {
     char path[4096];
-    struct stat st;
-    if (!id)
+    if (!f.id)
         return;
-    file_path(s, id, false, path, sizeof(path));
-    if (stat(path, &st) == 0 && unlink(path) == 0)
-        count_stored(s, -1, (size_t)st.st_size);
+    file_path(s, f.id, false, path, sizeof(path));
+    if (unlink(path) == 0)
+        count_stored(s, -1, f.bytes);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -336,16 +335,14 @@ static void reject(struct queue_store *s, const char *name, const char *why)
 }
 
 /* Adds to b the record of the file name of s (path its path): true; else
- * false, the file moved into rejected/. Its size into *size when it could
- * be read (else 0). */
+ * false, the file moved into rejected/. */
 static bool read_back(struct queue_store *s, const char *name, const char *path,
-                      struct profd_batch *b, size_t *size)
+                      struct profd_batch *b)
 {
     char err[512];
     size_t len = 0;
     char *data = read_small_file(path, (size_t)1 << 40, &len);
     bool ok = false;
-    *size = data ? len : 0;
     if (!data) {
         snprintf(err, sizeof(err), "cannot be read: %s", strerror(errno));
         reject(s, name, err);
@@ -358,20 +355,18 @@ static bool read_back(struct queue_store *s, const char *name, const char *path,
     return ok;
 }
 
-int queue_store_list(struct queue_store *s, uint64_t **ids, size_t **sizes, size_t *n)
+int queue_store_list(struct queue_store *s, struct stored_file **files, size_t *n)
 {
     struct dirent **names;
     int found = scandir(s->path, &names, queued_file, by_name);
-    *ids = NULL;
-    *sizes = NULL;
+    *files = NULL;
     *n = 0;
     if (found < 0) {
         profd_log(PROFD_LOG_ERROR, s->metrics->id, "%s cannot be read: %s", s->path,
                   strerror(errno));
         return -1;
     }
-    *ids = profd_xcalloc((size_t)found + 1, sizeof(**ids));
-    *sizes = profd_xcalloc((size_t)found + 1, sizeof(**sizes));
+    *files = profd_xcalloc((size_t)found + 1, sizeof(**files));
     for (int i = 0; i < found; i++) {
         char path[4096];
         struct stat st;
@@ -380,8 +375,7 @@ int queue_store_list(struct queue_store *s, uint64_t **ids, size_t **sizes, size
         if (!id) {   /* a write cut short by a crash */
             unlink(path);
         } else if (stat(path, &st) == 0) {
-            (*ids)[*n] = id;
-            (*sizes)[(*n)++] = (size_t)st.st_size;
+            (*files)[(*n)++] = (struct stored_file){id, (size_t)st.st_size};
             count_stored(s, 1, (size_t)st.st_size);
         }
         free(names[i]);
@@ -390,18 +384,18 @@ int queue_store_list(struct queue_store *s, uint64_t **ids, size_t **sizes, size
     return 0;
 }
 
-size_t queue_store_load(struct queue_store *s, const uint64_t *ids, size_t n,
-                        struct profd_batch *b, uint64_t *loaded)
+size_t queue_store_load(struct queue_store *s, const struct stored_file *files, size_t n,
+                        struct profd_batch *b, struct stored_file *loaded)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         char path[4096];
-        size_t size;
-        file_path(s, ids[i], false, path, sizeof(path));
-        if (read_back(s, strrchr(path, '/') + 1, path, b, &size))
-            loaded[k++] = ids[i];
-        else   /* moved aside: no longer stored (its bytes unknown when it could not be read) */
-            count_stored(s, -1, size);
+        struct stored_file f = files[i];
+        file_path(s, f.id, false, path, sizeof(path));
+        if (read_back(s, strrchr(path, '/') + 1, path, b))
+            loaded[k++] = f;
+        else   /* moved aside: no longer stored */
+            count_stored(s, -1, f.bytes);
     }
     return k;
 }

@@ -37,29 +37,34 @@ struct queue_store *queue_store_open(const char *dir, struct profd_metrics *m, b
 /* The store's directory (the exporter's own). */
 const char *queue_store_path(const struct queue_store *s);
 
-/* Writes each record of b to a file of its own: ids[i] (b->nrecords of
- * them) its file's id, or 0 when it could not be written (logged). Safe
+/* A record's file: its id (0: none, the record is not stored) and size. */
+struct stored_file {
+    uint64_t id;
+    size_t bytes;
+};
+
+/* Writes each record of b to a file of its own: files[i] (b->nrecords of
+ * them) its file, or id 0 when it could not be written (logged). Safe
  * from several threads at once. */
-void queue_store_write(struct queue_store *s, struct profd_batch *b, uint64_t *ids);
+void queue_store_write(struct queue_store *s, struct profd_batch *b, struct stored_file *files);
 
-/* Removes the file of id (0: none). */
-void queue_store_remove(struct queue_store *s, uint64_t id);
+/* Removes file f (id 0: none). */
+void queue_store_remove(struct queue_store *s, struct stored_file f);
 
-/* Adds to b the records of the files ids (n of them, none 0), read back,
- * in order, and puts in loaded (which may be ids) the ids of those that
- * were: a file that does not read back (cut short, not a record) is moved
- * into rejected/ with a .error text beside it, logged, and no longer
- * counted as stored. Returns how many were loaded. Safe from several
- * threads at once. */
-size_t queue_store_load(struct queue_store *s, const uint64_t *ids, size_t n,
-                        struct profd_batch *b, uint64_t *loaded);
+/* Adds to b the records of files (n of them, none of id 0), read back, in
+ * order, and puts in loaded (which may be files) those that were: a file
+ * that does not read back (cut short, not a record) is moved into
+ * rejected/ with a .error text beside it, logged, and no longer counted
+ * as stored. Returns how many were loaded. Safe from several threads at
+ * once. */
+size_t queue_store_load(struct queue_store *s, const struct stored_file *files, size_t n,
+                        struct profd_batch *b, struct stored_file *loaded);
 
-/* The files an earlier run left, in the order they were written: their
- * ids into *ids and their sizes into *sizes (malloc'd, *n of each),
- * counted as stored (nothing is read: queue_store_load reads them back);
- * what a write cut short left is removed. 0, or -1 (logged) when the
- * directory cannot be read. */
-int queue_store_list(struct queue_store *s, uint64_t **ids, size_t **sizes, size_t *n);
+/* The files an earlier run left, in the order they were written, into
+ * *files (malloc'd, *n of them), counted as stored (nothing is read:
+ * queue_store_load reads them back); what a write cut short left is
+ * removed. 0, or -1 (logged) when the directory cannot be read. */
+int queue_store_list(struct queue_store *s, struct stored_file **files, size_t *n);
 
 void queue_store_close(struct queue_store *s);
 

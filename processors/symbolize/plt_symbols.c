@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/grow.h"
+
 /* The sections a PLT is read from: the jump slots' relocations and the
  * stubs that jump through them (.plt, or .plt.sec with IBT); the stubs
  * that jump through a GOT entry of .rela.dyn's (.plt.got: functions whose
@@ -28,11 +30,7 @@ struct stubs {
 
 static void stubs_add(struct stubs *v, GElf_Addr addr, GElf_Addr size, const char *name)
 {
-    if (v->n == v->cap) {
-        v->cap = v->cap ? 2 * v->cap : 64;
-        if (!(v->items = realloc(v->items, v->cap * sizeof(*v->items))))
-            abort();
-    }
+    v->items = grow_array(v->items, &v->cap, v->n + 1, sizeof(*v->items));
     v->items[v->n++] = (struct stub){addr, size, name};
 }
 

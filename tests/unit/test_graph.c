@@ -277,16 +277,16 @@ static void set_gate(bool closed)
     pthread_mutex_unlock(&mu);
 }
 
-/* The records sink id's queue holds. */
-static int64_t queued_records(const char *id)
+/* Gauge g of exporter id. */
+static int64_t gauge(const char *id, enum profd_exporter_gauge g)
 {
-    return atomic_load(&profd_metrics_get(id, "exporter")->gauges[PROFD_G_QUEUE_RECORDS]);
+    return atomic_load(&profd_metrics_get(id, "exporter")->gauges[g]);
 }
 
 /* Waits until sink id's queue holds n records (its sender took the rest). */
 static void wait_queue_holds(const char *id, int64_t n)
 {
-    for (int i = 0; i < 500 && queued_records(id) != n; i++)
+    for (int i = 0; i < 500 && gauge(id, PROFD_G_QUEUE_RECORDS) != n; i++)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
@@ -449,7 +449,7 @@ TEST(a_fan_out_one_branch_refuses_is_queued_by_none)
     CHECK_INT(emit_one(false), PROFD_ERETRY);
     /* sink/roomy, reached along two paths, holds one batch of the first
      * emit and two of the second: nothing of the refused one. */
-    CHECK_INT(queued_records("sink/roomy"), 3);
+    CHECK_INT(gauge("sink/roomy", PROFD_G_QUEUE_RECORDS), 3);
     /* Nothing counts the refused emit as taken in. */
     CHECK_INT(counter("src/ao", "receiver", PROFD_C_ACCEPTED_RECORDS), 2);
     CHECK_INT(counter("mut/ao", "processor", PROFD_C_ACCEPTED_RECORDS), 2);
@@ -821,12 +821,6 @@ TEST(a_stored_queue_removes_what_it_settled)
         CHECK_INT(files_in(own, ".rec"), 0);
     }
     remove_tree(dir);
-}
-
-/* The stored gauge g of exporter id. */
-static int64_t gauge(const char *id, enum profd_exporter_gauge g)
-{
-    return atomic_load(&profd_metrics_get(id, "exporter")->gauges[g]);
 }
 
 /* With memory_size smaller than a record, every record is kept in its file

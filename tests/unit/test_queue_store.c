@@ -152,9 +152,10 @@ TEST(files_are_written_removed_and_read_back_in_order)
     snprintf(own, sizeof(own), "%s/otlp_backend", dir);
     CHECK_STR(queue_store_path(s), own);
     struct profd_batch *b = labeled_batch(3);
-    uint64_t ids[3];
+    struct stored_file ids[3];
     queue_store_write(s, b, ids);
-    CHECK(ids[0] == 1 && ids[1] == 2 && ids[2] == 3);
+    CHECK(ids[0].id == 1 && ids[1].id == 2 && ids[2].id == 3);
+    CHECK_INT((int64_t)ids[1].bytes, file_size(own, 2));
     CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 3);
     int64_t kept = file_size(own, 1) + file_size(own, 3);
     CHECK_INT(stored(m, PROFD_G_STORED_BYTES), kept + file_size(own, 2));
@@ -174,18 +175,18 @@ TEST(files_are_written_removed_and_read_back_in_order)
     if (!s)
         return;
     CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 0);   /* counted as they are listed */
-    uint64_t *listed, loaded[2];
-    size_t *sizes, n;
-    CHECK_INT(queue_store_list(s, &listed, &sizes, &n), 0);
+    struct stored_file *listed, loaded[2];
+    size_t n;
+    CHECK_INT(queue_store_list(s, &listed, &n), 0);
     CHECK_INT(n, 2);
-    CHECK(listed[0] == 1 && listed[1] == 3);
-    CHECK_INT((int64_t)(sizes[0] + sizes[1]), kept);
+    CHECK(listed[0].id == 1 && listed[1].id == 3);
+    CHECK_INT((int64_t)(listed[0].bytes + listed[1].bytes), kept);
     CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 2);
     CHECK_INT(stored(m, PROFD_G_STORED_BYTES), kept);
     CHECK(access(tmp, F_OK) != 0);
     struct profd_batch *back = profd_batch_new();
     CHECK_INT(queue_store_load(s, listed, 2, back, loaded), 2);
-    CHECK(back->nrecords == 2 && loaded[0] == 1 && loaded[1] == 3);
+    CHECK(back->nrecords == 2 && loaded[0].id == 1 && loaded[1].id == 3);
     CHECK_STR(profd_record_label(back->records[0], "i"), "0");
     CHECK_STR(profd_record_label(back->records[1], "i"), "2");
     /* a file that no longer reads back is moved aside, and no longer counted */
@@ -198,18 +199,18 @@ TEST(files_are_written_removed_and_read_back_in_order)
         fclose(f);
     }
     CHECK_INT(queue_store_load(s, listed, 2, back, loaded), 1);
-    CHECK(back->nrecords == 3 && loaded[0] == 1);
+    CHECK(back->nrecords == 3 && loaded[0].id == 1);
     CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 1);
     snprintf(path, sizeof(path), "%s/rejected/00000000000000000003.rec.error", own);
     CHECK(access(path, F_OK) == 0);
     free(listed);
-    free(sizes);
     profd_batch_unref(back);
-    uint64_t next[1];
+    struct stored_file next[1];
     struct profd_batch *one = labeled_batch(1);
     queue_store_write(s, one, next);
-    CHECK(next[0] == 4);   /* after the last id found */
+    CHECK(next[0].id == 4);   /* after the last id found */
     CHECK_INT(stored(m, PROFD_G_STORED_RECORDS), 2);
+    CHECK_INT(stored(m, PROFD_G_STORED_BYTES), file_size(own, 1) + file_size(own, 4));
     queue_store_close(s);
     CHECK(queue_store_open("/proc/none", profd_metrics_get("x", "exporter"), false, why,
                            sizeof(why)) == NULL);

@@ -19,6 +19,13 @@ CFLAGS   = $(OPT) -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-
             $(WERROR) -Icore/include -I$(BUILD)/proto -MMD -MP -D_GNU_SOURCE -DPROFD_VERSION='"$(VERSION)"' \
             $(SANITIZE) $(PKG_CFLAGS)
 LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
+# The executable's allocator: jemalloc (see "Allocator" in the README's
+# design section), linked in statically, so that no C++ runtime comes with
+# it, with the functions the libraries and modules may call exported too.
+# Sanitizer builds keep glibc's, which the sanitizers replace.
+JEMALLOC_EXPORTS := memalign valloc mallctl
+ALLOC_LIBS := $(if $(SANITIZE),,-l:libjemalloc_pic.a \
+    $(foreach f,$(JEMALLOC_EXPORTS),-Wl,--export-dynamic-symbol=$(f)))
 # -z defs proves a module uses no daemon symbol; sanitizer runtimes live in
 # the executable, so sanitized modules are linked without it.
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
@@ -40,7 +47,8 @@ receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
     lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c
-receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c
+receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c \
+    lib/memory_release.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c
 exporter_pprof_file_SRCS := lib/file_io.c
@@ -98,7 +106,7 @@ $(CORE_LIB): $(CORE_OBJ)
 # OpenSSL, which the TLS library below brings when a server needs it.
 $(BUILD)/profd: $(BUILD)/obj/core/main.o $(CORE_LIB)
 	@echo "  LINK    $@"
-	$(Q)$(CC) $(CFLAGS) -Wl,--as-needed $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Wl,--as-needed $^ -o $@ $(ALLOC_LIBS) $(LDLIBS)
 
 # Server TLS (core/tls_server.h), loaded by the executable on first use.
 $(TLS_LIB): core/tls/server_openssl.c core/tls_server.h | deps
@@ -178,11 +186,11 @@ tsan: test-deps
 fuzz: test-deps
 	BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} tests/fuzz/run.sh
 
-# The OTLP codec benchmark links the daemon's core.
+# The OTLP codec benchmark links the daemon's core and allocator.
 $(BUILD)/bench/otlp_codec: bench/otlp_codec.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	@echo "  BENCH   $@"
-	$(Q)$(CC) $(CFLAGS) $< $(CORE_LIB) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $< $(CORE_LIB) -o $@ $(ALLOC_LIBS) $(LDLIBS)
 
 # The push benchmark's floor: files written the way pprof_file writes them.
 $(BUILD)/bench/file_floor: bench/file_floor.c

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/block_cache.h"
 #include "../core/gzip.h"
 #include "../core/otlp.h"
 #include "../core/pprof.h"
@@ -86,7 +85,6 @@ static uint8_t *read_file(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
-    profd_memory_setup();   /* glibc's allocator as profd runs with it */
     const char *out_dir = NULL;
     int first = 1;
     if (argc > 2 && !strcmp(argv[1], "-w")) {

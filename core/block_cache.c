@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "block_cache.h"
 
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,11 +18,6 @@ static struct kept {
 } kept[MAX_KEPT];
 static size_t nkept, kept_bytes;
 static int64_t last_get;   /* CLOCK_MONOTONIC ns of the last profd_block_get */
-
-void profd_memory_setup(void)
-{
-    mallopt(M_MMAP_THRESHOLD, BLOCK_CACHE_MIN);
-}
 
 void *profd_block_get(size_t size, size_t *got)
 {

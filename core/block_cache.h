@@ -15,9 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Blocks smaller than this are malloc'd and freed as usual (glibc keeps
- * them in its heap: profd_memory_setup has it map those from this size
- * on). */
+/* Blocks smaller than this are malloc'd and freed as usual. */
 #define BLOCK_CACHE_MIN (256u << 10)
 #define BLOCK_CACHE_MAX (64u << 20)
 #define BLOCK_CACHE_IDLE_NS 1000000000
@@ -34,13 +32,6 @@
 #ifndef BLOCK_CACHE_KEEPS
 #define BLOCK_CACHE_KEEPS 1
 #endif
-
-/* Sets glibc's allocator as profd runs with it, first thing in main:
- * blocks of BLOCK_CACHE_MIN and more (profiles, their encodings, debug
- * sections) mapped, and unmapped when freed (unless kept here); glibc would
- * otherwise raise its threshold as such blocks are freed, and later ones
- * would leave holes in the heap that keep memory resident. */
-void profd_memory_setup(void);
 
 /* A block of at least size bytes, its size into *got: a kept one of at
  * most twice size when there is one, else a new one. Aborts when memory

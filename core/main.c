@@ -5,7 +5,6 @@
 
 #include "../config/service.h"
 #include "alloc.h"
-#include "block_cache.h"
 #include "cli.h"
 #include "daemon.h"
 #include "gzip.h"
@@ -15,6 +14,18 @@
 #ifndef PROFD_VERSION
 #define PROFD_VERSION "dev"
 #endif
+
+/* jemalloc's settings (read by it at its start, before main; MALLOC_CONF in
+ * the environment adds to them): memory freed is given back to the system
+ * about a second later by a background thread of its own, so an idle daemon
+ * holds no more than it uses; blocks of 256 KiB and more (profiles, their
+ * tables, debug sections) at once, so that a table outgrown does not stay
+ * resident beside the one that replaced it; two arenas, so a producer
+ * thread's allocations and a consumer's frees meet in few of them. Unused
+ * where another allocator serves (sanitizer builds). */
+const char *malloc_conf =
+    "background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0,"
+    "oversize_threshold:262144,narenas:2";
 
 static int usage(int code)
 {
@@ -35,7 +46,6 @@ int main(int argc, char **argv)
      * them (symbolize's debuginfod_urls): elfutils, loaded with the modules,
      * would otherwise query the servers this variable names on its own. */
     unsetenv("DEBUGINFOD_URLS");
-    profd_memory_setup();
     const char *cmd = "run", *config = NULL;
     const char **dirs = profd_xcalloc((size_t)argc + 1, sizeof(*dirs));
     char **rest = profd_xcalloc((size_t)argc + 1, sizeof(*rest));

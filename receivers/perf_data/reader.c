@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reader.h"
 
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "../../lib/memory_release.h"
 
 #define ORDER_MAX_BYTES (64u << 20)   /* queued records before an early flush */
 #define LOGGED_SKIPS 10
@@ -113,7 +114,7 @@ size_t perf_reader_flush(struct perf_reader *rd, bool final, bool discard)
         h->labels_clear(&outs[i].labels);
     }
     free(outs);
-    malloc_trim(0);   /* the aggregation's freed tables go back before the pipeline works */
+    memory_release();   /* the aggregation's freed tables go back before the pipeline works */
     if (!discard && n && h->emit(rd->self, b) == PROFD_ERETRY)
         h->log(rd->self, PROFD_LOG_WARN, "%s: pipeline full, profiles dropped", rd->path);
     h->batch_unref(b);

@@ -259,8 +259,14 @@ class ForwardProxy:
 
 def valgrind(log):
     """The command prefix running profd under valgrind's leak check, its
-    report written to log (for Profd's wrapper)."""
-    return ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
+    report written to log (for Profd's wrapper). profd's allocator is
+    jemalloc, linked into the executable, whose malloc and free valgrind is
+    told to replace there as it does glibc's (else it would see none of the
+    heap); jemalloc, which then serves nothing, is told not to start its
+    background thread, which it never joins."""
+    return ["env", "MALLOC_CONF=background_thread:false",
+            "valgrind", "--soname-synonyms=somalloc=NONE", "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect,possible",
             "--error-exitcode=99", "--log-file=" + log]
 
 

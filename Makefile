@@ -24,7 +24,7 @@ LDLIBS   = $(PKG_LIBS) -lpthread -ldl -lm
 # it, with the functions the libraries and modules may call exported too.
 # Sanitizer builds keep glibc's, which the sanitizers replace.
 JEMALLOC_EXPORTS := memalign valloc mallctl
-ALLOC_LIBS := $(if $(SANITIZE),,-l:libjemalloc_pic.a \
+ALLOC_LIBS := $(if $(SANITIZE),,-l:libjemalloc_pic.a -lm -lpthread -ldl \
     $(foreach f,$(JEMALLOC_EXPORTS),-Wl,--export-dynamic-symbol=$(f)))
 # -z defs proves a module uses no daemon symbol; sanitizer runtimes live in
 # the executable, so sanitized modules are linked without it.
@@ -142,6 +142,7 @@ $(BUILD)/tests/test_k8s_pods: LDLIBS += -ljansson
 $(BUILD)/tests/test_k8s_sd: LDLIBS += -ljansson -lcurl
 $(BUILD)/tests/test_k8s_kubeconfig: LDLIBS += -ljansson
 $(BUILD)/tests/test_rpc_client: LDLIBS += -lcurl
+$(BUILD)/tests/test_memory_release: LDLIBS += $(ALLOC_LIBS)
 
 $(CONFORMANCE): tests/plugins/conformance.c tests/unit/check.h $(CORE_LIB)
 	@mkdir -p $(dir $@)

@@ -328,8 +328,11 @@ bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
     const char *cd = found ? dwfl_line_comp_dir(l) : NULL;
     Dwarf_Die cu;
     Dwarf_Addr bias;
-    /* dwfl_module_getsrc looked in .debug_aranges already */
-    if (!found && unit_by_spans(x, addr, &cu, &bias)) {
+    /* Through .debug_aranges again, though dwfl_module_getsrc looked there:
+     * a unit it names that has no line here is the answer, and the units'
+     * own ranges, read whole for the module at their first use (6-10 MB for
+     * glibc's debug file), are left for modules whose units it does not name. */
+    if (!found && unit_at(x, addr, &cu, &bias)) {
         Dwarf_Line *dl = dwarf_getsrc_die(&cu, addr - bias);
         Dwarf_Attribute attr;
         if (dl && (found = dwarf_linesrc(dl, NULL, NULL))) {

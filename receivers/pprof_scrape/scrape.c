@@ -249,23 +249,26 @@ static void set_gauges(struct scrape *sc, double duration, double size)
                  sc->gauge_labels, size);
 }
 
+/* Publishes a scrape's outcome: the gauges and counters first, then the
+ * log line, so that whoever reads the log finds /metrics saying so. */
 static void report(struct scrape *sc, bool ok, const char *why, size_t size)
 {
     struct state *s = sc->s;
     double duration = (double)(now_ns() - sc->started_ns) / 1e9;
-    if (!ok && sc->up != 0)
+    int was = sc->up;
+    sc->up = ok;
+    set_gauges(sc, duration, (double)size);
+    if (!ok)
+        s->host->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
+    if (!ok && was != 0)
         s->host->log(s->self, PROFD_LOG_WARN, "scrape of %s failed: %s", sc->u.url, why);
     else if (!ok)
         s->host->log(s->self, PROFD_LOG_DEBUG, "scrape of %s failed again: %s", sc->u.url, why);
-    else if (sc->up == 0)
+    else if (was == 0)
         s->host->log(s->self, PROFD_LOG_INFO, "scrape of %s recovered", sc->u.url);
     else
         s->host->log(s->self, PROFD_LOG_DEBUG, "scraped %s: %zu bytes in %.3f s", sc->u.url, size,
                      duration);
-    if (!ok)
-        s->host->count(s->self, PROFD_C_REFUSED_RECORDS, 1);
-    sc->up = ok;
-    set_gauges(sc, duration, (double)size);
 }
 
 /* ---- handling a response ---- */

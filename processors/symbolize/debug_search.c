@@ -92,6 +92,48 @@ int debug_search_inflated(const struct elf_sources *sources, int fd)
     return fd >= 0 && sources->inflated ? inflated_cache_open(sources->inflated, fd) : fd;
 }
 
+/* The file named by its name where elfutils and gdb look by default:
+ * name (debuglink_file, else the binary's file name with ".debug") beside
+ * the binary, in its .debug directory, then under each debug directory at
+ * the binary's own directory; the file must have the module's build-id
+ * when the module has one. Done here rather than by elfutils' search,
+ * which ends by loading its debuginfod client (libdebuginfod and libcurl's
+ * dependencies, 7 MB resident) even with no server configured: servers
+ * are the fetch function's. Its descriptor with *found set (malloc'd), or
+ * -1. */
+static int file_by_name(const struct debug_search *ds, Dwfl_Module *mod,
+                        const char *debuglink_file, char **found)
+{
+    const unsigned char *id;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &id, &vaddr);
+    char hex[41] = "";
+    if (n > 0)
+        binary_lookup_hex(id, (size_t)n, hex);
+    const char *slash = strrchr(ds->binary, '/');
+    int dir_len = slash ? (int)(slash - ds->binary) : 0;
+    char *own_name = debuglink_file ? NULL
+                                    : must_asprintf("%s.debug", slash ? slash + 1 : ds->binary);
+    const char *name = debuglink_file ? debuglink_file : own_name;
+    const struct binary_lookup *l = ds->sources->lookup;
+    size_t ndirs = l ? l->ndirs : 0;
+    int fd = -1;
+    for (size_t i = 0; fd < 0 && i < ndirs + 2; i++) {
+        char *path = i == 0   ? must_asprintf("%.*s/%s", dir_len, ds->binary, name)
+                     : i == 1 ? must_asprintf("%.*s/.debug/%s", dir_len, ds->binary, name)
+                              : must_asprintf("%s%.*s/%s", l->dirs[i - 2], dir_len, ds->binary,
+                                              name);
+        if (strcmp(path, ds->binary) && binary_lookup_is_elf(path, hex))
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+            *found = path;
+        else
+            free(path);
+    }
+    free(own_name);
+    return fd;
+}
+
 int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                       const char *file_name, const char *debuglink_file,
                       GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -122,6 +164,13 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     }
     if (len && ds->fetch == DEBUG_PENDING)
         return -1;   /* without it for now: elfutils would wait for it */
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
+    if (!ds)
+        return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+                                            debuglink_file, debuglink_crc, debuginfo_file_name);
+    fd = file_by_name(ds, mod, debuglink_file, &path);
+    if (fd < 0)
+        return -1;
+    free(*debuginfo_file_name);
+    *debuginfo_file_name = path;
+    return debug_search_inflated(ds->sources, fd);
 }

@@ -6,14 +6,15 @@
  * naming it as file_name and the dwz file's name (its .gnu_debugaltlink)
  * as debuglink_file. Either is looked for by its build-id in the lookup's
  * directories, a dwz file then at the path it is named by (relative to
- * the file naming it), then from the fetch function, and last by
- * elfutils' own search of the debug path.
+ * the file naming it), then from the fetch function, and last by name
+ * where elfutils and gdb look by default (beside the binary, in its .debug
+ * directory, under each debug directory at the binary's path).
  *
- * The fetch comes before elfutils' search because elfutils asks the
- * debuginfod servers of DEBUGINFOD_URLS itself, on the calling thread and
- * for as long as a download takes: while the fetch is under way elfutils
- * is not asked; once it ended without the file, elfutils' client, which
- * shares its cache, finds the miss there without asking again.
+ * elfutils' own search of the debug path is not used: it ends by asking
+ * the debuginfod servers itself, on the calling thread and for as long as
+ * a download takes, and even with no server configured it loads its
+ * debuginfod client for that (libdebuginfod and libcurl's dependencies,
+ * 7 MB resident). Servers are the fetch function's.
  */
 #ifndef PROFD_SYMBOLIZE_DEBUG_SEARCH_H
 #define PROFD_SYMBOLIZE_DEBUG_SEARCH_H
@@ -34,9 +35,8 @@ struct debug_search {
 
 /* elfutils' find_debuginfo hook (Dwfl_Callbacks) for a module whose
  * userdata is a struct debug_search (NULL: elfutils' search alone). The
- * first two ways may give an inflated copy's descriptor (sources'
- * inflated cache; elfutils' search opens the file itself); the file's
- * name stays the found one either way. */
+ * descriptor may be an inflated copy's (sources' inflated cache); the
+ * file's name stays the found one either way. */
 int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                       const char *file_name, const char *debuglink_file,
                       GElf_Word debuglink_crc, char **debuginfo_file_name);

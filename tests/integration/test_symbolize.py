@@ -250,9 +250,10 @@ class SymbolizeTest(ProfdTestCase):
                        timeout=120)
         return path
 
-    def run_profd(self, profiles, debug_dirs=(), extra="", where=""):
+    def run_profd(self, profiles, debug_dirs=(), extra="", where="", env=None):
         """Writes {name: raw pprof} to where/in/, runs profd over them in
-        where, returns {name: the path of its output}."""
+        where (with env, when given), returns {name: the path of its
+        output}."""
         os.makedirs(self.path(where, "in"))
         for name, data in profiles.items():
             with open(self.path(where, "in", name + ".pb.gz"), "wb") as f:
@@ -260,7 +261,7 @@ class SymbolizeTest(ProfdTestCase):
         with open(self.path(where, "profd.yaml"), "w") as f:
             f.write(CONFIG % (", ".join(debug_dirs), extra))
         r = run_command([PROFD, "--config", "profd.yaml"], cwd=self.path(where),
-                        capture_output=True, text=True, timeout=120)
+                        capture_output=True, text=True, timeout=120, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.log = r.stderr
         return {name: glob.glob(self.path(where, "out", "**", name + "*"), recursive=True)[0]
@@ -437,6 +438,26 @@ class SymbolizeTest(ProfdTestCase):
                 names = [fn for fn, _, _ in got.get(base + a, [])]
                 self.assertEqual(names, [fn for fn, _, _ in want[a] if fn != "??"],
                                  "%s: address %#x" % (flags, a))
+
+    def test_binary_without_debug_file_loads_no_debuginfod_client(self):
+        """A stripped binary with no debug file anywhere is named from its
+        dynamic symbols, and elfutils' debuginfod client (libdebuginfod,
+        with libcurl's dependencies: 7 MB resident) is not loaded to look
+        for one, as no server is configured: the dynamic loader's report
+        (LD_DEBUG=files) names no libdebuginfod."""
+        binary = self.path("stripped")
+        subprocess.run(["gcc", "-O2", "-rdynamic", os.path.join(
+            ROOT, "tests", "integration", "symbolize", "stripped.c"), "-o", binary],
+            check=True, timeout=120)
+        addrs = function_addresses(binary, ["exported_function"])
+        subprocess.run(["strip", "--strip-all", binary], check=True, timeout=60)
+        mapping, base = mapping_of(binary, binary)
+        out = self.run_profd({"p": pprof(mapping, [base + a for a in addrs])},
+                             env=dict(os.environ, LD_DEBUG="files"))["p"]
+        self.assertEqual([fn for fn, _, _ in symbolized(out)[base + addrs[0]]],
+                         ["exported_function"])
+        self.assertIn("calling init: ", self.log)   # the loader did report
+        self.assertFalse("libdebuginfod" in self.log, "libdebuginfod.so.1 was loaded")
 
     def test_plt_entries_named_as_objdump_names_them(self):
         """The stubs through which calls into shared libraries jump have no

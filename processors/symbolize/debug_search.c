@@ -93,37 +93,31 @@ int debug_search_inflated(const struct elf_sources *sources, int fd)
 }
 
 /* The file named by its name where elfutils and gdb look by default:
- * name (debuglink_file, else the binary's file name with ".debug") beside
- * the binary, in its .debug directory, then under each debug directory at
- * the binary's own directory; the file must have the module's build-id
- * when the module has one. Done here rather than by elfutils' search,
- * which ends by loading its debuginfod client (libdebuginfod and libcurl's
- * dependencies, 7 MB resident) even with no server configured: servers
- * are the fetch function's. Its descriptor with *found set (malloc'd), or
- * -1. */
-static int file_by_name(const struct debug_search *ds, Dwfl_Module *mod,
-                        const char *debuglink_file, char **found)
+ * name (debuglink_file, else the file name of the file asking, file_name,
+ * with ".debug") beside file_name, in its .debug directory, then under
+ * each debug directory at file_name's own directory; the file must have
+ * build-id want (hex; "": any ELF file). Done here rather than by
+ * elfutils' search, which ends by loading its debuginfod client
+ * (libdebuginfod and libcurl's dependencies, 7 MB resident) even with no
+ * server configured: servers are the fetch function's. Its descriptor
+ * with *found set (malloc'd), or -1. */
+static int file_by_name(const struct debug_search *ds, const char *file_name,
+                        const char *debuglink_file, const char *want, char **found)
 {
-    const unsigned char *id;
-    GElf_Addr vaddr;
-    int n = dwfl_module_build_id(mod, &id, &vaddr);
-    char hex[41] = "";
-    if (n > 0)
-        binary_lookup_hex(id, (size_t)n, hex);
-    const char *slash = strrchr(ds->binary, '/');
-    int dir_len = slash ? (int)(slash - ds->binary) : 0;
+    const char *slash = strrchr(file_name, '/');
+    int dir_len = slash ? (int)(slash - file_name) : 0;
     char *own_name = debuglink_file ? NULL
-                                    : must_asprintf("%s.debug", slash ? slash + 1 : ds->binary);
+                                    : must_asprintf("%s.debug", slash ? slash + 1 : file_name);
     const char *name = debuglink_file ? debuglink_file : own_name;
     const struct binary_lookup *l = ds->sources->lookup;
     size_t ndirs = l ? l->ndirs : 0;
     int fd = -1;
     for (size_t i = 0; fd < 0 && i < ndirs + 2; i++) {
-        char *path = i == 0   ? must_asprintf("%.*s/%s", dir_len, ds->binary, name)
-                     : i == 1 ? must_asprintf("%.*s/.debug/%s", dir_len, ds->binary, name)
-                              : must_asprintf("%s%.*s/%s", l->dirs[i - 2], dir_len, ds->binary,
+        char *path = i == 0   ? must_asprintf("%.*s/%s", dir_len, file_name, name)
+                     : i == 1 ? must_asprintf("%.*s/.debug/%s", dir_len, file_name, name)
+                              : must_asprintf("%s%.*s/%s", l->dirs[i - 2], dir_len, file_name,
                                               name);
-        if (strcmp(path, ds->binary) && binary_lookup_is_elf(path, hex))
+        if (strcmp(path, file_name) && binary_lookup_is_elf(path, want))
             fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0)
             *found = path;
@@ -147,11 +141,15 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     size_t len = ds && file_name && debuglink_file && !debuglink_crc
                      ? dwz_link(file_name, dwz_id, &dwz_name)
                      : 0;
+    char want[41] = "";   /* the build-id of the file looked for, when known */
     if (len && !strcmp(dwz_name, debuglink_file)) {
         id = dwz_id;
+        binary_lookup_hex(id, len, want);
     } else {
         GElf_Addr vaddr;
         int n = dwfl_module_build_id(mod, &id, &vaddr);
+        if (n > 0)
+            binary_lookup_hex(id, (size_t)n, want);
         len = ds && n > 0 && file_name && !strcmp(file_name, ds->binary) ? (size_t)n : 0;
     }
     free(dwz_name);
@@ -167,7 +165,7 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     if (!ds)
         return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
                                             debuglink_file, debuglink_crc, debuginfo_file_name);
-    fd = file_by_name(ds, mod, debuglink_file, &path);
+    fd = file_by_name(ds, file_name ? file_name : ds->binary, debuglink_file, want, &path);
     if (fd < 0)
         return -1;
     free(*debuginfo_file_name);

@@ -155,17 +155,12 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     free(dwz_name);
     char *local = id == dwz_id ? dwz_path(file_name, debuglink_file) : NULL;
     int fd = len ? file_by_build_id(ds, id, len, local, &path) : -1;
-    if (fd >= 0) {
-        free(*debuginfo_file_name);
-        *debuginfo_file_name = path;
-        return debug_search_inflated(ds->sources, fd);
-    }
-    if (len && ds->fetch == DEBUG_PENDING)
-        return -1;   /* without it for now: elfutils would wait for it */
     if (!ds)
         return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
                                             debuglink_file, debuglink_crc, debuginfo_file_name);
-    fd = file_by_name(ds, file_name ? file_name : ds->binary, debuglink_file, want, &path);
+    /* still fetching: without it for now, rather than another file by name */
+    if (fd < 0 && !(len && ds->fetch == DEBUG_PENDING))
+        fd = file_by_name(ds, file_name ? file_name : ds->binary, debuglink_file, want, &path);
     if (fd < 0)
         return -1;
     free(*debuginfo_file_name);

@@ -255,6 +255,7 @@ struct worker {
     bool down;
     size_t last;                      /* the order index it looked at last, or SIZE_MAX */
     enum symbolize_result last_result;
+    struct elf_binary *last_lane;     /* the lane it looked up in last, or NULL */
     uint8_t *lane;                    /* by mapping ref: 1 + the lane of its binary used */
     uint8_t *flags;                   /* HAS_* by mapping ref */
     struct function_drafts drafts;
@@ -386,6 +387,9 @@ static enum symbolize_result symbolize_location(struct worker *w, struct profd_l
     uint64_t use = (uint64_t)i * MAX_INLINE, vaddr;
     if (src->elf) {
         struct elf_binary *lane = elf_binary_lane(src->elf, w->lane[l->mapping] - 1u);
+        if (lane != w->last_lane && w->last_lane)   /* in address order: done with that one */
+            elf_binary_drop_lane_pages(w->last_lane);
+        w->last_lane = lane;
         return vaddr_in(src, m, lane, l->address, &vaddr) ? from_frames(w, l, lane, vaddr, use)
                                                           : OUTSIDE_SEGMENTS;
     }

@@ -232,9 +232,17 @@ void plt_symbols_read(Elf *elf, struct plt_symbols *p)
     struct plt_sections s = {0};
     struct stubs stubs = {0};
     GElf_Addr header, entry;
-    if (!elf || !plt_layout(elf, &header, &entry))
+    if (!elf)
         return;
     find_sections(elf, &s);
+    const GElf_Shdr *code[] = {s.plt ? &s.plt_header : NULL, s.plt_sec ? &s.plt_sec_header : NULL,
+                               s.plt_got ? &s.plt_got_header : NULL};
+    for (size_t i = 0; i < sizeof(code) / sizeof(*code); i++)
+        if (code[i] && (code[i]->sh_flags & SHF_ALLOC))
+            p->sections[p->nsections++] =
+                (struct plt_section){code[i]->sh_addr, code[i]->sh_addr + code[i]->sh_size};
+    if (!plt_layout(elf, &header, &entry))
+        return;
     add_slot_stubs(elf, &s, header, entry, &stubs);
     add_got_stubs(elf, &s, &stubs);
     size_t bytes = 0;
@@ -250,6 +258,14 @@ void plt_symbols_read(Elf *elf, struct plt_symbols *p)
         at += sprintf(at, "%s@plt", stubs.items[i].name) + 1;
     }
     free(stubs.items);
+}
+
+bool plt_symbols_holds(const struct plt_symbols *p, GElf_Addr addr)
+{
+    for (size_t i = 0; i < p->nsections; i++)
+        if (addr >= p->sections[i].low && addr < p->sections[i].high)
+            return true;
+    return false;
 }
 
 void plt_symbols_free(struct plt_symbols *p)

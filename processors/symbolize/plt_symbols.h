@@ -13,6 +13,7 @@
 #define PROFD_PLT_SYMBOLS_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct plt_entry {
@@ -24,6 +25,12 @@ struct plt_symbols {
     struct plt_entry *entries;
     size_t n;
     char *names;
+    /* Where .plt, .plt.sec and .plt.got lie (ELF addresses), entries named
+     * or not: code no DWARF describes. */
+    struct plt_section {
+        GElf_Addr low, high;
+    } sections[3];
+    size_t nsections;
 };
 
 /* Reads elf's PLT entries into p (zeroed when it has none or its machine
@@ -31,5 +38,8 @@ struct plt_symbols {
  * and relocations only, checked against the file's bounds. */
 void plt_symbols_read(Elf *elf, struct plt_symbols *p);
 void plt_symbols_free(struct plt_symbols *p);
+
+/* Whether ELF address addr lies in one of p's PLT sections. */
+bool plt_symbols_holds(const struct plt_symbols *p, GElf_Addr addr);
 
 #endif

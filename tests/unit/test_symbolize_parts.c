@@ -555,6 +555,107 @@ TEST(plt_entries_of_this_executable_are_named_after_their_functions)
     CHECK_INT(plt.n, 0);
 }
 
+/* A PLT stub is named from its relocation without asking DWARF, which
+ * has no unit for it: a unit looked for by its ranges would have every
+ * unit's read (the whole of .debug_info of a large debug file), as this
+ * executable's stubs did before. The PLT's sections hold their entries
+ * and not what follows them. */
+TEST(plt_stubs_are_named_without_reading_every_units_ranges)
+{
+    elf_version(EV_CURRENT);
+    char err[256];
+    struct elf_sources sources = {.debug_path = ""};
+    struct elf_binary *b = elf_binary_open("/proc/self/exe", &sources, err, sizeof(err));
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    read_symbols(b);
+    CHECK(b->plt.n > 3 && b->plt.nsections > 0);
+    struct elf_frame out[8];
+    for (size_t i = 0; i < b->plt.n; i++) {
+        const struct plt_entry *e = &b->plt.entries[i];
+        CHECK(plt_symbols_holds(&b->plt, e->addr));
+        CHECK(plt_symbols_holds(&b->plt, e->addr + e->size - 1));
+        CHECK_INT(elf_binary_frames(b, e->addr + 5, out, 8), 1);
+        CHECK_STR(out[0].name, e->name);
+    }
+    CHECK(!b->scopes->spans_read);
+    GElf_Addr past = 0;
+    for (size_t i = 0; i < b->plt.nsections; i++)
+        past = b->plt.sections[i].high > past ? b->plt.sections[i].high : past;
+    CHECK(!plt_symbols_holds(&b->plt, past));
+    elf_binary_close(b);
+}
+
+/* The KiB of the mapping holding addr that are resident in this process
+ * (its Rss in /proc/self/smaps), or -1. */
+static long mapping_rss_kib(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    long rss = -1;
+    bool in = false;
+    while (f && fgets(line, sizeof(line), f)) {
+        unsigned long from, to;
+        if (sscanf(line, "%lx-%lx ", &from, &to) == 2)
+            in = (uintptr_t)addr >= from && (uintptr_t)addr < to;
+        else if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
+            break;
+    }
+    if (f)
+        fclose(f);
+    return rss;
+}
+
+/* Looking up addresses all over libc (its debug file inflated into a
+ * mapped copy) indexes many of its units; the pages of its DWARF read on
+ * the way are given back as it goes, so that what stays resident of the
+ * file is a window, not all that was read. */
+TEST(pages_read_for_lookups_are_given_back_as_units_are_indexed)
+{
+    const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    if (access(libc, R_OK) != 0 || access("/usr/lib/debug/.build-id", R_OK) != 0) {
+        fprintf(stderr, "  skipped: no %s with its debug file here\n", libc);
+        return;
+    }
+    elf_version(EV_CURRENT);
+    const char *dir = temp_dir();
+    CHECK(dir != NULL);
+    struct inflated_cache *copies = inflated_cache_new(dir, 1ull << 30);
+    char err[256];
+    const char *debug_dirs[] = {"/usr/lib/debug"};
+    struct binary_lookup dirs;
+    binary_lookup_init(&dirs, debug_dirs, 1, NULL, NULL, 0, true);
+    struct elf_sources sources = {&dirs, "-:.debug:/usr/lib/debug", .inflated = copies};
+    struct elf_binary *b = elf_binary_open(libc, &sources, err, sizeof(err));
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    GElf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(b->mod, &bias);
+    size_t size = 0;
+    const char *image = dw ? elf_rawfile(dwarf_getelf(dw), &size) : NULL;
+    CHECK(image != NULL);
+    struct elf_frame out[16];
+    long most = 0;
+    uint64_t text = 0;
+    CHECK(elf_binary_text(b, &text));
+    for (uint64_t i = 0; i < 4000; i++) {
+        elf_binary_frames(b, text + i * 331, out, 16);
+        long rss = i % 16 ? 0 : mapping_rss_kib(image);
+        most = rss > most ? rss : most;
+    }
+    CHECK(scope_index_unit_bytes(b->scopes) > size / 8);   /* much of it was read */
+    CHECK(most > 0);
+    CHECK((size_t)most < size / 1024 / 4);   /* 7 of its 10 MB when only units were dropped */
+    elf_binary_close(b);
+    binary_lookup_free(&dirs);
+    inflated_cache_free(copies);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    sh(cmd);
+}
+
 /* A binary keeping results (from its second profile) answers an address
  * again from them, with what a lookup gives (the same strings of the same
  * lane), and as a binary without results does. */

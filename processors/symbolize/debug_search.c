@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
@@ -92,17 +93,46 @@ int debug_search_inflated(const struct elf_sources *sources, int fd)
     return fd >= 0 && sources->inflated ? inflated_cache_open(sources->inflated, fd) : fd;
 }
 
+/* Whether the file at path has the CRC-32 crc over all its bytes, as the
+ * .gnu_debuglink of a binary says of its debug file. */
+static bool file_has_crc(const char *path, GElf_Word crc)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    enum { CHUNK = 1 << 16 };
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf)
+        abort();
+    uLong sum = crc32(0, NULL, 0);
+    ssize_t n;
+    while ((n = read(fd, buf, CHUNK)) > 0)
+        sum = crc32(sum, buf, (uInt)n);
+    free(buf);
+    close(fd);
+    return n == 0 && sum == crc;
+}
+
+/* Whether path is the file looked for by name: an ELF file with build-id
+ * want (hex), or when that is not known ("") any ELF file, with CRC-32
+ * crc when the debuglink gives one (not 0), as elfutils and gdb check. */
+static bool is_the_file(const char *path, const char *want, GElf_Word crc)
+{
+    return binary_lookup_is_elf(path, want) && (*want || !crc || file_has_crc(path, crc));
+}
+
 /* The file named by its name where elfutils and gdb look by default:
  * name (debuglink_file, else the file name of the file asking, file_name,
  * with ".debug") beside file_name, in its .debug directory, then under
- * each debug directory at file_name's own directory; the file must have
- * build-id want (hex; "": any ELF file). Done here rather than by
- * elfutils' search, which ends by loading its debuginfod client
- * (libdebuginfod and libcurl's dependencies, 7 MB resident) even with no
- * server configured: servers are the fetch function's. Its descriptor
- * with *found set (malloc'd), or -1. */
+ * each debug directory at file_name's own directory; is_the_file says
+ * which will do. Done here rather than by elfutils' search, which ends by
+ * loading its debuginfod client (libdebuginfod and libcurl's
+ * dependencies, 7 MB resident) even with no server configured: servers
+ * are the fetch function's. Its descriptor with *found set (malloc'd), or
+ * -1. */
 static int file_by_name(const struct debug_search *ds, const char *file_name,
-                        const char *debuglink_file, const char *want, char **found)
+                        const char *debuglink_file, const char *want, GElf_Word crc,
+                        char **found)
 {
     const char *slash = strrchr(file_name, '/');
     int dir_len = slash ? (int)(slash - file_name) : 0;
@@ -117,7 +147,7 @@ static int file_by_name(const struct debug_search *ds, const char *file_name,
                      : i == 1 ? must_asprintf("%.*s/.debug/%s", dir_len, file_name, name)
                               : must_asprintf("%s%.*s/%s", l->dirs[i - 2], dir_len, file_name,
                                               name);
-        if (strcmp(path, file_name) && binary_lookup_is_elf(path, want))
+        if (strcmp(path, file_name) && is_the_file(path, want, crc))
             fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0)
             *found = path;
@@ -159,8 +189,15 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
         return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
                                             debuglink_file, debuglink_crc, debuginfo_file_name);
     /* still fetching: without it for now, rather than another file by name */
-    if (fd < 0 && !(len && ds->fetch == DEBUG_PENDING))
-        fd = file_by_name(ds, file_name ? file_name : ds->binary, debuglink_file, want, &path);
+    if (fd < 0 && !(len && ds->fetch == DEBUG_PENDING)) {
+        const char *named = file_name ? file_name : ds->binary;
+        fd = file_by_name(ds, named, debuglink_file, want, debuglink_crc, &path);
+        /* a symbolic link's debug file may be filed under what it links to */
+        char *real = fd < 0 ? realpath(named, NULL) : NULL;
+        if (real && strcmp(real, named))
+            fd = file_by_name(ds, real, debuglink_file, want, debuglink_crc, &path);
+        free(real);
+    }
     if (fd < 0)
         return -1;
     free(*debuginfo_file_name);

@@ -8,7 +8,10 @@
  * directories, a dwz file then at the path it is named by (relative to
  * the file naming it), then from the fetch function, and last by name
  * where elfutils and gdb look by default (beside the binary, in its .debug
- * directory, under each debug directory at the binary's path).
+ * directory, under each debug directory at the binary's path; then the
+ * same for the path a symbolic link to the binary points to), a file
+ * found by name checked by its build-id, or for a binary without one by
+ * the CRC its debuglink gives.
  *
  * elfutils' own search of the debug path is not used: it ends by asking
  * the debuginfod servers itself, on the calling thread and for as long as

@@ -605,6 +605,47 @@ class SymbolizeTest(ProfdTestCase):
         self.debuglink_in(lambda d: self.path("debug") + d + "/inl.debug",
                           debug_dirs=[self.path("debug")])
 
+    def test_debuglink_crc_tells_another_builds_debug_file_apart(self):
+        """A binary without a build-id is told its debug file by the CRC
+        its .gnu_debuglink gives, as gdb and elfutils tell it: the right
+        file by that name is read, another build's by that name is not
+        (frames named from the binary's own symbol table, no lines)."""
+        full = self.compile("inl.full", "-Wl,--build-id=none")
+        other = self.compile("inl.other", "-O0", "-Wl,--build-id=none")
+        self.assertEqual(build_id(full), "")
+        os.makedirs(self.path("bin"))
+        stripped, debug = self.path("bin", "inl"), self.path("bin", "inl.debug")
+        subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, full,
+                        stripped], check=True)
+        self.check_against_addr2line(stripped, oracle=full)
+        subprocess.run(["objcopy", "--only-keep-debug", other, debug], check=True)
+        addrs = function_addresses(stripped, ["walk", "outer", "main"])
+        mapping, base = mapping_of(stripped, stripped)
+        got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])},
+                                 where="wrong")["p"]
+        names = {a: fn for fn in ("walk", "outer", "main")
+                 for a in function_addresses(stripped, [fn])}
+        self.assertEqual(got, {base + a: [(names[a], "", 0)] for a in addrs})
+
+    def test_debuglink_of_a_symbolic_link_under_the_path_it_links_to(self):
+        """A binary recorded by a symbolic link's path whose debug file is
+        filed under a debug directory at the path the link points to (as
+        packages file it) is found there, as elfutils finds it."""
+        full = self.compile("inl.full")
+        os.makedirs(self.path("real"))
+        os.makedirs(self.path("link"))
+        stripped, debug = self.path("real", "inl"), self.path("inl.debug")
+        subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, full,
+                        stripped], check=True)
+        os.symlink(stripped, self.path("link", "inl"))
+        at = self.path("debug") + self.path("real") + "/inl.debug"
+        os.makedirs(os.path.dirname(at))
+        shutil.move(debug, at)
+        self.check_against_addr2line(stripped, recorded_path=self.path("link", "inl"),
+                                     debug_dirs=[self.path("debug")], oracle=full)
+
     def compressed_debug_file(self, compression):
         """A stripped inl and its debug file (by build-id) whose DWARF is
         compressed; returns (stripped, full, debug file)."""

@@ -340,14 +340,13 @@ static void drop_dwarf_pages(Dwarf *dw, Elf *main)
 }
 
 /* Lets the system take back the pages of the DWARF files read so far once
- * units of UNIT_BYTES_PER_DROP more are indexed: an indexed unit's
- * entries, abbreviations and line program are not read again, and what
- * is (names, as the profile's functions are added) comes back from the
- * page cache. */
-static void drop_read_pages(struct elf_binary *b)
+ * units of at_least bytes more are indexed: an indexed unit's entries,
+ * abbreviations and line program are not read again, and what is (names,
+ * as the profile's functions are added) comes back from the page cache. */
+static void drop_read_pages(struct elf_binary *b, size_t at_least)
 {
     size_t bytes = scope_index_unit_bytes(b->scopes);
-    if (bytes < b->unit_bytes_at_drop + UNIT_BYTES_PER_DROP)
+    if (bytes < b->unit_bytes_at_drop + at_least)
         return;
     Dwarf_Addr bias;
     drop_dwarf_pages(dwfl_module_getdwarf(b->mod, &bias), NULL);
@@ -362,7 +361,13 @@ void elf_binary_profile_done(struct elf_binary *b)
         b->lanes[k]->profiled = true;
 }
 
-void elf_binary_drop_lane_pages(struct elf_binary *lane)
+void elf_binary_lane_done(struct elf_binary *lane)
+{
+    drop_read_pages(lane, 1);
+}
+
+/* elf_binary_drop_pages for lane alone, its own lanes aside. */
+static void drop_lane_pages(struct elf_binary *lane)
 {
     GElf_Addr bias;
     const char *debug_file = NULL;
@@ -375,9 +380,9 @@ void elf_binary_drop_lane_pages(struct elf_binary *lane)
 
 void elf_binary_drop_pages(struct elf_binary *b)
 {
-    elf_binary_drop_lane_pages(b);
+    drop_lane_pages(b);
     for (size_t k = 1; k < b->nlanes; k++)
-        elf_binary_drop_lane_pages(b->lanes[k]);
+        drop_lane_pages(b->lanes[k]);
 }
 
 /* elfutils reads the header of every unit before the one a lookup needs
@@ -462,7 +467,7 @@ static size_t look_up_frames(struct elf_binary *b, uint64_t vaddr, struct elf_fr
         return name != NULL;
     }
     size_t n = scope_index_frames(b->scopes, addr, out, max);
-    drop_read_pages(b);
+    drop_read_pages(b, UNIT_BYTES_PER_DROP);
     if (n && n < max && !*out[n - 1].name)   /* the function's name is in a dwz file not here */
         out[n - 1].name = function_symbol(b, addr) ?: "";
     if (n)

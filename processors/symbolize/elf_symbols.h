@@ -112,9 +112,10 @@ void elf_binary_profile_done(struct elf_binary *b);
  * sections and indexes are on the heap, the files themselves need not stay
  * resident between profiles. */
 void elf_binary_drop_pages(struct elf_binary *b);
-/* The same for one lane of a binary (elf_binary_lane), its lanes aside:
- * for the thread that looks up in it, done with the binary for now. */
-void elf_binary_drop_lane_pages(struct elf_binary *lane);
+/* For the thread that looks up in lane (elf_binary_lane), done with the
+ * binary for now: the pages of its DWARF files read since they were last
+ * given back are given back, when its lookups read any. */
+void elf_binary_lane_done(struct elf_binary *lane);
 /* Closes b and its lanes. */
 void elf_binary_close(struct elf_binary *b);
 

@@ -388,7 +388,7 @@ static enum symbolize_result symbolize_location(struct worker *w, struct profd_l
     if (src->elf) {
         struct elf_binary *lane = elf_binary_lane(src->elf, w->lane[l->mapping] - 1u);
         if (lane != w->last_lane && w->last_lane)   /* in address order: done with that one */
-            elf_binary_drop_lane_pages(w->last_lane);
+            elf_binary_lane_done(w->last_lane);
         w->last_lane = lane;
         return vaddr_in(src, m, lane, l->address, &vaddr) ? from_frames(w, l, lane, vaddr, use)
                                                           : OUTSIDE_SEGMENTS;

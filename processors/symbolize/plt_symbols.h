@@ -33,9 +33,10 @@ struct plt_symbols {
     size_t nsections;
 };
 
-/* Reads elf's PLT entries into p (zeroed when it has none or its machine
- * is another); free them with plt_symbols_free. Reads section headers
- * and relocations only, checked against the file's bounds. */
+/* Reads elf's PLT entries and sections into p (no entries when it has
+ * none or its machine is another); free them with plt_symbols_free.
+ * Reads section headers and relocations only, checked against the file's
+ * bounds. */
 void plt_symbols_read(Elf *elf, struct plt_symbols *p);
 void plt_symbols_free(struct plt_symbols *p);
 

@@ -119,14 +119,18 @@ void profd_work_submit(struct profd_work_pool *p, struct profd_work *w)
     if (!p->idle && p->nthreads < p->max_threads &&   /* a thread more, up to the most */
         pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
         p->nthreads++;
-    bool queued = p->nthreads > 0;
+    bool queued = p->nthreads > 0, waiting = p->idle > 0;
     if (queued) {
         w->next = NULL;
         *p->queue_tail = w;
         p->queue_tail = &w->next;
-        pthread_cond_signal(&p->work);
     }
     pthread_mutex_unlock(&p->mu);
+    /* Signalled once the lock is free, so that the thread woken does not
+     * wake only to wait for it; none is woken when none waits (a busy
+     * thread takes the job from the queue next). */
+    if (queued && waiting)
+        pthread_cond_signal(&p->work);
     if (!queued) {   /* no thread could start: run here, the completion as usual */
         profd_log(PROFD_LOG_WARN, "profd", "cannot start a worker thread: working inline");
         w->run(w);

@@ -26,9 +26,9 @@
 struct state;
 
 /* libcurl 7.88 walks a multi handle's whole connection cache whenever a
- * transfer is removed. Targets are spread over several multi handles, by a
- * hash of their address (so each keeps reusing its connection), to keep
- * every cache small. */
+ * transfer is removed. Targets are spread over several multi handles (a
+ * target's profiles on one, so that they reuse its connection), to keep
+ * every cache small; see scrape_new. */
 #define HTTP_CLIENTS 16
 
 /* Scrapes start on a grid of this many milliseconds (see scrape_new). */
@@ -585,14 +585,23 @@ static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
     free(job);
     free(inst);
     configure_easy(sc);
-    sc->http = s->http[h->hash_mod(sc->u.address, HTTP_CLIENTS)];
     sc->timer = evtimer_new(h->event_base(s->self), on_timer, sc);
-    /* Spread: a stable offset within the interval, from the pair's identity,
-     * on a grid of SPREAD_SLOT_MS so the pairs of one slot start in one
-     * wake-up of the loop rather than each in its own. */
+    /* Spread: a stable slot within the interval for the target, from its
+     * address, and its profiles on the slots after that one, so that they
+     * take turns on one connection; slots on a grid of SPREAD_SLOT_MS, so
+     * that the pairs of one slot start in one wake-up of the loop. */
     int64_t interval_ms = job_of(s, sc)->scrape_interval / 1000000;
     uint64_t slots = interval_ms > SPREAD_SLOT_MS ? (uint64_t)(interval_ms / SPREAD_SLOT_MS) : 1;
-    uint64_t offset_ms = h->hash_mod(sc->u.key, slots) * SPREAD_SLOT_MS;
+    uint64_t target_slot = h->hash_mod(sc->u.address, slots);
+    uint64_t offset_ms = (target_slot + sc->u.def) % slots * SPREAD_SLOT_MS;
+    /* The target's multi handle: the one of its part of the interval.
+     * libcurl checks every idle connection of a handle once a second while
+     * the handle starts transfers (a poll each): a handle whose targets
+     * are all due in one part of the interval checks them then, not all
+     * the interval long (a fifteenth of the polls at 1,000 targets every
+     * 15s). */
+    sc->http = s->http[slots >= HTTP_CLIENTS ? target_slot * HTTP_CLIENTS / slots
+                                             : h->hash_mod(sc->u.address, HTTP_CLIENTS)];
     const int64_t slot_ns = SPREAD_SLOT_MS * 1000000LL;
     sc->next_due_ns = (now_ns() / slot_ns + 1) * slot_ns + (int64_t)offset_ms * 1000000;
     return sc;

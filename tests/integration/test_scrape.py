@@ -242,6 +242,34 @@ service:
                 self.assertLess(min((t - starts[0]) % 50, 50 - (t - starts[0]) % 50), 20, ms)
         self.assertEqual(p.stop(), 0)
 
+    def test_a_targets_profiles_are_scraped_one_slot_apart(self):
+        # A closed loopback port: each scrape fails at once and is logged
+        # with its time. The target has one slot in the interval, its
+        # profiles the slots after it, 50 ms apart, in the order listed, so
+        # that they take turns on one connection.
+        p = self.start("""
+receivers:
+  pprof_scrape:
+    scrape_configs:
+      - job_name: turns
+        scrape_interval: 5s
+        static_configs: [{targets: ["127.0.0.1:9"]}]
+        profiling_config: {presets: [goroutine, memory, block]}
+exporters: {nop: {}}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines: {profiles: {receivers: [pprof_scrape], exporters: [nop]}}
+""")
+        lines = p.wait_log(r"warn  pprof_scrape: scrape of .* failed:", count=3)
+        ms = [int(l[11:13]) * 3600000 + int(l[14:16]) * 60000 + int(l[17:19]) * 1000 +
+              int(l[20:23]) for l in lines[:3]]
+        order = [re.search(r"/debug/pprof/(\w+)", l).group(1) for l in lines[:3]]
+        self.assertEqual(order, ["goroutine", "allocs", "block"], lines)
+        if not os.environ.get("PROFD_SANITIZED"):
+            for a, b in zip(ms, ms[1:]):
+                self.assertLess(abs(b - a - 50), 20, ms)
+        self.assertEqual(p.stop(), 0)
+
     def test_file_sd_change_is_picked_up(self):
         one, two = self.target(fake=True), self.target(fake=True)
         raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()

@@ -532,6 +532,9 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
+    /* straight to the target, whatever http_proxy and the like say, as
+     * Prometheus scrapes (and libcurl reads none of them per transfer) */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
     client_tls_apply(e, &j->tls_config);

@@ -75,6 +75,16 @@ class ScrapeTest(ProfdTestCase):
                                       instance=t.address, profile="memory"), 1)
         self.assertEqual(p.stop(), 0)
 
+    def test_proxies_named_by_the_environment_are_not_used(self):
+        # As Prometheus scrapes: straight to the target, whatever
+        # http_proxy says (here a closed port, which would fail every scrape).
+        t = self.target()
+        p = self.start(SCRAPE % job("direct", [t.address], ["goroutine"], interval="1s"),
+                       wrapper=("env", "http_proxy=http://127.0.0.1:9", "all_proxy=127.0.0.1:9"))
+        wait_until(lambda: self.written("goroutine"), "a goroutine profile", deadline=30)
+        self.assertNotIn("scrape of", p.log_text())
+        self.assertEqual(p.stop(), 0)
+
     def test_clashing_sample_labels_are_renamed_unless_honor_labels(self):
         # The target labels its goroutines tenant=...; the series gets tenant too.
         t = self.target()

@@ -200,6 +200,7 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     }
     if (fd < 0)
         return -1;
+    ds->dwz_found |= id == dwz_id;
     free(*debuginfo_file_name);
     *debuginfo_file_name = path;
     return debug_search_inflated(ds->sources, fd);

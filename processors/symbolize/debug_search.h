@@ -34,6 +34,7 @@ struct debug_search {
      * file. */
     enum { DEBUG_NOT_FETCHED, DEBUG_FETCHED, DEBUG_PENDING } fetch;
     char waiting_for[41];   /* the build-id of the file still on its way (PENDING) */
+    bool dwz_found;         /* a dwz file was handed over (elfutils made it the DWARF's alt) */
 };
 
 /* elfutils' find_debuginfo hook (Dwfl_Callbacks) for a module whose

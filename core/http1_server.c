@@ -432,6 +432,8 @@ static bool read_head(struct h1_conn *c, struct evbuffer *in)
     }
     c->remaining = c->h.content_length;
     c->state = c->h.chunked ? H1_CHUNK_SIZE : H1_BODY;
+    if (!c->h.chunked)   /* and read straight into its buffer (see on_readable) */
+        profd_server_body_reserve(&c->body, &c->cap, c->remaining);
     return true;
 }
 
@@ -619,12 +621,30 @@ static void scratch_take_back(struct profd_server *s, struct evbuffer *in)
     free(rest);
 }
 
+/* A Content-Length body under way with nothing read ahead of it: what
+ * the socket holds of it, no more, read with one recv() straight into the
+ * body's buffer (grown by READ_SIZE when full). */
+static ssize_t recv_body(struct h1_conn *c, evutil_socket_t fd)
+{
+    if (c->len == c->cap)
+        profd_grow(&c->body, &c->cap, c->len + READ_SIZE, 1);
+    size_t room = c->cap - c->len;
+    size_t want = c->remaining < room ? (size_t)c->remaining : room;
+    ssize_t n = recv(fd, c->body + c->len, want, 0);
+    if (n > 0) {
+        c->len += (size_t)n;
+        c->remaining -= (uint64_t)n;
+    }
+    return n;
+}
+
 /* Plaintext: what the socket holds, read with one recv(). An empty input
  * (the usual case between requests) is lent the server's scratch buffer,
  * so a request read whole in one go costs no allocation of its own:
  * libevent would otherwise make and free a READ_SIZE chain for each, and
  * allocations that large make malloc sort its freed small blocks every
- * time. Otherwise the input makes room itself. */
+ * time. Otherwise the input makes room itself; a body under way is read
+ * into its own buffer (recv_body). */
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     struct h1_conn *c = arg;
@@ -632,11 +652,14 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         return ended(c);
     struct profd_server *s = c->s;
     struct evbuffer *in = bufferevent_get_input(c->bev);
-    bool lend = c->state != H1_DETECT && evbuffer_get_length(in) == 0 && !s->h1_scratch_lent;
+    bool empty = evbuffer_get_length(in) == 0;
+    bool lend = c->state != H1_DETECT && empty && !s->h1_scratch_lent;
     struct evbuffer_iovec room;
     evbuffer_unfreeze(in, 0);   /* a bufferevent keeps its input's end for its own reads */
     ssize_t n = -1;
-    if (lend) {
+    if (c->state == H1_BODY && empty && c->remaining) {
+        n = recv_body(c, fd);
+    } else if (lend) {
         if (!s->h1_scratch)
             s->h1_scratch = profd_xmalloc(READ_SIZE);
         n = recv(fd, s->h1_scratch, READ_SIZE, 0);

@@ -178,6 +178,19 @@ void profd_server_note_address(struct profd_server *s, int fd)
     snprintf(s->address, sizeof(s->address), "%s:%d", host, port);
 }
 
+#define BODY_RESERVED_MAX ((size_t)1 << 20)
+
+void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced)
+{
+    size_t want = announced < BODY_RESERVED_MAX ? (size_t)announced : BODY_RESERVED_MAX;
+    want = (want + 4095) & ~(size_t)4095;   /* small bodies of any size share one buffer */
+    if (want <= *cap)
+        return;
+    free(*body);
+    *body = profd_xmalloc(want);
+    *cap = want;
+}
+
 bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,
                             size_t path_len, const char *query)
 {

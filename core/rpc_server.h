@@ -96,6 +96,12 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
                        const char *encoding, const uint8_t *raw, size_t raw_len,
                        struct profd_rpc_request *req, struct profd_rpc_response *res);
 
+/* Makes *body (*cap bytes, holding none of the request's yet) ready for a
+ * body that says it has `announced` bytes: all of them up to 1 MiB (a
+ * client that announces much and sends little gets no more), so that a
+ * large body is not copied from buffer to buffer as it comes. */
+void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced);
+
 /* Whether a request to path (path_len bytes) with query, whose body has
  * len bytes, is handled on a worker thread: when the module says it is
  * costly (profd_server_options.costly); from PROFD_SERVER_WORKER_FROM

@@ -17,6 +17,11 @@ void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len)
     prefix[4] = (uint8_t)len;
 }
 
+size_t grpc_frame_length(const uint8_t prefix[5])
+{
+    return (size_t)prefix[1] << 24 | (size_t)prefix[2] << 16 | (size_t)prefix[3] << 8 | prefix[4];
+}
+
 int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
                  grpc_decompress_fn decompress, uint8_t **out, size_t *out_len, char *err,
                  size_t errlen)
@@ -25,9 +30,7 @@ int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t m
         snprintf(err, errlen, "truncated gRPC message prefix (%zu bytes)", len);
         return GRPC_INVALID_ARGUMENT;
     }
-    size_t mlen = len ? (size_t)body[1] << 24 | (size_t)body[2] << 16 | (size_t)body[3] << 8 |
-                            body[4]
-                      : 0;
+    size_t mlen = len ? grpc_frame_length(body) : 0;
     if (len && mlen + 5 != len) {
         snprintf(err, errlen, mlen + 5 > len
                      ? "truncated gRPC message: its prefix says %zu bytes, %zu came"

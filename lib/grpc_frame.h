@@ -32,6 +32,9 @@ int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t m
                  grpc_decompress_fn decompress, uint8_t **out, size_t *out_len, char *err,
                  size_t errlen);
 
+/* The message length a 5-byte prefix gives (the prefix not counted). */
+size_t grpc_frame_length(const uint8_t prefix[5]);
+
 /* Writes the 5-byte prefix of an uncompressed or compressed message. */
 void grpc_frame_prefix(uint8_t prefix[5], int compressed, size_t len);
 

@@ -253,6 +253,20 @@ class HttpServerTest(ProfdTestCase):
             wait_until(lambda: self.profiles(app), app)
         self.assertEqual(p.stop(), 0)
 
+    def test_a_body_past_its_reserved_buffer_and_a_request_pipelined_behind_it(self):
+        p, addr = self.start_receiver(max_body="64MiB")
+        body = b"".join(b"main;f%d;g%d;h %d\n" % (i, i % 1000, i % 5 + 1) for i in range(60000))
+        self.assertGreater(len(body), 1 << 20)   # more than is made ready before it comes
+        s, r = self.connect(addr)
+        s.sendall(ingest(b"big", body) + ingest(b"behind", b"a;b 1\n"))
+        self.assertEqual([r.next()[0], r.next()[0]], [200, 200])
+        for app in ("big", "behind"):
+            wait_until(lambda: self.profiles(app), app)
+        _, samples = pprof_samples(self.path("profiles", "big", self.profiles("big")[0]))
+        self.assertEqual(len(samples), 60000)   # every stack, every byte where it was
+        self.assertEqual(sum(v[0] for v in samples.values()), sum(i % 5 + 1 for i in range(60000)))
+        self.assertEqual(p.stop(), 0)
+
     def test_a_client_gone_or_a_stop_while_its_request_is_on_a_worker(self):
         p, addr = self.start_receiver(max_body="64MiB", log_level="debug")
         body = large_folded()

@@ -75,6 +75,7 @@ struct elf_binary {
     size_t nsegments;
     bool units_walked;
     size_t unit_bytes_at_drop;   /* scope_index_unit_bytes when its pages were last dropped */
+    bool looked_up_since_drop;   /* a lookup (not a kept result) since then */
     struct elf_binary *lanes[ELF_BINARY_MAX_LANES];   /* [0] unused: the binary itself */
     size_t nlanes;             /* lanes opened, the binary itself included (0: none asked) */
     /* Its debug file's search: lanes fetch only when the fetch function
@@ -342,18 +343,23 @@ static void drop_dwarf_pages(const struct elf_binary *b, Dwarf *dw, Elf *main)
         drop_file_pages(dwarf_getelf(alt));
 }
 
-/* Lets the system take back the pages of the DWARF files read so far once
- * units of at_least bytes more are indexed: an indexed unit's entries,
- * abbreviations and line program are not read again, and what is (names,
- * as the profile's functions are added) comes back from the page cache. */
-static void drop_read_pages(struct elf_binary *b, size_t at_least)
+/* Lets the system take back the pages of b's DWARF files read so far. */
+static void drop_dwarf_pages_now(struct elf_binary *b)
 {
-    size_t bytes = scope_index_unit_bytes(b->scopes);
-    if (bytes < b->unit_bytes_at_drop + at_least)
-        return;
     Dwarf_Addr bias;
     drop_dwarf_pages(b, dwfl_module_getdwarf(b->mod, &bias), NULL);
-    b->unit_bytes_at_drop = bytes;
+    b->unit_bytes_at_drop = scope_index_unit_bytes(b->scopes);
+    b->looked_up_since_drop = false;
+}
+
+/* The same once units of UNIT_BYTES_PER_DROP bytes more are indexed: an
+ * indexed unit's entries, abbreviations and line program are not read
+ * again, and what is (names, as the profile's functions are added) comes
+ * back from the page cache. */
+static void drop_read_pages(struct elf_binary *b)
+{
+    if (scope_index_unit_bytes(b->scopes) >= b->unit_bytes_at_drop + UNIT_BYTES_PER_DROP)
+        drop_dwarf_pages_now(b);
 }
 
 void elf_binary_profile_done(struct elf_binary *b)
@@ -366,7 +372,8 @@ void elf_binary_profile_done(struct elf_binary *b)
 
 void elf_binary_lane_done(struct elf_binary *lane)
 {
-    drop_read_pages(lane, 1);
+    if (lane->looked_up_since_drop)
+        drop_dwarf_pages_now(lane);
 }
 
 /* elf_binary_drop_pages for lane alone, its own lanes aside. */
@@ -413,6 +420,7 @@ static void walk_units(struct elf_binary *b)
  * table now, which lookups would otherwise do on first need. */
 static void load_debug_parts(struct elf_binary *b)
 {
+    b->looked_up_since_drop = true;
     if (!b->units_walked)
         walk_units(b);
     dwfl_module_getsymtab(b->mod);   /* looks for the debug file again when DWARF had none */
@@ -455,6 +463,7 @@ struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)
 static size_t look_up_frames(struct elf_binary *b, uint64_t vaddr, struct elf_frame *out,
                              size_t max)
 {
+    b->looked_up_since_drop = true;
     if (!b->units_walked)
         walk_units(b);
     if (!b->plt_read)
@@ -470,7 +479,7 @@ static size_t look_up_frames(struct elf_binary *b, uint64_t vaddr, struct elf_fr
         return name != NULL;
     }
     size_t n = scope_index_frames(b->scopes, addr, out, max);
-    drop_read_pages(b, UNIT_BYTES_PER_DROP);
+    drop_read_pages(b);
     if (n && n < max && !*out[n - 1].name)   /* the function's name is in a dwz file not here */
         out[n - 1].name = function_symbol(b, addr) ?: "";
     if (n)

@@ -114,7 +114,8 @@ void elf_binary_profile_done(struct elf_binary *b);
 void elf_binary_drop_pages(struct elf_binary *b);
 /* For the thread that looks up in lane (elf_binary_lane), done with the
  * binary for now: the pages of its DWARF files read since they were last
- * given back are given back, when its lookups read any. */
+ * given back are given back, when it has looked anything up since (an
+ * answer from its kept results reads none). */
 void elf_binary_lane_done(struct elf_binary *lane);
 /* Closes b and its lanes. */
 void elf_binary_close(struct elf_binary *b);

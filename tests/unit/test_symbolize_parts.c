@@ -640,53 +640,96 @@ static long mapping_rss_kib(const void *addr)
     return rss;
 }
 
-/* Looking up addresses all over libc (its debug file inflated into a
- * mapped copy) indexes many of its units; the pages of its DWARF read on
- * the way are given back as it goes, so that what stays resident of the
- * file is a window, not all that was read. */
-TEST(pages_read_for_lookups_are_given_back_as_units_are_indexed)
+/* libc opened with its debug file, inflated into a mapped copy under a
+ * temporary directory: what the tests of pages given back look up in. */
+struct libc_fixture {
+    const char *dir;
+    struct inflated_cache *copies;
+    struct binary_lookup dirs;
+    struct elf_binary *b;
+    const uint8_t *image;   /* the debug file's copy as mapped */
+    size_t size;
+    uint64_t text;          /* the start of libc's .text */
+};
+
+/* Opens libc into f; false (and a note that the test is skipped) when
+ * this system has no libc with its debug file. */
+static bool libc_fixture_open(struct libc_fixture *f)
 {
     const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    *f = (struct libc_fixture){0};
     if (access(libc, R_OK) != 0 || access("/usr/lib/debug/.build-id", R_OK) != 0) {
         fprintf(stderr, "  skipped: no %s with its debug file here\n", libc);
-        return;
+        return false;
     }
     elf_version(EV_CURRENT);
-    const char *dir = temp_dir();
-    CHECK(dir != NULL);
-    struct inflated_cache *copies = inflated_cache_new(dir, 1ull << 30);
+    f->dir = temp_dir();
+    CHECK(f->dir != NULL);
+    f->copies = inflated_cache_new(f->dir, 1ull << 30);
     char err[256];
-    const char *debug_dirs[] = {"/usr/lib/debug"};
-    struct binary_lookup dirs;
-    binary_lookup_init(&dirs, debug_dirs, 1, NULL, NULL, 0, true);
-    struct elf_sources sources = {&dirs, "-:.debug:/usr/lib/debug", .inflated = copies};
-    struct elf_binary *b = elf_binary_open(libc, &sources, err, sizeof(err));
-    CHECK(b != NULL);
+    static const char *debug_dirs[] = {"/usr/lib/debug"};
+    binary_lookup_init(&f->dirs, debug_dirs, 1, NULL, NULL, 0, true);
+    struct elf_sources sources = {&f->dirs, "-:.debug:/usr/lib/debug", .inflated = f->copies};
+    f->b = elf_binary_open(libc, &sources, err, sizeof(err));
+    CHECK(f->b != NULL);
     GElf_Addr bias;
-    Dwarf *dw = b ? dwfl_module_getdwarf(b->mod, &bias) : NULL;
-    size_t size = 0;
-    const char *image = dw ? elf_rawfile(dwarf_getelf(dw), &size) : NULL;
-    CHECK(image != NULL);
-    uint64_t text = 0;
-    if (image && elf_binary_text(b, &text)) {
+    Dwarf *dw = f->b ? dwfl_module_getdwarf(f->b->mod, &bias) : NULL;
+    f->image = dw ? (const uint8_t *)elf_rawfile(dwarf_getelf(dw), &f->size) : NULL;
+    CHECK(f->image != NULL);
+    CHECK(f->b && elf_binary_text(f->b, &f->text) && f->text != 0);
+    return f->image && f->text;
+}
+
+static void libc_fixture_close(struct libc_fixture *f)
+{
+    elf_binary_close(f->b);
+    binary_lookup_free(&f->dirs);
+    inflated_cache_free(f->copies);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+    sh(cmd);
+}
+
+/* Looking up addresses all over libc indexes many of its units; the pages
+ * of its DWARF read on the way are given back as it goes, so that what
+ * stays resident of the file is a window, not all that was read. */
+TEST(pages_read_for_lookups_are_given_back_as_units_are_indexed)
+{
+    struct libc_fixture f;
+    if (libc_fixture_open(&f)) {
         struct elf_frame out[16];
         long most = 0;
         for (uint64_t i = 0; i < 4000; i++) {
-            elf_binary_frames(b, text + i * 331, out, 16);
-            long rss = i % 16 ? 0 : mapping_rss_kib(image);
+            elf_binary_frames(f.b, f.text + i * 331, out, 16);
+            long rss = i % 16 ? 0 : mapping_rss_kib(f.image);
             most = rss > most ? rss : most;
         }
-        CHECK(scope_index_unit_bytes(b->scopes) > size / 8);   /* much of it was read */
+        CHECK(scope_index_unit_bytes(f.b->scopes) > f.size / 8);   /* much of it was read */
         CHECK(most > 0);
-        CHECK((size_t)most < size / 1024 / 4);   /* 7 of its 10 MB when only units were dropped */
+        CHECK((size_t)most < f.size / 1024 / 4);   /* 7 of its 10 MB when only units were dropped */
     }
-    CHECK(text != 0);
-    elf_binary_close(b);
-    binary_lookup_free(&dirs);
-    inflated_cache_free(copies);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    sh(cmd);
+    if (f.dir)
+        libc_fixture_close(&f);
+}
+
+/* A lookup that reads less than the units between two drops still gives
+ * its pages back once the thread is done with the binary (as a worker is
+ * when its next location is in another one). */
+TEST(pages_a_lane_read_are_given_back_when_it_is_done)
+{
+    struct libc_fixture f;
+    if (libc_fixture_open(&f)) {
+        struct elf_frame out[16];
+        elf_binary_frames(f.b, f.text + 64, out, 16);
+        long read = mapping_rss_kib(f.image);
+        elf_binary_lane_done(elf_binary_lane(f.b, 0));
+        long after = mapping_rss_kib(f.image);
+        CHECK(read > 0);
+        CHECK(after >= 0 && after < read);
+        fprintf(stderr, "  %ld KiB resident after one lookup, %ld once done\n", read, after);
+    }
+    if (f.dir)
+        libc_fixture_close(&f);
 }
 
 /* A binary keeping results (from its second profile) answers an address

@@ -3,8 +3,10 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../lib/clock.h"
 #include "alloc.h"
@@ -18,6 +20,53 @@ static struct kept {
 } kept[MAX_KEPT];
 static size_t nkept, kept_bytes;
 static int64_t last_get;   /* CLOCK_MONOTONIC ns of the last profd_block_get */
+
+/* A huge page's size, what mapped blocks are aligned to and made of. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Whether a block of size bytes (asked for, or given back) is mapped here
+ * rather than malloc'd. A mapped one has whole huge pages for 3 MiB or
+ * more, so 4 MiB at least: an array that gives back the whole number of
+ * its elements that fit (profd_block_grow: less than the block by less
+ * than an element of at most 1 MiB) is still known by its size. */
+static bool mapped(size_t size)
+{
+    return BLOCK_CACHE_KEEPS && size >= BLOCK_CACHE_HUGE_MIN;
+}
+
+static size_t whole_huge_pages(size_t size)
+{
+    return (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+}
+
+/* A new block of at least size bytes (a whole number of huge pages, into
+ * *got), mapped on a huge page boundary and marked for transparent huge
+ * pages: one fault and one TLB entry for 2 MiB instead of 512. */
+static void *map_block(size_t size, size_t *got)
+{
+    size_t len = whole_huge_pages(size);
+    uint8_t *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (p == MAP_FAILED)
+        profd_out_of_memory(len);
+    uint8_t *start = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (start > p)
+        munmap(p, (size_t)(start - p));
+    if (start + len < p + len + HUGE_PAGE)
+        munmap(start + len, (size_t)(p + len + HUGE_PAGE - (start + len)));
+    madvise(start, len, MADV_HUGEPAGE);   /* refused where the system has none: small pages */
+    *got = len;
+    return start;
+}
+
+/* Frees block p of size bytes, mapped or malloc'd as its size says. */
+static void free_block(void *p, size_t size)
+{
+    if (mapped(size))
+        munmap(p, whole_huge_pages(size));
+    else
+        free(p);
+}
 
 void *profd_block_get(size_t size, size_t *got)
 {
@@ -39,6 +88,8 @@ void *profd_block_get(size_t size, size_t *got)
         }
         pthread_mutex_unlock(&mu);
     }
+    if (mapped(size))
+        return map_block(size, got);
     *got = size;
     return profd_xmalloc(size);
 }
@@ -47,6 +98,8 @@ void profd_block_put(void *p, size_t size)
 {
     if (!p)
         return;
+    if (mapped(size))   /* its whole size, however little of it an array used */
+        size = whole_huge_pages(size);
     if (BLOCK_CACHE_KEEPS && size >= BLOCK_CACHE_MIN) {
         pthread_mutex_lock(&mu);
         bool room = nkept < MAX_KEPT && kept_bytes + size <= BLOCK_CACHE_MAX;
@@ -58,7 +111,7 @@ void profd_block_put(void *p, size_t size)
         if (room)
             return;
     }
-    free(p);
+    free_block(p, size);
 }
 
 void profd_block_grow(void *items_ptr, size_t *cap, size_t need, size_t elem)
@@ -85,7 +138,7 @@ void profd_block_trim(int64_t max_idle_ns)
     pthread_mutex_lock(&mu);
     if (max_idle_ns == 0 || monotonic_ns() - last_get > max_idle_ns) {
         for (size_t i = 0; i < nkept; i++)
-            free(kept[i].p);
+            free_block(kept[i].p, kept[i].size);
         nkept = kept_bytes = 0;
     }
     pthread_mutex_unlock(&mu);

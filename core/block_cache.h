@@ -19,6 +19,11 @@
 #define BLOCK_CACHE_MIN (256u << 10)
 #define BLOCK_CACHE_MAX (64u << 20)
 #define BLOCK_CACHE_IDLE_NS 1000000000
+/* Blocks of this size and more are mapped whole huge pages at a time
+ * (where transparent huge pages are to be had on request, as Debian's
+ * kernels have them): a large profile's model is faulted in and reached
+ * through the TLB 2 MiB at a time. Arrays of elements up to 1 MiB. */
+#define BLOCK_CACHE_HUGE_MIN (3u << 20)
 
 /* Under AddressSanitizer nothing is kept: a block used after it was given
  * back must be reported, not quietly handed to the next profile. */

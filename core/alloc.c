@@ -2,9 +2,11 @@
 #include "alloc.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void profd_out_of_memory(size_t n)
 {
@@ -59,6 +61,17 @@ char *profd_xasprintf(const char *fmt, ...)
     if (n < 0)
         profd_out_of_memory(strlen(fmt));
     return s;
+}
+
+void profd_advise_huge(void *p, size_t n)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (n < 2 * huge)
+        return;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(huge - 1);
+    if (end > start)
+        madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
 size_t profd_grown_cap(size_t cap, size_t need)

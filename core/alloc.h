@@ -16,6 +16,12 @@ char *profd_xstrndup(const char *s, size_t n);
 /* printf into a new malloc'd string. */
 char *profd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Marks the whole 2 MiB pages within [p, p + n) of a buffer of 4 MiB or
+ * more, about to be filled at once, for transparent huge pages (where the
+ * system gives them on request): a fault and a TLB entry for each 2 MiB
+ * rather than 512. Smaller buffers are left as they are. */
+void profd_advise_huge(void *p, size_t n);
+
 /* The capacity an array of cap entries grows to so that need fit: cap
  * doubled (8 at first) until they do. */
 size_t profd_grown_cap(size_t cap, size_t need);

@@ -78,6 +78,7 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
         free(*buf);
         *buf = profd_xmalloc(want + 1);
         *cap = want;
+        profd_advise_huge(*buf, want);
     }
     /* A buffer kept from a larger output is used up to max_out only. */
     size_t room = *cap < max_out ? *cap : max_out;
@@ -109,6 +110,7 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
             if (room > *cap) {
                 *buf = profd_xrealloc(*buf, room + 1);
                 *cap = room;
+                profd_advise_huge(*buf, room);
             }
         }
     }

@@ -42,7 +42,10 @@ static void commit_ready(struct stream *s)
 {
     struct member *m;
     while ((m = &s->window[s->committed % WINDOW])->ready) {
-        profd_grow(&s->gz, &s->gz_cap, s->gz_len + m->len, 1);
+        if (s->gz_len + m->len > s->gz_cap) {
+            profd_grow(&s->gz, &s->gz_cap, s->gz_len + m->len, 1);
+            profd_advise_huge(s->gz + s->gz_len, s->gz_cap - s->gz_len);   /* the new part */
+        }
         memcpy(s->gz + s->gz_len, m->buf, m->len);
         s->gz_len += m->len;
         m->ready = false;

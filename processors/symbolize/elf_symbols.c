@@ -75,7 +75,7 @@ struct elf_binary {
     size_t nsegments;
     bool units_walked;
     size_t unit_bytes_at_drop;   /* scope_index_unit_bytes when its pages were last dropped */
-    bool looked_up_since_drop;   /* a lookup (not a kept result) since then */
+    bool looked_up_since_drop;   /* DWARF read for a lookup (not a kept result) since then */
     struct elf_binary *lanes[ELF_BINARY_MAX_LANES];   /* [0] unused: the binary itself */
     size_t nlanes;             /* lanes opened, the binary itself included (0: none asked) */
     /* Its debug file's search: lanes fetch only when the fetch function

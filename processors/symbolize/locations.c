@@ -168,6 +168,7 @@ static const struct by_address *locations_by_address(const struct profd_profile 
                                 -1, 0);
     if (a == MAP_FAILED)
         abort();
+    madvise(a, *size, MADV_HUGEPAGE);   /* a million locations: 32 MB, 16 faults rather than 8,000 */
     *block = a;
     *n = 0;
     for (uint32_t i = 0; i < p->nlocations; i++) {

@@ -129,7 +129,7 @@ $(BUILD)/obj/proto/%.o: $(BUILD)/proto/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/smaps.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o %.a,$^) -o $@ $(LDLIBS)

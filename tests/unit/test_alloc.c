@@ -9,26 +9,7 @@
 #include <sys/mman.h>
 
 #include "../../core/alloc.h"
-
-/* The THPeligible flag of the mapping holding addr (/proc/self/smaps), or
- * -1 when there is none. */
-static int thp_eligible(const void *addr)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    int eligible = -1;
-    bool in = false;
-    while (f && fgets(line, sizeof(line), f)) {
-        unsigned long from, to;
-        if (sscanf(line, "%lx-%lx ", &from, &to) == 2)
-            in = (uintptr_t)addr >= from && (uintptr_t)addr < to;
-        else if (in && sscanf(line, "THPeligible: %d", &eligible) == 1)
-            break;
-    }
-    if (f)
-        fclose(f);
-    return eligible;
-}
+#include "smaps.h"
 
 /* Whether this system gives huge pages to mappings that ask, and only to them. */
 static bool huge_pages_on_request(void)
@@ -57,8 +38,8 @@ TEST(large_buffers_are_marked_for_huge_pages_and_small_ones_are_not)
         return;
     profd_advise_huge(a + 4096, large - 4096);   /* not on a 2 MiB boundary */
     profd_advise_huge(b, small);
-    CHECK_INT(thp_eligible(a + (8u << 20)), 1);
-    CHECK_INT(thp_eligible(b), 0);
+    CHECK_INT(smaps_field(a + (8u << 20), "THPeligible"), 1);
+    CHECK_INT(smaps_field(b, "THPeligible"), 0);
     munmap(a, large);
     munmap(b, small);
 }

@@ -27,6 +27,7 @@
 #include "../../processors/symbolize/plt_symbols.c"
 #include "../../processors/symbolize/profile_functions.c"
 #include "../../processors/symbolize/scope_index.c"
+#include "smaps.h"
 
 /* kallsyms lines: text symbols with data symbols, an alias pair and a
  * module between them, in address order. */
@@ -620,26 +621,6 @@ TEST(relocatable_files_have_no_plt_ranges)
     sh(cmd);
 }
 
-/* The KiB of the mapping holding addr that are resident in this process
- * (its Rss in /proc/self/smaps), or -1. */
-static long mapping_rss_kib(const void *addr)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    long rss = -1;
-    bool in = false;
-    while (f && fgets(line, sizeof(line), f)) {
-        unsigned long from, to;
-        if (sscanf(line, "%lx-%lx ", &from, &to) == 2)
-            in = (uintptr_t)addr >= from && (uintptr_t)addr < to;
-        else if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
-            break;
-    }
-    if (f)
-        fclose(f);
-    return rss;
-}
-
 /* libc opened with its debug file, inflated into a mapped copy under a
  * temporary directory: what the tests of pages given back look up in. */
 struct libc_fixture {
@@ -701,7 +682,7 @@ TEST(pages_read_for_lookups_are_given_back_as_units_are_indexed)
         long most = 0;
         for (uint64_t i = 0; i < 4000; i++) {
             elf_binary_frames(f.b, f.text + i * 331, out, 16);
-            long rss = i % 16 ? 0 : mapping_rss_kib(f.image);
+            long rss = i % 16 ? 0 : smaps_field(f.image, "Rss");
             most = rss > most ? rss : most;
         }
         CHECK(scope_index_unit_bytes(f.b->scopes) > f.size / 8);   /* much of it was read */
@@ -721,9 +702,9 @@ TEST(pages_a_lane_read_are_given_back_when_it_is_done)
     if (libc_fixture_open(&f)) {
         struct elf_frame out[16];
         elf_binary_frames(f.b, f.text + 64, out, 16);
-        long read = mapping_rss_kib(f.image);
+        long read = smaps_field(f.image, "Rss");
         elf_binary_lane_done(elf_binary_lane(f.b, 0));
-        long after = mapping_rss_kib(f.image);
+        long after = smaps_field(f.image, "Rss");
         CHECK(read > 0);
         CHECK(after >= 0 && after < read);
         fprintf(stderr, "  %ld KiB resident after one lookup, %ld once done\n", read, after);

@@ -65,7 +65,7 @@ char *profd_xasprintf(const char *fmt, ...)
 
 void profd_advise_huge(void *p, size_t n)
 {
-    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t huge = PROFD_HUGE_PAGE;
     if (n < 2 * huge)
         return;
     uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);

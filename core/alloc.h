@@ -16,6 +16,9 @@ char *profd_xstrndup(const char *s, size_t n);
 /* printf into a new malloc'd string. */
 char *profd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A transparent huge page's size on the systems profd runs on. */
+#define PROFD_HUGE_PAGE ((size_t)2 << 20)
+
 /* Marks the whole 2 MiB pages within [p, p + n) of a buffer of 4 MiB or
  * more, about to be filled at once, for transparent huge pages (where the
  * system gives them on request): a fault and a TLB entry for each 2 MiB

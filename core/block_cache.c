@@ -21,9 +21,6 @@ static struct kept {
 static size_t nkept, kept_bytes;
 static int64_t last_get;   /* CLOCK_MONOTONIC ns of the last profd_block_get */
 
-/* A huge page's size, what mapped blocks are aligned to and made of. */
-#define HUGE_PAGE ((size_t)2 << 20)
-
 /* Whether a block of size bytes (asked for, or given back) is mapped here
  * rather than malloc'd. A mapped one has whole huge pages for 3 MiB or
  * more, so 4 MiB at least: an array that gives back the whole number of
@@ -36,7 +33,7 @@ static bool mapped(size_t size)
 
 static size_t whole_huge_pages(size_t size)
 {
-    return (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    return (size + PROFD_HUGE_PAGE - 1) & ~(PROFD_HUGE_PAGE - 1);
 }
 
 /* A new block of at least size bytes (a whole number of huge pages, into
@@ -44,19 +41,18 @@ static size_t whole_huge_pages(size_t size)
  * pages: one fault and one TLB entry for 2 MiB instead of 512. */
 static void *map_block(size_t size, size_t *got)
 {
+    const size_t huge = PROFD_HUGE_PAGE;
     size_t len = whole_huge_pages(size);
-    uint8_t *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+    uint8_t *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         profd_out_of_memory(len);
-    uint8_t *start = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-    if (start > p)
-        munmap(p, (size_t)(start - p));
-    if (start + len < p + len + HUGE_PAGE)
-        munmap(start + len, (size_t)(p + len + HUGE_PAGE - (start + len)));
-    madvise(start, len, MADV_HUGEPAGE);   /* refused where the system has none: small pages */
+    size_t head = (huge - (uintptr_t)p % huge) % huge;   /* up to the first boundary */
+    if (head)
+        munmap(p, head);
+    munmap(p + head + len, huge - head);   /* the rest past the block */
+    profd_advise_huge(p + head, len);
     *got = len;
-    return start;
+    return p + head;
 }
 
 /* Frees block p of size bytes, mapped or malloc'd as its size says. */

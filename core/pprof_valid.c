@@ -145,7 +145,7 @@ static inline uint64_t bytes_nonzero(uint64_t x)
 
 /* What a sample is checked against, made once a profile: its labels'
  * string limits, its values' count, and its location ids' limits (the
- * SWAR reading's too, see location_ids_swar). */
+ * word-at-a-time reading's too, see ids_word_sure). */
 struct sample_limits {
     uint64_t label[5];
     uint64_t nvalues;
@@ -166,51 +166,64 @@ static struct sample_limits sample_limits_of(const uint64_t *n)
     };
 }
 
-/*
- * Packed location ids from *p, eight bytes at a time, as far as they are
- * surely each in 1..nlocations: varints of one or two bytes, a one-byte id
- * at most nlocations, a two-byte one whose high byte (1 or more) leaves it
- * at most nlocations whatever its low seven bits. *p is left at the first
- * varint of a word that is not surely so (a rarer id, or a malformed one),
- * for the exact loop to read on from.
- */
-static void location_ids_swar(const uint8_t **p, const uint8_t *end,
-                              const struct sample_limits *lim)
+/* The eight bytes at p, the first the lowest. */
+static inline uint64_t load8(const uint8_t *p)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint8_t *at = *p;
-    while (end - at >= 8) {
-        uint64_t w;
-        memcpy(&w, at, 8);
-        uint64_t last = ~w & BYTE_HIGHS;   /* a varint's last byte */
-        if (!last)
-            break;
-        /* The word up to its last varint's end; a varint that goes on past
-         * it is read from its first byte next time. */
-        unsigned n = (unsigned)(64 - __builtin_clzll(last)) / 8;
-        uint64_t valid = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
-        uint64_t more = w & BYTE_HIGHS & valid;   /* bytes that a next byte follows */
-        uint64_t after_more = more << 8;
-        if (more & after_more)   /* a varint of three bytes or more */
-            break;
-        uint64_t low = w & ~BYTE_HIGHS, nonzero = bytes_nonzero(low);
-        uint64_t single = last & ~after_more, second = last & after_more;
-        if ((single & (~nonzero | bytes_at_least(low, lim->one_byte_limit))) ||
-            (second & (~nonzero | bytes_at_least(low, lim->high_byte_limit))))
-            break;
-        at += n;
-    }
-    *p = at;
-#else
-    (void)p;
-    (void)end;
-    (void)lim;
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
 #endif
+    return w;
 }
 
-/* A sample's location ids, packed or not: each in 1..nlocations. Words of
- * common ids are proven eight bytes at a time; the rest is read here, ids
- * of one or two bytes without the general varint loop. */
+/*
+ * Of eight bytes of packed ids w, whether the varints that end in them are
+ * surely each in 1..nlocations: of one or two bytes, a one-byte id at most
+ * nlocations, a two-byte one whose high byte (1 or more) leaves it at most
+ * nlocations whatever its low seven bits. after marks (0x80 in its byte)
+ * the byte of w that a byte before w goes on into, or is 0.
+ */
+static inline bool ids_word_sure(uint64_t w, uint64_t after, const struct sample_limits *lim)
+{
+    uint64_t more = w & BYTE_HIGHS;                /* bytes a next byte follows */
+    uint64_t after_more = more << 8 | after;       /* bytes that follow one */
+    uint64_t last = ~w & BYTE_HIGHS;               /* a varint's last byte */
+    uint64_t low = w & ~BYTE_HIGHS, nonzero = bytes_nonzero(low);
+    uint64_t single = last & ~after_more, second = last & after_more;
+    return !(more & after_more) &&   /* no varint of three bytes or more */
+           !(single & (~nonzero | bytes_at_least(low, lim->one_byte_limit))) &&
+           !(second & (~nonzero | bytes_at_least(low, lim->high_byte_limit)));
+}
+
+/*
+ * Whether the packed location ids [p, end) of a buffer that starts at base
+ * are surely each in 1..nlocations, read eight bytes at a time whatever
+ * the varints' lengths, the last word ending at end (and overlapping the
+ * one before, or bytes before p, which it reads as ids 1). False leaves
+ * them to the exact reading.
+ */
+static bool location_ids_sure(const uint8_t *base, const uint8_t *p, const uint8_t *end,
+                              const struct sample_limits *lim)
+{
+    if (p == end || end[-1] >= 0x80 || end - base < 8)
+        return false;
+    uint64_t after = 0;
+    for (; end - p > 8; p += 8) {
+        uint64_t w = load8(p);
+        if (!ids_word_sure(w, after, lim))
+            return false;
+        after = (w >> 56) & 0x80;
+    }
+    /* The last word, its first 8 - (end - p) bytes read already or not ids. */
+    unsigned seen = (unsigned)(8 - (end - p)) * 8;
+    uint64_t seen_mask = seen ? ~0ull >> (64 - seen) : 0;
+    uint64_t w = (load8(end - 8) & ~seen_mask) | (BYTE_ONES & seen_mask);
+    return ids_word_sure(w, after << seen, lim);
+}
+
+/* A sample's location ids, packed or not: each in 1..nlocations. Those
+ * surely so are proven eight bytes at a time, the rest read one by one. */
 static bool location_ids_within(const struct fld *f, const struct sample_limits *lim)
 {
     const uint64_t nlocations = lim->nlocations;
@@ -219,7 +232,8 @@ static bool location_ids_within(const struct fld *f, const struct sample_limits 
     if (f->wire != PB_LEN)
         return false;
     struct pb_reader c = f->sub;
-    location_ids_swar(&c.p, c.end, lim);
+    if (location_ids_sure(c.base, c.p, c.end, lim))
+        return true;
     uint64_t v;
     while (c.p < c.end) {
         if (c.p[0] < 0x80) {

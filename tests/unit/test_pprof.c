@@ -571,6 +571,11 @@ TEST(packed_location_ids_at_the_edges)
         {4246, {1, 2, 0x81, 0x80, 0x00, 6, 7, 8, 9}, 9, true},    /* 1 in three bytes */
         {4246, {0xff, 0x20, 0xff, 0x20, 0xff, 0x20, 0xff, 0x20, 0xff, 0x20, 0xff, 0x20}, 12,
          true},                                                   /* 4223, six times */
+        /* two whole words; a last word over ids read already */
+        {4246, {1, 2, 3, 4, 5, 6, 7, 0x80, 0x01, 2, 3, 4, 5, 6, 0x96, 0x21}, 16, true},
+        {4246, {1, 2, 3, 4, 5, 6, 7, 0x80, 0x01, 2, 3, 4, 5, 6, 0x97, 0x21}, 16, false},
+        {100, {1, 2, 3, 4, 5, 6, 7, 8, 101}, 9, false},
+        {100, {0x81, 0x80, 0x00, 4, 5, 6, 7, 8, 9, 10}, 10, true},   /* 1 in three, then more */
         {100, {1, 2, 3, 4, 5, 6, 7, 100, 9}, 9, true},
         {100, {1, 2, 3, 4, 5, 6, 7, 101, 9}, 9, false},
         {100, {1, 2, 3, 4, 5, 6, 0x80, 0x01, 9}, 9, false},       /* 128 */

@@ -235,8 +235,10 @@ static void serve_http(struct h2_conn *c, struct h2_stream *st, struct h2_answer
         .protocol = PROFD_RPC_HTTP, .path = path, .content_type = ctype ? ctype : "",
         .header = request_header, .impl = st, .query = query};
     a->how = A_HTTP;
+    const struct profd_body_lender lender = {&st->body, &st->cap};
     profd_server_http(c->s, c->peer, method && !strcmp(method, "POST"),
-                      stream_header(st, "content-encoding"), st->body, st->len, &req, &a->res);
+                      stream_header(st, "content-encoding"), st->body, st->len, &lender, &req,
+                      &a->res);
     free(path);
 }
 
@@ -319,8 +321,10 @@ static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answ
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
         .body = msg, .len = len, .header = request_header, .impl = st, .query = ""};
-    profd_server_handle(c->s, &req, &a->res, timeout ? (int64_t)(st->started + timeout) : 0);
-    free(msg);
+    const struct profd_body_lender lender = {&msg, NULL};
+    profd_server_handle(c->s, &req, &lender, &a->res,
+                        timeout ? (int64_t)(st->started + timeout) : 0);
+    free(msg);   /* unless a record took it */
     if (a->res.grpc_status != GRPC_OK) {
         a->grpc_status = a->res.grpc_status;
         snprintf(a->message, sizeof(a->message), "%s", a->res.message);

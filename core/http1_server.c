@@ -289,8 +289,9 @@ static void request_of(struct h1_conn *c, struct profd_rpc_request *req, char **
 /* Has the server (and the module's handler) answer the request. */
 static void serve(struct h1_conn *c, struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
+    const struct profd_body_lender lender = {&c->body, &c->cap};
     profd_server_http(c->s, c->peer, !strcmp(c->h.method, "POST"),
-                      http1_field(&c->h, "Content-Encoding"), c->body, c->len, req, res);
+                      http1_field(&c->h, "Content-Encoding"), c->body, c->len, &lender, req, res);
 }
 
 /* Sends the answer and readies c for its next request. */

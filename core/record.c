@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "arena.h"
+#include "body_lend.h"
 #include "gzip.h"
 #include "labels.h"
 #include "pprof.h"
@@ -42,7 +43,10 @@ void profd_batch_ref(struct profd_batch *b)
 static void record_free(struct profd_record *r)
 {
     profd_labels_clear(&r->labels);
-    free(r->payload);
+    if (r->payload_shared)
+        profd_shared_bytes_unref(r->payload_shared);
+    else
+        free(r->payload);
     profd_profile_free(r->profile);
     pthread_mutex_destroy(&r->decode_lock);
     ack_release(r->ack);
@@ -111,10 +115,15 @@ struct profd_record *profd_record_add_pprof_typed(struct profd_batch *b, const u
     if (profd_pprof_check(data, len, max_decoded ? max_decoded : PROFD_PPROF_MAX_DECODED,
                           &time_nanos, &duration_nanos, types, err, errlen) < 0)
         return NULL;
-    uint8_t *copy = profd_xmalloc(len ? len : 1);
-    memcpy(copy, data, len);
+    struct profd_shared_bytes *shared = profd_body_borrow(data, len);
+    uint8_t *payload = (uint8_t *)data;
+    if (!shared) {
+        payload = profd_xmalloc(len ? len : 1);
+        memcpy(payload, data, len);
+    }
     struct profd_record *r = profd_record_add(
-        b, copy, len, profd_is_gzip(copy, len) ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+        b, payload, len, profd_is_gzip(payload, len) ? PROFD_ENC_PPROF_GZIP : PROFD_ENC_PPROF_RAW);
+    r->payload_shared = shared;
     r->max_decoded = max_decoded;
     r->time_nanos = time_nanos;
     r->duration_nanos = duration_nanos;
@@ -135,10 +144,16 @@ struct profd_batch *profd_batch_copy(const struct profd_batch *src)
     struct profd_batch *b = profd_batch_new();
     for (size_t i = 0; i < src->nrecords; i++) {
         struct profd_record *s = src->records[i];
-        uint8_t *payload = profd_xmalloc(s->payload_len);
-        if (s->payload_len)
-            memcpy(payload, s->payload, s->payload_len);
+        uint8_t *payload = s->payload;   /* bytes kept by slices are shared, never changed */
+        if (s->payload_shared) {
+            profd_shared_bytes_ref(s->payload_shared);
+        } else {
+            payload = profd_xmalloc(s->payload_len);
+            if (s->payload_len)
+                memcpy(payload, s->payload, s->payload_len);
+        }
         struct profd_record *r = profd_record_add(b, payload, s->payload_len, s->encoding);
+        r->payload_shared = s->payload_shared;
         profd_labels_copy(&r->labels, &s->labels);
         r->time_nanos = s->time_nanos;
         r->duration_nanos = s->duration_nanos;

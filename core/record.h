@@ -23,7 +23,9 @@ void profd_batch_unref(struct profd_batch *b);
  * of each part (released when the merged batch is freed). Read-only: for
  * exporters that send several batches at once. */
 struct profd_batch *profd_batch_merge(struct profd_batch **parts, size_t n);
-/* A deep copy of b whose records share nothing with b's but their acks. */
+/* A deep copy of b whose records share nothing with b's but their acks
+ * and the bytes they keep as slices of a request's body (which no one
+ * changes). */
 struct profd_batch *profd_batch_copy(const struct profd_batch *b);
 /* Attaches one ack to every record of b (replacing none: records without an
  * ack only). fn runs once all of them are freed. */
@@ -49,9 +51,11 @@ struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size
                                       enum profd_encoding enc);
 /* A copy of a pprof as received (gzip'd or not) added to b, checked as a
  * decode would check it, inflating to at most max_decoded bytes (0: 1 GiB);
- * its time and duration are the profile's. The model is not kept: the
- * first component that needs it decodes it. On malformed input NULL with
- * err filled, and no record added. */
+ * its time and duration are the profile's. Bytes inside the large body of
+ * the request handled on this thread are kept as a slice of it instead of
+ * copied (body_lend.h). The model is not kept: the first component that
+ * needs it decodes it. On malformed input NULL with err filled, and no
+ * record added. */
 struct profd_record *profd_record_add_pprof(struct profd_batch *b, const uint8_t *data,
                                             size_t len, size_t max_decoded, char *err,
                                             size_t errlen);

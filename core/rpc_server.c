@@ -212,11 +212,14 @@ void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len)
 }
 
 void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
-                         struct profd_rpc_response *res, int64_t deadline_ns)
+                         const struct profd_body_lender *lender, struct profd_rpc_response *res,
+                         int64_t deadline_ns)
 {
     int64_t was = profd_queue_wait_until(profd_work_pool_thread() ? deadline_ns
                                                                   : PROFD_QUEUE_NO_WAIT);
+    profd_body_lend_begin(req->body, req->len, lender);
     s->fn(s->arg, req, res);
+    profd_body_lend_end();
     profd_queue_wait_until(was);
 }
 
@@ -242,6 +245,7 @@ void profd_server_refused(struct profd_server *s, const char *peer, const char *
 
 void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
                        const char *encoding, const uint8_t *raw, size_t raw_len,
+                       const struct profd_body_lender *raw_lender,
                        struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
     int rc = 0;
@@ -265,8 +269,10 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
     } else {
         req->body = inflated ? inflated : raw ? raw : (const uint8_t *)"";   /* never NULL */
         req->len = raw_len;
-        profd_server_handle(s, req, res, connect_deadline(req));
-        free(inflated);
+        const struct profd_body_lender inflated_lender = {&inflated, NULL};
+        profd_server_handle(s, req, inflated ? &inflated_lender : raw_lender, res,
+                            connect_deadline(req));
+        free(inflated);   /* unless a record took it */
         if (!res->http_status)
             res->http_status = 200;
     }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
+#include "body_lend.h"
 #include "log.h"
 #include "profd/plugin.h"
 #include "tls_server.h"
@@ -89,11 +90,13 @@ void profd_http1_close_all(struct profd_server *s);
  * and header lookup set by the caller: refuses a method other than POST
  * (405), an unknown Content-Encoding (415), a body that does not decompress
  * (400) or decompresses past the limit (413) with a text answer in res;
- * otherwise hands the decompressed body to the module's handler. Refusals,
- * the module's too, are logged and counted.
+ * otherwise hands the decompressed body to the module's handler, lending
+ * it to the records made from it (raw_lender: where the server keeps raw's
+ * buffer, or NULL). Refusals, the module's too, are logged and counted.
  */
 void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
                        const char *encoding, const uint8_t *raw, size_t raw_len,
+                       const struct profd_body_lender *raw_lender,
                        struct profd_rpc_request *req, struct profd_rpc_response *res);
 
 /* Makes *body (*cap bytes, holding none of the request's yet) ready for a
@@ -119,13 +122,16 @@ void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced);
 bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,
                             size_t path_len, const char *query);
 
-/* Hands req to the module's handler. Only on a worker may the pipeline wait
+/* Hands req to the module's handler, its body lent to the records made
+ * from it (body_lend.h; lender: where the server keeps the body's buffer,
+ * or NULL). Only on a worker may the pipeline wait
  * for room in a full queue, and not past deadline_ns (CLOCK_MONOTONIC; 0
  * for none), when the client said when it gives up: on the loop, which
  * serves every connection, a full queue refuses at once (the handler's
  * "retry later"). */
 void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
-                         struct profd_rpc_response *res, int64_t deadline_ns);
+                         const struct profd_body_lender *lender, struct profd_rpc_response *res,
+                         int64_t deadline_ns);
 
 /* Runs w, a request of len bytes, on one of the server's workers
  * (profd_server_to_worker said yes), w->done back on the loop's thread. */

@@ -140,6 +140,10 @@ struct profd_record {
     pthread_mutex_t decode_lock;
 
     struct profd_ack *ack;               /* shared completion tracker, or NULL */
+    /* Set when payload is a slice of a buffer other records may keep
+     * slices of too (a large request's body), which this holds; NULL when
+     * payload is the record's own malloc'd buffer. */
+    struct profd_shared_bytes *payload_shared;
 };
 
 /* A reference-counted list of records. A merged batch (parts != NULL) lists

@@ -201,10 +201,12 @@ struct profd_host {
                                        enum profd_encoding enc);
     /* A copy of a pprof as received (gzip'd or not) added to b, checked as
      * a decode checks it, inflating to at most max_decoded bytes (0: 1 GiB):
-     * a receiver passes its body limit against gzip bombs. The record's
-     * time and duration are the profile's; its model is left for
-     * record_profile to decode when a component needs it. NULL with errbuf
-     * filled, and nothing added, when it is not a profile. */
+     * a receiver passes its body limit against gzip bombs. Bytes inside
+     * the large body of the request being handled are kept as a slice of
+     * it rather than copied. The record's time and duration are the
+     * profile's; its model is left for record_profile to decode when a
+     * component needs it. NULL with errbuf filled, and nothing added, when
+     * it is not a profile. */
     struct profd_record *(*record_add_pprof)(struct profd_batch *b, const uint8_t *data,
                                              size_t len, size_t max_decoded, char *errbuf,
                                              size_t errlen);

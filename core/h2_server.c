@@ -311,20 +311,23 @@ static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answ
                  ctype ? ctype : "");
         return;
     }
-    uint8_t *msg;
+    const uint8_t *msg;
+    uint8_t *inflated;
     size_t len;
-    a->grpc_status = grpc_unframe(st->body, st->len, stream_header(st, "grpc-encoding"),
-                                  o->max_body, profd_decompress, &msg, &len, a->message,
-                                  sizeof(a->message));
+    a->grpc_status = grpc_unframe_view(st->body, st->len, stream_header(st, "grpc-encoding"),
+                                       o->max_body, profd_decompress, &msg, &len, &inflated,
+                                       a->message, sizeof(a->message));
     if (a->grpc_status != GRPC_OK)
         return;
     struct profd_rpc_request req = {
         .protocol = PROFD_RPC_GRPC, .path = stream_header(st, ":path"), .content_type = ctype,
         .body = msg, .len = len, .header = request_header, .impl = st, .query = ""};
-    const struct profd_body_lender lender = {&msg, NULL};
+    const struct profd_body_lender lender = inflated ? (struct profd_body_lender){&inflated, NULL}
+                                                     : (struct profd_body_lender){&st->body,
+                                                                                  &st->cap};
     profd_server_handle(c->s, &req, &lender, &a->res,
                         timeout ? (int64_t)(st->started + timeout) : 0);
-    free(msg);   /* unless a record took it */
+    free(inflated);   /* unless a record took it */
     if (a->res.grpc_status != GRPC_OK) {
         a->grpc_status = a->res.grpc_status;
         snprintf(a->message, sizeof(a->message), "%s", a->res.message);

@@ -22,12 +22,18 @@ typedef int (*grpc_decompress_fn)(const char *encoding, const uint8_t *data, siz
                                   size_t errlen);
 
 /*
- * Takes the one message of a unary call out of its frame: checks the prefix
+ * Finds the one message of a unary call in its frame: checks the prefix
  * against the bytes that came, and decompresses with encoding (the
  * grpc-encoding header, or NULL) when the flag says so, refusing more than
- * max_out bytes. Returns GRPC_OK with a malloc'd *out, or the status to
- * answer with and why in err. An empty body is an empty message.
+ * max_out bytes. Returns GRPC_OK with the message in *msg: inside body when
+ * it came uncompressed (*owned NULL), else in *owned (malloc'd); or the
+ * status to answer with and why in err. An empty body is an empty message.
  */
+int grpc_unframe_view(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
+                      grpc_decompress_fn decompress, const uint8_t **msg, size_t *msg_len,
+                      uint8_t **owned, char *err, size_t errlen);
+
+/* grpc_unframe_view that always gives the message in a malloc'd *out. */
 int grpc_unframe(const uint8_t *body, size_t len, const char *encoding, size_t max_out,
                  grpc_decompress_fn decompress, uint8_t **out, size_t *out_len, char *err,
                  size_t errlen);

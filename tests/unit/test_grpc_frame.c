@@ -65,6 +65,7 @@ TEST(a_compressed_message_is_inflated)
     CHECK_CONTAINS(f.err, "without a grpc-encoding");
     CHECK_INT(view(body, n, "gzip", 10, &f), GRPC_RESOURCE_EXHAUSTED);
     CHECK_INT(view(body, n, "br", 100, &f), GRPC_UNIMPLEMENTED);
+    profd_gzip_thread_cleanup();
 }
 
 TEST(bad_frames_are_refused)

@@ -6,7 +6,9 @@
  * profiles every encoder we know writes, whose ids are their positions + 1.
  * It says yes only when the decoder would accept the profile; anything
  * else (any doubt, ids that are not positions) is left to the decoder,
- * which also says why.
+ * which also says why. It reads every entry, so it reads the fields every
+ * encoder writes (one-byte tags, in the usual order) in place and packed
+ * location ids eight bytes at a time; anything else through next().
  */
 #include "pprof.h"
 
@@ -60,6 +62,14 @@ static inline int next(struct pb_reader *c, struct fld *f)
     return 1;
 }
 
+/* Passes a varint field's value (the tag passed already) whose every
+ * value is allowed; false when it is malformed. */
+static inline bool pass_varint(struct pb_reader *m)
+{
+    uint64_t v;
+    return pb_varint(m, &v);
+}
+
 /* Whether v keeps to limit: ANY, anything; ID, equal to id; else below
  * limit (no table has UINT64_MAX - 1 entries). */
 static inline bool within(uint64_t v, uint64_t limit, uint64_t id)
@@ -72,16 +82,26 @@ static inline bool within(uint64_t v, uint64_t limit, uint64_t id)
 static bool varints_within(struct pb_reader m, unsigned max, const uint64_t *limit, uint64_t id)
 {
     struct fld f;
-    int rc;
     bool id_seen = false;
-    while ((rc = next(&m, &f)) > 0) {
-        if (f.number > max)
+    while (m.p < m.end) {
+        unsigned tag = m.p[0];
+        if (tag < 0x80 && (tag & 7) == PB_VARINT && tag >> 3 && tag >> 3 <= max) {
+            m.p++;   /* the usual field: a one-byte tag, read here */
+            f.number = tag >> 3;
+            if (!pb_varint(&m, &f.value))
+                return false;
+        } else if (next(&m, &f) < 0) {
+            return false;
+        } else if (f.number > max) {
             continue;
-        if (f.wire != PB_VARINT || !within(f.value, limit[f.number], id))
+        } else if (f.wire != PB_VARINT) {
+            return false;
+        }
+        if (!within(f.value, limit[f.number], id))
             return false;
         id_seen |= limit[f.number] == ID;
     }
-    return rc == 0 && (id == 0 || id_seen);
+    return id == 0 || id_seen;
 }
 
 /* A repeated varint field, packed or not: each value below limit (ANY:
@@ -251,12 +271,23 @@ static bool location_ids_within(const struct fld *f, const struct sample_limits 
     return true;
 }
 
+/* A sample: its location ids, its values (as many as the sample types),
+ * its labels. Values not packed, the most common field of many profiles,
+ * are passed in place. */
 static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
 {
     struct fld f;
-    int rc;
     uint64_t nvalues = 0;
-    while ((rc = next(&m, &f)) > 0) {
+    while (m.p < m.end) {
+        if (m.p[0] == (2 << 3 | PB_VARINT)) {   /* a value not packed, read here */
+            m.p++;
+            if (!pass_varint(&m))
+                return false;
+            nvalues++;
+            continue;
+        }
+        if (next(&m, &f) < 0)
+            return false;
         bool ok = f.number == 1   ? location_ids_within(&f, lim)
                   : f.number == 2 ? repeated_within(&f, ANY, &nvalues)
                   : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, lim->label, 0)
@@ -264,29 +295,68 @@ static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
         if (!ok)
             return false;
     }
-    return rc == 0 && nvalues == lim->nvalues;
+    return nvalues == lim->nvalues;
 }
 
+/* A location's line: its function id at most nfunctions, the rest any. */
+static inline bool line_valid(struct pb_reader m, uint64_t nfunctions)
+{
+    const uint64_t line[4] = {ANY, nfunctions + 1, ANY, ANY};
+    uint64_t v;
+    while (m.p < m.end) {
+        switch (m.p[0]) {
+        case 1 << 3 | PB_VARINT:
+            m.p++;
+            if (!pb_varint(&m, &v) || v > nfunctions)
+                return false;
+            break;
+        case 2 << 3 | PB_VARINT:
+        case 3 << 3 | PB_VARINT:
+            m.p++;
+            if (!pass_varint(&m))
+                return false;
+            break;
+        default:
+            return varints_within(m, 3, line, 0);   /* the rest, any field */
+        }
+    }
+    return true;
+}
+
+/* A location: its id, which must be id; its mapping id, at most the
+ * mappings' count; its lines. Fields with the one-byte tags every encoder
+ * writes are read in place, any other through next(). */
 static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
 {
-    const uint64_t loc[6] = {ANY, ID, n[F_MAPPING] + 1, ANY, ANY, ANY};
-    const uint64_t line[4] = {ANY, n[F_FUNCTION] + 1, ANY, ANY};
-    struct fld f;
-    int rc;
     bool id_seen = false;
-    while ((rc = next(&m, &f)) > 0) {
-        if (f.number > 5)
-            continue;
-        if (f.number == 4) {
-            if (f.wire != PB_LEN || !varints_within(f.sub, 3, line, 0))
+    uint64_t v;
+    struct fld f;
+    while (m.p < m.end) {
+        switch (m.p[0]) {
+        case 1 << 3 | PB_VARINT:
+            m.p++;
+            if (!pb_varint(&m, &v) || v != id)
                 return false;
-            continue;
+            id_seen = true;
+            break;
+        case 2 << 3 | PB_VARINT:
+            m.p++;
+            if (!pb_varint(&m, &v) || v > n[F_MAPPING])
+                return false;
+            break;
+        case 3 << 3 | PB_VARINT:
+        case 5 << 3 | PB_VARINT:
+            m.p++;
+            if (!pass_varint(&m))
+                return false;
+            break;
+        default:   /* lines, and any other field */
+            if (next(&m, &f) <= 0 || (f.number <= 5 && f.number != 4) ||
+                (f.number == 4 && (f.wire != PB_LEN || !line_valid(f.sub, n[F_FUNCTION]))))
+                return false;
         }
-        if (f.wire != PB_VARINT || !within(f.value, loc[f.number], id))
-            return false;
-        id_seen |= f.number == 1;
     }
-    return rc == 0 && id_seen;
+    return id_seen;
 }
 
 /* Sweep 2: every entry and single value, against the sizes of sweep 1. */

@@ -597,6 +597,87 @@ TEST(packed_location_ids_at_the_edges)
     }
 }
 
+/* One field of a case's location or line: its tag and its value (for
+ * the location's tag 0x22, the line's fields instead). */
+struct field_bytes {
+    uint8_t tag;
+    uint64_t value;
+};
+
+/* A profile of one sample type, one mapping, two functions and one
+ * location with the fields loc (lines: line's fields), and one sample of
+ * that location with nvalues values not packed. */
+static void build_location_case(struct pb_writer *w, const struct field_bytes *loc,
+                                const struct field_bytes *line, unsigned nvalues)
+{
+    size_t m = pb_begin(w, 1);
+    pb_end(w, m);
+    m = pb_begin(w, 3);
+    pb_put_uint(w, 1, 1);
+    pb_end(w, m);
+    for (uint64_t id = 1; id <= 2; id++) {
+        m = pb_begin(w, 5);
+        pb_put_uint(w, 1, id);
+        pb_end(w, m);
+    }
+    m = pb_begin(w, 4);
+    for (; loc->tag; loc++) {
+        if (loc->tag != 0x22) {
+            pb_put_varint(w, loc->tag);
+            pb_put_varint(w, loc->value);
+            continue;
+        }
+        size_t l = pb_begin(w, 4);   /* tag 0x22 */
+        for (const struct field_bytes *f = line; f->tag; f++) {
+            pb_put_varint(w, f->tag);
+            pb_put_varint(w, f->value);
+        }
+        pb_end(w, l);
+    }
+    pb_end(w, m);
+    m = pb_begin(w, 2);
+    pb_put_uint(w, 1, 1);
+    for (unsigned i = 0; i < nvalues; i++)
+        pb_put_uint(w, 2, 7);
+    pb_end(w, m);
+    pb_put_bytes_always(w, 6, "", 0);
+}
+
+/* Locations and lines read in place by the quick proof: it says yes
+ * exactly when the decoder accepts. */
+TEST(locations_and_lines_read_in_place)
+{
+    static const struct {
+        struct field_bytes loc[6], line[5];
+        unsigned nvalues;
+        bool valid;
+    } cases[] = {
+        {{{0x08, 1}, {0x10, 1}, {0x18, 0x401234}, {0x22, 0}}, {{0x08, 2}, {0x10, 10}}, 1, true},
+        {{{0x08, 1}, {0x10, 2}, {0x22, 0}}, {{0x08, 2}}, 1, false},           /* mapping 2 */
+        {{{0x08, 1}, {0x22, 0}}, {{0x08, 3}}, 1, false},                      /* function 3 */
+        {{{0x08, 1}, {0x20, 5}}, {{0}}, 1, false},                            /* line a varint */
+        {{{0x10, 1}, {0x22, 0}}, {{0x08, 1}}, 1, false},                      /* no id */
+        {{{0x08, 2}}, {{0}}, 1, false},                                       /* id 2 */
+        {{{0x08, 1}, {0x22, 0}}, {{0x08, 1}, {0x18, 4}, {0x48, 9}}, 1, true}, /* column, field 9 */
+        {{{0x08, 1}, {0x38, 7}, {0x28, 1}}, {{0}}, 1, true},                  /* field 7, folded */
+        {{{0x08, 1}, {0x22, 0}}, {{0x0a, 0}}, 1, false},                      /* function a message */
+        {{{0x08, 1}}, {{0}}, 2, false},                                       /* two values */
+        {{{0x08, 1}, {0x08, 1}}, {{0}}, 1, true},                             /* the id twice */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        struct pb_writer w = {0};
+        build_location_case(&w, cases[i].loc, cases[i].line, cases[i].nvalues);
+        int64_t t, d;
+        char err[256];
+        if (profd_pprof_quick_valid(w.buf, w.len, &t, &d) != cases[i].valid)
+            CHECK_FAIL_("case %zu: the quick proof says %s", i, cases[i].valid ? "no" : "yes");
+        if (decode_and_check_agree(w.buf, w.len, err, sizeof(err)) != cases[i].valid)
+            CHECK_FAIL_("case %zu: the decoder %s it (%s)", i,
+                        cases[i].valid ? "refuses" : "accepts", err);
+        free(w.buf);
+    }
+}
+
 TEST(malformed_inputs_are_refused_with_place)
 {
     struct pb_writer w = {0};

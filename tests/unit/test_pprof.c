@@ -519,6 +519,19 @@ TEST(decodes_in_a_row_do_not_see_each_other)
     profd_profile_free(first);
 }
 
+/* Case i, the profile in w (freed here): the quick proof says yes, and
+ * the decoder accepts it, exactly when it is valid. */
+static void expect_case(size_t i, struct pb_writer *w, bool valid)
+{
+    int64_t t, d;
+    char err[256];
+    if (profd_pprof_quick_valid(w->buf, w->len, &t, &d) != valid)
+        CHECK_FAIL_("case %zu: the quick proof says %s", i, valid ? "no" : "yes");
+    if (decode_and_check_agree(w->buf, w->len, err, sizeof(err)) != valid)
+        CHECK_FAIL_("case %zu: the decoder %s it (%s)", i, valid ? "refuses" : "accepts", err);
+    free(w->buf);
+}
+
 /* A profile of one sample type, nlocations locations with ids 1..nlocations,
  * and one sample whose packed location ids are the len bytes at ids. */
 static void build_packed_ids(struct pb_writer *w, uint64_t nlocations, const uint8_t *ids,
@@ -586,14 +599,7 @@ TEST(packed_location_ids_at_the_edges)
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         struct pb_writer w = {0};
         build_packed_ids(&w, cases[i].nlocations, cases[i].ids, cases[i].len);
-        int64_t t, d;
-        char err[256];
-        if (profd_pprof_quick_valid(w.buf, w.len, &t, &d) != cases[i].valid)
-            CHECK_FAIL_("case %zu: the quick proof says %s", i, cases[i].valid ? "no" : "yes");
-        if (decode_and_check_agree(w.buf, w.len, err, sizeof(err)) != cases[i].valid)
-            CHECK_FAIL_("case %zu: the decoder %s it (%s)", i,
-                        cases[i].valid ? "refuses" : "accepts", err);
-        free(w.buf);
+        expect_case(i, &w, cases[i].valid);
     }
 }
 
@@ -667,14 +673,7 @@ TEST(locations_and_lines_read_in_place)
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         struct pb_writer w = {0};
         build_location_case(&w, cases[i].loc, cases[i].line, cases[i].nvalues);
-        int64_t t, d;
-        char err[256];
-        if (profd_pprof_quick_valid(w.buf, w.len, &t, &d) != cases[i].valid)
-            CHECK_FAIL_("case %zu: the quick proof says %s", i, cases[i].valid ? "no" : "yes");
-        if (decode_and_check_agree(w.buf, w.len, err, sizeof(err)) != cases[i].valid)
-            CHECK_FAIL_("case %zu: the decoder %s it (%s)", i,
-                        cases[i].valid ? "refuses" : "accepts", err);
-        free(w.buf);
+        expect_case(i, &w, cases[i].valid);
     }
 }
 

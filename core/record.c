@@ -116,7 +116,7 @@ struct profd_record *profd_record_add_pprof_typed(struct profd_batch *b, const u
                           &time_nanos, &duration_nanos, types, err, errlen) < 0)
         return NULL;
     struct profd_shared_bytes *shared = profd_body_borrow(data, len);
-    uint8_t *payload = (uint8_t *)data;
+    uint8_t *payload = (uint8_t *)data;   /* shared: in a buffer the records now own */
     if (!shared) {
         payload = profd_xmalloc(len ? len : 1);
         memcpy(payload, data, len);

@@ -73,10 +73,12 @@ class DownsampleTest(ProfdTestCase):
             self.assertEqual(raw_pprof(self.path("out", family)), raw_pprof(merged), name)
 
     def test_a_window_ends_on_the_clock(self):
-        """A window of 300 ms: the merged profile is written while profd
-        runs, and only then are its inputs deleted."""
+        """A window of 2 s: the merged profile is written while profd
+        runs, and only then are its inputs deleted. (Long enough for both
+        inputs to be read into one window under a sanitizer on a loaded
+        machine, which 300 ms was not.)"""
         self.spool_copies({"heap.pb.gz": 2})
-        p = self.start_downsample("window: 300ms")
+        p = self.start_downsample("window: 2s")
         out = self.path("out", "memory")
         wait_until(lambda: os.path.exists(out), "the merged profile")
         wait_until(lambda: not os.listdir(self.path("spool")), "the inputs deleted")

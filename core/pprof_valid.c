@@ -62,12 +62,12 @@ static inline int next(struct pb_reader *c, struct fld *f)
     return 1;
 }
 
-/* Passes a varint field's value (the tag passed already) whose every
- * value is allowed; false when it is malformed. */
-static inline bool pass_varint(struct pb_reader *m)
+/* Reads a varint field's value (the tag passed already): false when it
+ * is malformed or above most (ANY: any value goes). */
+static inline bool varint_at_most(struct pb_reader *m, uint64_t most)
 {
     uint64_t v;
-    return pb_varint(m, &v);
+    return pb_varint(m, &v) && v <= most;
 }
 
 /* Whether v keeps to limit: ANY, anything; ID, equal to id; else below
@@ -281,7 +281,7 @@ static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
     while (m.p < m.end) {
         if (m.p[0] == (2 << 3 | PB_VARINT)) {   /* a value not packed, read here */
             m.p++;
-            if (!pass_varint(&m))
+            if (!varint_at_most(&m, ANY))
                 return false;
             nvalues++;
             continue;
@@ -298,36 +298,12 @@ static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
     return nvalues == lim->nvalues;
 }
 
-/* A location's line: its function id at most nfunctions, the rest any. */
-static inline bool line_valid(struct pb_reader m, uint64_t nfunctions)
-{
-    const uint64_t line[4] = {ANY, nfunctions + 1, ANY, ANY};
-    uint64_t v;
-    while (m.p < m.end) {
-        switch (m.p[0]) {
-        case 1 << 3 | PB_VARINT:
-            m.p++;
-            if (!pb_varint(&m, &v) || v > nfunctions)
-                return false;
-            break;
-        case 2 << 3 | PB_VARINT:
-        case 3 << 3 | PB_VARINT:
-            m.p++;
-            if (!pass_varint(&m))
-                return false;
-            break;
-        default:
-            return varints_within(m, 3, line, 0);   /* the rest, any field */
-        }
-    }
-    return true;
-}
-
 /* A location: its id, which must be id; its mapping id, at most the
  * mappings' count; its lines. Fields with the one-byte tags every encoder
  * writes are read in place, any other through next(). */
 static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
 {
+    const uint64_t line[4] = {ANY, n[F_FUNCTION] + 1, ANY, ANY};
     bool id_seen = false;
     uint64_t v;
     struct fld f;
@@ -341,18 +317,18 @@ static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
             break;
         case 2 << 3 | PB_VARINT:
             m.p++;
-            if (!pb_varint(&m, &v) || v > n[F_MAPPING])
+            if (!varint_at_most(&m, n[F_MAPPING]))
                 return false;
             break;
         case 3 << 3 | PB_VARINT:
         case 5 << 3 | PB_VARINT:
             m.p++;
-            if (!pass_varint(&m))
+            if (!varint_at_most(&m, ANY))
                 return false;
             break;
         default:   /* lines, and any other field */
             if (next(&m, &f) <= 0 || (f.number <= 5 && f.number != 4) ||
-                (f.number == 4 && (f.wire != PB_LEN || !line_valid(f.sub, n[F_FUNCTION]))))
+                (f.number == 4 && (f.wire != PB_LEN || !varints_within(f.sub, 3, line, 0))))
                 return false;
         }
     }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: the pprof decoder (gzip or raw), then re-encode and
  * decode again: whatever decodes must survive a round trip. The quick
- * validity proof must never accept what the decoder refuses, and must
- * agree with it on the time and duration; the type names a check reads
+ * validity proof must never accept what the decoder refuses, must agree
+ * with it on the time and duration, and must say the same read wide or
+ * not (profd_pprof_quick_valid_wide); the type names a check reads
  * must be the decoded profile's. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,10 +16,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
     char err[256];
     struct profd_profile *p = profd_pprof_decode(data, len, 16 << 20, err, sizeof(err));
-    int64_t time_nanos, duration_nanos;
-    if (profd_pprof_quick_valid(data, len, &time_nanos, &duration_nanos) &&
-        (!p || p->time_nanos != time_nanos || p->duration_nanos != duration_nanos))
+    int64_t time_nanos, duration_nanos, narrow_time, narrow_duration;
+    bool quick = profd_pprof_quick_valid(data, len, &time_nanos, &duration_nanos);
+    if (quick && (!p || p->time_nanos != time_nanos || p->duration_nanos != duration_nanos))
         abort();   /* proven valid, yet refused or read otherwise */
+    profd_pprof_quick_valid_wide(false);
+    bool narrow = profd_pprof_quick_valid(data, len, &narrow_time, &narrow_duration);
+    profd_pprof_quick_valid_wide(true);
+    if (narrow != quick ||
+        (quick && (narrow_time != time_nanos || narrow_duration != duration_nanos)))
+        abort();   /* read wide (where the CPU can) and not, the same answer */
     if (!p)
         return 0;
     struct profd_type_names t;

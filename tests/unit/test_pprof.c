@@ -422,6 +422,9 @@ TEST(checks_in_a_row_agree_with_decodes)
         CHECK_CONTAINS(err, "exceeds the limit of");
         int64_t qt, qd;   /* what every encoder writes is proven valid quickly */
         CHECK(profd_pprof_quick_valid(raw, raw_len, &qt, &qd));
+        profd_pprof_quick_valid_wide(false);
+        CHECK(profd_pprof_quick_valid(raw, raw_len, &qt, &qd));
+        profd_pprof_quick_valid_wide(true);
         CHECK(decode_and_check_agree(gz, len, err, sizeof(err)) || raw_len > (1 << 20));
         CHECK(decode_and_check_agree(raw, raw_len, err, sizeof(err)) || raw_len > (1 << 20));
         CHECK(!decode_and_check_agree(raw, raw_len / 2, err, sizeof(err)));
@@ -525,8 +528,13 @@ static void expect_case(size_t i, struct pb_writer *w, bool valid)
 {
     int64_t t, d;
     char err[256];
-    if (profd_pprof_quick_valid(w->buf, w->len, &t, &d) != valid)
-        CHECK_FAIL_("case %zu: the quick proof says %s", i, valid ? "no" : "yes");
+    for (int wide = 1; wide >= 0; wide--) {   /* the same answer from both readings */
+        profd_pprof_quick_valid_wide(wide);
+        if (profd_pprof_quick_valid(w->buf, w->len, &t, &d) != valid)
+            CHECK_FAIL_("case %zu: the quick proof%s says %s", i, wide ? "" : " (not wide)",
+                        valid ? "no" : "yes");
+    }
+    profd_pprof_quick_valid_wide(true);
     if (decode_and_check_agree(w->buf, w->len, err, sizeof(err)) != valid)
         CHECK_FAIL_("case %zu: the decoder %s it (%s)", i, valid ? "refuses" : "accepts", err);
     free(w->buf);
@@ -610,15 +618,14 @@ struct field_bytes {
     uint64_t value;
 };
 
-/* A profile of one sample type, one mapping, two functions and one
- * location with the fields loc (lines: line's fields), and one sample of
- * that location with nvalues values not packed. */
-static void build_location_case(struct pb_writer *w, const struct field_bytes *loc,
-                                const struct field_bytes *line, unsigned nvalues)
+/* Puts ntypes sample types (no names), mapping 1 and functions 1 and 2. */
+static void put_types_mapping_functions(struct pb_writer *w, unsigned ntypes)
 {
-    size_t m = pb_begin(w, 1);
-    pb_end(w, m);
-    m = pb_begin(w, 3);
+    for (unsigned i = 0; i < ntypes; i++) {
+        size_t m = pb_begin(w, 1);
+        pb_end(w, m);
+    }
+    size_t m = pb_begin(w, 3);
     pb_put_uint(w, 1, 1);
     pb_end(w, m);
     for (uint64_t id = 1; id <= 2; id++) {
@@ -626,7 +633,16 @@ static void build_location_case(struct pb_writer *w, const struct field_bytes *l
         pb_put_uint(w, 1, id);
         pb_end(w, m);
     }
-    m = pb_begin(w, 4);
+}
+
+/* A profile of one sample type, one mapping, two functions and one
+ * location with the fields loc (lines: line's fields), and one sample of
+ * that location with nvalues values not packed. */
+static void build_location_case(struct pb_writer *w, const struct field_bytes *loc,
+                                const struct field_bytes *line, unsigned nvalues)
+{
+    put_types_mapping_functions(w, 1);
+    size_t m = pb_begin(w, 4);
     for (; loc->tag; loc++) {
         if (loc->tag != 0x22) {
             pb_put_varint(w, loc->tag);
@@ -674,6 +690,122 @@ TEST(locations_and_lines_read_in_place)
         struct pb_writer w = {0};
         build_location_case(&w, cases[i].loc, cases[i].line, cases[i].nvalues);
         expect_case(i, &w, cases[i].valid);
+    }
+}
+
+/* A profile of ntypes sample types, a mapping, two functions, nlocations
+ * locations (the first of the len bytes at loc when len is not 0, the
+ * others their id alone) and one sample of the bytes at sample. */
+static void build_raw_case(struct pb_writer *w, unsigned ntypes, unsigned nlocations,
+                           const uint8_t *loc, size_t loc_len, const uint8_t *sample,
+                           size_t sample_len)
+{
+    put_types_mapping_functions(w, ntypes);
+    for (uint64_t id = 1; id <= nlocations; id++) {
+        if (id == 1 && loc_len) {
+            pb_put_bytes(w, 4, loc, loc_len);
+            continue;
+        }
+        size_t m = pb_begin(w, 4);
+        pb_put_uint(w, 1, id);
+        pb_end(w, m);
+    }
+    pb_put_bytes(w, 2, sample, sample_len);
+    pb_put_bytes_always(w, 6, "", 0);
+}
+
+/* Fills sample with packed location ids of one byte (ids of them, each 1,
+ * the last last) and then the values at values: its length. */
+static size_t sample_of_ids(uint8_t *sample, unsigned ids, uint8_t last, const uint8_t *values,
+                            size_t values_len)
+{
+    sample[0] = 0x0a;
+    sample[1] = (uint8_t)ids;
+    memset(sample + 2, 1, ids);
+    sample[1 + ids] = last;
+    memcpy(sample + 2 + ids, values, values_len);
+    return 2 + ids + values_len;
+}
+
+/* Samples and locations at the edges of the wide reading (64 bytes read
+ * at once): the quick proof says yes exactly when the decoder accepts,
+ * read wide or not. */
+TEST(samples_and_locations_at_the_wide_edges)
+{
+    static const uint8_t one_value[] = {0x10, 0x07}, cut_value[] = {0x10},
+                         cut_after[] = {0x10, 0x80},
+                         ten_bytes[] = {0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                        0x80, 0x01},
+                         eleven_bytes[] = {0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                           0x80, 0x80, 0x01},
+                         packed_ten[] = {0x12, 0x0b, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                         0x80, 0x80, 0x01, 0x05},
+                         packed_eleven[] = {0x12, 0x0c, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                            0x80, 0x80, 0x80, 0x01, 0x05};
+    static const struct {
+        unsigned ntypes, ids;
+        uint8_t last;
+        const uint8_t *values;
+        size_t values_len;
+        bool valid;
+    } samples[] = {
+        {1, 60, 2, one_value, sizeof(one_value), true},            /* 64 bytes */
+        {1, 61, 2, one_value, sizeof(one_value), true},            /* 65 bytes */
+        {1, 60, 0, one_value, sizeof(one_value), false},           /* id 0 at byte 61 */
+        {1, 60, 3, one_value, sizeof(one_value), false},           /* id 3 of 2 */
+        {1, 61, 2, cut_value, sizeof(cut_value), false},           /* byte 63 a tag, no value */
+        {1, 40, 2, cut_after, sizeof(cut_after), false},           /* a value cut, no last byte */
+        {1, 40, 2, ten_bytes, sizeof(ten_bytes), true},            /* a value of ten bytes */
+        {1, 40, 2, eleven_bytes, sizeof(eleven_bytes), false},     /* of eleven */
+        {2, 40, 2, packed_ten, sizeof(packed_ten), true},          /* packed, ten bytes */
+        {2, 40, 2, packed_eleven, sizeof(packed_eleven), false},   /* packed, eleven */
+        {2, 50, 2, packed_ten, sizeof(packed_ten), true},          /* the same past 64 bytes */
+        {1, 40, 2, packed_ten, sizeof(packed_ten), false},         /* two values of one type */
+    };
+    size_t i = 0;
+    for (; i < sizeof(samples) / sizeof(*samples); i++) {
+        uint8_t sample[128];
+        size_t len = sample_of_ids(sample, samples[i].ids, samples[i].last, samples[i].values,
+                                   samples[i].values_len);
+        struct pb_writer w = {0};
+        build_raw_case(&w, samples[i].ntypes, 2, NULL, 0, sample, len);
+        expect_case(i, &w, samples[i].valid);
+    }
+    /* Locations: id 1 in nine bytes (not read wide), a line cut, a line
+     * longer than the location, mapping 2 of 1, an address cut; then 64
+     * bytes of lines, the last naming function 2, then 3, of 2. */
+    static const uint8_t id_in_nine[] = {0x08, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                         0x00},
+                         line_cut[] = {0x08, 0x01, 0x22, 0x03, 0x08, 0x01},
+                         line_past[] = {0x08, 0x01, 0x22, 0x02, 0x08, 0x01, 0x10},
+                         mapping_two[] = {0x08, 0x01, 0x10, 0x02},
+                         address_cut[] = {0x08, 0x01, 0x18, 0x80};
+    static const struct {
+        const uint8_t *loc;
+        size_t len;
+        bool valid;
+    } locations[] = {
+        {id_in_nine, sizeof(id_in_nine), true},
+        {line_cut, sizeof(line_cut), false},
+        {line_past, sizeof(line_past), false},
+        {mapping_two, sizeof(mapping_two), false},
+        {address_cut, sizeof(address_cut), false},
+    };
+    uint8_t one_location[] = {0x0a, 0x01, 0x01, 0x10, 0x07};
+    for (size_t j = 0; j < sizeof(locations) / sizeof(*locations); j++, i++) {
+        struct pb_writer w = {0};
+        build_raw_case(&w, 1, 1, locations[j].loc, locations[j].len, one_location,
+                       sizeof(one_location));
+        expect_case(i, &w, locations[j].valid);
+    }
+    for (uint8_t function = 2; function <= 3; function++, i++) {
+        uint8_t loc[64] = {0x08, 0x01, 0x18, 0x01};
+        for (size_t at = 4; at < sizeof(loc); at += 6)
+            memcpy(loc + at, (uint8_t[]){0x22, 0x04, 0x08, 0x01, 0x10, 0x01}, 6);
+        loc[sizeof(loc) - 3] = function;
+        struct pb_writer w = {0};
+        build_raw_case(&w, 1, 1, loc, sizeof(loc), one_location, sizeof(one_location));
+        expect_case(i, &w, function == 2);
     }
 }
 

@@ -8,9 +8,9 @@
  * else (any doubt, ids that are not positions) is left to the decoder,
  * which also says why. It reads every entry, so it reads the fields every
  * encoder writes (one-byte tags, in the usual order) in place and packed
- * location ids eight bytes at a time, or, on CPUs that have it, samples
- * and locations 64 bytes at a time (see "Wide reading"); anything else
- * through next().
+ * location ids eight bytes at a time, or, on CPUs that have it, whole
+ * samples 64 bytes at a time (see "Wide reading"); anything else through
+ * next().
  */
 #include "pprof.h"
 
@@ -339,18 +339,19 @@ static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
 }
 
 /*
- * Wide reading: a sample or a location of at most 64 bytes read as one
- * vector, where the CPU has AVX-512 (BW, VL) and BMI2. A mask of the bytes that
- * end a varint (below 0x80) gives each varint's length at once (its
- * trailing zeros), where reading byte by byte branches on every length,
- * and packed location ids are checked 64 bytes at a time. The shapes every
+ * Wide reading: a sample of at most 64 bytes read as one vector, where
+ * the CPU has AVX-512BW and BMI2. A mask of the bytes that end a
+ * varint (below 0x80) gives each varint's length at once (its trailing
+ * zeros), where reading byte by byte branches on every length, and its
+ * packed location ids are checked 64 bytes at a time. The shapes every
  * encoder writes are proven so; anything else (other fields, longer
- * varints, a doubt) is left to the readings above, which are exact.
+ * varints, a doubt) is left to sample_valid, which is exact. (Locations
+ * read so were no faster: their fields' values are needed one by one.)
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-#define WIDE_TARGET __attribute__((target("avx512bw,avx512vl,bmi,bmi2")))
+#define WIDE_TARGET __attribute__((target("avx512bw,bmi,bmi2")))
 #define WIDE_MAX 64
 
 static atomic_bool wide_allowed = true;
@@ -366,8 +367,7 @@ static bool wide_usable(void)
     static atomic_int cpu = -1;   /* every thread that asks finds the same */
     int has = atomic_load_explicit(&cpu, memory_order_relaxed);
     if (has < 0) {
-        has = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-              __builtin_cpu_supports("bmi2");
+        has = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2");
         atomic_store_explicit(&cpu, has, memory_order_relaxed);
     }
     return has && atomic_load_explicit(&wide_allowed, memory_order_relaxed);
@@ -392,21 +392,14 @@ WIDE_TARGET static inline unsigned varint_len(uint64_t ends, unsigned pos, size_
     return n <= 10 ? n : 0;
 }
 
-/* The value of the varint of n (1..8) bytes at p, read no further. */
-WIDE_TARGET static inline uint64_t varint_value(const uint8_t *p, unsigned n)
-{
-    __m128i v = _mm_maskz_loadu_epi8((__mmask16)((1u << n) - 1), p);
-    return _pext_u64((uint64_t)_mm_cvtsi128_si64(v), 0x7f7f7f7f7f7f7f7full);
-}
-
 /* Bits [start, stop) of a 64-bit mask. */
 WIDE_TARGET static inline uint64_t bits_between(unsigned start, unsigned stop)
 {
     return _bzhi_u64(~0ull, stop) & ~_bzhi_u64(~0ull, start);
 }
 
-/* A sample of len (<= 64) bytes at p, checked as sample_valid does:
- * true when surely valid, false when in doubt. Its fields: values not packed,
+/* A sample of len (<= 64) bytes at p, checked as sample_valid does: true
+ * when surely valid, false when in doubt. Its fields: values not packed,
  * packed location ids and values, labels (read by varints_within). */
 WIDE_TARGET static bool sample_wide(const uint8_t *p, size_t len, const struct sample_limits *lim)
 {
@@ -446,7 +439,7 @@ WIDE_TARGET static bool sample_wide(const uint8_t *p, size_t len, const struct s
             uint64_t two = more & (more >> 1), four = two & (two >> 2), eight = four & (four >> 4);
             if (eight & (two >> 8))
                 return false;
-            nvalues += (uint64_t)_mm_popcnt_u64(ends & in);
+            nvalues += (uint64_t)__builtin_popcountll(ends & in);
         } else if (tag != (3 << 3 | PB_LEN) ||
                    !varints_within((struct pb_reader){p, p + start, p + stop}, 4, lim->label, 0)) {
             return false;
@@ -454,60 +447,6 @@ WIDE_TARGET static bool sample_wide(const uint8_t *p, size_t len, const struct s
         pos = stop;
     }
     return nvalues == lim->nvalues;
-}
-
-/* A location of len (<= 64) bytes at p, checked as location_valid does:
- * true when surely valid, false when in doubt. Its fields: id, mapping id,
- * address, is_folded; lines of function id, line and column. */
-WIDE_TARGET static bool location_wide(const uint8_t *p, size_t len, const uint64_t *n,
-                                      uint64_t id)
-{
-    __m512i bytes;
-    const uint64_t ends = varint_ends(p, len, &bytes);
-    bool id_seen = false;
-    unsigned pos = 0, line_end = 0;   /* line_end: the end of the line being read */
-    while (pos < len) {
-        unsigned tag = p[pos], vn = varint_len(ends, pos + 1, len);
-        if (!vn)
-            return false;
-        const uint8_t *value = p + pos + 1;
-        if (pos < line_end) {
-            if (tag == (1 << 3 | PB_VARINT)) {
-                if (vn > 8 || varint_value(value, vn) > n[F_FUNCTION])
-                    return false;
-            } else if (tag != (2 << 3 | PB_VARINT) && tag != (3 << 3 | PB_VARINT)) {
-                return false;
-            }
-            pos += 1 + vn;
-            if (pos > line_end)
-                return false;
-            continue;
-        }
-        switch (tag) {
-        case 1 << 3 | PB_VARINT:
-            if (vn > 8 || varint_value(value, vn) != id)
-                return false;
-            id_seen = true;
-            break;
-        case 2 << 3 | PB_VARINT:
-            if (vn > 8 || varint_value(value, vn) > n[F_MAPPING])
-                return false;
-            break;
-        case 3 << 3 | PB_VARINT:
-        case 5 << 3 | PB_VARINT:
-            break;
-        case 4 << 3 | PB_LEN:   /* a line: its fields are read next */
-            if (vn != 1 || pos + 2 + p[pos + 1] > len)
-                return false;
-            line_end = pos + 2 + p[pos + 1];
-            pos += 2;
-            continue;
-        default:
-            return false;
-        }
-        pos += 1 + vn;
-    }
-    return id_seen;
 }
 #else
 void profd_pprof_quick_valid_wide(bool allowed)
@@ -525,17 +464,6 @@ static bool sample_checked(struct pb_reader m, const struct sample_limits *lim)
         return true;
 #endif
     return sample_valid(m, lim);
-}
-
-/* A location, read wide where it can be. */
-static bool location_checked(struct pb_reader m, const uint64_t *n, uint64_t id)
-{
-#ifdef WIDE_TARGET
-    size_t len = (size_t)(m.end - m.p);
-    if (len <= WIDE_MAX && wide_usable() && location_wide(m.p, len, n, id))
-        return true;
-#endif
-    return location_valid(m, n, id);
 }
 
 /* Sweep 2: every entry and single value, against the sizes of sweep 1. */
@@ -562,7 +490,7 @@ static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time
         case F_PERIOD_TYPE: ok = varints_within(f.sub, 2, value_type, 0); break;
         case F_MAPPING: ok = varints_within(f.sub, 10, mapping, ++at[F_MAPPING]); break;
         case F_FUNCTION: ok = varints_within(f.sub, 5, function, ++at[F_FUNCTION]); break;
-        case F_LOCATION: ok = location_checked(f.sub, n, ++at[F_LOCATION]); break;
+        case F_LOCATION: ok = location_valid(f.sub, n, ++at[F_LOCATION]); break;
         case F_SAMPLE: ok = sample_checked(f.sub, &samples); break;
         case F_DROP_FRAMES:
         case F_KEEP_FRAMES:

@@ -727,10 +727,10 @@ static size_t sample_of_ids(uint8_t *sample, unsigned ids, uint8_t last, const u
     return 2 + ids + values_len;
 }
 
-/* Samples and locations at the edges of the wide reading (64 bytes read
- * at once): the quick proof says yes exactly when the decoder accepts,
- * read wide or not. */
-TEST(samples_and_locations_at_the_wide_edges)
+/* Samples at the edges of the wide reading (64 bytes read at once) and
+ * locations at those of their reading in place: the quick proof says yes
+ * exactly when the decoder accepts, read wide or not. */
+TEST(samples_and_locations_at_the_edges_of_their_readings)
 {
     static const uint8_t one_value[] = {0x10, 0x07}, cut_value[] = {0x10},
                          cut_after[] = {0x10, 0x80},
@@ -771,9 +771,9 @@ TEST(samples_and_locations_at_the_wide_edges)
         build_raw_case(&w, samples[i].ntypes, 2, NULL, 0, sample, len);
         expect_case(i, &w, samples[i].valid);
     }
-    /* Locations: id 1 in nine bytes (not read wide), a line cut, a line
-     * longer than the location, mapping 2 of 1, an address cut; then 64
-     * bytes of lines, the last naming function 2, then 3, of 2. */
+    /* Locations: id 1 in nine bytes, a line cut, a line longer than the
+     * location, mapping 2 of 1, an address cut; then 64 bytes of lines,
+     * the last naming function 2, then 3, of 2. */
     static const uint8_t id_in_nine[] = {0x08, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
                                          0x00},
                          line_cut[] = {0x08, 0x01, 0x22, 0x03, 0x08, 0x01},

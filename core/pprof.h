@@ -51,8 +51,8 @@ void profd_profile_type_names(const struct profd_profile *p, struct profd_type_n
  */
 bool profd_pprof_quick_valid(const uint8_t *raw, size_t len, int64_t *time_nanos,
                              int64_t *duration_nanos);
-/* Whether profd_pprof_quick_valid may read samples 64 bytes at a time
- * where the CPU can (x86-64 with AVX-512BW and BMI2): yes unless
+/* Whether profd_pprof_quick_valid may read packed location ids 64 bytes
+ * at a time where the CPU can (x86-64 with AVX-512BW and BMI2): yes unless
  * turned off. Its answers are the same either way; tests turn it off to
  * check the reading every CPU has. */
 void profd_pprof_quick_valid_wide(bool allowed);

@@ -714,22 +714,23 @@ static void build_raw_case(struct pb_writer *w, unsigned ntypes, unsigned nlocat
     pb_put_bytes_always(w, 6, "", 0);
 }
 
-/* Fills sample with packed location ids of one byte (ids of them, each 1,
- * the last last) and then the values at values: its length. */
-static size_t sample_of_ids(uint8_t *sample, unsigned ids, uint8_t last, const uint8_t *values,
-                            size_t values_len)
+/* Fills sample with len bytes of packed location ids, each 1 but for the
+ * n bytes at bytes put at byte at, and then the values at values: its
+ * length. */
+static size_t sample_of_ids(uint8_t *sample, unsigned len, unsigned at, const uint8_t *bytes,
+                            size_t n, const uint8_t *values, size_t values_len)
 {
     sample[0] = 0x0a;
-    sample[1] = (uint8_t)ids;
-    memset(sample + 2, 1, ids);
-    sample[1 + ids] = last;
-    memcpy(sample + 2 + ids, values, values_len);
-    return 2 + ids + values_len;
+    sample[1] = (uint8_t)len;
+    memset(sample + 2, 1, len);
+    memcpy(sample + 2 + at, bytes, n);
+    memcpy(sample + 2 + len, values, values_len);
+    return 2 + len + values_len;
 }
 
-/* Samples at the edges of the wide reading (64 bytes read at once) and
- * locations at those of their reading in place: the quick proof says yes
- * exactly when the decoder accepts, read wide or not. */
+/* Samples: packed ids at the edges of the wide reading's 64 bytes, and
+ * values; locations at the edges of their reading in place. The quick
+ * proof says yes exactly when the decoder accepts, read wide or not. */
 TEST(samples_and_locations_at_the_edges_of_their_readings)
 {
     static const uint8_t one_value[] = {0x10, 0x07}, cut_value[] = {0x10},
@@ -742,33 +743,39 @@ TEST(samples_and_locations_at_the_edges_of_their_readings)
                                          0x80, 0x80, 0x01, 0x05},
                          packed_eleven[] = {0x12, 0x0c, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
                                             0x80, 0x80, 0x80, 0x01, 0x05};
-    static const struct {
-        unsigned ntypes, ids;
-        uint8_t last;
+    static const struct {   /* 200 locations */
+        unsigned ntypes, len, at;
+        uint8_t bytes[3];
+        size_t n;
         const uint8_t *values;
         size_t values_len;
         bool valid;
     } samples[] = {
-        {1, 60, 2, one_value, sizeof(one_value), true},            /* 64 bytes */
-        {1, 61, 2, one_value, sizeof(one_value), true},            /* 65 bytes */
-        {1, 60, 0, one_value, sizeof(one_value), false},           /* id 0 at byte 61 */
-        {1, 60, 3, one_value, sizeof(one_value), false},           /* id 3 of 2 */
-        {1, 61, 2, cut_value, sizeof(cut_value), false},           /* byte 63 a tag, no value */
-        {1, 40, 2, cut_after, sizeof(cut_after), false},           /* a value cut, no last byte */
-        {1, 40, 2, ten_bytes, sizeof(ten_bytes), true},            /* a value of ten bytes */
-        {1, 40, 2, eleven_bytes, sizeof(eleven_bytes), false},     /* of eleven */
-        {2, 40, 2, packed_ten, sizeof(packed_ten), true},          /* packed, ten bytes */
-        {2, 40, 2, packed_eleven, sizeof(packed_eleven), false},   /* packed, eleven */
-        {2, 50, 2, packed_ten, sizeof(packed_ten), true},          /* the same past 64 bytes */
-        {1, 40, 2, packed_ten, sizeof(packed_ten), false},         /* two values of one type */
+        {1, 64, 63, {2}, 1, one_value, sizeof(one_value), true},      /* 64 bytes of ids */
+        {1, 65, 64, {2}, 1, one_value, sizeof(one_value), true},      /* 1 past them */
+        {1, 64, 63, {0}, 1, one_value, sizeof(one_value), false},     /* 0 the last of 64 */
+        {1, 100, 90, {0}, 1, one_value, sizeof(one_value), false},    /* 0 in the next 64 */
+        {1, 70, 63, {0x80, 0x01}, 2, one_value, sizeof(one_value), true},   /* 128 across */
+        {1, 70, 63, {0xc9, 0x01}, 2, one_value, sizeof(one_value), false},  /* 201 across */
+        {1, 70, 62, {0x80, 0x80, 0x01}, 3, one_value, sizeof(one_value), false},  /* 16384 */
+        {1, 70, 63, {0x81, 0x80, 0x00}, 3, one_value, sizeof(one_value), true},   /* 1 */
+        {1, 127, 125, {0xc8, 0x01}, 2, one_value, sizeof(one_value), true},  /* 200 the last */
+        {1, 127, 126, {0x81}, 1, one_value, sizeof(one_value), false},       /* the last cut */
+        {1, 40, 0, {1}, 1, cut_value, sizeof(cut_value), false},     /* a tag, no value */
+        {1, 40, 0, {1}, 1, cut_after, sizeof(cut_after), false},     /* a value cut */
+        {1, 40, 0, {1}, 1, ten_bytes, sizeof(ten_bytes), true},      /* a value of ten bytes */
+        {1, 40, 0, {1}, 1, eleven_bytes, sizeof(eleven_bytes), false},   /* of eleven */
+        {2, 40, 0, {1}, 1, packed_ten, sizeof(packed_ten), true},        /* packed, ten */
+        {2, 40, 0, {1}, 1, packed_eleven, sizeof(packed_eleven), false}, /* packed, eleven */
+        {1, 40, 0, {1}, 1, packed_ten, sizeof(packed_ten), false},   /* two values of one type */
     };
     size_t i = 0;
     for (; i < sizeof(samples) / sizeof(*samples); i++) {
-        uint8_t sample[128];
-        size_t len = sample_of_ids(sample, samples[i].ids, samples[i].last, samples[i].values,
-                                   samples[i].values_len);
+        uint8_t sample[160];
+        size_t len = sample_of_ids(sample, samples[i].len, samples[i].at, samples[i].bytes,
+                                   samples[i].n, samples[i].values, samples[i].values_len);
         struct pb_writer w = {0};
-        build_raw_case(&w, samples[i].ntypes, 2, NULL, 0, sample, len);
+        build_raw_case(&w, samples[i].ntypes, 200, NULL, 0, sample, len);
         expect_case(i, &w, samples[i].valid);
     }
     /* Locations: id 1 in nine bytes, a line cut, a line longer than the

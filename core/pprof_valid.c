@@ -200,22 +200,33 @@ static inline uint64_t load8(const uint8_t *p)
 }
 
 /*
- * Of eight bytes of packed ids w, whether the varints that end in them are
- * surely each in 1..nlocations: of one or two bytes, a one-byte id at most
- * nlocations, a two-byte one whose high byte (1 or more) leaves it at most
- * nlocations whatever its low seven bits. after marks (0x80 in its byte)
- * the byte of w that a byte before w goes on into, or is 0.
+ * Whether the packed ids whose bytes are marked so (a mark a byte, the
+ * same bit of each byte's mark in every mask) are surely each in
+ * 1..nlocations: of one or two bytes, a one-byte id at most nlocations, a
+ * two-byte one whose high byte (1 or more) leaves it at most nlocations
+ * whatever its low seven bits. more: bytes a next byte follows;
+ * after_more: bytes that follow one; last: a varint's last bytes; the
+ * others: bytes whose low seven bits are 0, reach one_byte_limit, reach
+ * high_byte_limit. Both readings below decide by it.
  */
-static inline bool ids_word_sure(uint64_t w, uint64_t after, const struct sample_limits *lim)
+static inline bool ids_marks_sure(uint64_t more, uint64_t after_more, uint64_t last,
+                                  uint64_t zero, uint64_t past_one, uint64_t past_high)
 {
-    uint64_t more = w & BYTE_HIGHS;                /* bytes a next byte follows */
-    uint64_t after_more = more << 8 | after;       /* bytes that follow one */
-    uint64_t last = ~w & BYTE_HIGHS;               /* a varint's last byte */
-    uint64_t low = w & ~BYTE_HIGHS, nonzero = bytes_nonzero(low);
     uint64_t single = last & ~after_more, second = last & after_more;
     return !(more & after_more) &&   /* no varint of three bytes or more */
-           !(single & (~nonzero | bytes_at_least(low, lim->one_byte_limit))) &&
-           !(second & (~nonzero | bytes_at_least(low, lim->high_byte_limit)));
+           !(single & (zero | past_one)) && !(second & (zero | past_high));
+}
+
+/* ids_marks_sure of eight bytes of packed ids w, a byte's mark its high
+ * bit. after marks the byte of w that a byte before w goes on into, or
+ * is 0. */
+static inline bool ids_word_sure(uint64_t w, uint64_t after, const struct sample_limits *lim)
+{
+    uint64_t more = w & BYTE_HIGHS, low = w & ~BYTE_HIGHS;
+    return ids_marks_sure(more, more << 8 | after, ~w & BYTE_HIGHS,
+                          ~bytes_nonzero(low) & BYTE_HIGHS,
+                          bytes_at_least(low, lim->one_byte_limit),
+                          bytes_at_least(low, lim->high_byte_limit));
 }
 
 /*
@@ -246,10 +257,10 @@ static bool location_ids_sure(const uint8_t *base, const uint8_t *p, const uint8
 
 /*
  * Wide reading of packed location ids, 64 bytes at a time where the CPU
- * has AVX-512BW and BMI2: what ids_word_sure proves of eight bytes, proven
- * of 64 with masks of one bit a byte, the last bytes read by a masked load
- * (nothing past end). Long stacks are many bytes of ids: the compiler's
- * CPU profile has 176 KB of them in 421 KB.
+ * has AVX-512BW and BMI2: ids_marks_sure of 64 bytes, a byte's mark one
+ * bit, the last bytes read by a masked load (nothing past end). Long
+ * stacks are many bytes of ids: the compiler's CPU profile has 176 KB of
+ * them in 421 KB.
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -288,12 +299,11 @@ location_ids_sure_wide(const uint8_t *p, const uint8_t *end, const struct sample
     for (size_t at = 0, len = (size_t)(end - p); at < len; at += 64) {
         uint64_t in = _bzhi_u64(~0ull, len - at < 64 ? (unsigned)(len - at) : 64);
         __m512i bytes = _mm512_maskz_loadu_epi8(in, p + at), low = _mm512_and_si512(bytes, lows);
-        uint64_t more = _mm512_movepi8_mask(bytes) & in, after_more = (more << 1 | carry) & in;
-        uint64_t single = ~more & ~after_more & in, second = ~more & after_more;
-        uint64_t zero = _mm512_cmpeq_epi8_mask(low, _mm512_setzero_si512());
-        if ((more & after_more) ||
-            (single & (zero | _mm512_cmpge_epu8_mask(low, one_byte_limit))) ||
-            (second & (zero | _mm512_cmpge_epu8_mask(low, high_byte_limit))))
+        uint64_t more = _mm512_movepi8_mask(bytes) & in;
+        if (!ids_marks_sure(more, (more << 1 | carry) & in, ~more & in,
+                            _mm512_cmpeq_epi8_mask(low, _mm512_setzero_si512()),
+                            _mm512_cmpge_epu8_mask(low, one_byte_limit),
+                            _mm512_cmpge_epu8_mask(low, high_byte_limit)))
             return false;
         carry = more >> 63;
     }

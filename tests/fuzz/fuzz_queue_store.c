@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer driver: an exporter queue's stored record (core/queue_store.c)
- * read back; whatever reads must be written again to the same bytes. */
+ * read back; what it writes of what it read must read back and be written
+ * again to the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     uint8_t *again;
     size_t n;
     if (r && queue_store_encode(r, &again, &n, err, sizeof(err)) == 0) {
-        /* labels come back sorted and once each: the same bytes only when
-         * they were so, and the profile's bytes are kept as they came */
+        /* the first writing is the canonical one (labels sorted and once
+         * each, the profile gzipped), so it is written again unchanged */
         struct profd_batch *b2 = profd_batch_new();
         struct profd_record *r2 = queue_store_decode(b2, again, n, err, sizeof(err));
+        uint8_t *third;
+        size_t n3;
         if (!r2 || r2->labels.n != r->labels.n || r2->time_nanos != r->time_nanos ||
-            r2->duration_nanos != r->duration_nanos || r2->payload_len != r->payload_len)
+            r2->duration_nanos != r->duration_nanos ||
+            queue_store_encode(r2, &third, &n3, err, sizeof(err)) < 0 || n3 != n ||
+            memcmp(third, again, n))
             abort();   /* what it wrote does not read back the same */
+        free(third);
         profd_batch_unref(b2);
         free(again);
     }

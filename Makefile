@@ -185,7 +185,7 @@ tsan: test-deps
 		PROFD_SANITIZED=1
 
 fuzz: test-deps
-	BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} tests/fuzz/run.sh
+	BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} FUZZ_SEED=$${FUZZ_SEED:-0} tests/fuzz/run.sh
 
 # The OTLP codec benchmark links the daemon's core and allocator.
 $(BUILD)/bench/otlp_codec: bench/otlp_codec.c $(CORE_LIB)

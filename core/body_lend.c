@@ -12,11 +12,12 @@ struct profd_shared_bytes {
     uint8_t *buf;
 };
 
-/* What this thread lends: the body, where its buffer is kept, and the
- * buffer once taken (the lending's own hold). */
+/* What this thread lends: the body, the size of the buffer it lies in (as
+ * far as the server knows it: what a slice keeps alive), where that buffer
+ * is kept, and the buffer once taken (the lending's own hold). */
 struct lending {
     const uint8_t *body;
-    size_t len;
+    size_t len, held;
     const struct profd_body_lender *lender;
     struct profd_shared_bytes *taken;
 };
@@ -25,7 +26,8 @@ static __thread struct lending lent;
 
 void profd_body_lend_begin(const uint8_t *body, size_t len, const struct profd_body_lender *lender)
 {
-    lent = (struct lending){.body = body, .len = len, .lender = lender};
+    size_t cap = lender && lender->cap ? *lender->cap : 0;
+    lent = (struct lending){.body = body, .len = len, .held = cap > len ? cap : len, .lender = lender};
 }
 
 void profd_body_lend_end(void)
@@ -38,7 +40,7 @@ struct profd_shared_bytes *profd_body_borrow(const uint8_t *data, size_t len)
 {
     uintptr_t at = (uintptr_t)data, body = (uintptr_t)lent.body;
     if (!lent.lender || lent.len < PROFD_BODY_LEND_FROM || at < body || len > lent.len ||
-        at - body > lent.len - len)
+        at - body > lent.len - len || len < lent.held - lent.held / 2)
         return NULL;
     if (!lent.taken) {
         uint8_t **slot = lent.lender->buf;

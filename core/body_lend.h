@@ -7,7 +7,12 @@
  * rather than copied: one copy less of every large push. Only bodies of
  * PROFD_BODY_LEND_FROM bytes and more are lent: a server frees those after
  * their request anyway, while it keeps a small body's buffer for the next
- * request, and a small copy costs less than a new buffer.
+ * request, and a small copy costs less than a new buffer. Only a profile
+ * that fills at least half of the buffer is kept as a slice, so that what
+ * a record keeps alive is at most twice what it is counted as (queues
+ * count a record by its own bytes): the profiles of a push of many series,
+ * each a small part of its body, are copied, or the one a relabeling kept
+ * would hold on to all the others' bytes.
  */
 #ifndef PROFD_BODY_LEND_H
 #define PROFD_BODY_LEND_H
@@ -37,8 +42,9 @@ void profd_body_lend_begin(const uint8_t *body, size_t len, const struct profd_b
 void profd_body_lend_end(void);
 
 /* A hold on the buffer of the body lent on this thread when
- * [data, data + len) lies inside it (taken from the server at the first
- * such call), else NULL: the caller copies the bytes then. */
+ * [data, data + len) lies inside it and fills at least half of the buffer
+ * (taken from the server at the first such call), else NULL: the caller
+ * copies the bytes then. */
 struct profd_shared_bytes *profd_body_borrow(const uint8_t *data, size_t len);
 
 /* Another hold on s. */

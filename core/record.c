@@ -40,13 +40,19 @@ void profd_batch_ref(struct profd_batch *b)
     atomic_fetch_add(&b->refs, 1);
 }
 
-static void record_free(struct profd_record *r)
+/* Lets go of r's bytes as received. */
+static void payload_release(struct profd_record *r)
 {
-    profd_labels_clear(&r->labels);
     if (r->payload_shared)
         profd_shared_bytes_unref(r->payload_shared);
     else
         free(r->payload);
+}
+
+static void record_free(struct profd_record *r)
+{
+    profd_labels_clear(&r->labels);
+    payload_release(r);
     profd_profile_free(r->profile);
     pthread_mutex_destroy(&r->decode_lock);
     ack_release(r->ack);
@@ -279,6 +285,12 @@ int profd_record_type_names(struct profd_record *r, struct profd_type_names *out
 void profd_record_touch(struct profd_record *r)
 {
     r->profile_dirty = true;
+    if (!r->profile || !r->payload_len)
+        return;
+    payload_release(r);   /* no longer what the record is: it is encoded anew */
+    r->payload = NULL;
+    r->payload_shared = NULL;
+    r->payload_len = 0;
 }
 
 int profd_record_pprof_view(struct profd_record *r, bool gzip, bool reencode,

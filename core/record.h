@@ -40,8 +40,9 @@ void profd_ack_let_go(struct profd_ack *a, bool ok);
 void profd_record_fail_ack(struct profd_record *r);
 /* Removes record i from b and frees it. */
 void profd_batch_remove(struct profd_batch *b, size_t i);
-/* The bytes of b's records: each as received, or, built in memory, what
- * its profile's allocations take (profd_arena_used). */
+/* The bytes of b's records: each as received, or, built in memory or
+ * changed since (profd_record_touch), what its profile's allocations take
+ * (profd_arena_used). */
 size_t profd_batch_bytes(const struct profd_batch *b);
 /* The bytes of one record, as profd_batch_bytes counts them. */
 size_t profd_record_bytes(const struct profd_record *r);
@@ -80,7 +81,10 @@ const char *profd_record_label(const struct profd_record *r, const char *name);
 void profd_record_del_label(struct profd_record *r, const char *name);
 /* Decodes the payload once (thread-safe); NULL and err filled when malformed. */
 struct profd_profile *profd_record_profile(struct profd_record *r, char *err, size_t errlen);
-/* Marks the decoded model changed. */
+/* Marks the decoded model changed. The bytes r came in as are let go of
+ * then, as they are no longer what it is: from here on the record is its
+ * profile, counted by what that holds (profd_record_bytes), and encoded
+ * anew when it is sent. */
 void profd_record_touch(struct profd_record *r);
 /* The record as pprof (gzip'd or not) in *data: its original bytes
  * themselves when they are that, the model is unchanged and reencode is

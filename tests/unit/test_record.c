@@ -4,6 +4,7 @@
 
 #include "../../core/arena.h"
 #include "../../core/gzip.h"
+#include "../../core/pprof.h"
 #include "../../core/profile.h"
 #include "../../core/record.h"
 
@@ -53,10 +54,14 @@ TEST(original_bytes_unless_changed)
     CHECK(!profd_is_gzip(out, len));   /* raw wanted: the original, decompressed */
     free(out);
     r->profile->period += 1;
+    size_t received_len = r->payload_len;
+    uint8_t *received = malloc(received_len);
+    memcpy(received, r->payload, received_len);
     profd_record_touch(r);
     CHECK_INT(profd_record_pprof(r, true, false, &out, &len, err, sizeof(err)), 0);
-    CHECK(len != r->payload_len || memcmp(out, r->payload, len));   /* re-encoded */
+    CHECK(len != received_len || memcmp(out, received, len));   /* re-encoded */
     free(out);
+    free(received);
     profd_batch_unref(b);
 }
 
@@ -148,6 +153,38 @@ TEST(a_hold_outlives_the_records_of_its_ack)
         CHECK_INT(last_ok, ok);
     }
     profd_ack_let_go(NULL, false);
+}
+
+TEST(a_changed_record_lets_go_of_its_bytes_and_counts_its_profile)
+{
+    /* Counted by its gzipped bytes, a decoded and changed profile would
+     * hold many times what a queue's memory_size allows. */
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = corpus_record(b, "heap.pb.gz");
+    size_t received = r->payload_len;
+    char err[256];
+    struct profd_profile *p = profd_record_profile(r, err, sizeof(err));
+    CHECK(p != NULL);
+    p->period += 1;
+    profd_record_touch(r);
+    CHECK(r->payload == NULL && r->payload_len == 0);
+    size_t held = profd_arena_used(p->arena);
+    CHECK(held > received);   /* the model is larger than its gzipped bytes */
+    CHECK_INT(profd_batch_bytes(b), held);
+    struct profd_batch *copy = profd_batch_copy(b);   /* a copy is the profile too */
+    CHECK(copy->records[0]->payload_len == 0 && copy->records[0]->profile_dirty);
+    uint8_t *out;
+    size_t len;
+    CHECK_INT(profd_record_pprof(copy->records[0], true, false, &out, &len, err, sizeof(err)), 0);
+    struct profd_profile *again = profd_pprof_decode(out, len, PROFD_PPROF_MAX_DECODED, err,
+                                                     sizeof(err));
+    CHECK(again && again->period == p->period);
+    profd_profile_free(again);
+    free(out);
+    profd_record_touch(r);   /* again: nothing left to let go of */
+    CHECK_INT(profd_batch_bytes(b), held);
+    profd_batch_unref(copy);
+    profd_batch_unref(b);
 }
 
 TEST(a_batch_counts_received_bytes_or_what_a_built_profile_holds)

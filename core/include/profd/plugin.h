@@ -219,7 +219,9 @@ struct profd_host {
     /* Decodes the payload on first call; NULL with errbuf filled when the
      * payload is malformed. The profile stays owned by the record. */
     struct profd_profile *(*record_profile)(struct profd_record *r, char *errbuf, size_t errlen);
-    /* Marks the decoded profile changed, so encoders re-encode it. */
+    /* Marks the decoded profile changed, so encoders re-encode it. The
+     * bytes the record came in as are freed (with any view of them): a
+     * queue counts it by what its profile holds from then on. */
     void (*record_touch)(struct profd_record *r);
     /* Serializes the record as pprof (gzip when gzip is true) into a malloc'd
      * buffer. The original bytes are reused whenever the profile is unchanged. */

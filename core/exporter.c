@@ -20,7 +20,7 @@ static const char *const full_policies[] = {"block", "drop", NULL};
 
 static const struct profd_option queue_options[] = {
     {"queue_size", PROFD_OPT_SIZE, offsetof(struct profd_exporter_settings, sending_queue.queue_size),
-     "64MiB", "payload bytes the queue holds before the full policy applies"},
+     "64MiB", "bytes the queue's records hold (as received, and their profiles decoded or built in memory) before the full policy applies"},
     {"full_policy", PROFD_OPT_ENUM, offsetof(struct profd_exporter_settings, sending_queue.full_policy),
      "block", "block: the pipeline waits; drop: the batch is dropped and counted",
      .choices = full_policies},
@@ -466,7 +466,7 @@ static size_t queue_again(struct profd_queue *q, struct stored_file f)
     bool loaded = queue_store_load(q->store, &f, 1, b, files) == 1;
     if (loaded) {
         pthread_mutex_lock(&q->mu);
-        profd_queue_enqueue(q, b, profd_batch_bytes(b), files);
+        profd_queue_enqueue(q, b, profd_batch_held_bytes(b), files);
         pthread_mutex_unlock(&q->mu);
     } else {
         free(files);

@@ -162,9 +162,11 @@ static const struct {
 static const struct {
     const char *name, *help;
 } exporter_gauges[PROFD_G_COUNT_] = {
-    [PROFD_G_QUEUE_BYTES] = {"queue_bytes", "Payload bytes waiting in an exporter queue."},
+    [PROFD_G_QUEUE_BYTES] = {"queue_bytes", "Bytes the records waiting in an exporter queue "
+                             "hold: as received, and their profiles decoded or built in "
+                             "memory (in their files alone, as received)."},
     [PROFD_G_QUEUE_RECORDS] = {"queue_records", "Records waiting in an exporter queue."},
-    [PROFD_G_QUEUE_MEMORY_BYTES] = {"queue_memory_bytes", "Of an exporter queue's payload bytes, "
+    [PROFD_G_QUEUE_MEMORY_BYTES] = {"queue_memory_bytes", "Of an exporter queue's bytes, "
                                     "those held in memory (sending_queue.memory_size)."},
     [PROFD_G_STORED_BYTES] = {"queue_stored_bytes", "Bytes of the files an exporter queue "
                               "keeps its records in (sending_queue.storage)."},

@@ -91,7 +91,7 @@ static size_t shares_of(const struct profd_push *pushes, size_t n, struct share 
             sh[k] = (struct share){.q = q};
             m++;
         }
-        bytes[i] = profd_batch_bytes(pushes[i].batch);
+        bytes[i] = profd_batch_held_bytes(pushes[i].batch);
         sh[k].bytes += bytes[i];
     }
     return m;
@@ -114,7 +114,7 @@ void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nre
                         size_t bytes, struct stored_file *files)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
-    profd_metrics_count_in(q->c->metrics, nrecords, bytes);
+    profd_metrics_count_in(q->c->metrics, nrecords, b ? profd_batch_bytes(b) : bytes);
     if (b) {
         profd_batch_ref(b);
         q->memory_bytes += bytes;
@@ -136,7 +136,10 @@ void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t by
     bool in_files = files && !profd_queue_memory_room(q, bytes);
     for (size_t i = 0; in_files && i < b->nrecords; i++)
         in_files = files[i].id != 0;
-    profd_queue_append(q, in_files ? NULL : b, b->nrecords, bytes, files);
+    if (in_files)   /* what its files hold */
+        profd_queue_append(q, NULL, b->nrecords, profd_batch_bytes(b), files);
+    else
+        profd_queue_append(q, b, b->nrecords, bytes, files);
 }
 
 /* Wakes a sender for what was just queued (q->mu held): a busy one finds
@@ -223,7 +226,8 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
     for (size_t i = 0; i < n; i++)
         if (!share_of(sh, m, pushes[i].queue)->fits) {   /* taken in, then dropped */
             struct profd_metrics *counters = pushes[i].queue->c->metrics;
-            profd_metrics_count_in(counters, pushes[i].batch->nrecords, bytes[i]);
+            profd_metrics_count_in(counters, pushes[i].batch->nrecords,
+                                   profd_batch_bytes(pushes[i].batch));
             profd_batch_ref(pushes[i].batch);
             profd_queue_conclude_unsent(pushes[i].queue, pushes[i].batch, files[i],
                                         PROFD_C_DROPPED_RECORDS, "queue full");

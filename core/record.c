@@ -240,6 +240,18 @@ size_t profd_batch_bytes(const struct profd_batch *b)
     return n;
 }
 
+size_t profd_batch_held_bytes(const struct profd_batch *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->nrecords; i++) {
+        struct profd_record *r = b->records[i];
+        pthread_mutex_lock(&r->decode_lock);
+        n += r->payload_len + (r->profile ? profd_arena_used(r->profile->arena) : 0);
+        pthread_mutex_unlock(&r->decode_lock);
+    }
+    return n;
+}
+
 void profd_record_set_label(struct profd_record *r, const char *name, const char *value)
 {
     profd_labels_set(&r->labels, name, value);

@@ -2,6 +2,7 @@
 """Files in, files out, through the real binary and its modules."""
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -33,6 +34,32 @@ exporters:
 service:
   pipelines:
     profiles: {receivers: [pyroscope], exporters: [pprof_file]}
+"""
+
+# Two queues towards a backend that refuses every connection: one of the
+# profiles as pushed, one of the profiles decoded (their samples relabeled).
+HELD = """
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+processors:
+  relabel/samples:
+    sample_labels: true
+    rules: [{regex: no_such_label, action: labeldrop}]
+exporters:
+  otlp/as_pushed: &down
+    endpoint: "127.0.0.1:%d"
+    sending_queue: {flush_timeout: 0s, num_consumers: 1}
+    retry_on_failure: {initial_interval: 60s, max_interval: 60s}
+    shutdown_timeout: 100ms   # what waits is given up at the stop
+  otlp/decoded: *down
+service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
+  pipelines:
+    profiles/as_pushed: {receivers: [pyroscope], exporters: [otlp/as_pushed]}
+    profiles/decoded:
+      receivers: [pyroscope]
+      processors: [relabel/samples]
+      exporters: [otlp/decoded]
 """
 
 # Exits 0 when linkat(fd, "", AT_EMPTY_PATH) links an O_TMPFILE in argv[1].
@@ -241,3 +268,31 @@ class PipelineTest(ProfdTestCase):
             p.wait_log(r"pprof_file: wrote ", count=i + 1)
         wait_until(lambda: len(self.outputs()) == 2, "retention to keep two files")
         self.assertEqual(p.stop(), 0)
+
+    def test_a_queue_counts_what_its_records_hold(self):
+        """A decoded profile is many times its gzipped bytes: a queue that
+        counted it by those would hold many times its queue_size."""
+        refusing = socket.socket()   # bound, never listening: connections are refused
+        refusing.bind(("127.0.0.1", 0))
+        try:
+            p = self.start(HELD % refusing.getsockname()[1])
+            ingest = p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
+            body = open(os.path.join(GO_CORPUS, "bigheap.pb.gz"), "rb").read()
+            for i in range(3):
+                status, answer = http_post(
+                    "http://%s/ingest?name=app.heap%%7Bi%%3D%d%%7D&format=pprof" % (ingest, i),
+                    body)
+                self.assertEqual(status, 200, answer)
+
+            def waiting(exporter):   # the first is the sender's, retried
+                return metric_value(p.metrics(), "profd_exporter_queue_records", id=exporter)
+            for exporter in ("otlp/as_pushed", "otlp/decoded"):
+                wait_until(lambda: waiting(exporter) == 2, "two records waiting in " + exporter)
+            m = p.metrics()
+            self.assertEqual(metric_value(m, "profd_exporter_queue_bytes", id="otlp/as_pushed"),
+                             2 * len(body))
+            decoded = metric_value(m, "profd_exporter_queue_bytes", id="otlp/decoded")
+            self.assertGreater(decoded, 2 * 10 * len(body))   # 1.86 MB of pprof, as a model
+            self.assertEqual(p.stop(), 0)
+        finally:
+            refusing.close()

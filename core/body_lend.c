@@ -27,7 +27,8 @@ static __thread struct lending lent;
 void profd_body_lend_begin(const uint8_t *body, size_t len, const struct profd_body_lender *lender)
 {
     size_t cap = lender && lender->cap ? *lender->cap : 0;
-    lent = (struct lending){.body = body, .len = len, .held = cap > len ? cap : len, .lender = lender};
+    lent = (struct lending){
+        .body = body, .len = len, .held = cap > len ? cap : len, .lender = lender};
 }
 
 void profd_body_lend_end(void)

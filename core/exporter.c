@@ -20,7 +20,8 @@ static const char *const full_policies[] = {"block", "drop", NULL};
 
 static const struct profd_option queue_options[] = {
     {"queue_size", PROFD_OPT_SIZE, offsetof(struct profd_exporter_settings, sending_queue.queue_size),
-     "64MiB", "bytes the queue's records hold (as received, and their profiles decoded or built in memory) before the full policy applies"},
+     "64MiB", "bytes the queue's records hold (as received, and their profiles decoded or "
+              "built in memory) before the full policy applies"},
     {"full_policy", PROFD_OPT_ENUM, offsetof(struct profd_exporter_settings, sending_queue.full_policy),
      "block", "block: the pipeline waits; drop: the batch is dropped and counted",
      .choices = full_policies},

@@ -155,16 +155,28 @@ TEST(a_hold_outlives_the_records_of_its_ack)
     profd_ack_let_go(NULL, false);
 }
 
+/* The corpus' Go profile name added to b as received, then decoded; its
+ * record in *r. */
+static struct profd_profile *decoded_corpus_record(struct profd_batch *b, const char *name,
+                                                   struct profd_record **r)
+{
+    char err[256];
+    *r = corpus_record(b, name);
+    struct profd_profile *p = profd_record_profile(*r, err, sizeof(err));
+    if (!p)
+        abort();
+    return p;
+}
+
 TEST(a_changed_record_lets_go_of_its_bytes_and_counts_its_profile)
 {
     /* Counted by its gzipped bytes, a decoded and changed profile would
      * hold many times what a queue's memory_size allows. */
     struct profd_batch *b = profd_batch_new();
-    struct profd_record *r = corpus_record(b, "heap.pb.gz");
+    struct profd_record *r;
+    struct profd_profile *p = decoded_corpus_record(b, "heap.pb.gz", &r);
     size_t received = r->payload_len;
     char err[256];
-    struct profd_profile *p = profd_record_profile(r, err, sizeof(err));
-    CHECK(p != NULL);
     p->period += 1;
     profd_record_touch(r);
     CHECK(r->payload == NULL && r->payload_len == 0);
@@ -187,20 +199,22 @@ TEST(a_changed_record_lets_go_of_its_bytes_and_counts_its_profile)
     profd_batch_unref(b);
 }
 
-TEST(a_batch_counts_received_bytes_or_what_a_built_profile_holds)
+TEST(a_batch_counts_received_bytes_or_what_a_built_profile_holds_and_what_all_hold)
 {
     struct profd_batch *b = profd_batch_new();
-    struct profd_record *r = corpus_record(b, "cpu.pb.gz");
+    struct profd_record *r;
+    struct profd_profile *decoded = decoded_corpus_record(b, "cpu.pb.gz", &r);
     size_t received = r->payload_len;
-    char err[256];
-    CHECK(profd_record_profile(r, err, sizeof(err)) != NULL);   /* decoded: still its bytes */
-    CHECK_INT(profd_batch_bytes(b), received);
+    CHECK_INT(profd_batch_bytes(b), received);   /* decoded: still its bytes as received */
+    size_t model = profd_arena_used(decoded->arena);
+    CHECK_INT(profd_batch_held_bytes(b), received + model);   /* what it holds: both */
     struct profd_profile *p = profd_profile_new(64 * 1024);
     profd_profile_intern(p, "a function's name", 17);
     profd_record_add_profile(b, p);   /* built in memory: no bytes received */
     size_t held = profd_arena_used(p->arena);
     CHECK(held > 0 && held < 64 * 1024);   /* what it took, not its 64 KiB block */
     CHECK_INT(profd_batch_bytes(b), received + held);
+    CHECK_INT(profd_batch_held_bytes(b), received + model + held);
     profd_batch_unref(b);
 }
 

@@ -459,7 +459,7 @@ static size_t queue_again(struct profd_queue *q, struct stored_file f)
     pthread_mutex_lock(&q->mu);
     bool room = profd_queue_memory_room(q, f.bytes);
     if (!room)
-        profd_queue_append(q, NULL, 1, f.bytes, files);
+        profd_queue_append(q, NULL, 1, (struct profd_batch_sizes){f.bytes, f.bytes}, files);
     pthread_mutex_unlock(&q->mu);
     if (!room)
         return 0;
@@ -467,7 +467,7 @@ static size_t queue_again(struct profd_queue *q, struct stored_file f)
     bool loaded = queue_store_load(q->store, &f, 1, b, files) == 1;
     if (loaded) {
         pthread_mutex_lock(&q->mu);
-        profd_queue_enqueue(q, b, profd_batch_held_bytes(b), files);
+        profd_queue_enqueue(q, b, profd_batch_sizes(b), files);
         pthread_mutex_unlock(&q->mu);
     } else {
         free(files);

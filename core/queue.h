@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "queue_store.h"
+#include "record.h"
 
 struct item {
     struct profd_batch *batch;    /* NULL: in its files alone (sending_queue.memory_size) */
@@ -49,21 +50,20 @@ struct profd_queue {
     struct queue_store *store;    /* sending_queue.storage's, else NULL */
 };
 
-/* Appends b, holding bytes in memory (profd_batch_held_bytes), to q (q->mu
- * held), taking a reference, with its records' files (taken; NULL: none),
- * and counts it in. With sending_queue.memory_size, an item that every
- * file holds and that memory has no room for takes no reference: it is
- * read back from its files when its turn comes, and counts as the bytes
- * they hold (profd_batch_bytes). */
-void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
-                         struct stored_file *files);
-/* Appends an item of nrecords records and bytes to q (q->mu held), with
- * their files (taken; NULL: none), and counts it in: b, of which it takes
- * a reference, or NULL for records in their files alone. The component's
- * counters take in b's bytes as received (profd_batch_bytes), or bytes
- * without b. */
+/* Appends b, of sizes (profd_batch_sizes), to q (q->mu held), taking a
+ * reference, with its records' files (taken; NULL: none), and counts it
+ * in. With sending_queue.memory_size, an item that every file holds and
+ * that memory has no room for takes no reference: it is read back from
+ * its files when its turn comes, and weighs what they hold (its counted
+ * size) meanwhile. */
+void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b,
+                         struct profd_batch_sizes sizes, struct stored_file *files);
+/* Appends an item of nrecords records to q (q->mu held), with their files
+ * (taken; NULL: none): b, of which it takes a reference, or NULL for
+ * records in their files alone. The item weighs sizes.held in the queue;
+ * the component's counters take in sizes.counted. */
 void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nrecords,
-                        size_t bytes, struct stored_file *files);
+                        struct profd_batch_sizes sizes, struct stored_file *files);
 /* Whether q's memory has room for bytes more of records (always, without
  * sending_queue.memory_size); q->mu held. */
 bool profd_queue_memory_room(struct profd_queue *q, size_t bytes);

@@ -75,10 +75,10 @@ struct share {
 };
 
 /* Fills sh with the distinct queues of the n pushes in address order (the
- * order they are locked in) and their bytes, and bytes[i] with push i's;
+ * order they are locked in) and their bytes, and sizes[i] with push i's;
  * returns how many queues. */
 static size_t shares_of(const struct profd_push *pushes, size_t n, struct share *sh,
-                        size_t *bytes)
+                        struct profd_batch_sizes *sizes)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -91,8 +91,8 @@ static size_t shares_of(const struct profd_push *pushes, size_t n, struct share 
             sh[k] = (struct share){.q = q};
             m++;
         }
-        bytes[i] = profd_batch_held_bytes(pushes[i].batch);
-        sh[k].bytes += bytes[i];
+        sizes[i] = profd_batch_sizes(pushes[i].batch);
+        sh[k].bytes += sizes[i].held;
     }
     return m;
 }
@@ -111,35 +111,34 @@ bool profd_queue_memory_room(struct profd_queue *q, size_t bytes)
 }
 
 void profd_queue_append(struct profd_queue *q, struct profd_batch *b, size_t nrecords,
-                        size_t bytes, struct stored_file *files)
+                        struct profd_batch_sizes sizes, struct stored_file *files)
 {
     struct item *it = profd_xmalloc(sizeof(*it));
-    profd_metrics_count_in(q->c->metrics, nrecords, b ? profd_batch_bytes(b) : bytes);
+    profd_metrics_count_in(q->c->metrics, nrecords, sizes.counted);
     if (b) {
         profd_batch_ref(b);
-        q->memory_bytes += bytes;
+        q->memory_bytes += sizes.held;
     }
-    *it = (struct item){b, files, nrecords, bytes,
+    *it = (struct item){b, files, nrecords, sizes.held,
                         monotonic_after(q->s.sending_queue.flush_timeout), ++q->pushed, NULL};
     if (q->tail)
         q->tail->next = it;
     else
         q->head = it;
     q->tail = it;
-    q->bytes += bytes;
+    q->bytes += sizes.held;
     q->records += nrecords;
 }
 
-void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b, size_t bytes,
-                         struct stored_file *files)
+void profd_queue_enqueue(struct profd_queue *q, struct profd_batch *b,
+                         struct profd_batch_sizes sizes, struct stored_file *files)
 {
-    bool in_files = files && !profd_queue_memory_room(q, bytes);
+    bool in_files = files && !profd_queue_memory_room(q, sizes.held);
     for (size_t i = 0; in_files && i < b->nrecords; i++)
         in_files = files[i].id != 0;
     if (in_files)   /* what its files hold */
-        profd_queue_append(q, NULL, b->nrecords, profd_batch_bytes(b), files);
-    else
-        profd_queue_append(q, b, b->nrecords, bytes, files);
+        sizes.held = sizes.counted;
+    profd_queue_append(q, in_files ? NULL : b, b->nrecords, sizes, files);
 }
 
 /* Wakes a sender for what was just queued (q->mu held): a busy one finds
@@ -195,7 +194,8 @@ enum look { TAKEN, BLOCKED, DRAINING };
  * alone is still held. DRAINING: *s is a queue whose drain began. Nothing
  * was queued unless TAKEN. */
 static enum look look_at_all(struct share *sh, size_t m, const struct profd_push *pushes,
-                             const size_t *bytes, struct stored_file **files, size_t n,
+                             const struct profd_batch_sizes *sizes, struct stored_file **files,
+                             size_t n,
                              struct share **s)
 {
     lock_shares(sh, m, true, NULL);
@@ -217,7 +217,7 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
     }
     for (size_t i = 0; i < n; i++)
         if (share_of(sh, m, pushes[i].queue)->fits) {
-            profd_queue_enqueue(pushes[i].queue, pushes[i].batch, bytes[i], files[i]);
+            profd_queue_enqueue(pushes[i].queue, pushes[i].batch, sizes[i], files[i]);
             files[i] = NULL;   /* the item's */
         }
     for (size_t k = 0; k < m; k++)
@@ -226,8 +226,7 @@ static enum look look_at_all(struct share *sh, size_t m, const struct profd_push
     for (size_t i = 0; i < n; i++)
         if (!share_of(sh, m, pushes[i].queue)->fits) {   /* taken in, then dropped */
             struct profd_metrics *counters = pushes[i].queue->c->metrics;
-            profd_metrics_count_in(counters, pushes[i].batch->nrecords,
-                                   profd_batch_bytes(pushes[i].batch));
+            profd_metrics_count_in(counters, pushes[i].batch->nrecords, sizes[i].counted);
             profd_batch_ref(pushes[i].batch);
             profd_queue_conclude_unsent(pushes[i].queue, pushes[i].batch, files[i],
                                         PROFD_C_DROPPED_RECORDS, "queue full");
@@ -280,17 +279,17 @@ static void unstore_all(const struct profd_push *pushes, size_t n, struct stored
 int profd_queue_push_all(const struct profd_push *pushes, size_t n)
 {
     struct share few[4];
-    size_t few_bytes[4];
+    struct profd_batch_sizes few_sizes[4];
     struct stored_file *few_files[4];
     struct share *sh = n <= 4 ? few : profd_xcalloc(n, sizeof(*sh));
-    size_t *bytes = n <= 4 ? few_bytes : profd_xcalloc(n, sizeof(*bytes));
+    struct profd_batch_sizes *sizes = n <= 4 ? few_sizes : profd_xcalloc(n, sizeof(*sizes));
     struct stored_file **files = n <= 4 ? few_files : profd_xcalloc(n, sizeof(*files));
-    size_t m = shares_of(pushes, n, sh, bytes);
+    size_t m = shares_of(pushes, n, sh, sizes);
     struct share *s;
     enum look look;
     char why[64] = "";
     store_all(pushes, n, files);
-    while ((look = look_at_all(sh, m, pushes, bytes, files, n, &s)) == BLOCKED &&
+    while ((look = look_at_all(sh, m, pushes, sizes, files, n, &s)) == BLOCKED &&
            wait_blocked(s, why, sizeof(why)))
         ;
     if (look != TAKEN)
@@ -298,7 +297,7 @@ int profd_queue_push_all(const struct profd_push *pushes, size_t n)
     unstore_all(pushes, n, files);
     if (sh != few) {
         free(sh);
-        free(bytes);
+        free(sizes);
         free(files);
     }
     return look == TAKEN ? PROFD_OK : PROFD_ERETRY;

@@ -240,16 +240,20 @@ size_t profd_batch_bytes(const struct profd_batch *b)
     return n;
 }
 
-size_t profd_batch_held_bytes(const struct profd_batch *b)
+struct profd_batch_sizes profd_batch_sizes(const struct profd_batch *b)
 {
-    size_t n = 0;
+    struct profd_batch_sizes s = {0, 0};
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
+        /* locked: a batch a processor emits to two exporters may be
+         * decoding in the first one's sender while the second counts it */
         pthread_mutex_lock(&r->decode_lock);
-        n += r->payload_len + (r->profile ? profd_arena_used(r->profile->arena) : 0);
+        size_t model = r->profile ? profd_arena_used(r->profile->arena) : 0;
         pthread_mutex_unlock(&r->decode_lock);
+        s.counted += r->payload_len ? r->payload_len : model;   /* as profd_record_bytes */
+        s.held += r->payload_len + model;
     }
-    return n;
+    return s;
 }
 
 void profd_record_set_label(struct profd_record *r, const char *name, const char *value)

@@ -46,9 +46,14 @@ void profd_batch_remove(struct profd_batch *b, size_t i);
 size_t profd_batch_bytes(const struct profd_batch *b);
 /* The bytes of one record, as profd_batch_bytes counts them. */
 size_t profd_record_bytes(const struct profd_record *r);
-/* What b's records hold in memory: their bytes as received and their
+/* A batch's size twice over: what it is counted as (profd_batch_bytes),
+ * and what its records hold in memory, their bytes as received and their
  * profiles, decoded or built (profd_arena_used), both. */
-size_t profd_batch_held_bytes(const struct profd_batch *b);
+struct profd_batch_sizes {
+    size_t counted, held;
+};
+/* b's sizes, in one pass over its records. */
+struct profd_batch_sizes profd_batch_sizes(const struct profd_batch *b);
 
 /* Adds a record owning payload (malloc'd, len bytes, encoding enc). */
 struct profd_record *profd_record_add(struct profd_batch *b, void *payload, size_t len,

@@ -207,14 +207,18 @@ TEST(a_batch_counts_received_bytes_or_what_a_built_profile_holds_and_what_all_ho
     size_t received = r->payload_len;
     CHECK_INT(profd_batch_bytes(b), received);   /* decoded: still its bytes as received */
     size_t model = profd_arena_used(decoded->arena);
-    CHECK_INT(profd_batch_held_bytes(b), received + model);   /* what it holds: both */
+    struct profd_batch_sizes sizes = profd_batch_sizes(b);
+    CHECK_INT(sizes.counted, received);
+    CHECK_INT(sizes.held, received + model);   /* what it holds: both */
     struct profd_profile *p = profd_profile_new(64 * 1024);
     profd_profile_intern(p, "a function's name", 17);
     profd_record_add_profile(b, p);   /* built in memory: no bytes received */
     size_t held = profd_arena_used(p->arena);
     CHECK(held > 0 && held < 64 * 1024);   /* what it took, not its 64 KiB block */
     CHECK_INT(profd_batch_bytes(b), received + held);
-    CHECK_INT(profd_batch_held_bytes(b), received + model + held);
+    sizes = profd_batch_sizes(b);
+    CHECK_INT(sizes.counted, profd_batch_bytes(b));
+    CHECK_INT(sizes.held, received + model + held);
     profd_batch_unref(b);
 }
 

@@ -451,6 +451,8 @@ static int start(void *st)
                      strerror(errno));
         return PROFD_ERR;
     }
+    s->host->log(s->self, PROFD_LOG_INFO, "writing %s/%s", s->cfg->directory,
+                 s->cfg->path_template);
     maybe_enforce_retention(s);
     return PROFD_OK;
 }

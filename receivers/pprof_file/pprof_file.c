@@ -482,6 +482,18 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
     event_active(s->scan_ev, EV_TIMEOUT, 0);
 }
 
+/* Says that dir, which a pattern names, is missing: its files are read
+ * once it is made, found by the next poll, or never without polling. */
+static void say_missing(const struct state *s, const char *dir)
+{
+    if (s->cfg->poll_interval > 0)
+        s->host->log(s->self, PROFD_LOG_INFO, "%s does not exist yet: its files are read once "
+                     "it does", dir);
+    else
+        s->host->log(s->self, PROFD_LOG_WARN, "%s does not exist, and with poll_interval 0 "
+                     "nothing will be read from it", dir);
+}
+
 static void watch_directories(struct state *s)
 {
     const struct config *cfg = s->cfg;
@@ -489,14 +501,22 @@ static void watch_directories(struct state *s)
     if (s->inotify_fd < 0)
         return;
     int watches = 0;
+    char *missing = NULL;   /* the last directory said missing: patterns of one come together */
     for (size_t i = 0; i < cfg->include.n; i++) {
         char *copy = strdup(cfg->include.items[i]);
         const char *dir = copy ? dirname(copy) : NULL;
-        if (dir && !strpbrk(dir, "*?[") &&
-            inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0)
-            watches++;
+        if (dir && !strpbrk(dir, "*?[")) {
+            if (inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0) {
+                watches++;
+            } else if (errno == ENOENT && (!missing || strcmp(missing, dir) != 0)) {
+                say_missing(s, dir);
+                free(missing);
+                missing = strdup(dir);
+            }
+        }
         free(copy);
     }
+    free(missing);
     if (!watches) {
         close(s->inotify_fd);
         s->inotify_fd = -1;
@@ -507,6 +527,17 @@ static void watch_directories(struct state *s)
     event_add(s->inotify_ev, NULL);
 }
 
+/* Says at start-up which files the receiver reads. */
+static void log_patterns(const struct state *s)
+{
+    const struct profd_str_list *inc = &s->cfg->include;
+    char line[1024];
+    size_t at = 0;
+    for (size_t i = 0; i < inc->n && at < sizeof(line); i++)
+        at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%s", i ? ", " : "", inc->items[i]);
+    s->host->log(s->self, PROFD_LOG_INFO, "reading %s", inc->n ? line : "nothing (no include)");
+}
+
 static int start(void *st)
 {
     struct state *s = st;
@@ -514,6 +545,7 @@ static int start(void *st)
     s->scan = (struct aside_scan){s->host, s->self, scan, scan_ended, s};
     s->scan_ev = event_new(base, -1, 0, on_scan, s);
     if (!s->cfg->oneshot) {
+        log_patterns(s);
         watch_directories(s);
         if (s->cfg->poll_interval > 0) {
             struct timeval tv = {s->cfg->poll_interval / 1000000000,

@@ -92,7 +92,26 @@ class LifecycleTest(ProfdTestCase):
             if "cannot listen on 127.0.0.1:8888" in p.log_text():
                 self.skipTest("port 8888 is taken on this machine")
             raise
+        p.wait_log(r"info  pprof_file: reading \./spool/\*\.pb\.gz, \./spool/\*\.pb$")
+        p.wait_log(r"info  pprof_file: writing "
+                   r"\./profiles/\{__name__\}/\{service_name\}/\{time\}\.pb\.gz$")
         self.assertEqual(p.stop(), 0)
+
+    def test_a_spool_made_after_start_is_said_missing_and_then_read(self):
+        p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz, ./later/*.pb], "
+                                      "poll_interval: 0s") % "./out")
+        p.wait_log(r"warn  pprof_file: \./later does not exist, and with poll_interval 0 "
+                   r"nothing will be read from it")
+        self.assertEqual(p.stop(), 0)
+        p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz, ./later/*.pb], "
+                                      "poll_interval: 50ms") % "./out")
+        p.wait_log(r"info  pprof_file: \./later does not exist yet: its files are read once it "
+                   r"does")
+        self.spool("x.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"), spool_dir="later")
+        p.wait_log(r"wrote \./out/")
+        self.assertEqual(p.stop(), 0)
+        said = [l for l in p.log_text().splitlines() if "does not exist" in l]
+        self.assertEqual(len(said), 1, said)   # once for the directory of both patterns
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

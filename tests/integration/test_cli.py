@@ -81,6 +81,18 @@ class CliTest(ProfdTestCase):
         self.assertEqual(ok.returncode, 0, ok.stderr)
         self.assertIn("configuration is valid", ok.stdout)
 
+    def test_every_whole_config_of_the_readme_validates(self):
+        with open(os.path.join(ROOT, "README.md")) as f:
+            blocks = re.findall(r"```yaml\n(.*?)```", f.read(), re.S)
+        whole = [b for b in blocks if re.search(r"^service:", b, re.M)]
+        self.assertGreaterEqual(len(whole), 4)   # the first example and the usual jobs
+        for i, block in enumerate(whole):
+            path = self.path("readme-%d.yaml" % i)
+            with open(path, "w") as f:
+                f.write(block)
+            r = run(["validate", "--config", path])
+            self.assertEqual(r.returncode, 0, block + r.stderr)
+
     def test_components_json_documents_every_module(self):
         r = run(["components", "--json"])
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -195,8 +195,7 @@ enum look { TAKEN, BLOCKED, DRAINING };
  * was queued unless TAKEN. */
 static enum look look_at_all(struct share *sh, size_t m, const struct profd_push *pushes,
                              const struct profd_batch_sizes *sizes, struct stored_file **files,
-                             size_t n,
-                             struct share **s)
+                             size_t n, struct share **s)
 {
     lock_shares(sh, m, true, NULL);
     *s = NULL;

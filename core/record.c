@@ -225,11 +225,22 @@ void profd_batch_remove(struct profd_batch *b, size_t i)
     b->nrecords--;
 }
 
+/* The bytes of r's profile in memory, decoded or built (0: none). */
+static size_t model_bytes(const struct profd_record *r)
+{
+    return r->profile ? profd_arena_used(r->profile->arena) : 0;
+}
+
+/* What r counts as, its profile holding model bytes: its bytes as
+ * received, or its profile's when it has none (built, or changed). */
+static size_t counted_bytes(const struct profd_record *r, size_t model)
+{
+    return r->payload_len ? r->payload_len : model;
+}
+
 size_t profd_record_bytes(const struct profd_record *r)
 {
-    if (r->payload_len || !r->profile)
-        return r->payload_len;
-    return profd_arena_used(r->profile->arena);
+    return counted_bytes(r, model_bytes(r));
 }
 
 size_t profd_batch_bytes(const struct profd_batch *b)
@@ -248,9 +259,9 @@ struct profd_batch_sizes profd_batch_sizes(const struct profd_batch *b)
         /* locked: a batch a processor emits to two exporters may be
          * decoding in the first one's sender while the second counts it */
         pthread_mutex_lock(&r->decode_lock);
-        size_t model = r->profile ? profd_arena_used(r->profile->arena) : 0;
+        size_t model = model_bytes(r);
         pthread_mutex_unlock(&r->decode_lock);
-        s.counted += r->payload_len ? r->payload_len : model;   /* as profd_record_bytes */
+        s.counted += counted_bytes(r, model);
         s.held += r->payload_len + model;
     }
     return s;

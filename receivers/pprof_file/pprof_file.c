@@ -527,15 +527,16 @@ static void watch_directories(struct state *s)
     event_add(s->inotify_ev, NULL);
 }
 
-/* Says at start-up which files the receiver reads. */
+/* Says at start-up which files the receiver reads (validate made sure
+ * there is a pattern at least). */
 static void log_patterns(const struct state *s)
 {
     const struct profd_str_list *inc = &s->cfg->include;
-    char line[1024];
+    char line[1024] = "";
     size_t at = 0;
     for (size_t i = 0; i < inc->n && at < sizeof(line); i++)
         at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%s", i ? ", " : "", inc->items[i]);
-    s->host->log(s->self, PROFD_LOG_INFO, "reading %s", inc->n ? line : "nothing (no include)");
+    s->host->log(s->self, PROFD_LOG_INFO, "reading %s", line);
 }
 
 static int start(void *st)

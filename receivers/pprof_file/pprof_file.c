@@ -494,31 +494,49 @@ static void say_missing(const struct state *s, const char *dir)
                      "nothing will be read from it", dir);
 }
 
+/* Watches the directory dir, or says why it cannot be: missing (said once
+ * for patterns of one directory in a row, *missing being the last said).
+ * Returns whether a watch was added. */
+static bool watch_directory(const struct state *s, const char *dir, char **missing)
+{
+    if (s->inotify_fd >= 0 &&
+        inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0)
+        return true;
+    struct stat st;
+    if (s->inotify_fd < 0 && stat(dir, &st) == 0)
+        return false;
+    if (errno == ENOENT && (!*missing || strcmp(*missing, dir) != 0)) {
+        say_missing(s, dir);
+        free(*missing);
+        *missing = strdup(dir);
+    }
+    return false;
+}
+
+/* Watches the directories the patterns name (those without a wildcard)
+ * with inotify, and says which of them are missing, with inotify or
+ * without it (when it cannot be had, files are found by polling alone). */
 static void watch_directories(struct state *s)
 {
     const struct config *cfg = s->cfg;
     s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (s->inotify_fd < 0)
-        return;
+        s->host->log(s->self, cfg->poll_interval > 0 ? PROFD_LOG_INFO : PROFD_LOG_WARN,
+                     "inotify: %s: new files are found by polling alone%s", strerror(errno),
+                     cfg->poll_interval > 0 ? "" : ", and with poll_interval 0 not at all");
     int watches = 0;
-    char *missing = NULL;   /* the last directory said missing: patterns of one come together */
+    char *missing = NULL;
     for (size_t i = 0; i < cfg->include.n; i++) {
         char *copy = strdup(cfg->include.items[i]);
         const char *dir = copy ? dirname(copy) : NULL;
-        if (dir && !strpbrk(dir, "*?[")) {
-            if (inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0) {
-                watches++;
-            } else if (errno == ENOENT && (!missing || strcmp(missing, dir) != 0)) {
-                say_missing(s, dir);
-                free(missing);
-                missing = strdup(dir);
-            }
-        }
+        if (dir && !strpbrk(dir, "*?[") && watch_directory(s, dir, &missing))
+            watches++;
         free(copy);
     }
     free(missing);
     if (!watches) {
-        close(s->inotify_fd);
+        if (s->inotify_fd >= 0)
+            close(s->inotify_fd);
         s->inotify_fd = -1;
         return;
     }

@@ -3,6 +3,7 @@
 import os
 import shutil
 import signal
+import subprocess
 import unittest
 import urllib.error
 import urllib.request
@@ -19,6 +20,11 @@ service:
   pipelines:
     profiles: {receivers: [pprof_file], exporters: [pprof_file]}
 """
+
+# A command prefix running profd in a user namespace of its own that may
+# make no inotify instance (inotify_init1 fails with EMFILE there).
+NO_INOTIFY = ["unshare", "--user", "--map-root-user", "sh", "-c",
+              'echo 0 > /proc/sys/user/max_inotify_instances && exec "$@"', "sh"]
 
 
 class LifecycleTest(ProfdTestCase):
@@ -112,6 +118,18 @@ class LifecycleTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
         said = [l for l in p.log_text().splitlines() if "does not exist" in l]
         self.assertEqual(len(said), 1, said)   # once for the directory of both patterns
+
+    @unittest.skipUnless(subprocess.run(NO_INOTIFY + ["true"]).returncode == 0,
+                         "no user namespace to run profd without inotify in")
+    def test_without_inotify_files_are_polled_for_and_missing_directories_said(self):
+        p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz], "
+                                      "poll_interval: 50ms") % "./out", wrapper=NO_INOTIFY)
+        p.wait_log(r"info  pprof_file: inotify: Too many open files: new files are found by "
+                   r"polling alone$")
+        p.wait_log(r"info  pprof_file: \./later does not exist yet")
+        self.spool("x.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"), spool_dir="later")
+        p.wait_log(r"wrote \./out/")
+        self.assertEqual(p.stop(), 0)
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

@@ -118,10 +118,26 @@ static void make_pieces_here(struct stream *s)
     free(w.buf);
 }
 
+/* Gives a large stream room for all of it at once, as if nothing
+ * compressed, marked for huge pages: room never written costs address
+ * space alone, where a buffer grown as members come would be copied into
+ * pages faulted in one by one before they could be marked (thousands of
+ * faults for a stream of tens of MiB). A small stream grows as it goes. */
+static void reserve_stream(struct stream *s)
+{
+    size_t room = s->stream_len + s->stream_len / 16 + s->npieces * 64 + 4096;
+    if (room < 2 * PROFD_HUGE_PAGE)
+        return;
+    s->gz = profd_xmalloc(room);
+    s->gz_cap = room;
+    profd_advise_huge(s->gz, room);
+}
+
 void profd_gzip_pieces(size_t npieces, profd_gzip_piece_fn *make, void *ctx, size_t stream_len,
                        uint8_t **out, size_t *len)
 {
     struct stream s = {.npieces = npieces, .make = make, .ctx = ctx, .stream_len = stream_len};
+    reserve_stream(&s);
     pthread_t threads[PROFD_GZIP_PIECES_THREADS];
     size_t nthreads = 0, want = extra_threads(stream_len, npieces);
     pthread_mutex_init(&s.mu, NULL);

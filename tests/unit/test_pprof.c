@@ -156,29 +156,43 @@ TEST(large_profile_gzips_in_members_of_one_stream)
     profd_profile_free(p);
 }
 
-/* A profile of n samples, each of 4 of 1000 locations, made in memory. */
-static struct profd_profile *many_samples(size_t n)
+/* A profile of n samples, each of 4 of 1000 locations, made in memory,
+ * with ntypes values: 1..n for one type; for more, numbers of ten bytes
+ * in the encoding that hardly compress, where the encoder's estimate of
+ * a stream's size takes each value for three bytes. */
+static struct profd_profile *samples_of_types(size_t n, size_t ntypes)
 {
     struct profd_profile *p = profd_profile_new(1u << 20);
     struct profd_arena *a = p->arena;
-    p->sample_types = profd_arena_zalloc(a, sizeof(*p->sample_types));
-    p->nsample_types = 1;
+    p->sample_types = profd_arena_zalloc(a, ntypes * sizeof(*p->sample_types));
+    p->nsample_types = ntypes;
     p->locations = profd_arena_zalloc(a, 1000 * sizeof(*p->locations));
     p->nlocations = p->locations_cap = 1000;
     for (uint32_t i = 0; i < 1000; i++)
         p->locations[i].address = 0x400000 + 16 * (uint64_t)i;
     p->samples = profd_arena_zalloc(a, n * sizeof(*p->samples));
     p->nsamples = p->samples_cap = n;
+    uint64_t mixed = 1;
     for (size_t i = 0; i < n; i++) {
         struct profd_sample *sm = &p->samples[i];
         sm->locations = profd_arena_alloc(a, 4 * sizeof(*sm->locations));
         for (uint32_t k = 0; k < 4; k++)
             sm->locations[k] = (uint32_t)((i * 7 + k * 13) % 1000) + 1;
         sm->nlocations = 4;
-        sm->values = profd_arena_alloc(a, sizeof(*sm->values));
+        sm->values = profd_arena_alloc(a, ntypes * sizeof(*sm->values));
         sm->values[0] = (int64_t)i + 1;
+        for (size_t t = 1; t < ntypes; t++) {
+            mixed = mixed * 6364136223846793005u + 1442695040888963407u;
+            sm->values[t] = (int64_t)(mixed | 0x8000000000000000u);
+        }
     }
     return p;
+}
+
+/* samples_of_types with one type, the values 1..n. */
+static struct profd_profile *many_samples(size_t n)
+{
+    return samples_of_types(n, 1);
 }
 
 /* A profile of 16 MiB and more is encoded and compressed on several
@@ -188,6 +202,19 @@ TEST(sixteen_mib_encode_on_threads_in_order)
     struct profd_profile *p = many_samples(1300000);
     CHECK(gzip_round_trip(p, 16u << 20) >= 16);   /* a member a MiB */
     profd_profile_free(p);
+}
+
+/* A large stream is given room for its estimated size at once; one that
+ * compresses to more than that room grows, on one thread (under 16 MiB
+ * estimated) and on several, and still arrives whole and in order. */
+TEST(streams_past_their_estimate_grow)
+{
+    size_t sizes[] = {200000, 450000};   /* 8 and 17 MB estimated, 17 and 39 encoded */
+    for (size_t i = 0; i < 2; i++) {
+        struct profd_profile *p = samples_of_types(sizes[i], 8);
+        CHECK(gzip_round_trip(p, sizes[i] * 80) >= 2);
+        profd_profile_free(p);
+    }
 }
 
 /* Decodes the raw encoding of p, with extra bytes in front and behind:

@@ -12,6 +12,7 @@
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
+#include "../../lib/huge_arena.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
 #include "perf_map.h"
@@ -449,7 +450,9 @@ static void work(struct worker *w)
 
 static void *work_thread(void *w)
 {
+    int before = huge_arena_enter();
     work(w);
+    huge_arena_leave(before);
     return NULL;
 }
 

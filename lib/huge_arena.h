@@ -12,8 +12,9 @@
 /* Makes the calling thread allocate from the huge-page arena (made on the
  * first call) until huge_arena_leave. Returns the arena the thread used
  * before, for huge_arena_leave; -1, having changed nothing, where
- * jemalloc is not the allocator (sanitizer builds, valgrind runs) or the
- * arena cannot be made. Blocks allocated inside may be freed anywhere. */
+ * jemalloc is not linked in (sanitizer builds) or the arena cannot be
+ * made (under valgrind, whose malloc serves instead, the arena is made
+ * and serves nothing). Blocks allocated inside may be freed anywhere. */
 int huge_arena_enter(void);
 
 /* Makes the calling thread allocate from `before`, huge_arena_enter's

@@ -32,6 +32,7 @@ exporters:
     path_template: "{service_name}/{unix_nanos}.pb.gz"
     sending_queue: {flush_timeout: 0s}
 service:
+  telemetry: {metrics: {address: "127.0.0.1:0"}}
   pipelines:
     profiles: {receivers: [pyroscope], exporters: [pprof_file]}
 """

@@ -311,7 +311,8 @@ service:
         cfg = ("receivers:\n  pprof_scrape/a:\n    scrape_configs:\n%s"
                "  pprof_scrape/b:\n    scrape_configs:\n%s"
                "exporters: {debug: {}}\n"
-               "service: {pipelines: {profiles: {receivers: [pprof_scrape/a, pprof_scrape/b],"
+               "service: {telemetry: {metrics: {address: \"127.0.0.1:0\"}},\n"
+               "  pipelines: {profiles: {receivers: [pprof_scrape/a, pprof_scrape/b],"
                " exporters: [debug]}}}\n") % (shard % (targets, 0), shard % (targets, 1))
         p = self.start(cfg)
         lines = p.wait_log(r"pprof_scrape/[ab]: scrape of .* failed", count=10)

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 void profd_out_of_memory(size_t n)
 {
@@ -65,13 +64,8 @@ char *profd_xasprintf(const char *fmt, ...)
 
 void profd_advise_huge(void *p, size_t n)
 {
-    const uintptr_t huge = PROFD_HUGE_PAGE;
-    if (n < 2 * huge)
-        return;
-    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)p + n) & ~(huge - 1);
-    if (end > start)
-        madvise((void *)start, end - start, MADV_HUGEPAGE);
+    if (n >= 2 * HUGE_PAGE_BYTES)
+        huge_pages_mark(p, n);
 }
 
 size_t profd_grown_cap(size_t cap, size_t need)

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "../lib/huge_pages.h"
+
 /* Reports an allocation of n bytes that failed and aborts. */
 void profd_out_of_memory(size_t n) __attribute__((noreturn));
 /* malloc/calloc/realloc/strdup that abort with a message on failure. */
@@ -15,9 +17,6 @@ char *profd_xstrdup(const char *s);
 char *profd_xstrndup(const char *s, size_t n);
 /* printf into a new malloc'd string. */
 char *profd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* A transparent huge page's size on the systems profd runs on. */
-#define PROFD_HUGE_PAGE ((size_t)2 << 20)
 
 /* Marks the whole 2 MiB pages within [p, p + n) of a buffer of 4 MiB or
  * more, about to be filled at once, for transparent huge pages (where the

@@ -33,7 +33,7 @@ static bool mapped(size_t size)
 
 static size_t whole_huge_pages(size_t size)
 {
-    return (size + PROFD_HUGE_PAGE - 1) & ~(PROFD_HUGE_PAGE - 1);
+    return (size + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
 }
 
 /* A new block of at least size bytes (a whole number of huge pages, into
@@ -41,7 +41,7 @@ static size_t whole_huge_pages(size_t size)
  * pages: one fault and one TLB entry for 2 MiB instead of 512. */
 static void *map_block(size_t size, size_t *got)
 {
-    const size_t huge = PROFD_HUGE_PAGE;
+    const size_t huge = HUGE_PAGE_BYTES;
     size_t len = whole_huge_pages(size);
     uint8_t *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)

@@ -126,7 +126,7 @@ static void make_pieces_here(struct stream *s)
 static void reserve_stream(struct stream *s)
 {
     size_t room = s->stream_len + s->stream_len / 16 + s->npieces * 64 + 4096;
-    if (room < 2 * PROFD_HUGE_PAGE)
+    if (room < 2 * HUGE_PAGE_BYTES)
         return;
     s->gz = profd_xmalloc(room);
     s->gz_cap = room;

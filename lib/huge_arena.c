@@ -4,15 +4,13 @@
 #include <dlfcn.h>
 #include <jemalloc/jemalloc.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <sys/mman.h>
+
+#include "huge_pages.h"
 
 /* jemalloc's control call (jemalloc(3)), declared weak: NULL where jemalloc
  * is not linked in. The header's own declaration is of its prefixed name. */
 extern int profd_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
                          size_t newlen) __asm__("mallctl") __attribute__((weak));
-
-#define HUGE_PAGE ((uintptr_t)2 << 20)
 
 static extent_hooks_t *default_hooks;   /* arena 0's, which the new one calls */
 static extent_hooks_t huge_hooks;       /* the same, but for alloc */
@@ -28,10 +26,7 @@ static void *map_marked(extent_hooks_t *hooks, void *new_addr, size_t size, size
 {
     (void)hooks;
     void *p = default_hooks->alloc(default_hooks, new_addr, size, alignment, zero, commit, arena);
-    uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    uintptr_t end = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
-    if (p && end > start)
-        madvise((void *)start, end - start, MADV_HUGEPAGE);
+    huge_pages_mark(p, size);
     return p;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "huge_arena.h"
 #include "thread_slot.h"
 
 /* The level by size. Up to 4 MiB (nearly every profile) libdeflate level 5:
@@ -76,9 +77,8 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
         want = max_out;
     if (!*buf || *cap < want) {
         free(*buf);
-        *buf = profd_xmalloc(want + 1);
+        *buf = profd_xmalloc_large(want + 1);
         *cap = want;
-        profd_advise_huge(*buf, want);
     }
     /* A buffer kept from a larger output is used up to max_out only. */
     size_t room = *cap < max_out ? *cap : max_out;
@@ -108,9 +108,8 @@ int profd_gunzip_into(const uint8_t *data, size_t len, size_t max_out, uint8_t *
             }
             room = room * 2 > max_out ? max_out : room * 2;
             if (room > *cap) {
-                *buf = profd_xrealloc(*buf, room + 1);
+                *buf = profd_xrealloc_large(*buf, room + 1);
                 *cap = room;
-                profd_advise_huge(*buf, room);
             }
         }
     }
@@ -136,7 +135,7 @@ static void reserve(size_t bound, uint8_t **out, size_t *out_len, size_t *out_ca
 {
     if (*out_cap - *out_len < bound) {
         *out_cap = *out_len + bound > *out_cap * 2 ? *out_len + bound : *out_cap * 2;
-        *out = profd_xrealloc(*out, *out_cap);
+        *out = profd_xrealloc_large(*out, *out_cap);
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "gzip.h"
+#include "huge_arena.h"
 
 /* Pieces compressed and not yet in the stream, at most: a thread that
  * would go further ahead of the stream waits. */
@@ -43,8 +44,8 @@ static void commit_ready(struct stream *s)
     struct member *m;
     while ((m = &s->window[s->committed % WINDOW])->ready) {
         if (s->gz_len + m->len > s->gz_cap) {
-            profd_grow(&s->gz, &s->gz_cap, s->gz_len + m->len, 1);
-            profd_advise_huge(s->gz + s->gz_len, s->gz_cap - s->gz_len);   /* the new part */
+            s->gz_cap = profd_grown_cap(s->gz_cap, s->gz_len + m->len);
+            s->gz = profd_xrealloc_large(s->gz, s->gz_cap);
         }
         memcpy(s->gz + s->gz_len, m->buf, m->len);
         s->gz_len += m->len;
@@ -61,6 +62,7 @@ static void *make_pieces(void *arg)
 {
     struct stream *s = arg;
     struct pb_writer w = {0};
+    int arena = profd_huge_arena_enter();   /* its piece and member, tens of MiB in all */
     pthread_mutex_lock(&s->mu);
     while (s->taken < s->npieces) {
         size_t piece = s->taken;
@@ -84,6 +86,7 @@ static void *make_pieces(void *arg)
     }
     pthread_mutex_unlock(&s->mu);
     free(w.buf);
+    profd_huge_arena_leave(arena);
     return NULL;
 }
 
@@ -119,18 +122,17 @@ static void make_pieces_here(struct stream *s)
 }
 
 /* Gives a large stream room for all of it at once, as if nothing
- * compressed, marked for huge pages: room never written costs address
- * space alone, where a buffer grown as members come would be copied into
- * pages faulted in one by one before they could be marked (thousands of
- * faults for a stream of tens of MiB). A small stream grows as it goes. */
+ * compressed, in huge pages: room never written costs address space alone,
+ * where a buffer grown as members come would be copied into pages faulted
+ * in one by one (thousands of faults for a stream of tens of MiB). A small
+ * stream grows as it goes. */
 static void reserve_stream(struct stream *s)
 {
     size_t room = s->stream_len + s->stream_len / 16 + s->npieces * 64 + 4096;
     if (room < 2 * HUGE_PAGE_BYTES)
         return;
-    s->gz = profd_xmalloc(room);
+    s->gz = profd_xmalloc_large(room);
     s->gz_cap = room;
-    profd_advise_huge(s->gz, room);
 }
 
 void profd_gzip_pieces(size_t npieces, profd_gzip_piece_fn *make, void *ctx, size_t stream_len,

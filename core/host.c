@@ -14,6 +14,7 @@
 #include "delta.h"
 #include "exporter.h"
 #include "graph.h"
+#include "huge_arena.h"
 #include "labels.h"
 #include "log.h"
 #include "pprof.h"
@@ -197,4 +198,6 @@ const struct profd_host profd_host_services = {
     .profile_add_mapping = profd_profile_add_mapping,
     .ack_hold = profd_ack_hold,
     .ack_let_go = profd_ack_let_go,
+    .huge_arena_enter = profd_huge_arena_enter,
+    .huge_arena_leave = profd_huge_arena_leave,
 };

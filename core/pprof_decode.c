@@ -371,8 +371,39 @@ static bool decode_into(struct profd_profile *p, const uint8_t *raw, size_t len,
     return ok;
 }
 
+/* From this size an encoding whose strings are at most a quarter of it is
+ * freed once decoded, its strings copied into the profile's arena: a
+ * million locations' 24 MB are then memory the next stages reuse instead
+ * of fresh pages (which a virtual machine may have to back anew). */
+#define KEEP_STRINGS_ONLY_FROM ((size_t)1 << 20)
+
+/* Lets p's strings, which point into its encoding raw (len bytes), live in
+ * its arena and frees raw, when that pays (KEEP_STRINGS_ONLY_FROM); else
+ * p keeps raw as its backing. */
+static void settle_strings(struct profd_profile *p, uint8_t *raw, size_t len)
+{
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < p->nstrings && len >= KEEP_STRINGS_ONLY_FROM; i++)
+        bytes += p->strings[i].len;
+    if (len < KEEP_STRINGS_ONLY_FROM || bytes > len / 4) {
+        p->backing = raw;
+        return;
+    }
+    char *to = bytes ? profd_arena_alloc(p->arena, bytes) : NULL;
+    for (uint32_t i = 0; i < p->nstrings; i++) {
+        struct profd_str *s = &p->strings[i];
+        if (!s->len) {
+            s->ptr = "";   /* nothing left pointing into raw */
+            continue;
+        }
+        s->ptr = memcpy(to, s->ptr, s->len);
+        to += s->len;
+    }
+    free(raw);
+}
+
 /* Decodes raw (len bytes), ids assumed or read: the profile, which owns
- * raw, or NULL with err set (raw not freed). */
+ * raw (or has freed it), or NULL with err set (raw not freed). */
 static struct profd_profile *decode(uint8_t *raw, size_t len, bool ids_assumed, char *err,
                                     size_t errlen)
 {
@@ -382,7 +413,7 @@ static struct profd_profile *decode(uint8_t *raw, size_t len, bool ids_assumed, 
         profd_profile_free(p);
         return NULL;
     }
-    p->backing = raw;
+    settle_strings(p, raw, len);
     return p;
 }
 

@@ -12,7 +12,6 @@
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
-#include "../../lib/huge_arena.h"
 #include "elf_symbols.h"
 #include "kernel_symbols.h"
 #include "perf_map.h"
@@ -448,11 +447,13 @@ static void work(struct worker *w)
     }
 }
 
-static void *work_thread(void *w)
+static void *work_thread(void *arg)
 {
-    int before = huge_arena_enter();
+    struct worker *w = arg;
+    const struct profd_host *host = w->job->s->host;
+    int before = host->huge_arena_enter();
     work(w);
-    huge_arena_leave(before);
+    host->huge_arena_leave(before);
     return NULL;
 }
 

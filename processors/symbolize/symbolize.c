@@ -38,7 +38,6 @@
 #include <unistd.h>
 
 #include "../../lib/clock.h"
-#include "../../lib/huge_arena.h"
 #include "debuginfod.h"
 #include "locations.h"
 #include "profd/plugin.h"
@@ -233,9 +232,9 @@ static int consume(void *st, struct profd_batch *b)
         int64_t start = monotonic_ns();
         uint64_t symbolized = s->results[SYMBOLIZED];
         symbol_cache_begin(s->settings.cache, s->host, s->self);
-        int arena = huge_arena_enter();   /* libdw's many blocks, and the frames' */
+        int arena = s->host->huge_arena_enter();   /* libdw's many blocks, and the frames' */
         size_t threads = symbolize_locations(&s->settings, p, pid ? atoi(pid) : 0, s->results);
-        huge_arena_leave(arena);
+        s->host->huge_arena_leave(arena);
         symbol_cache_end(s->settings.cache);
         if (s->results[SYMBOLIZED] != symbolized)
             s->host->record_touch(r);

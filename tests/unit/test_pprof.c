@@ -217,6 +217,54 @@ TEST(streams_past_their_estimate_grow)
     }
 }
 
+/* Encodes p raw, decodes that and says whether the decode kept the
+ * encoding as its strings' backing; the decode's strings and its own
+ * encoding are p's. */
+static bool decode_keeps_encoding(const struct profd_profile *p)
+{
+    uint8_t *raw, *again;
+    size_t len, again_len;
+    profd_pprof_encode_raw(p, &raw, &len);
+    char err[256];
+    struct profd_profile *back = profd_pprof_decode(raw, len, PROFD_PPROF_MAX_DECODED, err,
+                                                    sizeof(err));
+    CHECK(back != NULL);
+    if (!back) {
+        free(raw);
+        return false;
+    }
+    CHECK_INT(back->nstrings, p->nstrings);
+    for (uint32_t i = 0; i < p->nstrings && i < back->nstrings; i++)
+        CHECK(back->strings[i].len == p->strings[i].len &&
+              !memcmp(back->strings[i].ptr, p->strings[i].ptr, p->strings[i].len));
+    profd_pprof_encode_raw(back, &again, &again_len);
+    CHECK(again_len == len && !memcmp(again, raw, len));
+    bool kept = back->backing != NULL;
+    profd_profile_free(back);
+    free(raw);
+    free(again);
+    return kept;
+}
+
+/* A decode of 1 MiB and more whose strings are a small part of it copies
+ * them into its arena and frees the encoding (memory the next stages
+ * reuse); one mostly of strings, and a small one, keep it. */
+TEST(a_large_encoding_of_few_strings_is_let_go_once_decoded)
+{
+    struct profd_profile *p = many_samples(150000);   /* 2.3 MB, 3 strings */
+    p->sample_types[0].type = profd_profile_intern(p, "samples", 7);
+    p->sample_types[0].unit = profd_profile_intern(p, "count", 5);
+    CHECK(!decode_keeps_encoding(p));
+    char name[48];
+    for (int i = 0; i < 40000; i++)   /* 1.4 MB of function names */
+        profd_profile_intern(p, name, (size_t)snprintf(name, sizeof(name), "pkg.function_%023d", i));
+    CHECK(decode_keeps_encoding(p));
+    profd_profile_free(p);
+    p = many_samples(1000);
+    CHECK(decode_keeps_encoding(p));
+    profd_profile_free(p);
+}
+
 /* Decodes the raw encoding of p, with extra bytes in front and behind:
  * NULL (and the error in err) when refused. */
 static struct profd_profile *decode_between(const struct profd_profile *p, const uint8_t *front,

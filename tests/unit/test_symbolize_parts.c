@@ -687,7 +687,9 @@ TEST(pages_read_for_lookups_are_given_back_as_units_are_indexed)
         }
         CHECK(scope_index_unit_bytes(f.b->scopes) > f.size / 8);   /* much of it was read */
         CHECK(most > 0);
-        CHECK((size_t)most < f.size / 1024 / 4);   /* 7 of its 10 MB when only units were dropped */
+        /* 2.8 of its 10 MB with a drop per 256 KiB of units; 7 when only
+         * units were dropped */
+        CHECK((size_t)most < f.size / 1024 / 3);
     }
     if (f.dir)
         libc_fixture_close(&f);

@@ -388,6 +388,13 @@ struct profd_host {
     /* Lets go of a hold from ack_hold (accepts NULL); ok false fails the
      * ack, as a record that did not get through. */
     void (*ack_let_go)(struct profd_ack *a, bool ok);
+    /* Large transient work on the calling thread (a large profile read,
+     * symbolized): until huge_arena_leave(what huge_arena_enter returned),
+     * its allocations come from an arena whose memory is backed by huge
+     * pages, where page faults are dear (see core/huge_arena.h); blocks
+     * allocated there are freed with free() as any. */
+    int (*huge_arena_enter)(void);
+    void (*huge_arena_leave)(int before);
 };
 
 struct profd_plugin {

@@ -375,17 +375,24 @@ static bool decode_into(struct profd_profile *p, const uint8_t *raw, size_t len,
  * freed once decoded, its strings copied into the profile's arena: a
  * million locations' 24 MB are then memory the next stages reuse instead
  * of fresh pages (which a virtual machine may have to back anew). */
-#define KEEP_STRINGS_ONLY_FROM ((size_t)1 << 20)
+#define LET_ENCODING_GO_FROM ((size_t)1 << 20)
 
-/* Lets p's strings, which point into its encoding raw (len bytes), live in
- * its arena and frees raw, when that pays (KEEP_STRINGS_ONLY_FROM); else
- * p keeps raw as its backing. */
-static void settle_strings(struct profd_profile *p, uint8_t *raw, size_t len)
+/* The bytes of p's strings in all. */
+static size_t string_bytes(const struct profd_profile *p)
 {
     size_t bytes = 0;
-    for (uint32_t i = 0; i < p->nstrings && len >= KEEP_STRINGS_ONLY_FROM; i++)
+    for (uint32_t i = 0; i < p->nstrings; i++)
         bytes += p->strings[i].len;
-    if (len < KEEP_STRINGS_ONLY_FROM || bytes > len / 4) {
+    return bytes;
+}
+
+/* Lets p's strings, which point into its encoding raw (len bytes), live in
+ * its arena and frees raw, when that pays (LET_ENCODING_GO_FROM); else p
+ * keeps raw as its backing. */
+static void settle_strings(struct profd_profile *p, uint8_t *raw, size_t len)
+{
+    size_t bytes;
+    if (len < LET_ENCODING_GO_FROM || (bytes = string_bytes(p)) > len / 4) {
         p->backing = raw;
         return;
     }

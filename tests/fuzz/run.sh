@@ -36,7 +36,7 @@ LIBS="$(pkg-config --libs yaml-0.1 libdeflate libisal libpcre2-8) -lpthread"
 mkdir -p $FUZZ_BUILD
 core="core/pb.c core/pprof_decode.c core/pprof_decode_ids.c core/pprof_decode_message.c
 core/pprof_types.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/block_cache.c core/alloc.c core/gzip.c
-core/gzip_pieces.c core/thread_slot.c"
+core/gzip_pieces.c core/huge_arena.c core/thread_slot.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c
 core/relabel.c core/md5.c core/labels.c core/thread_slot.c core/utf8.c lib/utf8_valid.c core/go_regex.c core/text.c"
 all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c
@@ -72,7 +72,7 @@ build_half_one() {
     clang $FLAGS $(pkg-config --cflags jansson) tests/fuzz/fuzz_json_pull.c lib/json_pull.c \
         lib/utf8_valid.c -o $FUZZ_BUILD/fuzz_json_pull $(pkg-config --libs jansson)
     clang $FLAGS tests/fuzz/fuzz_grpc_frame.c lib/grpc_frame.c core/compression.c core/gzip.c \
-        core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
+        core/huge_arena.c core/alloc.c core/thread_slot.c -o $FUZZ_BUILD/fuzz_grpc_frame $LIBS -lzstd
 }
 build_half_two() {
     clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
@@ -95,7 +95,7 @@ build_half_two() {
         lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
         -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)
     clang $FLAGS tests/fuzz/fuzz_rpc_response.c lib/grpc_frame.c lib/grow.c lib/client_tls.c \
-        core/compression.c core/gzip.c core/alloc.c core/thread_slot.c \
+        core/compression.c core/gzip.c core/huge_arena.c core/alloc.c core/thread_slot.c \
         -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd
     clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
         core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS

@@ -64,7 +64,7 @@ char *profd_xasprintf(const char *fmt, ...)
 
 void profd_advise_huge(void *p, size_t n)
 {
-    if (n >= 2 * HUGE_PAGE_BYTES)
+    if (n >= HUGE_PAGES_FROM)
         huge_pages_mark(p, n);
 }
 

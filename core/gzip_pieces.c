@@ -129,7 +129,7 @@ static void make_pieces_here(struct stream *s)
 static void reserve_stream(struct stream *s)
 {
     size_t room = s->stream_len + s->stream_len / 16 + s->npieces * 64 + 4096;
-    if (room < 2 * HUGE_PAGE_BYTES)
+    if (room < HUGE_PAGES_FROM)
         return;
     s->gz = profd_xmalloc_large(room);
     s->gz_cap = room;

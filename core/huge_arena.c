@@ -14,9 +14,6 @@
 extern int profd_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
                          size_t newlen) __asm__("mallctl") __attribute__((weak));
 
-/* From this size a buffer is large (profd_advise_huge's threshold). */
-#define LARGE_FROM (2 * HUGE_PAGE_BYTES)
-
 static extent_hooks_t *default_hooks;   /* arena 0's, which the new one calls */
 static extent_hooks_t huge_hooks;       /* the same, but for alloc */
 static int huge_arena = -1;
@@ -81,12 +78,17 @@ void *profd_xmalloc_large(size_t n)
 
 void *profd_xrealloc_large(void *p, size_t n)
 {
-    if (n < LARGE_FROM)
+    if (n < HUGE_PAGES_FROM)
         return profd_xrealloc(p, n);
-    size_t had = p ? malloc_usable_size(p) : 0;
     int before = profd_huge_arena_enter();
+    if (before < 0) {   /* no arena: marked where it lies */
+        p = profd_xrealloc(p, n);
+        profd_advise_huge(p, n);
+        return p;
+    }
+    size_t had = p ? malloc_usable_size(p) : 0;
     void *q;
-    if (had < LARGE_FROM) {   /* a small block (or none) is in another arena: moved */
+    if (had < HUGE_PAGES_FROM) {   /* a small block (or none) is in another arena: moved */
         q = profd_xmalloc(n);
         if (had)
             memcpy(q, p, had);
@@ -95,7 +97,5 @@ void *profd_xrealloc_large(void *p, size_t n)
         q = profd_xrealloc(p, n);
     }
     profd_huge_arena_leave(before);
-    if (before < 0)
-        profd_advise_huge(q, n);
     return q;
 }

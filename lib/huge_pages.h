@@ -11,6 +11,9 @@
 
 /* A transparent huge page's size on the systems profd runs on. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
+/* From this size a buffer filled at once is worth huge pages: at least one
+ * whole page lies inside it wherever it starts. */
+#define HUGE_PAGES_FROM (2 * HUGE_PAGE_BYTES)
 
 /* Marks the whole huge pages within [p, p + n) for transparent huge pages
  * (what lies off the 2 MiB boundaries stays in small pages); nothing when

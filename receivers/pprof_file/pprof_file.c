@@ -29,6 +29,7 @@
 #include <pcre2.h>
 
 #include "../../lib/aside_scan.h"
+#include "../../lib/huge_pages.h"
 #include "../../lib/profile_family.h"
 #include "profd/plugin.h"
 
@@ -92,8 +93,6 @@ struct state {
 
 #define RETRY_FIRST_NS 1000000000LL
 #define RETRY_MAX_NS (300 * RETRY_FIRST_NS)
-/* From this size a file is read into memory backed by huge pages. */
-#define LARGE_FILE ((size_t)4 << 20)
 
 static int64_t now_ns(void)
 {
@@ -310,7 +309,7 @@ static int read_file(const struct state *s, const char *path, uint8_t **data, si
     size_t cap = (size_t)st.st_size + 1, n = 0;
     /* a large file in huge pages: a fault per 2 MiB as the kernel copies
      * it in, rather than one per 4 KiB */
-    int arena = cap >= LARGE_FILE ? s->host->huge_arena_enter() : -1;
+    int arena = cap >= HUGE_PAGES_FROM ? s->host->huge_arena_enter() : -1;
     uint8_t *buf = malloc(cap);
     ssize_t r = 0;
     while (buf && (r = read(fd, buf + n, cap - n)) > 0) {

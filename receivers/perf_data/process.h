@@ -57,7 +57,8 @@ struct processes {
 struct process *processes_get(struct processes *ps, int32_t pid);
 /* The thread tid of pid, created when first seen with the process's comm. */
 const struct thread *processes_thread(struct processes *ps, int32_t pid, int32_t tid);
-/* The map holding addr in p (the kernel's when p is NULL), or NULL. */
+/* The map holding addr in p (the kernel's when p is NULL, the one case that
+ * reads ps), or NULL. */
 const struct map *processes_find_map(const struct processes *ps, const struct process *p,
                                      uint64_t addr);
 /* True when a map's name is the path of a file: not anonymous memory

@@ -39,6 +39,7 @@ struct unwinder {
     size_t nprocs, procs_cap;
     /* The sample being unwound, read by the callbacks. */
     const struct perf_file *f;
+    const struct process *p;
     const struct user_context *c;
     uint64_t sp;
     uint64_t *pcs;
@@ -200,7 +201,12 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
     if (u->npcs && pc == u->pcs[u->npcs - 1] && !activation)
         return DWARF_CB_ABORT;   /* no progress: a broken CFI loop */
     u->pcs[u->npcs++] = pc;      /* a 0 ends the stack, kept as perf keeps it */
-    return pc && u->npcs < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+    /* A frame in no code the process mapped (a return address read where
+     * a CFI or a half-made stack put none, often an address in the stack)
+     * ends the stack there, as it ends in perf: elfutils would go on from
+     * it by frame pointers, from whatever the registers then hold. */
+    bool in_code = processes_find_map(NULL, u->p, activation ? pc : pc - 1) != NULL;
+    return pc && in_code && u->npcs < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
 uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const struct process *p,
@@ -209,6 +215,7 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const st
     if (!max)
         return 0;
     u->f = f;
+    u->p = p;
     u->c = c;
     u->sp = reg(u, PERF_REG_SP);
     u->pcs = pcs;

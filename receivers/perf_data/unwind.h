@@ -33,7 +33,8 @@ struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs);
 /*
  * Unwinds c in process p: writes up to max program counters, the sampled
  * IP first, then return addresses (not moved back). Stops cleanly where
- * the CFI or the stack copy ends. Returns how many were written.
+ * the CFI or the stack copy ends, and after a frame in none of p's
+ * mappings. Returns how many were written.
  */
 uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const struct process *p,
                          const struct user_context *c, uint64_t *pcs, uint32_t max);

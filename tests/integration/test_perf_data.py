@@ -403,10 +403,16 @@ class PerfRecordTest(ProfdTestCase):
 
     def setUp(self):
         super().setUp()
-        self.prog = self.path("work")
-        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread",
-                        os.path.join(ROOT, "tests", "integration", "perf", "work.c"), "-o",
-                        self.prog], check=True, timeout=120)
+        self.prog = self.build_program("work", "-pthread")
+
+    def build_program(self, name, *flags):
+        """tests/integration/perf/<name>.c built with frame pointers and
+        debug information (and flags, which may undo them): its path."""
+        prog = self.path(name)
+        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer"] + list(flags) +
+                       [os.path.join(ROOT, "tests", "integration", "perf", name + ".c"), "-o", prog],
+                       check=True, timeout=120)
+        return prog
 
     def script(self, data, unwound=False):
         r = subprocess.run(["perf", "script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i",
@@ -450,6 +456,19 @@ class PerfRecordTest(ProfdTestCase):
         # and then part on a sample taken at an awkward spot of a fresh
         # recording. Every sample is on both sides, and at most one in 200
         # may be unwound otherwise; those are shown.
+        self.assert_unwound_alike(self.convert([data]), data)
+
+    @unittest.skipUnless(platform.machine() == "x86_64", "the program's busy function is x86-64")
+    def test_dwarf_stack_ends_at_a_return_address_in_no_code(self):
+        """A function whose CFI gives, as its return address, an address in
+        the stack, its frame pointers sound (perf/stray_return.c): the
+        stack ends at that address, as perf script ends it, and is not
+        taken on to main by frame pointers."""
+        prog = self.build_program("stray_return")
+        data = self.record(call_graph="dwarf", command=[prog])
+        want = self.script(data, True)
+        stray = sum(n for key, n in want.items() if [d for _, d in key[3]] == [prog, "[stack]"])
+        self.assertGreater(stray, sum(want.values()) / 2, want)
         self.assert_unwound_alike(self.convert([data]), data)
 
     def assert_unwound_alike(self, got, data):
@@ -531,10 +550,7 @@ class PerfRecordTest(ProfdTestCase):
         position-independent one) that then execs dd keeps its parent's
         mappings, as perf keeps them: its profile still starts with dd,
         the program it runs, not the one it ran before the exec."""
-        launch = self.path("launch")
-        subprocess.run(["gcc", "-O1", "-no-pie", os.path.join(ROOT, "tests", "integration",
-                                                              "perf", "launch.c"),
-                        "-o", launch], check=True, timeout=120)
+        launch = self.build_program("launch", "-no-pie")
         profiles = self.first_mappings_of_kernel_samples([launch] + self.DD)
         [dd] = [m for name, m in profiles.items() if name.startswith("dd.")]
         self.assertEqual(os.path.basename(dd[0]), "dd", dd)
@@ -546,10 +562,7 @@ class PerfRecordTest(ProfdTestCase):
         even a profile of all processes (split: none, which has no pid
         label) gets its frames named from the right process's map, as
         perf script names them."""
-        prog = self.path("jit")
-        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer",
-                        os.path.join(ROOT, "tests", "integration", "perf", "jit.c"), "-o", prog],
-                       check=True, timeout=120)
+        prog = self.build_program("jit")
         data = self.path("jit.data")
         r = subprocess.run(["perf", "record", "-q", "-F", "2000", "-g", "-o", data, "--", prog],
                            capture_output=True, text=True, timeout=300)
@@ -596,10 +609,7 @@ class PerfRecordTest(ProfdTestCase):
         vDSO (its build-id is the recorded one), or, with the host's files
         not used, from the copy perf's build-id cache keeps
         ([vdso]/<build-id>/vdso), as perf script names them."""
-        prog = self.path("clock")
-        subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer",
-                        os.path.join(ROOT, "tests", "integration", "perf", "clock.c"), "-o", prog],
-                       check=True, timeout=120)
+        prog = self.build_program("clock")
         home = self.path("home")   # where perf keeps its build-id cache
         os.mkdir(home)
         data = self.path("clock.data")

@@ -527,6 +527,24 @@ class SymbolizeTest(ProfdTestCase):
         for address, frames in got:
             self.assertEqual(frames, want[address - BASE], "address %#x" % address)
 
+    def test_only_a_large_profile_is_symbolized_on_huge_pages(self):
+        """A profile of 32,768 locations or more is symbolized in the
+        huge-page arena; a smaller one, whose few blocks would each hold a
+        whole huge page for nothing, is not. Sanitizer builds, without
+        jemalloc, have no such arena."""
+        binary = self.compile("inl", "-fPIE", "-pie")
+        addrs = function_addresses(binary, ["walk", "outer", "main"])
+        off, vaddr, size = text_segment(binary)
+        mapping = (BASE + vaddr, BASE + vaddr + size, off, binary, build_id(binary))
+        rnd = random.Random(3)
+        self.run_profd({"small": pprof(mapping, [BASE + rnd.choice(addrs) for _ in range(100)]),
+                        "large": pprof(mapping, [BASE + rnd.choice(addrs) for _ in range(40000)])})
+        arena = dict(re.findall(r"(\d+) locations looked at .*?( in the huge-page arena)?$",
+                                self.log, re.M))
+        self.assertEqual(arena["100"], "")
+        self.assertEqual(arena["40000"], "" if os.environ.get("PROFD_SANITIZED") else
+                         " in the huge-page arena")
+
     def test_stripped_binary_with_debug_file_by_build_id(self):
         full = self.compile("inl.full")
         stripped = self.path("inl")

@@ -4,11 +4,30 @@ memory."""
 import os
 
 
-def cpu_seconds(pid):
-    """User + system CPU seconds pid has used so far (all its threads)."""
-    with open("/proc/%d/stat" % pid) as f:
+def _ticks(path):
+    """User + system clock ticks of a /proc .../stat file."""
+    with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) + int(fields[12])
+
+
+def cpu_seconds(pid):
+    """CPU seconds pid has used so far, all its threads: each live thread's
+    time on a CPU to the nanosecond (its schedstat), and in clock ticks
+    what the process's threads that have ended used. Ticks alone (10 ms)
+    are a tenth of what a scrape cycle or a short run costs."""
+    live_ticks, live_ns = 0, 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            ticks = _ticks("/proc/%d/task/%s/stat" % (pid, tid))
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                ns = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue   # the thread ended meanwhile: counted in the process's ticks
+        live_ticks += ticks
+        live_ns += ns
+    ended_ticks = max(0, _ticks("/proc/%d/stat" % pid) - live_ticks)
+    return ended_ticks / os.sysconf("SC_CLK_TCK") + live_ns / 1e9
 
 
 def memory_kib(pid, field="VmRSS"):

@@ -469,15 +469,16 @@ class PerfRecordTest(ProfdTestCase):
         want = self.script(data, True)
         stray = sum(n for key, n in want.items() if [d for _, d in key[3]] == [prog, "[stack]"])
         self.assertGreater(stray, sum(want.values()) / 2, want)
-        self.assert_unwound_alike(self.convert([data]), data)
+        self.assert_unwound_alike(self.convert([data]), data, deep=False)
 
-    def assert_unwound_alike(self, got, data):
+    def assert_unwound_alike(self, got, data, deep=True):
         """got, profd's stacks of the DWARF recording data, equal perf
-        script's but for at most one sample in 200 (see above)."""
+        script's but for at most one sample in 200 (see above); with deep,
+        some stack is more than 3 frames deep (the work program's are)."""
         got, want = (without_repeats(addresses_only(c)) for c in (got, self.script(data, True)))
         total = sum(want.values())
         self.assertGreater(total, 100)
-        self.assertTrue(any(len(k[3]) > 3 for k in want))
+        self.assertTrue(not deep or any(len(k[3]) > 3 for k in want))
         self.assertEqual(sum(got.values()), total)
         ours, theirs = got - want, want - got
         self.assertLessEqual(sum(ours.values()), max(2, total // 200),

@@ -37,11 +37,18 @@ struct symbolize_settings {
     size_t max_threads;           /* at least 1 */
 };
 
+/* How a profile was symbolized: on how many threads, and whether in the
+ * huge-page arena (a large profile, where the allocator has one). */
+struct symbolize_run {
+    size_t threads;
+    bool huge_pages;
+};
+
 /* Symbolizes the locations of p; pid is the record's process (for JIT maps
  * and its root), 0 when unknown. The cache must be held
- * (symbol_cache_begin). Adds to results[] by outcome; returns how many
- * threads did the work. */
-size_t symbolize_locations(const struct symbolize_settings *s, struct profd_profile *p,
-                           int32_t pid, uint64_t results[SYMBOLIZE_RESULTS_]);
+ * (symbol_cache_begin). Adds to results[] by outcome. */
+struct symbolize_run symbolize_locations(const struct symbolize_settings *s,
+                                         struct profd_profile *p, int32_t pid,
+                                         uint64_t results[SYMBOLIZE_RESULTS_]);
 
 #endif

@@ -217,14 +217,6 @@ static void publish_results(struct state *s)
     }
 }
 
-/* A profile of this many locations or more is symbolized in the huge-page
- * arena (libdw's many blocks while it reads a large binary's DWARF, and the
- * frames'), where its working set of tens of MiB comes a huge page at a
- * time. A smaller one's few blocks would each hold a whole huge page and
- * save no time: a perf.data conversion's few hundred locations peaked 5 MB
- * higher for it where huge pages are granted at once. */
-#define HUGE_ARENA_FROM_LOCATIONS 32768
-
 static int consume(void *st, struct profd_batch *b)
 {
     struct state *s = st;
@@ -240,17 +232,16 @@ static int consume(void *st, struct profd_batch *b)
         int64_t start = monotonic_ns();
         uint64_t symbolized = s->results[SYMBOLIZED];
         symbol_cache_begin(s->settings.cache, s->host, s->self);
-        int arena = p->nlocations >= HUGE_ARENA_FROM_LOCATIONS ? s->host->huge_arena_enter() : -1;
-        size_t threads = symbolize_locations(&s->settings, p, pid ? atoi(pid) : 0, s->results);
-        s->host->huge_arena_leave(arena);
+        struct symbolize_run run = symbolize_locations(&s->settings, p, pid ? atoi(pid) : 0,
+                                                       s->results);
         symbol_cache_end(s->settings.cache);
         if (s->results[SYMBOLIZED] != symbolized)
             s->host->record_touch(r);
         int64_t took = monotonic_ns() - start;
         s->busy_ns += took;
         s->host->log(s->self, PROFD_LOG_DEBUG, "%u locations looked at in %.3f s on %zu thread%s%s",
-                     p->nlocations, (double)took / 1e9, threads, threads > 1 ? "s" : "",
-                     arena >= 0 ? " in the huge-page arena" : "");
+                     p->nlocations, (double)took / 1e9, run.threads, run.threads > 1 ? "s" : "",
+                     run.huge_pages ? " in the huge-page arena" : "");
     }
     publish_results(s);
     return s->host->emit(s->self, b);

@@ -44,7 +44,7 @@ receiver_pprof_file_LIBS := -lpcre2-8 -levent
 receiver_pprof_scrape_LIBS := -lcurl -levent -ljansson -lyaml
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
-receiver_pprof_scrape_SRCS := lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
+receiver_pprof_scrape_SRCS := lib/instant_timers.c lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
     lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c \

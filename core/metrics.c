@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/hash.h"
 #include "alloc.h"
 #include "text.h"
 
@@ -16,25 +17,21 @@ static struct profd_metrics *registry;
 /* Free-form gauges, in a chained hash table keyed by name and labels:
  * thousands of scrape targets each set three of them every interval. */
 struct gauge {
-    char *name, *help, *component, *labels;
+    const char *name, *help, *component, *labels;   /* in text */
     double value;
     uint64_t hash;
     struct gauge *next;
+    char text[];   /* the four strings, one after another: a lookup reads one block */
 };
 
 static struct gauge **buckets;
 static size_t nbuckets, ngauges;
 
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (h ^ 0xff) * 1099511628211ull;   /* a separator between the parts */
-}
-
+/* Each part hashed on its own, eight bytes at a time (a scrape sets three
+ * gauges of a target's labels, some 70 bytes, every time it ends). */
 static uint64_t gauge_hash(const char *name, const char *component, const char *labels)
 {
-    return hash_str(hash_str(hash_str(1469598103934665603ull, name), component), labels);
+    return hash_mix(hash_mix(hash_string(name), hash_string(component)), hash_string(labels));
 }
 
 static struct gauge **gauge_slot(const char *name, const char *component, const char *labels,
@@ -63,6 +60,25 @@ static void gauges_grow(void)
     nbuckets = n;
 }
 
+/* A gauge of these strings, copied into one block with it. */
+static struct gauge *gauge_new(const char *name, const char *help, const char *component,
+                               const char *labels)
+{
+    const char *parts[4] = {name, help, component, labels};
+    size_t lens[4], total = 0;
+    for (int i = 0; i < 4; i++)
+        total += lens[i] = strlen(parts[i]) + 1;
+    struct gauge *g = profd_xcalloc(1, sizeof(*g) + total);
+    const char **fields[4] = {&g->name, &g->help, &g->component, &g->labels};
+    char *at = g->text;
+    for (int i = 0; i < 4; i++) {
+        memcpy(at, parts[i], lens[i]);
+        *fields[i] = at;
+        at += lens[i];
+    }
+    return g;
+}
+
 void profd_metrics_gauge_set(const char *name, const char *help, const char *component,
                              const char *labels, double v)
 {
@@ -72,26 +88,13 @@ void profd_metrics_gauge_set(const char *name, const char *help, const char *com
         gauges_grow();
     struct gauge **at = gauge_slot(name, component, labels, h);
     if (!*at) {
-        struct gauge *g = profd_xcalloc(1, sizeof(*g));
-        g->name = profd_xstrdup(name);
-        g->help = profd_xstrdup(help);
-        g->component = profd_xstrdup(component);
-        g->labels = profd_xstrdup(labels);
+        struct gauge *g = gauge_new(name, help, component, labels);
         g->hash = h;
         *at = g;
         ngauges++;
     }
     (*at)->value = v;
     pthread_mutex_unlock(&registry_lock);
-}
-
-static void gauge_free(struct gauge *g)
-{
-    free(g->name);
-    free(g->help);
-    free(g->component);
-    free(g->labels);
-    free(g);
 }
 
 void profd_metrics_gauge_del(const char *name, const char *component, const char *labels)
@@ -102,7 +105,7 @@ void profd_metrics_gauge_del(const char *name, const char *component, const char
     if (at && *at) {
         struct gauge *g = *at;
         *at = g->next;
-        gauge_free(g);
+        free(g);
         ngauges--;
     }
     pthread_mutex_unlock(&registry_lock);
@@ -227,7 +230,7 @@ void profd_metrics_free_all(void)
     for (size_t i = 0; i < nbuckets; i++) {
         for (struct gauge *g = buckets[i], *next; g; g = next) {
             next = g->next;
-            gauge_free(g);
+            free(g);
         }
     }
     free(buckets);

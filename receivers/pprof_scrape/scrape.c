@@ -3,11 +3,13 @@
  * receiver pprof_scrape: pulls the /debug/pprof endpoints of targets on a schedule, the
  * way Prometheus scrapes metrics. Every (target, profile) pair has its own
  * timer, offset within the interval by a hash of its identity so scrapes
- * spread out, and at most one request in flight. Transfers run on libcurl's
+ * spread out, and at most one request in flight; the pairs due at one
+ * instant of the spread's grid share that instant's wake-up of the loop. Transfers run on libcurl's
  * multi interface inside the daemon's event loop. Cumulative profiles are
  * turned into deltas between scrapes.
  */
 #include <event2/event.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "../../lib/file_io.h"
 #include "../../lib/grow.h"
 #include "../../lib/http_client.h"
+#include "../../lib/instant_timers.h"
 #include "../../lib/key_map.h"
 #include "config.h"
 #include "k8s_discovery.h"
@@ -38,7 +41,7 @@ struct state;
 struct scrape {
     struct state *s;
     struct scrape_unit u;
-    struct event *timer;
+    struct instant_timer due;      /* at next_due_ns */
     int64_t next_due_ns;
     CURL *easy;
     struct curl_slist *headers;
@@ -70,6 +73,7 @@ struct state {
     struct scrape **scrapes;
     size_t nscrapes;
     struct http_client *http[HTTP_CLIENTS];
+    struct instant_timers *timers;  /* the pairs' */
     struct event *refresh_ev;
     struct k8s_discovery **k8s;    /* per job, its kubernetes_sd_configs' in order */
     size_t *k8s_first, *nk8s;      /* per job: where its discoveries are, how many */
@@ -542,18 +546,15 @@ static void configure_easy(struct scrape *sc)
 
 static void arm(struct scrape *sc)
 {
-    int64_t delay = sc->next_due_ns - now_ns();
-    if (delay < 0)
-        delay = 0;
-    struct timeval tv = {delay / 1000000000, (delay % 1000000000) / 1000};
-    evtimer_add(sc->timer, &tv);
+    instant_timer_arm(sc->s->timers, &sc->due, sc->next_due_ns);
 }
 
-static void on_timer(evutil_socket_t fd, short what, void *arg)
+/* A pair fell due: it is armed for its next scrape, and this one starts
+ * unless the last is still under way. */
+static void on_due(struct instant_timer *due, void *arg)
 {
-    (void)fd;
-    (void)what;
-    struct scrape *sc = arg;
+    (void)arg;
+    struct scrape *sc = (struct scrape *)((char *)due - offsetof(struct scrape, due));
     struct state *s = sc->s;
     int64_t interval = job_of(s, sc)->scrape_interval;
     sc->next_due_ns += interval;
@@ -588,7 +589,6 @@ static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
     free(job);
     free(inst);
     configure_easy(sc);
-    sc->timer = evtimer_new(h->event_base(s->self), on_timer, sc);
     /* Spread: a stable slot within the interval for the target, from its
      * address, and its profiles on the slots after that one, so that they
      * take turns on one connection; slots on a grid of SPREAD_SLOT_MS, so
@@ -617,12 +617,12 @@ static void scrape_free(struct scrape *sc)
     struct state *s = sc->s;
     if (sc->handling) {
         sc->retired = true;
-        evtimer_del(sc->timer);
+        instant_timer_disarm(&sc->due);
         return;
     }
     if (sc->in_flight)
         http_client_cancel(sc->http, sc->easy);
-    event_free(sc->timer);
+    instant_timer_disarm(&sc->due);
     curl_easy_cleanup(sc->easy);
     curl_slist_free_all(sc->headers);
     if (sc->gauge_labels) {
@@ -882,6 +882,7 @@ static int start(void *st)
     for (size_t i = 0; i < HTTP_CLIENTS; i++)
         if (!(s->http[i] = http_client_create(base, on_done)))
             return PROFD_ERR;
+    s->timers = instant_timers_new(base, on_due, s);
     refresh(s);
     s->started = true;
     for (size_t i = 0; i < s->nscrapes; i++)
@@ -916,6 +917,8 @@ static int shutdown_(void *st)
     free(s->scrapes);
     s->scrapes = NULL;
     s->nscrapes = 0;
+    instant_timers_free(s->timers);
+    s->timers = NULL;
     for (size_t i = 0; i < HTTP_CLIENTS; i++) {
         http_client_destroy(s->http[i]);
         s->http[i] = NULL;

@@ -59,8 +59,8 @@ exporter_parca_LIBS := -lcurl -lcrypto
 exporter_parca_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c
-receiver_parca_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
-receiver_pyroscope_SRCS := lib/raw_series.c lib/grow.c lib/serve.c lib/server_auth.c \
+receiver_parca_SRCS := lib/raw_series.c lib/label_valid.c lib/utf8_valid.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
+receiver_pyroscope_SRCS := lib/raw_series.c lib/label_valid.c lib/grow.c lib/serve.c lib/server_auth.c \
     lib/json_escape.c lib/profile_family.c lib/key_map.c lib/json_pull.c lib/utf8_valid.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson

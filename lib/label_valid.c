@@ -35,9 +35,7 @@ bool label_valid_name(const char *name, bool colons, size_t max, char *buf)
     return fixed;
 }
 
-/* Whether label_valid_name(name, false, ...) would leave the len bytes of
- * name as they are. */
-static bool name_is_valid(const char *name, size_t len)
+bool label_name_is_valid(const char *name, size_t len)
 {
     if (len == 0 || (name[0] >= '0' && name[0] <= '9'))
         return false;
@@ -64,7 +62,7 @@ void label_add_valid(const struct profd_host *host, struct profd_labels *out, co
                      size_t *fixes)
 {
     size_t name_len = strlen(name), value_len = strlen(value);
-    if (name_len <= max_name && value_len <= max_value && name_is_valid(name, name_len) &&
+    if (name_len <= max_name && value_len <= max_value && label_name_is_valid(name, name_len) &&
         utf8_is_valid(value, value_len)) {
         add_unless_taken(host, out, name, value, max_labels, fixes);   /* most labels */
         return;

@@ -16,6 +16,10 @@
  * it had to change. */
 bool label_valid_name(const char *name, bool colons, size_t max, char *buf);
 
+/* Whether the len bytes of name are a valid label name (not a metric
+ * name): what label_valid_name would leave as it is. */
+bool label_name_is_valid(const char *name, size_t len);
+
 /* Sets name = value in out with the name made valid (not a metric name)
  * and the value valid UTF-8, each cut to its max bytes (the value between
  * characters), unless out has that name already or holds max_labels

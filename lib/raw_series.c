@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "label_valid.h"
 #include "pb_reader.h"
 
 static void put_varint(struct pb_buf *b, uint64_t v)
@@ -28,19 +29,6 @@ void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len
     b->len += len;
 }
 
-/* A Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*. */
-static bool valid_name(const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                  (i > 0 && c >= '0' && c <= '9');
-        if (!ok)
-            return false;
-    }
-    return n > 0;
-}
-
 /* Adds one label { name = 1, value = 2 } to l; false with why set. */
 static bool read_label(const struct profd_host *host, const uint8_t *data, size_t len,
                        struct profd_labels *l, char *why, size_t whylen)
@@ -59,7 +47,7 @@ static bool read_label(const struct profd_host *host, const uint8_t *data, size_
     }
     char key[RAW_MAX_LABEL_NAME + 1], val[RAW_MAX_LABEL_VALUE + 1];
     int shown = (int)(nlen < 64 ? nlen : 64);
-    if (!name || !valid_name(name, nlen)) {
+    if (!name || !label_name_is_valid((const char *)name, nlen)) {
         snprintf(why, whylen, "invalid label name \"%.*s\"", shown, name ? (const char *)name : "");
         return false;
     }

@@ -345,8 +345,11 @@ static int write_file(struct state *s, const char *path, const uint8_t *data, si
         rc = write_once(s, dir, path, data, len, written);
     }
     if (rc < 0) {
-        s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
-        return PROFD_ERETRY;
+        int e = errno;
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot write %s: %s%s", path, strerror(e),
+                     e == ENAMETOOLONG ? " (the template's name is too long for this profile's "
+                                         "labels; the profile is refused)" : "");
+        return e == ENAMETOOLONG ? PROFD_ERR : PROFD_ERETRY;   /* a name never fits later */
     }
     if (s->cfg->fsync)
         fsync_dir_of(written);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "template.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include "../../lib/hash.h"
 
 /* A bounded string being written: buf has cap bytes, room for len
  * characters and the NUL; full once something did not fit. */
@@ -37,20 +40,31 @@ static void put_decimal(struct out *o, int64_t v, int width)
     put(o, digits + i, sizeof(digits) - i);
 }
 
-/* A label value made safe as one path component. */
+/* A label value made safe as one path component, and short enough that
+ * two fit in a file name: a longer one keeps its first bytes and ends in a
+ * hash of the whole value, so values that differ stay apart. */
 static void put_component(struct out *o, const char *v)
 {
     if (!v || !*v) {
         put(o, "unknown", 7);
         return;
     }
-    if (v[0] == '.')
+    bool dot = v[0] == '.';   /* no hidden file, nor "..": a '_' before it */
+    size_t len = strlen(v), keep = len, room = TEMPLATE_MAX_LABEL_BYTES - dot;
+    if (len > room)
+        keep = room - 17;   /* '~' and 16 hex digits follow */
+    if (dot)
         put(o, "_", 1);
-    for (; *v; v++) {
-        char c = *v;
+    for (size_t i = 0; i < keep; i++) {
+        char c = v[i];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '-' || c == '_' || c == '.' || c == '=' || c == '+' || c == ',' || c == '@';
         put(o, ok ? &c : "_", 1);
+    }
+    if (keep < len) {
+        char tail[18];
+        snprintf(tail, sizeof(tail), "~%016llx", (unsigned long long)hash_bytes(v, len));
+        put(o, tail, 17);
     }
 }
 

@@ -2,7 +2,9 @@
 /*
  * Output path templates: literal text with {variables}. {time} (UTC,
  * 20261122T041912.123Z), {date} (2026-11-22), {unix_nanos}, and any series
- * label by name, made safe as one path component ("unknown" when absent).
+ * label by name, made safe as one path component ("unknown" when absent)
+ * of at most TEMPLATE_MAX_LABEL_BYTES (a longer value cut, with a hash of
+ * it at the end).
  */
 #ifndef PPROF_FILE_TEMPLATE_H
 #define PPROF_FILE_TEMPLATE_H
@@ -12,6 +14,10 @@
 #include <stdint.h>
 
 #include "profd/model.h"
+
+/* The most bytes one label's value takes in a path: two such and the
+ * rest of a name fit in the 255 bytes file systems allow a name. */
+#define TEMPLATE_MAX_LABEL_BYTES 120
 
 /* True when tmpl is well formed; otherwise *err says why. */
 bool pprof_file_template_check(const char *tmpl, const char **err);

@@ -10,26 +10,36 @@
 
 #define NANOS 1000000000LL
 
-bool ingest_query_param(const char *query, const char *name, char *out, size_t n)
+bool ingest_label_key_valid(const char *key, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = key[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.'))
+            return false;
+    }
+    return len > 0;
+}
+
+long ingest_query_param(const char *query, const char *name, char *out, size_t n)
 {
     size_t nlen = strlen(name);
     for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
         if (strncmp(p, name, nlen) || p[nlen] != '=')
             continue;
         size_t o = 0;
-        for (const char *c = p + nlen + 1; *c && *c != '&' && o + 1 < n; c++) {
+        for (const char *c = p + nlen + 1; *c && *c != '&'; c++, o++) {
             int v = *c == '%' ? hex_byte(c + 1) : -1;
-            if (v >= 0) {
-                out[o++] = (char)v;
+            char decoded = v >= 0 ? (char)v : *c == '+' ? ' ' : *c;
+            if (v >= 0)
                 c += 2;
-            } else {
-                out[o++] = *c == '+' ? ' ' : *c;
-            }
+            if (o + 1 < n)
+                out[o] = decoded;
         }
-        out[o] = '\0';
-        return true;
+        out[o + 1 < n ? o : n - 1] = '\0';
+        return (long)o;
     }
-    return false;
+    return -1;
 }
 
 /* The value of the n decimal digits at s. */

@@ -273,15 +273,26 @@ static bool name_labels(const struct profd_host *host, const struct ingest_what 
     for (const char *p = w->name + n + (w->name[n] == '{'); *p && *p != '}';) {
         size_t len = strcspn(p, ",}");
         const char *eq = memchr(p, '=', len);
-        char key[128], val[512];
-        if (!eq || eq == p || (size_t)(eq - p) >= sizeof(key)) {
-            snprintf(why, whylen, "name: bad label \"%.*s\"", (int)(len < 60 ? len : 60), p);
+        if (!eq) {
+            snprintf(why, whylen, "name: bad label \"%.*s\" (not key=value)",
+                     (int)(len < 64 ? len : 64), p);
             return false;
         }
-        size_t vlen = (size_t)(p + len - eq - 1) < sizeof(val) ? (size_t)(p + len - eq - 1)
-                                                                : sizeof(val) - 1;
-        memcpy(key, p, (size_t)(eq - p));
-        key[eq - p] = '\0';
+        size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
+        int shown = (int)(klen < 64 ? klen : 64);
+        char key[RAW_MAX_LABEL_NAME + 1], val[RAW_MAX_LABEL_VALUE + 1];
+        if (!ingest_label_key_valid(p, klen)) {
+            snprintf(why, whylen, "name: invalid label name \"%.*s\"", shown, p);
+            return false;
+        }
+        if (klen > RAW_MAX_LABEL_NAME || vlen > RAW_MAX_LABEL_VALUE) {
+            snprintf(why, whylen, "name: label \"%.*s\": %s over %d bytes", shown, p,
+                     klen > RAW_MAX_LABEL_NAME ? "name" : "value",
+                     klen > RAW_MAX_LABEL_NAME ? RAW_MAX_LABEL_NAME : RAW_MAX_LABEL_VALUE);
+            return false;
+        }
+        memcpy(key, p, klen);
+        key[klen] = '\0';
         memcpy(val, eq + 1, vlen);
         val[vlen] = '\0';
         for (size_t i = 0; i < b->nrecords; i++)
@@ -361,9 +372,13 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
                    struct profd_rpc_response *res, struct profd_batch *b)
 {
     const struct profd_host *host = r->host;
-    char name[1024], format[32] = "", units[32], spy[128] = "";
-    if (!ingest_query_param(req->query, "name", name, sizeof(name)) || !*name)
+    char name[INGEST_MAX_NAME + 1], format[32] = "", units[32], spy[128] = "";
+    long name_len = ingest_query_param(req->query, "name", name, sizeof(name));
+    if (name_len <= 0)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is missing");
+    if (name_len > INGEST_MAX_NAME)
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is over %d bytes",
+                    INGEST_MAX_NAME);
     ingest_query_param(req->query, "format", format, sizeof(format));
     enum ingest_format kind = ingest_format(format, req->content_type);
     if (kind == FORMAT_UNSUPPORTED)

@@ -76,7 +76,7 @@ build_half_one() {
 }
 build_half_two() {
     clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_push.c \
-        lib/raw_series.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
+        lib/raw_series.c lib/label_valid.c lib/grow.c lib/profile_family.c receivers/pyroscope/folded.c \
         receivers/pyroscope/multipart.c receivers/pyroscope/ingest_query.c \
         receivers/pyroscope/trie_tree.c receivers/pyroscope/speedscope.c lib/key_map.c \
         $all_core -o $FUZZ_BUILD/fuzz_push $LIBS $(pkg-config --libs $PKGS) -ldl -lm

@@ -6,8 +6,8 @@ import socket
 import subprocess
 import sys
 
-from harness import (GO_CORPUS, ProfdTestCase, corpus_files, http_post, metric_value,
-                     push_series, wait_until)
+from harness import (GO_CORPUS, ProfdTestCase, corpus_files, exported_counts, http_post,
+                     metric_value, push_series, wait_until)
 
 PIPE = """
 receivers:
@@ -189,6 +189,22 @@ class PipelineTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
         self.assertEqual([os.path.relpath(f, self.path("profiles")) for f in self.outputs()],
                          ["a/p.pb.gz", "b/p.pb.gz", "c/p.pb.gz"])
+
+    def test_a_name_too_long_for_the_file_system_is_refused_alone(self):
+        """A long label is cut, with a hash of it, so its file is written;
+        a template whose name cannot fit whatever is cut (three labels in
+        one name) refuses that record alone, at once: the next is written
+        without a retry, and the refusal is counted."""
+        p, ingest = self.start_pushes_into(
+            'pprof_file: {directory: ./profiles, path_template: "{f}{f}{f}.pb.gz", '
+            'retry_on_failure: {initial_interval: 60s, max_interval: 60s}}')
+        push_series(ingest, "f", ["x" * 300, "short"])
+        p.wait_log(r"pprof_file: wrote .*/shortshortshort.pb.gz")
+        p.wait_log(r"File name too long \(the template's name is too long for this "
+                   r"profile's labels; the profile is refused\)")
+        wait_until(lambda: exported_counts(p, "pprof_file") == [1, 1], "one sent, one failed")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual([os.path.basename(f) for f in self.outputs()], ["shortshortshort.pb.gz"])
 
     def test_reencoded_output_reads_the_same_in_go_pprof(self):
         p = self.start(config([("pprof_file", 'reencode: true, path_template: "{__name__}/{unix_nanos}.pb.gz"')]))

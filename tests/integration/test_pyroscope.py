@@ -511,6 +511,32 @@ class PyroscopeTest(ProfdTestCase):
             self.assertEqual((status, why in resp), (400, True), (query, resp))
         self.assertEqual(p.stop(), 0)
 
+    def test_ingest_name_labels_are_checked_as_pyroscope_checks_them(self):
+        """The braces' labels are checked as Pyroscope's key parser and its
+        distributor check them: names of letters, digits, '_' and '.', of
+        1024 bytes at most, values of 2048; a name parameter too long is
+        refused, not cut."""
+        p = self.start(RECEIVER % "{service_name}.{k}")
+        url = "http://%s/ingest?format=folded&name=" % address(p)
+        status, resp = http_post(url + "app%7Bk%3D" + "v" * 2048 + "%7D", b"main 1\n")
+        self.assertEqual(status, 200, resp)
+        status, resp = http_post(url + "app%7Bk%3D" + "w" * 200 + "%7D", b"main 1\n")
+        self.assertEqual(status, 200, resp)
+        wait_until(lambda: len(os.listdir(self.path("profiles"))) == 2, "both profiles")
+        # each file named by the label's first bytes and a hash of it all
+        self.assertEqual(sorted(n[:4 + 103] for n in os.listdir(self.path("profiles"))),
+                         ["app." + "v" * 103, "app." + "w" * 103])
+        for name, why in [("app%7Bbad-name%3Dx%7D", b'name: invalid label name "bad-name"'),
+                          ("app%7Bk%3Dv%2Ck%20v%3Dx%7D", b'invalid label name "k v"'),
+                          ("app%7B%3Dx%7D", b'invalid label name ""'),
+                          ("app%7Bk%7D", b"not key=value"),
+                          ("app%7Bk%3D" + "v" * 2049 + "%7D", b"value over 2048 bytes"),
+                          ("app%7B" + "n" * 1025 + "%3Dv%7D", b"name over 1024 bytes"),
+                          ("app%7Bk%3D" + "v" * 16384 + "%7D", b"name parameter is over 16384")]:
+            status, resp = http_post(url + name, b"main 1\n")
+            self.assertEqual((status, why in resp), (400, True), (name[:40], resp))
+        self.assertEqual(p.stop(), 0)
+
     def test_ingest_multipart_with_prev_profile_and_sample_type_config(self):
         from harness import pprof_samples, subtract
         p = self.start(RECEIVER % "{service_name}.{__name__}")

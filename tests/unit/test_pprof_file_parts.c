@@ -38,6 +38,33 @@ TEST(template_expands_labels_and_time)
     profd_batch_unref(b);
 }
 
+TEST(template_cuts_a_long_label_keeping_values_apart)
+{
+    struct profd_batch *b = profd_batch_new();
+    struct profd_record *r = profd_record_add(b, NULL, 0, PROFD_ENC_PPROF_RAW);
+    char v[301], p[512], q[512];
+    memset(v, 'v', 300);
+    v[300] = '\0';
+    profd_record_set_label(r, "k", v);
+    CHECK_INT(pprof_file_template_expand("{k}", r, 0, p, sizeof(p)), TEMPLATE_MAX_LABEL_BYTES);
+    CHECK(!strncmp(p, v, TEMPLATE_MAX_LABEL_BYTES - 17));
+    CHECK_INT(p[TEMPLATE_MAX_LABEL_BYTES - 17], '~');
+    v[299] = 'w';   /* the same first bytes, another value: another name */
+    profd_record_set_label(r, "k", v);
+    CHECK_INT(pprof_file_template_expand("{k}", r, 0, q, sizeof(q)), TEMPLATE_MAX_LABEL_BYTES);
+    CHECK(strcmp(p, q) != 0);
+    v[0] = '.';   /* with the '_' before a dot, no longer either */
+    profd_record_set_label(r, "k", v);
+    CHECK_INT(pprof_file_template_expand("{k}", r, 0, p, sizeof(p)), TEMPLATE_MAX_LABEL_BYTES);
+    CHECK(!strncmp(p, "_.vv", 4));
+    v[TEMPLATE_MAX_LABEL_BYTES] = '\0';   /* the longest kept whole */
+    v[0] = 'v';
+    profd_record_set_label(r, "k", v);
+    CHECK_INT(pprof_file_template_expand("{k}", r, 0, p, sizeof(p)), TEMPLATE_MAX_LABEL_BYTES);
+    CHECK_STR(p, v);
+    profd_batch_unref(b);
+}
+
 TEST(template_check_refuses_escapes_and_bad_braces)
 {
     const char *err;

@@ -73,16 +73,34 @@ TEST(sample_rate_and_units_fall_back_as_pyroscope_does)
     CHECK_STR(u, "samples");
 }
 
+TEST(label_keys_in_a_name_as_pyroscopes_parser_takes_them)
+{
+    CHECK(ingest_label_key_valid("env", 3));
+    CHECK(ingest_label_key_valid("k.v_2", 5));
+    CHECK(ingest_label_key_valid("1st", 3));
+    CHECK(!ingest_label_key_valid("", 0));
+    CHECK(!ingest_label_key_valid("bad-name", 8));
+    CHECK(!ingest_label_key_valid("a b", 3));
+    CHECK(!ingest_label_key_valid("k\xc3\xa9", 3));
+    CHECK(ingest_label_key_valid("ok-not", 2));   /* only len bytes are read */
+}
+
 TEST(query_parameters_are_percent_decoded)
 {
     char v[16];
-    CHECK(ingest_query_param("a=1&name=app.cpu%7Bk%3Dv%7D&b=2", "name", v, sizeof(v)));
+    CHECK_INT(ingest_query_param("a=1&name=app.cpu%7Bk%3Dv%7D&b=2", "name", v, sizeof(v)), 12);
     CHECK_STR(v, "app.cpu{k=v}");
-    CHECK(ingest_query_param("xname=1&name=a+b", "name", v, sizeof(v)));
+    CHECK_INT(ingest_query_param("xname=1&name=a+b", "name", v, sizeof(v)), 3);
     CHECK_STR(v, "a b");
-    CHECK(!ingest_query_param("names=1", "name", v, sizeof(v)));
-    CHECK(ingest_query_param("name=0123456789abcdefXYZ", "name", v, sizeof(v)));
-    CHECK_STR(v, "0123456789abcde");                      /* cut to fit */
+    CHECK_INT(ingest_query_param("names=1", "name", v, sizeof(v)), -1);
+    CHECK_INT(ingest_query_param("name=&b=1", "name", v, sizeof(v)), 0);
+    CHECK_STR(v, "");
+    /* cut to fit, its whole length told */
+    CHECK_INT(ingest_query_param("name=0123456789%61bcdefXYZ&c", "name", v, sizeof(v)), 19);
+    CHECK_STR(v, "0123456789abcde");
+    CHECK_INT(ingest_query_param("name=0123456789abcdef", "name", v, sizeof(v)), 16);
+    CHECK_STR(v, "0123456789abcde");
+    CHECK_INT(ingest_query_param("name=0123456789abcde", "name", v, sizeof(v)), 15);   /* fits */
 }
 
 RUN_TESTS()

@@ -234,7 +234,7 @@ static bool braces_name_it(const char *name)
  * those of the record's model. */
 struct ingest_what {
     const char *name, *units;
-    char app[512];
+    char app[RAW_MAX_LABEL_VALUE + 1];   /* service_name's value */
     const char *family;
     bool typed;
     const struct profd_type_names *types;
@@ -379,6 +379,9 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (name_len > INGEST_MAX_NAME)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is over %d bytes",
                     INGEST_MAX_NAME);
+    if (strcspn(name, "{") > RAW_MAX_LABEL_VALUE)
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "name: the application name is over "
+                    "%d bytes", RAW_MAX_LABEL_VALUE);
     ingest_query_param(req->query, "format", format, sizeof(format));
     enum ingest_format kind = ingest_format(format, req->content_type);
     if (kind == FORMAT_UNSUPPORTED)

@@ -520,18 +520,23 @@ class PyroscopeTest(ProfdTestCase):
         url = "http://%s/ingest?format=folded&name=" % address(p)
         status, resp = http_post(url + "app%7Bk%3D" + "v" * 2048 + "%7D", b"main 1\n")
         self.assertEqual(status, 200, resp)
+        status, resp = http_post(url + "s" * 2048, b"main 1\n")   # service_name's longest
+        self.assertEqual(status, 200, resp)
         status, resp = http_post(url + "app%7Bk%3D" + "w" * 200 + "%7D", b"main 1\n")
         self.assertEqual(status, 200, resp)
-        wait_until(lambda: len(os.listdir(self.path("profiles"))) == 2, "both profiles")
-        # each file named by the label's first bytes and a hash of it all
-        self.assertEqual(sorted(n[:4 + 103] for n in os.listdir(self.path("profiles"))),
-                         ["app." + "v" * 103, "app." + "w" * 103])
+        wait_until(lambda: len(os.listdir(self.path("profiles"))) == 3, "the three profiles")
+        # each file named by the labels' first bytes and a hash of each
+        names = sorted(os.listdir(self.path("profiles")))
+        for name, start in zip(names, ["app." + "v" * 103 + "~", "app." + "w" * 103 + "~",
+                                       "s" * 103 + "~"]):
+            self.assertTrue(name.startswith(start), name)
         for name, why in [("app%7Bbad-name%3Dx%7D", b'name: invalid label name "bad-name"'),
                           ("app%7Bk%3Dv%2Ck%20v%3Dx%7D", b'invalid label name "k v"'),
                           ("app%7B%3Dx%7D", b'invalid label name ""'),
                           ("app%7Bk%7D", b"not key=value"),
                           ("app%7Bk%3D" + "v" * 2049 + "%7D", b"value over 2048 bytes"),
                           ("app%7B" + "n" * 1025 + "%3Dv%7D", b"name over 1024 bytes"),
+                          ("a" * 2049, b"application name is over 2048 bytes"),
                           ("app%7Bk%3D" + "v" * 16384 + "%7D", b"name parameter is over 16384")]:
             status, resp = http_post(url + name, b"main 1\n")
             self.assertEqual((status, why in resp), (400, True), (name[:40], resp))

@@ -129,7 +129,7 @@ bool ingest_time(const char *query, const char *name, int64_t now, int64_t *out)
 {
     char raw[64], s[64];
     *out = now;
-    if (!ingest_query_param(query, name, raw, sizeof(raw)))
+    if (ingest_query_param(query, name, raw, sizeof(raw)) < 0)
         return true;
     size_t n = 0;
     for (const char *c = raw; *c; c++)
@@ -148,7 +148,7 @@ int64_t ingest_cpu_period(const char *query)
     char v[32];
     long long rate = 0;
     char *end = v;
-    if (ingest_query_param(query, "sampleRate", v, sizeof(v)))
+    if (ingest_query_param(query, "sampleRate", v, sizeof(v)) >= 0)
         rate = strtoll(v, &end, 10);
     return *end || rate <= 0 ? NANOS / 100 : NANOS / rate;
 }
@@ -159,7 +159,7 @@ void ingest_units(const char *query, char *out, size_t n)
                                         "lock_nanoseconds", "lock_samples"};
     char v[32];
     const char *units = "samples";
-    if (ingest_query_param(query, "units", v, sizeof(v)))
+    if (ingest_query_param(query, "units", v, sizeof(v)) >= 0)
         for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
             if (!strcmp(v, known[i]))
                 units = known[i];

@@ -73,6 +73,18 @@ TEST(sample_rate_and_units_fall_back_as_pyroscope_does)
     CHECK_STR(u, "samples");
 }
 
+TEST(absent_parameters_take_their_defaults)
+{
+    int64_t t = -1;
+    /* a time read first leaves its digits where the next call's buffer is */
+    CHECK(ingest_time("name=app&from=1700000000", "from", NOW, &t));
+    CHECK_INT(t, 1700000000LL * NANOS);
+    CHECK(ingest_time("name=app", "from", NOW, &t));
+    CHECK_INT(t, NOW);
+    CHECK_INT(ingest_cpu_period("sampleRate=250"), NANOS / 250);
+    CHECK_INT(ingest_cpu_period("name=app"), NANOS / 100);
+}
+
 TEST(label_keys_in_a_name_as_pyroscopes_parser_takes_them)
 {
     CHECK(ingest_label_key_valid("env", 3));

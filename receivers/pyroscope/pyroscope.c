@@ -18,10 +18,11 @@
  *   nothing in Pyroscope's conversion.
  * service_name defaults to unknown_service and the tenant (X-Scope-OrgID)
  * is kept as the label __tenant_id__, as Pyroscope does. Errors answer with
- * Pyroscope's statuses: 400 bad metadata or request, 413 too large (the
- * server), 422 a body that cannot be converted, 429 when the pipeline is
- * full.
+ * Pyroscope's statuses: 400 bad metadata or request, 401 bad credentials or
+ * tenant ID, 413 too large (the server), 422 a body that cannot be
+ * converted, 429 when the pipeline is full.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -108,6 +109,36 @@ static void fail(const struct profd_rpc_request *req, struct profd_rpc_response 
                                          escaped);
     res->len = strlen((char *)res->body);
     free(escaped);
+}
+
+/* The longest tenant ID Pyroscope's multi-tenant mode takes. */
+#define MAX_TENANT_ID 150
+
+/* Whether X-Scope-OrgID, when given, is a tenant ID as Pyroscope's
+ * multi-tenant mode takes one (letters, digits and !-_.*'(), at most
+ * MAX_TENANT_ID, not "." or ".."); false with why set. */
+static bool tenant_valid(const char *tenant, char *why, size_t whylen)
+{
+    if (!tenant)
+        return true;
+    for (const char *c = tenant; *c; c++)
+        if (!(isalnum((unsigned char)*c) || strchr("!-_.*'()", *c))) {
+            if (isgraph((unsigned char)*c))
+                snprintf(why, whylen, "tenant ID contains unsupported character '%c'", *c);
+            else
+                snprintf(why, whylen, "tenant ID contains unsupported byte 0x%02x",
+                         (unsigned char)*c);
+            return false;
+        }
+    if (strlen(tenant) > MAX_TENANT_ID) {
+        snprintf(why, whylen, "tenant ID is too long: max %d characters", MAX_TENANT_ID);
+        return false;
+    }
+    if (!strcmp(tenant, ".") || !strcmp(tenant, "..")) {
+        snprintf(why, whylen, "tenant ID is '.' or '..'");
+        return false;
+    }
+    return true;
 }
 
 /* Sets the labels every record of b gets from the request. */
@@ -481,6 +512,9 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     if (!server_authorized(&cfg_of(r)->auth, req))
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401,
                     "missing or wrong credentials");
+    char why[160];
+    if (!tenant_valid(req->header(req, "x-scope-orgid"), why, sizeof(why)))
+        return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401, "%s", why);
     bool is_push = !strcmp(req->path, PUSH);
     bool is_ingest = req->protocol == PROFD_RPC_HTTP && ingest_path(req->path, strlen(req->path));
     if (!is_push && !is_ingest)

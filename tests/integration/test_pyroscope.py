@@ -192,6 +192,26 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(sender.stop(), 0)
         self.assertEqual(receiver.stop(), 0)
 
+    def test_tenant_ids_are_held_to_pyroscopes_rules(self):
+        """X-Scope-OrgID becomes __tenant_id__ when it is a tenant ID as
+        Pyroscope's multi-tenant mode takes one; else the request is
+        refused 401, saying why."""
+        p = self.start(RECEIVER % "{__tenant_id__}.{service_name}")
+        url = "http://%s/ingest?format=folded&name=" % address(p)
+        status, resp = http_post(url + "app", b"main 1\n", {"X-Scope-OrgID": "team-a.(1)*!'_"})
+        self.assertEqual(status, 200, resp)
+        out = self.path("profiles", "team-a._1_____.app")   # made a safe file name
+        wait_until(lambda: os.path.exists(out), "the tenant's profile")
+        for tenant, why in [("team a", b"unsupported byte 0x20"),
+                            ("team/a", b"unsupported character '/'"),
+                            ("t" * 151, b"too long: max 150 characters"),
+                            ("..", b"'.' or '..'")]:
+            status, resp = http_post(url + "app", b"main 1\n", {"X-Scope-OrgID": tenant})
+            self.assertEqual((status, why in resp), (401, True), (tenant, resp))
+        status, resp = http_post(url + "app", b"main 1\n", {"X-Scope-OrgID": "t" * 150})
+        self.assertEqual(status, 200, resp)
+        self.assertEqual(p.stop(), 0)
+
     def test_ingest_profd_to_profd(self):
         receiver, sender = self.round_trip("ingest", "{pyroscope_spy}/{__file__}",
                                            ", external_labels: {pyroscope_spy: rbspy}")

@@ -403,7 +403,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
                    struct profd_rpc_response *res, struct profd_batch *b)
 {
     const struct profd_host *host = r->host;
-    char name[INGEST_MAX_NAME + 1], format[32] = "", units[32], spy[128] = "";
+    char name[INGEST_MAX_NAME + 1], format[32] = "", units[32];
+    char spy[RAW_MAX_LABEL_VALUE + 1] = "";   /* the label pyroscope_spy's value */
     long name_len = ingest_query_param(req->query, "name", name, sizeof(name));
     if (name_len <= 0)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is missing");
@@ -420,7 +421,9 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
                     "(pprof, jfr, speedscope, folded or groups, lines, trie, tree)",
                     *format ? "format" : "Content-Type",
                     *format ? format : req->content_type);
-    ingest_query_param(req->query, "spyName", spy, sizeof(spy));
+    if (ingest_query_param(req->query, "spyName", spy, sizeof(spy)) > RAW_MAX_LABEL_VALUE)
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "spyName is over %d bytes",
+                    RAW_MAX_LABEL_VALUE);
     ingest_units(req->query, units, sizeof(units));
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

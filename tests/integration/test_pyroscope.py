@@ -557,6 +557,7 @@ class PyroscopeTest(ProfdTestCase):
                           ("app%7Bk%3D" + "v" * 2049 + "%7D", b"value over 2048 bytes"),
                           ("app%7B" + "n" * 1025 + "%3Dv%7D", b"name over 1024 bytes"),
                           ("a" * 2049, b"application name is over 2048 bytes"),
+                          ("app&spyName=" + "s" * 2049, b"spyName is over 2048 bytes"),
                           ("app%7Bk%3D" + "v" * 16384 + "%7D", b"name parameter is over 16384")]:
             status, resp = http_post(url + name, b"main 1\n")
             self.assertEqual((status, why in resp), (400, True), (name[:40], resp))

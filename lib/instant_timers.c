@@ -27,7 +27,6 @@ struct instant_timers {
     struct instant **all;           /* every instant made, by index */
     size_t nall, cap;
     struct instant *spare;          /* instants with no timer, for reuse */
-    size_t nlive;
 };
 
 static int64_t realtime_ns(void)
@@ -60,7 +59,6 @@ static struct instant *instant_open(struct instant_timers *ts, int64_t due_ns)
     in->due_ns = due_ns;
     in->first = NULL;
     key_map_put(&ts->by_due, (uint64_t)due_ns, in->index);
-    ts->nlive++;
     int64_t delay = due_ns - realtime_ns();
     if (delay < 0)
         delay = 0;
@@ -79,7 +77,6 @@ static void instant_close(struct instant *in)
     in->firing = false;
     in->next_spare = ts->spare;
     ts->spare = in;
-    ts->nlive--;
 }
 
 static void unlink_timer(struct instant_timer *t)
@@ -152,7 +149,7 @@ void instant_timer_disarm(struct instant_timer *t)
 
 size_t instant_timers_instants(const struct instant_timers *ts)
 {
-    return ts->nlive;
+    return ts->by_due.n;
 }
 
 void instant_timers_free(struct instant_timers *ts)

@@ -39,7 +39,8 @@ void instant_timer_arm(struct instant_timers *ts, struct instant_timer *t, int64
 void instant_timer_disarm(struct instant_timer *t);
 
 
-/* Instants with armed timers, for tests and gauges. */
+/* Instants with armed timers, waiting to fall due (not one firing now),
+ * for tests. */
 size_t instant_timers_instants(const struct instant_timers *ts);
 
 /* Frees the set (accepts NULL). Its timers must all be disarmed. */

@@ -40,6 +40,9 @@ static void put_decimal(struct out *o, int64_t v, int width)
     put(o, digits + i, sizeof(digits) - i);
 }
 
+/* The end of a label value cut to fit: '~' and its hash in hex. */
+#define HASH_TAIL 17
+
 /* A label value made safe as one path component, and short enough that
  * two fit in a file name: a longer one keeps its first bytes and ends in a
  * hash of the whole value, so values that differ stay apart. */
@@ -51,8 +54,9 @@ static void put_component(struct out *o, const char *v)
     }
     bool dot = v[0] == '.';   /* no hidden file, nor "..": a '_' before it */
     size_t len = strlen(v), keep = len, room = TEMPLATE_MAX_LABEL_BYTES - dot;
+    char tail[HASH_TAIL + 1];   /* '~' and 16 hex digits of the value's hash */
     if (len > room)
-        keep = room - 17;   /* '~' and 16 hex digits follow */
+        keep = room - HASH_TAIL;
     if (dot)
         put(o, "_", 1);
     for (size_t i = 0; i < keep; i++) {
@@ -62,9 +66,8 @@ static void put_component(struct out *o, const char *v)
         put(o, ok ? &c : "_", 1);
     }
     if (keep < len) {
-        char tail[18];
         snprintf(tail, sizeof(tail), "~%016llx", (unsigned long long)hash_bytes(v, len));
-        put(o, tail, 17);
+        put(o, tail, HASH_TAIL);
     }
 }
 

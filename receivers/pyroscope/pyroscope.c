@@ -141,11 +141,11 @@ static bool tenant_valid(const char *tenant, char *why, size_t whylen)
     return true;
 }
 
-/* Sets the labels every record of b gets from the request. */
-static void request_labels(const struct profd_host *host, const struct profd_rpc_request *req,
+/* Sets the labels every record of b gets from the request: its tenant
+ * (NULL when it named none), and service_name's default. */
+static void request_labels(const struct profd_host *host, const char *tenant,
                            struct profd_batch *b)
 {
-    const char *tenant = req->header(req, "x-scope-orgid");
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
         if (!host->record_label(r, "service_name"))
@@ -516,7 +516,8 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401,
                     "missing or wrong credentials");
     char why[160];
-    if (!tenant_valid(req->header(req, "x-scope-orgid"), why, sizeof(why)))
+    const char *tenant = req->header(req, "x-scope-orgid");
+    if (!tenant_valid(tenant, why, sizeof(why)))
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401, "%s", why);
     bool is_push = !strcmp(req->path, PUSH);
     bool is_ingest = req->protocol == PROFD_RPC_HTTP && ingest_path(req->path, strlen(req->path));
@@ -530,7 +531,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
         ingest(r, req, res, b);
     bool failed = res->grpc_status || res->http_status >= 400;
     if (!failed && b->nrecords) {
-        request_labels(host, req, b);
+        request_labels(host, tenant, b);
         if (host->emit(r->self, b) != PROFD_OK) {
             free(res->body);
             res->body = NULL;

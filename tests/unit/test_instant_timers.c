@@ -54,9 +54,10 @@ static void world_open(struct world *w)
     w->ts = instant_timers_new(w->base, on_fire, w);
 }
 
-/* Arms a and b at one due time. */
-static void arm_both(struct world *w, struct probe *a, struct probe *b, int64_t due_ns)
+/* Opens w with a and b armed at one due time. */
+static void open_with_pair(struct world *w, struct probe *a, struct probe *b, int64_t due_ns)
 {
+    world_open(w);
     instant_timer_arm(w->ts, &a->t, due_ns);
     instant_timer_arm(w->ts, &b->t, due_ns);
 }
@@ -103,9 +104,8 @@ TEST(instants_fire_in_time_order_and_a_past_one_at_once)
 TEST(a_disarmed_timer_never_fires_and_an_emptied_instant_goes)
 {
     struct world w;
-    world_open(&w);
     struct probe a = {0}, b = {0};
-    arm_both(&w, &a, &b, in_ms(5));
+    open_with_pair(&w, &a, &b, in_ms(5));
     instant_timer_disarm(&a.t);
     instant_timer_disarm(&a.t);   /* twice: nothing */
     CHECK_INT(instant_timers_instants(w.ts), 1);
@@ -117,22 +117,6 @@ TEST(a_disarmed_timer_never_fires_and_an_emptied_instant_goes)
     instant_timer_arm(w.ts, &a.t, in_ms(2));
     event_base_dispatch(w.base);
     CHECK_INT(a.fired, 1);
-    world_close(&w);
-}
-
-TEST(arming_again_moves_a_timer_to_its_new_instant)
-{
-    struct world w;
-    world_open(&w);
-    struct probe a = {0}, b = {0};
-    arm_both(&w, &a, &b, in_ms(3));
-    instant_timer_arm(w.ts, &a.t, in_ms(10));   /* a leaves b's instant */
-    CHECK_INT(instant_timers_instants(w.ts), 2);
-    event_base_dispatch(w.base);
-    CHECK_INT(b.fired, 1);
-    CHECK_INT(a.fired, 1);
-    CHECK_INT(b.order, 1);   /* at its old instant a would have fired first */
-    CHECK_INT(a.order, 2);
     world_close(&w);
 }
 
@@ -158,6 +142,21 @@ TEST(a_callback_may_rearm_itself_even_at_its_own_instant_and_disarm_a_sibling)
     CHECK_INT(b.fired, 2);
     CHECK_INT(c.fired, 0);
     CHECK_INT(instant_timers_instants(w.ts), 0);
+    world_close(&w);
+}
+
+TEST(arming_again_moves_a_timer_to_its_new_instant)
+{
+    struct world w;
+    struct probe a = {0}, b = {0};
+    open_with_pair(&w, &a, &b, in_ms(3));
+    instant_timer_arm(w.ts, &a.t, in_ms(10));   /* a leaves b's instant */
+    CHECK_INT(instant_timers_instants(w.ts), 2);
+    event_base_dispatch(w.base);
+    CHECK_INT(b.fired, 1);
+    CHECK_INT(a.fired, 1);
+    CHECK_INT(b.order, 1);   /* at its old instant a would have fired first */
+    CHECK_INT(a.order, 2);
     world_close(&w);
 }
 

@@ -8,6 +8,7 @@
 
 #include "../../lib/grow.h"
 #include "../../lib/search.h"
+#include "dwp.h"
 
 /* What a function or inlined subroutine is: its name, and (inlined) where
  * its caller called it. */
@@ -55,10 +56,16 @@ struct scope_index {
     size_t nspans, spans_cap;
     bool spans_read;
     size_t unit_bytes;            /* of .debug_info, in the units read */
+    /* The DWARF package beside the binary or its debug file, looked for
+     * at the first skeleton unit whose split unit elfutils did not find. */
+    struct dwp *package;
+    bool package_looked_for;
     /* While reading a unit: */
     struct func *fresh;
     size_t nfresh, fresh_cap;
     Dwarf_Die *cu;
+    Dwarf_Die *skeleton;                  /* the skeleton unit of a split cu, else NULL */
+    const struct dwp_unit *packed;        /* cu's unit when it came from the package */
     const char *comp_dir;
     Dwarf_Addr bias;
 };
@@ -94,8 +101,11 @@ static uint32_t add_info(struct scope_index *x, Dwarf_Die *die, bool inlined)
     Dwarf_Word v;
     Dwarf_Files *files;
     size_t nfiles;
+    /* a split unit without a file table of its own uses its skeleton's */
     if (inlined && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 &&
-        dwarf_getsrcfiles(x->cu, &files, &nfiles) == 0 && v < nfiles) {
+        (dwarf_getsrcfiles(x->cu, &files, &nfiles) == 0 ||
+         (x->skeleton && dwarf_getsrcfiles(x->skeleton, &files, &nfiles) == 0)) &&
+        v < nfiles) {
         const char *f = dwarf_filesrc(files, v, NULL, NULL);
         if (f) {
             in.call_file = f;
@@ -116,7 +126,8 @@ static size_t each_range(struct scope_index *x, Dwarf_Die *die,
 {
     Dwarf_Addr base, low, high;
     size_t n = 0;
-    for (ptrdiff_t off = 0; (off = dwarf_ranges(die, off, &base, &low, &high)) > 0;)
+    for (ptrdiff_t off = 0; (off = x->packed ? dwp_ranges(x->packed, die, off, &base, &low, &high)
+                                             : dwarf_ranges(die, off, &base, &low, &high)) > 0;)
         if (high > low) {
             fn(x, low + x->bias, high + x->bias, arg);
             n++;
@@ -223,17 +234,40 @@ static void merge_fresh(struct scope_index *x)
     x->nfuncs += x->nfresh;
 }
 
+/* The DWARF package of x's module, NULL when it has none: <file>.dwp
+ * beside the binary, else beside its separate debug file. */
+static struct dwp *package(struct scope_index *x)
+{
+    if (x->package_looked_for)
+        return x->package;
+    x->package_looked_for = true;
+    const char *files[2] = {NULL, NULL};
+    dwfl_module_info(x->mod, NULL, NULL, NULL, NULL, NULL, &files[0], &files[1]);
+    for (size_t i = 0; i < 2 && !x->package; i++)
+        if (files[i]) {
+            char *path = must_asprintf("%s.dwp", files[i]);
+            x->package = dwp_open(path);
+            free(path);
+        }
+    return x->package;
+}
+
 /* The DIE whose children are cu's functions: a skeleton unit's split
- * unit (-gsplit-dwarf: in its .dwo file, which elfutils finds from the
- * skeleton's names; elfutils 0.188 reads no .dwp package) set in *split,
- * else cu itself. */
-static Dwarf_Die *split_unit(Dwarf_Die *cu, Dwarf_Die *split)
+ * unit (-gsplit-dwarf) set in *split, else cu itself. The split unit is
+ * in its .dwo file, which elfutils finds from the skeleton's names, or
+ * else in a DWARF package (x->packed set then). */
+static Dwarf_Die *split_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Die *split)
 {
     uint8_t type;
-    if (dwarf_cu_info(cu->cu, NULL, &type, NULL, split, NULL, NULL, NULL) == 0 &&
-        type == DW_UT_skeleton && split->cu)
-        return split;
-    return cu;
+    x->packed = NULL;
+    x->skeleton = NULL;
+    if (dwarf_cu_info(cu->cu, NULL, &type, NULL, split, NULL, NULL, NULL) != 0 ||
+        type != DW_UT_skeleton)
+        return cu;
+    x->skeleton = cu;
+    if (!split->cu && package(x))
+        x->packed = dwp_split_unit(x->package, cu, split);
+    return split->cu ? split : cu;
 }
 
 /* Reads the unit cu once and merges its functions into the sorted list. */
@@ -251,13 +285,15 @@ static void read_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Addr bias)
     Dwarf_Attribute attr;
     const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
     x->comp_dir = dir ? dir : "";   /* joined as addr2line does, even when relative */
-    Dwarf_Die split;
-    Dwarf_Die *body = split_unit(cu, &split);
+    Dwarf_Die split = {0};
+    Dwarf_Die *body = split_unit(x, cu, &split);
     x->cu = body;
     x->bias = bias;
     x->nfresh = 0;
     read_functions(x, body);
     merge_fresh(x);
+    x->packed = NULL;   /* each_range reads the module's own units after this */
+    x->skeleton = NULL;
 }
 
 /* ---- units by address ---- */
@@ -426,5 +462,6 @@ void scope_index_free(struct scope_index *x)
     free(x->units);
     free(x->spans);
     free(x->fresh);
+    dwp_close(x->package);
     free(x);
 }

@@ -3,9 +3,10 @@
 # FUZZ_SECONDS (default 10), two builds and two drivers at a time, from its
 # seeds: the pprof decoder from the shared
 # Go corpus; the perf.data reader from the shared perf corpus; symbolize's
-# ELF/DWARF, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
+# ELF/DWARF, DWARF packages, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf (kallsyms, a perf map, a small binary whose
-# DWARF names a dwz file, and that file, one by clang without .debug_aranges)
+# DWARF names a dwz file, and that file, one by clang without .debug_aranges,
+# DWARF packages of both index versions)
 # and a Go program's .gopclntab; the config
 # loader, relabel engine, file_sd reader, OTLP decoders (protobuf, JSON), the JSON pull
 # reader (against jansson), gRPC framer and
@@ -57,7 +58,7 @@ build_half_one() {
     clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_perf.c $perf \
         $all_core -o $FUZZ_BUILD/fuzz_perf $LIBS $(pkg-config --libs $PKGS) -ldw -lelf -ldl -lm
     clang $FLAGS tests/fuzz/fuzz_elf.c processors/symbolize/elf_symbols.c processors/symbolize/scope_index.c \
-        processors/symbolize/debug_search.c processors/symbolize/demangle.c \
+        processors/symbolize/debug_search.c processors/symbolize/demangle.c processors/symbolize/dwp.c \
         processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c processors/symbolize/plt_symbols.c \
         processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c \
         processors/symbolize/frame_cache.c lib/binary_lookup.c lib/own_vdso.c \
@@ -122,7 +123,7 @@ fuzz_one() {
     case $t in
     pprof) seeds="$CORPUS/go" ;;
     perf) seeds="$CORPUS/perf" ;;
-    elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms and perf maps
+    elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms, perf maps, packages
     jfr) seeds=$FUZZ_BUILD/seeds-jfr; mkdir -p $seeds
          for f in tests/integration/jfr/*.jfr.gz; do
              gzip -dc "$f" > $seeds/$(basename "$f" .gz)

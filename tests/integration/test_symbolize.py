@@ -588,14 +588,79 @@ class SymbolizeTest(ProfdTestCase):
         split, plain, _ = self.split_dwarf_build("-gdwarf-4")
         self.check_against_addr2line(split, oracle=plain)
 
-    def test_split_dwarf_without_its_dwo_file_names_functions_from_the_symbol_table(self):
-        split, plain, dwo = self.split_dwarf_build()
+    def packed_split_dwarf(self, packer, *flags, compiler="gcc"):
+        """split_dwarf_build's program with its .dwo file packed into
+        inl.dwp by packer (dwp or llvm-dwp) and removed: (split, whole)."""
+        if not shutil.which(packer) or not shutil.which(compiler):
+            self.skipTest(packer + " or " + compiler + " is not installed")
+        split, plain, dwo = self.split_dwarf_build(*flags, compiler=compiler)
+        subprocess.run([packer, "-e", split, "-o", split + ".dwp"], check=True, timeout=120,
+                       cwd=self.dir)
         os.unlink(dwo)
+        return split, plain
+
+    def test_split_dwarf_is_read_from_a_dwarf_package(self):
+        """gcc's DWARF 5 split units packed by llvm-dwp (binutils' dwp
+        reads DWARF 4 only): the frames of the program built whole, inline
+        frames included, which the symbol table alone would not give."""
+        split, plain = self.packed_split_dwarf("llvm-dwp")
+        self.check_against_addr2line(split, oracle=plain)
+
+    def test_dwarf_4_split_dwarf_is_read_from_a_dwarf_package(self):
+        """GNU's DWARF 4 split units (index version 2, range lists in the
+        skeleton's file), packed by binutils' dwp."""
+        split, plain = self.packed_split_dwarf("dwp", "-gdwarf-4")
+        self.check_against_addr2line(split, oracle=plain)
+
+    def test_clang_split_dwarf_package_matches_llvm_symbolizer(self):
+        """clang's split units, whose range lists are offsets from the
+        skeleton's low_pc, which the package does not hold."""
+        if not shutil.which("llvm-symbolizer"):
+            self.skipTest("llvm-symbolizer (llvm) is not installed")
+        split, plain = self.packed_split_dwarf("llvm-dwp", compiler="clang")
+        self.check_against_addr2line(split, oracle=plain, reader=llvm_symbolizer)
+
+    def test_dwarf_package_beside_the_debug_file(self):
+        """A stripped binary whose debug file (by build-id) has the
+        package beside it, as <debug file>.dwp."""
+        split, plain = self.packed_split_dwarf("llvm-dwp")
+        bid = build_id(split)
+        debug_dir = self.path("debug", ".build-id", bid[:2])
+        os.makedirs(debug_dir)
+        debug = os.path.join(debug_dir, bid[2:] + ".debug")
+        subprocess.run(["objcopy", "--only-keep-debug", split, debug], check=True)
+        subprocess.run(["objcopy", "--strip-debug", split], check=True)
+        os.rename(split + ".dwp", debug + ".dwp")
+        self.check_against_addr2line(split, debug_dirs=[self.path("debug")], oracle=plain)
+
+    def test_a_package_without_the_unit_names_functions_from_the_symbol_table(self):
+        """A package made for another build of the program (its units of
+        other ids) is not used: functions from the symbol table, as
+        without one."""
+        split, plain = self.packed_split_dwarf("llvm-dwp")
+        other = self.path("other")
+        os.makedirs(other)
+        with open(os.path.join(other, "other.c"), "w") as f:
+            f.write("int main(void) { return 0; }\n")
+        subprocess.run(["gcc", "-O2", "-g", "-gsplit-dwarf", "other.c", "-o", "other"],
+                       check=True, timeout=120, cwd=other)
+        subprocess.run(["llvm-dwp", "-e", "other", "-o", split + ".dwp"], check=True,
+                       timeout=120, cwd=other)
+        self.check_symbol_table_frames(split, plain)
+
+    def check_symbol_table_frames(self, split, plain):
+        """split's functions named from its symbol table at the innermost
+        line, as without any split unit."""
         addrs = function_addresses(split, ["walk", "outer", "main"])
         mapping, base = mapping_of(split, split)
         got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs])})["p"]
         want = addr2line(plain, addrs)   # the function, at the innermost line
         self.assertEqual(got, {base + a: [(want[a][-1][0],) + want[a][0][1:]] for a in addrs})
+
+    def test_split_dwarf_without_its_dwo_file_names_functions_from_the_symbol_table(self):
+        split, plain, dwo = self.split_dwarf_build()
+        os.unlink(dwo)
+        self.check_symbol_table_frames(split, plain)
 
     def debuglink_in(self, where, debug_dirs=()):
         """inl stripped, naming its debug file inl.debug by .gnu_debuglink,

@@ -19,6 +19,7 @@
 #include "../../lib/grow.c"
 #include "../../processors/symbolize/debug_search.c"
 #include "../../processors/symbolize/demangle.c"
+#include "../../processors/symbolize/dwp.c"
 #include "../../processors/symbolize/elf_symbols.c"
 #include "../../processors/symbolize/frame_cache.c"
 #include "../../processors/symbolize/gopclntab.c"

@@ -306,13 +306,14 @@ class SymbolizeTest(ProfdTestCase):
     def test_non_pie_matches_addr2line(self):
         self.check_against_addr2line(self.compile("inl", "-no-pie"))
 
-    def cplusplus_build(self, compiler):
-        """walk.cc built by compiler, and the symbols of its functions."""
+    def cplusplus_build(self, compiler, *flags, name="walk"):
+        """walk.cc built by compiler (with flags, in the test's directory)
+        as name, and the symbols of its functions."""
         if not shutil.which(compiler):
             self.skipTest(compiler + " is not installed")
-        binary = self.path("walk")
-        subprocess.run([compiler, "-O2", "-g", CPLUSPLUS, "-o", binary], check=True,
-                       timeout=120)
+        binary = self.path(name)
+        subprocess.run([compiler, "-O2", "-g"] + list(flags) + [CPLUSPLUS, "-o", binary],
+                       check=True, timeout=120, cwd=self.dir)
         dump = subprocess.run(["objdump", "-d", binary], capture_output=True, text=True,
                               check=True).stdout
         functions = re.findall(r"^[0-9a-f]+ <(main|_Z[^>]*shop[^>]*)>:$", dump, re.M)
@@ -329,6 +330,22 @@ class SymbolizeTest(ProfdTestCase):
             self.skipTest("llvm-symbolizer (llvm) is not installed")
         binary, functions = self.cplusplus_build("g++")
         self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer)
+
+    def test_cplusplus_split_dwarf_package_matches_llvm_symbolizer(self):
+        """The same program with its split units in a DWARF package (a
+        namespace's functions, a class template's members declared in the
+        class: names through the split unit's own references): frames as
+        llvm-symbolizer gives them for the program built whole."""
+        if not shutil.which("llvm-symbolizer") or not shutil.which("llvm-dwp"):
+            self.skipTest("llvm-symbolizer or llvm-dwp (llvm) is not installed")
+        whole, _ = self.cplusplus_build("g++", name="whole")
+        binary, functions = self.cplusplus_build("g++", "-gsplit-dwarf")
+        subprocess.run(["llvm-dwp", "-e", binary, "-o", binary + ".dwp"], check=True,
+                       timeout=120, cwd=self.dir)
+        for dwo in glob.glob(self.path("*.dwo")):
+            os.unlink(dwo)
+        self.check_against_addr2line(binary, functions=functions, reader=llvm_symbolizer,
+                                     oracle=whole)
 
     def test_cplusplus_by_clang_matches_llvm_symbolizer(self):
         if not shutil.which("llvm-symbolizer"):

@@ -113,7 +113,7 @@ static bool read_address(const uint8_t *p, size_t len, size_t *at, uint8_t size,
     return true;
 }
 
-/* Entry index of the skeleton's .debug_addr, from its base on. */
+/* The address at entry index of the skeleton's .debug_addr (from its base on). */
 static bool indexed_address(const struct dwp_range_lists *l, uint64_t index, Dwarf_Addr *v)
 {
     if (index > l->addrs_len / l->address_size)

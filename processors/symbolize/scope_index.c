@@ -234,21 +234,30 @@ static void merge_fresh(struct scope_index *x)
     x->nfuncs += x->nfresh;
 }
 
-/* The DWARF package of x's module, NULL when it has none: <file>.dwp
- * beside the binary, else beside its separate debug file. */
+/* The DWARF package of x's module, NULL when it has none: <binary>.dwp
+ * beside the binary, else <debug file>.dwp beside its separate debug file
+ * (as lldb looks), else <binary's name>.dwp there (as gdb looks). */
 static struct dwp *package(struct scope_index *x)
 {
     if (x->package_looked_for)
         return x->package;
     x->package_looked_for = true;
-    const char *files[2] = {NULL, NULL};
-    dwfl_module_info(x->mod, NULL, NULL, NULL, NULL, NULL, &files[0], &files[1]);
-    for (size_t i = 0; i < 2 && !x->package; i++)
-        if (files[i]) {
-            char *path = must_asprintf("%s.dwp", files[i]);
-            x->package = dwp_open(path);
-            free(path);
-        }
+    const char *binary = NULL, *debug = NULL;
+    dwfl_module_info(x->mod, NULL, NULL, NULL, NULL, NULL, &binary, &debug);
+    char *paths[3] = {NULL, NULL, NULL};
+    if (binary)
+        paths[0] = must_asprintf("%s.dwp", binary);
+    if (debug && binary) {
+        const char *name = strrchr(binary, '/'), *dir_end = strrchr(debug, '/');
+        paths[1] = must_asprintf("%s.dwp", debug);
+        paths[2] = must_asprintf("%.*s%s.dwp", dir_end ? (int)(dir_end - debug + 1) : 0, debug,
+                                 name ? name + 1 : binary);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        if (paths[i] && !x->package)
+            x->package = dwp_open(paths[i]);
+        free(paths[i]);
+    }
     return x->package;
 }
 

@@ -637,9 +637,9 @@ class SymbolizeTest(ProfdTestCase):
         split, plain = self.packed_split_dwarf("llvm-dwp", compiler="clang")
         self.check_against_addr2line(split, oracle=plain, reader=llvm_symbolizer)
 
-    def test_dwarf_package_beside_the_debug_file(self):
-        """A stripped binary whose debug file (by build-id) has the
-        package beside it, as <debug file>.dwp."""
+    def package_beside_the_debug_file(self, name):
+        """A stripped binary whose debug file (by build-id) has the package
+        beside it, named name(debug file's path, binary's path)."""
         split, plain = self.packed_split_dwarf("llvm-dwp")
         bid = build_id(split)
         debug_dir = self.path("debug", ".build-id", bid[:2])
@@ -647,8 +647,19 @@ class SymbolizeTest(ProfdTestCase):
         debug = os.path.join(debug_dir, bid[2:] + ".debug")
         subprocess.run(["objcopy", "--only-keep-debug", split, debug], check=True)
         subprocess.run(["objcopy", "--strip-debug", split], check=True)
-        os.rename(split + ".dwp", debug + ".dwp")
+        os.rename(split + ".dwp", name(debug, split))
         self.check_against_addr2line(split, debug_dirs=[self.path("debug")], oracle=plain)
+
+    def test_dwarf_package_beside_the_debug_file(self):
+        """<debug file>.dwp, as lldb looks for it."""
+        self.package_beside_the_debug_file(lambda debug, binary: debug + ".dwp")
+
+    def test_dwarf_package_named_after_the_binary_beside_the_debug_file(self):
+        """<the binary's name>.dwp in the debug file's directory, as gdb
+        looks for it."""
+        self.package_beside_the_debug_file(
+            lambda debug, binary: os.path.join(os.path.dirname(debug),
+                                               os.path.basename(binary) + ".dwp"))
 
     def test_a_package_without_the_unit_names_functions_from_the_symbol_table(self):
         """A package made for another build of the program (its units of

@@ -4,17 +4,17 @@
  * sections are compressed, translate file offsets, symbolize addresses
  * across the loadable segments, in the binary and in a lane of it), the
  * kernel notes build-id, the kallsyms
- * table and a JIT perf map; a DWARF package's unit index, read from the
- * file and from the bytes themselves, and the bytes as range lists of
- * both versions; the demangler on the names found and on the bytes
- * themselves as a name. */
+ * table and a JIT perf map; the bytes as the DWARF package of a
+ * split-DWARF build among the seeds, and as a package's unit index and
+ * range lists of both versions; the demangler on the names found and on
+ * the bytes themselves as a name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -623,6 +623,12 @@ class SymbolizeTest(ProfdTestCase):
         split, plain = self.packed_split_dwarf("llvm-dwp")
         self.check_against_addr2line(split, oracle=plain)
 
+    def test_a_compressed_dwarf_package_is_read(self):
+        """A package whose sections objcopy compressed (zlib)."""
+        split, plain = self.packed_split_dwarf("llvm-dwp")
+        subprocess.run(["objcopy", "--compress-debug-sections=zlib", split + ".dwp"], check=True)
+        self.check_against_addr2line(split, oracle=plain)
+
     def test_dwarf_4_split_dwarf_is_read_from_a_dwarf_package(self):
         """GNU's DWARF 4 split units (index version 2, range lists in the
         skeleton's file), packed by binutils' dwp."""

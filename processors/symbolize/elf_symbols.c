@@ -138,7 +138,7 @@ struct elf_binary *elf_binary_open(const char *path, const struct elf_sources *s
     read_segments(b, elf);
     struct stat st;
     b->footprint = stat(path, &st) == 0 ? (size_t)st.st_size : 0;
-    b->scopes = scope_index_new(b->mod);
+    b->scopes = scope_index_new(b->mod, b->sources.lookup);
     return b;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
 #include "../../lib/search.h"
 #include "dwp.h"
@@ -60,6 +61,7 @@ struct scope_index {
      * at the first skeleton unit whose split unit elfutils did not find. */
     struct dwp *package;
     bool package_looked_for;
+    const struct binary_lookup *lookup;   /* its directories, searched for the package too */
     /* While reading a unit: */
     struct func *fresh;
     size_t nfresh, fresh_cap;
@@ -70,12 +72,13 @@ struct scope_index {
     Dwarf_Addr bias;
 };
 
-struct scope_index *scope_index_new(Dwfl_Module *mod)
+struct scope_index *scope_index_new(Dwfl_Module *mod, const struct binary_lookup *lookup)
 {
     struct scope_index *x = calloc(1, sizeof(*x));
     if (!x)
         abort();
     x->mod = mod;
+    x->lookup = lookup;
     return x;
 }
 
@@ -234,9 +237,18 @@ static void merge_fresh(struct scope_index *x)
     x->nfuncs += x->nfresh;
 }
 
+/* Opens the package at path (taken) into x->package unless one is open. */
+static void try_package(struct scope_index *x, char *path)
+{
+    if (!x->package)
+        x->package = dwp_open(path);
+    free(path);
+}
+
 /* The DWARF package of x's module, NULL when it has none: <binary>.dwp
- * beside the binary, else <debug file>.dwp beside its separate debug file
- * (as lldb looks), else <binary's name>.dwp there (as gdb looks). */
+ * beside the binary, else beside its separate debug file <debug file>.dwp
+ * (as lldb looks) or <binary's name>.dwp (as gdb looks), else the latter
+ * in each debug directory (as both look). */
 static struct dwp *package(struct scope_index *x)
 {
     if (x->package_looked_for)
@@ -244,20 +256,18 @@ static struct dwp *package(struct scope_index *x)
     x->package_looked_for = true;
     const char *binary = NULL, *debug = NULL;
     dwfl_module_info(x->mod, NULL, NULL, NULL, NULL, NULL, &binary, &debug);
-    char *paths[3] = {NULL, NULL, NULL};
-    if (binary)
-        paths[0] = must_asprintf("%s.dwp", binary);
-    if (debug && binary) {
-        const char *name = strrchr(binary, '/'), *dir_end = strrchr(debug, '/');
-        paths[1] = must_asprintf("%s.dwp", debug);
-        paths[2] = must_asprintf("%.*s%s.dwp", dir_end ? (int)(dir_end - debug + 1) : 0, debug,
-                                 name ? name + 1 : binary);
+    if (!binary)
+        return NULL;
+    const char *slash = strrchr(binary, '/'), *name = slash ? slash + 1 : binary;
+    try_package(x, must_asprintf("%s.dwp", binary));
+    if (debug) {
+        const char *dir_end = strrchr(debug, '/');
+        try_package(x, must_asprintf("%s.dwp", debug));
+        try_package(x, must_asprintf("%.*s%s.dwp", dir_end ? (int)(dir_end - debug + 1) : 0,
+                                     debug, name));
     }
-    for (size_t i = 0; i < 3; i++) {
-        if (paths[i] && !x->package)
-            x->package = dwp_open(paths[i]);
-        free(paths[i]);
-    }
+    for (size_t i = 0; x->lookup && i < x->lookup->ndirs; i++)
+        try_package(x, must_asprintf("%s/%s.dwp", x->lookup->dirs[i], name));
     return x->package;
 }
 

@@ -19,7 +19,13 @@
 
 struct scope_index;
 
-struct scope_index *scope_index_new(Dwfl_Module *mod);
+struct binary_lookup;
+
+/* The index of mod's DWARF; a split unit whose .dwo file elfutils does not
+ * find is read from a DWARF package beside the binary or its debug file,
+ * or in one of lookup's directories (lookup may be NULL; it must outlive
+ * the index). */
+struct scope_index *scope_index_new(Dwfl_Module *mod, const struct binary_lookup *lookup);
 /* The frames at module address addr, innermost first (at most max), with
  * the innermost line from the line table and each caller's line from the
  * call site of the frame inside it. 0 when no DWARF function holds addr. */

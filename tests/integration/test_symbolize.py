@@ -667,6 +667,14 @@ class SymbolizeTest(ProfdTestCase):
             lambda debug, binary: os.path.join(os.path.dirname(debug),
                                                os.path.basename(binary) + ".dwp"))
 
+    def test_dwarf_package_in_a_debug_directory(self):
+        """<the binary's name>.dwp in one of debug_directories, as gdb and
+        lldb look for it."""
+        split, plain = self.packed_split_dwarf("llvm-dwp")
+        os.makedirs(self.path("debug"))
+        os.rename(split + ".dwp", self.path("debug", os.path.basename(split) + ".dwp"))
+        self.check_against_addr2line(split, debug_dirs=[self.path("debug")], oracle=plain)
+
     def test_a_package_without_the_unit_names_functions_from_the_symbol_table(self):
         """A package made for another build of the program (its units of
         other ids) is not used: functions from the symbol table, as

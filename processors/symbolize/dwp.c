@@ -232,6 +232,10 @@ struct dwp {
     Elf_Data *data[NSECTIONS];   /* the package's, by sections[] */
     struct dwp_unit **units;
     size_t nunits, units_cap;
+    /* The skeleton units' file (one a module) and the sections split units
+     * take from it, looked up once. */
+    Elf *skeleton_file;
+    Elf_Data *skeleton_addr, *skeleton_ranges;
 };
 
 /* The data of elf's section name (inflated when compressed), NULL when it
@@ -308,17 +312,27 @@ static size_t section_name_at(const char *name)
     abort();   /* every name used is in the table */
 }
 
-/* The section of a skeleton file's Dwarf called name, from offset on
- * into [*data, *data + *len); false when it has none or is shorter. */
-static bool skeleton_section(Dwarf *dw, const char *name, uint64_t offset, const uint8_t **data,
-                             size_t *len)
+/* [*data, *data + *len): d from offset on; false when d is NULL or
+ * shorter. */
+static bool section_from(const Elf_Data *d, uint64_t offset, const uint8_t **data, size_t *len)
 {
-    Elf_Data *d = section_named(dwarf_getelf(dw), name);
     if (!d || !d->d_buf || offset > d->d_size)
         return false;
     *data = (const uint8_t *)d->d_buf + offset;
     *len = d->d_size - offset;
     return true;
+}
+
+/* Looks up the sections split units take from the skeleton units' file
+ * (that of dw) when it is not the one looked in before. */
+static void read_skeleton_file(struct dwp *p, Dwarf *dw)
+{
+    Elf *elf = dwarf_getelf(dw);
+    if (elf == p->skeleton_file)
+        return;
+    p->skeleton_file = elf;
+    p->skeleton_addr = section_named(elf, ".debug_addr");
+    p->skeleton_ranges = section_named(elf, ".debug_ranges");
 }
 
 static uint64_t attr_value(Dwarf_Die *die, int name)
@@ -403,11 +417,12 @@ const struct dwp_unit *dwp_split_unit(struct dwp *p, Dwarf_Die *skeleton, Dwarf_
         attr_value(skeleton, version >= 5 ? DW_AT_addr_base : DW_AT_GNU_addr_base);
     /* GNU's DWARF 4: range lists stay in the skeleton's file, from its base
      * (a file with none may have units that need none) */
+    read_skeleton_file(p, dw);
     if (version < 5)
-        skeleton_section(dw, ".debug_ranges", attr_value(skeleton, DW_AT_GNU_ranges_base),
-                         &u->ranges.lists, &u->ranges.lists_len);
-    bool made = skeleton_section(dw, ".debug_addr", addr_base, &u->ranges.addrs,
-                                 &u->ranges.addrs_len) &&
+        section_from(p->skeleton_ranges, attr_value(skeleton, DW_AT_GNU_ranges_base),
+                     &u->ranges.lists, &u->ranges.lists_len);
+    bool made = section_from(p->skeleton_addr, addr_base, &u->ranges.addrs,
+                             &u->ranges.addrs_len) &&
                 make_unit(p, row, u);
     /* the unit of the skeleton's id, which a package made wrongly might not hold */
     Dwarf_CU *cu = NULL;

@@ -45,6 +45,14 @@ bool label_name_is_valid(const char *name, size_t len)
     return true;
 }
 
+bool label_name_undotted(const char *name, size_t len, char *buf)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = name[i] == '.' ? '_' : name[i];
+    buf[len] = '\0';
+    return label_name_is_valid(buf, len);
+}
+
 /* Sets name = value in out unless out has that name already or holds
  * max_labels labels (a fix counted then). */
 static void add_unless_taken(const struct profd_host *host, struct profd_labels *out,

@@ -20,6 +20,12 @@ bool label_valid_name(const char *name, bool colons, size_t max, char *buf);
  * name): what label_valid_name would leave as it is. */
 bool label_name_is_valid(const char *name, size_t len);
 
+/* Writes into buf (len + 1 bytes) the len bytes of name with each dot made
+ * an underscore, as Pyroscope's distributor stores OpenTelemetry's
+ * service.name as service_name. True when the result is a valid label
+ * name. */
+bool label_name_undotted(const char *name, size_t len, char *buf);
+
 /* Sets name = value in out with the name made valid (not a metric name)
  * and the value valid UTF-8, each cut to its max bytes (the value between
  * characters), unless out has that name already or holds max_labels

@@ -8,6 +8,7 @@
 #include "grow.h"
 #include "label_valid.h"
 #include "pb_reader.h"
+#include "utf8_valid.h"
 
 static void put_varint(struct pb_buf *b, uint64_t v)
 {
@@ -29,39 +30,55 @@ void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len
     b->len += len;
 }
 
-/* Adds one label { name = 1, value = 2 } to l; false with why set. */
+/* Which labels of a series a pass over it reads. Parca's are read in one
+ * pass, as sent. Pyroscope's in two: first those named without a dot, then
+ * the dotted ones with each dot made an underscore, as its distributor
+ * does; a name so made that the series has already is dropped when the
+ * values agree and refused when they differ, in either order. */
+enum label_pass { PASS_AS_SENT, PASS_UNDOTTED, PASS_DOTTED };
+
+/* Adds one label { name = 1, value = 2 } to l when it belongs to pass;
+ * false with why set. */
 static bool read_label(const struct profd_host *host, const uint8_t *data, size_t len,
-                       struct profd_labels *l, char *why, size_t whylen)
+                       enum label_pass pass, struct profd_labels *l, char *why, size_t whylen)
 {
     struct pb_reader r;
     struct pb_field f = {0};
     const char *err;
-    const uint8_t *name = NULL, *value = (const uint8_t *)"";
+    const char *name = "", *value = "";
     size_t nlen = 0, vlen = 0;
     pb_reader_init(&r, data, data, len);
     while (pb_next(&r, &f, &err) > 0) {
         if (f.number == 1 && f.wire == PB_LEN)
-            name = f.data, nlen = f.len;
+            name = (const char *)f.data, nlen = f.len;
         else if (f.number == 2 && f.wire == PB_LEN)
-            value = f.data, vlen = f.len;
+            value = (const char *)f.data, vlen = f.len;
     }
+    bool dotted = memchr(name, '.', nlen) != NULL;
+    if ((pass == PASS_UNDOTTED && dotted) || (pass == PASS_DOTTED && !dotted))
+        return true;
     char key[RAW_MAX_LABEL_NAME + 1], val[RAW_MAX_LABEL_VALUE + 1];
     int shown = (int)(nlen < 64 ? nlen : 64);
-    if (!name || !label_name_is_valid((const char *)name, nlen)) {
-        snprintf(why, whylen, "invalid label name \"%.*s\"", shown, name ? (const char *)name : "");
-        return false;
-    }
     if (nlen > RAW_MAX_LABEL_NAME || vlen > RAW_MAX_LABEL_VALUE) {
-        snprintf(why, whylen, "label \"%.*s\": %s over %d bytes", shown, (const char *)name,
+        snprintf(why, whylen, "label \"%.*s\": %s over %d bytes", shown, name,
                  nlen > RAW_MAX_LABEL_NAME ? "name" : "value",
                  nlen > RAW_MAX_LABEL_NAME ? RAW_MAX_LABEL_NAME : RAW_MAX_LABEL_VALUE);
         return false;
     }
-    memcpy(key, name, nlen);
-    key[nlen] = '\0';
+    if (!label_name_undotted(name, nlen, key) || (pass == PASS_AS_SENT && dotted)) {
+        snprintf(why, whylen, "invalid label name \"%.*s\"", shown, name);
+        return false;
+    }
+    if (!utf8_is_valid(value, vlen)) {   /* as protobuf's string fields must be */
+        snprintf(why, whylen, "label \"%.*s\": value not valid UTF-8", shown, name);
+        return false;
+    }
     memcpy(val, value, vlen);
     val[vlen] = '\0';
-    if (host->labels_get(l, key)) {
+    const char *had = host->labels_get(l, key);
+    if (had && pass == PASS_DOTTED && !strcmp(had, val))
+        return true;
+    if (had) {
         snprintf(why, whylen, "duplicate label name \"%.64s\"", key);
         return false;
     }
@@ -73,23 +90,29 @@ static bool read_label(const struct profd_host *host, const uint8_t *data, size_
 static bool read_labels(const struct profd_host *host, const uint8_t *data, size_t len,
                         enum raw_labels shape, struct profd_labels *l, char *why, size_t whylen)
 {
-    struct pb_reader r, sr;
-    struct pb_field f = {0}, g = {0};
-    const char *err;
-    pb_reader_init(&r, data, data, len);
-    while (pb_next(&r, &f, &err) > 0) {
-        if (f.number != 1 || f.wire != PB_LEN)
-            continue;
-        if (shape == RAW_LABEL_PAIRS) {
-            if (!read_label(host, f.data, f.len, l, why, whylen))
-                return false;
-            continue;
+    static const enum label_pass parca[] = {PASS_AS_SENT}, pyroscope[] = {PASS_UNDOTTED,
+                                                                         PASS_DOTTED};
+    const enum label_pass *passes = shape == RAW_LABEL_PAIRS ? pyroscope : parca;
+    size_t npasses = shape == RAW_LABEL_PAIRS ? 2 : 1;
+    for (size_t p = 0; p < npasses; p++) {
+        struct pb_reader r, sr;
+        struct pb_field f = {0}, g = {0};
+        const char *err;
+        pb_reader_init(&r, data, data, len);
+        while (pb_next(&r, &f, &err) > 0) {
+            if (f.number != 1 || f.wire != PB_LEN)
+                continue;
+            if (shape == RAW_LABEL_PAIRS) {
+                if (!read_label(host, f.data, f.len, passes[p], l, why, whylen))
+                    return false;
+                continue;
+            }
+            pb_reader_init(&sr, f.data, f.data, f.len);
+            while (pb_next(&sr, &g, &err) > 0)
+                if (g.number == 1 && g.wire == PB_LEN &&
+                    !read_label(host, g.data, g.len, passes[p], l, why, whylen))
+                    return false;
         }
-        pb_reader_init(&sr, f.data, f.data, f.len);
-        while (pb_next(&sr, &g, &err) > 0)
-            if (g.number == 1 && g.wire == PB_LEN &&
-                !read_label(host, g.data, g.len, l, why, whylen))
-                return false;
     }
     return true;
 }

@@ -32,10 +32,10 @@ void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len
 
 /*
  * Adds a record to b for every raw sample of one encoded RawProfileSeries,
- * with the series' labels (Prometheus names, none twice) and the pprof as
- * sent, checked by host->record_add_pprof against max_decoded. When
- * require_name, a series
- * without __name__ is refused. Returns false with why set (the series
+ * with the series' labels (Prometheus names, none twice; in Pyroscope's
+ * pairs a name's dots are made underscores, as its distributor makes them)
+ * and the pprof as sent, checked by host->record_add_pprof against
+ * max_decoded. When require_name, a series without __name__ is refused. Returns false with why set (the series
  * index, the sample, what) when the series is refused; records added so
  * far stay in b.
  */

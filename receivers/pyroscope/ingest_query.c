@@ -10,17 +10,6 @@
 
 #define NANOS 1000000000LL
 
-bool ingest_label_key_valid(const char *key, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        char c = key[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.'))
-            return false;
-    }
-    return len > 0;
-}
-
 long ingest_query_param(const char *query, const char *name, char *out, size_t n)
 {
     size_t nlen = strlen(name);

@@ -13,12 +13,6 @@
  * rather than its labels cut. */
 #define INGEST_MAX_NAME 16384
 
-/* Whether the len bytes at key may name a label in an /ingest name's
- * braces: letters, digits, '_' and '.', as Pyroscope's key parser takes
- * them (a name Prometheus would not take, such as "k.v", is made one by the
- * exporters that need it). */
-bool ingest_label_key_valid(const char *key, size_t len);
-
 /* Parameter name of query ("a=1&b=2"), percent-decoded ('+' is a space)
  * into out (n bytes, cut to fit, always terminated). Returns its whole
  * decoded length (n or more when it was cut), or -1 when it is absent. */

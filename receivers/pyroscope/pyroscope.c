@@ -33,11 +33,13 @@
 
 #include "../../lib/grow.h"
 #include "../../lib/json_escape.h"
+#include "../../lib/label_valid.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/profile_family.h"
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
+#include "../../lib/utf8_valid.h"
 #include "folded.h"
 #include "ingest_query.h"
 #include "jfr.h"
@@ -292,16 +294,15 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b,
     }
 }
 
-/* The labels in the name's braces, service_name (the application; when
- * the braces name a service_name too, the application goes to app_name, as
- * Pyroscope has it) and __name__ (from the type suffix, else see
- * family_labels), on every record of b. False with why set for a bad
- * label. */
-static bool name_labels(const struct profd_host *host, const struct ingest_what *w,
-                        struct profd_batch *b, char *why, size_t whylen)
+/* The labels in the name's braces on every record of b: in the first pass
+ * those named without a dot, in the second the dotted ones, their dots
+ * made underscores as Pyroscope's distributor makes them (a name so made
+ * that the braces hold already must have the same value). False with why
+ * set for a bad label. */
+static bool brace_labels(const struct profd_host *host, const char *braces, bool dotted_pass,
+                         struct profd_batch *b, char *why, size_t whylen)
 {
-    size_t n = strcspn(w->name, "{");
-    for (const char *p = w->name + n + (w->name[n] == '{'); *p && *p != '}';) {
+    for (const char *p = braces; *p && *p != '}';) {
         size_t len = strcspn(p, ",}");
         const char *eq = memchr(p, '=', len);
         if (!eq) {
@@ -310,26 +311,52 @@ static bool name_labels(const struct profd_host *host, const struct ingest_what 
             return false;
         }
         size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
+        const char *next = p + len + (p[len] == ',');
+        if ((memchr(p, '.', klen) != NULL) != dotted_pass) {
+            p = next;
+            continue;
+        }
         int shown = (int)(klen < 64 ? klen : 64);
         char key[RAW_MAX_LABEL_NAME + 1], val[RAW_MAX_LABEL_VALUE + 1];
-        if (!ingest_label_key_valid(p, klen)) {
-            snprintf(why, whylen, "name: invalid label name \"%.*s\"", shown, p);
-            return false;
-        }
         if (klen > RAW_MAX_LABEL_NAME || vlen > RAW_MAX_LABEL_VALUE) {
             snprintf(why, whylen, "name: label \"%.*s\": %s over %d bytes", shown, p,
                      klen > RAW_MAX_LABEL_NAME ? "name" : "value",
                      klen > RAW_MAX_LABEL_NAME ? RAW_MAX_LABEL_NAME : RAW_MAX_LABEL_VALUE);
             return false;
         }
-        memcpy(key, p, klen);
-        key[klen] = '\0';
+        if (!label_name_undotted(p, klen, key)) {
+            snprintf(why, whylen, "name: invalid label name \"%.*s\"", shown, p);
+            return false;
+        }
         memcpy(val, eq + 1, vlen);
         val[vlen] = '\0';
+        for (size_t i = 0; dotted_pass && i < b->nrecords; i++) {
+            const char *had = host->record_label(b->records[i], key);
+            if (had && strcmp(had, val)) {
+                snprintf(why, whylen, "name: duplicate label name \"%.64s\"", key);
+                return false;
+            }
+        }
         for (size_t i = 0; i < b->nrecords; i++)
             host->record_set_label(b->records[i], key, val);
-        p += len + (p[len] == ',');
+        p = next;
     }
+    return true;
+}
+
+/* The labels in the name's braces (see brace_labels), service_name (the
+ * application; when the braces name a service_name too, the application
+ * goes to app_name, as Pyroscope has it) and __name__ (from the type
+ * suffix, else see family_labels), on every record of b. False with why set
+ * for a bad label. */
+static bool name_labels(const struct profd_host *host, const struct ingest_what *w,
+                        struct profd_batch *b, char *why, size_t whylen)
+{
+    size_t n = strcspn(w->name, "{");
+    const char *braces = w->name + n + (w->name[n] == '{');
+    if (!brace_labels(host, braces, false, b, why, whylen) ||
+        !brace_labels(host, braces, true, b, why, whylen))
+        return false;
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];
         bool named = host->record_label(r, "service_name");
@@ -411,6 +438,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (name_len > INGEST_MAX_NAME)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "the name parameter is over %d bytes",
                     INGEST_MAX_NAME);
+    if (!utf8_is_valid(name, strlen(name)))   /* label names and values, as Pyroscope checks */
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "name: not valid UTF-8");
     if (strcspn(name, "{") > RAW_MAX_LABEL_VALUE)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "name: the application name is over "
                     "%d bytes", RAW_MAX_LABEL_VALUE);
@@ -424,6 +453,8 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (ingest_query_param(req->query, "spyName", spy, sizeof(spy)) > RAW_MAX_LABEL_VALUE)
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "spyName is over %d bytes",
                     RAW_MAX_LABEL_VALUE);
+    if (!utf8_is_valid(spy, strlen(spy)))
+        return fail(req, res, C_INVALID_ARGUMENT, "", 400, "spyName: not valid UTF-8");
     ingest_units(req->query, units, sizeof(units));
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

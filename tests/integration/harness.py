@@ -479,20 +479,31 @@ class ProfdTestCase(unittest.TestCase):
                    "[sent, failed] records to be %s" % sent_failed)
         self.assertEqual(p.stop(), 0)
 
-    def start_pushes_into(self, exporter):
+    def start_pushes_into(self, exporter, file_labels=None):
         """Starts profd taking pushes (a pyroscope receiver) into the one
         exporter given as YAML ("otlp: {...}"), with /metrics on a free
-        port: (the Profd, the receiver's host:port)."""
+        port: (the Profd, the receiver's host:port). With file_labels (a
+        YAML mapping), a pprof_file receiver feeds the exporter too, with
+        those labels, from a spool holding the Go corpus's heap profile
+        under a name with a byte that is not UTF-8 (ff), which becomes the
+        label bad: labels no push may carry."""
+        files = ""
+        if file_labels is not None:
+            os.makedirs(self.path("spool"))
+            shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"),
+                            os.path.join(self.path("spool").encode(), b"bad\xff.pb.gz"))
+            files = "\n  pprof_file: {include: [spool/*], source_label: bad, labels: %s}" % (
+                file_labels)
         p = self.start("""
 receivers:
-  pyroscope: {endpoint: "127.0.0.1:0"}
+  pyroscope: {endpoint: "127.0.0.1:0"}%s
 exporters:
   %s
 service:
   telemetry: {metrics: {address: "127.0.0.1:0"}}
   pipelines:
-    profiles: {receivers: [pyroscope], exporters: [%s]}
-""" % (exporter, exporter.split(":")[0]))
+    profiles: {receivers: [pyroscope%s], exporters: [%s]}
+""" % (files, exporter, files and ", pprof_file", exporter.split(":")[0]))
         return p, p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
     def spool_heap(self):

@@ -250,16 +250,13 @@ class ParcaTest(ProfdTestCase):
         address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
                                   lambda request, context: got.append(
                                       store.WriteRawRequest.FromString(request)) or b"")
-        p, ingest = self.start_pushes_into('parca: {endpoint: "%s"}' % address)
-        # the label k.v, and a value that is not UTF-8 (byte ff): Parca refuses the
+        # the label k.v, and a value that is not UTF-8: Parca refuses the
         # whole request for either
-        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%2Cbad%%3D%%FF%%7D"
-                                 "&format=folded" % ingest, b"a;b 1\n")
-        self.assertEqual(status, 200, body)
+        p, _ = self.start_pushes_into('parca: {endpoint: "%s"}' % address, "{k.v: x}")
         wait_until(lambda: got, "a WriteRaw")
         labels = {l.name: l.value for l in got[0].series[0].labels.labels}
-        self.assertEqual((labels.get("k_v"), labels.get("bad")), ("x", "\ufffd"))
-        self.assertEqual(labels.get("__name__"), "process_cpu")
+        self.assertEqual((labels.get("k_v"), labels.get("bad")), ("x", "bad\ufffd.pb.gz"))
+        self.assertEqual(labels.get("__name__"), "memory")
         self.assertEqual(metric_value(p.metrics(), "profd_parca_label_fixes",
                                       component="parca"), 2)
 

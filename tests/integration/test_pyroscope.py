@@ -532,10 +532,9 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_ingest_name_labels_are_checked_as_pyroscope_checks_them(self):
-        """The braces' labels are checked as Pyroscope's key parser and its
-        distributor check them: names of letters, digits, '_' and '.', of
-        1024 bytes at most, values of 2048; a name parameter too long is
-        refused, not cut."""
+        """The braces' labels are checked as Pyroscope's distributor checks
+        them: names of 1024 bytes at most, values of 2048; a name parameter
+        too long is refused, not cut."""
         p = self.start(RECEIVER % "{service_name}.{k}")
         url = "http://%s/ingest?format=folded&name=" % address(p)
         status, resp = http_post(url + "app%7Bk%3D" + "v" * 2048 + "%7D", b"main 1\n")
@@ -554,6 +553,8 @@ class PyroscopeTest(ProfdTestCase):
                           ("app%7Bk%3Dv%2Ck%20v%3Dx%7D", b'invalid label name "k v"'),
                           ("app%7B%3Dx%7D", b'invalid label name ""'),
                           ("app%7Bk%7D", b"not key=value"),
+                          ("app%7Bk%3D%FF%7D", b"name: not valid UTF-8"),
+                          ("app&spyName=%C3", b"spyName: not valid UTF-8"),
                           ("app%7Bk%3D" + "v" * 2049 + "%7D", b"value over 2048 bytes"),
                           ("app%7B" + "n" * 1025 + "%3Dv%7D", b"name over 1024 bytes"),
                           ("a" * 2049, b"application name is over 2048 bytes"),
@@ -561,6 +562,48 @@ class PyroscopeTest(ProfdTestCase):
                           ("app%7Bk%3D" + "v" * 16384 + "%7D", b"name parameter is over 16384")]:
             status, resp = http_post(url + name, b"main 1\n")
             self.assertEqual((status, why in resp), (400, True), (name[:40], resp))
+        self.assertEqual(p.stop(), 0)
+
+    def test_dotted_label_names_are_stored_with_underscores_as_pyroscope_stores_them(self):
+        """OpenTelemetry's service.name arrives as service_name by either API,
+        as Pyroscope's distributor makes it; a dotted name whose underscored
+        form the series names too is dropped when the values agree, refused
+        when they differ, in either order; other bad characters are refused."""
+        push_pb2 = pb()
+        p = self.start(RECEIVER % "{service_name}.{service_version}.{__file__}")
+        url = "http://%s" % address(p)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+
+        def push(*pairs):
+            req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+                labels=[push_pb2.LabelPair(name=n, value=v) for n, v in pairs],
+                samples=[push_pb2.RawSample(raw_profile=heap)])])
+            return http_post(url + PUSH, req.SerializeToString(),
+                             {"Content-Type": "application/proto"})
+
+        def ingest(braces):
+            return http_post(url + "/ingest?format=folded&name=app.cpu%7B" +
+                             braces.replace("=", "%3D").replace(",", "%2C") + "%7D"
+                             "&from=1700000000&until=1700000010", b"main;work 1\n")
+
+        ok = [push(("service.name", "checkout"), ("service.version", "1.2"), ("__file__", "a")),
+              push(("service_version", "1.3"), ("service.version", "1.3"),
+                   ("service.name", "checkout"), ("__file__", "b")),
+              push(("service.version", "1.4"), ("service_version", "1.4"),
+                   ("service_name", "checkout"), ("__file__", "c")),
+              ingest("service.version=2.0,__file__=d"),
+              ingest("service.version=2.1,service_version=2.1,__file__=e")]
+        self.assertEqual([status for status, _ in ok], [200] * 5, ok)
+        want = ["app.2.0.d", "app.2.1.e", "checkout.1.2.a", "checkout.1.3.b", "checkout.1.4.c"]
+        wait_until(lambda: len(os.listdir(self.path("profiles"))) == 5, "the five profiles")
+        self.assertEqual(sorted(os.listdir(self.path("profiles"))), want)
+        refused = [(push(("a.b", "1"), ("a_b", "2")), b"duplicate label name \\\"a_b\\\""),
+                   (push(("a_b", "2"), ("a.b", "1")), b"duplicate label name \\\"a_b\\\""),
+                   (push(("a-b", "1")), b"invalid label name \\\"a-b\\\""),
+                   (ingest("a.b=1,a_b=2"), b'duplicate label name "a_b"'),
+                   (ingest("1st=x"), b'invalid label name "1st"')]
+        for (status, body), why in refused:
+            self.assertEqual((status, why in body), (400, True), body)
         self.assertEqual(p.stop(), 0)
 
     def test_ingest_multipart_with_prev_profile_and_sample_type_config(self):
@@ -764,7 +807,9 @@ class PyroscopeTest(ProfdTestCase):
         push_pb2 = pb()
         got = []
         port = self.serve_http(stand_in(got, [200]))
-        p, _ = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d"}' % port)
+        # a label value that is not UTF-8, which Pyroscope refuses the request for
+        p, _ = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d"}' % port,
+                                      '{i: "2", __name__: process_cpu}')
         for i, (name, profile) in enumerate([(None, "heap"), ("process-cpu.v2", "cpu")]):
             labels = [push_pb2.LabelPair(name="i", value=str(i))]
             if name:
@@ -775,10 +820,6 @@ class PyroscopeTest(ProfdTestCase):
             status, body = http_post("http://%s%s" % (address(p), PUSH),
                                      req.SerializeToString(), {"Content-Type": "application/proto"})
             self.assertEqual(status, 200, body)
-        # a value that is not UTF-8 (byte ff), which Pyroscope refuses the request for
-        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bi%%3D2%%2Cbad%%3D%%FF%%7D"
-                                 "&format=folded" % address(p), b"a;b 1\n")
-        self.assertEqual(status, 200, body)
         names, bad = {}, []
 
         def all_pushed():
@@ -791,7 +832,7 @@ class PyroscopeTest(ProfdTestCase):
         wait_until(all_pushed, "the three profiles pushed on")
         # none: the family from the profile's types; not a metric name: made one
         self.assertEqual(names, {"0": "memory", "1": "process_cpu_v2", "2": "process_cpu"})
-        self.assertIn("\ufffd", bad)
+        self.assertIn("bad\ufffd.pb.gz", bad)
 
     def test_exporter_renames_perf_event_types_pyroscope_refuses(self):
         """perf's events are named cpu-clock, page-faults...: Pyroscope refuses
@@ -908,11 +949,13 @@ service:
         port = self.serve_http(stand_in(got, [503, 200]))
         p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d", '
                                            'retry_on_failure: {initial_interval: 10ms}}' % port)
-        status, body = http_post("http://%s/ingest?name=app.cpu%%7Bk.v%%3Dx%%7D&format=folded"
-                                 % ingest, b"a;b 1\n")
+        # 28 labels of its own, service_name, __name__ and pyroscope_spy: one over 30
+        braces = "%2C".join("k%d%%3Dx" % i for i in range(28))
+        status, body = http_post("http://%s/ingest?name=app.cpu%%7B%s%%7D&format=folded"
+                                 % (ingest, braces), b"a;b 1\n")
         self.assertEqual(status, 200, body)
         wait_until(lambda: len(got) >= 2, "a push and its retry")
-        self.assertIn("k_v", [l.name for l in got[1][2].series[0].labels])
+        self.assertEqual(len(got[1][2].series[0].labels), 30)
         self.assertEqual(metric_value(p.metrics(), "profd_pyroscope_label_fixes",
                                       component="pyroscope"), 1)
 

@@ -61,4 +61,21 @@ TEST(metric_names_may_hold_colons)
     CHECK_STR(buf, "job_rate5m");
 }
 
+TEST(dots_become_underscores_as_pyroscope_stores_them)
+{
+    char buf[32];
+    CHECK(label_name_undotted("service.name", 12, buf));
+    CHECK_STR(buf, "service_name");
+    CHECK(label_name_undotted(".a.", 3, buf));
+    CHECK_STR(buf, "_a_");
+    CHECK(label_name_undotted("env", 3, buf));
+    CHECK_STR(buf, "env");
+    CHECK(label_name_undotted("ok-not", 2, buf));   /* only len bytes are read */
+    CHECK_STR(buf, "ok");
+    CHECK(!label_name_undotted("bad-name", 8, buf));   /* only dots are mended */
+    CHECK(!label_name_undotted("1st", 3, buf));
+    CHECK(!label_name_undotted("a b", 3, buf));
+    CHECK(!label_name_undotted("", 0, buf));
+}
+
 RUN_TESTS()

@@ -85,18 +85,6 @@ TEST(absent_parameters_take_their_defaults)
     CHECK_INT(ingest_cpu_period("name=app"), NANOS / 100);
 }
 
-TEST(label_keys_in_a_name_as_pyroscopes_parser_takes_them)
-{
-    CHECK(ingest_label_key_valid("env", 3));
-    CHECK(ingest_label_key_valid("k.v_2", 5));
-    CHECK(ingest_label_key_valid("1st", 3));
-    CHECK(!ingest_label_key_valid("", 0));
-    CHECK(!ingest_label_key_valid("bad-name", 8));
-    CHECK(!ingest_label_key_valid("a b", 3));
-    CHECK(!ingest_label_key_valid("k\xc3\xa9", 3));
-    CHECK(ingest_label_key_valid("ok-not", 2));   /* only len bytes are read */
-}
-
 TEST(query_parameters_are_percent_decoded)
 {
     char v[16];

@@ -12,8 +12,8 @@ then the same with the 149 KB CPU profile of the Go compiler among them
     (format=pprof, the gzip'd profile as the body, the application named
     with the type suffix a legacy client gives it) and as push.v1 over
     Connect (a PushRequest of one series and one sample, application/proto).
-    The files go to /dev/shm when there is one, so the figures are the
-    pipeline's rather than the disk's;
+    The files go to /dev/shm when there is one with room for them, so the
+    figures are the pipeline's rather than the disk's;
   - nginx answering 200 from a static location (`return 200`, the body read
     and dropped) to the same requests: the cost of just HTTP on this
     machine.
@@ -260,12 +260,29 @@ def nginx_run(work, script):
     return accepted, rate, p99, refused, cpu * 1e6 / max(1, accepted + refused)
 
 
+# The files a run may leave (a run of the small mix makes about a million)
+# and the room each may take: a file system with less room than that for
+# them would lose profiles for want of it, not for anything profd did.
+ROOM_FILES = 2000000
+
+
+def room_for_the_files(path):
+    """Whether path's file system has inodes and 4 KiB blocks free for
+    ROOM_FILES files."""
+    st = os.statvfs(path)
+    return st.f_favail >= ROOM_FILES and st.f_bavail * st.f_frsize >= ROOM_FILES * 4096
+
+
 def push_bench(build, corpus, work, runs):
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: scripts/deps.sh test installs it")
     work = os.path.join(work, "push")
     os.makedirs(work)
     shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else work
+    if shm != work and not room_for_the_files(shm):
+        print("(%s has room for fewer than %d files of 4 KiB: the files go to %s)"
+              % (shm, ROOM_FILES, work))
+        shm = work
     out = tempfile.mkdtemp(prefix="profd-push-", dir=shm)
     go = sorted(f for f in os.listdir(os.path.join(corpus, "go")) if f.endswith(".pb.gz"))
     small = [n for n in go if os.path.getsize(os.path.join(corpus, "go", n)) < 4096]

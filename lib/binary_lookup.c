@@ -166,14 +166,21 @@ char *binary_lookup_find(const struct binary_lookup *l, const char *recorded, co
     return NULL;
 }
 
-char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len)
+char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len,
+                               char **refused)
 {
     char hex[41], path[4096];
     binary_lookup_hex(id, len, hex);
+    *refused = NULL;
     for (size_t i = 0; strlen(hex) > 2 && i < l->ndirs; i++) {
         snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", l->dirs[i], hex, hex + 2);
-        if (binary_lookup_is_elf(path, hex))
+        if (binary_lookup_is_elf(path, hex)) {
+            free(*refused);
+            *refused = NULL;
             return copy(path);
+        }
+        if (!*refused && access(path, F_OK) == 0)
+            *refused = copy(path);
     }
     return NULL;
 }

@@ -41,8 +41,11 @@ char *binary_lookup_find(const struct binary_lookup *l, const char *recorded, co
  * ids. */
 void binary_lookup_hex(const unsigned char *id, size_t n, char out[41]);
 /* The path of the separate debug file of the binary with build-id id (raw
- * bytes) in the directories (.build-id/xx/rest.debug), malloc'd, or NULL. */
-char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len);
+ * bytes) in the directories (.build-id/xx/rest.debug), malloc'd, or NULL.
+ * *refused is set to the first file passed over there for not being an
+ * ELF file of that build-id (malloc'd; NULL: none). */
+char *binary_lookup_debug_file(const struct binary_lookup *l, const unsigned char *id, size_t len,
+                               char **refused);
 /* What perf names a process's anonymous memory, where JITs put code: the
  * file a JIT lists its functions in for perf, /tmp/perf-<pid>.map. Into
  * name[size]. */

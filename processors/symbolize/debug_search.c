@@ -60,14 +60,15 @@ static char *dwz_path(const char *path, const char *name)
  * NULL: none) when it has that build-id, then from the fetch function.
  * Its descriptor with *path set (malloc'd), or -1: none here, or
  * (ds->fetch then DEBUG_PENDING, ds->waiting_for the build-id) still on
- * its way. */
+ * its way. *refused as binary_lookup_debug_file sets it. */
 static int file_by_build_id(struct debug_search *ds, const unsigned char *id, size_t len,
-                            char *local, char **path)
+                            char *local, char **path, char **refused)
 {
     const struct elf_sources *src = ds->sources;
     char hex[41];
     binary_lookup_hex(id, len, hex);
-    *path = src->lookup ? binary_lookup_debug_file(src->lookup, id, len) : NULL;
+    *refused = NULL;
+    *path = src->lookup ? binary_lookup_debug_file(src->lookup, id, len, refused) : NULL;
     if (!*path && local && binary_lookup_is_elf(local, hex)) {
         *path = local;
         local = NULL;
@@ -184,7 +185,14 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     }
     free(dwz_name);
     char *local = id == dwz_id ? dwz_path(file_name, debuglink_file) : NULL;
-    int fd = len ? file_by_build_id(ds, id, len, local, &path) : -1;
+    char *refused = NULL;   /* a file at the debug file's build-id place that is not it */
+    int fd = len ? file_by_build_id(ds, id, len, local, &path, &refused) : -1;
+    if (ds && id != dwz_id && refused) {
+        free(ds->refused_file);
+        ds->refused_file = refused;
+    } else {
+        free(refused);
+    }
     if (!ds)
         return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
                                             debuglink_file, debuglink_crc, debuginfo_file_name);
@@ -201,6 +209,10 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     if (fd < 0)
         return -1;
     ds->dwz_found |= id == dwz_id;
+    if (id != dwz_id) {
+        free(ds->debug_file);
+        ds->debug_file = must_strdup(path);
+    }
     free(*debuginfo_file_name);
     *debuginfo_file_name = path;
     return debug_search_inflated(ds->sources, fd);

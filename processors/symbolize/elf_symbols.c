@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf_symbols.h"
 
+#include "../../lib/grow.h"
 #include "../../lib/search.h"
 #include "debug_search.h"
 #include "frame_cache.h"
@@ -83,6 +84,7 @@ struct elf_binary {
     /* Its debug file's search: lanes fetch only when the fetch function
      * gave a file, so that they read what the binary reads. */
     struct debug_search search;
+    char *debug_problem;   /* why a debug file found gave no DWARF (malloc'd), NULL: none */
 };
 
 /* Notes the loadable segments' file ranges and addresses. */
@@ -407,15 +409,24 @@ static void walk_units(struct elf_binary *b)
     b->units_walked = true;
     Dwarf_Addr bias;
     Dwarf *dw = dwfl_module_getdwarf(b->mod, &bias);
+    const char *why = dw ? NULL : dwfl_errmsg(-1);
     Dwarf_Off off = 0, next;
-    size_t header;
-    for (size_t i = 1; dw && dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL,
-                                             NULL) == 0; i++, off = next) {
+    size_t header, units = 0;
+    for (; dw && dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL, NULL) == 0;
+         off = next) {
         Dwarf_Die unit;
-        if (i % UNITS_PER_DROP == 0 && dwarf_offdie(dw, off + header, &unit))   /* and those before it */
+        if (++units % UNITS_PER_DROP == 0 && dwarf_offdie(dw, off + header, &unit))   /* and those before it */
             elf_binary_drop_pages(b);
     }
     elf_binary_drop_pages(b);
+    if (units == 0 && b->search.debug_file)
+        b->debug_problem = must_asprintf("debug file %s: no DWARF read from it (%s); frames are "
+                                         "named from the symbol table", b->search.debug_file,
+                                         why ? why : "no units");
+    else if (!dw && b->search.refused_file)
+        b->debug_problem = must_asprintf("debug file %s: not an ELF file of this build-id; "
+                                         "frames are named from the symbol table",
+                                         b->search.refused_file);
 }
 
 /* Has elfutils look for b's debug file and read its DWARF and symbol
@@ -454,6 +465,11 @@ size_t elf_binary_open_lanes(struct elf_binary *b, size_t n)
 const char *elf_binary_debug_pending(const struct elf_binary *b)
 {
     return b->search.fetch == DEBUG_PENDING ? b->search.waiting_for : NULL;
+}
+
+const char *elf_binary_debug_problem(const struct elf_binary *b)
+{
+    return b->debug_problem;
 }
 
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)
@@ -576,6 +592,9 @@ void elf_binary_close(struct elf_binary *b)
     go_pclntab_free(b->gopclntab);
     if (b->dwfl)
         dwfl_end(b->dwfl);
+    free(b->search.debug_file);
+    free(b->search.refused_file);
+    free(b->debug_problem);
     free(b->debug_path);
     free(b->path);
     free(b);

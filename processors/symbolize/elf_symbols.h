@@ -78,6 +78,13 @@ size_t elf_binary_open_lanes(struct elf_binary *b, size_t n);
  * what it has without it, and its lanes do too; open it again once the
  * fetch of that build-id ended to read the file. */
 const char *elf_binary_debug_pending(const struct elf_binary *b);
+
+/* Why b has no DWARF though a debug file was found for it (one elfutils
+ * read no DWARF from, or a file at its build-id place that is not an ELF
+ * file of that build-id: cut short, say), once b's DWARF was asked for;
+ * NULL when it has DWARF, or when no file was found. */
+const char *elf_binary_debug_problem(const struct elf_binary *b);
+
 /* Lane k of b (0 is b itself); k must be below what
  * elf_binary_open_lanes returned. */
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k);

@@ -40,6 +40,7 @@ struct binary {
     size_t charged;               /* its footprint counted in open_bytes */
     int64_t retry_at;
     bool fetching;                /* on its way from debuginfod (said once) */
+    bool debug_problem_said;      /* elf_binary_debug_problem logged (once) */
     uint64_t last_used;
     uint64_t serial;              /* of the last profile that used it */
 };
@@ -258,6 +259,14 @@ static void make_room(struct symbol_cache *c, size_t need)
     }
 }
 
+/* Logs what of b's binary, named by its file name and build-id. */
+static void log_binary(struct symbol_cache *c, const struct binary *b, enum profd_log_level level,
+                       const char *what)
+{
+    c->host->log(c->self, level, "%s%s%s: %s", b->filename, *b->build_id ? " build-id " : "",
+                 b->build_id, what);
+}
+
 void symbol_cache_end(struct symbol_cache *c)
 {
     for (size_t i = 0; i < c->nbinaries; i++) {
@@ -265,6 +274,10 @@ void symbol_cache_end(struct symbol_cache *c)
         if (!b->elf || b->serial != c->serial)
             continue;
         elf_binary_profile_done(b->elf);
+        const char *problem = elf_binary_debug_problem(b->elf);
+        if (problem && !b->debug_problem_said)
+            log_binary(c, b, PROFD_LOG_WARN, problem);
+        b->debug_problem_said |= problem != NULL;
         size_t now = elf_binary_footprint(b->elf);   /* its lanes, indexes and results grew */
         c->open_bytes += now - b->charged;
         b->charged = now;
@@ -334,11 +347,9 @@ static bool binary_wanted(struct symbol_cache *c, const char *filename, const ch
 static struct elf_binary *open_binary(struct symbol_cache *c, struct binary *b, char *path,
                                       char err[512])
 {
-    const char *filename = b->filename, *build_id = b->build_id;
     struct elf_binary *elf = path ? elf_binary_open(path, &c->sources, err, 512) : NULL;
     if (!elf) {
-        c->host->log(c->self, PROFD_LOG_INFO, "%s%s%s: %s", filename, *build_id ? " build-id " : "",
-                     build_id, err);
+        log_binary(c, b, PROFD_LOG_INFO, err);
         b->retry_at = monotonic_ns() + c->negative_ttl;
     } else {
         b->charged = elf_binary_footprint(elf);

@@ -573,6 +573,44 @@ class SymbolizeTest(ProfdTestCase):
         subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
         self.check_against_addr2line(stripped, debug_dirs=[self.path("debug")], oracle=full)
 
+    def test_a_debug_file_that_cannot_be_read_is_said_and_the_symbol_table_used(self):
+        """A debug file at the binary's build-id place cut short, or not
+        ELF at all, or one without its DWARF: frames named from the
+        binary's symbol table, and a warning naming the file, once."""
+        full = self.compile("inl.full")
+        stripped = self.path("inl")
+        bid = build_id(full)
+        debug = self.path("debug", ".build-id", bid[:2], bid[2:] + ".debug")
+        os.makedirs(os.path.dirname(debug))
+        subprocess.run(["objcopy", "--strip-debug", full, stripped], check=True)
+        addrs = function_addresses(stripped, ["walk", "outer", "main"])
+        mapping, base = mapping_of(stripped, stripped)
+        want = addr2line(full, addrs)   # the function, at the innermost line
+
+        def truncate(path):
+            with open(path, "r+b") as f:
+                f.truncate(32)   # inside its ELF header
+
+        def overwrite(path):
+            with open(path, "wb") as f:
+                f.write(b"not an ELF file")
+
+        def without_dwarf(path):
+            subprocess.run(["objcopy", "--remove-section=.debug_info", path], check=True)
+        for where, spoil, said in (("cut", truncate, "not an ELF file of this build-id"),
+                                   ("not-elf", overwrite, "not an ELF file of this build-id"),
+                                   ("no-dwarf", without_dwarf, "no DWARF read from it")):
+            subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+            spoil(debug)
+            got = self.run_symbolize({"p": pprof(mapping, [base + a for a in addrs]),
+                                      "q": pprof(mapping, [base + addrs[0]])},
+                                     [self.path("debug")], where=where)["p"]
+            self.assertEqual(got, {base + a: [(want[a][-1][0], "", 0)] for a in addrs}, where)
+            warnings = [line for line in self.log.splitlines() if "warn  symbolize: " in line]
+            self.assertEqual(len(warnings), 1, where + self.log)   # two profiles, said once
+            self.assertIn("build-id %s: debug file %s: %s" % (bid, debug, said), warnings[0],
+                          where)
+
     def split_dwarf_build(self, *flags, compiler="gcc"):
         """inl built by compiler with -gsplit-dwarf (and flags), which
         leaves a skeleton unit in the binary and the DWARF in a .dwo file

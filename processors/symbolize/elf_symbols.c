@@ -469,7 +469,10 @@ const char *elf_binary_debug_pending(const struct elf_binary *b)
 
 const char *elf_binary_debug_problem(const struct elf_binary *b)
 {
-    return b->debug_problem;
+    const char *problem = b->debug_problem ? b->debug_problem : scope_index_problem(b->scopes);
+    for (size_t k = 1; !problem && k < b->nlanes; k++)
+        problem = scope_index_problem(b->lanes[k]->scopes);
+    return problem;
 }
 
 struct elf_binary *elf_binary_lane(struct elf_binary *b, size_t k)

@@ -82,7 +82,9 @@ const char *elf_binary_debug_pending(const struct elf_binary *b);
 /* Why b has no DWARF though a debug file was found for it (one elfutils
  * read no DWARF from, or a file at its build-id place that is not an ELF
  * file of that build-id: cut short, say), once b's DWARF was asked for;
- * NULL when it has DWARF, or when no file was found. */
+ * else why its split units were not read from a file found as its DWARF
+ * package (scope_index_problem of b or of a lane); NULL when none of
+ * these. */
 const char *elf_binary_debug_problem(const struct elf_binary *b);
 
 /* Lane k of b (0 is b itself); k must be below what

@@ -5,6 +5,7 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
@@ -61,6 +62,7 @@ struct scope_index {
      * at the first skeleton unit whose split unit elfutils did not find. */
     struct dwp *package;
     bool package_looked_for;
+    char *package_problem;   /* a file looked at as the package that is none (malloc'd), or NULL */
     const struct binary_lookup *lookup;   /* its directories, searched for the package too */
     /* While reading a unit: */
     struct func *fresh;
@@ -237,11 +239,15 @@ static void merge_fresh(struct scope_index *x)
     x->nfuncs += x->nfresh;
 }
 
-/* Opens the package at path (taken) into x->package unless one is open. */
+/* Opens the package at path (taken) into x->package unless one is open;
+ * notes the first file there that is no package. */
 static void try_package(struct scope_index *x, char *path)
 {
-    if (!x->package)
-        x->package = dwp_open(path);
+    if (!x->package && !(x->package = dwp_open(path)) && !x->package_problem &&
+        access(path, F_OK) == 0)
+        x->package_problem = must_asprintf("DWARF package %s: no unit index read from it; "
+                                           "split units' functions are named from the symbol "
+                                           "table", path);
     free(path);
 }
 
@@ -482,5 +488,11 @@ void scope_index_free(struct scope_index *x)
     free(x->spans);
     free(x->fresh);
     dwp_close(x->package);
+    free(x->package_problem);
     free(x);
+}
+
+const char *scope_index_problem(const struct scope_index *x)
+{
+    return x->package ? NULL : x->package_problem;
 }

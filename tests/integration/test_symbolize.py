@@ -728,6 +728,20 @@ class SymbolizeTest(ProfdTestCase):
                        timeout=120, cwd=other)
         self.check_symbol_table_frames(split, plain)
 
+    def test_a_package_that_cannot_be_read_is_said_and_the_symbol_table_used(self):
+        """A file beside the binary where its package is looked for that
+        is none (cut short): functions from the symbol table, and a
+        warning naming it."""
+        split, plain, dwo = self.split_dwarf_build()
+        os.unlink(dwo)
+        with open(split + ".dwp", "wb") as f:
+            f.write(b"\x7fELF")
+        self.check_symbol_table_frames(split, plain)
+        warnings = [line for line in self.log.splitlines() if "warn  symbolize: " in line]
+        self.assertEqual(len(warnings), 1, self.log)
+        self.assertIn("build-id %s: DWARF package %s.dwp: no unit index read from it"
+                      % (build_id(split), split), warnings[0])
+
     def check_symbol_table_frames(self, split, plain):
         """split's functions named from its symbol table at the innermost
         line, as without any split unit."""

@@ -35,9 +35,9 @@ void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len
  * with the series' labels (Prometheus names, none twice; in Pyroscope's
  * pairs a name's dots are made underscores, as its distributor makes them)
  * and the pprof as sent, checked by host->record_add_pprof against
- * max_decoded. When require_name, a series without __name__ is refused. Returns false with why set (the series
- * index, the sample, what) when the series is refused; records added so
- * far stay in b.
+ * max_decoded. When require_name, a series without __name__ is refused.
+ * Returns false with why set (the series index, the sample, what) when the
+ * series is refused; records added so far stay in b.
  */
 bool raw_series_read(const struct profd_host *host, const uint8_t *data, size_t len,
                      enum raw_labels shape, bool require_name, size_t index, size_t max_decoded,

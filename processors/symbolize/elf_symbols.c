@@ -414,8 +414,8 @@ static void walk_units(struct elf_binary *b)
     size_t header, units = 0;
     for (; dw && dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL, NULL) == 0;
          off = next) {
-        Dwarf_Die unit;
-        if (++units % UNITS_PER_DROP == 0 && dwarf_offdie(dw, off + header, &unit))   /* and those before it */
+        Dwarf_Die unit;   /* read, and those before it, before their pages go */
+        if (++units % UNITS_PER_DROP == 0 && dwarf_offdie(dw, off + header, &unit))
             elf_binary_drop_pages(b);
     }
     elf_binary_drop_pages(b);
@@ -423,7 +423,7 @@ static void walk_units(struct elf_binary *b)
         b->debug_problem = must_asprintf("debug file %s: no DWARF read from it (%s); frames are "
                                          "named from the symbol table", b->search.debug_file,
                                          why ? why : "no units");
-    else if (!dw && b->search.refused_file)
+    else if (!dw && b->search.refused_file && b->search.fetch != DEBUG_PENDING)
         b->debug_problem = must_asprintf("debug file %s: not an ELF file of this build-id; "
                                          "frames are named from the symbol table",
                                          b->search.refused_file);

@@ -573,16 +573,20 @@ class OtlpExporterTest(ProfdTestCase):
         """proto3 string fields must be UTF-8 (grpcio's protobuf refuses the
         request otherwise): a label value and a frame with byte ff."""
         address, got = self.serve([grpc.StatusCode.OK])
-        _, ingest = self.start_pushes_into('otlp: {endpoint: "%s"}' % address)
-        req = urllib.request.Request("http://%s/ingest?name=app.cpu%%7Bbad%%3D%%FF%%7D&format=folded"
-                                     % ingest, data=b"main;f\xff 1\n", method="POST")
+        # the label bad: a file's name with byte ff
+        _, ingest = self.start_pushes_into('otlp: {endpoint: "%s"}' % address, "{}")
+        req = urllib.request.Request("http://%s/ingest?name=app.cpu&format=folded" % ingest,
+                                     data=b"main;f\xff 1\n", method="POST")
         self.assertEqual(urllib.request.urlopen(req, timeout=20).status, 200)
-        wait_until(lambda: got, "an export")
-        request = got[0][0]
-        attrs = {kv.key: kv.value.string_value
-                 for kv in request.resource_profiles[0].resource.attributes}
-        self.assertEqual(attrs.get("bad"), "\ufffd")
-        self.assertIn("f\ufffd", request.dictionary.string_table)
+
+        def bad_and_strings():
+            requests = [request for request, *_ in list(got)]
+            return ([kv.value.string_value for r in requests for rp in r.resource_profiles
+                     for kv in rp.resource.attributes if kv.key == "bad"],
+                    [s for r in requests for s in r.dictionary.string_table])
+        wait_until(lambda: bad_and_strings()[0] and "f\ufffd" in bad_and_strings()[1],
+                   "both profiles exported")
+        self.assertEqual(bad_and_strings()[0], ["bad\ufffd.pb.gz"])
 
     def test_retry_info_sets_the_wait_and_is_needed_for_resource_exhausted(self):
         self.spool_heap()

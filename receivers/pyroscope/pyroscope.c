@@ -294,11 +294,29 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b,
     }
 }
 
+/* The value the name's braces give key, named so (the last one), with its
+ * length in *len; NULL when they name no key. */
+static const char *brace_value(const char *braces, const char *key, size_t *len)
+{
+    const char *found = NULL;
+    size_t klen = strlen(key);
+    for (const char *p = braces; *p && *p != '}';) {
+        size_t n = strcspn(p, ",}");
+        if (n > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
+            found = p + klen + 1;
+            *len = n - klen - 1;
+        }
+        p += n + (p[n] == ',');
+    }
+    return found;
+}
+
 /* The labels in the name's braces on every record of b: in the first pass
  * those named without a dot, in the second the dotted ones, their dots
  * made underscores as Pyroscope's distributor makes them (a name so made
- * that the braces hold already must have the same value). False with why
- * set for a bad label. */
+ * that the braces give as such too must have the same value there; of the
+ * same name given twice, as of the same dotted name, the last is kept, as
+ * Pyroscope reads the name). False with why set for a bad label. */
 static bool brace_labels(const struct profd_host *host, const char *braces, bool dotted_pass,
                          struct profd_batch *b, char *why, size_t whylen)
 {
@@ -330,12 +348,11 @@ static bool brace_labels(const struct profd_host *host, const char *braces, bool
         }
         memcpy(val, eq + 1, vlen);
         val[vlen] = '\0';
-        for (size_t i = 0; dotted_pass && i < b->nrecords; i++) {
-            const char *had = host->record_label(b->records[i], key);
-            if (had && strcmp(had, val)) {
-                snprintf(why, whylen, "name: duplicate label name \"%.64s\"", key);
-                return false;
-            }
+        size_t given_len = 0;
+        const char *given = dotted_pass ? brace_value(braces, key, &given_len) : NULL;
+        if (given && (given_len != vlen || memcmp(given, val, vlen))) {
+            snprintf(why, whylen, "name: duplicate label name \"%.64s\"", key);
+            return false;
         }
         for (size_t i = 0; i < b->nrecords; i++)
             host->record_set_label(b->records[i], key, val);

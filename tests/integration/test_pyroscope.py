@@ -592,15 +592,19 @@ class PyroscopeTest(ProfdTestCase):
               push(("service.version", "1.4"), ("service_version", "1.4"),
                    ("service_name", "checkout"), ("__file__", "c")),
               ingest("service.version=2.0,__file__=d"),
-              ingest("service.version=2.1,service_version=2.1,__file__=e")]
-        self.assertEqual([status for status, _ in ok], [200] * 5, ok)
-        want = ["app.2.0.d", "app.2.1.e", "checkout.1.2.a", "checkout.1.3.b", "checkout.1.4.c"]
-        wait_until(lambda: len(os.listdir(self.path("profiles"))) == 5, "the five profiles")
+              ingest("service.version=2.1,service_version=2.1,__file__=e"),
+              # the same name twice: the last, as Pyroscope reads the name
+              ingest("service.version=2.1,service.version=2.2,__file__=f")]
+        self.assertEqual([status for status, _ in ok], [200] * 6, ok)
+        want = ["app.2.0.d", "app.2.1.e", "app.2.2.f", "checkout.1.2.a", "checkout.1.3.b",
+                "checkout.1.4.c"]
+        wait_until(lambda: len(os.listdir(self.path("profiles"))) == 6, "the six profiles")
         self.assertEqual(sorted(os.listdir(self.path("profiles"))), want)
         refused = [(push(("a.b", "1"), ("a_b", "2")), b"duplicate label name \\\"a_b\\\""),
                    (push(("a_b", "2"), ("a.b", "1")), b"duplicate label name \\\"a_b\\\""),
                    (push(("a-b", "1")), b"invalid label name \\\"a-b\\\""),
                    (ingest("a.b=1,a_b=2"), b'duplicate label name "a_b"'),
+                   (ingest("a_b=2,a.b=1"), b'duplicate label name "a_b"'),
                    (ingest("1st=x"), b'invalid label name "1st"')]
         for (status, body), why in refused:
             self.assertEqual((status, why in body), (400, True), body)

@@ -63,6 +63,7 @@ struct scope_index {
     struct dwp *package;
     bool package_looked_for;
     char *package_problem;   /* a file looked at as the package that is none (malloc'd), or NULL */
+    char *unit_missing;      /* the first split unit found nowhere, said so (malloc'd), or NULL */
     const struct binary_lookup *lookup;   /* its directories, searched for the package too */
     /* While reading a unit: */
     struct func *fresh;
@@ -277,6 +278,21 @@ static struct dwp *package(struct scope_index *x)
     return x->package;
 }
 
+/* Notes that the split unit of skeleton unit cu was found neither in its
+ * .dwo file nor in a DWARF package. */
+static void note_unit_missing(struct scope_index *x, Dwarf_Die *cu)
+{
+    Dwarf_Attribute at;
+    const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
+    const char *dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_dwo_name, &at));
+    if (!dwo)
+        dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_GNU_dwo_name, &at));
+    x->unit_missing = must_asprintf("split unit %s%s%s found neither as that file nor in a DWARF "
+                                    "package; its functions are named from the symbol table",
+                                    dwo && *dwo != '/' && dir ? dir : "",
+                                    dwo && *dwo != '/' && dir ? "/" : "", dwo ? dwo : "(unnamed)");
+}
+
 /* The DIE whose children are cu's functions: a skeleton unit's split
  * unit (-gsplit-dwarf) set in *split, else cu itself. The split unit is
  * in its .dwo file, which elfutils finds from the skeleton's names, or
@@ -292,6 +308,8 @@ static Dwarf_Die *split_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Die *sp
     x->skeleton = cu;
     if (!split->cu && package(x))
         x->packed = dwp_split_unit(x->package, cu, split);
+    if (!split->cu && !x->unit_missing)
+        note_unit_missing(x, cu);
     return split->cu ? split : cu;
 }
 
@@ -489,10 +507,11 @@ void scope_index_free(struct scope_index *x)
     free(x->fresh);
     dwp_close(x->package);
     free(x->package_problem);
+    free(x->unit_missing);
     free(x);
 }
 
 const char *scope_index_problem(const struct scope_index *x)
 {
-    return x->package ? NULL : x->package_problem;
+    return x->package_problem && !x->package ? x->package_problem : x->unit_missing;
 }

@@ -41,9 +41,10 @@ bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
 size_t scope_index_unit_bytes(const struct scope_index *x);
 /* An estimate of the memory the index holds. */
 size_t scope_index_footprint(const struct scope_index *x);
-/* Why split units were not read from a DWARF package though a file was
- * found where one is looked for (one that is no package: no unit index
- * read from it), once a split unit was looked for; else NULL. */
+/* Why split units were not read, once one was looked for: a file found
+ * where a DWARF package is looked for that is none (no unit index read
+ * from it), else the first split unit found neither in its .dwo file nor
+ * in a package; NULL when every one looked for was found. */
 const char *scope_index_problem(const struct scope_index *x);
 void scope_index_free(struct scope_index *x);
 

@@ -606,10 +606,7 @@ class SymbolizeTest(ProfdTestCase):
                                       "q": pprof(mapping, [base + addrs[0]])},
                                      [self.path("debug")], where=where)["p"]
             self.assertEqual(got, {base + a: [(want[a][-1][0], "", 0)] for a in addrs}, where)
-            warnings = [line for line in self.log.splitlines() if "warn  symbolize: " in line]
-            self.assertEqual(len(warnings), 1, where + self.log)   # two profiles, said once
-            self.assertIn("build-id %s: debug file %s: %s" % (bid, debug, said), warnings[0],
-                          where)
+            self.check_one_warning(stripped, "debug file %s: %s" % (debug, said))   # of two
 
     def split_dwarf_build(self, *flags, compiler="gcc"):
         """inl built by compiler with -gsplit-dwarf (and flags), which
@@ -727,6 +724,7 @@ class SymbolizeTest(ProfdTestCase):
         subprocess.run(["llvm-dwp", "-e", "other", "-o", split + ".dwp"], check=True,
                        timeout=120, cwd=other)
         self.check_symbol_table_frames(split, plain)
+        self.check_one_warning(split, "split unit %s found neither" % self.path("inl.dwo"))
 
     def test_a_package_that_cannot_be_read_is_said_and_the_symbol_table_used(self):
         """A file beside the binary where its package is looked for that
@@ -737,10 +735,7 @@ class SymbolizeTest(ProfdTestCase):
         with open(split + ".dwp", "wb") as f:
             f.write(b"\x7fELF")
         self.check_symbol_table_frames(split, plain)
-        warnings = [line for line in self.log.splitlines() if "warn  symbolize: " in line]
-        self.assertEqual(len(warnings), 1, self.log)
-        self.assertIn("build-id %s: DWARF package %s.dwp: no unit index read from it"
-                      % (build_id(split), split), warnings[0])
+        self.check_one_warning(split, "DWARF package %s.dwp: no unit index read from it" % split)
 
     def check_symbol_table_frames(self, split, plain):
         """split's functions named from its symbol table at the innermost
@@ -752,9 +747,18 @@ class SymbolizeTest(ProfdTestCase):
         self.assertEqual(got, {base + a: [(want[a][-1][0],) + want[a][0][1:]] for a in addrs})
 
     def test_split_dwarf_without_its_dwo_file_names_functions_from_the_symbol_table(self):
+        """...and says which split unit was found nowhere."""
         split, plain, dwo = self.split_dwarf_build()
         os.unlink(dwo)
         self.check_symbol_table_frames(split, plain)
+        self.check_one_warning(split, "split unit %s found neither as that file nor in a DWARF "
+                               "package" % dwo)
+
+    def check_one_warning(self, binary, says):
+        """The last run logged one warning, about binary, saying says."""
+        warnings = [line for line in self.log.splitlines() if "warn  symbolize: " in line]
+        self.assertEqual(len(warnings), 1, self.log)
+        self.assertIn("%s build-id %s: %s" % (binary, build_id(binary), says), warnings[0])
 
     def debuglink_in(self, where, debug_dirs=()):
         """inl stripped, naming its debug file inl.debug by .gnu_debuglink,

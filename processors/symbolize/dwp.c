@@ -257,6 +257,11 @@ static Elf_Data *section_named(Elf *elf, const char *name)
     return NULL;
 }
 
+Elf *dwp_file(const struct dwp *p)
+{
+    return p->elf;
+}
+
 struct dwp *dwp_open(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

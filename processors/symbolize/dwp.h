@@ -34,6 +34,8 @@ const struct dwp_unit *dwp_split_unit(struct dwp *p, Dwarf_Die *skeleton, Dwarf_
  * when the DIE's ranges cannot be read. */
 ptrdiff_t dwp_ranges(const struct dwp_unit *u, Dwarf_Die *die, ptrdiff_t offset,
                      Dwarf_Addr *basep, Dwarf_Addr *low, Dwarf_Addr *high);
+/* p's file as libelf maps it (ELF_C_READ_MMAP, never written). */
+Elf *dwp_file(const struct dwp *p);
 void dwp_close(struct dwp *p);
 
 /* ---- the formats, on bytes (for tests and the fuzz driver) ---- */

@@ -314,10 +314,23 @@ static void read_gopclntab(struct elf_binary *b)
                                        b->go_sections, b->ngo_sections);
 }
 
-/* Lets the system take back the resident pages of elf's mapped file
- * (unmodified private pages come back from the file as it is): not for a
- * file of another byte order, whose data libelf may convert in place, nor
- * a relocatable one, whose sections libdwfl relocates in place. */
+/* Lets the system take back the resident pages of the file image libelf
+ * mapped for elf, when it has one (unmodified private pages come back from
+ * the file as it is): for a file none of whose pages were changed. */
+static void drop_image_pages(Elf *elf)
+{
+    size_t size;
+    char *image = elf ? elf_rawfile(elf, &size) : NULL;
+    if (!image)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
+    madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
+}
+
+/* drop_image_pages for a binary, debug or dwz file: not for a file of
+ * another byte order, whose data libelf may convert in place, nor a
+ * relocatable one, whose sections libdwfl relocates in place. */
 static void drop_file_pages(Elf *elf)
 {
     size_t size;
@@ -325,12 +338,17 @@ static void drop_file_pages(Elf *elf)
     const uint16_t one = 1;
     int native = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
     GElf_Ehdr eh;
-    if (!image || size <= EI_DATA || image[EI_DATA] != native || !gelf_getehdr(elf, &eh) ||
-        eh.e_type == ET_REL)
-        return;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
-    madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
+    if (image && size > EI_DATA && image[EI_DATA] == native && gelf_getehdr(elf, &eh) &&
+        eh.e_type != ET_REL)
+        drop_image_pages(elf);
+}
+
+/* drop_image_pages for b's DWARF package, when one is open: relocatable,
+ * but nothing relocates it (libdw alone reads its sections, where they
+ * lie), and of this host's byte order, the only one dwp_open takes. */
+static void drop_package_pages(const struct elf_binary *b)
+{
+    drop_image_pages(scope_index_package_file(b->scopes));
 }
 
 /* The same for the files of b's DWARF dw: its own (unless it is `main`,
@@ -352,6 +370,7 @@ static void drop_dwarf_pages_now(struct elf_binary *b)
 {
     Dwarf_Addr bias;
     drop_dwarf_pages(b, dwfl_module_getdwarf(b->mod, &bias), NULL);
+    drop_package_pages(b);
     b->unit_bytes_at_drop = scope_index_unit_bytes(b->scopes);
     b->looked_up_since_drop = false;
 }
@@ -390,6 +409,7 @@ static void drop_lane_pages(struct elf_binary *lane)
     dwfl_module_info(lane->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
     if (debug_file)   /* its DWARF is loaded already */
         drop_dwarf_pages(lane, dwfl_module_getdwarf(lane->mod, &bias), main);
+    drop_package_pages(lane);
 }
 
 void elf_binary_drop_pages(struct elf_binary *b)

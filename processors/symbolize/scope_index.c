@@ -511,6 +511,11 @@ void scope_index_free(struct scope_index *x)
     free(x);
 }
 
+Elf *scope_index_package_file(const struct scope_index *x)
+{
+    return x->package ? dwp_file(x->package) : NULL;
+}
+
 const char *scope_index_problem(const struct scope_index *x)
 {
     return x->package_problem && !x->package ? x->package_problem : x->unit_missing;

@@ -41,6 +41,9 @@ bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
 size_t scope_index_unit_bytes(const struct scope_index *x);
 /* An estimate of the memory the index holds. */
 size_t scope_index_footprint(const struct scope_index *x);
+/* The DWARF package split units are read from (dwp_file), NULL when none
+ * is open. */
+Elf *scope_index_package_file(const struct scope_index *x);
 /* Why split units were not read, once one was looked for: a file found
  * where a DWARF package is looked for that is none (no unit index read
  * from it), else the first split unit found neither in its .dwo file nor

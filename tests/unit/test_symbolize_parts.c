@@ -716,6 +716,44 @@ TEST(pages_a_lane_read_are_given_back_when_it_is_done)
         libc_fixture_close(&f);
 }
 
+/* The pages of a DWARF package read for a lookup are given back with the
+ * binary's once the thread is done with it. */
+TEST(pages_of_a_dwarf_package_are_given_back_too)
+{
+    const char *dir = temp_dir();
+    char cmd[512], prog[128];
+    snprintf(prog, sizeof(prog), "%s/inl", dir);
+    snprintf(cmd, sizeof(cmd), "cd %s && gcc -O2 -g -gsplit-dwarf %s/tests/integration/symbolize/"
+             "inl.c -o inl && llvm-dwp -e inl -o inl.dwp && rm inl*.dwo", dir, getenv("PWD"));
+    if (sh(cmd) != 0) {
+        fprintf(stderr, "  skipped: gcc or llvm-dwp cannot make a package here\n");
+    } else {
+        elf_version(EV_CURRENT);
+        char err[256];
+        struct elf_sources sources = {.debug_path = ""};
+        struct elf_binary *b = elf_binary_open(prog, &sources, err, sizeof(err));
+        uint64_t text = 0;
+        CHECK(b && elf_binary_text(b, &text));
+        struct elf_frame out[16];
+        for (uint64_t at = text; b && at < text + 4096; at += 16)   /* main's unit among them */
+            elf_binary_frames(b, at, out, 16);
+        size_t size = 0;
+        Elf *package = b ? scope_index_package_file(b->scopes) : NULL;
+        const char *image = package ? elf_rawfile(package, &size) : NULL;
+        CHECK(image != NULL);
+        long read = image ? smaps_field(image, "Rss") : -1;
+        if (b)
+            elf_binary_lane_done(elf_binary_lane(b, 0));
+        long after = image ? smaps_field(image, "Rss") : -1;
+        CHECK(read > 0);
+        CHECK(after == 0);
+        fprintf(stderr, "  package: %ld KiB resident after one lookup, %ld once done\n", read, after);
+        elf_binary_close(b);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    sh(cmd);
+}
+
 /* A binary keeping results (from its second profile) answers an address
  * again from them, with what a lookup gives (the same strings of the same
  * lane), and as a binary without results does. */

@@ -35,7 +35,7 @@ void pb_buf_bytes(struct pb_buf *b, unsigned field, const void *data, size_t len
  * the dotted ones with each dot made an underscore, as its distributor
  * does; a name so made that the series has already is dropped when the
  * values agree and refused when they differ, in either order. */
-enum label_pass { PASS_AS_SENT, PASS_UNDOTTED, PASS_DOTTED };
+enum label_pass { PASS_AS_SENT, PASS_UNDOTTED, PASS_DOTTED };   /* Pyroscope's in this order */
 
 /* Adds one label { name = 1, value = 2 } to l when it belongs to pass;
  * false with why set. */
@@ -90,11 +90,9 @@ static bool read_label(const struct profd_host *host, const uint8_t *data, size_
 static bool read_labels(const struct profd_host *host, const uint8_t *data, size_t len,
                         enum raw_labels shape, struct profd_labels *l, char *why, size_t whylen)
 {
-    static const enum label_pass parca[] = {PASS_AS_SENT}, pyroscope[] = {PASS_UNDOTTED,
-                                                                         PASS_DOTTED};
-    const enum label_pass *passes = shape == RAW_LABEL_PAIRS ? pyroscope : parca;
-    size_t npasses = shape == RAW_LABEL_PAIRS ? 2 : 1;
-    for (size_t p = 0; p < npasses; p++) {
+    enum label_pass first = shape == RAW_LABEL_PAIRS ? PASS_UNDOTTED : PASS_AS_SENT;
+    enum label_pass last = shape == RAW_LABEL_PAIRS ? PASS_DOTTED : PASS_AS_SENT;
+    for (enum label_pass pass = first; pass <= last; pass++) {
         struct pb_reader r, sr;
         struct pb_field f = {0}, g = {0};
         const char *err;
@@ -103,14 +101,14 @@ static bool read_labels(const struct profd_host *host, const uint8_t *data, size
             if (f.number != 1 || f.wire != PB_LEN)
                 continue;
             if (shape == RAW_LABEL_PAIRS) {
-                if (!read_label(host, f.data, f.len, passes[p], l, why, whylen))
+                if (!read_label(host, f.data, f.len, pass, l, why, whylen))
                     return false;
                 continue;
             }
             pb_reader_init(&sr, f.data, f.data, f.len);
             while (pb_next(&sr, &g, &err) > 0)
                 if (g.number == 1 && g.wire == PB_LEN &&
-                    !read_label(host, g.data, g.len, passes[p], l, why, whylen))
+                    !read_label(host, g.data, g.len, pass, l, why, whylen))
                     return false;
         }
     }

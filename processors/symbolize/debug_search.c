@@ -209,10 +209,6 @@ int debug_search_find(Dwfl_Module *mod, void **userdata, const char *modname, Dw
     if (fd < 0)
         return -1;
     ds->dwz_found |= id == dwz_id;
-    if (id != dwz_id) {
-        free(ds->debug_file);
-        ds->debug_file = must_strdup(path);
-    }
     free(*debuginfo_file_name);
     *debuginfo_file_name = path;
     return debug_search_inflated(ds->sources, fd);

@@ -35,7 +35,6 @@ struct debug_search {
     enum { DEBUG_NOT_FETCHED, DEBUG_FETCHED, DEBUG_PENDING } fetch;
     char waiting_for[41];   /* the build-id of the file still on its way (PENDING) */
     bool dwz_found;         /* a dwz file was handed over (elfutils made it the DWARF's alt) */
-    char *debug_file;       /* the debug file handed over (malloc'd), NULL: none */
     char *refused_file;     /* one at its build-id place not an ELF of it (malloc'd), or NULL */
 };
 

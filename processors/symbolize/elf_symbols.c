@@ -316,31 +316,29 @@ static void read_gopclntab(struct elf_binary *b)
 
 /* Lets the system take back the resident pages of the file image libelf
  * mapped for elf, when it has one (unmodified private pages come back from
- * the file as it is): for a file none of whose pages were changed. */
-static void drop_image_pages(Elf *elf)
-{
-    size_t size;
-    char *image = elf ? elf_rawfile(elf, &size) : NULL;
-    if (!image)
-        return;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
-    madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
-}
-
-/* drop_image_pages for a binary, debug or dwz file: not for a file of
- * another byte order, whose data libelf may convert in place, nor a
- * relocatable one, whose sections libdwfl relocates in place. */
-static void drop_file_pages(Elf *elf)
+ * the file as it is). Unless any_kind, only for a file libelf and libdwfl
+ * leave unchanged: not one of another byte order, whose data libelf may
+ * convert in place, nor a relocatable one, whose sections libdwfl
+ * relocates in place. */
+static void drop_image_pages(Elf *elf, bool any_kind)
 {
     size_t size;
     char *image = elf ? elf_rawfile(elf, &size) : NULL;
     const uint16_t one = 1;
     int native = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
     GElf_Ehdr eh;
-    if (image && size > EI_DATA && image[EI_DATA] == native && gelf_getehdr(elf, &eh) &&
-        eh.e_type != ET_REL)
-        drop_image_pages(elf);
+    if (!image || (!any_kind && (size <= EI_DATA || image[EI_DATA] != native ||
+                                 !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL)))
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)image & ~(uintptr_t)(page - 1);
+    madvise((void *)start, size + ((uintptr_t)image - start), MADV_DONTNEED);
+}
+
+/* drop_image_pages for a binary, debug or dwz file. */
+static void drop_file_pages(Elf *elf)
+{
+    drop_image_pages(elf, false);
 }
 
 /* drop_image_pages for b's DWARF package, when one is open: relocatable,
@@ -348,7 +346,7 @@ static void drop_file_pages(Elf *elf)
  * lie), and of this host's byte order, the only one dwp_open takes. */
 static void drop_package_pages(const struct elf_binary *b)
 {
-    drop_image_pages(scope_index_package_file(b->scopes));
+    drop_image_pages(scope_index_package_file(b->scopes), true);
 }
 
 /* The same for the files of b's DWARF dw: its own (unless it is `main`,
@@ -439,13 +437,13 @@ static void walk_units(struct elf_binary *b)
             elf_binary_drop_pages(b);
     }
     elf_binary_drop_pages(b);
-    if (units == 0 && b->search.debug_file)
-        b->debug_problem = must_asprintf("debug file %s: no DWARF read from it (%s); frames are "
-                                         "named from the symbol table", b->search.debug_file,
+    const char *debug_file = NULL;
+    dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+    if (units == 0 && debug_file)
+        b->debug_problem = must_asprintf("debug file %s: no DWARF read from it (%s)", debug_file,
                                          why ? why : "no units");
     else if (!dw && b->search.refused_file && b->search.fetch != DEBUG_PENDING)
-        b->debug_problem = must_asprintf("debug file %s: not an ELF file of this build-id; "
-                                         "frames are named from the symbol table",
+        b->debug_problem = must_asprintf("debug file %s: not an ELF file of this build-id",
                                          b->search.refused_file);
 }
 
@@ -615,7 +613,6 @@ void elf_binary_close(struct elf_binary *b)
     go_pclntab_free(b->gopclntab);
     if (b->dwfl)
         dwfl_end(b->dwfl);
-    free(b->search.debug_file);
     free(b->search.refused_file);
     free(b->debug_problem);
     free(b->debug_path);

@@ -246,9 +246,8 @@ static void try_package(struct scope_index *x, char *path)
 {
     if (!x->package && !(x->package = dwp_open(path)) && !x->package_problem &&
         access(path, F_OK) == 0)
-        x->package_problem = must_asprintf("DWARF package %s: no unit index read from it; "
-                                           "split units' functions are named from the symbol "
-                                           "table", path);
+        x->package_problem = must_asprintf("DWARF package %s: no unit index read from it",
+                                           path);
     free(path);
 }
 
@@ -288,7 +287,7 @@ static void note_unit_missing(struct scope_index *x, Dwarf_Die *cu)
     if (!dwo)
         dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_GNU_dwo_name, &at));
     x->unit_missing = must_asprintf("split unit %s%s%s found neither as that file nor in a DWARF "
-                                    "package; its functions are named from the symbol table",
+                                    "package",
                                     dwo && *dwo != '/' && dir ? dir : "",
                                     dwo && *dwo != '/' && dir ? "/" : "", dwo ? dwo : "(unnamed)");
 }

@@ -259,12 +259,13 @@ static void make_room(struct symbol_cache *c, size_t need)
     }
 }
 
-/* Logs what of b's binary, named by its file name and build-id. */
+/* Logs what of b's binary, and then what follows from it (or ""), named
+ * by its file name and build-id. */
 static void log_binary(struct symbol_cache *c, const struct binary *b, enum profd_log_level level,
-                       const char *what)
+                       const char *what, const char *then)
 {
-    c->host->log(c->self, level, "%s%s%s: %s", b->filename, *b->build_id ? " build-id " : "",
-                 b->build_id, what);
+    c->host->log(c->self, level, "%s%s%s: %s%s", b->filename, *b->build_id ? " build-id " : "",
+                 b->build_id, what, then);
 }
 
 void symbol_cache_end(struct symbol_cache *c)
@@ -276,7 +277,8 @@ void symbol_cache_end(struct symbol_cache *c)
         elf_binary_profile_done(b->elf);
         const char *problem = elf_binary_debug_problem(b->elf);
         if (problem && !b->debug_problem_said)
-            log_binary(c, b, PROFD_LOG_WARN, problem);
+            log_binary(c, b, PROFD_LOG_WARN, problem,
+                       "; functions there are named from the symbol table");
         b->debug_problem_said |= problem != NULL;
         size_t now = elf_binary_footprint(b->elf);   /* its lanes, indexes and results grew */
         c->open_bytes += now - b->charged;
@@ -349,7 +351,7 @@ static struct elf_binary *open_binary(struct symbol_cache *c, struct binary *b, 
 {
     struct elf_binary *elf = path ? elf_binary_open(path, &c->sources, err, 512) : NULL;
     if (!elf) {
-        log_binary(c, b, PROFD_LOG_INFO, err);
+        log_binary(c, b, PROFD_LOG_INFO, err, "");
         b->retry_at = monotonic_ns() + c->negative_ttl;
     } else {
         b->charged = elf_binary_footprint(elf);

@@ -82,7 +82,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CONFORMANCE := $(BUILD)/tests/conformance
 
 .SECONDARY:
-.PHONY: all deps test-deps run test unit asan tsan fuzz bench install clean
+.PHONY: all deps test-deps run test unit asan tsan fuzz bench docs install clean
 TLS_LIB := $(BUILD)/profd-tls.so
 all: deps $(BUILD)/profd $(MODULES) $(TLS_LIB)
 
@@ -203,6 +203,10 @@ $(BUILD)/bench/file_floor: bench/file_floor.c
 
 bench: test-deps all $(BUILD)/bench/otlp_codec $(BUILD)/bench/file_floor
 	BUILD=$(BUILD) bench/run.sh
+
+# docs/options.md, the options reference, from what the modules declare.
+docs: all
+	/usr/bin/python3 scripts/options_doc.py $(BUILD)/profd
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/profd/modules

@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import unittest
 import zlib
 
@@ -105,6 +106,33 @@ class CliTest(ProfdTestCase):
         self.assertEqual(exp["compression"]["choices"], ["auto", "gzip", "none"])
         text = run(["components"])
         self.assertIn("receiver pprof_file", text.stdout)
+
+    def test_options_reference_is_what_the_modules_declare(self):
+        """docs/options.md is what `make docs` writes from the modules now:
+        an option added, renamed or given another default shows here until
+        the reference is written again."""
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        import options_doc
+        r = run(["components", "--json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = options_doc.document(json.loads(r.stdout))
+        self.assertIn("| `sending_queue.queue_size` | size | `64MiB` |", want)
+        self.assertIn("## processor `symbolize`", want)
+        with open(os.path.join(ROOT, "docs", "options.md")) as f:
+            self.assertEqual(f.read(), want, "docs/options.md is stale: run `make docs`")
+
+    def test_every_module_is_described_in_the_components_doc(self):
+        r = run(["components", "--json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(ROOT, "docs", "components.md")) as f:
+            doc = f.read()
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+        for m in json.loads(r.stdout):
+            anchor = "%s-%s" % (m["kind"], m["type"])
+            self.assertIn("\n## %s `%s`\n" % (m["kind"], m["type"]), doc)
+            self.assertIn("(#%s)" % anchor, doc)                          # its contents
+            self.assertIn("(docs/components.md#%s)" % anchor, readme)     # the README's table
 
     def test_components_found_twice_in_the_search_path_are_listed_once(self):
         """The modules directory named again (by a path of its own, and

@@ -304,8 +304,10 @@ def scrape_bench(work):
         def curl_once():
             # its rusage, to the microsecond (GNU time prints hundredths)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            # curl 7.88 draws its parallel progress meter even with -s: to
+            # stderr, kept out of the tables
             subprocess.run(["curl", "-s", "--parallel", "--parallel-max", "50", "-K", curl_cfg],
-                           check=True, timeout=600)
+                           stderr=subprocess.DEVNULL, check=True, timeout=600)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         cfg = os.path.join(work, "scrape.yaml")

@@ -81,14 +81,16 @@ static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 /* r's labels into out (empty) as Parca takes them, since one it refuses
  * fails the whole request: names made valid (__name__ as it is, its value
  * being the profile's name), values valid UTF-8; the fixes counted when
- * count is set. */
+ * count is set. __delta__, Pyroscope's mark of what its server is to make
+ * deltas of, means nothing to Parca and is left out. */
 static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
                          struct profd_labels *out, bool count)
 {
     size_t fixes = 0;
     for (size_t i = 0; i < r->labels.n; i++)
-        label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
-                        SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
+        if (strcmp(r->labels.items[i].name, "__delta__"))
+            label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
+                            SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
     if (count)
         running_total_add(e->host, e->self, &e->label_fixes, fixes, "profd_parca_label_fixes",
                           "Series labels changed or dropped to pass Parca's validation.");

@@ -39,12 +39,14 @@ size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_
         fixes += label_valid_name(name, true, PYROSCOPE_MAX_VALUE, metric);
         add(host, out, "__name__", metric, &fixes);
     }
-    if (host->labels_get(in, "service_name"))
-        add(host, out, "service_name", host->labels_get(in, "service_name"), &fixes);
+    static const char *const kept_first[] = {"service_name", "__delta__"};
+    for (size_t k = 0; k < sizeof(kept_first) / sizeof(*kept_first); k++)
+        if (host->labels_get(in, kept_first[k]))
+            add(host, out, kept_first[k], host->labels_get(in, kept_first[k]), &fixes);
     for (size_t i = 0; i < in->n; i++) {
         const char *name = in->items[i].name;
         if (strcmp(name, "__name__") && strcmp(name, "service_name") &&
-            strcmp(name, "__tenant_id__"))
+            strcmp(name, "__delta__") && strcmp(name, "__tenant_id__"))
             add(host, out, name, in->items[i].value, &fixes);
     }
     for (size_t i = 0; external && i < external->n; i++)

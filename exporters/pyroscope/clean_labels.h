@@ -22,8 +22,9 @@ const char *pyroscope_series_name(const struct profd_host *host, const struct pr
  * Prometheus-valid (other characters become '_', a leading digit gets one
  * before it), values made valid UTF-8 (each stray byte U+FFFD), later
  * duplicates dropped, names and values cut to Pyroscope's lengths (values
- * between characters), and at most 30 labels (__name__ and service_name
- * kept first).
+ * between characters), and at most 30 labels (__name__, service_name and
+ * __delta__, which says whether the server makes deltas of the profile's
+ * cumulative columns, kept first).
  * __name__, which Pyroscope requires, is made a valid metric name, and is
  * fallback_name when neither in nor external has one (NULL: none).
  * Returns how many fixes that took.

@@ -145,7 +145,8 @@ static const struct profd_option job_options[] = {
      "ingress, with __meta_kubernetes_* labels as Prometheus makes them",
      kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
-     "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__)"},
+     "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__, "
+     "__delta__)"},
     {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",
      basic_auth_options},
     {"bearer_token", PROFD_OPT_STRING, SUB(struct job, bearer_token), NULL,

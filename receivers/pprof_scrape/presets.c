@@ -9,19 +9,19 @@
  * seconds of -1 means "the scrape interval less one second". */
 static const struct {
     const char *name, *path, *expect;
-    bool delta;
+    bool delta, profiler_deltas;
     int seconds;
 } presets[] = {
-    {"process_cpu", "/debug/pprof/profile", "cpu", false, -1},
-    {"memory", "/debug/pprof/allocs", "alloc_space", true, 0},
-    {"goroutine", "/debug/pprof/goroutine", "goroutine", false, 0},
-    {"mutex", "/debug/pprof/mutex", "contentions", true, 0},
-    {"block", "/debug/pprof/block", "contentions", true, 0},
-    {"threadcreate", "/debug/pprof/threadcreate", "threadcreate", false, 0},
-    {"fgprof", "/debug/fgprof?format=pprof", NULL, false, -1},
-    {"godeltaprof_memory", "/debug/pprof/delta_heap", "alloc_space", false, 0},
-    {"godeltaprof_mutex", "/debug/pprof/delta_mutex", "contentions", false, 0},
-    {"godeltaprof_block", "/debug/pprof/delta_block", "contentions", false, 0},
+    {"process_cpu", "/debug/pprof/profile", "cpu", false, false, -1},
+    {"memory", "/debug/pprof/allocs", "alloc_space", true, false, 0},
+    {"goroutine", "/debug/pprof/goroutine", "goroutine", false, false, 0},
+    {"mutex", "/debug/pprof/mutex", "contentions", true, false, 0},
+    {"block", "/debug/pprof/block", "contentions", true, false, 0},
+    {"threadcreate", "/debug/pprof/threadcreate", "threadcreate", false, false, 0},
+    {"fgprof", "/debug/fgprof?format=pprof", NULL, false, false, -1},
+    {"godeltaprof_memory", "/debug/pprof/delta_heap", "alloc_space", false, true, 0},
+    {"godeltaprof_mutex", "/debug/pprof/delta_mutex", "contentions", false, true, 0},
+    {"godeltaprof_block", "/debug/pprof/delta_block", "contentions", false, true, 0},
 };
 
 #define NPRESETS (sizeof(presets) / sizeof(*presets))
@@ -39,6 +39,7 @@ static void def_from_preset(struct profile_def *d, size_t i, int64_t interval)
     d->name = strdup(presets[i].name);
     d->path = strdup(presets[i].path);
     d->delta = presets[i].delta;
+    d->profiler_deltas = presets[i].profiler_deltas;
     d->expect = presets[i].expect;
     int64_t sec = interval - 1000000000LL;
     d->seconds = presets[i].seconds < 0 ? (sec >= 1000000000LL ? sec : 1000000000LL) : 0;

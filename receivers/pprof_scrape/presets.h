@@ -12,6 +12,7 @@ struct profile_def {
     char *name;              /* __name__ */
     char *path;              /* without the job's path_prefix */
     bool delta;              /* client-side delta of cumulative columns */
+    bool profiler_deltas;    /* the profiler serves deltas of them itself (godeltaprof) */
     int64_t seconds;         /* ?seconds=, 0 for none */
     const char *expect;      /* a sample type name the response must have, or NULL */
     struct profd_str_list keep_sample_types;   /* borrowed from the config */

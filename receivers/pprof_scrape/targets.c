@@ -90,6 +90,10 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
     set_default(h, &l, "job", job->job_name);
     set_default(h, &l, "__scheme__", job->scheme);
     set_default(h, &l, "__name__", def->name);
+    /* Pyroscope's mark, as Alloy sets it: the cumulative columns hold
+     * deltas already, which a Pyroscope server must not make deltas again */
+    if (def->delta || def->profiler_deltas)
+        set_default(h, &l, "__delta__", "false");
     char *path;
     if (asprintf(&path, "%s%s", job->profiling_config.path_prefix, def->path) < 0)
         abort();
@@ -117,9 +121,11 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
     u->url = build_url(&l, addr);
     u->address = strdup(addr);
     set_default(h, &l, "instance", addr);
-    /* Labels starting with __ are for relabeling only; __name__ stays. */
+    /* Labels starting with __ are for relabeling only; __name__ and
+     * __delta__ stay. */
     for (size_t i = l.n; i-- > 0;)
-        if (!strncmp(l.items[i].name, "__", 2) && strcmp(l.items[i].name, "__name__"))
+        if (!strncmp(l.items[i].name, "__", 2) && strcmp(l.items[i].name, "__name__") &&
+            strcmp(l.items[i].name, "__delta__"))
             h->labels_del(&l, l.items[i].name);
     set_default(h, &l, "service_name", h->labels_get(&l, "job") ? h->labels_get(&l, "job") : "");
     struct text key = {0};

@@ -17,7 +17,9 @@
  *   it has one); `aggregationType` changes nothing here, as it changes
  *   nothing in Pyroscope's conversion.
  * service_name defaults to unknown_service and the tenant (X-Scope-OrgID)
- * is kept as the label __tenant_id__, as Pyroscope does. Errors answer with
+ * is kept as the label __tenant_id__, as Pyroscope does; /ingest's records
+ * get __delta__="false" as Pyroscope's own ingest path gives them, and
+ * push.v1's keep the __delta__ they were sent with. Errors answer with
  * Pyroscope's statuses: 400 bad metadata or request, 401 bad credentials or
  * tenant ID, 413 too large (the server), 422 a body that cannot be
  * converted, 429 when the pipeline is full.
@@ -527,9 +529,13 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
         ingest_times(b->records[i], pprof || kind == FORMAT_JFR, from, until);
     if (!name_labels(host, &w, b, why, sizeof(why)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "%s", why);
-    for (size_t i = 0; i < b->nrecords; i++)   /* spyName, else the braces' label */
-        if (*spy || !host->record_label(b->records[i], "pyroscope_spy"))
+    for (size_t i = 0; i < b->nrecords; i++) {
+        if (*spy || !host->record_label(b->records[i], "pyroscope_spy"))   /* else the braces' */
             host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");
+        /* as Pyroscope marks what /ingest takes: no cumulative columns, so
+         * a Pyroscope server they go on to makes no deltas of them */
+        host->record_set_label(b->records[i], "__delta__", "false");
+    }
 }
 
 /* Whether path is /ingest (or its /pyroscope/ prefixed twin). */

@@ -807,6 +807,42 @@ class PyroscopeTest(ProfdTestCase):
         wait_until(lambda: metric_value(p.metrics(), "profd_pyroscope_label_fixes",
                                         component="pyroscope"), "the fixes counted")
 
+    def test_what_pyroscope_makes_deltas_of_is_marked_as_pyroscope_marks_it(self):
+        """A Pyroscope server makes deltas of a memory profile's alloc_*
+        columns unless its series says __delta__="false". What /ingest takes
+        is so marked, as Pyroscope's own ingest path marks it; a push.v1
+        series keeps the mark it came with, or none; a pprof file has none,
+        so the server makes deltas of its cumulative columns."""
+        push_pb2 = pb()
+        got = []
+        port = self.serve_http(stand_in(got, [200]))
+        p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d"}' % port,
+                                           "{f: file}")
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        status, body = http_post("http://%s/ingest?name=app.alloc_space%%7Bf%%3Dingest%%7D"
+                                 "&format=pprof" % ingest, heap)
+        self.assertEqual(status, 200, body)
+        for f, mark in (("push", None), ("push-marked", "false")):
+            labels = [("__name__", "memory"), ("f", f)] + ([("__delta__", mark)] if mark else [])
+            req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+                labels=[push_pb2.LabelPair(name=k, value=v) for k, v in labels],
+                samples=[push_pb2.RawSample(raw_profile=heap)])])
+            status, body = http_post("http://%s%s" % (ingest, PUSH), req.SerializeToString(),
+                                     {"Content-Type": "application/proto"})
+            self.assertEqual(status, 200, body)
+
+        def marks():
+            found = {}
+            for _, _, req in list(got):
+                for series in req.series:
+                    labels = {l.name: l.value for l in series.labels}
+                    found[labels.get("f")] = labels.get("__delta__")
+            return found
+        wait_until(lambda: len(marks()) == 4, "the four series")
+        self.assertEqual(marks(), {"ingest": "false", "push": None, "push-marked": "false",
+                                   "file": None})
+        self.assertEqual(p.stop(), 0)
+
     def test_exporter_gives_every_series_a_valid_name_and_utf8_values(self):
         push_pb2 = pb()
         got = []
@@ -953,8 +989,9 @@ service:
         port = self.serve_http(stand_in(got, [503, 200]))
         p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d", '
                                            'retry_on_failure: {initial_interval: 10ms}}' % port)
-        # 28 labels of its own, service_name, __name__ and pyroscope_spy: one over 30
-        braces = "%2C".join("k%d%%3Dx" % i for i in range(28))
+        # 27 labels of its own, service_name, __name__, pyroscope_spy and
+        # __delta__: one over 30
+        braces = "%2C".join("k%d%%3Dx" % i for i in range(27))
         status, body = http_post("http://%s/ingest?name=app.cpu%%7B%s%%7D&format=folded"
                                  % (ingest, braces), b"a;b 1\n")
         self.assertEqual(status, 200, body)

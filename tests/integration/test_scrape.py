@@ -181,6 +181,27 @@ class ScrapeTest(ProfdTestCase):
         for out in self.written("godeltaprof_block")[:2]:
             self.assertEqual(pprof_samples(out)[1], want)
 
+    def test_profiles_of_deltas_reach_pyroscope_marked_so(self):
+        """The memory preset's alloc_* columns are deltas made here, which a
+        Pyroscope server must not make deltas again: their series say
+        __delta__="false", as Alloy's do; the goroutine preset's none."""
+        from test_pyroscope import stand_in
+        got = []
+        port = self.serve_http(stand_in(got, [200]))
+        real = self.target()
+        self.start(SCRAPE.replace(
+            'pprof_file: {path_template: "{__name__}/{instance}/{unix_nanos}.pb.gz"}',
+            'pyroscope: {endpoint: "http://127.0.0.1:%d"}' % port).replace(
+            "exporters: [pprof_file]", "exporters: [pyroscope]") % job(
+            "app", [real.address], ["memory", "goroutine"]))
+
+        def marks():
+            return {l["__name__"]: l.get("__delta__") for l in (
+                {x.name: x.value for x in series.labels}
+                for _, _, req in list(got) for series in req.series)}
+        wait_until(lambda: len(marks()) == 2, "a delta of the memory profile, and a goroutine")
+        self.assertEqual(marks(), {"memory": "false", "goroutine": None})
+
     def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
         bad = self.target(fake=True)
         good = self.target(fake=True)

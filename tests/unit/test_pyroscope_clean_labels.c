@@ -53,17 +53,19 @@ TEST(lengths_cut_between_characters_and_thirty_labels_at_most)
     memset(value, 'v', PYROSCOPE_MAX_VALUE - 1);
     memcpy(value + PYROSCOPE_MAX_VALUE - 1, "\xc3\xa9", 3);   /* e acute across the limit */
     struct profd_labels in = labels_of((const char *const[]){
-        "__name__", "memory", "service_name", "app", "a_long", value, NULL});
+        "__name__", "memory", "service_name", "app", "a_long", value, "__delta__", "false",
+        NULL});
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "l%02d", i);
         host->labels_set(&in, name, "x");
     }
     struct profd_labels out = {0};
-    CHECK_INT(pyroscope_clean_labels(host, &in, NULL, NULL, &out), 1 + 13);
+    CHECK_INT(pyroscope_clean_labels(host, &in, NULL, NULL, &out), 1 + 14);
     CHECK_INT(out.n, PYROSCOPE_MAX_LABELS);
     CHECK_STR(host->labels_get(&out, "__name__"), "memory");   /* chosen first */
     CHECK_STR(host->labels_get(&out, "service_name"), "app");
-    CHECK(host->labels_get(&out, "l26") && !host->labels_get(&out, "l27"));
+    CHECK_STR(host->labels_get(&out, "__delta__"), "false");   /* what the server does */
+    CHECK(host->labels_get(&out, "l25") && !host->labels_get(&out, "l26"));
     const char *cut = host->labels_get(&out, "a_long");   /* sorted first of the rest */
     CHECK(cut && strlen(cut) == PYROSCOPE_MAX_VALUE - 1);
     host->labels_clear(&in);

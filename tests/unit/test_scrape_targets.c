@@ -100,4 +100,41 @@ TEST(an_unchanged_group_gives_its_pairs_alone)
     }
 }
 
+TEST(profiles_of_deltas_are_marked_for_pyroscope_and_a_groups_mark_kept)
+{
+    struct job job = {.job_name = "app", .scheme = "http",
+                      .profiling_config = {.path_prefix = ""}};
+    struct profile_def defs[3] = {
+        {.name = "process_cpu", .path = "/debug/pprof/profile"},
+        {.name = "memory", .path = "/debug/pprof/allocs", .delta = true},
+        {.name = "godeltaprof_memory", .path = "/debug/pprof/delta_heap",
+         .profiler_deltas = true}};
+    struct profd_target_group g[2];
+    group(&g[0], "10.0.0.1:6060", "a");
+    group(&g[1], "10.0.0.2:6060", "b");
+    h->labels_set(&g[1].labels, "__delta__", "true");   /* the config's own word stays */
+    uint64_t hashes[2] = {target_group_hash(&g[0]), target_group_hash(&g[1])};
+    struct found_groups found = {g, 2, hashes};
+    struct unit_memo memo = {0};
+    struct scrape_unit *u;
+    size_t n;
+    char err[256];
+    CHECK_INT(targets_build(h, &job, 0, defs, 3, &found, 1, NULL, &memo, &u, &n, err,
+                            sizeof(err)), 0);
+    CHECK_INT(n, 6);
+    CHECK(!h->labels_get(&u[0].labels, "__delta__"));
+    CHECK_STR(h->labels_get(&u[1].labels, "__delta__"), "false");
+    CHECK_STR(h->labels_get(&u[2].labels, "__delta__"), "false");
+    for (size_t i = 3; i < 6; i++)
+        CHECK_STR(h->labels_get(&u[i].labels, "__delta__"), "true");
+    CHECK(!h->labels_get(&u[1].labels, "__meta_kubernetes_pod_name"));   /* others dropped */
+    free_units(u, n);
+    unit_memo_clear(&memo);
+    for (size_t i = 0; i < 2; i++) {
+        free(g[i].targets.items[0]);
+        free(g[i].targets.items);
+        h->labels_clear(&g[i].labels);
+    }
+}
+
 RUN_TESTS()

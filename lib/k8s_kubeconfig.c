@@ -10,6 +10,7 @@
 #include "../core/base64.h"
 #include "file_io.h"
 #include "grow.h"
+#include "proxy_url.h"
 
 /* The largest kubeconfig read: certificates inline make them a few KB. */
 #define MAX_KUBECONFIG (4u << 20)
@@ -166,19 +167,11 @@ static int read_tls_server_name(struct reader *r, const yaml_node_t *c, struct k
     return 0;
 }
 
-/* The cluster c's proxy-url into kc: http, https or socks5, the schemes
- * kubectl takes; socks5 as libcurl's socks5h, which has the proxy resolve
- * names as kubectl's SOCKS5 dialer does. */
+/* The cluster c's proxy-url into kc, as libcurl takes it (proxy_url.h). */
 static int read_proxy_url(struct reader *r, const yaml_node_t *c, struct k8s_kubeconfig *kc)
 {
     const char *url = get_text(r, c, "proxy-url");
-    if (!url)
-        return 0;
-    if (!strncmp(url, "socks5://", 9))
-        kc->proxy_url = must_asprintf("socks5h://%s", url + 9);
-    else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
-        kc->proxy_url = must_strdup(url);
-    else
+    if (url && !(kc->proxy_url = proxy_url_for_curl(url)))
         return fail(r, get(r, c, "proxy-url"), "proxy-url '%s' is not http://, https:// or "
                     "socks5://", url);
     return 0;

@@ -84,6 +84,8 @@ struct job {
     struct basic_auth basic_auth;
     char *bearer_token, *bearer_token_file;
     struct client_tls tls_config;
+    char *proxy_url;   /* http://, https:// or socks5://; none when NULL or "" */
+    bool follow_redirects;
     struct profiling_config profiling_config;
     struct shard shard;
     bool honor_labels;

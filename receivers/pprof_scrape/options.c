@@ -155,6 +155,11 @@ static const struct profd_option job_options[] = {
      "file holding the bearer token, read again whenever it changes"},
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
      client_tls_options},
+    {"proxy_url", PROFD_OPT_STRING, SUB(struct job, proxy_url), NULL,
+     "the proxy scrapes go through (http://, https:// or socks5://); none when unset, "
+     "whatever http_proxy and the like say"},
+    {"follow_redirects", PROFD_OPT_BOOL, SUB(struct job, follow_redirects), "true",
+     "follow a target's redirects (at most 10, http and https), as Prometheus does"},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,
      "which profiles to scrape", profiling_options},
     {"honor_labels", PROFD_OPT_BOOL, SUB(struct job, honor_labels), "false",

@@ -21,6 +21,7 @@
 #include "../../lib/http_client.h"
 #include "../../lib/instant_timers.h"
 #include "../../lib/key_map.h"
+#include "../../lib/proxy_url.h"
 #include "config.h"
 #include "k8s_discovery.h"
 #include "presets.h"
@@ -171,6 +172,13 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
     return rc;
 }
 
+/* j's proxy_url as libcurl takes it (malloc'd), or NULL when it names
+ * none or one of a scheme no scrape can go through. */
+static char *job_proxy(const struct job *j)
+{
+    return j->proxy_url && *j->proxy_url ? proxy_url_for_curl(j->proxy_url) : NULL;
+}
+
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
@@ -195,6 +203,13 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &j->scheme, "job '%s': scheme must be http or https", j->job_name);
             rc = PROFD_ERR;
         }
+        char *proxy = job_proxy(j);
+        if (j->proxy_url && *j->proxy_url && !proxy) {
+            host->diag(d, &j->proxy_url, "job '%s': proxy_url '%s' is not http://, https:// or "
+                       "socks5://", j->job_name, j->proxy_url);
+            rc = PROFD_ERR;
+        }
+        free(proxy);
         if (j->shard.total < 0 || (j->shard.total && (j->shard.index < 0 ||
                                                       j->shard.index >= j->shard.total))) {
             host->diag(d, &j->shard, "job '%s': shard.index must be in [0, total)", j->job_name);
@@ -536,9 +551,15 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
-    /* straight to the target, whatever http_proxy and the like say, as
-     * Prometheus scrapes (and libcurl reads none of them per transfer) */
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    /* through proxy_url, else straight to the target whatever http_proxy
+     * and the like say, as Prometheus scrapes (libcurl reads none of them
+     * per transfer) */
+    char *proxy = job_proxy(j);
+    curl_easy_setopt(e, CURLOPT_PROXY, proxy ? proxy : "");
+    free(proxy);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, (long)j->follow_redirects);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);   /* Go's http.Client's limit */
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
     client_tls_apply(e, &j->tls_config);

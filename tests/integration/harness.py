@@ -546,7 +546,8 @@ class Target:
 
 class FakeTarget:
     """A loopback HTTP server whose answers each test sets per path: a list
-    of (status, body[, delay_seconds]) served in order, the last repeating."""
+    of (status, body[, delay_seconds[, headers]]) served in order, the last
+    repeating."""
 
     def __init__(self, tls=None):
         """tls: (certfile, keyfile) to serve HTTPS, or None for HTTP."""
@@ -568,6 +569,8 @@ class FakeTarget:
                     time.sleep(answer[2])   # a slow target, as the test asked for
                 try:
                     self.send_response(answer[0])
+                    for name, value in (answer[3] if len(answer) > 3 else {}).items():
+                        self.send_header(name, value)
                     self.send_header("Content-Length", str(len(answer[1])))
                     self.end_headers()
                     self.wfile.write(answer[1])

@@ -202,6 +202,56 @@ class ScrapeTest(ProfdTestCase):
         wait_until(lambda: len(marks()) == 2, "a delta of the memory profile, and a goroutine")
         self.assertEqual(marks(), {"memory": "false", "goroutine": None})
 
+    def test_redirects_are_followed_unless_told_not_to(self):
+        """As Prometheus scrapes: a target's redirect is followed, its bearer
+        token not sent on to another host; with follow_redirects: false the
+        scrape fails, saying the status."""
+        raw = open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()
+        follows, stays, elsewhere = (self.target(fake=True) for _ in range(3))
+        follows.set("/debug/pprof/goroutine",
+                    (302, b"", 0, {"Location": "http://%s/moved" % elsewhere.address}))
+        stays.set("/debug/pprof/goroutine", (302, b"", 0, {"Location": "/moved"}))
+        for fake in (stays, elsewhere):
+            fake.set("/moved", (200, raw))
+        p = self.start(SCRAPE % (job("follows", [follows.address], ["goroutine"],
+                                     extra="        bearer_token: s3cret\n") +
+                                 job("stays", [stays.address], ["goroutine"],
+                                     extra="        follow_redirects: false\n")))
+        p.wait_log(r"scrape of http://%s/debug/pprof/goroutine failed: HTTP 302" % stays.address)
+        wait_until(lambda: any(follows.address.replace(":", "_") in f
+                               for f in self.written("goroutine")), "the redirected profile")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(follows.requests[0][1].get("Authorization"), "Bearer s3cret")
+        self.assertTrue(elsewhere.requests)
+        self.assertEqual([h.get("Authorization") for _, h in list(elsewhere.requests)],
+                         [None] * len(elsewhere.requests))
+        self.assertNotIn("/moved", stays.hits)
+        self.assertFalse(any(stays.address.replace(":", "_") in f
+                             for f in self.written("goroutine")))
+
+    def test_scrapes_go_through_proxy_url(self):
+        """proxy_url: every scrape goes through nginx as a forward proxy,
+        which adds its Via header; a scheme no scrape can go through is a
+        config error."""
+        from harness import ForwardProxy, run
+        proxy = ForwardProxy(self.path("proxy"))
+        self.addCleanup(proxy.stop)
+        fake = self.target(fake=True)
+        fake.set("/debug/pprof/goroutine",
+                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        config = SCRAPE % job("proxied", [fake.address], ["goroutine"],
+                              extra="        proxy_url: %s\n" % proxy.url)
+        p = self.start(config)
+        wait_until(lambda: self.written("goroutine"), "a goroutine profile through the proxy")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual({h.get("Via") for _, h in list(fake.requests)}, {"1.1 nginx"})
+        with open(self.path("bad.yaml"), "w") as f:
+            f.write(config.replace(proxy.url, "ftp://127.0.0.1:1"))
+        r = run(["validate", "--config", self.path("bad.yaml")])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("job 'proxied': proxy_url 'ftp://127.0.0.1:1' is not http://, https:// or "
+                      "socks5://", r.stderr)
+
     def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
         bad = self.target(fake=True)
         good = self.target(fake=True)

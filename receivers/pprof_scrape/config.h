@@ -55,6 +55,11 @@ struct basic_auth {
     char *username, *password, *password_file;
 };
 
+/* Prometheus's authorization: the header "Authorization: <type> <credentials>". */
+struct authorization {
+    char *type, *credentials, *credentials_file;
+};
+
 struct custom_profile {
     char *name, *path;
     bool enabled, delta;
@@ -83,6 +88,7 @@ struct job {
     struct profd_relabel *relabel_configs;
     struct basic_auth basic_auth;
     char *bearer_token, *bearer_token_file;
+    struct authorization authorization;
     struct client_tls tls_config;
     char *proxy_url;   /* http://, https:// or socks5://; none when NULL or "" */
     bool follow_redirects;

@@ -91,6 +91,16 @@ static const struct profd_option basic_auth_options[] = {
     {0},
 };
 
+static const struct profd_option authorization_options[] = {
+    {"type", PROFD_OPT_STRING, SUB(struct authorization, type), "Bearer",
+     "the header's scheme (Basic is basic_auth's)"},
+    {"credentials", PROFD_OPT_STRING, SUB(struct authorization, credentials), NULL,
+     "the credentials after it"},
+    {"credentials_file", PROFD_OPT_STRING, SUB(struct authorization, credentials_file), NULL,
+     "file holding the credentials, read again whenever it changes"},
+    {0},
+};
+
 static const struct profd_option custom_options[] = {
     {"name", PROFD_OPT_STRING, SUB(struct custom_profile, name), NULL,
      "profile type (__name__); a preset's name overrides that preset", .required = 1},
@@ -153,6 +163,9 @@ static const struct profd_option job_options[] = {
      "Authorization: Bearer token"},
     {"bearer_token_file", PROFD_OPT_STRING, SUB(struct job, bearer_token_file), NULL,
      "file holding the bearer token, read again whenever it changes"},
+    {"authorization", PROFD_OPT_OBJECT, SUB(struct job, authorization), NULL,
+     "the Authorization header, as Prometheus's authorization: type and credentials (or "
+     "credentials_file)", authorization_options},
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
      client_tls_options},
     {"proxy_url", PROFD_OPT_STRING, SUB(struct job, proxy_url), NULL,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -172,6 +173,34 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
     return rc;
 }
 
+/* Whether j sets authorization's credentials (its type has a default). */
+static bool authorization_set(const struct job *j)
+{
+    return j->authorization.credentials || j->authorization.credentials_file;
+}
+
+/* Prometheus's rules for a job's credentials: one way at most, and the
+ * authorization's credentials given one way. */
+static int validate_credentials(const struct profd_host *host, struct profd_diag *d,
+                                const struct job *j)
+{
+    const struct authorization *a = &j->authorization;
+    int ways = !!j->basic_auth.username + !!(j->bearer_token || j->bearer_token_file) +
+               authorization_set(j);
+    const char *why = ways > 1 ? "at most one of basic_auth, bearer_token (or bearer_token_file) "
+                                 "and authorization may be set"
+                      : j->bearer_token && j->bearer_token_file
+                          ? "bearer_token and bearer_token_file cannot both be set"
+                      : a->credentials && a->credentials_file
+                          ? "authorization's credentials and credentials_file cannot both be set"
+                      : a->type && !strcasecmp(a->type, "basic")
+                          ? "authorization type cannot be Basic: use basic_auth"
+                          : NULL;
+    if (why)
+        host->diag(d, &j->authorization, "job '%s': %s", j->job_name, why);
+    return why ? PROFD_ERR : PROFD_OK;
+}
+
 /* j's proxy_url as libcurl takes it (malloc'd), or NULL when it names
  * none or one of a scheme no scrape can go through. */
 static char *job_proxy(const struct job *j)
@@ -215,7 +244,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &j->shard, "job '%s': shard.index must be in [0, total)", j->job_name);
             rc = PROFD_ERR;
         }
-        if (validate_k8s(host, d, j) != PROFD_OK)
+        if (validate_k8s(host, d, j) != PROFD_OK || validate_credentials(host, d, j) != PROFD_OK)
             rc = PROFD_ERR;
         for (size_t k = 0; k < i; k++)
             if (!strcmp(jobs[k].job_name, j->job_name)) {
@@ -506,12 +535,30 @@ static int64_t file_mtime(const char *path)
     return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-/* Sets basic auth and the bearer token, reading their files again whenever
- * they changed since the last scrape, so rotated credentials are picked up. */
+/* The Authorization header j asks for (bearer_token[_file], or
+ * authorization), malloc'd, a credentials file read anew; NULL for none. */
+static char *authorization_header(const struct job *j)
+{
+    bool bearer = j->bearer_token || j->bearer_token_file;
+    const char *file = bearer ? j->bearer_token_file : j->authorization.credentials_file;
+    char *read = file ? read_secret(file) : NULL;
+    const char *secret = read ? read : bearer ? j->bearer_token : j->authorization.credentials;
+    const char *type = j->authorization.type;
+    char *header = secret ? must_asprintf("Authorization: %s %s",
+                                          bearer || !type || !*type ? "Bearer" : type, secret)
+                          : NULL;
+    free(read);
+    return header;
+}
+
+/* Sets basic auth and the Authorization header, reading their files again
+ * whenever they changed since the last scrape, so rotated credentials are
+ * picked up. */
 static void apply_credentials(struct scrape *sc)
 {
     const struct job *j = job_of(sc->s, sc);
-    int64_t stamp = file_mtime(j->basic_auth.password_file) ^ file_mtime(j->bearer_token_file);
+    int64_t stamp = file_mtime(j->basic_auth.password_file) ^ file_mtime(j->bearer_token_file) ^
+                    file_mtime(j->authorization.credentials_file);
     if (sc->easy_credentials_set && stamp == sc->credentials_stamp)
         return;
     sc->credentials_stamp = stamp;
@@ -524,19 +571,11 @@ static void apply_credentials(struct scrape *sc)
                          pw ? pw : j->basic_auth.password ? j->basic_auth.password : "");
         free(pw);
     }
-    char *token = j->bearer_token_file ? read_secret(j->bearer_token_file) : NULL;
-    const char *bearer = token ? token : j->bearer_token;
+    char *header = authorization_header(j);
     curl_slist_free_all(sc->headers);
-    sc->headers = NULL;
-    if (bearer) {
-        char *hdr;
-        if (asprintf(&hdr, "Authorization: Bearer %s", bearer) >= 0) {
-            sc->headers = curl_slist_append(sc->headers, hdr);
-            free(hdr);
-        }
-    }
+    sc->headers = header ? curl_slist_append(NULL, header) : NULL;
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, sc->headers);
-    free(token);
+    free(header);
 }
 
 static void configure_easy(struct scrape *sc)

@@ -399,6 +399,16 @@ service:
             self.assertIn(addr, seen[want])
         self.assertEqual(p.stop(), 0)
 
+    def rotate_secret(self, path, value, fake, authorization):
+        """Replaces the secret in file path with value, as a rotated service
+        account token is, and waits until fake is sent that Authorization."""
+        with open(path + ".new", "w") as f:
+            f.write(value + "\n")
+        os.utime(path + ".new", (1, 1))   # a different mtime, whatever the clock says
+        os.rename(path + ".new", path)
+        wait_until(lambda: any(h.get("Authorization") == authorization
+                               for _, h in list(fake.requests)), authorization + " in use")
+
     def test_auth_prefix_params_and_custom_profiles(self):
         fake = self.target(fake=True)
         heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
@@ -420,12 +430,7 @@ service:
                           " keep_sample_types: [inuse_space]}]")
         p = self.start(cfg)
         p.wait_log(r"pprof_file: wrote \./profiles/inuse/")
-        with open(token + ".new", "w") as f:   # the token rotates, as service accounts' do
-            f.write("rotated\n")
-        os.utime(token + ".new", (1, 1))       # a different mtime, whatever the clock says
-        os.rename(token + ".new", token)
-        wait_until(lambda: any(h.get("Authorization") == "Bearer rotated"
-                               for _, h in list(fake.requests)), "the rotated token in use")
+        self.rotate_secret(token, "rotated", fake, "Bearer rotated")
         self.assertEqual(p.stop(), 0)
         path, headers = fake.requests[0]
         self.assertEqual(headers.get("Authorization"), "Bearer s3cret")
@@ -450,6 +455,42 @@ service:
         self.assertEqual(fake.requests[0][1].get("Authorization"),
                          "Basic " + base64.b64encode(b"ops:pw").decode())
         self.assertNotIn("pw", p.log_text())   # secrets never logged
+
+    def test_authorization_as_prometheus_writes_it(self):
+        """authorization: {type, credentials_file} sends "Authorization:
+        <type> <credentials>", the file read again once it changes; two ways
+        of credentials in one job, a Basic type, or credentials given twice
+        are config errors that say so."""
+        from harness import run
+        fake = self.target(fake=True)
+        fake.set("/debug/pprof/goroutine",
+                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        creds = self.path("creds")
+        with open(creds, "w") as f:
+            f.write("k1\n")
+        config = SCRAPE % job("authz", [fake.address], ["goroutine"],
+                              extra="        authorization: {type: ApiKey, credentials_file: %s}\n"
+                              % creds)
+        p = self.start(config)
+        wait_until(lambda: fake.requests, "a scrape")
+        self.rotate_secret(creds, "k2", fake, "ApiKey k2")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(fake.requests[0][1].get("Authorization"), "ApiKey k1")
+        self.assertNotIn("k1", p.log_text())   # secrets never logged
+        authz = "authorization: {type: ApiKey, credentials_file: %s}" % creds
+        for new, says in [
+                (authz + "\n        bearer_token: t",
+                 "at most one of basic_auth, bearer_token (or bearer_token_file) and "
+                 "authorization may be set"),
+                ("authorization: {type: basic, credentials: x}",
+                 "authorization type cannot be Basic: use basic_auth"),
+                (authz.replace("}", ", credentials: x}"),
+                 "authorization's credentials and credentials_file cannot both be set")]:
+            with open(self.path("bad.yaml"), "w") as f:
+                f.write(config.replace(authz, new))
+            r = run(["validate", "--config", self.path("bad.yaml")])
+            self.assertEqual(r.returncode, 2, new)
+            self.assertIn("job 'authz': " + says, r.stderr)
 
     def test_https_with_a_private_ca_and_insecure_skip_verify(self):
         ca, cert, key = make_test_certs(self.dir)

@@ -196,8 +196,13 @@ static int validate_credentials(const struct profd_host *host, struct profd_diag
                       : a->type && !strcasecmp(a->type, "basic")
                           ? "authorization type cannot be Basic: use basic_auth"
                           : NULL;
+    const void *where = &j->authorization;   /* said at the option in question */
+    if (!authorization_set(j) && j->bearer_token_file)
+        where = &j->bearer_token_file;
+    else if (!authorization_set(j) && j->bearer_token)
+        where = &j->bearer_token;
     if (why)
-        host->diag(d, &j->authorization, "job '%s': %s", j->job_name, why);
+        host->diag(d, where, "job '%s': %s", j->job_name, why);
     return why ? PROFD_ERR : PROFD_OK;
 }
 

@@ -88,7 +88,7 @@ def document(modules):
 
 def main():
     if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__.strip().splitlines()[2])
+        sys.exit(next(l for l in __doc__.splitlines() if l.startswith("usage:")))
     r = subprocess.run([sys.argv[1], "components", "--json"], capture_output=True, text=True,
                        check=True)
     text = document(json.loads(r.stdout))

@@ -145,7 +145,8 @@ static void query_escape(char *q, size_t n, const char *s)
 
 /* One /ingest request for a record: name=<service_name>{labels}, and
  * spyName from the label pyroscope_spy (which Pyroscope makes from it:
- * in the braces too, the label would be there twice). */
+ * in the braces too, the label would be there twice). __delta__ is left
+ * out: the server marks what /ingest takes itself. */
 static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
                       const struct profd_record *r, const struct profd_labels *labels,
                       const struct pyroscope_pprof *pprof)
@@ -158,7 +159,8 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     snprintf(name, sizeof(name), "%s{", svc ? svc : "unknown_service");
     for (size_t i = 0; i < labels->n; i++) {
         if (!strcmp(labels->items[i].name, "service_name") ||
-            !strcmp(labels->items[i].name, "pyroscope_spy"))
+            !strcmp(labels->items[i].name, "pyroscope_spy") ||
+            !strcmp(labels->items[i].name, "__delta__"))
             continue;
         size_t o = strlen(name);
         snprintf(name + o, sizeof(name) - o, "%s%s=%s", name[o - 1] == '{' ? "" : ",",

@@ -910,7 +910,8 @@ service:
         port = self.serve_posts(lambda path, headers, body: got.append(path) or (200, {}))
         self.spool_heap()
         self.start(SENDER % (self.path("spool"), 'endpoint: "http://127.0.0.1:%d", api: ingest, '
-                             'external_labels: {pyroscope_spy: rbspy, env: test}' % port))
+                             'external_labels: {pyroscope_spy: rbspy, env: test, '
+                             '__delta__: "false"}' % port))
         wait_until(lambda: got, "an /ingest")
         path, query = got[0].split("?", 1)
         params = urllib.parse.parse_qs(query)
@@ -918,6 +919,7 @@ service:
         self.assertEqual(params["spyName"], ["rbspy"])
         # Pyroscope adds pyroscope_spy from spyName: in the braces it would be there twice
         self.assertNotIn("pyroscope_spy", params["name"][0])
+        self.assertNotIn("__delta__", params["name"][0])   # the server marks /ingest itself
         self.assertIn("env=test", params["name"][0])
 
     def test_exporter_sends_to_several_servers_retrying_each_alone(self):

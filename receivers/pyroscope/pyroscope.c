@@ -296,31 +296,15 @@ static void family_labels(const struct profd_host *host, struct profd_batch *b,
     }
 }
 
-/* The value the name's braces give key, named so (the last one), with its
- * length in *len; NULL when they name no key. */
-static const char *brace_value(const char *braces, const char *key, size_t *len)
-{
-    const char *found = NULL;
-    size_t klen = strlen(key);
-    for (const char *p = braces; *p && *p != '}';) {
-        size_t n = strcspn(p, ",}");
-        if (n > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
-            found = p + klen + 1;
-            *len = n - klen - 1;
-        }
-        p += n + (p[n] == ',');
-    }
-    return found;
-}
-
 /* The labels in the name's braces on every record of b: in the first pass
- * those named without a dot, in the second the dotted ones, their dots
- * made underscores as Pyroscope's distributor makes them (a name so made
- * that the braces give as such too must have the same value there; of the
- * same name given twice, as of the same dotted name, the last is kept, as
- * Pyroscope reads the name). False with why set for a bad label. */
+ * those named without a dot (also kept in *undotted), in the second the
+ * dotted ones, their dots made underscores as Pyroscope's distributor makes
+ * them (a name so made that *undotted holds must have the same value there;
+ * of the same name given twice, as of the same dotted name, the last is
+ * kept, as Pyroscope reads the name). False with why set for a bad label. */
 static bool brace_labels(const struct profd_host *host, const char *braces, bool dotted_pass,
-                         struct profd_batch *b, char *why, size_t whylen)
+                         struct profd_labels *undotted, struct profd_batch *b, char *why,
+                         size_t whylen)
 {
     for (const char *p = braces; *p && *p != '}';) {
         size_t len = strcspn(p, ",}");
@@ -350,12 +334,13 @@ static bool brace_labels(const struct profd_host *host, const char *braces, bool
         }
         memcpy(val, eq + 1, vlen);
         val[vlen] = '\0';
-        size_t given_len = 0;
-        const char *given = dotted_pass ? brace_value(braces, key, &given_len) : NULL;
-        if (given && (given_len != vlen || memcmp(given, val, vlen))) {
+        const char *given = host->labels_get(undotted, key);
+        if (dotted_pass && given && strcmp(given, val)) {
             snprintf(why, whylen, "name: duplicate label name \"%.64s\"", key);
             return false;
         }
+        if (!dotted_pass)
+            host->labels_set(undotted, key, val);
         for (size_t i = 0; i < b->nrecords; i++)
             host->record_set_label(b->records[i], key, val);
         p = next;
@@ -373,8 +358,11 @@ static bool name_labels(const struct profd_host *host, const struct ingest_what 
 {
     size_t n = strcspn(w->name, "{");
     const char *braces = w->name + n + (w->name[n] == '{');
-    if (!brace_labels(host, braces, false, b, why, whylen) ||
-        !brace_labels(host, braces, true, b, why, whylen))
+    struct profd_labels undotted = {0};
+    bool ok = brace_labels(host, braces, false, &undotted, b, why, whylen) &&
+              brace_labels(host, braces, true, &undotted, b, why, whylen);
+    host->labels_clear(&undotted);
+    if (!ok)
         return false;
     for (size_t i = 0; i < b->nrecords; i++) {
         struct profd_record *r = b->records[i];

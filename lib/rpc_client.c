@@ -325,8 +325,41 @@ static int finish_http(const struct rpc_client *c, struct call *call)
     return c->retry_408_5xx && (s == 408 || s >= 500) ? PROFD_ERETRY : PROFD_ERR;
 }
 
-int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,
-                    struct rpc_result *res)
+/* The headers of one call: timeout's grpc-timeout and header, when set,
+ * before the client's own (which the list ends with, not owning them). */
+static struct curl_slist *call_headers(const struct rpc_client *c, const char *header)
+{
+    struct curl_slist *own = NULL;
+    if (c->protocol == PROFD_RPC_GRPC && c->timeout > 0) {
+        char line[48];
+        snprintf(line, sizeof(line), "grpc-timeout: %lldm", (long long)(c->timeout / 1000000));
+        own = curl_slist_append(own, line);
+    }
+    if (header && *header)
+        own = curl_slist_append(own, header);
+    if (!own)
+        return c->headers;
+    struct curl_slist *last = own;
+    while (last->next)
+        last = last->next;
+    last->next = c->headers;
+    return own;
+}
+
+/* Frees what call_headers added, leaving the client's own. */
+static void free_call_headers(const struct rpc_client *c, struct curl_slist *list)
+{
+    struct curl_slist *own = list == c->headers ? NULL : list;
+    for (struct curl_slist *l = own; l; l = l->next)
+        if (l->next == c->headers) {
+            l->next = NULL;
+            break;
+        }
+    curl_slist_free_all(own);
+}
+
+int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
+                    const uint8_t *body, size_t len, struct rpc_result *res)
 {
     *res = (struct rpc_result){0};
     struct call call = {.res = res};
@@ -349,14 +382,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body,
     }
     pthread_mutex_lock(&c->mu);
     CURL *h = c->curl;
-    struct curl_slist *timeout_header = NULL, *headers = c->headers;
-    if (c->protocol == PROFD_RPC_GRPC && c->timeout > 0) {
-        char line[48];
-        snprintf(line, sizeof(line), "grpc-timeout: %lldm", (long long)(c->timeout / 1000000));
-        timeout_header = curl_slist_append(NULL, line);
-        timeout_header->next = c->headers;
-        headers = timeout_header;
-    }
+    struct curl_slist *headers = call_headers(c, header);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload ? payload : msg);
@@ -371,10 +397,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body,
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
     pthread_mutex_unlock(&c->mu);
-    if (timeout_header) {
-        timeout_header->next = NULL;
-        curl_slist_free_all(timeout_header);
-    }
+    free_call_headers(c, headers);
     free(url);
     free(payload);
     free(packed);
@@ -392,9 +415,10 @@ int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body,
 }
 
 int rpc_client_export(struct rpc_client *c, struct profd_component *self, const char *what,
-                      const char *path, const uint8_t *body, size_t len, struct rpc_result *res)
+                      const char *path, const char *header, const uint8_t *body, size_t len,
+                      struct rpc_result *res)
 {
-    int rc = rpc_client_call(c, path, body, len, res);
+    int rc = rpc_client_call(c, path, header, body, len, res);
     if (rc == PROFD_ERETRY && res->retry_after)
         c->host->retry_after(self, res->retry_after);
     if (rc != PROFD_OK)

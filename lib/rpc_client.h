@@ -48,20 +48,22 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
 /*
  * Sends body to the URL with path (NULL: none) appended: for gRPC one
  * message to a method such as "/pkg.Service/Method"; for HTTP a POST, path
- * giving what the URL lacks (a path or "?query"). Returns PROFD_OK, PROFD_ERETRY for what OTLP
+ * giving what the URL lacks (a path or "?query"). header, unless NULL or
+ * "", is one more "Name: value" line for this call alone. Returns PROFD_OK, PROFD_ERETRY for what OTLP
  * says to retry (gRPC UNAVAILABLE and kin, RESOURCE_EXHAUSTED with a
  * RetryInfo, HTTP 429/502/503/504 and with retry_408_5xx 408 and every 5xx,
  * no connection), or PROFD_ERR; res says
  * more in every case. Any thread; calls on one client are serialized.
  */
-int rpc_client_call(struct rpc_client *c, const char *path, const uint8_t *body, size_t len,
-                    struct rpc_result *res);
+int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
+                    const uint8_t *body, size_t len, struct rpc_result *res);
 
 /* rpc_client_call from an exporter's consume: a failure is logged as
  * "<what> to <url> failed[ (will retry)]: why", and a wait the server asked
  * for goes to host->retry_after for the retry. */
 int rpc_client_export(struct rpc_client *c, struct profd_component *self, const char *what,
-                      const char *path, const uint8_t *body, size_t len, struct rpc_result *res);
+                      const char *path, const char *header, const uint8_t *body, size_t len,
+                      struct rpc_result *res);
 
 /* Frees the client; accepts NULL. */
 void rpc_client_free(struct rpc_client *c);

@@ -5,16 +5,20 @@
  * helper's, on what the OTLP specification calls retryable (gRPC
  * UNAVAILABLE and kin, HTTP 429/502/503/504, no connection), waiting at
  * least what Retry-After or a RetryInfo asked for; never on a 400 or
- * INVALID_ARGUMENT.
+ * INVALID_ARGUMENT. A record's __tenant_id__ goes as X-Scope-OrgID, one
+ * request per tenant, unless the headers name a tenant for every request.
  */
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/client_tls.h"
+#include "../../lib/grow.h"
 #include "../../lib/pb_reader.h"
 #include "../../lib/rpc_client.h"
 #include "../../lib/running_total.h"
+#include "../../lib/tenant_id.h"
 #include "profd/plugin.h"
 
 #define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -51,7 +55,8 @@ static const struct profd_option options[] = {
     {"compression", PROFD_OPT_ENUM, offsetof(struct config, compression), "gzip",
      "gzip, zstd or none", .choices = compressions},
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,
-     "headers (gRPC metadata) sent with every request"},
+     "headers (gRPC metadata) sent with every request; without an X-Scope-OrgID among them, "
+     "each profile's __tenant_id__, if any, is sent as one"},
     {"timeout", PROFD_OPT_DURATION, offsetof(struct config, timeout), "10s",
      "deadline of one request"},
     {"send_batch_size", PROFD_OPT_INT, offsetof(struct config, send_batch_size), "256",
@@ -69,6 +74,7 @@ struct otlp_exporter {
     struct profd_component *self;
     const struct config *cfg;
     struct rpc_client *client;
+    bool record_tenants;       /* the headers name no tenant: records' go */
     _Atomic size_t rejected;   /* profiles the receiver refused in a partial success */
 };
 
@@ -101,6 +107,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     e->host = host;
     e->self = self;
     e->cfg = cfg;
+    e->record_tenants = true;
+    for (size_t i = 0; i < cfg->headers.n; i++)
+        e->record_tenants &= strcasecmp(cfg->headers.keys[i], TENANT_HEADER) != 0;
     char url[1024];
     snprintf(url, sizeof(url), "%s%s", cfg->endpoint, cfg->protocol == PROTO_HTTP ? cfg->path : "");
     struct rpc_client_options o = {
@@ -146,32 +155,51 @@ static void log_partial_success(struct otlp_exporter *e, const uint8_t *body, si
                  said ? (const char *)message.p : "");
 }
 
-/* Settles records[first..first+n) of b, sent in a request that rc tells
- * the end of: delivered when it was taken and their profile was in it. */
-static void settle_request(struct otlp_exporter *e, struct profd_batch *b, size_t first,
-                           size_t n, int rc)
+/* The records of one request, by their index in the batch, and the
+ * tenant they go as (NULL: none). */
+struct request {
+    struct profd_batch *b;
+    const size_t *index;
+    size_t n;
+    const char *tenant;
+};
+
+/* Settles q's records, sent in a request that rc tells the end of:
+ * delivered when it was taken and their profile was in it. */
+static void settle_request(struct otlp_exporter *e, const struct request *q, int rc)
 {
     char why[8];
-    for (size_t i = first; i < first + n; i++)
-        e->host->export_settle(e->self, i,
-                               rc == PROFD_OK &&
-                                   e->host->record_profile(b->records[i], why, sizeof(why)));
+    for (size_t k = 0; k < q->n; k++) {
+        struct profd_record *r = q->b->records[q->index[k]];
+        e->host->export_settle(e->self, q->index[k],
+                               rc == PROFD_OK && e->host->record_profile(r, why, sizeof(why)));
+    }
 }
 
-/* Sends records [first, first+n) of b as one request, or as halves when
- * that is over max_request_size, and settles those the server took or
- * refused for good. PROFD_ERETRY stops at the request that asked for it. */
-static int send_records(struct otlp_exporter *e, struct profd_batch *b, size_t first, size_t n)
+/* Sends q's records as one request, or as halves when that is over
+ * max_request_size, and settles those the server took or refused for
+ * good. PROFD_ERETRY stops at the request that asked for it. */
+static int send_records(struct otlp_exporter *e, const struct request *q)
 {
     const struct profd_host *host = e->host;
     uint8_t *body;
     size_t len, skipped;
     char err[256];
-    host->otlp_encode(b->records + first, n, &body, &len, &skipped, err, sizeof(err));
-    if (len > e->cfg->max_request_size && n > 1) {
+    struct profd_record **records = calloc(q->n, sizeof(*records));
+    if (!records)
+        abort();
+    for (size_t k = 0; k < q->n; k++)
+        records[k] = q->b->records[q->index[k]];
+    host->otlp_encode(records, q->n, &body, &len, &skipped, err, sizeof(err));
+    free(records);
+    if (len > e->cfg->max_request_size && q->n > 1) {
         free(body);
-        int rc = send_records(e, b, first, n / 2);
-        return rc == PROFD_ERETRY ? rc : send_records(e, b, first + n / 2, n - n / 2);
+        struct request head = *q, tail = *q;
+        head.n = q->n / 2;
+        tail.index += head.n;
+        tail.n -= head.n;
+        int rc = send_records(e, &head);
+        return rc == PROFD_ERETRY ? rc : send_records(e, &tail);
     }
     if (skipped)
         host->log(e->self, PROFD_LOG_WARN, "left out %zu records that cannot be decoded: %s",
@@ -183,8 +211,11 @@ static int send_records(struct otlp_exporter *e, struct profd_batch *b, size_t f
         body = (uint8_t *)text;
     }
     struct rpc_result res;
+    char *header = q->tenant ? must_asprintf(TENANT_HEADER ": %s", q->tenant) : NULL;
     int rc = rpc_client_export(e->client, e->self, "export",
-                               e->cfg->protocol == PROTO_GRPC ? GRPC_PATH : NULL, body, len, &res);
+                               e->cfg->protocol == PROTO_GRPC ? GRPC_PATH : NULL, header, body,
+                               len, &res);
+    free(header);
     free(body);
     if (rc == PROFD_OK && json) {
         uint8_t *proto;
@@ -199,31 +230,56 @@ static int send_records(struct otlp_exporter *e, struct profd_batch *b, size_t f
     }
     free(res.body);
     if (rc != PROFD_ERETRY)
-        settle_request(e, b, first, n, rc);
+        settle_request(e, q, rc);
     return rc;
 }
 
-/* A batch of more than send_batch_size records, or of more than
- * max_request_size bytes, goes as several requests. A request refused for
- * good does not stop the next; a retry after a retryable failure starts at
- * the request that failed, as OTLP receivers do not deduplicate. */
+/* Sets *tenant to the one record i of b goes as (NULL: none, or the
+ * headers name one); when it names no valid one, settles it refused and
+ * logs why. */
+static void tenant_of(struct otlp_exporter *e, struct profd_batch *b, size_t i,
+                      const char **tenant)
+{
+    const char *named = e->host->record_label(b->records[i], TENANT_LABEL);
+    char why[128];
+    *tenant = e->record_tenants && named && *named ? named : NULL;
+    if (tenant_id_valid(*tenant, why, sizeof(why)))
+        return;
+    e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
+    e->host->export_settle(e->self, i, false);
+}
+
+/* A batch goes as one request per tenant, of at most send_batch_size
+ * records and max_request_size bytes each. A request refused for good
+ * does not stop the next; a retry after a retryable failure starts at the
+ * request that failed (those before it settled), as OTLP receivers do not
+ * deduplicate. */
 static int consume(void *st, struct profd_batch *b)
 {
     struct otlp_exporter *e = st;
     size_t step = (size_t)e->cfg->send_batch_size;
-    for (size_t first = 0; first < b->nrecords;) {
+    size_t *index = calloc(step < b->nrecords ? step : b->nrecords + 1, sizeof(*index));
+    const char **tenants = calloc(b->nrecords + 1, sizeof(*tenants));
+    if (!index || !tenants)
+        abort();
+    for (size_t i = 0; i < b->nrecords; i++)
+        if (!e->host->export_settled(e->self, i))
+            tenant_of(e, b, i, &tenants[i]);
+    int rc = PROFD_OK;
+    for (size_t first = 0; first < b->nrecords && rc != PROFD_ERETRY;) {
         if (e->host->export_settled(e->self, first)) {
             first++;
             continue;
         }
-        size_t n = 1;
-        while (n < step && first + n < b->nrecords && !e->host->export_settled(e->self, first + n))
-            n++;
-        if (send_records(e, b, first, n) == PROFD_ERETRY)
-            return PROFD_ERETRY;
-        first += n;
+        struct request q = {b, index, 0, tenants[first]};
+        for (size_t i = first; i < b->nrecords && q.n < step; i++)
+            if (!e->host->export_settled(e->self, i) && tenant_id_same(tenants[i], q.tenant))
+                index[q.n++] = i;
+        rc = send_records(e, &q);
     }
-    return PROFD_OK;
+    free(index);
+    free(tenants);
+    return rc == PROFD_ERETRY ? rc : PROFD_OK;
 }
 
 static void destroy(void *st)

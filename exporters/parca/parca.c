@@ -20,6 +20,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "../../lib/running_total.h"
+#include "../../lib/tenant_id.h"
 #include "profd/plugin.h"
 
 #define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
@@ -73,7 +74,7 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
 static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 {
     struct rpc_result res;
-    int rc = rpc_client_export(e->client, e->self, "WriteRaw", WRITE_RAW, req->p, req->len, &res);
+    int rc = rpc_client_export(e->client, e->self, "WriteRaw", WRITE_RAW, NULL, req->p, req->len, &res);
     free(res.body);
     return rc;
 }
@@ -82,13 +83,15 @@ static int send_request(struct parca_exporter *e, const struct pb_buf *req)
  * fails the whole request: names made valid (__name__ as it is, its value
  * being the profile's name), values valid UTF-8; the fixes counted when
  * count is set. __delta__, Pyroscope's mark of what its server is to make
- * deltas of, means nothing to Parca and is left out. */
+ * deltas of, and __tenant_id__, the X-Scope-OrgID of Grafana's stores,
+ * mean nothing to Parca and are left out. */
 static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
                          struct profd_labels *out, bool count)
 {
     size_t fixes = 0;
     for (size_t i = 0; i < r->labels.n; i++)
-        if (strcmp(r->labels.items[i].name, "__delta__"))
+        if (strcmp(r->labels.items[i].name, "__delta__") &&
+            strcmp(r->labels.items[i].name, TENANT_LABEL))
             label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
                             SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
     if (count)

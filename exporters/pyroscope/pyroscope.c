@@ -4,10 +4,12 @@
  * (`POST /push.v1.PusherService/Push`, application/proto, the default) or
  * the legacy `POST /ingest?format=pprof` for old servers. Series labels are
  * cleaned the way Pyroscope validates them (clean_labels.c), with the fixes
- * counted; the tenant goes as X-Scope-OrgID. Retries on 429, 408 and 5xx,
- * never on another 4xx. With several servers each gets every batch, and a
- * retry goes only to those that have not taken it (with /ingest, only the
- * records they have not taken).
+ * counted. The tenant goes as X-Scope-OrgID: a server's own, else each
+ * record's __tenant_id__, with one push.v1 request per tenant. Retries on
+ * 429, 408 and 5xx, never on another 4xx. With several servers each gets
+ * every batch, and a retry goes only to those that have not taken it, and
+ * sends only what they have not taken (tenants' requests, or with
+ * /ingest, records).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "../../lib/running_total.h"
+#include "../../lib/tenant_id.h"
 #include "clean_labels.h"
 #include "profd/plugin.h"
 #include "type_names.h"
@@ -57,7 +60,7 @@ static const struct profd_option basic_auth_options[] = {
     {0},
 };
 
-#define SERVER_OPTIONS(default_endpoint)                                                           {"endpoint", PROFD_OPT_STRING, offsetof(struct server, endpoint), default_endpoint,             "the server's base URL; https:// means TLS"},                                                {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                             "sent as X-Scope-OrgID"},                                                                     {"bearer_token", PROFD_OPT_STRING, offsetof(struct server, bearer_token), NULL,                 "sent as \"Authorization: Bearer <token>\""},                                                {"basic_auth", PROFD_OPT_OBJECT, offsetof(struct server, basic_auth), NULL,                     "HTTP basic auth", basic_auth_options},                                                       {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,                       "headers sent with every request"},                                                           {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",                   client_tls_options}
+#define SERVER_OPTIONS(default_endpoint)                                                           {"endpoint", PROFD_OPT_STRING, offsetof(struct server, endpoint), default_endpoint,             "the server's base URL; https:// means TLS"},                                                {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                             "sent as X-Scope-OrgID with every profile; unset: each profile's __tenant_id__, if any"},                                                                     {"bearer_token", PROFD_OPT_STRING, offsetof(struct server, bearer_token), NULL,                 "sent as \"Authorization: Bearer <token>\""},                                                {"basic_auth", PROFD_OPT_OBJECT, offsetof(struct server, basic_auth), NULL,                     "HTTP basic auth", basic_auth_options},                                                       {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,                       "headers sent with every request"},                                                           {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",                   client_tls_options}
 
 static const struct profd_option server_options[] = {SERVER_OPTIONS(NULL), {0}};
 
@@ -82,6 +85,7 @@ struct pyroscope_exporter {
     const struct config *cfg;
     size_t nclients;
     struct rpc_client *clients[MAX_SERVERS];
+    bool record_tenants;   /* a server sends the tenants records name */
     _Atomic size_t label_fixes, type_fixes;
 };
 
@@ -102,8 +106,13 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     }
     for (size_t i = 0; i < n; i++) {
         const char *url = srv[i].endpoint;
+        char why[128];
         if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) {
             host->diag(d, &srv[i].endpoint, "endpoint must be an http:// or https:// URL");
+            return PROFD_ERR;
+        }
+        if (!tenant_id_valid(srv[i].tenant, why, sizeof(why))) {
+            host->diag(d, &srv[i].tenant, "%s", why);
             return PROFD_ERR;
         }
     }
@@ -116,11 +125,24 @@ static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
                       "Series labels changed or dropped to pass Pyroscope's validation.");
 }
 
+/* The tenant server s sends record i as: its own when it has one, else
+ * the record's (tenants[i]); NULL for none. */
+static const char *tenant_for(const struct pyroscope_exporter *e, size_t s,
+                              const char *const *tenants, size_t i)
+{
+    size_t n;
+    const struct server *srv = &servers(e->cfg, &n)[s];
+    return srv->tenant && *srv->tenant ? srv->tenant : tenants[i];
+}
+
+/* One request to path with tenant (NULL: none) as X-Scope-OrgID. */
 static int call(struct pyroscope_exporter *e, struct rpc_client *client, const char *path,
-                const uint8_t *body, size_t len)
+                const char *tenant, const uint8_t *body, size_t len)
 {
     struct rpc_result res;
-    int rc = rpc_client_export(client, e->self, "push", path, body, len, &res);
+    char *header = tenant ? must_asprintf(TENANT_HEADER ": %s", tenant) : NULL;
+    int rc = rpc_client_export(client, e->self, "push", path, header, body, len, &res);
+    free(header);
     free(res.body);
     return rc;
 }
@@ -148,8 +170,8 @@ static void query_escape(char *q, size_t n, const char *s)
  * in the braces too, the label would be there twice). __delta__ is left
  * out: the server marks what /ingest takes itself. */
 static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
-                      const struct profd_record *r, const struct profd_labels *labels,
-                      const struct pyroscope_pprof *pprof)
+                      const char *tenant, const struct profd_record *r,
+                      const struct profd_labels *labels, const struct pyroscope_pprof *pprof)
 {
     if (!pprof->data)
         return PROFD_OK;   /* left out by prepare() */
@@ -176,61 +198,109 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     snprintf(query + o, sizeof(query) - o, "&from=%lld&until=%lld",
              (long long)(r->time_nanos / 1000000000),
              (long long)((r->time_nanos + r->duration_nanos) / 1000000000));
-    return call(e, client, query, pprof->data, pprof->len);
+    return call(e, client, query, tenant, pprof->data, pprof->len);
 }
+
+/* What one consume sends: per record, its labels cleaned and its pprof
+ * (no data: left out) and the tenant it names (NULL: none). */
+struct outgoing {
+    const struct profd_batch *b;
+    struct profd_labels *labels;
+    struct pyroscope_pprof *pprofs;
+    const char **tenants;
+};
 
 /* How far the batch this thread is retrying got with each server (bit or
- * index s: server s): the servers done with it, and with /ingest the
- * records each server took, which a retry does not send again. */
+ * index s: server s): the servers done with it, and how much of it each
+ * server took, which a retry does not send again: with push.v1 the
+ * tenants' requests, with /ingest the records. */
 static _Thread_local uint32_t servers_done;
-static _Thread_local size_t ingest_sent[MAX_SERVERS];
+static _Thread_local size_t server_progress[MAX_SERVERS];
 
-/* Settles the records a server refused for good: refused, whatever the
- * other servers do with them. */
-static void settle_refused(struct pyroscope_exporter *e, size_t first, size_t end)
+/* Whether record i is sent and is the first of its tenant, as server s
+ * sends it, to be: it opens that tenant's push.v1 request. */
+static bool opens_request(const struct pyroscope_exporter *e, size_t s,
+                          const struct outgoing *o, size_t i)
 {
-    for (size_t i = first; i < end; i++)
-        e->host->export_settle(e->self, i, false);
+    if (!o->pprofs[i].data)
+        return false;
+    const char *tenant = tenant_for(e, s, o->tenants, i);
+    for (size_t j = 0; j < i; j++)
+        if (o->pprofs[j].data && tenant_id_same(tenant_for(e, s, o->tenants, j), tenant))
+            return false;
+    return true;
 }
 
-/* Sends b to server s: one push.v1 request, or an /ingest per record (each
- * answer from the only server settles its record). A refusal for good
- * settles what was refused, and with /ingest does not stop the next record.
- * PROFD_ERETRY when s is to be tried again, else PROFD_OK: s is done. */
-static int send_to(struct pyroscope_exporter *e, size_t s, const struct profd_batch *b,
-                   const struct profd_labels *labels, const struct pyroscope_pprof *pprofs,
-                   const struct pb_buf *push)
+/* Sends server s the push.v1 request of the tenant record first opens:
+ * every record sent with that tenant, from first on. A refusal for good
+ * settles them refused. */
+static int push_tenant(struct pyroscope_exporter *e, size_t s, const struct outgoing *o,
+                       size_t first)
 {
+    const char *tenant = tenant_for(e, s, o->tenants, first);
+    struct pb_buf push = {0};
+    for (size_t i = first; i < o->b->nrecords; i++)
+        if (o->pprofs[i].data && tenant_id_same(tenant_for(e, s, o->tenants, i), tenant))
+            raw_series_write_pprof(&o->labels[i], o->pprofs[i].data, o->pprofs[i].len,
+                                   RAW_LABEL_PAIRS, 1, &push);
+    int rc = call(e, e->clients[s], PUSH, tenant, push.p, push.len);
+    free(push.p);
+    for (size_t i = first; rc != PROFD_OK && rc != PROFD_ERETRY && i < o->b->nrecords; i++)
+        if (o->pprofs[i].data && tenant_id_same(tenant_for(e, s, o->tenants, i), tenant))
+            e->host->export_settle(e->self, i, false);   /* whatever the others do */
+    return rc;
+}
+
+/* Sends server s what it has not taken of the batch: push.v1 requests,
+ * one per tenant, or an /ingest per record (each answer from the only
+ * server settles its record). A refusal for good settles what was
+ * refused and does not stop the next request. PROFD_ERETRY when s is to
+ * be tried again, else PROFD_OK: s is done. */
+static int send_to(struct pyroscope_exporter *e, size_t s, const struct outgoing *o)
+{
+    size_t *taken = &server_progress[s];
     if (e->cfg->api == API_PUSH) {
-        int rc = push->len ? call(e, e->clients[s], PUSH, push->p, push->len) : PROFD_OK;
-        if (rc != PROFD_OK && rc != PROFD_ERETRY)
-            settle_refused(e, 0, b->nrecords);
-        return rc == PROFD_ERETRY ? rc : PROFD_OK;
+        for (size_t i = 0, request = 0; i < o->b->nrecords; i++) {
+            if (!opens_request(e, s, o, i) || request++ < *taken)
+                continue;
+            if (push_tenant(e, s, o, i) == PROFD_ERETRY)
+                return PROFD_ERETRY;
+            ++*taken;
+        }
+        return PROFD_OK;
     }
-    for (size_t *i = &ingest_sent[s]; *i < b->nrecords; ++*i) {
-        int rc = ingest_one(e, e->clients[s], b->records[*i], &labels[*i], &pprofs[*i]);
+    for (; *taken < o->b->nrecords; ++*taken) {
+        size_t i = *taken;
+        int rc = ingest_one(e, e->clients[s], tenant_for(e, s, o->tenants, i), o->b->records[i],
+                            &o->labels[i], &o->pprofs[i]);
         if (rc == PROFD_ERETRY)
             return rc;
         if (rc != PROFD_OK)
-            settle_refused(e, *i, *i + 1);
+            e->host->export_settle(e->self, i, false);   /* whatever the others do */
         else if (e->nclients == 1)
-            e->host->export_settle(e->self, *i, true);
+            e->host->export_settle(e->self, i, true);
     }
     return PROFD_OK;
 }
 
 /* What a record sends: its labels cleaned and its pprof as Pyroscope
  * takes them, the family from its types where its series has no __name__
- * (which Pyroscope refuses a series without). False when its profile
- * cannot be read: the record is to be left out, and is logged, as the
- * fixes are counted, when count is set (a batch's first try). */
+ * (which Pyroscope refuses a series without), and the tenant it names.
+ * False when its profile cannot be read or the tenant it names (and a
+ * server would send) is not one: the record is to be left out, and is
+ * logged, as the fixes are counted, when count is set (a batch's first
+ * try). */
 static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool count,
-                    struct profd_labels *labels, struct pyroscope_pprof *pprof)
+                    struct profd_labels *labels, struct pyroscope_pprof *pprof,
+                    const char **tenant)
 {
     struct profd_type_names types;
     char why[256], family[PROFD_TYPE_NAME_SIZE];
     bool fixed = false;
-    if (e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
+    const char *named = e->host->record_label(r, TENANT_LABEL);
+    *tenant = named && *named && e->record_tenants ? named : NULL;
+    if (!tenant_id_valid(*tenant, why, sizeof(why)) ||
+        e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
         pyroscope_pprof_of(e->host, r, &types, pprof, &fixed, why, sizeof(why)) < 0) {
         if (count)
             e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
@@ -255,22 +325,19 @@ static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool c
 static int consume(void *st, struct profd_batch *b)
 {
     struct pyroscope_exporter *e = st;
-    struct pb_buf push = {0};
-    struct profd_labels *labels = calloc(b->nrecords + 1, sizeof(*labels));
-    struct pyroscope_pprof *pprofs = calloc(b->nrecords + 1, sizeof(*pprofs));
-    if (!labels || !pprofs)
+    struct outgoing o = {b, calloc(b->nrecords + 1, sizeof(*o.labels)),
+                         calloc(b->nrecords + 1, sizeof(*o.pprofs)),
+                         calloc(b->nrecords + 1, sizeof(*o.tenants))};
+    if (!o.labels || !o.pprofs || !o.tenants)
         abort();
     bool first_try = e->host->export_attempt(e->self) == 0;
     if (first_try) {
         servers_done = 0;
-        memset(ingest_sent, 0, sizeof(ingest_sent));
+        memset(server_progress, 0, sizeof(server_progress));
     }
     for (size_t i = 0; i < b->nrecords; i++)
-        if (!prepare(e, b->records[i], first_try, &labels[i], &pprofs[i]))
+        if (!prepare(e, b->records[i], first_try, &o.labels[i], &o.pprofs[i], &o.tenants[i]))
             e->host->export_settle(e->self, i, false);
-        else if (e->cfg->api == API_PUSH)
-            raw_series_write_pprof(&labels[i], pprofs[i].data, pprofs[i].len, RAW_LABEL_PAIRS, 1,
-                                   &push);
     /* every server gets the batch; one that failed is retried alone. A
      * record any server refused for good is settled refused; the others
      * count as sent once every server took them. */
@@ -278,34 +345,29 @@ static int consume(void *st, struct profd_batch *b)
     for (size_t s = 0; s < e->nclients; s++) {
         if (servers_done & (1u << s))
             continue;
-        if (send_to(e, s, b, labels, pprofs, &push) == PROFD_ERETRY)
+        if (send_to(e, s, &o) == PROFD_ERETRY)
             rc = PROFD_ERETRY;
         else
             servers_done |= 1u << s;
     }
     for (size_t i = 0; i < b->nrecords; i++) {
-        e->host->labels_clear(&labels[i]);
-        pyroscope_pprof_free(&pprofs[i]);
+        e->host->labels_clear(&o.labels[i]);
+        pyroscope_pprof_free(&o.pprofs[i]);
     }
-    free(labels);
-    free(pprofs);
-    free(push.p);
+    free(o.labels);
+    free(o.pprofs);
+    free(o.tenants);
     return rc;
 }
 
-/* A client for one server: the protocol's headers, the tenant, the auth and
- * the configured headers. */
+/* A client for one server: the protocol's headers, the auth and the
+ * configured headers (the tenant goes with each call). */
 static struct rpc_client *client_for(const struct profd_host *host, const struct config *cfg,
                                      const struct server *srv, char *err, size_t errlen)
 {
-    const char *protocol[3] = {NULL};
-    size_t n = 0;
-    char *tenant = srv->tenant && *srv->tenant ? must_asprintf("X-Scope-OrgID: %s", srv->tenant)
-                                               : NULL;
+    const char *protocol[2] = {NULL};
     if (cfg->api == API_PUSH)
-        protocol[n++] = "Connect-Protocol-Version: 1";
-    if (tenant)
-        protocol[n++] = tenant;
+        protocol[0] = "Connect-Protocol-Version: 1";
     struct rpc_client_options o = {
         .url = srv->endpoint,
         .protocol = PROFD_RPC_HTTP,
@@ -319,9 +381,7 @@ static struct rpc_client *client_for(const struct profd_host *host, const struct
         .username = srv->basic_auth.username,
         .password = srv->basic_auth.password,
     };
-    struct rpc_client *c = rpc_client_new(host, &o, err, errlen);   /* copies the headers */
-    free(tenant);
-    return c;
+    return rpc_client_new(host, &o, err, errlen);   /* copies the headers */
 }
 
 static void destroy(void *st)
@@ -346,6 +406,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     const struct server *srv = servers(cfg, &n);
     for (; e->nclients < n; e->nclients++) {
         char err[256];
+        e->record_tenants |= !srv[e->nclients].tenant || !*srv[e->nclients].tenant;
         if (!(e->clients[e->nclients] = client_for(host, cfg, &srv[e->nclients], err,
                                                    sizeof(err)))) {
             host->log(self, PROFD_LOG_ERROR, "%s", err);

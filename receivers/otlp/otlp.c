@@ -5,7 +5,9 @@
  * daemon's OTLP codec into one record per profile and emitted. Answers as
  * the OTLP specification says: partial success when some profiles were
  * refused, INVALID_ARGUMENT / 400 for a malformed request, UNAVAILABLE / 503
- * when the pipeline pushes back (the client retries).
+ * when the pipeline pushes back (the client retries). As Pyroscope's OTLP
+ * endpoint reads them, every profile holds deltas (__delta__="false") and
+ * X-Scope-OrgID names the tenant (__tenant_id__).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
+#include "../../lib/tenant_id.h"
 #include "profd/plugin.h"
 #include "status.h"
 
@@ -144,6 +147,19 @@ static bool decode(struct otlp_receiver *r, const struct profd_rpc_request *req,
     return rc == 0;
 }
 
+/* Sets the labels every record of b gets from the request: Pyroscope's
+ * mark that its profiles hold deltas, which a Pyroscope server they go on
+ * to makes none of, and the tenant (NULL: none). */
+static void request_labels(const struct profd_host *host, const char *tenant,
+                           struct profd_batch *b)
+{
+    for (size_t i = 0; i < b->nrecords; i++) {
+        host->record_set_label(b->records[i], "__delta__", "false");
+        if (tenant && *tenant)
+            host->record_set_label(b->records[i], TENANT_LABEL, tenant);
+    }
+}
+
 /* Translates and emits one request; fills res on every path. */
 static void handle(void *arg, const struct profd_rpc_request *req, struct profd_rpc_response *res)
 {
@@ -161,6 +177,9 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
         snprintf(res->message, sizeof(res->message), "missing or wrong bearer token");
         return status_error(res, answer, STATUS_UNAUTHENTICATED, 401);
     }
+    const char *tenant = req->header(req, "x-scope-orgid");
+    if (!tenant_id_valid(tenant, res->message, sizeof(res->message)))
+        return status_error(res, answer, STATUS_UNAUTHENTICATED, 401);
     if (format < 0) {
         snprintf(res->message, sizeof(res->message),
                  "Content-Type \"%s\" is neither application/x-protobuf nor application/json",
@@ -180,6 +199,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
                   why);
     }
     size_t n = b->nrecords;
+    request_labels(host, tenant, b);
     if (n && host->emit(r->self, b) != PROFD_OK) {
         host->batch_unref(b);
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");

@@ -156,7 +156,7 @@ static const struct profd_option job_options[] = {
      kubernetes_sd_options, sizeof(struct kubernetes_sd_config)},
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__, "
-     "__delta__)"},
+     "__delta__, __tenant_id__)"},
     {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",
      basic_auth_options},
     {"bearer_token", PROFD_OPT_STRING, SUB(struct job, bearer_token), NULL,

@@ -9,6 +9,7 @@
 
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
+#include "../../lib/tenant_id.h"
 
 struct text {
     char *s;
@@ -121,11 +122,11 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
     u->url = build_url(&l, addr);
     u->address = strdup(addr);
     set_default(h, &l, "instance", addr);
-    /* Labels starting with __ are for relabeling only; __name__ and
-     * __delta__ stay. */
+    /* Labels starting with __ are for relabeling only; __name__,
+     * __delta__ and __tenant_id__ (the tenant exporters send) stay. */
     for (size_t i = l.n; i-- > 0;)
         if (!strncmp(l.items[i].name, "__", 2) && strcmp(l.items[i].name, "__name__") &&
-            strcmp(l.items[i].name, "__delta__"))
+            strcmp(l.items[i].name, "__delta__") && strcmp(l.items[i].name, TENANT_LABEL))
             h->labels_del(&l, l.items[i].name);
     set_default(h, &l, "service_name", h->labels_get(&l, "job") ? h->labels_get(&l, "job") : "");
     struct text key = {0};

@@ -24,7 +24,6 @@
  * tenant ID, 413 too large (the server), 422 a body that cannot be
  * converted, 429 when the pipeline is full.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,6 +40,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
+#include "../../lib/tenant_id.h"
 #include "../../lib/utf8_valid.h"
 #include "folded.h"
 #include "ingest_query.h"
@@ -115,36 +115,6 @@ static void fail(const struct profd_rpc_request *req, struct profd_rpc_response 
     free(escaped);
 }
 
-/* The longest tenant ID Pyroscope's multi-tenant mode takes. */
-#define MAX_TENANT_ID 150
-
-/* Whether X-Scope-OrgID, when given, is a tenant ID as Pyroscope's
- * multi-tenant mode takes one (letters, digits and !-_.*'(), at most
- * MAX_TENANT_ID, not "." or ".."); false with why set. */
-static bool tenant_valid(const char *tenant, char *why, size_t whylen)
-{
-    if (!tenant)
-        return true;
-    for (const char *c = tenant; *c; c++)
-        if (!(isalnum((unsigned char)*c) || strchr("!-_.*'()", *c))) {
-            if (isgraph((unsigned char)*c))
-                snprintf(why, whylen, "tenant ID contains unsupported character '%c'", *c);
-            else
-                snprintf(why, whylen, "tenant ID contains unsupported byte 0x%02x",
-                         (unsigned char)*c);
-            return false;
-        }
-    if (strlen(tenant) > MAX_TENANT_ID) {
-        snprintf(why, whylen, "tenant ID is too long: max %d characters", MAX_TENANT_ID);
-        return false;
-    }
-    if (!strcmp(tenant, ".") || !strcmp(tenant, "..")) {
-        snprintf(why, whylen, "tenant ID is '.' or '..'");
-        return false;
-    }
-    return true;
-}
-
 /* Sets the labels every record of b gets from the request: its tenant
  * (NULL when it named none), and service_name's default. */
 static void request_labels(const struct profd_host *host, const char *tenant,
@@ -155,7 +125,7 @@ static void request_labels(const struct profd_host *host, const char *tenant,
         if (!host->record_label(r, "service_name"))
             host->record_set_label(r, "service_name", "unknown_service");
         if (tenant && *tenant)
-            host->record_set_label(r, "__tenant_id__", tenant);
+            host->record_set_label(r, TENANT_LABEL, tenant);
     }
 }
 
@@ -559,7 +529,7 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
                     "missing or wrong credentials");
     char why[160];
     const char *tenant = req->header(req, "x-scope-orgid");
-    if (!tenant_valid(tenant, why, sizeof(why)))
+    if (!tenant_id_valid(tenant, why, sizeof(why)))
         return fail(req, res, C_UNAUTHENTICATED, "unauthenticated", 401, "%s", why);
     bool is_push = !strcmp(req->path, PUSH);
     bool is_ingest = req->protocol == PROFD_RPC_HTTP && ingest_path(req->path, strlen(req->path));

@@ -100,11 +100,16 @@ def http_post(url, body, headers=None):
         return e.code, e.read()
 
 
-def push_series(address, label, values):
+# Relabel rules that give a record the tenant its f label names after "t:".
+TENANT_RULES = "[{source_labels: [f], regex: 't:(.*)', target_label: __tenant_id__}]"
+
+
+def push_series(address, label, values, headers=None):
     """One push.v1 request (Connect, proto) to the Pyroscope receiver at
-    address: a series per value, labelled __name__=memory and label=value,
-    each the Go corpus heap profile; so one batch of as many records, in
-    order. Asserts it was taken."""
+    address, with headers besides its Content-Type: a series per value,
+    labelled __name__=memory and label=value, each the Go corpus heap
+    profile; so one batch of as many records, in order. Asserts it was
+    taken."""
     push_pb2 = protoc_modules("pyroscope", ["push.proto"])[0]
     heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
     req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
@@ -112,7 +117,8 @@ def push_series(address, label, values):
                 push_pb2.LabelPair(name=label, value=v)],
         samples=[push_pb2.RawSample(raw_profile=heap)]) for v in values])
     status, body = http_post("http://%s/push.v1.PusherService/Push" % address,
-                             req.SerializeToString(), {"Content-Type": "application/proto"})
+                             req.SerializeToString(),
+                             dict(headers or {}, **{"Content-Type": "application/proto"}))
     assert status == 200, (status, body)
 
 
@@ -479,10 +485,11 @@ class ProfdTestCase(unittest.TestCase):
                    "[sent, failed] records to be %s" % sent_failed)
         self.assertEqual(p.stop(), 0)
 
-    def start_pushes_into(self, exporter, file_labels=None):
+    def start_pushes_into(self, exporter, file_labels=None, relabel=None):
         """Starts profd taking pushes (a pyroscope receiver) into the one
         exporter given as YAML ("otlp: {...}"), with /metrics on a free
-        port: (the Profd, the receiver's host:port). With file_labels (a
+        port: (the Profd, the receiver's host:port). With relabel (YAML
+        rules), a relabel processor applies them on the way. With file_labels (a
         YAML mapping), a pprof_file receiver feeds the exporter too, with
         those labels, from a spool holding the Go corpus's heap profile
         under a name with a byte that is not UTF-8 (ff), which becomes the
@@ -494,16 +501,19 @@ class ProfdTestCase(unittest.TestCase):
                             os.path.join(self.path("spool").encode(), b"bad\xff.pb.gz"))
             files = "\n  pprof_file: {include: [spool/*], source_label: bad, labels: %s}" % (
                 file_labels)
+        processors = "processors: {relabel: {rules: %s}}" % relabel if relabel else ""
         p = self.start("""
 receivers:
   pyroscope: {endpoint: "127.0.0.1:0"}%s
+%s
 exporters:
   %s
 service:
   telemetry: {metrics: {address: "127.0.0.1:0"}}
   pipelines:
-    profiles: {receivers: [pyroscope%s], exporters: [%s]}
-""" % (files, exporter, files and ", pprof_file", exporter.split(":")[0]))
+    profiles: {receivers: [pyroscope%s], processors: [%s], exporters: [%s]}
+""" % (files, processors, exporter, files and ", pprof_file", "relabel" if relabel else "",
+       exporter.split(":")[0]))
         return p, p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
     def spool_heap(self):

@@ -16,7 +16,7 @@ import urllib.request
 
 from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, exported_counts,
                      make_test_certs, metric_value, protoc_modules, push_series, raw_pprof, run,
-                     wait_until)
+                     TENANT_RULES, wait_until)
 
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
@@ -38,7 +38,7 @@ def pb():
     return _pb
 
 
-def receiver_config(out_dir="profiles", extra="", tls="", metrics=""):
+def receiver_config(out_dir="profiles", extra="", tls="", metrics="", template="{__file__}"):
     return """
 receivers:
   otlp:
@@ -47,12 +47,12 @@ receivers:
       http: {endpoint: "127.0.0.1:0"%s}
 %s
 exporters:
-  pprof_file: {directory: ./%s, path_template: "{__file__}"}
+  pprof_file: {directory: ./%s, path_template: "%s"}
 service:
   telemetry: {metrics: {address: "%s"}}
   pipelines:
     profiles: {receivers: [otlp], exporters: [pprof_file]}
-""" % (tls, tls, extra, out_dir, metrics)
+""" % (tls, tls, extra, out_dir, template, metrics)
 
 
 def addresses(p):
@@ -112,13 +112,14 @@ def varint(n):
     return out + bytes([n])
 
 
-def grpc_call(address, request_bytes, compression=None, timeout=20):
+def grpc_call(address, request_bytes, compression=None, timeout=20, metadata=None):
     """Sends raw bytes as the Export request; (status code, details, response bytes)."""
     with grpc.insecure_channel(address) as ch:
         call = ch.unary_unary(EXPORT, request_serializer=lambda b: b,
                               response_deserializer=lambda b: b)
         try:
-            resp = call(request_bytes, timeout=timeout, compression=compression)
+            resp = call(request_bytes, timeout=timeout, compression=compression,
+                        metadata=metadata)
             return grpc.StatusCode.OK, "", resp
         except grpc.RpcError as e:
             return e.code(), e.details(), b""
@@ -265,6 +266,33 @@ class OtlpReceiverTest(ProfdTestCase):
         wait_until(lambda: os.path.exists(self.path("profiles", "heap.pb.gz")), "profd over TLS")
         self.assertEqual(sender.stop(), 0)
 
+    def test_tenant_and_delta_mark_as_pyroscopes_otlp_endpoint_sets_them(self):
+        """X-Scope-OrgID (gRPC metadata or an HTTP header) becomes
+        __tenant_id__, and every profile gets __delta__="false", as
+        Pyroscope reads OTLP profiles as deltas; a tenant that is no tenant
+        ID is refused UNAUTHENTICATED, or 401."""
+        p = self.start(receiver_config(template="{__tenant_id__}-{__delta__}-{__file__}"))
+        grpc_addr, http_addr = addresses(p)
+
+        def named(file):
+            req = known_request()
+            req.resource_profiles[0].resource.attributes[1].value.string_value = file
+            return req.SerializeToString()
+        code, details, _ = grpc_call(grpc_addr, named("g"), metadata=[("x-scope-orgid", "team-g")])
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        status, body = http_post(http_addr, named("h"), headers={"X-Scope-OrgID": "team-h"})
+        self.assertEqual(status, 200, body)
+        for name in ("team-g-false-g", "team-h-false-h"):
+            wait_until(lambda: os.path.exists(self.path("profiles", name)), name)
+        code, details, _ = grpc_call(grpc_addr, named("x"), metadata=[("x-scope-orgid", "a/b")])
+        self.assertEqual((code, details), (grpc.StatusCode.UNAUTHENTICATED,
+                                           "tenant ID contains unsupported character '/'"))
+        status, body = http_post(http_addr, named("y"), headers={"X-Scope-OrgID": "a b"})
+        self.assertEqual(status, 401, body)
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(sorted(os.listdir(self.path("profiles"))),
+                         ["team-g-false-g", "team-h-false-h"])
+
     def test_bearer_token(self):
         p = self.start(receiver_config(extra="    bearer_token: s3cret\n"))
         grpc_addr, http_addr = addresses(p)
@@ -365,14 +393,15 @@ class OtlpExporterTest(ProfdTestCase):
         repeating): a status code, (code, retry delay in seconds) for an
         error carrying a google.rpc.RetryInfo, or a number n for a partial
         success refusing n profiles. Returns (address, requests), each
-        request (message, metadata, monotonic arrival time)."""
+        request (message, metadata as (key, value) pairs, monotonic arrival
+        time)."""
         svc, status_pb2 = pb()
         got, lock = [], threading.Lock()
 
         def export(request, context):
             with lock:
                 got.append((svc.ExportProfilesServiceRequest.FromString(request),
-                            dict(context.invocation_metadata()), time.monotonic()))
+                            list(context.invocation_metadata()), time.monotonic()))
                 answer = answers.pop(0) if len(answers) > 1 else answers[0]
             if isinstance(answer, int):
                 return svc.ExportProfilesServiceResponse(partial_success=dict(
@@ -417,7 +446,7 @@ class OtlpExporterTest(ProfdTestCase):
         wait_until(lambda: delivered() == {"heap.pb.gz", "perf.pb.gz"}, "every file, retried")
         p.wait_log(r"will retry")
         requests = [r for r, _, _ in got]
-        self.assertEqual(got[0][1].get("x-tenant"), "t1")
+        self.assertEqual(dict(got[0][1]).get("x-tenant"), "t1")
         by_file = {}
         for req in requests:
             d = req.dictionary
@@ -531,6 +560,42 @@ class OtlpExporterTest(ProfdTestCase):
         self.push_three_until_counted(
             'otlp: {endpoint: "%s", send_batch_size: 1}' % address, [2, 1])
         self.assertEqual(f_labels(got), [["a"], ["b"], ["c"]])
+
+    def tenants_sent(self, exporter_options, counts):
+        """Pushes five series as one batch (f=t:team-a, none, t:team-b,
+        t:bad/one, t:team-a2), relabeled by TENANT_RULES and marked
+        __delta__="false", into an otlp exporter with exporter_options until
+        it counts [sent, failed] records as counts: ({f: the x-scope-orgid
+        values it was sent with}, the attribute keys sent)."""
+        address, got = self.serve([grpc.StatusCode.OK])
+        p, ingest = self.start_pushes_into(
+            'otlp: {endpoint: "%s"%s}' % (address, exporter_options),
+            relabel=TENANT_RULES[:-1] + ", {target_label: __delta__, replacement: 'false'}]")
+        push_series(ingest, "f", ["t:team-a", "none", "t:team-b", "t:bad/one", "t:team-a2"])
+        wait_until(lambda: [n or 0 for n in exported_counts(p, "otlp")] == counts,
+                   "[sent, failed] records to be %s" % counts)
+        self.assertEqual(p.stop(), 0)
+        sent, keys = {}, set()
+        for (req, metadata, _), fs in zip(got, f_labels(got)):
+            sent.update(dict.fromkeys(fs, [v for k, v in metadata if k == "x-scope-orgid"]))
+            keys.update(kv.key for rp in req.resource_profiles for kv in rp.resource.attributes)
+        return sent, keys
+
+    def test_each_records_tenant_goes_as_x_scope_orgid(self):
+        """A record's __tenant_id__ goes as X-Scope-OrgID, one request a
+        tenant, and neither it nor __delta__ as an attribute; a record whose
+        tenant is no tenant ID is left out, said and counted failed."""
+        sent, keys = self.tenants_sent("", [4, 1])
+        self.assertEqual(sent, {"t:team-a": ["team-a"], "none": [], "t:team-b": ["team-b"],
+                                "t:team-a2": ["team-a2"]})
+        self.assertTrue({"f", "__name__"} <= keys and not {"__tenant_id__", "__delta__"} & keys,
+                        keys)
+        self.procs[-1].wait_log("left out a record: tenant ID contains unsupported character")
+
+    def test_a_tenant_in_the_headers_goes_for_every_record(self):
+        sent, _ = self.tenants_sent(", headers: {X-Scope-OrgID: fixed}", [5, 0])
+        self.assertEqual(set(map(tuple, sent.values())), {("fixed",)})
+        self.assertEqual(len(sent), 5)
 
     def test_a_partial_success_is_logged_and_its_profiles_counted_apart(self):
         """Refused profiles in a partial success are the receiver's; the

@@ -251,14 +251,16 @@ class ParcaTest(ProfdTestCase):
                                   lambda request, context: got.append(
                                       store.WriteRawRequest.FromString(request)) or b"")
         # the label k.v, and a value that is not UTF-8: Parca refuses the
-        # whole request for either; __delta__ is Pyroscope's, left out
+        # whole request for either; __delta__ and __tenant_id__ are
+        # Grafana's stores', left out
         p, _ = self.start_pushes_into('parca: {endpoint: "%s"}' % address,
-                                      '{k.v: x, __delta__: "false"}')
+                                      '{k.v: x, __delta__: "false", __tenant_id__: t}')
         wait_until(lambda: got, "a WriteRaw")
         labels = {l.name: l.value for l in got[0].series[0].labels.labels}
         self.assertEqual((labels.get("k_v"), labels.get("bad")), ("x", "bad\ufffd.pb.gz"))
         self.assertEqual(labels.get("__name__"), "memory")
         self.assertNotIn("__delta__", labels)
+        self.assertNotIn("__tenant_id__", labels)
         self.assertEqual(metric_value(p.metrics(), "profd_parca_label_fixes",
                                       component="parca"), 2)
 

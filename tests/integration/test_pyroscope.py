@@ -16,8 +16,9 @@ import threading
 import time
 import unittest
 
-from harness import (DEADLINE, GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
-                     metric_value, protoc_modules, raw_pprof, wait_until)
+from harness import (DEADLINE, GO_CORPUS, Profd, ProfdTestCase, corpus_files, exported_counts,
+                     h2c_post, http_post, metric_value, protoc_modules, push_series, raw_pprof,
+                     TENANT_RULES, wait_until)
 
 PUSH = "/push.v1.PusherService/Push"
 # /ingest of a profile named app.alloc_space{i=<n>}: % (address, n)
@@ -937,6 +938,66 @@ service:
         self.assertEqual(len(got_b), 1)   # b took it the first time: not sent again
         self.assertEqual([h.get("X-Scope-OrgID") for _, h, _ in got_a + got_b], ["a", "a", "b"])
         self.assertEqual(got_a[1][2], got_b[0][2])
+
+    TENANT_SERIES = ["t:team-a", "none", "t:team-b", "t:bad/one", "t:team-a2"]
+
+    def tenants_sent(self, exporter_options, api, counts):
+        """Pushes TENANT_SERIES as one batch, relabeled by TENANT_RULES (the
+        tenant from the f label), and a series f=hdr with X-Scope-OrgID
+        team-h, into a pyroscope exporter with exporter_options and api,
+        until it counts [sent, failed] records as counts: ({f: the
+        X-Scope-OrgID it was sent with}, the X-Scope-OrgID of each request,
+        the label names sent)."""
+        import urllib.parse
+        push_pb2 = pb()
+        got, names, lock = [], set(), threading.Lock()
+
+        def answer(path, headers, body):
+            if api == "push":
+                series = push_pb2.PushRequest.FromString(body).series
+                labels = [{l.name: l.value for l in s.labels} for s in series]
+            else:
+                name = urllib.parse.parse_qs(path.split("?", 1)[1])["name"][0]
+                labels = [dict(kv.split("=", 1) for kv in name[name.index("{") + 1:-1].split(","))]
+            with lock:
+                got.append((headers.get("X-Scope-OrgID"), [l["f"] for l in labels]))
+                names.update(n for l in labels for n in l)
+            return 200, {}
+        port = self.serve_posts(answer)
+        p, ingest = self.start_pushes_into(
+            'pyroscope: {endpoint: "http://127.0.0.1:%d", api: %s%s}' % (
+                port, api, exporter_options), relabel=TENANT_RULES)
+        push_series(ingest, "f", self.TENANT_SERIES)
+        push_series(ingest, "f", ["hdr"], {"X-Scope-OrgID": "team-h"})
+        wait_until(lambda: [n or 0 for n in exported_counts(p, "pyroscope")] == counts,
+                   "[sent, failed] records to be %s" % counts)
+        self.assertEqual(p.stop(), 0)
+        return {f: tenant for tenant, fs in got for f in fs}, [t for t, _ in got], names
+
+    def test_each_records_tenant_goes_as_x_scope_orgid(self):
+        """With no tenant of its own, the exporter sends each record's
+        __tenant_id__ (the X-Scope-OrgID it was pushed with, or one that
+        relabeling set) as X-Scope-OrgID, never as a label: with push.v1
+        one request per tenant of a batch, with /ingest one per record. A
+        record whose tenant is no tenant ID is left out, said and counted
+        failed."""
+        want = {"t:team-a": "team-a", "none": None, "t:team-b": "team-b",
+                "t:team-a2": "team-a2", "hdr": "team-h"}
+        for api in ("push", "ingest"):
+            sent, requests, names = self.tenants_sent("", api, [5, 1])
+            self.assertEqual(sent, want, api)
+            self.assertEqual(sorted(requests, key=str), sorted(want.values(), key=str), api)
+            self.assertNotIn("__tenant_id__", names)
+            self.assertEqual(self.procs[-1].log_text().count(
+                "left out a record: tenant ID contains unsupported character '/'"), 1)
+
+    def test_a_servers_own_tenant_goes_for_every_record(self):
+        """A server's tenant option wins over what records name: one
+        request a batch, every record sent, even one whose own tenant no
+        store would take."""
+        sent, requests, _ = self.tenants_sent(", tenant: fixed", "push", [6, 0])
+        self.assertEqual(sent, dict.fromkeys(self.TENANT_SERIES + ["hdr"], "fixed"))
+        self.assertIn(requests, (["fixed"], ["fixed", "fixed"]))   # the pushes' batches merged or not
 
     def ingest_server(self, answers):
         """An /ingest server answering with the statuses in answers in turn

@@ -100,7 +100,7 @@ TEST(an_unchanged_group_gives_its_pairs_alone)
     }
 }
 
-TEST(profiles_of_deltas_are_marked_for_pyroscope_and_a_groups_mark_kept)
+TEST(profiles_of_deltas_are_marked_for_pyroscope_and_a_groups_mark_and_tenant_kept)
 {
     struct job job = {.job_name = "app", .scheme = "http",
                       .profiling_config = {.path_prefix = ""}};
@@ -113,6 +113,7 @@ TEST(profiles_of_deltas_are_marked_for_pyroscope_and_a_groups_mark_kept)
     group(&g[0], "10.0.0.1:6060", "a");
     group(&g[1], "10.0.0.2:6060", "b");
     h->labels_set(&g[1].labels, "__delta__", "true");   /* the config's own word stays */
+    h->labels_set(&g[1].labels, "__tenant_id__", "team-b");   /* what exporters send */
     uint64_t hashes[2] = {target_group_hash(&g[0]), target_group_hash(&g[1])};
     struct found_groups found = {g, 2, hashes};
     struct unit_memo memo = {0};
@@ -127,6 +128,8 @@ TEST(profiles_of_deltas_are_marked_for_pyroscope_and_a_groups_mark_kept)
     CHECK_STR(h->labels_get(&u[2].labels, "__delta__"), "false");
     for (size_t i = 3; i < 6; i++)
         CHECK_STR(h->labels_get(&u[i].labels, "__delta__"), "true");
+    for (size_t i = 0; i < 6; i++)
+        CHECK(!h->labels_get(&u[i].labels, "__tenant_id__") == (i < 3));
     CHECK(!h->labels_get(&u[1].labels, "__meta_kubernetes_pod_name"));   /* others dropped */
     free_units(u, n);
     unit_memo_clear(&memo);

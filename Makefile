@@ -144,6 +144,7 @@ $(BUILD)/tests/test_k8s_pods: LDLIBS += -ljansson
 $(BUILD)/tests/test_k8s_sd: LDLIBS += -ljansson -lcurl
 $(BUILD)/tests/test_k8s_kubeconfig: LDLIBS += -ljansson
 $(BUILD)/tests/test_rpc_client: LDLIBS += -lcurl
+$(BUILD)/tests/test_client_tls: LDLIBS += -lcurl
 $(BUILD)/tests/test_memory_release: LDLIBS += $(ALLOC_LIBS)
 $(BUILD)/tests/test_huge_arena: LDLIBS += $(ALLOC_LIBS)
 

@@ -123,47 +123,12 @@ static char *use_options(CURL *h, const struct k8s_access *a)
     return option_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
 }
 
-/* Has h request url with kc's tls-server-name as its host (when it is
- * https), connecting to url's host and port through *connect_to, the Host
- * header url's (added to *headers). Else h requests url as it is. */
-static void use_tls_server_name(CURL *h, const char *url, const struct k8s_kubeconfig *kc,
-                                struct curl_slist **headers, struct curl_slist **connect_to)
-{
-    CURLU *u = kc && kc->tls_server_name ? curl_url() : NULL;
-    char *scheme = NULL, *host = NULL, *port = NULL, *given = NULL, *named = NULL;
-    bool renamed = u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
-                   !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) && !strcmp(scheme, "https") &&
-                   !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
-                   !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
-    if (renamed) {
-        curl_url_get(u, CURLUPART_PORT, &given, 0);   /* none when url has the scheme's */
-        renamed = !curl_url_set(u, CURLUPART_HOST, kc->tls_server_name, 0) &&
-                  !curl_url_get(u, CURLUPART_URL, &named, 0);
-    }
-    curl_easy_setopt(h, CURLOPT_URL, renamed ? named : url);
-    if (renamed) {
-        char *to = must_asprintf("%s:%s:%s:%s", kc->tls_server_name, port, host, port);
-        char *line = must_asprintf("Host: %s%s%s", host, given ? ":" : "", given ? given : "");
-        *connect_to = curl_slist_append(NULL, to);
-        *headers = curl_slist_append(*headers, line);
-        curl_easy_setopt(h, CURLOPT_CONNECT_TO, *connect_to);
-        free(to);
-        free(line);
-    }
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_free(given);
-    curl_free(named);
-    curl_url_cleanup(u);
-}
-
 void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
                      struct k8s_response *body, struct k8s_request *req)
 {
     CURL *h = easy;
     const struct k8s_kubeconfig *kc = a->kubeconfig;
-    *req = (struct k8s_request){curl_slist_append(NULL, "Accept: application/json"), NULL};
+    *req = (struct k8s_request){.headers = curl_slist_append(NULL, "Accept: application/json")};
     char *token = kc ? use_kubeconfig(h, kc) : use_options(h, a);
     if (token && *token) {
         char *auth = must_asprintf("Authorization: Bearer %s", token);
@@ -173,7 +138,10 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
     free(token);
     for (size_t i = 0; kc && kc->impersonation && kc->impersonation[i]; i++)
         req->headers = curl_slist_append(req->headers, kc->impersonation[i]);
-    use_tls_server_name(h, url, kc, &req->headers, &req->connect_to);
+    client_tls_route(kc ? kc->tls_server_name : a->tls.server_name, url, &req->route);
+    if (req->route.host_header)
+        req->headers = curl_slist_append(req->headers, req->route.host_header);
+    client_tls_route_apply(h, url, &req->route);
     if (kc && kc->proxy_url)
         curl_easy_setopt(h, CURLOPT_PROXY, kc->proxy_url);
     if (!kc || !kc->disable_compression)
@@ -189,7 +157,7 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
 void k8s_request_end(struct k8s_request *req)
 {
     curl_slist_free_all(req->headers);
-    curl_slist_free_all(req->connect_to);
+    client_tls_route_free(&req->route);
     *req = (struct k8s_request){0};
 }
 

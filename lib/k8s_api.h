@@ -75,14 +75,15 @@ int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen);
 /* The lists a request's transfer reads until it is over. */
 struct k8s_request {
     struct curl_slist *headers;
-    struct curl_slist *connect_to;   /* a kubeconfig's tls-server-name's host to the server's */
+    struct client_tls_route route;   /* for a tls-server-name (or tls_config.server_name) */
 };
 
 /*
  * Sets up easy (a CURL *) to GET url as a (authorized), its body into
  * *body (which the caller frees), what the transfer reads into *req
  * (k8s_request_end frees it once the transfer is over). With a
- * kubeconfig's tls-server-name, an https url's host becomes that name,
+ * kubeconfig's tls-server-name (or tls_config's server_name), an https
+ * url's host becomes that name,
  * libcurl connecting to the url's host still: the name is the one the
  * certificate is checked against and SNI says, the Host header keeps the
  * url's, as kubectl has them.

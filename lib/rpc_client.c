@@ -27,6 +27,7 @@ struct rpc_client {
     pthread_mutex_t mu;
     CURL *curl;
     struct curl_slist *headers;
+    struct client_tls_route route;   /* for tls.server_name: the URL requested */
     char *url;                   /* without a trailing slash for gRPC */
     enum profd_rpc_protocol protocol;
     bool retry_408_5xx;
@@ -69,6 +70,9 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     c->url = must_asprintf("%s%s", strstr(o->url, "://") ? "" : "http://", o->url);
     if (c->protocol == PROFD_RPC_GRPC && c->url[0] && c->url[strlen(c->url) - 1] == '/')
         c->url[strlen(c->url) - 1] = '\0';
+    client_tls_route(o->tls ? o->tls->server_name : NULL, c->url, &c->route);
+    if (c->route.host_header)
+        c->headers = curl_slist_append(c->headers, c->route.host_header);
     c->compression = must_asprintf("%s", o->compression ? o->compression : "");
     c->timeout = o->timeout;
     bool tls = strncmp(c->url, "https://", 8) == 0;
@@ -117,6 +121,7 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     client_tls_apply(h, o->tls);
+    curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->route.connect_to);
     if (o->username && *o->username) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
@@ -132,6 +137,7 @@ void rpc_client_free(struct rpc_client *c)
     if (c->curl)
         curl_easy_cleanup(c->curl);
     curl_slist_free_all(c->headers);
+    client_tls_route_free(&c->route);
     pthread_mutex_destroy(&c->mu);
     free(c->url);
     free(c->compression);
@@ -373,7 +379,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
         return PROFD_ERR;
     }
     const uint8_t *msg = compress ? packed : body;
-    char *url = must_asprintf("%s%s", c->url, path ? path : "");
+    char *url = must_asprintf("%s%s", c->route.url ? c->route.url : c->url, path ? path : "");
     if (c->protocol == PROFD_RPC_GRPC) {
         plen = packed_len + 5;
         payload = must_malloc(plen);

@@ -94,6 +94,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->send_batch_size, "send_batch_size must be at least 1");
         rc = PROFD_ERR;
     }
+    if (client_tls_validate(host, d, &cfg->tls, "tls: ") != PROFD_OK)
+        rc = PROFD_ERR;
     return rc;
 }
 

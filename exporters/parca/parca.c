@@ -68,13 +68,14 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->endpoint, "endpoint is empty");
         return PROFD_ERR;
     }
-    return PROFD_OK;
+    return client_tls_validate(host, d, &cfg->tls, "tls: ");
 }
 
 static int send_request(struct parca_exporter *e, const struct pb_buf *req)
 {
     struct rpc_result res;
-    int rc = rpc_client_export(e->client, e->self, "WriteRaw", WRITE_RAW, NULL, req->p, req->len, &res);
+    int rc = rpc_client_export(e->client, e->self, "WriteRaw", WRITE_RAW, NULL, req->p, req->len,
+                               &res);
     free(res.body);
     return rc;
 }

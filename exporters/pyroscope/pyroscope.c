@@ -115,6 +115,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &srv[i].tenant, "%s", why);
             return PROFD_ERR;
         }
+        if (client_tls_validate(host, d, &srv[i].tls, "tls: ") != PROFD_OK)
+            return PROFD_ERR;
     }
     return PROFD_OK;
 }

@@ -122,11 +122,13 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     const struct client_tls *tls = &cfg->tls;
     if (option_set(cfg->kubeconfig_file) &&
         (option_set(cfg->api_server) || tls->ca_file || tls->cert_file || tls->key_file ||
-         tls->insecure_skip_verify)) {
+         tls->insecure_skip_verify || tls->server_name)) {
         host->diag(d, &cfg->kubeconfig_file, "kubeconfig_file gives the server and the "
                    "credentials: api_server and tls cannot be set with it");
         rc = PROFD_ERR;
     }
+    if (client_tls_validate(host, d, tls, "tls: ") != PROFD_OK)
+        rc = PROFD_ERR;
     return rc;
 }
 

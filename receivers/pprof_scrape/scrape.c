@@ -47,6 +47,7 @@ struct scrape {
     int64_t next_due_ns;
     CURL *easy;
     struct curl_slist *headers;
+    struct client_tls_route route;   /* for tls_config.server_name */
     bool easy_credentials_set;
     int64_t credentials_stamp;     /* mtimes of the credentials files last read */
     uint8_t *body;
@@ -158,7 +159,7 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         const struct client_tls *tls = &kc[k].tls_config;
         if (kc[k].kubeconfig_file && *kc[k].kubeconfig_file &&
             ((kc[k].api_server && *kc[k].api_server) || kc[k].bearer_token_file || tls->ca_file ||
-             tls->cert_file || tls->key_file || tls->insecure_skip_verify)) {
+             tls->cert_file || tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
             host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server "
                        "and the credentials: api_server, bearer_token_file and tls_config "
                        "cannot be set with it", j->job_name);
@@ -251,6 +252,15 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         }
         if (validate_k8s(host, d, j) != PROFD_OK || validate_credentials(host, d, j) != PROFD_OK)
             rc = PROFD_ERR;
+        char what[160];
+        snprintf(what, sizeof(what), "job '%s': ", j->job_name);
+        if (client_tls_validate(host, d, &j->tls_config, what) != PROFD_OK)
+            rc = PROFD_ERR;
+        for (size_t k = 0; k < j->kubernetes_sd_configs.n; k++) {
+            const struct kubernetes_sd_config *kc = j->kubernetes_sd_configs.items;
+            if (client_tls_validate(host, d, &kc[k].tls_config, what) != PROFD_OK)
+                rc = PROFD_ERR;
+        }
         for (size_t k = 0; k < i; k++)
             if (!strcmp(jobs[k].job_name, j->job_name)) {
                 host->diag(d, &j->job_name, "job_name '%s' is used twice", j->job_name);
@@ -579,6 +589,8 @@ static void apply_credentials(struct scrape *sc)
     char *header = authorization_header(j);
     curl_slist_free_all(sc->headers);
     sc->headers = header ? curl_slist_append(NULL, header) : NULL;
+    if (sc->route.host_header)
+        sc->headers = curl_slist_append(sc->headers, sc->route.host_header);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, sc->headers);
     free(header);
 }
@@ -587,7 +599,8 @@ static void configure_easy(struct scrape *sc)
 {
     const struct job *j = job_of(sc->s, sc);
     CURL *e = sc->easy = curl_easy_init();
-    curl_easy_setopt(e, CURLOPT_URL, sc->u.url);
+    client_tls_route(j->tls_config.server_name, sc->u.url, &sc->route);
+    client_tls_route_apply(e, sc->u.url, &sc->route);
     curl_easy_setopt(e, CURLOPT_PRIVATE, sc);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, sc);
@@ -690,6 +703,7 @@ static void scrape_free(struct scrape *sc)
     instant_timer_disarm(&sc->due);
     curl_easy_cleanup(sc->easy);
     curl_slist_free_all(sc->headers);
+    client_tls_route_free(&sc->route);
     if (sc->gauge_labels) {
         s->host->gauge_del(s->self, "profd_scrape_up", sc->gauge_labels);
         s->host->gauge_del(s->self, "profd_scrape_duration_seconds", sc->gauge_labels);

@@ -171,13 +171,17 @@ def sign_test_cert(directory, name, common_name, extension):
     return cert, key
 
 
-def serve_tls(server, cert, key, client_ca=None, sni=None):
+def serve_tls(server, cert, key, client_ca=None, sni=None, versions=None):
     """Makes server (a socketserver) speak TLS with cert and key; with
-    client_ca, only to clients whose certificate that CA signed. The name
-    each client's handshake asks for (SNI) is appended to the list sni."""
+    client_ca, only to clients whose certificate that CA signed; with
+    versions, a (minimum, maximum) pair of ssl.TLSVersion names such as
+    "TLSv1_3", only those. The name each client's handshake asks for (SNI)
+    is appended to the list sni."""
     import ssl
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
+    if versions:
+        ctx.minimum_version, ctx.maximum_version = (getattr(ssl.TLSVersion, v) for v in versions)
     if sni is not None:
         ctx.sni_callback = lambda sock, name, context: sni.append(name)
     if client_ca:
@@ -559,8 +563,10 @@ class FakeTarget:
     of (status, body[, delay_seconds[, headers]]) served in order, the last
     repeating."""
 
-    def __init__(self, tls=None):
-        """tls: (certfile, keyfile) to serve HTTPS, or None for HTTP."""
+    def __init__(self, tls=None, tls_versions=None):
+        """tls: (certfile, keyfile) to serve HTTPS, or None for HTTP; then
+        tls_versions as serve_tls takes them. The names clients ask for
+        (SNI) are in self.sni."""
         import http.server
         routes = self.routes = {}
         hits = self.hits = {}
@@ -592,8 +598,9 @@ class FakeTarget:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        self.sni = []
         if tls:
-            serve_tls(self.server, *tls)
+            serve_tls(self.server, *tls, sni=self.sni, versions=tls_versions)
         self.address = "127.0.0.1:%d" % self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

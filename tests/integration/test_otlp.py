@@ -16,7 +16,7 @@ import urllib.request
 
 from harness import (GO_CORPUS, ROOT, Profd, ProfdTestCase, corpus_files, exported_counts,
                      make_test_certs, metric_value, protoc_modules, push_series, raw_pprof, run,
-                     TENANT_RULES, wait_until)
+                     sign_test_cert, TENANT_RULES, wait_until)
 
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
@@ -265,6 +265,35 @@ class OtlpReceiverTest(ProfdTestCase):
         self.procs.append(sender)
         wait_until(lambda: os.path.exists(self.path("profiles", "heap.pb.gz")), "profd over TLS")
         self.assertEqual(sender.stop(), 0)
+
+    def test_exporter_asks_for_its_tls_server_name(self):
+        """A receiver whose certificate names otlp.example alone: a sender
+        given its address takes it with tls.server_name, over gRPC and
+        HTTP, and without it refuses the certificate."""
+        make_test_certs(self.dir)
+        cert, key = sign_test_cert(self.dir, "named", "otlp.example",
+                                   "subjectAltName=DNS:otlp.example")
+        p = self.start(receiver_config(tls=", tls: {cert_file: %s, key_file: %s}" % (cert, key)))
+        self.spool_heap()
+        ca = self.path("ca.pem")
+        grpc_addr, http_addr = addresses(p)
+        named = "ca_file: %s, server_name: otlp.example" % ca
+        for sender, protocol, address, tls in [("grpc", "grpc", grpc_addr, named),
+                                               ("http", "http", http_addr, named),
+                                               ("unnamed", "grpc", grpc_addr, "ca_file: " + ca)]:
+            os.makedirs(self.path(sender))
+            self.procs.append(Profd(self.path(sender), sender_config(
+                self.path("spool"), 'endpoint: "https://%s", protocol: %s, tls: {%s}, '
+                'shutdown_timeout: 100ms' % (address, protocol, tls))))
+            if sender == "unnamed":
+                self.procs[-1].wait_log(r"export to https://%s failed.*: .*(SSL|certificate)" %
+                                        re.escape(address))
+            else:
+                wait_until(lambda: os.path.exists(self.path("profiles", "heap.pb.gz")), sender)
+                os.unlink(self.path("profiles", "heap.pb.gz"))
+        for sender in self.procs[1:]:
+            self.assertEqual(sender.stop(), 0)
+        self.assertEqual(os.listdir(self.path("profiles")), [])
 
     def test_tenant_and_delta_mark_as_pyroscopes_otlp_endpoint_sets_them(self):
         """X-Scope-OrgID (gRPC metadata or an HTTP header) becomes

@@ -6,7 +6,7 @@ import os
 import re
 
 from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, make_test_certs, metric_value,
-                     pprof_samples, subtract, wait_until)
+                     pprof_samples, run, sign_test_cert, subtract, wait_until)
 
 SCRAPE = """
 receivers:
@@ -491,6 +491,52 @@ service:
             r = run(["validate", "--config", self.path("bad.yaml")])
             self.assertEqual(r.returncode, 2, new)
             self.assertIn("job 'authz': " + says, r.stderr)
+
+    def test_tls_server_name_and_versions(self):
+        """tls_config.server_name is the name the handshake asks for and the
+        certificate is checked against, the connection still to the
+        target's address; min_version and max_version bound the TLS
+        versions, a server outside them failing the scrape."""
+        ca, _, _ = make_test_certs(self.dir)
+        cert = sign_test_cert(self.dir, "named", "pprof.example", "subjectAltName=DNS:pprof.example")
+        goroutine = (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read())
+        only = {}
+        for version in ("TLSv1_2", "TLSv1_3"):
+            only[version] = FakeTarget(tls=cert, tls_versions=(version, version))
+            only[version].set("/debug/pprof/goroutine", goroutine)
+            self.targets.append(only[version])
+        named = "ca_file: %s, server_name: pprof.example" % ca
+        jobs = {"named": (only["TLSv1_3"], named, 1),
+                "unnamed": (only["TLSv1_3"], "ca_file: %s" % ca, 0),
+                "max12": (only["TLSv1_3"], named + ", max_version: TLS12", 0),
+                "min13": (only["TLSv1_2"], named + ", min_version: TLS13", 0),
+                "at12": (only["TLSv1_2"], named + ", max_version: TLS12", 1)}
+        p = self.start(SCRAPE % "".join(
+            job(name, [t.address], ["goroutine"],
+                extra="        scheme: https\n        tls_config: {%s}\n" % tls)
+            for name, (t, tls, _) in jobs.items()))
+
+        def up():
+            m = p.metrics()
+            return {name: metric_value(m, "profd_scrape_up", component="pprof_scrape", job=name,
+                                       instance=t.address, profile="goroutine")
+                    for name, (t, _, _) in jobs.items()}
+        wait_until(lambda: None not in up().values(), "every job's first scrape")
+        self.assertEqual(up(), {name: want for name, (_, _, want) in jobs.items()})
+        self.assertIn("pprof.example", only["TLSv1_3"].sni)
+        self.assertEqual(set(only["TLSv1_2"].sni), {"pprof.example"})
+        self.assertEqual(p.stop(), 0)
+        for tls, says in [("min_version: TLS14", "unknown TLS version 'TLS14'"),
+                          ("min_version: TLS13, max_version: TLS12",
+                           "min_version TLS13 is above max_version TLS12"),
+                          ("server_name: 'pprof.example:443'",
+                           "server_name 'pprof.example:443' is not a host name")]:
+            with open(self.path("bad.yaml"), "w") as f:
+                f.write(SCRAPE % job("bad", ["127.0.0.1:1"], ["goroutine"],
+                                     extra="        tls_config: {%s}\n" % tls))
+            r = run(["validate", "--config", self.path("bad.yaml")])
+            self.assertEqual(r.returncode, 2, tls)
+            self.assertIn("job 'bad': " + says, r.stderr)
 
     def test_https_with_a_private_ca_and_insecure_skip_verify(self):
         ca, cert, key = make_test_certs(self.dir)

@@ -14,6 +14,9 @@
  *   none of them is dropped, and samples left with no value are removed.
  * - `max_stack_depth`: stacks cut to that many frames, those nearest the
  *   leaf kept.
+ * - `snapshot_sample_types`: the types that say what was in use at an
+ *   instant (inuse_space, goroutine): a window holds their average, not
+ *   the sum that would count the same memory once per profile.
  * At shutdown the open window goes on at once; what no queue takes then is
  * dropped and counted, its inputs' acks failed.
  */
@@ -35,6 +38,7 @@ struct config {
     int64_t window;
     struct profd_str_list sample_types;
     int64_t max_stack_depth;
+    struct profd_str_list snapshot_sample_types;
 };
 
 static const struct profd_option options[] = {
@@ -44,6 +48,10 @@ static const struct profd_option options[] = {
      "sample types kept, by type name (cpu, alloc_space, ...); empty: all"},
     {"max_stack_depth", PROFD_OPT_INT, offsetof(struct config, max_stack_depth), "0",
      "stacks cut to this many frames, those nearest the leaf kept; 0: whole"},
+    {"snapshot_sample_types", PROFD_OPT_STRING_LIST,
+     offsetof(struct config, snapshot_sample_types), "[inuse_space, inuse_objects, goroutine]",
+     "sample types that say what was in use at an instant: a window holds their average over "
+     "its profiles, not their sum; []: every type summed, as pprof merges"},
     {0},
 };
 
@@ -249,7 +257,7 @@ static struct profd_batch *window_batch(struct state *s, struct window *w)
     struct profd_batch *b = host->batch_new();
     for (size_t i = 0; i < w->nseries; i++) {
         struct series *se = &w->series[i];
-        struct profd_profile *p = merged_take(&se->merged);
+        struct profd_profile *p = merged_take(&se->merged, &s->cfg->snapshot_sample_types);
         if (!p)
             continue;
         struct profd_record *r = host->record_add_profile(b, p);

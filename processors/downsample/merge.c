@@ -341,9 +341,39 @@ static void free_tables(struct merged *m)
     free(m->stack);
 }
 
-struct profd_profile *merged_take(struct merged *m)
+/* Whether out's sample type t is named in names. */
+static bool type_named(const struct profd_profile *out, uint32_t t,
+                       const struct profd_str_list *names)
+{
+    const struct profd_str *name = &out->strings[out->sample_types[t].type];
+    for (size_t i = 0; names && i < names->n; i++)
+        if (strlen(names->items[i]) == name->len && !memcmp(names->items[i], name->ptr, name->len))
+            return true;
+    return false;
+}
+
+/* v / n rounded to the nearest, halves away from zero. */
+static int64_t rounded_quotient(int64_t v, int64_t n)
+{
+    return v >= 0 ? v / n + (v % n >= n - n / 2) : v / n - (-(v % n) >= n - n / 2);
+}
+
+/* Makes out's snapshot columns the average of the n profiles merged. */
+static void average_snapshots(struct profd_profile *out, size_t n,
+                              const struct profd_str_list *snapshots)
+{
+    for (uint32_t t = 0; n > 1 && t < out->nsample_types; t++)
+        if (type_named(out, t, snapshots))
+            for (size_t i = 0; i < out->nsamples; i++)
+                out->samples[i].values[t] =
+                    rounded_quotient(out->samples[i].values[t], (int64_t)n);
+}
+
+struct profd_profile *merged_take(struct merged *m, const struct profd_str_list *snapshots)
 {
     struct profd_profile *out = m->out;
+    if (out)
+        average_snapshots(out, m->nadded, snapshots);
     size_t kept = 0;   /* samples whose sums came to zero go, as in pprof's merge */
     for (size_t i = 0; out && i < out->nsamples; i++) {
         bool zero = true;

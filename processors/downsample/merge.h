@@ -54,8 +54,11 @@ void merged_init(struct merged *m, const struct profd_host *host);
 void merged_add(struct merged *m, const struct profd_profile *p, const struct merge_cut *cut);
 
 /* The merged profile (NULL when nothing was added), the caller's to free;
- * m is left empty for another merge. */
-struct profd_profile *merged_take(struct merged *m);
+ * m is left empty for another merge. The sample types named in snapshots
+ * (what was in use at an instant, such as inuse_space) hold the average
+ * over the profiles added, rounded to the nearest, where the other types
+ * hold the sum. */
+struct profd_profile *merged_take(struct merged *m, const struct profd_str_list *snapshots);
 
 /* Frees what m holds. */
 void merged_free(struct merged *m);

@@ -47,8 +47,8 @@ class DownsampleTest(ProfdTestCase):
         """Three CPU profiles, two heap profiles and a mutex profile in one
         window (an hour: they go on when profd stops) become one profile
         per series, the same, sample for sample and entry for entry, as go
-        tool pprof's merge of the same files; the files are deleted once
-        the merged profiles are written."""
+        tool pprof's merge of the same files (with no type averaged); the
+        files are deleted once the merged profiles are written."""
         copies = {"cpu.pb.gz": 3, "heap.pb.gz": 2, "mutex.pb.gz": 1}
         self.spool_copies(copies)
         os.makedirs(self.path("inputs"))
@@ -56,7 +56,7 @@ class DownsampleTest(ProfdTestCase):
             for i in range(n):
                 shutil.copyfile(os.path.join(GO_CORPUS, name),
                                 self.path("inputs", "%s%d" % (name, i)))
-        p = self.start_downsample("window: 1h")
+        p = self.start_downsample("window: 1h, snapshot_sample_types: []")
         wait_until(lambda: metric_value(p.metrics(), "profd_component_accepted_records_total",
                                         kind="processor", id="downsample") == 6,
                    "six profiles taken in")
@@ -74,9 +74,11 @@ class DownsampleTest(ProfdTestCase):
 
     def test_a_window_ends_on_the_clock(self):
         """A window of 2 s: the merged profile is written while profd
-        runs, and only then are its inputs deleted. (Long enough for both
-        inputs to be read into one window under a sanitizer on a loaded
-        machine, which 300 ms was not.)"""
+        runs, and only then are its inputs deleted. Of two heap profiles
+        the alloc_* columns (what happened) are summed, the inuse_* ones
+        (what was in use) averaged: the same memory is not counted twice.
+        (Long enough for both inputs to be read into one window under a
+        sanitizer on a loaded machine, which 300 ms was not.)"""
         self.spool_copies({"heap.pb.gz": 2})
         p = self.start_downsample("window: 2s")
         out = self.path("out", "memory")
@@ -84,7 +86,10 @@ class DownsampleTest(ProfdTestCase):
         wait_until(lambda: not os.listdir(self.path("spool")), "the inputs deleted")
         columns, merged = pprof_samples(out)
         _, one = pprof_samples(os.path.join(GO_CORPUS, "heap.pb.gz"))
-        self.assertEqual(merged, {k: [2 * v for v in vs] for k, vs in one.items()})
+        self.assertEqual(columns, ["alloc_objects/count", "alloc_space/bytes",
+                                   "inuse_objects/count", "inuse_space/bytes"])
+        self.assertEqual(merged, {k: [2 * vs[0], 2 * vs[1], vs[2], vs[3]]
+                                  for k, vs in one.items()})
         self.assertEqual(p.stop(), 0)
 
     def test_a_merged_profile_refused_keeps_its_inputs(self):

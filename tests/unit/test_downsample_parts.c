@@ -120,7 +120,7 @@ TEST(profiles_merge_as_pprof_merges_them)
     merged_add(&m, a, &all);
     merged_add(&m, b, &all);
     merged_add(&m, a, &all);
-    struct profd_profile *out = merged_take(&m);
+    struct profd_profile *out = merged_take(&m, NULL);
     CHECK_INT(out->nsamples, 3);   /* one per stack and labels */
     CHECK_INT(value_of(out, "leaf;work;main", NULL, 0), 3 + 6 + 3);
     CHECK_INT(value_of(out, "leaf;work;main", NULL, 1), 120000000);
@@ -139,12 +139,53 @@ TEST(profiles_merge_as_pprof_merges_them)
     CHECK_STR(str(out, out->sample_types[1].unit), "nanoseconds");
     CHECK_INT(m.nadded, 0);   /* taken: empty for another merge */
     merged_add(&m, a, &all);
-    struct profd_profile *again = merged_take(&m);
+    struct profd_profile *again = merged_take(&m, NULL);
     CHECK_INT(value_of(again, "leaf;work;main", NULL, 0), 3);
     profd_profile_free(again);
     profd_profile_free(out);
     profd_profile_free(a);
     profd_profile_free(b);
+}
+
+TEST(snapshot_types_hold_the_average_the_others_the_sum)
+{
+    struct merged m;
+    merged_init(&m, &profd_host_services);
+    struct profd_profile *a = cpu_profile("init", 2000, 1, 0x1000),
+                         *b = cpu_profile("other", 1000, 2, 0x1000);
+    struct merge_cut all = {(uint32_t[]){0, 1}, 2, 0};
+    merged_add(&m, a, &all);
+    merged_add(&m, b, &all);
+    merged_add(&m, b, &all);
+    char *names[] = {"cpu", "nothing"};   /* cpu taken for a snapshot here */
+    struct profd_str_list snapshots = {2, names};
+    struct profd_profile *out = merged_take(&m, &snapshots);
+    CHECK_INT(value_of(out, "leaf;work;main", NULL, 0), 3 + 6 + 6);   /* samples: summed */
+    CHECK_INT(value_of(out, "leaf;work;main", NULL, 1), 50000000);    /* 150e6 / 3 */
+    CHECK_INT(value_of(out, "work;main", "t1", 1), 16666667);         /* 50e6 / 3, rounded */
+    profd_profile_free(out);
+    /* a stack in one profile of two: half its value, to the nearest */
+    merged_add(&m, a, &all);
+    struct profd_profile *c = profd_profile_new(1024);
+    c->nsample_types = 2;
+    c->sample_types = profd_host_services.profile_alloc(c, 2 * sizeof(*c->sample_types));
+    c->sample_types[0] = (struct profd_value_type){intern(c, "samples"), intern(c, "count")};
+    c->sample_types[1] = (struct profd_value_type){intern(c, "cpu"), intern(c, "nanoseconds")};
+    uint32_t leaf = location(c, "leaf", 0x1000, 0x200), work = location(c, "work", 0x1000, 0x300),
+             main_ = location(c, "main", 0x1000, 0x400);
+    sample(c, (uint32_t[]){leaf, work, main_}, 3, 1, -5, NULL);
+    merged_add(&m, c, &all);
+    out = merged_take(&m, &snapshots);
+    CHECK_INT(value_of(out, "leaf;work;main", NULL, 1), 15000000 - 2);   /* (30e6 - 5) / 2 */
+    CHECK_INT(value_of(out, "work;main", "t2", 1), 10000000);
+    profd_profile_free(out);
+    CHECK_INT(rounded_quotient(-5, 2), -3);   /* halves away from zero */
+    CHECK_INT(rounded_quotient(5, 2), 3);
+    CHECK_INT(rounded_quotient(-4, 3), -1);
+    CHECK_INT(rounded_quotient(INT64_MAX, 1), INT64_MAX);
+    profd_profile_free(a);
+    profd_profile_free(b);
+    profd_profile_free(c);
 }
 
 TEST(the_cut_keeps_chosen_types_and_the_frames_nearest_the_leaf)
@@ -155,7 +196,7 @@ TEST(the_cut_keeps_chosen_types_and_the_frames_nearest_the_leaf)
     struct merge_cut cpu_only = {(uint32_t[]){1}, 1, 2};
     merged_add(&m, a, &cpu_only);
     merged_add(&m, a, &cpu_only);
-    struct profd_profile *out = merged_take(&m);
+    struct profd_profile *out = merged_take(&m, NULL);
     CHECK_INT(out->nsample_types, 1);
     CHECK_STR(str(out, out->sample_types[0].type), "cpu");
     CHECK_INT(value_of(out, "leaf;work", NULL, 0), 60000000);   /* main cut off */
@@ -176,7 +217,7 @@ TEST(a_binary_loaded_elsewhere_is_one_mapping)
     struct merge_cut all = {(uint32_t[]){0, 1}, 2, 0};
     merged_add(&m, a, &all);
     merged_add(&m, b, &all);
-    struct profd_profile *out = merged_take(&m);
+    struct profd_profile *out = merged_take(&m, NULL);
     CHECK_INT(out->nmappings, 1);
     CHECK_INT(out->mappings[0].memory_start, 0x400000);
     CHECK_INT(out->nlocations, 3);   /* the same three: rebased, they are alike */
@@ -200,7 +241,7 @@ TEST(sums_stop_at_the_limits)
     struct merge_cut all = {(uint32_t[]){0, 1}, 2, 0};
     merged_add(&m, a, &all);
     merged_add(&m, a, &all);
-    struct profd_profile *out = merged_take(&m);
+    struct profd_profile *out = merged_take(&m, NULL);
     CHECK(value_of(out, "leaf;work;main", NULL, 0) == INT64_MAX);
     profd_profile_free(out);
     merged_add(&m, a, &all);

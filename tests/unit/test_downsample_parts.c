@@ -54,17 +54,24 @@ static void sample(struct profd_profile *p, const uint32_t *stack, uint32_t n, i
     }
 }
 
-/* A CPU profile of main -> work -> leaf (and main -> work) in /bin/app
- * loaded at base, its entries made in the order given (first, a function
- * no sample uses). */
-static struct profd_profile *cpu_profile(const char *unused, int64_t time, int64_t scale,
-                                         uint64_t base)
+/* An empty profile of the sample types samples/count and cpu/nanoseconds. */
+static struct profd_profile *cpu_types(void)
 {
     struct profd_profile *p = profd_profile_new(1024);
     p->nsample_types = 2;
     p->sample_types = profd_host_services.profile_alloc(p, 2 * sizeof(*p->sample_types));
     p->sample_types[0] = (struct profd_value_type){intern(p, "samples"), intern(p, "count")};
     p->sample_types[1] = (struct profd_value_type){intern(p, "cpu"), intern(p, "nanoseconds")};
+    return p;
+}
+
+/* A CPU profile of main -> work -> leaf (and main -> work) in /bin/app
+ * loaded at base, its entries made in the order given (first, a function
+ * no sample uses). */
+static struct profd_profile *cpu_profile(const char *unused, int64_t time, int64_t scale,
+                                         uint64_t base)
+{
+    struct profd_profile *p = cpu_types();
     p->period_type = p->sample_types[1];
     p->period = 10000000 * scale;
     p->time_nanos = time;
@@ -149,16 +156,19 @@ TEST(profiles_merge_as_pprof_merges_them)
 
 TEST(snapshot_types_hold_the_average_the_others_the_sum)
 {
-    struct merged m;
-    merged_init(&m, &profd_host_services);
     struct profd_profile *a = cpu_profile("init", 2000, 1, 0x1000),
-                         *b = cpu_profile("other", 1000, 2, 0x1000);
-    struct merge_cut all = {(uint32_t[]){0, 1}, 2, 0};
-    merged_add(&m, a, &all);
-    merged_add(&m, b, &all);
-    merged_add(&m, b, &all);
+                         *b = cpu_profile("other", 1000, 2, 0x1000), *c = cpu_types();
+    uint32_t leaf = location(c, "leaf", 0x1000, 0x200), work = location(c, "work", 0x1000, 0x300),
+             main_ = location(c, "main", 0x1000, 0x400);
+    sample(c, (uint32_t[]){leaf, work, main_}, 3, 1, -5, NULL);
     char *names[] = {"cpu", "nothing"};   /* cpu taken for a snapshot here */
     struct profd_str_list snapshots = {2, names};
+    struct merge_cut all = {(uint32_t[]){0, 1}, 2, 0};
+    struct merged m;
+    merged_init(&m, &profd_host_services);
+    struct profd_profile *window[] = {a, b, b};
+    for (size_t i = 0; i < 3; i++)
+        merged_add(&m, window[i], &all);
     struct profd_profile *out = merged_take(&m, &snapshots);
     CHECK_INT(value_of(out, "leaf;work;main", NULL, 0), 3 + 6 + 6);   /* samples: summed */
     CHECK_INT(value_of(out, "leaf;work;main", NULL, 1), 50000000);    /* 150e6 / 3 */
@@ -166,14 +176,6 @@ TEST(snapshot_types_hold_the_average_the_others_the_sum)
     profd_profile_free(out);
     /* a stack in one profile of two: half its value, to the nearest */
     merged_add(&m, a, &all);
-    struct profd_profile *c = profd_profile_new(1024);
-    c->nsample_types = 2;
-    c->sample_types = profd_host_services.profile_alloc(c, 2 * sizeof(*c->sample_types));
-    c->sample_types[0] = (struct profd_value_type){intern(c, "samples"), intern(c, "count")};
-    c->sample_types[1] = (struct profd_value_type){intern(c, "cpu"), intern(c, "nanoseconds")};
-    uint32_t leaf = location(c, "leaf", 0x1000, 0x200), work = location(c, "work", 0x1000, 0x300),
-             main_ = location(c, "main", 0x1000, 0x400);
-    sample(c, (uint32_t[]){leaf, work, main_}, 3, 1, -5, NULL);
     merged_add(&m, c, &all);
     out = merged_take(&m, &snapshots);
     CHECK_INT(value_of(out, "leaf;work;main", NULL, 1), 15000000 - 2);   /* (30e6 - 5) / 2 */

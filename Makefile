@@ -54,10 +54,10 @@ processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto
-exporter_otlp_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/running_total.c \
+exporter_otlp_SRCS := lib/client_auth.c lib/file_io.c lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/running_total.c \
     lib/tenant_id.c
 exporter_parca_LIBS := -lcurl -lcrypto
-exporter_parca_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
+exporter_parca_SRCS := lib/client_auth.c lib/file_io.c lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c lib/tenant_id.c
 receiver_parca_SRCS := lib/raw_series.c lib/label_valid.c lib/utf8_valid.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
@@ -72,7 +72,7 @@ processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/fil
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_kubeconfig.c \
     lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c \
     lib/json_pull.c
-exporter_pyroscope_SRCS := lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
+exporter_pyroscope_SRCS := lib/client_auth.c lib/file_io.c lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
     lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c lib/tenant_id.c
 
 PROTO_SRC := $(wildcard proto/*.proto)

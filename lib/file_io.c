@@ -91,3 +91,11 @@ char *read_secret(const char *path)
         text[strcspn(text, "\r\n")] = '\0';
     return text;
 }
+
+int64_t file_mtime_ns(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return 0;
+    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}

@@ -4,6 +4,7 @@
 #define PROFD_FILE_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* mkdir -p for the directories of path (not its last component: pass a
  * path ending in '/' to make the directory itself). path is modified while
@@ -25,5 +26,9 @@ char *read_small_file(const char *path, size_t max, size_t *len);
 /* The first line of the file at path (a token, a password), without its
  * line end, malloc'd; NULL when it cannot be read or holds over 64 KiB. */
 char *read_secret(const char *path);
+
+/* The modification time of the file at path in ns, to tell when a secret
+ * changed; 0 when path is NULL or names no file. */
+int64_t file_mtime_ns(const char *path);
 
 #endif

@@ -15,10 +15,12 @@
 #include <strings.h>
 #include <time.h>
 
+#include "file_io.h"
 #include "grow.h"
 #include "hex.h"
 #include "grpc_frame.h"
 #include "pb_reader.h"
+#include "proxy_url.h"
 
 #define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
 
@@ -33,6 +35,10 @@ struct rpc_client {
     bool retry_408_5xx;
     char *compression;
     int64_t timeout;
+    /* secrets read from files, again when they change */
+    char *bearer_token_file, *password_file;
+    int64_t secrets_stamp;    /* the files' mtimes when last read */
+    char *file_authorization; /* "Authorization: Bearer <token>" from bearer_token_file */
 };
 
 /* What the callbacks collect during one call. */
@@ -106,7 +112,9 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     }
     for (const char *const *p = o->protocol_headers; p && *p; p++)
         c->headers = curl_slist_append(c->headers, *p);
-    if (o->bearer_token && *o->bearer_token) {
+    if (o->bearer_token_file && *o->bearer_token_file)
+        c->bearer_token_file = must_strdup(o->bearer_token_file);
+    else if (o->bearer_token && *o->bearer_token) {
         char *line = must_asprintf("Authorization: Bearer %s", o->bearer_token);
         c->headers = curl_slist_append(c->headers, line);
         free(line);
@@ -126,7 +134,13 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
         curl_easy_setopt(h, CURLOPT_PASSWORD, o->password ? o->password : "");
+        if (o->password_file && *o->password_file)
+            c->password_file = must_strdup(o->password_file);
     }
+    char *proxy = o->proxy_url && *o->proxy_url ? proxy_url_for_curl(o->proxy_url) : NULL;
+    if (proxy)
+        curl_easy_setopt(h, CURLOPT_PROXY, proxy);
+    free(proxy);
     return c;
 }
 
@@ -141,7 +155,33 @@ void rpc_client_free(struct rpc_client *c)
     pthread_mutex_destroy(&c->mu);
     free(c->url);
     free(c->compression);
+    free(c->bearer_token_file);
+    free(c->password_file);
+    free(c->file_authorization);
     free(c);
+}
+
+/* Reads the client's secret files again when they changed since the last
+ * call (c->mu held): the password onto the handle, the token into the
+ * Authorization line call_headers adds. A file that cannot be read leaves
+ * an empty secret, which the server refuses, saying so. */
+static void refresh_secrets(struct rpc_client *c)
+{
+    if (!c->bearer_token_file && !c->password_file)
+        return;
+    int64_t stamp = file_mtime_ns(c->bearer_token_file) ^ file_mtime_ns(c->password_file);
+    if (c->file_authorization && stamp == c->secrets_stamp)
+        return;
+    c->secrets_stamp = stamp;
+    char *token = c->bearer_token_file ? read_secret(c->bearer_token_file) : NULL;
+    free(c->file_authorization);
+    c->file_authorization = must_asprintf("Authorization: Bearer %s", token ? token : "");
+    free(token);
+    if (c->password_file) {
+        char *password = read_secret(c->password_file);
+        curl_easy_setopt(c->curl, CURLOPT_PASSWORD, password ? password : "");
+        free(password);
+    }
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -331,8 +371,9 @@ static int finish_http(const struct rpc_client *c, struct call *call)
     return c->retry_408_5xx && (s == 408 || s >= 500) ? PROFD_ERETRY : PROFD_ERR;
 }
 
-/* The headers of one call: timeout's grpc-timeout and header, when set,
- * before the client's own (which the list ends with, not owning them). */
+/* The headers of one call: timeout's grpc-timeout, the token read from a
+ * file, and header, when set, before the client's own (which the list ends
+ * with, not owning them). */
 static struct curl_slist *call_headers(const struct rpc_client *c, const char *header)
 {
     struct curl_slist *own = NULL;
@@ -341,6 +382,8 @@ static struct curl_slist *call_headers(const struct rpc_client *c, const char *h
         snprintf(line, sizeof(line), "grpc-timeout: %lldm", (long long)(c->timeout / 1000000));
         own = curl_slist_append(own, line);
     }
+    if (c->bearer_token_file)
+        own = curl_slist_append(own, c->file_authorization);
     if (header && *header)
         own = curl_slist_append(own, header);
     if (!own)
@@ -388,6 +431,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     }
     pthread_mutex_lock(&c->mu);
     CURL *h = c->curl;
+    refresh_secrets(c);
     struct curl_slist *headers = call_headers(c, header);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_URL, url);

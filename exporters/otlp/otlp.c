@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/client_auth.h"
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
 #include "../../lib/pb_reader.h"
@@ -41,6 +42,7 @@ struct config {
     int64_t send_batch_size;
     uint64_t max_request_size;
     struct client_tls tls;
+    struct client_auth auth;
 };
 
 static const struct profd_option options[] = {
@@ -66,6 +68,7 @@ static const struct profd_option options[] = {
      "a single larger record is sent alone"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      client_tls_options},
+    CLIENT_AUTH_OPTIONS(struct config, auth),
     {0},
 };
 
@@ -94,7 +97,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->send_batch_size, "send_batch_size must be at least 1");
         rc = PROFD_ERR;
     }
-    if (client_tls_validate(host, d, &cfg->tls, "tls: ") != PROFD_OK)
+    if (client_tls_validate(host, d, &cfg->tls, "tls: ") != PROFD_OK ||
+        client_auth_validate(host, d, &cfg->auth, "") != PROFD_OK)
         rc = PROFD_ERR;
     return rc;
 }
@@ -124,6 +128,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
+    client_auth_to_rpc(&cfg->auth, &o);
     char err[256];
     e->client = rpc_client_new(host, &o, err, sizeof(err));
     if (!e->client) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/client_auth.h"
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
 #include "../../lib/label_valid.h"
@@ -27,7 +28,7 @@
 
 struct config {
     char *endpoint;
-    char *bearer_token;
+    struct client_auth auth;
     char *tenant;
     struct profd_str_map headers;
     int64_t timeout;
@@ -38,8 +39,7 @@ struct config {
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:7070",
      "host:port or http(s)://host:port; https:// means TLS"},
-    {"bearer_token", PROFD_OPT_STRING, offsetof(struct config, bearer_token), NULL,
-     "sent as \"authorization: Bearer <token>\""},
+    CLIENT_AUTH_OPTIONS(struct config, auth),
     {"tenant", PROFD_OPT_STRING, offsetof(struct config, tenant), NULL,
      "the request's tenant field"},
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,
@@ -68,7 +68,9 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->endpoint, "endpoint is empty");
         return PROFD_ERR;
     }
-    return client_tls_validate(host, d, &cfg->tls, "tls: ");
+    if (client_tls_validate(host, d, &cfg->tls, "tls: ") != PROFD_OK)
+        return PROFD_ERR;
+    return client_auth_validate(host, d, &cfg->auth, "");
 }
 
 static int send_request(struct parca_exporter *e, const struct pb_buf *req)
@@ -180,10 +182,10 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         .url = cfg->endpoint,
         .protocol = PROFD_RPC_GRPC,
         .headers = &cfg->headers,
-        .bearer_token = cfg->bearer_token,
         .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
+    client_auth_to_rpc(&cfg->auth, &o);
     char err[256];
     e->client = rpc_client_new(host, &o, err, sizeof(err));
     if (!e->client) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/client_auth.h"
 #include "../../lib/client_tls.h"
 #include "../../lib/grow.h"
 #include "../../lib/label_valid.h"
@@ -38,10 +39,7 @@ static const char *const apis[] = {"push", "ingest", NULL};
 struct server {
     char *endpoint;
     char *tenant;
-    char *bearer_token;
-    struct {
-        char *username, *password;
-    } basic_auth;
+    struct client_auth auth;
     struct profd_str_map headers;
     struct client_tls tls;
 };
@@ -54,13 +52,16 @@ struct config {
     int64_t timeout;
 };
 
-static const struct profd_option basic_auth_options[] = {
-    {"username", PROFD_OPT_STRING, 0, NULL, "user name"},
-    {"password", PROFD_OPT_STRING, sizeof(char *), NULL, "password"},
-    {0},
-};
-
-#define SERVER_OPTIONS(default_endpoint)                                                           {"endpoint", PROFD_OPT_STRING, offsetof(struct server, endpoint), default_endpoint,             "the server's base URL; https:// means TLS"},                                                {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                             "sent as X-Scope-OrgID with every profile; unset: each profile's __tenant_id__, if any"},                                                                     {"bearer_token", PROFD_OPT_STRING, offsetof(struct server, bearer_token), NULL,                 "sent as \"Authorization: Bearer <token>\""},                                                {"basic_auth", PROFD_OPT_OBJECT, offsetof(struct server, basic_auth), NULL,                     "HTTP basic auth", basic_auth_options},                                                       {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,                       "headers sent with every request"},                                                           {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",                   client_tls_options}
+#define SERVER_OPTIONS(default_endpoint)                                                   \
+    {"endpoint", PROFD_OPT_STRING, offsetof(struct server, endpoint), default_endpoint,     \
+     "the server's base URL; https:// means TLS"},                                          \
+    {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                     \
+     "sent as X-Scope-OrgID with every profile; unset: each profile's __tenant_id__, if any"}, \
+    CLIENT_AUTH_OPTIONS(struct server, auth),                                               \
+    {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,               \
+     "headers sent with every request"},                                                    \
+    {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",           \
+     client_tls_options}
 
 static const struct profd_option server_options[] = {SERVER_OPTIONS(NULL), {0}};
 
@@ -115,7 +116,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &srv[i].tenant, "%s", why);
             return PROFD_ERR;
         }
-        if (client_tls_validate(host, d, &srv[i].tls, "tls: ") != PROFD_OK)
+        if (client_tls_validate(host, d, &srv[i].tls, "tls: ") != PROFD_OK ||
+            client_auth_validate(host, d, &srv[i].auth, "") != PROFD_OK)
             return PROFD_ERR;
     }
     return PROFD_OK;
@@ -376,13 +378,11 @@ static struct rpc_client *client_for(const struct profd_host *host, const struct
         .content_type = cfg->api == API_PUSH ? "application/proto" : "application/octet-stream",
         .headers = &srv->headers,
         .protocol_headers = protocol,
-        .bearer_token = srv->bearer_token,
         .tls = &srv->tls,
         .timeout = cfg->timeout,
         .retry_408_5xx = true,
-        .username = srv->basic_auth.username,
-        .password = srv->basic_auth.password,
     };
+    client_auth_to_rpc(&srv->auth, &o);
     return rpc_client_new(host, &o, err, errlen);   /* copies the headers */
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../lib/client_auth.h"
 #include "../../lib/client_tls.h"
 #include "profd/plugin.h"
 
@@ -51,10 +52,6 @@ struct kubernetes_sd_config {
     int64_t timeout;
 };
 
-struct basic_auth {
-    char *username, *password, *password_file;
-};
-
 /* Prometheus's authorization: the header "Authorization: <type> <credentials>". */
 struct authorization {
     char *type, *credentials, *credentials_file;
@@ -86,7 +83,7 @@ struct job {
     struct profd_obj_list file_sd_configs;   /* struct file_sd_config */
     struct profd_obj_list kubernetes_sd_configs;   /* struct kubernetes_sd_config */
     struct profd_relabel *relabel_configs;
-    struct basic_auth basic_auth;
+    struct client_basic_auth basic_auth;
     char *bearer_token, *bearer_token_file;
     struct authorization authorization;
     struct client_tls tls_config;

@@ -83,14 +83,6 @@ static const struct profd_option kubernetes_sd_options[] = {
     {0},
 };
 
-static const struct profd_option basic_auth_options[] = {
-    {"username", PROFD_OPT_STRING, SUB(struct basic_auth, username), NULL, "user name"},
-    {"password", PROFD_OPT_STRING, SUB(struct basic_auth, password), NULL, "password"},
-    {"password_file", PROFD_OPT_STRING, SUB(struct basic_auth, password_file), NULL,
-     "file holding the password, read again whenever it changes"},
-    {0},
-};
-
 static const struct profd_option authorization_options[] = {
     {"type", PROFD_OPT_STRING, SUB(struct authorization, type), "Bearer",
      "the header's scheme (Basic is basic_auth's)"},
@@ -158,7 +150,7 @@ static const struct profd_option job_options[] = {
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__, "
      "__delta__, __tenant_id__)"},
     {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",
-     basic_auth_options},
+     client_basic_auth_options},
     {"bearer_token", PROFD_OPT_STRING, SUB(struct job, bearer_token), NULL,
      "Authorization: Bearer token"},
     {"bearer_token_file", PROFD_OPT_STRING, SUB(struct job, bearer_token_file), NULL,

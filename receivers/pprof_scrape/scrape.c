@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "../../lib/file_io.h"
@@ -541,15 +540,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 
 /* ---- scheduling ---- */
 
-/* Modification time of a credentials file, 0 when there is none. */
-static int64_t file_mtime(const char *path)
-{
-    struct stat st;
-    if (!path || stat(path, &st) != 0)
-        return 0;
-    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-}
-
 /* The Authorization header j asks for (bearer_token[_file], or
  * authorization), malloc'd, a credentials file read anew; NULL for none. */
 static char *authorization_header(const struct job *j)
@@ -572,8 +562,9 @@ static char *authorization_header(const struct job *j)
 static void apply_credentials(struct scrape *sc)
 {
     const struct job *j = job_of(sc->s, sc);
-    int64_t stamp = file_mtime(j->basic_auth.password_file) ^ file_mtime(j->bearer_token_file) ^
-                    file_mtime(j->authorization.credentials_file);
+    int64_t stamp = file_mtime_ns(j->basic_auth.password_file) ^
+                    file_mtime_ns(j->bearer_token_file) ^
+                    file_mtime_ns(j->authorization.credentials_file);
     if (sc->easy_credentials_set && stamp == sc->credentials_stamp)
         return;
     sc->credentials_stamp = stamp;

@@ -187,8 +187,10 @@ class ParcaTest(ProfdTestCase):
         address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
                                   write)
         shutil.copytree(GO_CORPUS, self.path("spool"))
-        self.start(SENDER % (self.path("spool"), 'endpoint: "%s", '
-                             'bearer_token: t0k, headers: {projectid: p1}' % address))
+        with open(self.path("token"), "w") as f:
+            f.write("t0k\n")
+        self.start(SENDER % (self.path("spool"), 'endpoint: "%s", bearer_token_file: %s, '
+                             'headers: {projectid: p1}' % (address, self.path("token"))))
 
         def series():
             with lock:

@@ -923,6 +923,60 @@ service:
         self.assertNotIn("__delta__", params["name"][0])   # the server marks /ingest itself
         self.assertIn("env=test", params["name"][0])
 
+    def test_exporter_secrets_from_files_and_a_proxy(self):
+        """bearer_token_file and basic_auth.password_file are read again
+        when they change: a rotated secret goes from the next request on;
+        proxy_url sends a server's requests through a forward proxy
+        (nginx), the other server's going straight."""
+        from harness import ForwardProxy
+        proxy = ForwardProxy(self.path("proxy"))
+        self.addCleanup(proxy.stop)
+        got_a, got_b = [], []
+        port_a, port_b = (self.serve_http(stand_in(got, [200])) for got in (got_a, got_b))
+        token, password = self.path("token"), self.path("password")
+
+        def write(path, secret):
+            with open(path + ".new", "w") as f:
+                f.write(secret + "\n")
+            os.utime(path + ".new", (len(secret), len(secret)))   # each its own mtime
+            os.rename(path + ".new", path)
+        write(token, "t1")
+        write(password, "p1")
+        p, ingest = self.start_pushes_into(
+            'pyroscope: {servers: [{endpoint: "http://127.0.0.1:%d", bearer_token_file: %s, '
+            'proxy_url: "%s"}, {endpoint: "http://127.0.0.1:%d", '
+            'basic_auth: {username: u, password_file: %s}}]}' % (
+                port_a, token, proxy.url, port_b, password))
+
+        def sent(got, header):
+            return [h.get(header) for _, h, _ in list(got)]
+        basic = lambda pw: "Basic " + base64.b64encode(b"u:" + pw).decode()
+        push_series(ingest, "f", ["a"])
+        wait_until(lambda: got_a and got_b, "both servers' first push")
+        write(token, "t22")
+        write(password, "p22")
+        push_series(ingest, "f", ["b"])
+        wait_until(lambda: len(got_a) == 2 and len(got_b) == 2, "both servers' second push")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(sent(got_a, "Authorization"), ["Bearer t1", "Bearer t22"])
+        self.assertEqual(sent(got_b, "Authorization"), [basic(b"p1"), basic(b"p22")])
+        self.assertEqual(sent(got_a, "Via"), ["1.1 nginx"] * 2)
+        self.assertEqual(sent(got_b, "Via"), [None] * 2)
+        from harness import run
+        for auth, says in [("bearer_token: x, bearer_token_file: %s" % token,
+                            "bearer_token and bearer_token_file cannot both be set"),
+                           ("bearer_token: x, basic_auth: {username: u}",
+                            "at most one of bearer_token (or bearer_token_file) and basic_auth"),
+                           ("basic_auth: {username: u, password: x, password_file: %s}" % password,
+                            "basic_auth's password and password_file cannot both be set"),
+                           ('proxy_url: "ftp://127.0.0.1:1"',
+                            "proxy_url 'ftp://127.0.0.1:1' is not http://, https:// or socks5://")]:
+            with open(self.path("bad.yaml"), "w") as f:
+                f.write(SENDER % (self.path("spool"), auth))
+            r = run(["validate", "--config", self.path("bad.yaml")])
+            self.assertEqual(r.returncode, 2, auth)
+            self.assertIn(says, r.stderr)
+
     def test_exporter_sends_to_several_servers_retrying_each_alone(self):
         got_a, got_b = [], []
         port_a = self.serve_http(stand_in(got_a, [503, 200]))

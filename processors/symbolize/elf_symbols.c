@@ -592,11 +592,34 @@ static size_t index_footprint(const struct elf_binary *b)
            frame_cache_footprint(b->results);
 }
 
+/* Whether lane k of b (0: b itself) or one before it read split units
+ * from the file f already. */
+static bool split_file_seen(const struct elf_binary *b, size_t k, const struct split_file *f)
+{
+    for (size_t j = 0; j < k; j++) {
+        size_t n;
+        const struct split_file *seen = scope_index_split_files(j ? b->lanes[j]->scopes
+                                                                  : b->scopes, &n);
+        for (size_t i = 0; i < n; i++)
+            if (seen[i].dev == f->dev && seen[i].ino == f->ino)
+                return true;
+    }
+    return false;
+}
+
 size_t elf_binary_footprint(const struct elf_binary *b)
 {
     size_t bytes = b->footprint + index_footprint(b);
     for (size_t k = 1; k < b->nlanes; k++)   /* the files are the binary's own, shared */
         bytes += index_footprint(b->lanes[k]);
+    for (size_t k = 0; k < (b->nlanes ? b->nlanes : 1); k++) {   /* split units' files, once */
+        size_t n;
+        const struct split_file *files = scope_index_split_files(k ? b->lanes[k]->scopes
+                                                                   : b->scopes, &n);
+        for (size_t i = 0; i < n; i++)
+            if (!split_file_seen(b, k, &files[i]))
+                bytes += files[i].size;
+    }
     return bytes;
 }
 

@@ -5,6 +5,7 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lib/binary_lookup.h"
@@ -64,6 +65,8 @@ struct scope_index {
     bool package_looked_for;
     char *package_problem;   /* a file looked at as the package that is none (malloc'd), or NULL */
     char *unit_missing;      /* the first split unit found nowhere, said so (malloc'd), or NULL */
+    struct split_file *split_files;       /* the .dwo files and package read from */
+    size_t nsplit_files, split_files_cap;
     const struct binary_lookup *lookup;   /* its directories, searched for the package too */
     /* While reading a unit: */
     struct func *fresh;
@@ -240,12 +243,31 @@ static void merge_fresh(struct scope_index *x)
     x->nfuncs += x->nfresh;
 }
 
+/* Notes that split units are read from the file at path, once; false
+ * when there is no file there. */
+static bool note_split_file(struct scope_index *x, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    for (size_t i = 0; i < x->nsplit_files; i++)
+        if (x->split_files[i].dev == st.st_dev && x->split_files[i].ino == st.st_ino)
+            return true;
+    x->split_files = grow_array(x->split_files, &x->split_files_cap, x->nsplit_files + 1,
+                                sizeof(*x->split_files));
+    x->split_files[x->nsplit_files++] =
+        (struct split_file){st.st_dev, st.st_ino, (size_t)st.st_size};
+    return true;
+}
+
 /* Opens the package at path (taken) into x->package unless one is open;
  * notes the first file there that is no package. */
 static void try_package(struct scope_index *x, char *path)
 {
-    if (!x->package && !(x->package = dwp_open(path)) && !x->package_problem &&
-        access(path, F_OK) == 0)
+    bool opened = !x->package && (x->package = dwp_open(path)) != NULL;
+    if (opened)
+        note_split_file(x, path);
+    else if (!x->package && !x->package_problem && access(path, F_OK) == 0)
         x->package_problem = must_asprintf("DWARF package %s: no unit index read from it",
                                            path);
     free(path);
@@ -277,19 +299,46 @@ static struct dwp *package(struct scope_index *x)
     return x->package;
 }
 
-/* Notes that the split unit of skeleton unit cu was found neither in its
- * .dwo file nor in a DWARF package. */
-static void note_unit_missing(struct scope_index *x, Dwarf_Die *cu)
+/* The .dwo file skeleton unit cu names, as elfutils looks for it (a
+ * relative name from the compilation directory), malloc'd; "(unnamed)"
+ * when it names none. */
+static char *dwo_path(Dwarf_Die *cu)
 {
     Dwarf_Attribute at;
     const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
     const char *dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_dwo_name, &at));
     if (!dwo)
         dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_GNU_dwo_name, &at));
-    x->unit_missing = must_asprintf("split unit %s%s%s found neither as that file nor in a DWARF "
-                                    "package",
-                                    dwo && *dwo != '/' && dir ? dir : "",
-                                    dwo && *dwo != '/' && dir ? "/" : "", dwo ? dwo : "(unnamed)");
+    return must_asprintf("%s%s%s", dwo && *dwo != '/' && dir ? dir : "",
+                         dwo && *dwo != '/' && dir ? "/" : "", dwo ? dwo : "(unnamed)");
+}
+
+/* Notes the .dwo file elfutils read skeleton unit cu's split unit from:
+ * the name from the compilation directory, else beside the binary, where
+ * elfutils looks. */
+static void note_dwo_file(struct scope_index *x, Dwarf_Die *cu)
+{
+    char *path = dwo_path(cu);
+    const char *binary = NULL;
+    dwfl_module_info(x->mod, NULL, NULL, NULL, NULL, NULL, &binary, NULL);
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *dir_end = binary ? strrchr(binary, '/') : NULL;
+    if (!note_split_file(x, path) && dir_end) {
+        char *beside = must_asprintf("%.*s/%s", (int)(dir_end - binary), binary, name);
+        note_split_file(x, beside);
+        free(beside);
+    }
+    free(path);
+}
+
+/* Notes that the split unit of skeleton unit cu was found neither in its
+ * .dwo file nor in a DWARF package. */
+static void note_unit_missing(struct scope_index *x, Dwarf_Die *cu)
+{
+    char *path = dwo_path(cu);
+    x->unit_missing = must_asprintf("split unit %s found neither as that file nor in a DWARF "
+                                    "package", path);
+    free(path);
 }
 
 /* The DIE whose children are cu's functions: a skeleton unit's split
@@ -305,6 +354,8 @@ static Dwarf_Die *split_unit(struct scope_index *x, Dwarf_Die *cu, Dwarf_Die *sp
         type != DW_UT_skeleton)
         return cu;
     x->skeleton = cu;
+    if (split->cu)   /* elfutils opened its .dwo file */
+        note_dwo_file(x, cu);
     if (!split->cu && package(x))
         x->packed = dwp_split_unit(x->package, cu, split);
     if (!split->cu && !x->unit_missing)
@@ -491,7 +542,14 @@ size_t scope_index_unit_bytes(const struct scope_index *x)
 size_t scope_index_footprint(const struct scope_index *x)
 {
     return x->funcs_cap * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +
-           x->ninfos * sizeof(*x->infos) + x->spans_cap * sizeof(*x->spans);
+           x->ninfos * sizeof(*x->infos) + x->spans_cap * sizeof(*x->spans) +
+           x->split_files_cap * sizeof(*x->split_files);
+}
+
+const struct split_file *scope_index_split_files(const struct scope_index *x, size_t *n)
+{
+    *n = x->nsplit_files;
+    return x->split_files;
 }
 
 void scope_index_free(struct scope_index *x)
@@ -507,6 +565,7 @@ void scope_index_free(struct scope_index *x)
     dwp_close(x->package);
     free(x->package_problem);
     free(x->unit_missing);
+    free(x->split_files);
     free(x);
 }
 

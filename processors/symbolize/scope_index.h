@@ -39,8 +39,17 @@ bool scope_index_line(struct scope_index *x, Dwarf_Addr addr, const char **file,
                       const char **dir, int *line, int *column);
 /* How many bytes of .debug_info the units the index has read so far take. */
 size_t scope_index_unit_bytes(const struct scope_index *x);
-/* An estimate of the memory the index holds. */
+/* An estimate of the memory the index holds, its split units' files
+ * aside (scope_index_split_files). */
 size_t scope_index_footprint(const struct scope_index *x);
+
+/* A file split units were read from: a .dwo file or a DWARF package. */
+struct split_file {
+    uint64_t dev, ino;   /* which file: the same one opened by two lanes is one */
+    size_t size;
+};
+/* The files x has read split units from, *n of them. */
+const struct split_file *scope_index_split_files(const struct scope_index *x, size_t *n);
 /* The DWARF package split units are read from (dwp_file), NULL when none
  * is open. */
 Elf *scope_index_package_file(const struct scope_index *x);

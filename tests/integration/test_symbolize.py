@@ -1261,20 +1261,14 @@ class SymbolizeTest(ProfdTestCase):
         got = self.run_symbolize({"p": pprof_mappings(parts)}, extra="\n    max_memory: 1")["p"]
         self.assertEqual(got, want)
 
-    def test_what_lookups_add_to_a_binary_counts_against_max_memory(self):
-        """After a profile, a binary's index and results count with its file
-        (profd_symbolize_open_bytes); one that fit max_memory when opened
-        but not once its lookups built them is closed when the profile is
-        done."""
-        binary = self.compile("inl")
-        size = os.path.getsize(binary)
-        addrs = function_addresses(binary, ["walk", "outer", "main"])
+    def open_bytes_after(self, binary, functions, max_memory):
+        """profd_symbolize_open_bytes once a profile of binary's functions
+        went through symbolize with max_memory."""
+        addrs = function_addresses(binary, functions)
         off, vaddr, tsize = text_segment(binary)
         mapping = (BASE + vaddr, BASE + vaddr + tsize, off, binary, build_id(binary))
-
-        def open_bytes(max_memory):
-            with self.subTest(max_memory=max_memory):
-                p = self.start("""
+        with self.subTest(binary=binary, max_memory=max_memory):
+            p = self.start("""
 receivers:
   pprof_file: {include: [spool/*.pb.gz]}
 processors:
@@ -1286,21 +1280,45 @@ service:
   pipelines:
     profiles: {receivers: [pprof_file], processors: [symbolize], exporters: [nop]}
 """ % max_memory)
-                mark = p.mark()
-                self.spool("p%d.pb.gz" % max_memory,
-                           gzip.compress(pprof(mapping, [BASE + a for a in addrs])))
-                p.wait_log("locations looked at", start=mark)
+            mark = p.mark()
+            self.spool("p%d.pb.gz" % max_memory,
+                       gzip.compress(pprof(mapping, [BASE + a for a in addrs])))
+            p.wait_log("locations looked at", start=mark)
 
-                def published():   # once the batch is done, just after that line
-                    v = metric_value(p.metrics(), "profd_symbolize_open_bytes",
-                                     component="symbolize")
-                    return None if v is None else [v]
-                value = wait_until(published, "profd_symbolize_open_bytes on /metrics")[0]
-                self.assertEqual(p.stop(), 0)
-                return value
+            def published():   # once the batch is done, just after that line
+                v = metric_value(p.metrics(), "profd_symbolize_open_bytes",
+                                 component="symbolize")
+                return None if v is None else [v]
+            value = wait_until(published, "profd_symbolize_open_bytes on /metrics")[0]
+            self.assertEqual(p.stop(), 0)
+            return value
 
-        self.assertGreater(open_bytes(1 << 30), size)
-        self.assertEqual(open_bytes(size), 0)
+    def test_what_lookups_add_to_a_binary_counts_against_max_memory(self):
+        """After a profile, a binary's index and results count with its file
+        (profd_symbolize_open_bytes); one that fit max_memory when opened
+        but not once its lookups built them is closed when the profile is
+        done."""
+        binary = self.compile("inl")
+        size = os.path.getsize(binary)
+        functions = ["walk", "outer", "main"]
+        self.assertGreater(self.open_bytes_after(binary, functions, 1 << 30), size)
+        self.assertEqual(self.open_bytes_after(binary, functions, size), 0)
+
+    def test_split_units_files_count_against_max_memory(self):
+        """The .dwo file split units were read from counts with the binary's
+        own file, as does a DWARF package: a binary that fits max_memory
+        alone is closed once its split units' file is counted."""
+        split, _, dwo = self.split_dwarf_build()
+        functions = ["walk", "outer", "main"]
+        both = os.path.getsize(split) + os.path.getsize(dwo)
+        self.assertGreater(self.open_bytes_after(split, functions, 1 << 30), both)
+        self.assertEqual(self.open_bytes_after(split, functions, both - 1), 0)
+        if shutil.which("llvm-dwp"):
+            subprocess.run(["llvm-dwp", "-e", split, "-o", split + ".dwp"], check=True,
+                           timeout=120, cwd=self.dir)
+            os.unlink(dwo)
+            packed = os.path.getsize(split) + os.path.getsize(split + ".dwp")
+            self.assertGreater(self.open_bytes_after(split, functions, 1 << 30), packed)
 
     def test_pipelines_share_one_symbolizer_cache(self):
         """symbolize listed by two pipelines: one cache, so a binary is

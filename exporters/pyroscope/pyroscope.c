@@ -221,42 +221,80 @@ struct outgoing {
 static _Thread_local uint32_t servers_done;
 static _Thread_local size_t server_progress[MAX_SERVERS];
 
-/* Whether record i is sent and is the first of its tenant, as server s
- * sends it, to be: it opens that tenant's push.v1 request. */
+/* Pyroscope's default limit on a profile's uncompressed size
+ * (validation.max_profile_size_bytes), over which it refuses the whole
+ * push.v1 request the profile is in. */
+#define PYROSCOPE_MAX_PROFILE (4u << 20)
+
+/* The uncompressed size of pprof: a gzip stream's own count (ISIZE, its
+ * last four bytes), else its length. */
+static size_t uncompressed_size(const struct pyroscope_pprof *pprof)
+{
+    const uint8_t *d = pprof->data;
+    if (pprof->len < 18 || d[0] != 0x1f || d[1] != 0x8b)
+        return pprof->len;
+    const uint8_t *isize = d + pprof->len - 4;
+    return (size_t)isize[0] | (size_t)isize[1] << 8 | (size_t)isize[2] << 16 |
+           (size_t)isize[3] << 24;
+}
+
+/* Whether record i goes in a push.v1 request of its own: over the server's
+ * default limit, it would have the whole request refused with it, and
+ * alone it is refused alone (or taken, by a server whose limit is
+ * higher). */
+static bool alone(const struct outgoing *o, size_t i)
+{
+    return uncompressed_size(&o->pprofs[i]) > PYROSCOPE_MAX_PROFILE;
+}
+
+/* Whether record i goes in the request of record first, as server s sends
+ * them: a record sent, with the same tenant, both going with others (or
+ * i is first). */
+static bool same_request(const struct pyroscope_exporter *e, size_t s, const struct outgoing *o,
+                         size_t first, size_t i)
+{
+    if (i == first)
+        return true;
+    return o->pprofs[i].data && !alone(o, i) && !alone(o, first) &&
+           tenant_id_same(tenant_for(e, s, o->tenants, i), tenant_for(e, s, o->tenants, first));
+}
+
+/* Whether record i is sent and opens a push.v1 request, as server s sends
+ * them: one per tenant of the records that go with others, one for each
+ * record that goes alone. */
 static bool opens_request(const struct pyroscope_exporter *e, size_t s,
                           const struct outgoing *o, size_t i)
 {
     if (!o->pprofs[i].data)
         return false;
-    const char *tenant = tenant_for(e, s, o->tenants, i);
     for (size_t j = 0; j < i; j++)
-        if (o->pprofs[j].data && tenant_id_same(tenant_for(e, s, o->tenants, j), tenant))
+        if (o->pprofs[j].data && same_request(e, s, o, j, i))
             return false;
     return true;
 }
 
-/* Sends server s the push.v1 request of the tenant record first opens:
- * every record sent with that tenant, from first on. A refusal for good
- * settles them refused. */
-static int push_tenant(struct pyroscope_exporter *e, size_t s, const struct outgoing *o,
-                       size_t first)
+/* Sends server s the push.v1 request record first opens: first and the
+ * records after it that go with it. A refusal for good settles them
+ * refused. */
+static int push_request(struct pyroscope_exporter *e, size_t s, const struct outgoing *o,
+                        size_t first)
 {
-    const char *tenant = tenant_for(e, s, o->tenants, first);
     struct pb_buf push = {0};
     for (size_t i = first; i < o->b->nrecords; i++)
-        if (o->pprofs[i].data && tenant_id_same(tenant_for(e, s, o->tenants, i), tenant))
+        if (same_request(e, s, o, first, i))
             raw_series_write_pprof(&o->labels[i], o->pprofs[i].data, o->pprofs[i].len,
                                    RAW_LABEL_PAIRS, 1, &push);
-    int rc = call(e, e->clients[s], PUSH, tenant, push.p, push.len);
+    int rc = call(e, e->clients[s], PUSH, tenant_for(e, s, o->tenants, first), push.p, push.len);
     free(push.p);
     for (size_t i = first; rc != PROFD_OK && rc != PROFD_ERETRY && i < o->b->nrecords; i++)
-        if (o->pprofs[i].data && tenant_id_same(tenant_for(e, s, o->tenants, i), tenant))
+        if (same_request(e, s, o, first, i))
             e->host->export_settle(e->self, i, false);   /* whatever the others do */
     return rc;
 }
 
 /* Sends server s what it has not taken of the batch: push.v1 requests,
- * one per tenant, or an /ingest per record (each answer from the only
+ * one per tenant (and one for each profile too large to go with others),
+ * or an /ingest per record (each answer from the only
  * server settles its record). A refusal for good settles what was
  * refused and does not stop the next request. PROFD_ERETRY when s is to
  * be tried again, else PROFD_OK: s is done. */
@@ -267,7 +305,7 @@ static int send_to(struct pyroscope_exporter *e, size_t s, const struct outgoing
         for (size_t i = 0, request = 0; i < o->b->nrecords; i++) {
             if (!opens_request(e, s, o, i) || request++ < *taken)
                 continue;
-            if (push_tenant(e, s, o, i) == PROFD_ERETRY)
+            if (push_request(e, s, o, i) == PROFD_ERETRY)
                 return PROFD_ERETRY;
             ++*taken;
         }

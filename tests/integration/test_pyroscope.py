@@ -977,6 +977,40 @@ service:
             self.assertEqual(r.returncode, 2, auth)
             self.assertIn(says, r.stderr)
 
+    def test_a_profile_over_pyroscopes_size_limit_goes_alone(self):
+        """A profile over 4 MiB uncompressed, Pyroscope's default
+        max_profile_size_bytes for which it refuses a whole push.v1
+        request, goes in a request of its own between the others': the
+        server refuses it alone, the others taken."""
+        push_pb2 = pb()
+        profile_pb2 = protoc_modules("", ["profile.proto"])[0]
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        big = profile_pb2.Profile.FromString(gzip.decompress(heap))
+        big.string_table.append("x" * (4 << 20))   # a comment of 4 MiB
+        big.comment.append(len(big.string_table) - 1)
+        got = []
+
+        def answer(path, headers, body):
+            req = push_pb2.PushRequest.FromString(body)
+            fs = [{l.name: l.value for l in s.labels}["f"] for s in req.series]
+            got.append(fs)
+            return (400 if "big" in fs else 200), {}
+        port = self.serve_posts(answer)
+        p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d"}' % port)
+        req = push_pb2.PushRequest(series=[push_pb2.RawProfileSeries(
+            labels=[push_pb2.LabelPair(name="__name__", value="memory"),
+                    push_pb2.LabelPair(name="f", value=f)],
+            samples=[push_pb2.RawSample(raw_profile=raw)])
+            for f, raw in (("a", heap), ("big", gzip.compress(big.SerializeToString())),
+                           ("b", heap))])
+        status, body = http_post("http://%s%s" % (ingest, PUSH), req.SerializeToString(),
+                                 {"Content-Type": "application/proto"})
+        self.assertEqual(status, 200, body)
+        wait_until(lambda: [n or 0 for n in exported_counts(p, "pyroscope")] == [2, 1],
+                   "two sent, the large one refused")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(sorted(got), [["a", "b"], ["big"]])
+
     def test_exporter_sends_to_several_servers_retrying_each_alone(self):
         got_a, got_b = [], []
         port_a = self.serve_http(stand_in(got_a, [503, 200]))

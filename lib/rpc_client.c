@@ -39,6 +39,7 @@ struct rpc_client {
     char *bearer_token_file, *password_file;
     int64_t secrets_stamp;    /* the files' mtimes when last read */
     char *file_authorization; /* "Authorization: Bearer <token>" from bearer_token_file */
+    const char *unreadable;   /* the secret file last read that could not be, or NULL */
 };
 
 /* What the callbacks collect during one call. */
@@ -173,12 +174,17 @@ static void refresh_secrets(struct rpc_client *c)
     if (c->file_authorization && stamp == c->secrets_stamp)
         return;
     c->secrets_stamp = stamp;
+    c->unreadable = NULL;
     char *token = c->bearer_token_file ? read_secret(c->bearer_token_file) : NULL;
+    if (c->bearer_token_file && !token)
+        c->unreadable = c->bearer_token_file;
     free(c->file_authorization);
     c->file_authorization = must_asprintf("Authorization: Bearer %s", token ? token : "");
     free(token);
     if (c->password_file) {
         char *password = read_secret(c->password_file);
+        if (!password)
+            c->unreadable = c->password_file;
         curl_easy_setopt(c->curl, CURLOPT_PASSWORD, password ? password : "");
         free(password);
     }
@@ -446,6 +452,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
+    const char *unreadable = c->unreadable;   /* a path of c's, which lives as long */
     pthread_mutex_unlock(&c->mu);
     free_call_headers(c, headers);
     free(url);
@@ -459,6 +466,11 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
         out = rc == CURLE_WRITE_ERROR ? PROFD_ERR : PROFD_ERETRY;
     } else {
         out = c->protocol == PROFD_RPC_GRPC ? finish_grpc(c, &call) : finish_http(c, &call);
+    }
+    if (out != PROFD_OK && unreadable) {   /* said with what the server answered */
+        size_t used = strlen(res->message);
+        snprintf(res->message + used, sizeof(res->message) - used, " (%s could not be read)",
+                 unreadable);
     }
     free(call.body);
     return out;

@@ -925,14 +925,18 @@ service:
 
     def test_exporter_secrets_from_files_and_a_proxy(self):
         """bearer_token_file and basic_auth.password_file are read again
-        when they change: a rotated secret goes from the next request on;
+        when they change: a rotated secret goes from the next request on,
+        and one that cannot be read is said with the server's refusal;
         proxy_url sends a server's requests through a forward proxy
         (nginx), the other server's going straight."""
         from harness import ForwardProxy
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
         got_a, got_b = [], []
-        port_a, port_b = (self.serve_http(stand_in(got, [200])) for got in (got_a, got_b))
+        port_a = self.serve_posts(lambda path, headers, body: got_a.append(
+            (path, headers, body)) or (401 if headers.get("Authorization") == "Bearer" else 200,
+                                      {}))
+        port_b = self.serve_http(stand_in(got_b, [200]))
         token, password = self.path("token"), self.path("password")
 
         def write(path, secret):
@@ -957,11 +961,15 @@ service:
         write(password, "p22")
         push_series(ingest, "f", ["b"])
         wait_until(lambda: len(got_a) == 2 and len(got_b) == 2, "both servers' second push")
+        os.unlink(token)
+        push_series(ingest, "f", ["c"])
+        p.wait_log(r"push to http://127\.0\.0\.1:%d failed: HTTP status 401 \(%s could not "
+                   r"be read\)" % (port_a, re.escape(token)))
         self.assertEqual(p.stop(), 0)
-        self.assertEqual(sent(got_a, "Authorization"), ["Bearer t1", "Bearer t22"])
-        self.assertEqual(sent(got_b, "Authorization"), [basic(b"p1"), basic(b"p22")])
-        self.assertEqual(sent(got_a, "Via"), ["1.1 nginx"] * 2)
-        self.assertEqual(sent(got_b, "Via"), [None] * 2)
+        self.assertEqual(sent(got_a, "Authorization")[:3], ["Bearer t1", "Bearer t22", "Bearer"])
+        self.assertEqual(sent(got_b, "Authorization")[:2], [basic(b"p1"), basic(b"p22")])
+        self.assertEqual(sent(got_a, "Via")[:2], ["1.1 nginx"] * 2)
+        self.assertEqual(sent(got_b, "Via")[:2], [None] * 2)
         from harness import run
         for auth, says in [("bearer_token: x, bearer_token_file: %s" % token,
                             "bearer_token and bearer_token_file cannot both be set"),

@@ -54,11 +54,12 @@ processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto
-exporter_otlp_SRCS := lib/client_auth.c lib/file_io.c lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/running_total.c \
-    lib/tenant_id.c
+# What the exporters that send through lib/rpc_client.c compile in.
+RPC_CLIENT_SRCS := lib/rpc_client.c lib/client_auth.c lib/client_tls.c lib/oauth2_token.c \
+    lib/json_pull.c lib/utf8_valid.c lib/file_io.c lib/grpc_frame.c lib/grow.c
+exporter_otlp_SRCS := $(RPC_CLIENT_SRCS) lib/running_total.c lib/tenant_id.c
 exporter_parca_LIBS := -lcurl -lcrypto
-exporter_parca_SRCS := lib/client_auth.c lib/file_io.c lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
-    lib/label_valid.c lib/utf8_valid.c lib/running_total.c
+exporter_parca_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/label_valid.c lib/running_total.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c lib/tenant_id.c
 receiver_parca_SRCS := lib/raw_series.c lib/label_valid.c lib/utf8_valid.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
 receiver_pyroscope_SRCS := lib/raw_series.c lib/label_valid.c lib/grow.c lib/serve.c lib/server_auth.c \
@@ -72,8 +73,8 @@ processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/fil
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_kubeconfig.c \
     lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c \
     lib/json_pull.c
-exporter_pyroscope_SRCS := lib/client_auth.c lib/file_io.c lib/rpc_client.c lib/client_tls.c lib/grpc_frame.c lib/grow.c lib/raw_series.c \
-    lib/profile_family.c lib/utf8_valid.c lib/label_valid.c lib/running_total.c lib/tenant_id.c
+exporter_pyroscope_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/profile_family.c \
+    lib/label_valid.c lib/running_total.c lib/tenant_id.c
 
 PROTO_SRC := $(wildcard proto/*.proto)
 PROTO_C   := $(PROTO_SRC:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
@@ -145,6 +146,7 @@ $(BUILD)/tests/test_k8s_sd: LDLIBS += -ljansson -lcurl
 $(BUILD)/tests/test_k8s_kubeconfig: LDLIBS += -ljansson
 $(BUILD)/tests/test_rpc_client: LDLIBS += -lcurl
 $(BUILD)/tests/test_client_tls: LDLIBS += -lcurl
+$(BUILD)/tests/test_oauth2_token: LDLIBS += -lcurl
 $(BUILD)/tests/test_memory_release: LDLIBS += $(ALLOC_LIBS)
 $(BUILD)/tests/test_huge_arena: LDLIBS += $(ALLOC_LIBS)
 

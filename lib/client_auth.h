@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* How an exporter is let in and gets out: a bearer token or basic auth,
- * each given or read from a file (again when it changes), and a proxy;
+ * each given or read from a file (again when it changes), or an OAuth 2.0
+ * token fetched with client credentials; and a proxy;
  * the options, written flat among the exporter's own as Prometheus and
  * Alloy write them. */
 #ifndef PROFD_LIB_CLIENT_AUTH_H
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "oauth2_token.h"
 #include "profd/options.h"
 #include "profd/plugin.h"
 #include "rpc_client.h"
@@ -20,6 +22,7 @@ struct client_basic_auth {
 struct client_auth {
     char *bearer_token, *bearer_token_file;
     struct client_basic_auth basic_auth;
+    struct client_oauth2 oauth2;
     char *proxy_url;
 };
 
@@ -41,6 +44,9 @@ static const struct profd_option client_basic_auth_options[] = {
      "a file holding the bearer token, read again when it changes"},                          \
     {"basic_auth", PROFD_OPT_OBJECT, offsetof(type, member.basic_auth), NULL,                  \
      "HTTP basic auth", client_basic_auth_options},                                            \
+    {"oauth2", PROFD_OPT_OBJECT, offsetof(type, member.oauth2), NULL,                          \
+     "OAuth 2.0 client credentials: a bearer token fetched from token_url",                   \
+     client_oauth2_options},                                                                   \
     {"proxy_url", PROFD_OPT_STRING, offsetof(type, member.proxy_url), NULL,                    \
      "http://, https:// or socks5:// proxy; unset: the http_proxy-style variables'"}
 

@@ -38,8 +38,10 @@ struct rpc_client {
     /* secrets read from files, again when they change */
     char *bearer_token_file, *password_file;
     int64_t secrets_stamp;    /* the files' mtimes when last read */
+    bool secrets_read;        /* they were read once */
     char *file_authorization; /* "Authorization: Bearer <token>" from bearer_token_file */
     const char *unreadable;   /* the secret file last read that could not be, or NULL */
+    struct oauth2_token *oauth2;   /* the token source of oauth2, or NULL */
 };
 
 /* What the callbacks collect during one call. */
@@ -138,6 +140,8 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
         if (o->password_file && *o->password_file)
             c->password_file = must_strdup(o->password_file);
     }
+    if (o->oauth2)
+        c->oauth2 = oauth2_token_new(o->oauth2, o->tls, o->proxy_url, o->timeout);
     char *proxy = o->proxy_url && *o->proxy_url ? proxy_url_for_curl(o->proxy_url) : NULL;
     if (proxy)
         curl_easy_setopt(h, CURLOPT_PROXY, proxy);
@@ -159,6 +163,7 @@ void rpc_client_free(struct rpc_client *c)
     free(c->bearer_token_file);
     free(c->password_file);
     free(c->file_authorization);
+    oauth2_token_free(c->oauth2);
     free(c);
 }
 
@@ -171,16 +176,19 @@ static void refresh_secrets(struct rpc_client *c)
     if (!c->bearer_token_file && !c->password_file)
         return;
     int64_t stamp = file_mtime_ns(c->bearer_token_file) ^ file_mtime_ns(c->password_file);
-    if (c->file_authorization && stamp == c->secrets_stamp)
+    if (c->secrets_read && stamp == c->secrets_stamp)
         return;
+    c->secrets_read = true;
     c->secrets_stamp = stamp;
     c->unreadable = NULL;
-    char *token = c->bearer_token_file ? read_secret(c->bearer_token_file) : NULL;
-    if (c->bearer_token_file && !token)
-        c->unreadable = c->bearer_token_file;
-    free(c->file_authorization);
-    c->file_authorization = must_asprintf("Authorization: Bearer %s", token ? token : "");
-    free(token);
+    if (c->bearer_token_file) {
+        char *token = read_secret(c->bearer_token_file);
+        if (!token)
+            c->unreadable = c->bearer_token_file;
+        free(c->file_authorization);
+        c->file_authorization = must_asprintf("Authorization: Bearer %s", token ? token : "");
+        free(token);
+    }
     if (c->password_file) {
         char *password = read_secret(c->password_file);
         if (!password)
@@ -378,9 +386,10 @@ static int finish_http(const struct rpc_client *c, struct call *call)
 }
 
 /* The headers of one call: timeout's grpc-timeout, the token read from a
- * file, and header, when set, before the client's own (which the list ends
- * with, not owning them). */
-static struct curl_slist *call_headers(const struct rpc_client *c, const char *header)
+ * file or fetched (authorization), and header, when set, before the
+ * client's own (which the list ends with, not owning them). */
+static struct curl_slist *call_headers(const struct rpc_client *c, const char *authorization,
+                                       const char *header)
 {
     struct curl_slist *own = NULL;
     if (c->protocol == PROFD_RPC_GRPC && c->timeout > 0) {
@@ -388,8 +397,8 @@ static struct curl_slist *call_headers(const struct rpc_client *c, const char *h
         snprintf(line, sizeof(line), "grpc-timeout: %lldm", (long long)(c->timeout / 1000000));
         own = curl_slist_append(own, line);
     }
-    if (c->bearer_token_file)
-        own = curl_slist_append(own, c->file_authorization);
+    if (authorization)
+        own = curl_slist_append(own, authorization);
     if (header && *header)
         own = curl_slist_append(own, header);
     if (!own)
@@ -438,7 +447,17 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     pthread_mutex_lock(&c->mu);
     CURL *h = c->curl;
     refresh_secrets(c);
-    struct curl_slist *headers = call_headers(c, header);
+    const char *authorization = c->file_authorization;
+    if (c->oauth2 && !(authorization = oauth2_token_header(c->oauth2, res->message,
+                                                           sizeof(res->message)))) {
+        pthread_mutex_unlock(&c->mu);
+        res->grpc_status = GRPC_UNAUTHENTICATED;
+        free(url);
+        free(payload);
+        free(packed);
+        return PROFD_ERETRY;   /* the token endpoint may answer next time */
+    }
+    struct curl_slist *headers = call_headers(c, authorization, header);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload ? payload : msg);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "client_tls.h"
+#include "oauth2_token.h"
 #include "profd/plugin.h"
 
 struct rpc_client_options {
@@ -26,6 +27,8 @@ struct rpc_client_options {
     const struct client_tls *tls;     /* or NULL */
     const char *username, *password;  /* HTTP basic auth when username is set */
     const char *password_file;        /* or the password read from this file, likewise */
+    const struct client_oauth2 *oauth2;   /* or a token fetched with these client credentials
+                                           * (outliving the client), or NULL */
     const char *proxy_url;            /* http://, https:// or socks5://; NULL: libcurl's
                                        * choice (the http_proxy-style variables) */
     int64_t timeout;                  /* ns per call; 0 = none */

@@ -5,7 +5,8 @@
  * to an empty line, each given to the header callback as libcurl gives
  * them (grpc-status, grpc-message, grpc-encoding, grpc-status-details-bin,
  * retry-after...), and the rest is the body. The callbacks are static in
- * lib/rpc_client.c, which is included here for them. */
+ * lib/rpc_client.c, which is included here for them. The body is also
+ * read as an OAuth 2.0 token endpoint's answer. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -43,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
         abort();   /* a negative wait, or a message not ended */
     if (rc == PROFD_OK && c.protocol == PROFD_RPC_GRPC && res.len > MAX_RESPONSE)
         abort();   /* the limit holds */
+    char *token;
+    int64_t expires_in;
+    char why[128];
+    int parsed = oauth2_token_parse(p, (size_t)(end - p), &token, &expires_in, why, sizeof(why));
+    if ((parsed == 0) != (token != NULL) || (token && !*token) || expires_in < 0)
+        abort();   /* a token exactly when it said so, never empty; no negative lifetime */
+    free(token);
     free(res.body);
     free(call.body);
     return 0;

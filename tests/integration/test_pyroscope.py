@@ -974,7 +974,15 @@ service:
         for auth, says in [("bearer_token: x, bearer_token_file: %s" % token,
                             "bearer_token and bearer_token_file cannot both be set"),
                            ("bearer_token: x, basic_auth: {username: u}",
-                            "at most one of bearer_token (or bearer_token_file) and basic_auth"),
+                            "at most one of bearer_token (or bearer_token_file), basic_auth and "
+                            "oauth2 may be set"),
+                           ("bearer_token: x, oauth2: {client_id: i, token_url: 'http://t'}",
+                            "at most one of bearer_token (or bearer_token_file), basic_auth and "
+                            "oauth2 may be set"),
+                           ("oauth2: {client_id: i}", "oauth2 needs client_id and token_url"),
+                           ("oauth2: {client_id: i, token_url: 'http://t', client_secret: s, "
+                            "client_secret_file: f}",
+                            "oauth2's client_secret and client_secret_file cannot both be set"),
                            ("basic_auth: {username: u, password: x, password_file: %s}" % password,
                             "basic_auth's password and password_file cannot both be set"),
                            ('proxy_url: "ftp://127.0.0.1:1"',
@@ -984,6 +992,64 @@ service:
             r = run(["validate", "--config", self.path("bad.yaml")])
             self.assertEqual(r.returncode, 2, auth)
             self.assertIn(says, r.stderr)
+
+    def token_endpoint(self, answers):
+        """An OAuth 2.0 token endpoint answering answers in turn (status,
+        JSON), the last repeating: (its URL, the (Authorization, form) of
+        each request)."""
+        import urllib.parse
+        got = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                form = urllib.parse.parse_qs(
+                    self.rfile.read(int(self.headers["Content-Length"])).decode())
+                got.append((self.headers.get("Authorization"), form))
+                status, answer = answers.pop(0) if len(answers) > 1 else answers[0]
+                body = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        return "http://127.0.0.1:%d/token" % self.serve_http(Handler), got
+
+    def test_exporter_fetches_an_oauth2_token(self):
+        """oauth2: a token fetched from token_url with the client's
+        credentials (basic auth, each form-encoded), the grant, scopes and
+        endpoint_params; kept while fresh, fetched again within 10 s of its
+        end; a token endpoint's refusal said, and the push retried."""
+        token_url, tokens = self.token_endpoint([
+            (200, {"access_token": "tok1", "token_type": "bearer", "expires_in": 5}),
+            (200, {"access_token": "tok2", "expires_in": "3600"})])
+        got = []
+        port = self.serve_http(stand_in(got, [200]))
+        oauth2 = ('oauth2: {client_id: "my id", client_secret: "s&cret", token_url: "%s", '
+                  'scopes: [read, write], endpoint_params: {audience: pyro}}')
+        p, ingest = self.start_pushes_into('pyroscope: {endpoint: "http://127.0.0.1:%d", %s}' % (
+            port, oauth2 % token_url))
+        for n, f in enumerate("abc"):
+            push_series(ingest, "f", [f])
+            wait_until(lambda: len(got) == n + 1, "push %s" % f)
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual([h.get("Authorization") for _, h, _ in got],
+                         ["Bearer tok1", "Bearer tok2", "Bearer tok2"])   # tok1 near its end
+        self.assertEqual(len(tokens), 2)
+        basic = "Basic " + base64.b64encode(b"my%20id:s%26cret").decode()
+        self.assertEqual(tokens[0], (basic, {"grant_type": ["client_credentials"],
+                                             "scope": ["read write"], "audience": ["pyro"]}))
+        refusing, _ = self.token_endpoint([(400, {"error": "invalid_client"})])
+        p, ingest = self.start_pushes_into(
+            'pyroscope: {endpoint: "http://127.0.0.1:%d", retry_on_failure: '
+            '{initial_interval: 10ms}, %s}' % (port, oauth2 % refusing))
+        push_series(ingest, "f", ["d"])
+        p.wait_log(r"push to http://127\.0\.0\.1:%d failed \(will retry\): token from %s: "
+                   r"HTTP status 400: \{\"error\": \"invalid_client\"\}" % (port, re.escape(refusing)),
+                   count=2)
+        self.assertEqual(len(got), 3)   # nothing sent without a token
 
     def test_a_profile_over_pyroscopes_size_limit_goes_alone(self):
         """A profile over 4 MiB uncompressed, Pyroscope's default

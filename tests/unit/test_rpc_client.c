@@ -7,6 +7,7 @@
 
 #include "../../lib/client_tls.c"
 #include "../../lib/grow.c"
+#include "../../lib/oauth2_token.c"
 #include "../../lib/rpc_client.c"
 
 /* The unpadded base64 of bytes, as gRPC sends a -bin header. */

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "oauth2_token.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "file_io.h"
+#include "grow.h"
+#include "json_pull.h"
+#include "proxy_url.h"
+
+#define EXPIRY_DELTA_NS (10 * 1000000000LL)   /* fetched anew this long before expiry */
+#define MAX_ANSWER (1 << 20)
+
+struct oauth2_token {
+    const struct client_oauth2 *o;
+    CURL *curl;
+    char *header;          /* "Authorization: Bearer <token>", or NULL */
+    int64_t refresh_at;    /* monotonic ns when to fetch again; INT64_MAX: never */
+};
+
+bool oauth2_set(const struct client_oauth2 *o)
+{
+    return o->client_id || o->client_secret || o->client_secret_file || o->token_url ||
+           o->scopes.n || o->endpoint_params.n;
+}
+
+int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expires_in,
+                       char *why, size_t whylen)
+{
+    struct json_pull j;
+    json_pull_init(&j, body, len);
+    const char *key, *s;
+    size_t slen;
+    double seconds;
+    *token = NULL;
+    *expires_in = 0;
+    if (json_pull_object(&j))
+        while (json_pull_member(&j, &key)) {
+            if (!strcmp(key, "access_token") && json_pull_kind(&j) == JSON_PULL_STRING) {
+                json_pull_string(&j, &s, &slen);
+                free(*token);
+                *token = slen ? must_strdup(s) : NULL;
+            } else if (!strcmp(key, "expires_in") && json_pull_kind(&j) == JSON_PULL_STRING) {
+                json_pull_string(&j, &s, &slen);   /* as some servers write it: "3600" */
+                seconds = strtod(s, NULL);
+                *expires_in = seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
+            } else if (!strcmp(key, "expires_in") && json_pull_number(&j, &seconds)) {
+                *expires_in = seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
+            } else if (strcmp(key, "expires_in")) {
+                json_pull_skip(&j);
+            }
+        }
+    if (json_pull_failed(&j) || !*token) {
+        if (json_pull_failed(&j))
+            json_pull_error(&j, why, whylen);
+        else
+            snprintf(why, whylen, "the answer has no access_token");
+        free(*token);
+        *token = NULL;
+        json_pull_free(&j);
+        return -1;
+    }
+    json_pull_free(&j);
+    return 0;
+}
+
+struct oauth2_token *oauth2_token_new(const struct client_oauth2 *o, const struct client_tls *tls,
+                                      const char *proxy_url, int64_t timeout)
+{
+    struct oauth2_token *t = must_malloc(sizeof(*t));
+    *t = (struct oauth2_token){.o = o, .curl = curl_easy_init()};
+    if (!t->curl)
+        abort();
+    client_tls_apply(t->curl, tls);
+    char *proxy = proxy_url && *proxy_url ? proxy_url_for_curl(proxy_url) : NULL;
+    if (proxy)
+        curl_easy_setopt(t->curl, CURLOPT_PROXY, proxy);
+    free(proxy);
+    curl_easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t->curl, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
+    curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
+    return t;
+}
+
+/* Appends "name=value" to the form body b, form-encoded, '&' between. */
+static void form_add(CURL *c, char **b, const char *name, const char *value)
+{
+    char *n = curl_easy_escape(c, name, 0), *v = curl_easy_escape(c, value, 0);
+    char *more = must_asprintf("%s%s%s=%s", *b, **b ? "&" : "", n, v);
+    curl_free(n);
+    curl_free(v);
+    free(*b);
+    *b = more;
+}
+
+/* The token request's body: the grant, the scopes (space-separated) and
+ * the extra parameters. */
+static char *request_body(CURL *c, const struct client_oauth2 *o)
+{
+    char *b = must_strdup("");
+    form_add(c, &b, "grant_type", "client_credentials");
+    char *scopes = must_strdup("");
+    for (size_t i = 0; i < o->scopes.n; i++) {
+        char *more = must_asprintf("%s%s%s", scopes, i ? " " : "", o->scopes.items[i]);
+        free(scopes);
+        scopes = more;
+    }
+    if (*scopes)
+        form_add(c, &b, "scope", scopes);
+    free(scopes);
+    for (size_t i = 0; i < o->endpoint_params.n; i++)
+        form_add(c, &b, o->endpoint_params.keys[i], o->endpoint_params.values[i]);
+    return b;
+}
+
+struct answer {
+    char *p;
+    size_t len, cap;
+};
+
+static size_t on_answer(char *data, size_t size, size_t n, void *arg)
+{
+    struct answer *a = arg;
+    if (a->len + size * n > MAX_ANSWER)
+        return 0;
+    a->p = grow_array(a->p, &a->cap, a->len + size * n + 1, 1);
+    memcpy(a->p + a->len, data, size * n);
+    a->len += size * n;
+    a->p[a->len] = '\0';
+    return size * n;
+}
+
+/* Fetches a token into t; false with why set when none came. */
+static bool fetch(struct oauth2_token *t, char *why, size_t whylen)
+{
+    const struct client_oauth2 *o = t->o;
+    CURL *c = t->curl;
+    char *secret = o->client_secret_file ? read_secret(o->client_secret_file)
+                                         : must_strdup(o->client_secret ? o->client_secret : "");
+    if (!secret) {
+        snprintf(why, whylen, "client_secret_file %s could not be read", o->client_secret_file);
+        return false;
+    }
+    /* RFC 6749 2.3.1: the id and secret form-encoded, then as basic auth */
+    char *id = curl_easy_escape(c, o->client_id ? o->client_id : "", 0),
+         *escaped_secret = curl_easy_escape(c, secret, 0), *body = request_body(c, o);
+    struct answer a = {0};
+    curl_easy_setopt(c, CURLOPT_URL, o->token_url);
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    curl_easy_setopt(c, CURLOPT_USERNAME, id);
+    curl_easy_setopt(c, CURLOPT_PASSWORD, escaped_secret);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_answer);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
+    curl_free(id);
+    curl_free(escaped_secret);
+    free(secret);
+    free(body);
+    char *token = NULL;
+    int64_t expires_in = 0;
+    char parse_why[128];
+    bool ok = false;
+    if (rc != CURLE_OK)
+        snprintf(why, whylen, "token from %s: %s", o->token_url, curl_easy_strerror(rc));
+    else if (status != 200)
+        snprintf(why, whylen, "token from %s: HTTP status %ld: %.160s", o->token_url, status,
+                 a.p ? a.p : "");
+    else if (oauth2_token_parse(a.p ? a.p : "", a.len, &token, &expires_in, parse_why,
+                                sizeof(parse_why)) < 0)
+        snprintf(why, whylen, "token from %s: %s", o->token_url, parse_why);
+    else
+        ok = true;
+    free(a.p);
+    if (ok) {
+        free(t->header);
+        t->header = must_asprintf("Authorization: Bearer %s", token);
+        t->refresh_at = expires_in ? monotonic_ns() + expires_in * 1000000000LL - EXPIRY_DELTA_NS
+                                   : INT64_MAX;
+    }
+    free(token);
+    return ok;
+}
+
+const char *oauth2_token_header(struct oauth2_token *t, char *why, size_t whylen)
+{
+    if (t->header && monotonic_ns() < t->refresh_at)
+        return t->header;
+    return fetch(t, why, whylen) ? t->header : NULL;
+}
+
+void oauth2_token_free(struct oauth2_token *t)
+{
+    if (!t)
+        return;
+    curl_easy_cleanup(t->curl);
+    free(t->header);
+    free(t);
+}

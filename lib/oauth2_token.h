@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * OAuth 2.0 client credentials (RFC 6749 section 4.4), as Prometheus's and
+ * Alloy's `oauth2` blocks take them: a token fetched from token_url with
+ * the client's id and secret (HTTP basic auth), scopes and extra
+ * parameters, kept until 10 s before it expires, then fetched again.
+ */
+#ifndef PROFD_LIB_OAUTH2_TOKEN_H
+#define PROFD_LIB_OAUTH2_TOKEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client_tls.h"
+#include "profd/options.h"
+
+struct client_oauth2 {
+    char *client_id, *client_secret, *client_secret_file, *token_url;
+    struct profd_str_list scopes;
+    struct profd_str_map endpoint_params;
+};
+
+static const struct profd_option client_oauth2_options[] = {
+    {"client_id", PROFD_OPT_STRING, offsetof(struct client_oauth2, client_id), NULL,
+     "the client's id"},
+    {"client_secret", PROFD_OPT_STRING, offsetof(struct client_oauth2, client_secret), NULL,
+     "the client's secret"},
+    {"client_secret_file", PROFD_OPT_STRING, offsetof(struct client_oauth2, client_secret_file),
+     NULL, "a file holding the secret, read at each token fetch"},
+    {"token_url", PROFD_OPT_STRING, offsetof(struct client_oauth2, token_url), NULL,
+     "where tokens are fetched (client credentials grant)"},
+    {"scopes", PROFD_OPT_STRING_LIST, offsetof(struct client_oauth2, scopes), NULL,
+     "scopes asked for"},
+    {"endpoint_params", PROFD_OPT_STRING_MAP, offsetof(struct client_oauth2, endpoint_params),
+     NULL, "more parameters of the token request"},
+    {0},
+};
+
+/* Whether o is set at all (any of its fields given). */
+bool oauth2_set(const struct client_oauth2 *o);
+
+/* The token and its lifetime (s; 0 when the answer gave none) from a token
+ * endpoint's JSON answer, the token malloc'd; -1 with why set when it
+ * holds no access_token. */
+int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expires_in,
+                       char *why, size_t whylen);
+
+struct oauth2_token;
+
+/* A token source for o (which must outlive it), its requests going with
+ * tls and proxy_url (NULL: none) and timing out after timeout ns (0:
+ * never). */
+struct oauth2_token *oauth2_token_new(const struct client_oauth2 *o, const struct client_tls *tls,
+                                      const char *proxy_url, int64_t timeout);
+
+/* The "Authorization: Bearer <token>" line to send now, fetching a token
+ * when there is none or it expires within 10 s; valid until the next
+ * call. NULL with why set when the token URL gave none. Calls must not
+ * overlap. */
+const char *oauth2_token_header(struct oauth2_token *t, char *why, size_t whylen);
+
+/* Frees t; accepts NULL. */
+void oauth2_token_free(struct oauth2_token *t);
+
+#endif

@@ -28,6 +28,16 @@ bool oauth2_set(const struct client_oauth2 *o)
            o->scopes.n || o->endpoint_params.n;
 }
 
+/* Whether s can go in a header line: visible ASCII only (RFC 6750's
+ * token characters are a subset), so no line can be smuggled in. */
+static bool header_safe(const char *s)
+{
+    for (; *s; s++)
+        if (*s < 0x21 || *s > 0x7e)
+            return false;
+    return true;
+}
+
 int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expires_in,
                        char *why, size_t whylen)
 {
@@ -40,13 +50,12 @@ int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expi
     *expires_in = 0;
     if (json_pull_object(&j))
         while (json_pull_member(&j, &key)) {
-            if (!strcmp(key, "access_token") && json_pull_kind(&j) == JSON_PULL_STRING) {
-                json_pull_string(&j, &s, &slen);
+            bool text = json_pull_kind(&j) == JSON_PULL_STRING;
+            if (!strcmp(key, "access_token") && text && json_pull_string(&j, &s, &slen)) {
                 free(*token);
                 *token = slen ? must_strdup(s) : NULL;
-            } else if (!strcmp(key, "expires_in") && json_pull_kind(&j) == JSON_PULL_STRING) {
-                json_pull_string(&j, &s, &slen);   /* as some servers write it: "3600" */
-                seconds = strtod(s, NULL);
+            } else if (!strcmp(key, "expires_in") && text && json_pull_string(&j, &s, &slen)) {
+                seconds = strtod(s, NULL);   /* as some servers write it: "3600" */
                 *expires_in = seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
             } else if (!strcmp(key, "expires_in") && json_pull_number(&j, &seconds)) {
                 *expires_in = seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
@@ -54,11 +63,14 @@ int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expi
                 json_pull_skip(&j);
             }
         }
-    if (json_pull_failed(&j) || !*token) {
-        if (json_pull_failed(&j))
+    bool whole = !json_pull_failed(&j) && json_pull_end(&j);
+    if (!whole || !*token || !header_safe(*token)) {
+        if (!whole)
             json_pull_error(&j, why, whylen);
-        else
+        else if (!*token)
             snprintf(why, whylen, "the answer has no access_token");
+        else
+            snprintf(why, whylen, "the access_token holds a byte no header can carry");
         free(*token);
         *token = NULL;
         json_pull_free(&j);

@@ -41,8 +41,8 @@ static const struct profd_option client_oauth2_options[] = {
 bool oauth2_set(const struct client_oauth2 *o);
 
 /* The token and its lifetime (s; 0 when the answer gave none) from a token
- * endpoint's JSON answer, the token malloc'd; -1 with why set when it
- * holds no access_token. */
+ * endpoint's JSON answer, the token malloc'd; -1 with why set when the
+ * answer is not JSON or holds no access_token a header can carry. */
 int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expires_in,
                        char *why, size_t whylen);
 

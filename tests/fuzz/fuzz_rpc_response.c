@@ -50,6 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     int parsed = oauth2_token_parse(p, (size_t)(end - p), &token, &expires_in, why, sizeof(why));
     if ((parsed == 0) != (token != NULL) || (token && !*token) || expires_in < 0)
         abort();   /* a token exactly when it said so, never empty; no negative lifetime */
+    for (const char *t = token; t && *t; t++)
+        if (*t < 0x21 || *t > 0x7e)
+            abort();   /* nothing a header line cannot carry */
     free(token);
     free(res.body);
     free(call.body);

@@ -47,6 +47,10 @@ TEST(answers_without_a_token_say_why)
     CHECK_STR(parsed("<html>", &ttl, why, sizeof(why)), "");
     CHECK(strstr(why, "line 1, column 1") != NULL);
     CHECK_STR(parsed("{\"access_token\":\"t\",", &ttl, why, sizeof(why)), "");
+    CHECK_STR(parsed("{\"access_token\":\"t\"} trailing", &ttl, why, sizeof(why)), "");
+    CHECK_STR(parsed("{\"access_token\":\"t\\r\\nX-Injected: 1\"}", &ttl, why, sizeof(why)),
+              "");
+    CHECK_STR(why, "the access_token holds a byte no header can carry");
 }
 
 TEST(set_means_any_field_given)

@@ -38,6 +38,12 @@ static bool header_safe(const char *s)
     return true;
 }
 
+/* A lifetime in whole seconds, 0 (none) unless it is positive and sane. */
+static int64_t lifetime(double seconds)
+{
+    return seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
+}
+
 int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expires_in,
                        char *why, size_t whylen)
 {
@@ -50,16 +56,21 @@ int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expi
     *expires_in = 0;
     if (json_pull_object(&j))
         while (json_pull_member(&j, &key)) {
+            /* the name first: reading a value may reuse the buffer key is in */
+            bool is_token = !strcmp(key, "access_token"), is_expiry = !strcmp(key, "expires_in");
             bool text = json_pull_kind(&j) == JSON_PULL_STRING;
-            if (!strcmp(key, "access_token") && text && json_pull_string(&j, &s, &slen)) {
-                free(*token);
-                *token = slen ? must_strdup(s) : NULL;
-            } else if (!strcmp(key, "expires_in") && text && json_pull_string(&j, &s, &slen)) {
-                seconds = strtod(s, NULL);   /* as some servers write it: "3600" */
-                *expires_in = seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
-            } else if (!strcmp(key, "expires_in") && json_pull_number(&j, &seconds)) {
-                *expires_in = seconds > 0 && seconds < 1e9 ? (int64_t)seconds : 0;
-            } else if (strcmp(key, "expires_in")) {
+            if (is_token && text) {
+                if (json_pull_string(&j, &s, &slen)) {
+                    free(*token);
+                    *token = slen ? must_strdup(s) : NULL;
+                }
+            } else if (is_expiry && text) {   /* as some servers write it: "3600" */
+                if (json_pull_string(&j, &s, &slen))
+                    *expires_in = lifetime(strtod(s, NULL));
+            } else if (is_expiry) {
+                if (json_pull_number(&j, &seconds))
+                    *expires_in = lifetime(seconds);
+            } else {
                 json_pull_skip(&j);
             }
         }

@@ -34,6 +34,11 @@ TEST(tokens_and_lifetimes_as_servers_write_them)
     CHECK_INT(ttl, 0);   /* none given: kept until it fails */
     CHECK_STR(parsed("{\"access_token\":\"t4\",\"expires_in\":-5}", &ttl, why, sizeof(why)), "t4");
     CHECK_INT(ttl, 0);
+    /* a lifetime that is an object whose names outgrow the name buffer */
+    char body[512];
+    snprintf(body, sizeof(body), "{\"expires_in\":{\"%0200d\":1},\"access_token\":\"t5\"}", 0);
+    CHECK_STR(parsed(body, &ttl, why, sizeof(why)), "t5");
+    CHECK_INT(ttl, 0);
 }
 
 TEST(answers_without_a_token_say_why)

@@ -64,9 +64,10 @@ enum json_pull_kind json_pull_kind(struct json_pull *j);
 /* Enters the object at the cursor; false (an error) when it is none. */
 bool json_pull_object(struct json_pull *j);
 
-/* The next member of the object entered: true with *key its name (valid
- * until the next member is asked for) and the cursor at its value; false
- * past the last member, which leaves the object, or on an error. */
+/* The next member of the object entered: true with *key its name and the
+ * cursor at its value; false past the last member, which leaves the
+ * object, or on an error. *key is valid until the member's value is read
+ * or skipped (an object in it has names of its own): compare it first. */
 bool json_pull_member(struct json_pull *j, const char **key);
 
 /* Enters the array at the cursor; false (an error) when it is none. */

@@ -193,6 +193,46 @@ class PyroscopeTest(ProfdTestCase):
         self.assertEqual(sender.stop(), 0)
         self.assertEqual(receiver.stop(), 0)
 
+    def test_a_gateway_carries_each_tenant_through(self):
+        """profd as a gateway between agents and a store (another profd):
+        what each agent pushed with its X-Scope-OrgID arrives under that
+        tenant, over push.v1 and over OTLP, with no tenant of the
+        gateway's own."""
+        store = self.start(RECEIVER.replace(
+            'pyroscope: {endpoint: "127.0.0.1:0"}',
+            'pyroscope: {endpoint: "127.0.0.1:0"}\n  otlp: {protocols: {grpc: {endpoint: '
+            '"127.0.0.1:0"}, http: {endpoint: ""}}}').replace(
+            "receivers: [pyroscope]", "receivers: [pyroscope, otlp]") %
+            "{route}/{__tenant_id__}/{f}")
+        gateway_yaml = """
+receivers:
+  pyroscope: {endpoint: "127.0.0.1:0"}
+processors:
+  relabel/push: {rules: [{target_label: route, replacement: push}]}
+  relabel/otlp: {rules: [{target_label: route, replacement: otlp}]}
+exporters:
+  pyroscope: {endpoint: "http://%s"}
+  otlp: {endpoint: "%s"}
+service:
+  telemetry: {metrics: {address: ""}}
+  pipelines:
+    profiles/push: {receivers: [pyroscope], processors: [relabel/push], exporters: [pyroscope]}
+    profiles/otlp: {receivers: [pyroscope], processors: [relabel/otlp], exporters: [otlp]}
+""" % (address(store), store.listening("OTLP/gRPC"))
+        os.makedirs(self.path("gateway"))
+        gateway = Profd(self.path("gateway"), gateway_yaml)
+        self.procs.append(gateway)
+        for tenant, f in (("team-x", "a"), ("team-y", "b")):
+            push_series(address(gateway), "f", [f], {"X-Scope-OrgID": tenant})
+        want = [route + "/" + t for route in ("otlp", "push") for t in ("team-x/a", "team-y/b")]
+        for path in want:
+            wait_until(lambda: os.path.exists(self.path("profiles", path)), path)
+        self.assertEqual(gateway.stop(), 0)
+        self.assertEqual(store.stop(), 0)
+        self.assertEqual(sorted(os.path.relpath(os.path.join(d, f), self.path("profiles"))
+                                for d, _, fs in os.walk(self.path("profiles")) for f in fs),
+                         want)
+
     def test_tenant_ids_are_held_to_pyroscopes_rules(self):
         """X-Scope-OrgID becomes __tenant_id__ when it is a tenant ID as
         Pyroscope's multi-tenant mode takes one; else the request is

@@ -50,7 +50,7 @@ receiver_pprof_scrape_SRCS := lib/instant_timers.c lib/client_tls.c lib/file_io.
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c \
     lib/memory_release.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
-processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c
+processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/key_map.c
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto

@@ -2,6 +2,7 @@
 #include "elf_symbols.h"
 
 #include "../../lib/grow.h"
+#include "../../lib/key_map.h"
 #include "../../lib/search.h"
 #include "debug_search.h"
 #include "frame_cache.h"
@@ -592,19 +593,28 @@ static size_t index_footprint(const struct elf_binary *b)
            frame_cache_footprint(b->results);
 }
 
-/* Whether lane k of b (0: b itself) or one before it read split units
- * from the file f already. */
-static bool split_file_seen(const struct elf_binary *b, size_t k, const struct split_file *f)
+/* The bytes of the files b's split units were read from, each file once
+ * however many of its lanes opened it. */
+static size_t split_bytes(const struct elf_binary *b)
 {
-    for (size_t j = 0; j < k; j++) {
+    if (b->nlanes <= 1)
+        return scope_index_split_bytes(b->scopes);
+    struct key_map seen = {0};
+    size_t bytes = 0;
+    for (size_t k = 0; k < b->nlanes; k++) {
         size_t n;
-        const struct split_file *seen = scope_index_split_files(j ? b->lanes[j]->scopes
-                                                                  : b->scopes, &n);
-        for (size_t i = 0; i < n; i++)
-            if (seen[i].dev == f->dev && seen[i].ino == f->ino)
-                return true;
+        const struct split_file *files =
+            scope_index_split_files(k ? b->lanes[k]->scopes : b->scopes, &n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t unused;
+            if (!key_map_get(&seen, files[i].id, &unused)) {
+                key_map_put(&seen, files[i].id, 0);
+                bytes += files[i].size;
+            }
+        }
     }
-    return false;
+    key_map_free(&seen);
+    return bytes;
 }
 
 size_t elf_binary_footprint(const struct elf_binary *b)
@@ -612,15 +622,7 @@ size_t elf_binary_footprint(const struct elf_binary *b)
     size_t bytes = b->footprint + index_footprint(b);
     for (size_t k = 1; k < b->nlanes; k++)   /* the files are the binary's own, shared */
         bytes += index_footprint(b->lanes[k]);
-    for (size_t k = 0; k < (b->nlanes ? b->nlanes : 1); k++) {   /* split units' files, once */
-        size_t n;
-        const struct split_file *files = scope_index_split_files(k ? b->lanes[k]->scopes
-                                                                   : b->scopes, &n);
-        for (size_t i = 0; i < n; i++)
-            if (!split_file_seen(b, k, &files[i]))
-                bytes += files[i].size;
-    }
-    return bytes;
+    return bytes + split_bytes(b);
 }
 
 void elf_binary_close(struct elf_binary *b)

@@ -10,6 +10,8 @@
 
 #include "../../lib/binary_lookup.h"
 #include "../../lib/grow.h"
+#include "../../lib/hash.h"
+#include "../../lib/key_map.h"
 #include "../../lib/search.h"
 #include "dwp.h"
 
@@ -66,7 +68,8 @@ struct scope_index {
     char *package_problem;   /* a file looked at as the package that is none (malloc'd), or NULL */
     char *unit_missing;      /* the first split unit found nowhere, said so (malloc'd), or NULL */
     struct split_file *split_files;       /* the .dwo files and package read from */
-    size_t nsplit_files, split_files_cap;
+    size_t nsplit_files, split_files_cap, split_bytes;
+    struct key_map split_ids;             /* a split file's id -> its index */
     const struct binary_lookup *lookup;   /* its directories, searched for the package too */
     /* While reading a unit: */
     struct func *fresh;
@@ -250,13 +253,15 @@ static bool note_split_file(struct scope_index *x, const char *path)
     struct stat st;
     if (stat(path, &st) != 0)
         return false;
-    for (size_t i = 0; i < x->nsplit_files; i++)
-        if (x->split_files[i].dev == st.st_dev && x->split_files[i].ino == st.st_ino)
-            return true;
+    uint64_t id = hash_mix((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    uint32_t at;
+    if (key_map_get(&x->split_ids, id, &at))
+        return true;
+    key_map_put(&x->split_ids, id, (uint32_t)x->nsplit_files);
     x->split_files = grow_array(x->split_files, &x->split_files_cap, x->nsplit_files + 1,
                                 sizeof(*x->split_files));
-    x->split_files[x->nsplit_files++] =
-        (struct split_file){st.st_dev, st.st_ino, (size_t)st.st_size};
+    x->split_files[x->nsplit_files++] = (struct split_file){id, (size_t)st.st_size};
+    x->split_bytes += (size_t)st.st_size;
     return true;
 }
 
@@ -543,7 +548,13 @@ size_t scope_index_footprint(const struct scope_index *x)
 {
     return x->funcs_cap * sizeof(*x->funcs) + x->nnested * sizeof(*x->nested) +
            x->ninfos * sizeof(*x->infos) + x->spans_cap * sizeof(*x->spans) +
-           x->split_files_cap * sizeof(*x->split_files);
+           x->split_files_cap * sizeof(*x->split_files) +
+           x->split_ids.cap * (sizeof(*x->split_ids.keys) + sizeof(*x->split_ids.vals));
+}
+
+size_t scope_index_split_bytes(const struct scope_index *x)
+{
+    return x->split_bytes;
 }
 
 const struct split_file *scope_index_split_files(const struct scope_index *x, size_t *n)
@@ -566,6 +577,7 @@ void scope_index_free(struct scope_index *x)
     free(x->package_problem);
     free(x->unit_missing);
     free(x->split_files);
+    key_map_free(&x->split_ids);
     free(x);
 }
 

@@ -45,11 +45,13 @@ size_t scope_index_footprint(const struct scope_index *x);
 
 /* A file split units were read from: a .dwo file or a DWARF package. */
 struct split_file {
-    uint64_t dev, ino;   /* which file: the same one opened by two lanes is one */
+    uint64_t id;   /* its device and inode mixed: the same file opened by two lanes is one */
     size_t size;
 };
-/* The files x has read split units from, *n of them. */
+/* The files x has read split units from, *n of them, each once. */
 const struct split_file *scope_index_split_files(const struct scope_index *x, size_t *n);
+/* The bytes of those files together. */
+size_t scope_index_split_bytes(const struct scope_index *x);
 /* The DWARF package split units are read from (dwp_file), NULL when none
  * is open. */
 Elf *scope_index_package_file(const struct scope_index *x);

@@ -62,7 +62,7 @@ build_half_one() {
         processors/symbolize/kernel_symbols.c processors/symbolize/perf_map.c processors/symbolize/plt_symbols.c \
         processors/symbolize/gopclntab.c processors/symbolize/inflated_cache.c \
         processors/symbolize/frame_cache.c lib/binary_lookup.c lib/own_vdso.c \
-        lib/file_io.c lib/grow.c \
+        lib/file_io.c lib/grow.c lib/key_map.c \
         -o $FUZZ_BUILD/fuzz_elf \
         -ldw -lelf -lz -lzstd -liberty
     clang $FLAGS $(pkg-config --cflags libevent jansson libprotobuf-c) tests/fuzz/fuzz_otlp.c \

@@ -17,6 +17,7 @@
 #include "../../lib/own_vdso.c"
 #include "../../lib/file_io.c"
 #include "../../lib/grow.c"
+#include "../../lib/key_map.c"
 #include "../../processors/symbolize/debug_search.c"
 #include "../../processors/symbolize/demangle.c"
 #include "../../processors/symbolize/dwp.c"

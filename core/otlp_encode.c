@@ -18,6 +18,7 @@
 
 #include "../lib/hash.h"
 #include "../lib/hex.h"
+#include "../lib/transport_labels.h"
 #include "../lib/utf8_valid.h"
 #include "alloc.h"
 #include "block_cache.h"
@@ -397,19 +398,12 @@ static void put_profile(struct encoder *e, uint32_t type_index, const uint32_t *
     pb_end(w, m);
 }
 
-/* Whether a label marks how a record travels rather than what it is, and
- * so is no attribute: __tenant_id__ goes as the X-Scope-OrgID header, and
- * __delta__ (Pyroscope's mark of cumulative columns made deltas) has no
- * OTLP form, a receiver reading every OTLP profile as holding deltas. */
-static bool transport_label(const char *name)
-{
-    return !strcmp(name, "__tenant_id__") || !strcmp(name, "__delta__");
-}
-
 static void put_resource(struct pb_writer *w, const struct profd_labels *labels)
 {
     size_t m = pb_begin(w, 1);
     for (size_t i = 0; i < labels->n; i++) {
+        /* the tenant goes as a header; the delta mark has no OTLP form, a
+         * receiver reading every OTLP profile as holding deltas */
         if (transport_label(labels->items[i].name))
             continue;
         const char *key = otlp_label_to_attribute(labels->items[i].name);

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_auth.h"
 
-#include <stdlib.h>
-
 #include "proxy_url.h"
 
 static bool set(const char *s)
@@ -43,10 +41,7 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         host->diag(d, where, "%s%s", what, why);
         return PROFD_ERR;
     }
-    char *proxy = set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
-    bool bad_proxy = set(a->proxy_url) && !proxy;
-    free(proxy);
-    if (bad_proxy) {
+    if (!proxy_url_valid(a->proxy_url)) {
         host->diag(d, &a->proxy_url, "%sproxy_url '%s' is not http://, https:// or socks5://",
                    what, a->proxy_url);
         return PROFD_ERR;

@@ -4,6 +4,7 @@
 #ifndef PROFD_PROXY_URL_H
 #define PROFD_PROXY_URL_H
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "grow.h"
@@ -19,6 +20,14 @@ static inline char *proxy_url_for_curl(const char *url)
     if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
         return must_strdup(url);
     return NULL;
+}
+
+/* Whether url, when set (not NULL or ""), is of a scheme a proxy may
+ * have (proxy_url_for_curl takes it). */
+static inline bool proxy_url_valid(const char *url)
+{
+    return !url || !*url || !strncmp(url, "socks5://", 9) || !strncmp(url, "http://", 7) ||
+           !strncmp(url, "https://", 8);
 }
 
 #endif

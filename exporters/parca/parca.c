@@ -21,7 +21,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/rpc_client.h"
 #include "../../lib/running_total.h"
-#include "../../lib/tenant_id.h"
+#include "../../lib/transport_labels.h"
 #include "profd/plugin.h"
 
 #define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
@@ -93,8 +93,7 @@ static void clean_labels(struct parca_exporter *e, const struct profd_record *r,
 {
     size_t fixes = 0;
     for (size_t i = 0; i < r->labels.n; i++)
-        if (strcmp(r->labels.items[i].name, "__delta__") &&
-            strcmp(r->labels.items[i].name, TENANT_LABEL))
+        if (!transport_label(r->labels.items[i].name))
             label_add_valid(e->host, out, r->labels.items[i].name, r->labels.items[i].value,
                             SIZE_MAX, SIZE_MAX, SIZE_MAX, &fixes);
     if (count)

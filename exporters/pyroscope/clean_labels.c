@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../lib/label_valid.h"
+#include "../../lib/transport_labels.h"
 
 /* Adds one label to out within Pyroscope's limits; counts the fixes. */
 static void add(const struct profd_host *host, struct profd_labels *out, const char *name,
@@ -39,14 +40,14 @@ size_t pyroscope_clean_labels(const struct profd_host *host, const struct profd_
         fixes += label_valid_name(name, true, PYROSCOPE_MAX_VALUE, metric);
         add(host, out, "__name__", metric, &fixes);
     }
-    static const char *const kept_first[] = {"service_name", "__delta__"};
+    static const char *const kept_first[] = {"service_name", DELTA_LABEL};
     for (size_t k = 0; k < sizeof(kept_first) / sizeof(*kept_first); k++)
         if (host->labels_get(in, kept_first[k]))
             add(host, out, kept_first[k], host->labels_get(in, kept_first[k]), &fixes);
     for (size_t i = 0; i < in->n; i++) {
         const char *name = in->items[i].name;
         if (strcmp(name, "__name__") && strcmp(name, "service_name") &&
-            strcmp(name, "__delta__") && strcmp(name, "__tenant_id__"))
+            strcmp(name, DELTA_LABEL) && strcmp(name, TENANT_LABEL))
             add(host, out, name, in->items[i].value, &fixes);
     }
     for (size_t i = 0; external && i < external->n; i++)

@@ -25,6 +25,7 @@
 #include "../../lib/rpc_client.h"
 #include "../../lib/running_total.h"
 #include "../../lib/tenant_id.h"
+#include "../../lib/transport_labels.h"
 #include "clean_labels.h"
 #include "profd/plugin.h"
 #include "type_names.h"
@@ -186,7 +187,7 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
     for (size_t i = 0; i < labels->n; i++) {
         if (!strcmp(labels->items[i].name, "service_name") ||
             !strcmp(labels->items[i].name, "pyroscope_spy") ||
-            !strcmp(labels->items[i].name, "__delta__"))
+            !strcmp(labels->items[i].name, DELTA_LABEL))
             continue;
         size_t o = strlen(name);
         snprintf(name + o, sizeof(name) - o, "%s%s=%s", name[o - 1] == '{' ? "" : ",",

@@ -16,7 +16,7 @@
 
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
-#include "../../lib/tenant_id.h"
+#include "../../lib/transport_labels.h"
 #include "profd/plugin.h"
 #include "status.h"
 
@@ -154,7 +154,7 @@ static void request_labels(const struct profd_host *host, const char *tenant,
                            struct profd_batch *b)
 {
     for (size_t i = 0; i < b->nrecords; i++) {
-        host->record_set_label(b->records[i], "__delta__", "false");
+        host->record_set_label(b->records[i], DELTA_LABEL, "false");
         if (tenant && *tenant)
             host->record_set_label(b->records[i], TENANT_LABEL, tenant);
     }

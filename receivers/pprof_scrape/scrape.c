@@ -237,13 +237,11 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &j->scheme, "job '%s': scheme must be http or https", j->job_name);
             rc = PROFD_ERR;
         }
-        char *proxy = job_proxy(j);
-        if (j->proxy_url && *j->proxy_url && !proxy) {
+        if (!proxy_url_valid(j->proxy_url)) {
             host->diag(d, &j->proxy_url, "job '%s': proxy_url '%s' is not http://, https:// or "
                        "socks5://", j->job_name, j->proxy_url);
             rc = PROFD_ERR;
         }
-        free(proxy);
         if (j->shard.total < 0 || (j->shard.total && (j->shard.index < 0 ||
                                                       j->shard.index >= j->shard.total))) {
             host->diag(d, &j->shard, "job '%s': shard.index must be in [0, total)", j->job_name);

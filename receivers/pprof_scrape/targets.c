@@ -9,7 +9,7 @@
 
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
-#include "../../lib/tenant_id.h"
+#include "../../lib/transport_labels.h"
 
 struct text {
     char *s;
@@ -94,7 +94,7 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
     /* Pyroscope's mark, as Alloy sets it: the cumulative columns hold
      * deltas already, which a Pyroscope server must not make deltas again */
     if (def->delta || def->profiler_deltas)
-        set_default(h, &l, "__delta__", "false");
+        set_default(h, &l, DELTA_LABEL, "false");
     char *path;
     if (asprintf(&path, "%s%s", job->profiling_config.path_prefix, def->path) < 0)
         abort();
@@ -126,7 +126,7 @@ static bool make_unit(const struct profd_host *h, const struct job *job, const c
      * __delta__ and __tenant_id__ (the tenant exporters send) stay. */
     for (size_t i = l.n; i-- > 0;)
         if (!strncmp(l.items[i].name, "__", 2) && strcmp(l.items[i].name, "__name__") &&
-            strcmp(l.items[i].name, "__delta__") && strcmp(l.items[i].name, TENANT_LABEL))
+            !transport_label(l.items[i].name))
             h->labels_del(&l, l.items[i].name);
     set_default(h, &l, "service_name", h->labels_get(&l, "job") ? h->labels_get(&l, "job") : "");
     struct text key = {0};

@@ -40,7 +40,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
-#include "../../lib/tenant_id.h"
+#include "../../lib/transport_labels.h"
 #include "../../lib/utf8_valid.h"
 #include "folded.h"
 #include "ingest_query.h"
@@ -492,7 +492,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
             host->record_set_label(b->records[i], "pyroscope_spy", *spy ? spy : "unknown");
         /* as Pyroscope marks what /ingest takes: no cumulative columns, so
          * a Pyroscope server they go on to makes no deltas of them */
-        host->record_set_label(b->records[i], "__delta__", "false");
+        host->record_set_label(b->records[i], DELTA_LABEL, "false");
     }
 }
 

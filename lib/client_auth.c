@@ -1,11 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_auth.h"
 
+#include <strings.h>
+
 #include "proxy_url.h"
 
 static bool set(const char *s)
 {
     return s && *s;
+}
+
+bool client_authorization_set(const struct client_auth *a)
+{
+    return set(a->authorization.credentials) || set(a->authorization.credentials_file);
+}
+
+/* The option said first when a sets credentials more than one way: the
+ * last of them in the order the options are written. */
+static const void *second_way(const struct client_auth *a)
+{
+    return oauth2_set(&a->oauth2)        ? (const void *)&a->oauth2
+           : set(a->basic_auth.username) ? (const void *)&a->basic_auth
+                                         : (const void *)&a->authorization;
 }
 
 int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
@@ -14,12 +30,19 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
     const void *where = NULL;
     const char *why = NULL;
     const struct client_oauth2 *o = &a->oauth2;
+    const struct client_authorization *z = &a->authorization;
     int ways = (set(a->bearer_token) || set(a->bearer_token_file)) +
-               set(a->basic_auth.username) + oauth2_set(o);
+               client_authorization_set(a) + set(a->basic_auth.username) + oauth2_set(o);
     if (ways > 1) {
-        where = oauth2_set(o) ? (const void *)o : (const void *)&a->basic_auth;
-        why = "at most one of bearer_token (or bearer_token_file), basic_auth and oauth2 may be "
-              "set";
+        where = second_way(a);
+        why = "at most one of bearer_token (or bearer_token_file), authorization, basic_auth "
+              "and oauth2 may be set";
+    } else if (set(z->credentials) && set(z->credentials_file)) {
+        where = &z->credentials_file;
+        why = "authorization's credentials and credentials_file cannot both be set";
+    } else if (z->type && !strcasecmp(z->type, "basic")) {
+        where = &z->type;
+        why = "authorization type cannot be Basic: use basic_auth";
     } else if (oauth2_set(o) && (!set(o->client_id) || !set(o->token_url))) {
         where = o;
         why = "oauth2 needs client_id and token_url";
@@ -47,15 +70,4 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         return PROFD_ERR;
     }
     return PROFD_OK;
-}
-
-void client_auth_to_rpc(const struct client_auth *a, struct rpc_client_options *o)
-{
-    o->bearer_token = a->bearer_token;
-    o->bearer_token_file = a->bearer_token_file;
-    o->username = a->basic_auth.username;
-    o->password = a->basic_auth.password;
-    o->password_file = a->basic_auth.password_file;
-    o->oauth2 = oauth2_set(&a->oauth2) ? &a->oauth2 : NULL;
-    o->proxy_url = a->proxy_url;
 }

@@ -15,11 +15,20 @@
 #define EXPIRY_DELTA_NS (10 * 1000000000LL)   /* fetched anew this long before expiry */
 #define MAX_ANSWER (1 << 20)
 
+struct answer {
+    char *p;
+    size_t len, cap;
+};
+
 struct oauth2_token {
     const struct client_oauth2 *o;
     CURL *curl;
     char *header;          /* "Authorization: Bearer <token>", or NULL */
     int64_t refresh_at;    /* monotonic ns when to fetch again; INT64_MAX: never */
+    /* the fetch under way: the request's escaped id, secret and body,
+     * which the handle points at, and the answer so far */
+    char *id, *secret, *body;
+    struct answer answer;
 };
 
 bool oauth2_set(const struct client_oauth2 *o)
@@ -140,11 +149,6 @@ static char *request_body(CURL *c, const struct client_oauth2 *o)
     return b;
 }
 
-struct answer {
-    char *p;
-    size_t len, cap;
-};
-
 static size_t on_answer(char *data, size_t size, size_t n, void *arg)
 {
     struct answer *a = arg;
@@ -158,35 +162,56 @@ static size_t on_answer(char *data, size_t size, size_t n, void *arg)
 }
 
 /* Fetches a token into t; false with why set when none came. */
-static bool fetch(struct oauth2_token *t, char *why, size_t whylen)
+/* Frees what the fetch under way kept, leaving the handle pointing at
+ * none of it. */
+static void fetch_clear(struct oauth2_token *t)
+{
+    curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, NULL);
+    curl_free(t->id);
+    curl_free(t->secret);
+    free(t->body);
+    free(t->answer.p);
+    t->id = t->secret = t->body = NULL;
+    t->answer = (struct answer){0};
+}
+
+bool oauth2_token_due(const struct oauth2_token *t)
+{
+    return !t->header || monotonic_ns() >= t->refresh_at;
+}
+
+CURL *oauth2_token_fetch_start(struct oauth2_token *t, char *why, size_t whylen)
 {
     const struct client_oauth2 *o = t->o;
     CURL *c = t->curl;
+    fetch_clear(t);
     char *secret = o->client_secret_file ? read_secret(o->client_secret_file)
                                          : must_strdup(o->client_secret ? o->client_secret : "");
     if (!secret) {
         snprintf(why, whylen, "client_secret_file %s could not be read", o->client_secret_file);
-        return false;
+        return NULL;
     }
     /* RFC 6749 2.3.1: the id and secret form-encoded, then as basic auth */
-    char *id = curl_easy_escape(c, o->client_id ? o->client_id : "", 0),
-         *escaped_secret = curl_easy_escape(c, secret, 0), *body = request_body(c, o);
-    struct answer a = {0};
+    t->id = curl_easy_escape(c, o->client_id ? o->client_id : "", 0);
+    t->secret = curl_easy_escape(c, secret, 0);
+    t->body = request_body(c, o);
+    free(secret);
     curl_easy_setopt(c, CURLOPT_URL, o->token_url);
     curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(c, CURLOPT_USERNAME, id);
-    curl_easy_setopt(c, CURLOPT_PASSWORD, escaped_secret);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_USERNAME, t->id);
+    curl_easy_setopt(c, CURLOPT_PASSWORD, t->secret);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, t->body);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_answer);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
-    CURLcode rc = curl_easy_perform(c);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &t->answer);
+    return c;
+}
+
+bool oauth2_token_fetch_finish(struct oauth2_token *t, CURLcode rc, char *why, size_t whylen)
+{
+    const struct client_oauth2 *o = t->o;
     long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
-    curl_free(id);
-    curl_free(escaped_secret);
-    free(secret);
-    free(body);
+    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+    const struct answer *a = &t->answer;
     char *token = NULL;
     int64_t expires_in = 0;
     char parse_why[128];
@@ -195,13 +220,13 @@ static bool fetch(struct oauth2_token *t, char *why, size_t whylen)
         snprintf(why, whylen, "token from %s: %s", o->token_url, curl_easy_strerror(rc));
     else if (status != 200)
         snprintf(why, whylen, "token from %s: HTTP status %ld: %.160s", o->token_url, status,
-                 a.p ? a.p : "");
-    else if (oauth2_token_parse(a.p ? a.p : "", a.len, &token, &expires_in, parse_why,
+                 a->p ? a->p : "");
+    else if (oauth2_token_parse(a->p ? a->p : "", a->len, &token, &expires_in, parse_why,
                                 sizeof(parse_why)) < 0)
         snprintf(why, whylen, "token from %s: %s", o->token_url, parse_why);
     else
         ok = true;
-    free(a.p);
+    fetch_clear(t);
     if (ok) {
         free(t->header);
         t->header = must_asprintf("Authorization: Bearer %s", token);
@@ -212,17 +237,25 @@ static bool fetch(struct oauth2_token *t, char *why, size_t whylen)
     return ok;
 }
 
+const char *oauth2_token_current(const struct oauth2_token *t)
+{
+    return t->header;
+}
+
 const char *oauth2_token_header(struct oauth2_token *t, char *why, size_t whylen)
 {
-    if (t->header && monotonic_ns() < t->refresh_at)
+    if (!oauth2_token_due(t))
         return t->header;
-    return fetch(t, why, whylen) ? t->header : NULL;
+    CURL *c = oauth2_token_fetch_start(t, why, whylen);
+    return c && oauth2_token_fetch_finish(t, curl_easy_perform(c), why, whylen) ? t->header
+                                                                                 : NULL;
 }
 
 void oauth2_token_free(struct oauth2_token *t)
 {
     if (!t)
         return;
+    fetch_clear(t);
     curl_easy_cleanup(t->curl);
     free(t->header);
     free(t);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <curl/curl.h>
+
 #include "client_tls.h"
 #include "profd/options.h"
 
@@ -54,9 +56,28 @@ struct oauth2_token;
 struct oauth2_token *oauth2_token_new(const struct client_oauth2 *o, const struct client_tls *tls,
                                       const char *proxy_url, int64_t timeout);
 
-/* The "Authorization: Bearer <token>" line to send now, fetching a token
- * when there is none or it expires within 10 s; valid until the next
- * call. NULL with why set when the token URL gave none. Calls must not
+/* Whether a token must be fetched before the next request: there is
+ * none, or it expires within 10 s. */
+bool oauth2_token_due(const struct oauth2_token *t);
+
+/* Sets t's handle up for one fetch and returns it, for a caller that
+ * performs it, blocking or on a multi handle of its own, and then calls
+ * oauth2_token_fetch_finish; NULL with why set when the client's secret
+ * cannot be read. One fetch at a time. */
+CURL *oauth2_token_fetch_start(struct oauth2_token *t, char *why, size_t whylen);
+
+/* Takes the result rc of the fetch oauth2_token_fetch_start began: true
+ * when the answer held a token, which is then the current one; false
+ * with why set, the current token left as it was. */
+bool oauth2_token_fetch_finish(struct oauth2_token *t, CURLcode rc, char *why, size_t whylen);
+
+/* The "Authorization: Bearer <token>" line of the current token (valid
+ * until the next fetch finishes or t is freed), or NULL when none came
+ * yet. */
+const char *oauth2_token_current(const struct oauth2_token *t);
+
+/* The line to send now, fetching a token first, blocking, when one is
+ * due; NULL with why set when the token URL gave none. Calls must not
  * overlap. */
 const char *oauth2_token_header(struct oauth2_token *t, char *why, size_t whylen);
 

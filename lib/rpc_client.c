@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "file_io.h"
+#include "client_credentials.h"
 #include "grow.h"
 #include "hex.h"
 #include "grpc_frame.h"
@@ -35,13 +35,7 @@ struct rpc_client {
     bool retry_408_5xx;
     char *compression;
     int64_t timeout;
-    /* secrets read from files, again when they change */
-    char *bearer_token_file, *password_file;
-    int64_t secrets_stamp;    /* the files' mtimes when last read */
-    bool secrets_read;        /* they were read once */
-    char *file_authorization; /* "Authorization: Bearer <token>" from bearer_token_file */
-    const char *unreadable;   /* the secret file last read that could not be, or NULL */
-    struct oauth2_token *oauth2;   /* the token source of oauth2, or NULL */
+    struct client_credentials *credentials;   /* or NULL */
 };
 
 /* What the callbacks collect during one call. */
@@ -115,13 +109,6 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     }
     for (const char *const *p = o->protocol_headers; p && *p; p++)
         c->headers = curl_slist_append(c->headers, *p);
-    if (o->bearer_token_file && *o->bearer_token_file)
-        c->bearer_token_file = must_strdup(o->bearer_token_file);
-    else if (o->bearer_token && *o->bearer_token) {
-        char *line = must_asprintf("Authorization: Bearer %s", o->bearer_token);
-        c->headers = curl_slist_append(c->headers, line);
-        free(line);
-    }
     for (size_t i = 0; o->headers && i < o->headers->n; i++) {
         char *line = must_asprintf("%s: %s", o->headers->keys[i], o->headers->values[i]);
         c->headers = curl_slist_append(c->headers, line);
@@ -133,19 +120,15 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     client_tls_apply(h, o->tls);
     curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->route.connect_to);
-    if (o->username && *o->username) {
-        curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-        curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
-        curl_easy_setopt(h, CURLOPT_PASSWORD, o->password ? o->password : "");
-        if (o->password_file && *o->password_file)
-            c->password_file = must_strdup(o->password_file);
+    if (o->auth) {
+        c->credentials = client_credentials_new(o->auth, o->tls, o->timeout);
+        char *proxy = o->auth->proxy_url && *o->auth->proxy_url
+                          ? proxy_url_for_curl(o->auth->proxy_url)
+                          : NULL;
+        if (proxy)
+            curl_easy_setopt(h, CURLOPT_PROXY, proxy);
+        free(proxy);
     }
-    if (o->oauth2)
-        c->oauth2 = oauth2_token_new(o->oauth2, o->tls, o->proxy_url, o->timeout);
-    char *proxy = o->proxy_url && *o->proxy_url ? proxy_url_for_curl(o->proxy_url) : NULL;
-    if (proxy)
-        curl_easy_setopt(h, CURLOPT_PROXY, proxy);
-    free(proxy);
     return c;
 }
 
@@ -160,42 +143,8 @@ void rpc_client_free(struct rpc_client *c)
     pthread_mutex_destroy(&c->mu);
     free(c->url);
     free(c->compression);
-    free(c->bearer_token_file);
-    free(c->password_file);
-    free(c->file_authorization);
-    oauth2_token_free(c->oauth2);
+    client_credentials_free(c->credentials);
     free(c);
-}
-
-/* Reads the client's secret files again when they changed since the last
- * call (c->mu held): the password onto the handle, the token into the
- * Authorization line call_headers adds. A file that cannot be read leaves
- * an empty secret, which the server refuses, saying so. */
-static void refresh_secrets(struct rpc_client *c)
-{
-    if (!c->bearer_token_file && !c->password_file)
-        return;
-    int64_t stamp = file_mtime_ns(c->bearer_token_file) ^ file_mtime_ns(c->password_file);
-    if (c->secrets_read && stamp == c->secrets_stamp)
-        return;
-    c->secrets_read = true;
-    c->secrets_stamp = stamp;
-    c->unreadable = NULL;
-    if (c->bearer_token_file) {
-        char *token = read_secret(c->bearer_token_file);
-        if (!token)
-            c->unreadable = c->bearer_token_file;
-        free(c->file_authorization);
-        c->file_authorization = must_asprintf("Authorization: Bearer %s", token ? token : "");
-        free(token);
-    }
-    if (c->password_file) {
-        char *password = read_secret(c->password_file);
-        if (!password)
-            c->unreadable = c->password_file;
-        curl_easy_setopt(c->curl, CURLOPT_PASSWORD, password ? password : "");
-        free(password);
-    }
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -446,10 +395,10 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     }
     pthread_mutex_lock(&c->mu);
     CURL *h = c->curl;
-    refresh_secrets(c);
-    const char *authorization = c->file_authorization;
-    if (c->oauth2 && !(authorization = oauth2_token_header(c->oauth2, res->message,
-                                                           sizeof(res->message)))) {
+    const char *authorization = NULL, *unreadable = NULL;
+    struct oauth2_token *oauth2 =
+        c->credentials ? client_credentials_oauth2(c->credentials) : NULL;
+    if (oauth2 && !oauth2_token_header(oauth2, res->message, sizeof(res->message))) {
         pthread_mutex_unlock(&c->mu);
         res->grpc_status = GRPC_UNAUTHENTICATED;
         free(url);
@@ -457,6 +406,8 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
         free(packed);
         return PROFD_ERETRY;   /* the token endpoint may answer next time */
     }
+    if (c->credentials)   /* unreadable: a path of the options', which outlive c */
+        authorization = client_credentials_line(c->credentials, &unreadable);
     struct curl_slist *headers = call_headers(c, authorization, header);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -471,7 +422,6 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
-    const char *unreadable = c->unreadable;   /* a path of c's, which lives as long */
     pthread_mutex_unlock(&c->mu);
     free_call_headers(c, headers);
     free(url);

@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 #include "client_tls.h"
-#include "oauth2_token.h"
 #include "profd/plugin.h"
+
+struct client_auth;
 
 struct rpc_client_options {
     const char *url;                  /* http(s)://host:port[/path]; no scheme: http:// */
@@ -22,15 +23,10 @@ struct rpc_client_options {
     const char *compression;          /* "gzip", "zstd", or NULL/"" for none */
     const struct profd_str_map *headers;   /* extra request headers, or NULL */
     const char *const *protocol_headers;   /* "Name: value" lines, NULL-ended, or NULL */
-    const char *bearer_token;         /* sent as "Authorization: Bearer <token>" when set */
-    const char *bearer_token_file;    /* or read from this file, again when it changes */
     const struct client_tls *tls;     /* or NULL */
-    const char *username, *password;  /* HTTP basic auth when username is set */
-    const char *password_file;        /* or the password read from this file, likewise */
-    const struct client_oauth2 *oauth2;   /* or a token fetched with these client credentials
-                                           * (outliving the client), or NULL */
-    const char *proxy_url;            /* http://, https:// or socks5://; NULL: libcurl's
-                                       * choice (the http_proxy-style variables) */
+    const struct client_auth *auth;   /* credentials and proxy (outliving the client), or
+                                       * NULL: none, and libcurl's choice of proxy (the
+                                       * http_proxy-style variables) */
     int64_t timeout;                  /* ns per call; 0 = none */
     bool retry_408_5xx;               /* HTTP: also retry 408 and every 5xx (Pyroscope) */
 };

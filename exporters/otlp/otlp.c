@@ -68,7 +68,7 @@ static const struct profd_option options[] = {
      "a single larger record is sent alone"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      client_tls_options},
-    CLIENT_AUTH_OPTIONS(struct config, auth),
+    CLIENT_AUTH_OPTIONS(struct config, auth, "the http_proxy-style variables'"),
     {0},
 };
 
@@ -128,7 +128,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
-    client_auth_to_rpc(&cfg->auth, &o);
+    o.auth = &cfg->auth;
     char err[256];
     e->client = rpc_client_new(host, &o, err, sizeof(err));
     if (!e->client) {

@@ -39,7 +39,7 @@ struct config {
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:7070",
      "host:port or http(s)://host:port; https:// means TLS"},
-    CLIENT_AUTH_OPTIONS(struct config, auth),
+    CLIENT_AUTH_OPTIONS(struct config, auth, "the http_proxy-style variables'"),
     {"tenant", PROFD_OPT_STRING, offsetof(struct config, tenant), NULL,
      "the request's tenant field"},
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,
@@ -184,7 +184,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         .tls = &cfg->tls,
         .timeout = cfg->timeout,
     };
-    client_auth_to_rpc(&cfg->auth, &o);
+    o.auth = &cfg->auth;
     char err[256];
     e->client = rpc_client_new(host, &o, err, sizeof(err));
     if (!e->client) {

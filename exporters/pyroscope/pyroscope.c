@@ -58,7 +58,7 @@ struct config {
      "the server's base URL; https:// means TLS"},                                          \
     {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                     \
      "sent as X-Scope-OrgID with every profile; unset: each profile's __tenant_id__, if any"}, \
-    CLIENT_AUTH_OPTIONS(struct server, auth),                                               \
+    CLIENT_AUTH_OPTIONS(struct server, auth, "the http_proxy-style variables'"),             \
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,               \
      "headers sent with every request"},                                                    \
     {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",           \
@@ -421,7 +421,7 @@ static struct rpc_client *client_for(const struct profd_host *host, const struct
         .timeout = cfg->timeout,
         .retry_408_5xx = true,
     };
-    client_auth_to_rpc(&srv->auth, &o);
+    o.auth = &srv->auth;
     return rpc_client_new(host, &o, err, errlen);   /* copies the headers */
 }
 

@@ -52,11 +52,6 @@ struct kubernetes_sd_config {
     int64_t timeout;
 };
 
-/* Prometheus's authorization: the header "Authorization: <type> <credentials>". */
-struct authorization {
-    char *type, *credentials, *credentials_file;
-};
-
 struct custom_profile {
     char *name, *path;
     bool enabled, delta;
@@ -83,11 +78,8 @@ struct job {
     struct profd_obj_list file_sd_configs;   /* struct file_sd_config */
     struct profd_obj_list kubernetes_sd_configs;   /* struct kubernetes_sd_config */
     struct profd_relabel *relabel_configs;
-    struct client_basic_auth basic_auth;
-    char *bearer_token, *bearer_token_file;
-    struct authorization authorization;
+    struct client_auth auth;   /* its proxy_url: none when NULL or "" */
     struct client_tls tls_config;
-    char *proxy_url;   /* http://, https:// or socks5://; none when NULL or "" */
     bool follow_redirects;
     struct profiling_config profiling_config;
     struct shard shard;

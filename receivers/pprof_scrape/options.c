@@ -83,16 +83,6 @@ static const struct profd_option kubernetes_sd_options[] = {
     {0},
 };
 
-static const struct profd_option authorization_options[] = {
-    {"type", PROFD_OPT_STRING, SUB(struct authorization, type), "Bearer",
-     "the header's scheme (Basic is basic_auth's)"},
-    {"credentials", PROFD_OPT_STRING, SUB(struct authorization, credentials), NULL,
-     "the credentials after it"},
-    {"credentials_file", PROFD_OPT_STRING, SUB(struct authorization, credentials_file), NULL,
-     "file holding the credentials, read again whenever it changes"},
-    {0},
-};
-
 static const struct profd_option custom_options[] = {
     {"name", PROFD_OPT_STRING, SUB(struct custom_profile, name), NULL,
      "profile type (__name__); a preset's name overrides that preset", .required = 1},
@@ -149,20 +139,10 @@ static const struct profd_option job_options[] = {
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__, "
      "__delta__, __tenant_id__)"},
-    {"basic_auth", PROFD_OPT_OBJECT, SUB(struct job, basic_auth), NULL, "HTTP basic auth",
-     client_basic_auth_options},
-    {"bearer_token", PROFD_OPT_STRING, SUB(struct job, bearer_token), NULL,
-     "Authorization: Bearer token"},
-    {"bearer_token_file", PROFD_OPT_STRING, SUB(struct job, bearer_token_file), NULL,
-     "file holding the bearer token, read again whenever it changes"},
-    {"authorization", PROFD_OPT_OBJECT, SUB(struct job, authorization), NULL,
-     "the Authorization header, as Prometheus's authorization: type and credentials (or "
-     "credentials_file)", authorization_options},
+    CLIENT_AUTH_OPTIONS(struct job, auth,
+                        "none, whatever http_proxy and the like say, as Prometheus scrapes"),
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
      client_tls_options},
-    {"proxy_url", PROFD_OPT_STRING, SUB(struct job, proxy_url), NULL,
-     "the proxy scrapes go through (http://, https:// or socks5://); none when unset, "
-     "whatever http_proxy and the like say"},
     {"follow_redirects", PROFD_OPT_BOOL, SUB(struct job, follow_redirects), "true",
      "follow a target's redirects (at most 10, http and https), as Prometheus does"},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,

@@ -16,13 +16,13 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../../lib/file_io.h"
 #include "../../lib/grow.h"
 #include "../../lib/http_client.h"
 #include "../../lib/instant_timers.h"
 #include "../../lib/key_map.h"
 #include "../../lib/proxy_url.h"
 #include "config.h"
+#include "job_credentials.h"
 #include "k8s_discovery.h"
 #include "presets.h"
 #include "targets.h"
@@ -47,11 +47,12 @@ struct scrape {
     CURL *easy;
     struct curl_slist *headers;
     struct client_tls_route route;   /* for tls_config.server_name */
-    bool easy_credentials_set;
-    int64_t credentials_stamp;     /* mtimes of the credentials files last read */
+    bool headers_set;              /* headers are set, the credentials' line first if any */
+    const char *unreadable;        /* a secret file the last scrape could not read */
     uint8_t *body;
     size_t len, cap;
     bool in_flight;                /* the transfer runs */
+    bool awaiting_token;           /* due, it waits for its job's oauth2 token */
     /* Its response is being turned into a record and emitted on the
      * receiver's own thread (run_aside), which alone touches the pair's
      * body, delta and gauges meanwhile; removed meanwhile (retired), the
@@ -75,6 +76,8 @@ struct state {
     struct scrape **scrapes;
     size_t nscrapes;
     struct http_client *http[HTTP_CLIENTS];
+    struct http_client *token_http;          /* the jobs' oauth2 token fetches */
+    struct job_credentials **credentials;    /* per job, while started */
     struct instant_timers *timers;  /* the pairs' */
     struct event *refresh_ev;
     struct k8s_discovery **k8s;    /* per job, its kubernetes_sd_configs' in order */
@@ -173,44 +176,11 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
     return rc;
 }
 
-/* Whether j sets authorization's credentials (its type has a default). */
-static bool authorization_set(const struct job *j)
-{
-    return j->authorization.credentials || j->authorization.credentials_file;
-}
-
-/* Prometheus's rules for a job's credentials: one way at most, and the
- * authorization's credentials given one way. */
-static int validate_credentials(const struct profd_host *host, struct profd_diag *d,
-                                const struct job *j)
-{
-    const struct authorization *a = &j->authorization;
-    int ways = !!j->basic_auth.username + !!(j->bearer_token || j->bearer_token_file) +
-               authorization_set(j);
-    const char *why = ways > 1 ? "at most one of basic_auth, bearer_token (or bearer_token_file) "
-                                 "and authorization may be set"
-                      : j->bearer_token && j->bearer_token_file
-                          ? "bearer_token and bearer_token_file cannot both be set"
-                      : a->credentials && a->credentials_file
-                          ? "authorization's credentials and credentials_file cannot both be set"
-                      : a->type && !strcasecmp(a->type, "basic")
-                          ? "authorization type cannot be Basic: use basic_auth"
-                          : NULL;
-    const void *where = &j->authorization;   /* said at the option in question */
-    if (!authorization_set(j) && j->bearer_token_file)
-        where = &j->bearer_token_file;
-    else if (!authorization_set(j) && j->bearer_token)
-        where = &j->bearer_token;
-    if (why)
-        host->diag(d, where, "job '%s': %s", j->job_name, why);
-    return why ? PROFD_ERR : PROFD_OK;
-}
-
 /* j's proxy_url as libcurl takes it (malloc'd), or NULL when it names
  * none or one of a scheme no scrape can go through. */
 static char *job_proxy(const struct job *j)
 {
-    return j->proxy_url && *j->proxy_url ? proxy_url_for_curl(j->proxy_url) : NULL;
+    return j->auth.proxy_url && *j->auth.proxy_url ? proxy_url_for_curl(j->auth.proxy_url) : NULL;
 }
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -237,20 +207,16 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
             host->diag(d, &j->scheme, "job '%s': scheme must be http or https", j->job_name);
             rc = PROFD_ERR;
         }
-        if (!proxy_url_valid(j->proxy_url)) {
-            host->diag(d, &j->proxy_url, "job '%s': proxy_url '%s' is not http://, https:// or "
-                       "socks5://", j->job_name, j->proxy_url);
-            rc = PROFD_ERR;
-        }
         if (j->shard.total < 0 || (j->shard.total && (j->shard.index < 0 ||
                                                       j->shard.index >= j->shard.total))) {
             host->diag(d, &j->shard, "job '%s': shard.index must be in [0, total)", j->job_name);
             rc = PROFD_ERR;
         }
-        if (validate_k8s(host, d, j) != PROFD_OK || validate_credentials(host, d, j) != PROFD_OK)
-            rc = PROFD_ERR;
         char what[160];
         snprintf(what, sizeof(what), "job '%s': ", j->job_name);
+        if (validate_k8s(host, d, j) != PROFD_OK ||
+            client_auth_validate(host, d, &j->auth, what) != PROFD_OK)
+            rc = PROFD_ERR;
         if (client_tls_validate(host, d, &j->tls_config, what) != PROFD_OK)
             rc = PROFD_ERR;
         for (size_t k = 0; k < j->kubernetes_sd_configs.n; k++) {
@@ -538,50 +504,23 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 
 /* ---- scheduling ---- */
 
-/* The Authorization header j asks for (bearer_token[_file], or
- * authorization), malloc'd, a credentials file read anew; NULL for none. */
-static char *authorization_header(const struct job *j)
-{
-    bool bearer = j->bearer_token || j->bearer_token_file;
-    const char *file = bearer ? j->bearer_token_file : j->authorization.credentials_file;
-    char *read = file ? read_secret(file) : NULL;
-    const char *secret = read ? read : bearer ? j->bearer_token : j->authorization.credentials;
-    const char *type = j->authorization.type;
-    char *header = secret ? must_asprintf("Authorization: %s %s",
-                                          bearer || !type || !*type ? "Bearer" : type, secret)
-                          : NULL;
-    free(read);
-    return header;
-}
-
-/* Sets basic auth and the Authorization header, reading their files again
- * whenever they changed since the last scrape, so rotated credentials are
- * picked up. */
+/* Sets the request headers: the job's Authorization line, its files read
+ * again whenever they changed since the last scrape, so rotated
+ * credentials are picked up; and tls_config.server_name's Host. */
 static void apply_credentials(struct scrape *sc)
 {
-    const struct job *j = job_of(sc->s, sc);
-    int64_t stamp = file_mtime_ns(j->basic_auth.password_file) ^
-                    file_mtime_ns(j->bearer_token_file) ^
-                    file_mtime_ns(j->authorization.credentials_file);
-    if (sc->easy_credentials_set && stamp == sc->credentials_stamp)
+    const char *line = job_credentials_line(sc->s->credentials[sc->u.job], &sc->unreadable);
+    const char *sent = sc->headers && !strncmp(sc->headers->data, "Authorization:", 14)
+                           ? sc->headers->data
+                           : NULL;
+    if (sc->headers_set && (line && sent ? !strcmp(line, sent) : line == sent))
         return;
-    sc->credentials_stamp = stamp;
-    sc->easy_credentials_set = true;
-    CURL *e = sc->easy;
-    if (j->basic_auth.username) {
-        char *pw = j->basic_auth.password_file ? read_secret(j->basic_auth.password_file) : NULL;
-        curl_easy_setopt(e, CURLOPT_USERNAME, j->basic_auth.username);
-        curl_easy_setopt(e, CURLOPT_PASSWORD,
-                         pw ? pw : j->basic_auth.password ? j->basic_auth.password : "");
-        free(pw);
-    }
-    char *header = authorization_header(j);
+    sc->headers_set = true;
     curl_slist_free_all(sc->headers);
-    sc->headers = header ? curl_slist_append(NULL, header) : NULL;
+    sc->headers = line ? curl_slist_append(NULL, line) : NULL;
     if (sc->route.host_header)
         sc->headers = curl_slist_append(sc->headers, sc->route.host_header);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, sc->headers);
-    free(header);
+    curl_easy_setopt(sc->easy, CURLOPT_HTTPHEADER, sc->headers);
 }
 
 static void configure_easy(struct scrape *sc)
@@ -611,6 +550,28 @@ static void configure_easy(struct scrape *sc)
     client_tls_apply(e, &j->tls_config);
 }
 
+/* Starts sc's transfer, with its job's credentials as they are now. */
+static void send_request(struct scrape *sc)
+{
+    sc->awaiting_token = false;
+    apply_credentials(sc);
+    sc->in_flight = true;   /* before: a transfer failing at once is done inside */
+    if (http_client_add(sc->http, sc->easy) != 0)
+        sc->in_flight = false;
+}
+
+/* The oauth2 token sc waited for came (why NULL), or did not. */
+static void on_token(void *waiter, const char *why)
+{
+    struct scrape *sc = waiter;
+    if (why) {
+        sc->awaiting_token = false;
+        report(sc, false, why, 0);
+    } else {
+        send_request(sc);
+    }
+}
+
 static void arm(struct scrape *sc)
 {
     instant_timer_arm(sc->s->timers, &sc->due, sc->next_due_ns);
@@ -628,16 +589,15 @@ static void on_due(struct instant_timer *due, void *arg)
     while (sc->next_due_ns < now_ns())   /* the loop was busy: skip, don't burst */
         sc->next_due_ns += interval;
     arm(sc);
-    if (sc->in_flight || sc->handling) {
+    if (sc->in_flight || sc->handling || sc->awaiting_token) {
         s->host->log(s->self, PROFD_LOG_DEBUG, "%s: previous scrape still running", sc->u.url);
         return;
     }
     sc->len = 0;
     sc->started_ns = now_ns();
-    apply_credentials(sc);
-    sc->in_flight = true;   /* before: a transfer failing at once is done inside */
-    if (http_client_add(sc->http, sc->easy) != 0)
-        sc->in_flight = false;
+    sc->awaiting_token = true;   /* before: a fetch that cannot start ends inside */
+    if (!job_credentials_wait(s->credentials[sc->u.job], sc))
+        send_request(sc);
 }
 
 static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
@@ -689,6 +649,8 @@ static void scrape_free(struct scrape *sc)
     }
     if (sc->in_flight)
         http_client_cancel(sc->http, sc->easy);
+    if (sc->awaiting_token)
+        job_credentials_unwait(s->credentials[sc->u.job], sc);
     instant_timer_disarm(&sc->due);
     curl_easy_cleanup(sc->easy);
     curl_slist_free_all(sc->headers);
@@ -950,6 +912,15 @@ static int start(void *st)
     for (size_t i = 0; i < HTTP_CLIENTS; i++)
         if (!(s->http[i] = http_client_create(base, on_done)))
             return PROFD_ERR;
+    if (!(s->token_http = http_client_create(base, job_credentials_fetched)))
+        return PROFD_ERR;
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    size_t njobs = s->cfg->scrape_configs.n;
+    s->credentials = calloc(njobs + 1, sizeof(*s->credentials));
+    if (!s->credentials)
+        return PROFD_ERR;
+    for (size_t j = 0; j < njobs; j++)
+        s->credentials[j] = job_credentials_new(&jobs[j], s->token_http, on_token);
     s->timers = instant_timers_new(base, on_due, s);
     refresh(s);
     s->started = true;
@@ -958,7 +929,6 @@ static int start(void *st)
     if (start_k8s(s) < 0)
         return PROFD_ERR;
     int64_t every = 0;
-    const struct job *jobs = s->cfg->scrape_configs.items;
     for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
         const struct file_sd_config *fc = jobs[j].file_sd_configs.items;
         for (size_t k = 0; k < jobs[j].file_sd_configs.n; k++)
@@ -991,6 +961,12 @@ static int shutdown_(void *st)
         http_client_destroy(s->http[i]);
         s->http[i] = NULL;
     }
+    for (size_t j = 0; s->credentials && j < s->cfg->scrape_configs.n; j++)
+        job_credentials_free(s->credentials[j]);   /* before the client their fetches run on */
+    free(s->credentials);
+    s->credentials = NULL;
+    http_client_destroy(s->token_http);
+    s->token_http = NULL;
     s->started = false;
     return PROFD_OK;
 }

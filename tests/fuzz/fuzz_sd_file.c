@@ -8,11 +8,22 @@
 
 #include "../../core/sd_file.h"
 
+/* The one file each input is written to, in TMPDIR, removed at exit. */
+static char path[4096];
+
+static void remove_input_file(void)
+{
+    unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
-    static char path[64];
-    if (!path[0])
-        snprintf(path, sizeof(path), "/tmp/profd-fuzz-sd-%d.yaml", (int)getpid());
+    if (!path[0]) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(path, sizeof(path), "%s/profd-fuzz-sd-%d.yaml", dir && *dir ? dir : "/tmp",
+                 (int)getpid());
+        atexit(remove_input_file);
+    }
     FILE *f = fopen(path, "wb");
     if (!f)
         return 0;

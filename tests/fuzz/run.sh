@@ -96,6 +96,7 @@ build_half_two() {
         lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
         -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)
     clang $FLAGS tests/fuzz/fuzz_rpc_response.c lib/grpc_frame.c lib/grow.c lib/client_tls.c \
+        lib/client_auth.c lib/client_credentials.c core/base64.c \
         lib/file_io.c lib/oauth2_token.c lib/json_pull.c lib/utf8_valid.c core/compression.c \
         core/gzip.c core/huge_arena.c core/alloc.c core/thread_slot.c \
         -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd

@@ -6,6 +6,7 @@ on a thread; tests wait for the events they expect (a log line, a file), with
 a deadline, never for a fixed time.
 """
 import importlib
+import json
 import os
 import re
 import shutil
@@ -450,6 +451,34 @@ class ProfdTestCase(unittest.TestCase):
         threading.Thread(target=server.serve_forever, daemon=True).start()
         self.addCleanup(server.shutdown)
         return server.server_address[1]
+
+    def token_endpoint(self, answers, hold=None):
+        """An OAuth 2.0 token endpoint answering answers in turn (status,
+        JSON), the last repeating: (its URL, the (Authorization, form) of
+        each request). With hold (a threading.Event) each answer waits
+        until it is set, the request already counted."""
+        import http.server
+        import urllib.parse
+        got = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                form = urllib.parse.parse_qs(
+                    self.rfile.read(int(self.headers["Content-Length"])).decode())
+                got.append((self.headers.get("Authorization"), form))
+                if hold:
+                    hold.wait()
+                status, answer = answers.pop(0) if len(answers) > 1 else answers[0]
+                body = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        return "http://127.0.0.1:%d/token" % self.serve_http(Handler), got
 
     def serve_posts(self, answer):
         """An HTTP server on a free loopback port calling answer(path,

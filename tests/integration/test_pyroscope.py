@@ -968,15 +968,17 @@ service:
         when they change: a rotated secret goes from the next request on,
         and one that cannot be read is said with the server's refusal;
         proxy_url sends a server's requests through a forward proxy
-        (nginx), the other server's going straight."""
+        (nginx), the others' going straight; authorization sends its type
+        and credentials."""
         from harness import ForwardProxy
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
-        got_a, got_b = [], []
+        got_a, got_b, got_c = [], [], []
         port_a = self.serve_posts(lambda path, headers, body: got_a.append(
             (path, headers, body)) or (401 if headers.get("Authorization") == "Bearer" else 200,
                                       {}))
         port_b = self.serve_http(stand_in(got_b, [200]))
+        port_c = self.serve_http(stand_in(got_c, [200]))
         token, password = self.path("token"), self.path("password")
 
         def write(path, secret):
@@ -989,8 +991,9 @@ service:
         p, ingest = self.start_pushes_into(
             'pyroscope: {servers: [{endpoint: "http://127.0.0.1:%d", bearer_token_file: %s, '
             'proxy_url: "%s"}, {endpoint: "http://127.0.0.1:%d", '
-            'basic_auth: {username: u, password_file: %s}}]}' % (
-                port_a, token, proxy.url, port_b, password))
+            'basic_auth: {username: u, password_file: %s}}, {endpoint: "http://127.0.0.1:%d", '
+            'authorization: {type: ApiKey, credentials: k1}}]}' % (
+                port_a, token, proxy.url, port_b, password, port_c))
 
         def sent(got, header):
             return [h.get(header) for _, h, _ in list(got)]
@@ -1010,15 +1013,16 @@ service:
         self.assertEqual(sent(got_b, "Authorization")[:2], [basic(b"p1"), basic(b"p22")])
         self.assertEqual(sent(got_a, "Via")[:2], ["1.1 nginx"] * 2)
         self.assertEqual(sent(got_b, "Via")[:2], [None] * 2)
+        self.assertEqual(sent(got_c, "Authorization")[:2], ["ApiKey k1"] * 2)
         from harness import run
         for auth, says in [("bearer_token: x, bearer_token_file: %s" % token,
                             "bearer_token and bearer_token_file cannot both be set"),
                            ("bearer_token: x, basic_auth: {username: u}",
-                            "at most one of bearer_token (or bearer_token_file), basic_auth and "
-                            "oauth2 may be set"),
+                            "at most one of bearer_token (or bearer_token_file), authorization, "
+                            "basic_auth and oauth2 may be set"),
                            ("bearer_token: x, oauth2: {client_id: i, token_url: 'http://t'}",
-                            "at most one of bearer_token (or bearer_token_file), basic_auth and "
-                            "oauth2 may be set"),
+                            "at most one of bearer_token (or bearer_token_file), authorization, "
+                            "basic_auth and oauth2 may be set"),
                            ("oauth2: {client_id: i}", "oauth2 needs client_id and token_url"),
                            ("oauth2: {client_id: i, token_url: 'http://t', client_secret: s, "
                             "client_secret_file: f}",
@@ -1032,30 +1036,6 @@ service:
             r = run(["validate", "--config", self.path("bad.yaml")])
             self.assertEqual(r.returncode, 2, auth)
             self.assertIn(says, r.stderr)
-
-    def token_endpoint(self, answers):
-        """An OAuth 2.0 token endpoint answering answers in turn (status,
-        JSON), the last repeating: (its URL, the (Authorization, form) of
-        each request)."""
-        import urllib.parse
-        got = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                form = urllib.parse.parse_qs(
-                    self.rfile.read(int(self.headers["Content-Length"])).decode())
-                got.append((self.headers.get("Authorization"), form))
-                status, answer = answers.pop(0) if len(answers) > 1 else answers[0]
-                body = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-        return "http://127.0.0.1:%d/token" % self.serve_http(Handler), got
 
     def test_exporter_fetches_an_oauth2_token(self):
         """oauth2: a token fetched from token_url with the client's
@@ -1126,7 +1106,7 @@ service:
         self.assertEqual(sorted(got), [["a", "b"], ["big"]])
 
     def test_exporter_sends_to_several_servers_retrying_each_alone(self):
-        got_a, got_b = [], []
+        got_a, got_b, got_c = [], [], []
         port_a = self.serve_http(stand_in(got_a, [503, 200]))
         port_b = self.serve_http(stand_in(got_b, [200]))
         self.spool_heap()
@@ -1241,7 +1221,7 @@ service:
             'pyroscope: {api: ingest, servers: [{endpoint: "http://127.0.0.1:%d"}, '
             '{endpoint: "http://127.0.0.1:%d"}]}' % (port_a, port_b), [2, 1])
         self.assertEqual((got_a, got_b), (["a", "b", "c"], ["a", "b", "c"]))
-        got_a, got_b = [], []
+        got_a, got_b, got_c = [], [], []
         port_a = self.serve_http(stand_in(got_a, [400]))
         port_b = self.serve_http(stand_in(got_b, [200]))
         self.push_three_until_counted(

@@ -480,8 +480,12 @@ service:
         authz = "authorization: {type: ApiKey, credentials_file: %s}" % creds
         for new, says in [
                 (authz + "\n        bearer_token: t",
-                 "at most one of basic_auth, bearer_token (or bearer_token_file) and "
-                 "authorization may be set"),
+                 "at most one of bearer_token (or bearer_token_file), authorization, basic_auth "
+                 "and oauth2 may be set"),
+                (authz + "\n        oauth2: {client_id: a, token_url: 'http://127.0.0.1:1/'}",
+                 "at most one of bearer_token (or bearer_token_file), authorization, basic_auth "
+                 "and oauth2 may be set"),
+                ("oauth2: {client_id: a}", "oauth2 needs client_id and token_url"),
                 ("authorization: {type: basic, credentials: x}",
                  "authorization type cannot be Basic: use basic_auth"),
                 (authz.replace("}", ", credentials: x}"),
@@ -491,6 +495,54 @@ service:
             r = run(["validate", "--config", self.path("bad.yaml")])
             self.assertEqual(r.returncode, 2, new)
             self.assertIn("job 'authz': " + says, r.stderr)
+
+    def test_oauth2_tokens_are_fetched_on_the_loop_without_stopping_it(self):
+        """oauth2: the token fetched from token_url with the client's
+        credentials, scopes and endpoint_params, sent as "Bearer <token>",
+        fetched again when near its end. While the token endpoint takes its
+        time, the job's scrapes wait and every other scrape goes on. A
+        token endpoint that refuses fails the job's scrapes, saying why,
+        and its targets get no request."""
+        import base64
+        import threading
+        goroutine = (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read())
+        guarded, plain, refused = (self.target(fake=True) for _ in range(3))
+        for t in (guarded, plain, refused):
+            t.set("/debug/pprof/goroutine", goroutine)
+        hold = threading.Event()
+        token_url, tokens = self.token_endpoint([
+            (200, {"access_token": "tok1", "expires_in": 5}),   # due again at once
+            (200, {"access_token": "tok2", "expires_in": 3600})], hold=hold)
+        refusing, _ = self.token_endpoint([(400, {"error": "invalid_client"})])
+        oauth2 = ("        oauth2: {client_id: scraper, client_secret: s3cret, token_url: '%s', "
+                  "scopes: [pprof], endpoint_params: {audience: targets}}\n")
+        p = self.start(SCRAPE % (job("guarded", [guarded.address], ["goroutine"],
+                                     extra=oauth2 % token_url) +
+                                 job("plain", [plain.address], ["goroutine"]) +
+                                 job("refused", [refused.address], ["goroutine"],
+                                     extra=oauth2 % refusing)))
+        wait_until(lambda: tokens, "a token fetch")
+        wait_until(lambda: len(plain.requests) >= 2, "plain scrapes while the token is held")
+        self.assertEqual(guarded.requests, [])   # it waits for its token
+        hold.set()
+        wait_until(lambda: len(guarded.requests) >= 3, "three guarded scrapes")
+        p.wait_log(r"scrape of http://%s/debug/pprof/goroutine failed: token from %s: HTTP "
+                   r"status 400: \{\"error\": \"invalid_client\"\}"
+                   % (re.escape(refused.address), re.escape(refusing)))
+        m = p.metrics()
+        self.assertEqual(p.stop(), 0)
+        sent = [h.get("Authorization") for _, h in guarded.requests]
+        self.assertEqual(sent[0], "Bearer tok1")
+        self.assertEqual(set(sent[1:]), {"Bearer tok2"})
+        self.assertEqual(len(tokens), 2)   # tok2 kept
+        self.assertEqual(tokens[0], ("Basic " + base64.b64encode(b"scraper:s3cret").decode(),
+                                     {"grant_type": ["client_credentials"], "scope": ["pprof"],
+                                      "audience": ["targets"]}))
+        self.assertEqual(refused.requests, [])
+        self.assertEqual(metric_value(m, "profd_scrape_up", component="pprof_scrape",
+                                      job="refused", instance=refused.address,
+                                      profile="goroutine"), 0)
+        self.assertNotIn("s3cret", p.log_text())
 
     def test_tls_server_name_and_versions(self):
         """tls_config.server_name is the name the handshake asks for and the

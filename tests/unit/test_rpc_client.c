@@ -5,6 +5,8 @@
  * should not send. */
 #include "check.h"
 
+#include "../../lib/client_auth.c"
+#include "../../lib/client_credentials.c"
 #include "../../lib/client_tls.c"
 #include "../../lib/grow.c"
 #include "../../lib/oauth2_token.c"

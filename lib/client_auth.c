@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_auth.h"
 
+#include <stdlib.h>
 #include <strings.h>
 
 #include "proxy_url.h"
@@ -70,4 +71,12 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         return PROFD_ERR;
     }
     return PROFD_OK;
+}
+
+void client_auth_apply_proxy(const struct client_auth *a, CURL *h)
+{
+    char *proxy = set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
+    if (proxy || !a->proxy_from_environment)
+        curl_easy_setopt(h, CURLOPT_PROXY, proxy ? proxy : "");
+    free(proxy);
 }

@@ -8,6 +8,7 @@
 #ifndef PROFD_LIB_CLIENT_AUTH_H
 #define PROFD_LIB_CLIENT_AUTH_H
 
+#include <curl/curl.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,6 +31,7 @@ struct client_auth {
     struct client_basic_auth basic_auth;
     struct client_oauth2 oauth2;
     char *proxy_url;
+    bool proxy_from_environment;   /* with no proxy_url: http_proxy and the like */
 };
 
 static const struct profd_option client_basic_auth_options[] = {
@@ -54,8 +56,9 @@ static const struct profd_option client_authorization_options[] = {
 };
 
 /* The option entries of a struct client_auth that is member of type;
- * proxy_unset says what an unset proxy_url means for this client. */
-#define CLIENT_AUTH_OPTIONS(type, member, proxy_unset)                                         \
+ * from_environment is proxy_from_environment's default for this client,
+ * "true" or "false". */
+#define CLIENT_AUTH_OPTIONS(type, member, from_environment)                                    \
     {"bearer_token", PROFD_OPT_STRING, offsetof(type, member.bearer_token), NULL,              \
      "sent as \"Authorization: Bearer <token>\""},                                             \
     {"bearer_token_file", PROFD_OPT_STRING, offsetof(type, member.bearer_token_file), NULL,   \
@@ -68,7 +71,11 @@ static const struct profd_option client_authorization_options[] = {
      "OAuth 2.0 client credentials: a bearer token fetched from token_url",                   \
      client_oauth2_options},                                                                   \
     {"proxy_url", PROFD_OPT_STRING, offsetof(type, member.proxy_url), NULL,                    \
-     "http://, https:// or socks5:// proxy; unset: " proxy_unset}
+     "http://, https:// or socks5:// proxy"},                                                  \
+    {"proxy_from_environment", PROFD_OPT_BOOL, offsetof(type, member.proxy_from_environment),  \
+     from_environment,                                                                         \
+     "with no proxy_url, the proxy http_proxy, https_proxy and no_proxy name, if any; "      \
+     "else none"}
 
 /* Checks a as Prometheus does: credentials one way at most, a secret given
  * or in a file but not both, no Basic authorization (basic_auth's), a
@@ -76,6 +83,11 @@ static const struct profd_option client_authorization_options[] = {
  * (prefixed with what). PROFD_OK or PROFD_ERR. */
 int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
                          const struct client_auth *a, const char *what);
+
+/* Sets the proxy a says on handle h: proxy_url's, else with
+ * proxy_from_environment the one the http_proxy-style variables name (as
+ * libcurl reads them), else none. */
+void client_auth_apply_proxy(const struct client_auth *a, CURL *h);
 
 /* Whether a's authorization sends anything (its type alone does not). */
 bool client_authorization_set(const struct client_auth *a);

@@ -28,7 +28,7 @@ struct client_credentials *client_credentials_new(const struct client_auth *a,
     struct client_credentials *c = must_malloc(sizeof(*c));
     *c = (struct client_credentials){.a = a};
     if (oauth2_set(&a->oauth2))
-        c->oauth2 = oauth2_token_new(&a->oauth2, tls, a->proxy_url, timeout);
+        c->oauth2 = oauth2_token_new(a, tls, timeout);
     return c;
 }
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_auth.h"
 #include "clock.h"
 #include "file_io.h"
 #include "grow.h"
 #include "json_pull.h"
-#include "proxy_url.h"
 
 #define EXPIRY_DELTA_NS (10 * 1000000000LL)   /* fetched anew this long before expiry */
 #define MAX_ANSWER (1 << 20)
@@ -100,18 +100,15 @@ int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expi
     return 0;
 }
 
-struct oauth2_token *oauth2_token_new(const struct client_oauth2 *o, const struct client_tls *tls,
-                                      const char *proxy_url, int64_t timeout)
+struct oauth2_token *oauth2_token_new(const struct client_auth *a, const struct client_tls *tls,
+                                      int64_t timeout)
 {
     struct oauth2_token *t = must_malloc(sizeof(*t));
-    *t = (struct oauth2_token){.o = o, .curl = curl_easy_init()};
+    *t = (struct oauth2_token){.o = &a->oauth2, .curl = curl_easy_init()};
     if (!t->curl)
         abort();
     client_tls_apply(t->curl, tls);
-    char *proxy = proxy_url && *proxy_url ? proxy_url_for_curl(proxy_url) : NULL;
-    if (proxy)
-        curl_easy_setopt(t->curl, CURLOPT_PROXY, proxy);
-    free(proxy);
+    client_auth_apply_proxy(a, t->curl);
     curl_easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(t->curl, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
     curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));

@@ -50,11 +50,12 @@ int oauth2_token_parse(const char *body, size_t len, char **token, int64_t *expi
 
 struct oauth2_token;
 
-/* A token source for o (which must outlive it), its requests going with
- * tls and proxy_url (NULL: none) and timing out after timeout ns (0:
- * never). */
-struct oauth2_token *oauth2_token_new(const struct client_oauth2 *o, const struct client_tls *tls,
-                                      const char *proxy_url, int64_t timeout);
+struct client_auth;
+
+/* A token source for a's oauth2 (a outliving it), its requests going with
+ * tls and a's proxy and timing out after timeout ns (0: never). */
+struct oauth2_token *oauth2_token_new(const struct client_auth *a, const struct client_tls *tls,
+                                      int64_t timeout);
 
 /* Whether a token must be fetched before the next request: there is
  * none, or it expires within 10 s. */

@@ -15,12 +15,12 @@
 #include <strings.h>
 #include <time.h>
 
+#include "client_auth.h"
 #include "client_credentials.h"
 #include "grow.h"
 #include "hex.h"
 #include "grpc_frame.h"
 #include "pb_reader.h"
-#include "proxy_url.h"
 
 #define MAX_RESPONSE (4 << 20)   /* OTLP's recommended response limit */
 
@@ -122,12 +122,7 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->route.connect_to);
     if (o->auth) {
         c->credentials = client_credentials_new(o->auth, o->tls, o->timeout);
-        char *proxy = o->auth->proxy_url && *o->auth->proxy_url
-                          ? proxy_url_for_curl(o->auth->proxy_url)
-                          : NULL;
-        if (proxy)
-            curl_easy_setopt(h, CURLOPT_PROXY, proxy);
-        free(proxy);
+        client_auth_apply_proxy(o->auth, h);
     }
     return c;
 }

@@ -68,7 +68,7 @@ static const struct profd_option options[] = {
      "a single larger record is sent alone"},
     {"tls", PROFD_OPT_OBJECT, offsetof(struct config, tls), NULL, "TLS settings",
      client_tls_options},
-    CLIENT_AUTH_OPTIONS(struct config, auth, "the http_proxy-style variables'"),
+    CLIENT_AUTH_OPTIONS(struct config, auth, "true"),
     {0},
 };
 

@@ -39,7 +39,7 @@ struct config {
 static const struct profd_option options[] = {
     {"endpoint", PROFD_OPT_STRING, offsetof(struct config, endpoint), "127.0.0.1:7070",
      "host:port or http(s)://host:port; https:// means TLS"},
-    CLIENT_AUTH_OPTIONS(struct config, auth, "the http_proxy-style variables'"),
+    CLIENT_AUTH_OPTIONS(struct config, auth, "true"),
     {"tenant", PROFD_OPT_STRING, offsetof(struct config, tenant), NULL,
      "the request's tenant field"},
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct config, headers), NULL,

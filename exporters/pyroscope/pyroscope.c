@@ -58,7 +58,7 @@ struct config {
      "the server's base URL; https:// means TLS"},                                          \
     {"tenant", PROFD_OPT_STRING, offsetof(struct server, tenant), NULL,                     \
      "sent as X-Scope-OrgID with every profile; unset: each profile's __tenant_id__, if any"}, \
-    CLIENT_AUTH_OPTIONS(struct server, auth, "the http_proxy-style variables'"),             \
+    CLIENT_AUTH_OPTIONS(struct server, auth, "true"),                                     \
     {"headers", PROFD_OPT_STRING_MAP, offsetof(struct server, headers), NULL,               \
      "headers sent with every request"},                                                    \
     {"tls", PROFD_OPT_OBJECT, offsetof(struct server, tls), NULL, "TLS settings",           \

@@ -139,8 +139,7 @@ static const struct profd_option job_options[] = {
     {"relabel_configs", PROFD_OPT_RELABEL, SUB(struct job, relabel_configs), NULL,
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__, "
      "__delta__, __tenant_id__)"},
-    CLIENT_AUTH_OPTIONS(struct job, auth,
-                        "none, whatever http_proxy and the like say, as Prometheus scrapes"),
+    CLIENT_AUTH_OPTIONS(struct job, auth, "false"),
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
      client_tls_options},
     {"follow_redirects", PROFD_OPT_BOOL, SUB(struct job, follow_redirects), "true",

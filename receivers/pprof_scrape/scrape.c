@@ -20,7 +20,6 @@
 #include "../../lib/http_client.h"
 #include "../../lib/instant_timers.h"
 #include "../../lib/key_map.h"
-#include "../../lib/proxy_url.h"
 #include "config.h"
 #include "job_credentials.h"
 #include "k8s_discovery.h"
@@ -174,13 +173,6 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         }
     }
     return rc;
-}
-
-/* j's proxy_url as libcurl takes it (malloc'd), or NULL when it names
- * none or one of a scheme no scrape can go through. */
-static char *job_proxy(const struct job *j)
-{
-    return j->auth.proxy_url && *j->auth.proxy_url ? proxy_url_for_curl(j->auth.proxy_url) : NULL;
 }
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
@@ -537,11 +529,9 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
     /* through proxy_url, else straight to the target whatever http_proxy
-     * and the like say, as Prometheus scrapes (libcurl reads none of them
-     * per transfer) */
-    char *proxy = job_proxy(j);
-    curl_easy_setopt(e, CURLOPT_PROXY, proxy ? proxy : "");
-    free(proxy);
+     * and the like say (unless proxy_from_environment), as Prometheus
+     * scrapes */
+    client_auth_apply_proxy(&j->auth, e);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, (long)j->follow_redirects);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);   /* Go's http.Client's limit */
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");

@@ -518,7 +518,7 @@ class ProfdTestCase(unittest.TestCase):
                    "[sent, failed] records to be %s" % sent_failed)
         self.assertEqual(p.stop(), 0)
 
-    def start_pushes_into(self, exporter, file_labels=None, relabel=None):
+    def start_pushes_into(self, exporter, file_labels=None, relabel=None, **kw):
         """Starts profd taking pushes (a pyroscope receiver) into the one
         exporter given as YAML ("otlp: {...}"), with /metrics on a free
         port: (the Profd, the receiver's host:port). With relabel (YAML
@@ -526,7 +526,7 @@ class ProfdTestCase(unittest.TestCase):
         YAML mapping), a pprof_file receiver feeds the exporter too, with
         those labels, from a spool holding the Go corpus's heap profile
         under a name with a byte that is not UTF-8 (ff), which becomes the
-        label bad: labels no push may carry."""
+        label bad: labels no push may carry. kw go to start."""
         files = ""
         if file_labels is not None:
             os.makedirs(self.path("spool"))
@@ -546,7 +546,7 @@ service:
   pipelines:
     profiles: {receivers: [pyroscope%s], processors: [%s], exporters: [%s]}
 """ % (files, processors, exporter, files and ", pprof_file", "relabel" if relabel else "",
-       exporter.split(":")[0]))
+       exporter.split(":")[0]), **kw)
         return p, p.listening("Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)")
 
     def spool_heap(self):

@@ -968,8 +968,8 @@ service:
         when they change: a rotated secret goes from the next request on,
         and one that cannot be read is said with the server's refusal;
         proxy_url sends a server's requests through a forward proxy
-        (nginx), the others' going straight; authorization sends its type
-        and credentials."""
+        (nginx), and so does http_proxy unless proxy_from_environment is
+        off; authorization sends its type and credentials."""
         from harness import ForwardProxy
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
@@ -991,9 +991,10 @@ service:
         p, ingest = self.start_pushes_into(
             'pyroscope: {servers: [{endpoint: "http://127.0.0.1:%d", bearer_token_file: %s, '
             'proxy_url: "%s"}, {endpoint: "http://127.0.0.1:%d", '
-            'basic_auth: {username: u, password_file: %s}}, {endpoint: "http://127.0.0.1:%d", '
-            'authorization: {type: ApiKey, credentials: k1}}]}' % (
-                port_a, token, proxy.url, port_b, password, port_c))
+            'basic_auth: {username: u, password_file: %s}, proxy_from_environment: false}, '
+            '{endpoint: "http://127.0.0.1:%d", authorization: {type: ApiKey, credentials: k1}}]}'
+            % (port_a, token, proxy.url, port_b, password, port_c),
+            wrapper=("env", "http_proxy=" + proxy.url, "no_proxy=", "NO_PROXY="))
 
         def sent(got, header):
             return [h.get(header) for _, h, _ in list(got)]
@@ -1014,6 +1015,7 @@ service:
         self.assertEqual(sent(got_a, "Via")[:2], ["1.1 nginx"] * 2)
         self.assertEqual(sent(got_b, "Via")[:2], [None] * 2)
         self.assertEqual(sent(got_c, "Authorization")[:2], ["ApiKey k1"] * 2)
+        self.assertEqual(sent(got_c, "Via")[:2], ["1.1 nginx"] * 2)
         from harness import run
         for auth, says in [("bearer_token: x, bearer_token_file: %s" % token,
                             "bearer_token and bearer_token_file cannot both be set"),

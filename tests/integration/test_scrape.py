@@ -231,20 +231,26 @@ class ScrapeTest(ProfdTestCase):
 
     def test_scrapes_go_through_proxy_url(self):
         """proxy_url: every scrape goes through nginx as a forward proxy,
-        which adds its Via header; a scheme no scrape can go through is a
-        config error."""
+        which adds its Via header; so do those of a job with
+        proxy_from_environment, through the proxy http_proxy names. A
+        scheme no scrape can go through is a config error."""
         from harness import ForwardProxy, run
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
-        fake = self.target(fake=True)
-        fake.set("/debug/pprof/goroutine",
-                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
-        config = SCRAPE % job("proxied", [fake.address], ["goroutine"],
-                              extra="        proxy_url: %s\n" % proxy.url)
-        p = self.start(config)
-        wait_until(lambda: self.written("goroutine"), "a goroutine profile through the proxy")
+        fake, from_env = self.target(fake=True), self.target(fake=True)
+        for t in (fake, from_env):
+            t.set("/debug/pprof/goroutine",
+                  (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        config = SCRAPE % (job("proxied", [fake.address], ["goroutine"],
+                               extra="        proxy_url: %s\n" % proxy.url) +
+                           job("from_env", [from_env.address], ["goroutine"],
+                               extra="        proxy_from_environment: true\n"))
+        p = self.start(config, wrapper=("env", "http_proxy=" + proxy.url, "no_proxy=",
+                                        "NO_PROXY="))
+        wait_until(lambda: fake.requests and from_env.requests, "a scrape of each job")
         self.assertEqual(p.stop(), 0)
         self.assertEqual({h.get("Via") for _, h in list(fake.requests)}, {"1.1 nginx"})
+        self.assertEqual({h.get("Via") for _, h in list(from_env.requests)}, {"1.1 nginx"})
         with open(self.path("bad.yaml"), "w") as f:
             f.write(config.replace(proxy.url, "ftp://127.0.0.1:1"))
         r = run(["validate", "--config", self.path("bad.yaml")])

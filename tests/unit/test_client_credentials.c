@@ -140,6 +140,10 @@ TEST(credentials_are_given_one_way_once)
     check_valid((struct client_auth){.oauth2 = {.client_id = "id"}},
                 "oauth2 needs client_id and token_url");
     check_valid((struct client_auth){.proxy_url = "ftp://p"}, "proxy_url 'ftp://p' is not");
+    check_valid((struct client_auth){.proxy_url = "http://p:3128"}, "");
+    /* proxy_url wins: proxy_from_environment is on by default for some */
+    check_valid((struct client_auth){.proxy_url = "http://p:3128", .proxy_from_environment = true},
+                "");
 }
 
 RUN_TESTS()

@@ -3,6 +3,7 @@
  * its lifetime, as servers write them, and answers that hold none. */
 #include "check.h"
 
+#include "../../lib/client_auth.c"
 #include "../../lib/client_tls.c"
 #include "../../lib/grow.c"
 #include "../../lib/oauth2_token.c"

@@ -87,7 +87,8 @@ struct pyroscope_exporter {
     const struct config *cfg;
     size_t nclients;
     struct rpc_client *clients[MAX_SERVERS];
-    bool record_tenants;   /* a server sends the tenants records name */
+    bool record_tenants;       /* a server sends the tenants records name */
+    bool all_record_tenants;   /* every server does */
     _Atomic size_t label_fixes, type_fixes;
 };
 
@@ -130,14 +131,21 @@ static void count_fixes(struct pyroscope_exporter *e, size_t fixes)
                       "Series labels changed or dropped to pass Pyroscope's validation.");
 }
 
+/* Server s's own tenant, or NULL when it sends the records' own. */
+static const char *server_tenant(const struct pyroscope_exporter *e, size_t s)
+{
+    size_t n;
+    const struct server *srv = &servers(e->cfg, &n)[s];
+    return srv->tenant && *srv->tenant ? srv->tenant : NULL;
+}
+
 /* The tenant server s sends record i as: its own when it has one, else
  * the record's (tenants[i]); NULL for none. */
 static const char *tenant_for(const struct pyroscope_exporter *e, size_t s,
                               const char *const *tenants, size_t i)
 {
-    size_t n;
-    const struct server *srv = &servers(e->cfg, &n)[s];
-    return srv->tenant && *srv->tenant ? srv->tenant : tenants[i];
+    const char *own = server_tenant(e, s);
+    return own ? own : tenants[i];
 }
 
 /* One request to path with tenant (NULL: none) as X-Scope-OrgID. */
@@ -178,8 +186,6 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
                       const char *tenant, const struct profd_record *r,
                       const struct profd_labels *labels, const struct pyroscope_pprof *pprof)
 {
-    if (!pprof->data)
-        return PROFD_OK;   /* left out by prepare() */
     char name[4096] = "", query[8192] = "/ingest?format=pprof&name=";
     const char *svc = e->host->labels_get(labels, "service_name");
     const char *spy = e->host->labels_get(labels, "pyroscope_spy");
@@ -207,13 +213,24 @@ static int ingest_one(struct pyroscope_exporter *e, struct rpc_client *client,
 }
 
 /* What one consume sends: per record, its labels cleaned and its pprof
- * (no data: left out) and the tenant it names (NULL: none). */
+ * (no data: left out) and the tenant it names (NULL: none), and whether
+ * that is no tenant ID, which the servers that send records' tenants
+ * leave the record out for. */
 struct outgoing {
     const struct profd_batch *b;
     struct profd_labels *labels;
     struct pyroscope_pprof *pprofs;
     const char **tenants;
+    bool *bad_tenants;
 };
+
+/* Whether server s sends record i: prepare() kept it, and s has a tenant
+ * of its own or the record's is one. */
+static bool sends(const struct pyroscope_exporter *e, size_t s, const struct outgoing *o,
+                  size_t i)
+{
+    return o->pprofs[i].data && (!o->bad_tenants[i] || server_tenant(e, s));
+}
 
 /* How far the batch this thread is retrying got with each server (bit or
  * index s: server s): the servers done with it, and how much of it each
@@ -256,7 +273,7 @@ static bool same_request(const struct pyroscope_exporter *e, size_t s, const str
 {
     if (i == first)
         return true;
-    return o->pprofs[i].data && !alone(o, i) && !alone(o, first) &&
+    return sends(e, s, o, i) && !alone(o, i) && !alone(o, first) &&
            tenant_id_same(tenant_for(e, s, o->tenants, i), tenant_for(e, s, o->tenants, first));
 }
 
@@ -266,10 +283,10 @@ static bool same_request(const struct pyroscope_exporter *e, size_t s, const str
 static bool opens_request(const struct pyroscope_exporter *e, size_t s,
                           const struct outgoing *o, size_t i)
 {
-    if (!o->pprofs[i].data)
+    if (!sends(e, s, o, i))
         return false;
     for (size_t j = 0; j < i; j++)
-        if (o->pprofs[j].data && same_request(e, s, o, j, i))
+        if (sends(e, s, o, j) && same_request(e, s, o, j, i))
             return false;
     return true;
 }
@@ -314,6 +331,8 @@ static int send_to(struct pyroscope_exporter *e, size_t s, const struct outgoing
     }
     for (; *taken < o->b->nrecords; ++*taken) {
         size_t i = *taken;
+        if (!sends(e, s, o, i))
+            continue;
         int rc = ingest_one(e, e->clients[s], tenant_for(e, s, o->tenants, i), o->b->records[i],
                             &o->labels[i], &o->pprofs[i]);
         if (rc == PROFD_ERETRY)
@@ -329,21 +348,26 @@ static int send_to(struct pyroscope_exporter *e, size_t s, const struct outgoing
 /* What a record sends: its labels cleaned and its pprof as Pyroscope
  * takes them, the family from its types where its series has no __name__
  * (which Pyroscope refuses a series without), and the tenant it names.
- * False when its profile cannot be read or the tenant it names (and a
- * server would send) is not one: the record is to be left out, and is
+ * False when its profile cannot be read, or the tenant it names (and a
+ * server would send) is not one, *bad_tenant then set: the record is to
+ * be left out (by the servers that would send that tenant), and is
  * logged, as the fixes are counted, when count is set (a batch's first
  * try). */
 static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool count,
                     struct profd_labels *labels, struct pyroscope_pprof *pprof,
-                    const char **tenant)
+                    const char **tenant, bool *bad_tenant)
 {
     struct profd_type_names types;
-    char why[256], family[PROFD_TYPE_NAME_SIZE];
+    char why[256], tenant_why[128], family[PROFD_TYPE_NAME_SIZE];
     bool fixed = false;
     const char *named = e->host->record_label(r, TENANT_LABEL);
     *tenant = named && *named && e->record_tenants ? named : NULL;
-    if (!tenant_id_valid(*tenant, why, sizeof(why)) ||
-        e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
+    *bad_tenant = !tenant_id_valid(*tenant, tenant_why, sizeof(tenant_why));
+    if (*bad_tenant && count)
+        e->host->log(e->self, PROFD_LOG_WARN, "left out a record%s: %s",
+                     e->all_record_tenants ? "" : " for the servers with no tenant of their own",
+                     tenant_why);
+    if (e->host->record_type_names(r, &types, why, sizeof(why)) < 0 ||
         pyroscope_pprof_of(e->host, r, &types, pprof, &fixed, why, sizeof(why)) < 0) {
         if (count)
             e->host->log(e->self, PROFD_LOG_WARN, "left out a record: %s", why);
@@ -370,8 +394,9 @@ static int consume(void *st, struct profd_batch *b)
     struct pyroscope_exporter *e = st;
     struct outgoing o = {b, calloc(b->nrecords + 1, sizeof(*o.labels)),
                          calloc(b->nrecords + 1, sizeof(*o.pprofs)),
-                         calloc(b->nrecords + 1, sizeof(*o.tenants))};
-    if (!o.labels || !o.pprofs || !o.tenants)
+                         calloc(b->nrecords + 1, sizeof(*o.tenants)),
+                         calloc(b->nrecords + 1, sizeof(*o.bad_tenants))};
+    if (!o.labels || !o.pprofs || !o.tenants || !o.bad_tenants)
         abort();
     bool first_try = e->host->export_attempt(e->self) == 0;
     if (first_try) {
@@ -379,8 +404,10 @@ static int consume(void *st, struct profd_batch *b)
         memset(server_progress, 0, sizeof(server_progress));
     }
     for (size_t i = 0; i < b->nrecords; i++)
-        if (!prepare(e, b->records[i], first_try, &o.labels[i], &o.pprofs[i], &o.tenants[i]))
-            e->host->export_settle(e->self, i, false);
+        if (!prepare(e, b->records[i], first_try, &o.labels[i], &o.pprofs[i], &o.tenants[i],
+                     &o.bad_tenants[i]) ||
+            o.bad_tenants[i])
+            e->host->export_settle(e->self, i, false);   /* some server leaves it out */
     /* every server gets the batch; one that failed is retried alone. A
      * record any server refused for good is settled refused; the others
      * count as sent once every server took them. */
@@ -400,6 +427,7 @@ static int consume(void *st, struct profd_batch *b)
     free(o.labels);
     free(o.pprofs);
     free(o.tenants);
+    free(o.bad_tenants);
     return rc;
 }
 
@@ -445,9 +473,12 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     e->cfg = cfg;
     size_t n;
     const struct server *srv = servers(cfg, &n);
+    e->all_record_tenants = true;
     for (; e->nclients < n; e->nclients++) {
         char err[256];
-        e->record_tenants |= !srv[e->nclients].tenant || !*srv[e->nclients].tenant;
+        bool own = server_tenant(e, e->nclients);
+        e->record_tenants |= !own;
+        e->all_record_tenants &= !own;
         if (!(e->clients[e->nclients] = client_for(host, cfg, &srv[e->nclients], err,
                                                    sizeof(err)))) {
             host->log(self, PROFD_LOG_ERROR, "%s", err);

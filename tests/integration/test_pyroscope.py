@@ -1183,6 +1183,34 @@ service:
         self.assertEqual(sent, dict.fromkeys(self.TENANT_SERIES + ["hdr"], "fixed"))
         self.assertIn(requests, (["fixed"], ["fixed", "fixed"]))   # the pushes' batches merged or not
 
+    def test_a_bad_tenant_is_left_out_only_where_it_would_go(self):
+        """Of two servers, one with a tenant of its own: a record whose own
+        tenant is no tenant ID still goes to that one; the other, which
+        sends records' tenants, leaves it out, said and counted failed."""
+        push_pb2 = pb()
+        got, lock = [], threading.Lock()
+
+        def answer(path, headers, body):
+            with lock:
+                got.extend((headers.get("X-Scope-OrgID"), {l.name: l.value for l in s.labels}["f"])
+                           for s in push_pb2.PushRequest.FromString(body).series)
+            return 200, {}
+        port = self.serve_posts(answer)
+        p, ingest = self.start_pushes_into(
+            'pyroscope: {servers: [{endpoint: "http://127.0.0.1:%d", tenant: fixed}, '
+            '{endpoint: "http://127.0.0.1:%d"}]}' % (port, port), relabel=TENANT_RULES)
+        push_series(ingest, "f", self.TENANT_SERIES)
+        wait_until(lambda: [n or 0 for n in exported_counts(p, "pyroscope")] == [4, 1],
+                   "four records sent to both, one failed")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(sorted(f for t, f in got if t == "fixed"), sorted(self.TENANT_SERIES))
+        self.assertEqual(sorted((t or "", f) for t, f in got if t != "fixed"),
+                         [("", "none"), ("team-a", "t:team-a"), ("team-a2", "t:team-a2"),
+                          ("team-b", "t:team-b")])
+        self.assertEqual(p.log_text().count(
+            "left out a record for the servers with no tenant of their own: tenant ID contains "
+            "unsupported character '/'"), 1)
+
     def ingest_server(self, answers):
         """An /ingest server answering with the statuses in answers in turn
         (the last repeating): (its port, the f label of each /ingest)."""

@@ -158,7 +158,6 @@ static size_t on_answer(char *data, size_t size, size_t n, void *arg)
     return size * n;
 }
 
-/* Fetches a token into t; false with why set when none came. */
 /* Frees what the fetch under way kept, leaving the handle pointing at
  * none of it. */
 static void fetch_clear(struct oauth2_token *t)

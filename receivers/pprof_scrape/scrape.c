@@ -47,7 +47,8 @@ struct scrape {
     struct curl_slist *headers;
     struct client_tls_route route;   /* for tls_config.server_name */
     bool headers_set;              /* headers are set, the credentials' line first if any */
-    const char *unreadable;        /* a secret file the last scrape could not read */
+    const char *unreadable;        /* a secret file the last scrape could not read (the
+                                    * job's option), or NULL */
     uint8_t *body;
     size_t len, cap;
     bool in_flight;                /* the transfer runs */
@@ -460,7 +461,9 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
         return;
     }
     if (code != 200) {
-        snprintf(err, sizeof(err), "HTTP %ld", code);
+        /* a secret file that could not be read sent an empty secret */
+        snprintf(err, sizeof(err), "HTTP %ld%s%s%s", code, sc->unreadable ? " (" : "",
+                 sc->unreadable ? sc->unreadable : "", sc->unreadable ? " could not be read)" : "");
         report(sc, false, err, sc->len);
         return;
     }

@@ -464,7 +464,8 @@ service:
 
     def test_authorization_as_prometheus_writes_it(self):
         """authorization: {type, credentials_file} sends "Authorization:
-        <type> <credentials>", the file read again once it changes; two ways
+        <type> <credentials>", the file read again once it changes, and one
+        gone named with the target's refusal; two ways
         of credentials in one job, a Basic type, or credentials given twice
         are config errors that say so."""
         from harness import run
@@ -480,6 +481,10 @@ service:
         p = self.start(config)
         wait_until(lambda: fake.requests, "a scrape")
         self.rotate_secret(creds, "k2", fake, "ApiKey k2")
+        os.unlink(creds)   # gone: an empty secret, which the target refuses
+        fake.set("/debug/pprof/goroutine", (401, b"unauthorized\n"))
+        p.wait_log(r"scrape of http://%s/debug/pprof/goroutine failed: HTTP 401 \(%s could not "
+                   r"be read\)" % (re.escape(fake.address), re.escape(creds)))
         self.assertEqual(p.stop(), 0)
         self.assertEqual(fake.requests[0][1].get("Authorization"), "ApiKey k1")
         self.assertNotIn("k1", p.log_text())   # secrets never logged

@@ -149,6 +149,7 @@ $(BUILD)/tests/test_rpc_client: LDLIBS += -lcurl
 $(BUILD)/tests/test_client_tls: LDLIBS += -lcurl
 $(BUILD)/tests/test_oauth2_token: LDLIBS += -lcurl
 $(BUILD)/tests/test_client_credentials: LDLIBS += -lcurl
+$(BUILD)/tests/test_job_credentials: LDLIBS += -lcurl -levent
 $(BUILD)/tests/test_memory_release: LDLIBS += $(ALLOC_LIBS)
 $(BUILD)/tests/test_huge_arena: LDLIBS += $(ALLOC_LIBS)
 

@@ -24,6 +24,7 @@
 #include "pprof.h"
 #include "profile.h"
 #include "record.h"
+#include "saturating.h"
 
 struct sample_view {
     uint32_t stack, link;
@@ -100,15 +101,6 @@ static int read_value_type(const uint8_t *data, size_t len, uint32_t *type, uint
             *unit = (uint32_t)(f.value > UINT32_MAX ? UINT32_MAX : f.value);
     }
     return rc;
-}
-
-/* a + b, held at the int64 limits instead of overflowing. */
-static int64_t add_saturating(int64_t a, int64_t b)
-{
-    int64_t sum;
-    if (!__builtin_add_overflow(a, b, &sum))
-        return sum;
-    return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
 /* Sum of a packed (or single) int64 list (held at the int64 limits), or

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/saturating.h"
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
 
@@ -259,9 +260,7 @@ static void add_sample(struct merged *m, const struct profd_profile *p,
     uint32_t ref = find_or_add(&m->samples, h, &key, sample_equal, sample_add, m);
     int64_t *values = m->out->samples[ref - 1].values;
     for (uint32_t t = 0; t < cut->ntypes; t++) {
-        int64_t v = src->values[cut->types[t]];
-        if (__builtin_add_overflow(values[t], v, &values[t]))
-            values[t] = v > 0 ? INT64_MAX : INT64_MIN;
+        values[t] = add_saturating(values[t], src->values[cut->types[t]]);
     }
     free(many);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/saturating.h"
 #include "index.h"
 #include "process.h"
 #include "session_state.h"
@@ -210,7 +211,7 @@ static void aggregate(struct perf_session *s, struct out *o, const uint32_t *loc
     }
     int64_t *v = o->samples[at].values;
     v[2 * attr] += 1;
-    v[2 * attr + 1] += (int64_t)period;
+    v[2 * attr + 1] = add_saturating(v[2 * attr + 1], int64_of_u64(period));
     if (time && (!o->first_time || time < o->first_time))
         o->first_time = time;
     if (time > o->last_time)

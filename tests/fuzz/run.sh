@@ -2,7 +2,8 @@
 # Builds the libFuzzer drivers (clang, ASan+UBSan) and runs each for
 # FUZZ_SECONDS (default 10), two builds and two drivers at a time, from its
 # seeds: the pprof decoder from the shared
-# Go corpus; the perf.data reader from the shared perf corpus; symbolize's
+# Go corpus; the perf.data reader from the shared perf corpus and tests/fuzz/seeds/perf
+# (inputs that failed once); symbolize's
 # ELF/DWARF, DWARF packages, inflated copies, Go pc-line table, kallsyms and perf map reading from the corpus
 # binaries, tests/fuzz/seeds/elf (kallsyms, a perf map, a small binary whose
 # DWARF names a dwz file, and that file, one by clang without .debug_aranges,
@@ -124,7 +125,7 @@ fuzz_one() {
     mkdir -p $work
     case $t in
     pprof) seeds="$CORPUS/go" ;;
-    perf) seeds="$CORPUS/perf" ;;
+    perf) seeds="$CORPUS/perf tests/fuzz/seeds/perf" ;;   # recordings, and inputs that failed once
     elf) seeds="$CORPUS/bin tests/fuzz/seeds/elf" ;;   # binaries, kallsyms, perf maps, packages
     jfr) seeds=$FUZZ_BUILD/seeds-jfr; mkdir -p $seeds
          for f in tests/integration/jfr/*.jfr.gz; do

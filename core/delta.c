@@ -14,6 +14,7 @@
 
 #include "../lib/hash.h"
 #include "alloc.h"
+#include "saturating.h"
 
 struct entry {
     uint64_t hash;
@@ -111,7 +112,7 @@ static struct profd_delta_state *state_from(const struct profd_profile *p, const
         }
         for (uint32_t c = 0; c < st->ncolumns; c++)
             if (cumulative[c])
-                e->values[c] += p->samples[i].values[c];
+                e->values[c] = add_saturating(e->values[c], p->samples[i].values[c]);
     }
     return st;
 }
@@ -171,7 +172,7 @@ enum profd_delta_result profd_profile_delta(struct profd_delta_state **state,
             for (uint32_t c = 0; c < p->nsample_types; c++) {
                 /* Duplicated identities: the first sample takes the whole subtraction. */
                 if (cumulative[c] && e->hash && !e->used)
-                    s->values[c] -= e->values[c];
+                    s->values[c] = sub_saturating(s->values[c], e->values[c]);
                 nonzero |= s->values[c] != 0;
             }
             if (e->hash)

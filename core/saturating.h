@@ -15,6 +15,15 @@ static inline int64_t add_saturating(int64_t a, int64_t b)
     return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
+/* a - b, held at the int64 limits instead of overflowing. */
+static inline int64_t sub_saturating(int64_t a, int64_t b)
+{
+    int64_t difference;
+    if (!__builtin_sub_overflow(a, b, &difference))
+        return difference;
+    return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* v as an int64, INT64_MAX when it is larger. */
 static inline int64_t int64_of_u64(uint64_t v)
 {

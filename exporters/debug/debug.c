@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/saturating.h"
 #include "profd/plugin.h"
 
 enum { VERBOSITY_BASIC, VERBOSITY_DETAILED };
@@ -87,8 +88,10 @@ static void put_top_functions(struct text *t, const struct profd_profile *p)
         if (!s->nlocations)
             continue;
         const struct profd_location *leaf = &p->locations[s->locations[0] - 1];
-        if (leaf->nlines && leaf->lines[0].function)
-            totals[leaf->lines[0].function - 1].value += s->values[col];
+        if (leaf->nlines && leaf->lines[0].function) {
+            int64_t *total = &totals[leaf->lines[0].function - 1].value;
+            *total = add_saturating(*total, s->values[col]);
+        }
     }
     qsort(totals, p->nfunctions, sizeof(*totals), by_value_desc);
     put(t, " top(");

@@ -121,4 +121,25 @@ TEST(labels_are_part_of_the_identity_and_duplicates_sum)
     profd_delta_state_free(st);
 }
 
+TEST(sums_past_int64_are_held_at_its_limit)
+{
+    /* a target's hostile profiles: duplicates whose values add up past
+     * INT64_MAX, then a first duplicate far below what they summed */
+    struct profd_delta_state *st = NULL;
+    const char *f[] = {"a", "a", "a"};
+    struct profd_profile *p1 =
+        make(3, f, (const int64_t[][2]){{INT64_MAX - 1, 0}, {INT64_MAX - 1, 0}, {5, 0}}, NULL);
+    CHECK_INT(profd_profile_delta(&st, p1, cumulative), PROFD_DELTA_PRIMED);   /* INT64_MAX */
+    const int64_t low_first[][2] = {{INT64_MIN, 0}, {INT64_MAX, 0}, {INT64_MAX, 0}};
+    struct profd_profile *p2 = make(3, f, low_first, NULL);
+    CHECK_INT(profd_profile_delta(&st, p2, cumulative), PROFD_DELTA_RESET);   /* INT64_MAX - 1 */
+    struct profd_profile *p3 = make(3, f, low_first, NULL);
+    CHECK_INT(profd_profile_delta(&st, p3, cumulative), PROFD_DELTA_OK);
+    CHECK_INT(p3->samples[0].values[0], INT64_MIN);   /* INT64_MIN - (INT64_MAX - 1), held */
+    profd_profile_free(p1);
+    profd_profile_free(p2);
+    profd_profile_free(p3);
+    profd_delta_state_free(st);
+}
+
 RUN_TESTS()

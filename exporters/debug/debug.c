@@ -123,7 +123,7 @@ static void log_record(struct state *s, struct profd_record *r)
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         int64_t total = 0;
         for (size_t j = 0; j < p->nsamples; j++)
-            total += p->samples[j].values[i];
+            total = add_saturating(total, p->samples[j].values[i]);
         put(&t, "%s", i ? ", " : "");
         put_str(&t, p, p->sample_types[i].type);
         put(&t, "/");

@@ -65,6 +65,10 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         host->diag(d, where, "%s%s", what, why);
         return PROFD_ERR;
     }
+    if (set(a->no_proxy) && !set(a->proxy_url)) {
+        host->diag(d, &a->no_proxy, "%sno_proxy needs proxy_url", what);
+        return PROFD_ERR;
+    }
     if (!proxy_url_valid(a->proxy_url)) {
         host->diag(d, &a->proxy_url, "%sproxy_url '%s' is not http://, https:// or socks5://",
                    what, a->proxy_url);
@@ -78,5 +82,7 @@ void client_auth_apply_proxy(const struct client_auth *a, CURL *h)
     char *proxy = set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
     if (proxy || !a->proxy_from_environment)
         curl_easy_setopt(h, CURLOPT_PROXY, proxy ? proxy : "");
+    if (proxy)
+        curl_easy_setopt(h, CURLOPT_NOPROXY, a->no_proxy ? a->no_proxy : "");
     free(proxy);
 }

@@ -31,6 +31,7 @@ struct client_auth {
     struct client_basic_auth basic_auth;
     struct client_oauth2 oauth2;
     char *proxy_url;
+    char *no_proxy;                /* hosts proxy_url is not used for */
     bool proxy_from_environment;   /* with no proxy_url: http_proxy and the like */
 };
 
@@ -72,6 +73,9 @@ static const struct profd_option client_authorization_options[] = {
      client_oauth2_options},                                                                   \
     {"proxy_url", PROFD_OPT_STRING, offsetof(type, member.proxy_url), NULL,                    \
      "http://, https:// or socks5:// proxy"},                                                  \
+    {"no_proxy", PROFD_OPT_STRING, offsetof(type, member.no_proxy), NULL,                      \
+     "with proxy_url, the hosts reached without it, separated by commas: names (their "      \
+     "subdomains too), IP addresses, CIDR ranges"},                                            \
     {"proxy_from_environment", PROFD_OPT_BOOL, offsetof(type, member.proxy_from_environment),  \
      from_environment,                                                                         \
      "with no proxy_url, the proxy http_proxy, https_proxy and no_proxy name, if any; "      \
@@ -79,14 +83,15 @@ static const struct profd_option client_authorization_options[] = {
 
 /* Checks a as Prometheus does: credentials one way at most, a secret given
  * or in a file but not both, no Basic authorization (basic_auth's), a
- * proxy of a known scheme; tells host's diagnostics d what is wrong
+ * proxy of a known scheme, no no_proxy without proxy_url; tells host's diagnostics d what is wrong
  * (prefixed with what). PROFD_OK or PROFD_ERR. */
 int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
                          const struct client_auth *a, const char *what);
 
-/* Sets the proxy a says on handle h: proxy_url's, else with
+/* Sets the proxy a says on handle h: proxy_url's but for the hosts
+ * no_proxy names (the environment's no_proxy not read), else with
  * proxy_from_environment the one the http_proxy-style variables name (as
- * libcurl reads them), else none. */
+ * libcurl reads them, no_proxy too), else none. */
 void client_auth_apply_proxy(const struct client_auth *a, CURL *h);
 
 /* Whether a's authorization sends anything (its type alone does not). */

@@ -231,32 +231,44 @@ class ScrapeTest(ProfdTestCase):
 
     def test_scrapes_go_through_proxy_url(self):
         """proxy_url: every scrape goes through nginx as a forward proxy,
-        which adds its Via header; so do those of a job with
-        proxy_from_environment, through the proxy http_proxy names. A
-        scheme no scrape can go through is a config error."""
+        which adds its Via header, but for the hosts no_proxy names; so do
+        those of a job with proxy_from_environment, through the proxy
+        http_proxy names. A scheme no scrape can go through, or no_proxy
+        without proxy_url, is a config error."""
         from harness import ForwardProxy, run
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
-        fake, from_env = self.target(fake=True), self.target(fake=True)
-        for t in (fake, from_env):
+        fake, from_env, bypassed = (self.target(fake=True) for _ in range(3))
+        for t in (fake, from_env, bypassed):
             t.set("/debug/pprof/goroutine",
                   (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
         config = SCRAPE % (job("proxied", [fake.address], ["goroutine"],
                                extra="        proxy_url: %s\n" % proxy.url) +
                            job("from_env", [from_env.address], ["goroutine"],
-                               extra="        proxy_from_environment: true\n"))
+                               extra="        proxy_from_environment: true\n") +
+                           job("bypassed", [bypassed.address], ["goroutine"],
+                               extra="        proxy_url: %s\n        no_proxy: 10.0.0.0/8,"
+                               "127.0.0.0/8\n" % proxy.url))
         p = self.start(config, wrapper=("env", "http_proxy=" + proxy.url, "no_proxy=",
                                         "NO_PROXY="))
-        wait_until(lambda: fake.requests and from_env.requests, "a scrape of each job")
+        wait_until(lambda: fake.requests and from_env.requests and bypassed.requests,
+                   "a scrape of each job")
         self.assertEqual(p.stop(), 0)
         self.assertEqual({h.get("Via") for _, h in list(fake.requests)}, {"1.1 nginx"})
         self.assertEqual({h.get("Via") for _, h in list(from_env.requests)}, {"1.1 nginx"})
-        with open(self.path("bad.yaml"), "w") as f:
-            f.write(config.replace(proxy.url, "ftp://127.0.0.1:1"))
-        r = run(["validate", "--config", self.path("bad.yaml")])
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("job 'proxied': proxy_url 'ftp://127.0.0.1:1' is not http://, https:// or "
-                      "socks5://", r.stderr)
+        self.assertEqual({h.get("Via") for _, h in list(bypassed.requests)}, {None})
+        for old, new, says in [
+                ("proxy_url: %s\n" % proxy.url, "proxy_url: ftp://127.0.0.1:1\n",
+                 "job 'proxied': proxy_url 'ftp://127.0.0.1:1' is not http://, https:// or "
+                 "socks5://"),
+                ("proxy_from_environment: true\n",
+                 "proxy_from_environment: true\n        no_proxy: 127.0.0.1\n",
+                 "job 'from_env': no_proxy needs proxy_url")]:
+            with open(self.path("bad.yaml"), "w") as f:
+                f.write(config.replace(old, new, 1))
+            r = run(["validate", "--config", self.path("bad.yaml")])
+            self.assertEqual(r.returncode, 2, new)
+            self.assertIn(says, r.stderr)
 
     def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
         bad = self.target(fake=True)

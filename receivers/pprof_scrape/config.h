@@ -81,6 +81,7 @@ struct job {
     struct client_auth auth;   /* its proxy_url: none when NULL or "" */
     struct client_tls tls_config;
     bool follow_redirects;
+    bool enable_http2;   /* HTTP/2 with https targets that offer it (ALPN) */
     struct profiling_config profiling_config;
     struct shard shard;
     bool honor_labels;

@@ -144,6 +144,8 @@ static const struct profd_option job_options[] = {
      client_tls_options},
     {"follow_redirects", PROFD_OPT_BOOL, SUB(struct job, follow_redirects), "true",
      "follow a target's redirects (at most 10, http and https), as Prometheus does"},
+    {"enable_http2", PROFD_OPT_BOOL, SUB(struct job, enable_http2), "true",
+     "HTTP/2 with https targets that offer it; false: HTTP/1.1 always"},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,
      "which profiles to scrape", profiling_options},
     {"honor_labels", PROFD_OPT_BOOL, SUB(struct job, honor_labels), "false",

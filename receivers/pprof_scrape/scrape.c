@@ -538,6 +538,8 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, (long)j->follow_redirects);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);   /* Go's http.Client's limit */
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+                     j->enable_http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
     int64_t timeout = def_of(sc->s, sc)->seconds + j->scrape_timeout;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
     client_tls_apply(e, &j->tls_config);

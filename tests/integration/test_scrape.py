@@ -567,6 +567,54 @@ service:
                                       profile="goroutine"), 0)
         self.assertNotIn("s3cret", p.log_text())
 
+    def test_http2_with_targets_that_offer_it_unless_turned_off(self):
+        """An https target that offers HTTP/2 (nginx, ALPN) is scraped over
+        it, as Prometheus does; enable_http2: false keeps a job to
+        HTTP/1.1."""
+        import subprocess
+        from harness import serve_on_free_port
+        ca, cert, key = make_test_certs(self.dir)
+        site = self.path("site")
+        os.makedirs(os.path.join(site, "root", "debug", "pprof"))
+        with open(os.path.join(site, "root", "debug", "pprof", "goroutine"), "wb") as f:
+            f.write(open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read())
+        conf = os.path.join(site, "nginx.conf")
+
+        def start(port):
+            with open(conf, "w") as f:
+                f.write("worker_processes 1; error_log %(d)s/error.log warn; pid %(d)s/nginx.pid;\n"
+                        "events { worker_connections 64; }\n"
+                        "http { log_format proto '$server_protocol $request_uri';\n"
+                        "  access_log %(d)s/access.log proto;\n"
+                        "  server { listen 127.0.0.1:%(port)d ssl http2;\n"
+                        "    ssl_certificate %(cert)s; ssl_certificate_key %(key)s;\n"
+                        "    root %(d)s/root; } }\n" % {"d": site, "port": port, "cert": cert,
+                                                        "key": key})
+            return subprocess.Popen(["nginx", "-c", conf, "-p", site, "-g", "daemon off;"],
+                                    stderr=subprocess.PIPE)
+        nginx, port = serve_on_free_port(start)
+
+        def stop():
+            nginx.terminate()
+            nginx.wait(timeout=30)
+            nginx.stderr.close()
+        self.addCleanup(stop)
+        target = "127.0.0.1:%d" % port
+        tls = "        scheme: https\n        tls_config: {ca_file: %s}\n" % ca
+        p = self.start(SCRAPE % (
+            job("h2", [target], ["goroutine"], extra=tls + "        params: {via: h2}\n") +
+            job("h1", [target], ["goroutine"],
+                extra=tls + "        params: {via: h1}\n        enable_http2: false\n")))
+        log = os.path.join(site, "access.log")
+
+        def lines():
+            return open(log).read().splitlines() if os.path.exists(log) else []
+        wait_until(lambda: {l.split("via=")[-1] for l in lines()} >= {"h1", "h2"},
+                   "a scrape of each job")
+        self.assertEqual(p.stop(), 0)
+        protocols = {l.split("via=")[-1]: l.split()[0] for l in lines()}
+        self.assertEqual(protocols, {"h2": "HTTP/2.0", "h1": "HTTP/1.1"})
+
     def test_tls_server_name_and_versions(self):
         """tls_config.server_name is the name the handshake asks for and the
         certificate is checked against, the connection still to the

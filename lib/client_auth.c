@@ -2,6 +2,7 @@
 #include "client_auth.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "proxy_url.h"
@@ -16,8 +17,8 @@ bool client_authorization_set(const struct client_auth *a)
     return set(a->authorization.credentials) || set(a->authorization.credentials_file);
 }
 
-/* The option said first when a sets credentials more than one way: the
- * last of them in the order the options are written. */
+/* Where credentials set more than one way are said to be: at the last of
+ * them in the order the options are written. */
 static const void *second_way(const struct client_auth *a)
 {
     return oauth2_set(&a->oauth2)        ? (const void *)&a->oauth2
@@ -25,9 +26,38 @@ static const void *second_way(const struct client_auth *a)
                                          : (const void *)&a->authorization;
 }
 
+/* The option of a given in the config that holds a line break, which
+ * would end the header it goes in, and its name; NULL when none does
+ * (files' secrets end at their first line). */
+static const void *broken_line(const struct client_auth *a, const char **name)
+{
+    const struct {
+        char *const *value;
+        const char *name;
+    } given[] = {
+        {&a->bearer_token, "bearer_token"},
+        {&a->authorization.type, "authorization's type"},
+        {&a->authorization.credentials, "authorization's credentials"},
+        {&a->basic_auth.username, "basic_auth's username"},
+        {&a->basic_auth.password, "basic_auth's password"},
+    };
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+        if (*given[i].value && strpbrk(*given[i].value, "\r\n")) {
+            *name = given[i].name;
+            return given[i].value;
+        }
+    return NULL;
+}
+
 int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
                          const struct client_auth *a, const char *what)
 {
+    const char *name;
+    const void *broken = broken_line(a, &name);
+    if (broken) {
+        host->diag(d, broken, "%s%s holds a line break, which no header can carry", what, name);
+        return PROFD_ERR;
+    }
     const void *where = NULL;
     const char *why = NULL;
     const struct client_oauth2 *o = &a->oauth2;

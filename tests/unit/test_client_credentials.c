@@ -141,6 +141,10 @@ TEST(credentials_are_given_one_way_once)
                 "oauth2 needs client_id and token_url");
     check_valid((struct client_auth){.proxy_url = "ftp://p"}, "proxy_url 'ftp://p' is not");
     check_valid((struct client_auth){.proxy_url = "http://p:3128"}, "");
+    check_valid((struct client_auth){.bearer_token = "t\r\nX-Other: 1"},
+                "bearer_token holds a line break, which no header can carry");
+    check_valid((struct client_auth){.basic_auth = {"u", "p\n", NULL}},
+                "basic_auth's password holds a line break");
     check_valid((struct client_auth){.no_proxy = "10.0.0.0/8"}, "no_proxy needs proxy_url");
     check_valid((struct client_auth){.proxy_url = "http://p:3128", .no_proxy = "10.0.0.0/8"}, "");
     /* proxy_url wins: proxy_from_environment is on by default for some */

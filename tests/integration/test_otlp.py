@@ -626,6 +626,24 @@ class OtlpExporterTest(ProfdTestCase):
         self.assertEqual(set(map(tuple, sent.values())), {("fixed",)})
         self.assertEqual(len(sent), 5)
 
+    def test_credentials_go_as_grpc_metadata(self):
+        """authorization, and a token fetched with oauth2, go as gRPC's
+        authorization metadata."""
+        address, got = self.serve([grpc.StatusCode.OK])
+        token_url, tokens = self.token_endpoint([(200, {"access_token": "tok",
+                                                         "expires_in": 3600})])
+        for auth, want in [
+                ("authorization: {type: ApiKey, credentials: k1}", "ApiKey k1"),
+                ("oauth2: {client_id: c, client_secret: s, token_url: '%s'}" % token_url,
+                 "Bearer tok")]:
+            del got[:]
+            p, ingest = self.start_pushes_into('otlp: {endpoint: "%s", %s}' % (address, auth))
+            push_series(ingest, "f", ["a"])
+            wait_until(lambda: got, "a request")
+            self.assertEqual(p.stop(), 0)
+            self.assertEqual([v for k, v in got[0][1] if k == "authorization"], [want])
+        self.assertEqual(len(tokens), 1)
+
     def test_a_partial_success_is_logged_and_its_profiles_counted_apart(self):
         """Refused profiles in a partial success are the receiver's; the
         response does not say of which records, which count as sent."""

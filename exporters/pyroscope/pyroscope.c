@@ -347,12 +347,11 @@ static int send_to(struct pyroscope_exporter *e, size_t s, const struct outgoing
 
 /* What a record sends: its labels cleaned and its pprof as Pyroscope
  * takes them, the family from its types where its series has no __name__
- * (which Pyroscope refuses a series without), and the tenant it names.
- * False when its profile cannot be read, or the tenant it names (and a
- * server would send) is not one, *bad_tenant then set: the record is to
- * be left out (by the servers that would send that tenant), and is
- * logged, as the fixes are counted, when count is set (a batch's first
- * try). */
+ * (which Pyroscope refuses a series without), and the tenant it names,
+ * *bad_tenant set when that (which a server would send) is no tenant ID:
+ * the servers that would send it leave the record out. False when its
+ * profile cannot be read: every server leaves it out. Either is logged,
+ * as the fixes are counted, when count is set (a batch's first try). */
 static bool prepare(struct pyroscope_exporter *e, struct profd_record *r, bool count,
                     struct profd_labels *labels, struct pyroscope_pprof *pprof,
                     const char **tenant, bool *bad_tenant)

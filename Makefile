@@ -73,7 +73,7 @@ processor_k8s_metadata_LIBS := -lcurl -levent -ljansson -lyaml
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_kubeconfig.c \
     lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c \
-    lib/json_pull.c
+    lib/json_pull.c lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c
 exporter_pyroscope_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/profile_family.c \
     lib/label_valid.c lib/running_total.c lib/tenant_id.c
 

@@ -17,6 +17,18 @@ bool client_authorization_set(const struct client_auth *a)
     return set(a->authorization.credentials) || set(a->authorization.credentials_file);
 }
 
+/* How many ways a gives credentials. */
+static int ways(const struct client_auth *a)
+{
+    return (set(a->bearer_token) || set(a->bearer_token_file)) + client_authorization_set(a) +
+           set(a->basic_auth.username) + oauth2_set(&a->oauth2);
+}
+
+bool client_auth_credentials_set(const struct client_auth *a)
+{
+    return ways(a) > 0;
+}
+
 /* Where credentials set more than one way are said to be: at the last of
  * them in the order the options are written. */
 static const void *second_way(const struct client_auth *a)
@@ -62,9 +74,7 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
     const char *why = NULL;
     const struct client_oauth2 *o = &a->oauth2;
     const struct client_authorization *z = &a->authorization;
-    int ways = (set(a->bearer_token) || set(a->bearer_token_file)) +
-               client_authorization_set(a) + set(a->basic_auth.username) + oauth2_set(o);
-    if (ways > 1) {
+    if (ways(a) > 1) {
         where = second_way(a);
         why = "at most one of bearer_token (or bearer_token_file), authorization, basic_auth "
               "and oauth2 may be set";

@@ -94,6 +94,9 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
  * libcurl reads them, no_proxy too), else none. */
 void client_auth_apply_proxy(const struct client_auth *a, CURL *h);
 
+/* Whether a gives credentials at all, any way. */
+bool client_auth_credentials_set(const struct client_auth *a);
+
 /* Whether a's authorization sends anything (its type alone does not). */
 bool client_authorization_set(const struct client_auth *a);
 

@@ -17,7 +17,7 @@ struct client_credentials {
     bool read;                     /* they were read once */
 };
 
-static bool given(const char *s)
+static bool nonempty(const char *s)
 {
     return s && *s;
 }
@@ -41,7 +41,7 @@ struct oauth2_token *client_credentials_oauth2(const struct client_credentials *
  * unreadable file gives "" and is named in c->unreadable. malloc'd. */
 static char *secret(struct client_credentials *c, const char *value, const char *file)
 {
-    if (!given(file))
+    if (!nonempty(file))
         return must_strdup(value ? value : "");
     char *s = read_secret(file);
     if (!s)
@@ -67,13 +67,13 @@ static char *secrets_line(struct client_credentials *c)
     const struct client_auth *a = c->a;
     const struct client_authorization *z = &a->authorization;
     char *s = NULL, *line = NULL;
-    if (given(a->bearer_token) || given(a->bearer_token_file)) {
+    if (nonempty(a->bearer_token) || nonempty(a->bearer_token_file)) {
         s = secret(c, a->bearer_token, a->bearer_token_file);
         line = must_asprintf("Authorization: Bearer %s", s);
     } else if (client_authorization_set(a)) {
         s = secret(c, z->credentials, z->credentials_file);
-        line = must_asprintf("Authorization: %s %s", given(z->type) ? z->type : "Bearer", s);
-    } else if (given(a->basic_auth.username)) {
+        line = must_asprintf("Authorization: %s %s", nonempty(z->type) ? z->type : "Bearer", s);
+    } else if (nonempty(a->basic_auth.username)) {
         s = secret(c, a->basic_auth.password, a->basic_auth.password_file);
         line = basic_line(a->basic_auth.username, s);
     }

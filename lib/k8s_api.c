@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_credentials.h"
 #include "file_io.h"
 #include "grow.h"
 
@@ -91,7 +92,8 @@ static char *use_exec(CURL *h, struct k8s_exec *exec)
 
 /* Sets up h with kc's credentials: its token (or token file, read now),
  * user and password, CA, client certificate and key, or its exec
- * plugin's. Returns the token to send, malloc'd, or NULL. */
+ * plugin's. Returns the Authorization line of its token, malloc'd, or
+ * NULL. */
 static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
 {
     struct client_tls tls = {kc->ca_file, kc->cert_file, kc->key_file, kc->insecure_skip_verify};
@@ -106,21 +108,34 @@ static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
         curl_easy_setopt(h, CURLOPT_USERNAME, kc->username);
         curl_easy_setopt(h, CURLOPT_PASSWORD, kc->password ? kc->password : "");
     }
-    if (kc->exec)
-        return use_exec(h, kc->exec);
-    return kc->token ? must_strdup(kc->token)
-           : kc->token_file ? read_secret(kc->token_file) : NULL;
+    char *token = kc->exec         ? use_exec(h, kc->exec)
+                  : kc->token      ? must_strdup(kc->token)
+                  : kc->token_file ? read_secret(kc->token_file)
+                                   : NULL;
+    char *line = token && *token ? must_asprintf("Authorization: Bearer %s", token) : NULL;
+    free(token);
+    return line;
 }
 
-/* Sets up h with a's token file and TLS (the service account's CA for
- * the cluster's own server). Returns the token to send, malloc'd, or NULL. */
+/* Sets up h with a's TLS (the service account's CA for the cluster's own
+ * server) and proxy. Returns the Authorization line to send, its secret
+ * files read now, malloc'd, or NULL: none, or a file that cannot be read
+ * (outside a cluster, the service account's token). */
 static char *use_options(CURL *h, const struct k8s_access *a)
 {
     struct client_tls tls = a->tls;
     if (!option_set(a->api_server) && !option_set(tls.ca_file))
         tls.ca_file = K8S_SERVICE_ACCOUNT "/ca.crt";
     client_tls_apply(h, &tls);
-    return option_set(a->bearer_token_file) ? read_secret(a->bearer_token_file) : NULL;
+    if (!a->auth)
+        return NULL;
+    client_auth_apply_proxy(a->auth, h);
+    struct client_credentials *c = client_credentials_new(a->auth, NULL, 0);
+    const char *unreadable;
+    const char *line = client_credentials_line(c, &unreadable);
+    char *copy = line && !unreadable ? must_strdup(line) : NULL;
+    client_credentials_free(c);
+    return copy;
 }
 
 void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
@@ -129,13 +144,10 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
     CURL *h = easy;
     const struct k8s_kubeconfig *kc = a->kubeconfig;
     *req = (struct k8s_request){.headers = curl_slist_append(NULL, "Accept: application/json")};
-    char *token = kc ? use_kubeconfig(h, kc) : use_options(h, a);
-    if (token && *token) {
-        char *auth = must_asprintf("Authorization: Bearer %s", token);
-        req->headers = curl_slist_append(req->headers, auth);
-        free(auth);
-    }
-    free(token);
+    char *authorization = kc ? use_kubeconfig(h, kc) : use_options(h, a);
+    if (authorization)
+        req->headers = curl_slist_append(req->headers, authorization);
+    free(authorization);
     for (size_t i = 0; kc && kc->impersonation && kc->impersonation[i]; i++)
         req->headers = curl_slist_append(req->headers, kc->impersonation[i]);
     client_tls_route(kc ? kc->tls_server_name : a->tls.server_name, url, &req->route);

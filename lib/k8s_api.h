@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client_auth.h"
 #include "client_tls.h"
 #include "k8s_kubeconfig.h"
 
@@ -31,11 +32,13 @@ static inline bool option_set(const char *s)
 
 struct k8s_access {
     const char *api_server;          /* NULL or "": the kubeconfig's, else the cluster's own */
-    const char *bearer_token_file;   /* NULL or "": no token */
+    /* the credentials (a bearer token, authorization or basic auth; no
+     * oauth2) and proxy, or NULL: none, and no proxy */
+    const struct client_auth *auth;
     struct client_tls tls;           /* the CA unset in the cluster: the service account's */
     int64_t timeout;                 /* nanoseconds a request may take */
     /* NULL, or a kubeconfig's context, whose server and credentials are
-     * then used instead of bearer_token_file and tls */
+     * then used instead of auth and tls */
     const struct k8s_kubeconfig *kubeconfig;
 };
 

@@ -106,6 +106,7 @@ struct state {
     pthread_mutex_t mu;        /* index: changed on the loop's thread, read by records' */
     struct pod_index *index;   /* the pods last known, or NULL */
     struct k8s_access access;
+    struct client_auth auth;   /* bearer_token_file, and the proxies the environment names */
     struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
     struct k8s_watch *watch, *nodes_watch;
     _Atomic size_t matched, unmatched, list_errors;
@@ -468,7 +469,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     if (!s)
         return PROFD_ERR;
     *s = (struct state){.host = host, .self = self, .cfg = cfg,
-                        .access = {c->api_server, c->bearer_token_file, c->tls, c->timeout}};
+                        .auth = {.bearer_token_file = c->bearer_token_file,
+                                 .proxy_from_environment = true}};
+    s->access = (struct k8s_access){c->api_server, &s->auth, c->tls, c->timeout, NULL};
     if (option_set(c->kubeconfig_file)) {
         char why[1024];
         if (k8s_kubeconfig_load(c->kubeconfig_file, NULL, &s->kubeconfig, why, sizeof(why)) < 0) {

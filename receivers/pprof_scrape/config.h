@@ -43,7 +43,7 @@ struct kubernetes_sd_config {
     char *role;
     char *api_server;
     char *kubeconfig_file;
-    char *bearer_token_file;
+    struct client_auth auth;   /* no oauth2 */
     struct client_tls tls_config;
     struct k8s_namespaces namespaces;
     struct profd_obj_list selectors;   /* struct k8s_selector */

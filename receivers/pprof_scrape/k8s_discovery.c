@@ -46,6 +46,7 @@ struct k8s_discovery {
     char *nodes_url;              /* role node, attach_metadata's node: the nodes, else NULL */
     struct k8s_watch *nodes;
     struct k8s_access access;
+    struct client_auth auth;            /* the config's, which access points at */
     struct k8s_kubeconfig kubeconfig;   /* kubeconfig_file's context, when set */
     struct event *rebuild;
     int64_t rebuild_not_before;   /* monotonic us */
@@ -288,11 +289,11 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
         return NULL;
     }
     bool in_cluster = !option_set(cfg->api_server) && !from_kubeconfig;
-    d->access = (struct k8s_access){
-        cfg->api_server,
-        in_cluster && !option_set(cfg->bearer_token_file) ? K8S_SERVICE_ACCOUNT "/token"
-                                                      : cfg->bearer_token_file,
-        cfg->tls_config, cfg->timeout, from_kubeconfig ? &d->kubeconfig : NULL};
+    d->auth = cfg->auth;   /* in the cluster, without credentials: the service account's */
+    if (in_cluster && !client_auth_credentials_set(&cfg->auth))
+        d->auth.bearer_token_file = K8S_SERVICE_ACCOUNT "/token";
+    d->access = (struct k8s_access){cfg->api_server, &d->auth, cfg->tls_config, cfg->timeout,
+                                    from_kubeconfig ? &d->kubeconfig : NULL};
     char *base = k8s_api_base(&d->access), *own = NULL;
     if (!base)
         snprintf(why, whylen, "no api_server or kubeconfig_file, and not in a Kubernetes pod "

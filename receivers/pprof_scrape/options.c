@@ -62,10 +62,8 @@ static const struct profd_option kubernetes_sd_options[] = {
     {"kubeconfig_file", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, kubeconfig_file), NULL,
      "a kubeconfig whose current context gives the server, the credentials (an exec plugin's "
      "too) and own_namespace (profd outside the cluster); not with api_server, "
-     "bearer_token_file or tls_config"},
-    {"bearer_token_file", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, bearer_token_file),
-     NULL, "token sent to the API, read before each list (default in the cluster: the service "
-     "account's)"},
+     "credentials, a proxy or tls_config"},
+    CLIENT_AUTH_OPTIONS(struct kubernetes_sd_config, auth, "false"),
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, tls_config), NULL,
      "TLS to the API", client_tls_options},
     {"namespaces", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, namespaces), NULL,

@@ -159,14 +159,25 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
             }
         }
         const struct client_tls *tls = &kc[k].tls_config;
+        const struct client_auth *auth = &kc[k].auth;
         if (kc[k].kubeconfig_file && *kc[k].kubeconfig_file &&
-            ((kc[k].api_server && *kc[k].api_server) || kc[k].bearer_token_file || tls->ca_file ||
-             tls->cert_file || tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
-            host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server "
-                       "and the credentials: api_server, bearer_token_file and tls_config "
-                       "cannot be set with it", j->job_name);
+            ((kc[k].api_server && *kc[k].api_server) || client_auth_credentials_set(auth) ||
+             (auth->proxy_url && *auth->proxy_url) || tls->ca_file || tls->cert_file ||
+             tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
+            host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server, "
+                       "the credentials and the proxy: api_server, credentials, proxy_url and "
+                       "tls_config cannot be set with it", j->job_name);
             rc = PROFD_ERR;
         }
+        if (oauth2_set(&auth->oauth2)) {
+            host->diag(d, &auth->oauth2, "job '%s': kubernetes_sd_configs take no oauth2 yet: "
+                       "a bearer token, authorization or basic_auth", j->job_name);
+            rc = PROFD_ERR;
+        }
+        char what[160];
+        snprintf(what, sizeof(what), "job '%s': kubernetes_sd_configs: ", j->job_name);
+        if (client_auth_validate(host, d, auth, what) != PROFD_OK)
+            rc = PROFD_ERR;
         if (kc[k].retry_interval <= 0 || kc[k].timeout <= 0) {
             host->diag(d, &kc[k].retry_interval, "job '%s': kubernetes_sd_configs "
                        "retry_interval and timeout must be more than 0", j->job_name);

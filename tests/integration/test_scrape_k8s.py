@@ -571,6 +571,25 @@ exporters:
         self.assertEqual([h["Via"] for h in list(api.headers)], ["1.1 nginx"] * len(api.headers))
         self.assertEqual(p.stop(), 0)
 
+    def test_authorization_and_a_proxy_url_of_its_own_go_to_the_api(self):
+        """authorization (a credentials_file) and proxy_url, as Prometheus's
+        kubernetes_sd_config takes them: the lists and watches carry the
+        credentials through nginx as a forward proxy (its Via header); the
+        scrapes go straight to the pods."""
+        web = self.go_target()
+        port = int(web.address.rsplit(":", 1)[1])
+        proxy = ForwardProxy(self.path("proxy"))
+        self.addCleanup(proxy.stop)
+        api = self.api([pod("web-1", port)])
+        p = self.start((CONFIG % api.url).replace(
+            "            bearer_token_file: ./token\n",
+            "            authorization: {type: Bearer, credentials_file: ./token}\n"
+            "            proxy_url: %s\n" % proxy.url))
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(api.got[0][2], "Bearer tok123")
+        self.assertEqual({h["Via"] for h in list(api.headers)}, {"1.1 nginx"})
+
     def test_a_kubeconfig_that_cannot_be_used_is_an_error_and_the_rest_goes_on(self):
         target = self.goroutine_target()
         os.makedirs(self.path("kube"))
@@ -626,10 +645,19 @@ exporters:
                       "role 'endpointslice' (endpointslice, service, pod, node)", self.refusal(
                           "- role: pod\n", "- role: endpointslice\n",
                           '[{role: pod, label: "tier!=db"}]', "[{role: ingress}]"))
-        self.assertIn("job 'pods': kubeconfig_file gives the server and the credentials: "
-                      "api_server, bearer_token_file and tls_config cannot be set with it",
+        self.assertIn("job 'pods': kubeconfig_file gives the server, the credentials and the "
+                      "proxy: api_server, credentials, proxy_url and tls_config cannot be set "
+                      "with it",
                       self.refusal("            bearer_token_file: ./token\n",
                                    "            kubeconfig_file: ./kubeconfig\n"))
+        self.assertIn("job 'pods': kubernetes_sd_configs take no oauth2 yet", self.refusal(
+            "            bearer_token_file: ./token\n",
+            "            oauth2: {client_id: c, token_url: 'http://127.0.0.1:1/'}\n"))
+        self.assertIn("job 'pods': kubernetes_sd_configs: at most one of bearer_token (or "
+                      "bearer_token_file), authorization, basic_auth and oauth2 may be set",
+                      self.refusal("            bearer_token_file: ./token\n",
+                                   "            bearer_token_file: ./token\n"
+                                   "            basic_auth: {username: u}\n"))
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

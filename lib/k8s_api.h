@@ -3,7 +3,7 @@
  * Requests to the Kubernetes API with libcurl, as the modules that read it
  * make them (the k8s_metadata processor, the scrape receiver's
  * kubernetes_sd_configs): the server's URL (the cluster's own unless one
- * is configured), the bearer token read again before each request, TLS
+ * is configured), the credentials read again before each request, TLS
  * (the service account's CA in the cluster), a kubeconfig's proxy and
  * impersonation, and the JSON body kept up to a bound.
  */
@@ -33,7 +33,8 @@ static inline bool option_set(const char *s)
 struct k8s_access {
     const char *api_server;          /* NULL or "": the kubeconfig's, else the cluster's own */
     /* the credentials (a bearer token, authorization or basic auth; no
-     * oauth2) and proxy, or NULL: none, and no proxy */
+     * oauth2) and proxy, or NULL: none, and the proxies the environment
+     * names */
     const struct client_auth *auth;
     struct client_tls tls;           /* the CA unset in the cluster: the service account's */
     int64_t timeout;                 /* nanoseconds a request may take */

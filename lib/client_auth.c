@@ -5,23 +5,21 @@
 #include <string.h>
 #include <strings.h>
 
+#include "option_set.h"
 #include "proxy_url.h"
-
-static bool set(const char *s)
-{
-    return s && *s;
-}
 
 bool client_authorization_set(const struct client_auth *a)
 {
-    return set(a->authorization.credentials) || set(a->authorization.credentials_file);
+    return option_set(a->authorization.credentials) ||
+           option_set(a->authorization.credentials_file);
 }
 
 /* How many ways a gives credentials. */
 static int ways(const struct client_auth *a)
 {
-    return (set(a->bearer_token) || set(a->bearer_token_file)) + client_authorization_set(a) +
-           set(a->basic_auth.username) + oauth2_set(&a->oauth2);
+    return (option_set(a->bearer_token) || option_set(a->bearer_token_file)) +
+           client_authorization_set(a) + option_set(a->basic_auth.username) +
+           oauth2_set(&a->oauth2);
 }
 
 bool client_auth_credentials_set(const struct client_auth *a)
@@ -33,9 +31,9 @@ bool client_auth_credentials_set(const struct client_auth *a)
  * them in the order the options are written. */
 static const void *second_way(const struct client_auth *a)
 {
-    return oauth2_set(&a->oauth2)        ? (const void *)&a->oauth2
-           : set(a->basic_auth.username) ? (const void *)&a->basic_auth
-                                         : (const void *)&a->authorization;
+    return oauth2_set(&a->oauth2)               ? (const void *)&a->oauth2
+           : option_set(a->basic_auth.username) ? (const void *)&a->basic_auth
+                                                : (const void *)&a->authorization;
 }
 
 /* The option of a given in the config that holds a line break, which
@@ -78,26 +76,26 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         where = second_way(a);
         why = "at most one of bearer_token (or bearer_token_file), authorization, basic_auth "
               "and oauth2 may be set";
-    } else if (set(z->credentials) && set(z->credentials_file)) {
+    } else if (option_set(z->credentials) && option_set(z->credentials_file)) {
         where = &z->credentials_file;
         why = "authorization's credentials and credentials_file cannot both be set";
     } else if (z->type && !strcasecmp(z->type, "basic")) {
         where = &z->type;
         why = "authorization type cannot be Basic: use basic_auth";
-    } else if (oauth2_set(o) && (!set(o->client_id) || !set(o->token_url))) {
+    } else if (oauth2_set(o) && (!option_set(o->client_id) || !option_set(o->token_url))) {
         where = o;
         why = "oauth2 needs client_id and token_url";
-    } else if (set(o->client_secret) && set(o->client_secret_file)) {
+    } else if (option_set(o->client_secret) && option_set(o->client_secret_file)) {
         where = &o->client_secret_file;
         why = "oauth2's client_secret and client_secret_file cannot both be set";
-    } else if (set(a->bearer_token) && set(a->bearer_token_file)) {
+    } else if (option_set(a->bearer_token) && option_set(a->bearer_token_file)) {
         where = &a->bearer_token_file;
         why = "bearer_token and bearer_token_file cannot both be set";
-    } else if (set(a->basic_auth.password) && set(a->basic_auth.password_file)) {
+    } else if (option_set(a->basic_auth.password) && option_set(a->basic_auth.password_file)) {
         where = &a->basic_auth.password_file;
         why = "basic_auth's password and password_file cannot both be set";
-    } else if ((set(a->basic_auth.password) || set(a->basic_auth.password_file)) &&
-               !set(a->basic_auth.username)) {
+    } else if ((option_set(a->basic_auth.password) || option_set(a->basic_auth.password_file)) &&
+               !option_set(a->basic_auth.username)) {
         where = &a->basic_auth;
         why = "basic_auth needs a username";
     }
@@ -105,7 +103,7 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         host->diag(d, where, "%s%s", what, why);
         return PROFD_ERR;
     }
-    if (set(a->no_proxy) && !set(a->proxy_url)) {
+    if (option_set(a->no_proxy) && !option_set(a->proxy_url)) {
         host->diag(d, &a->no_proxy, "%sno_proxy needs proxy_url", what);
         return PROFD_ERR;
     }
@@ -119,7 +117,7 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
 
 void client_auth_apply_proxy(const struct client_auth *a, CURL *h)
 {
-    char *proxy = set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
+    char *proxy = option_set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
     if (proxy || !a->proxy_from_environment)
         curl_easy_setopt(h, CURLOPT_PROXY, proxy ? proxy : "");
     if (proxy)

@@ -7,6 +7,7 @@
 #include "../core/base64.h"
 #include "file_io.h"
 #include "grow.h"
+#include "option_set.h"
 
 struct client_credentials {
     const struct client_auth *a;
@@ -16,11 +17,6 @@ struct client_credentials {
     int64_t stamp;                 /* the secret files' mtimes when last read */
     bool read;                     /* they were read once */
 };
-
-static bool nonempty(const char *s)
-{
-    return s && *s;
-}
 
 struct client_credentials *client_credentials_new(const struct client_auth *a,
                                                   const struct client_tls *tls, int64_t timeout)
@@ -41,7 +37,7 @@ struct oauth2_token *client_credentials_oauth2(const struct client_credentials *
  * unreadable file gives "" and is named in c->unreadable. malloc'd. */
 static char *secret(struct client_credentials *c, const char *value, const char *file)
 {
-    if (!nonempty(file))
+    if (!option_set(file))
         return must_strdup(value ? value : "");
     char *s = read_secret(file);
     if (!s)
@@ -67,13 +63,13 @@ static char *secrets_line(struct client_credentials *c)
     const struct client_auth *a = c->a;
     const struct client_authorization *z = &a->authorization;
     char *s = NULL, *line = NULL;
-    if (nonempty(a->bearer_token) || nonempty(a->bearer_token_file)) {
+    if (option_set(a->bearer_token) || option_set(a->bearer_token_file)) {
         s = secret(c, a->bearer_token, a->bearer_token_file);
         line = must_asprintf("Authorization: Bearer %s", s);
     } else if (client_authorization_set(a)) {
         s = secret(c, z->credentials, z->credentials_file);
-        line = must_asprintf("Authorization: %s %s", nonempty(z->type) ? z->type : "Bearer", s);
-    } else if (nonempty(a->basic_auth.username)) {
+        line = must_asprintf("Authorization: %s %s", option_set(z->type) ? z->type : "Bearer", s);
+    } else if (option_set(a->basic_auth.username)) {
         s = secret(c, a->basic_auth.password, a->basic_auth.password_file);
         line = basic_line(a->basic_auth.username, s);
     }

@@ -17,15 +17,10 @@
 #include "client_auth.h"
 #include "client_tls.h"
 #include "k8s_kubeconfig.h"
+#include "option_set.h"
 
 /* Where a pod finds its service account's token, CA and namespace. */
 #define K8S_SERVICE_ACCOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
-
-/* Whether an optional string option is set to something. */
-static inline bool option_set(const char *s)
-{
-    return s && *s;
-}
 
 /* The largest response a request keeps: a cluster's whole pod list. */
 #define K8S_MAX_RESPONSE (256u << 20)

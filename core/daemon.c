@@ -11,11 +11,13 @@
 #include "block_cache.h"
 #include "graph.h"
 #include "log.h"
+#include "serve_loops.h"
 #include "telemetry.h"
 
 struct daemon {
     const struct profd_run_options *o;
     struct event_base *base;
+    struct profd_serve_loops *serve_loops;   /* every generation's servers share them */
     struct profd_config *config;
     struct profd_graph *graph;
     struct profd_telemetry *telemetry;
@@ -66,7 +68,9 @@ static struct profd_graph *create_graph(struct daemon *dm, struct profd_graph *g
         profd_graph_destroy(g);
         return NULL;
     }
-    if (g) {   /* only one-shot receivers report done: a daemon with any other runs on */
+    if (g) {
+        g->serve_loops = dm->serve_loops;
+        /* only one-shot receivers report done: a daemon with any other runs on */
         g->on_all_done = all_done;
         g->on_all_done_arg = dm;
     }
@@ -143,21 +147,6 @@ static char *extra_metrics(void *arg)
                            dm->reloads_ok, dm->reloads_failed);
 }
 
-/* The event loop. With epoll, changes to a descriptor's events within one
- * loop iteration are coalesced into one epoll_ctl (a server request turns
- * reading off and writing on and back several times); profd never dup()s a
- * watched descriptor, which is what that mode cannot follow. */
-static struct event_base *new_event_base(void)
-{
-    struct event_config *cfg = event_config_new();
-    if (cfg)
-        event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-    struct event_base *base = cfg ? event_base_new_with_config(cfg) : NULL;
-    if (cfg)
-        event_config_free(cfg);
-    return base ? base : event_base_new();
-}
-
 /* Every second: the large blocks kept for profiles given back to the
  * system once none was asked for in a while (block_cache.h). */
 static void trim_blocks(evutil_socket_t fd, short what, void *arg)
@@ -181,7 +170,8 @@ int profd_daemon_run(const struct profd_run_options *o)
     profd_log_set_level((enum profd_log_level)(o->log_level >= 0 ? o->log_level
                                                                  : dm.config->log_level));
     signal(SIGPIPE, SIG_IGN);
-    dm.base = new_event_base();
+    dm.base = profd_event_base_new();
+    dm.serve_loops = o->oneshot ? NULL : profd_serve_loops_new(profd_serve_loops_wanted());
     dm.graph = create_graph(&dm, prepared);
     int rc = 1;
     if (!dm.graph)
@@ -215,6 +205,7 @@ int profd_daemon_run(const struct profd_run_options *o)
     profd_telemetry_stop(dm.telemetry);
 out:
     profd_graph_destroy(dm.graph);
+    profd_serve_loops_free(dm.serve_loops);
     profd_config_free(dm.config);
     event_base_free(dm.base);
     return rc;

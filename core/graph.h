@@ -42,6 +42,8 @@ struct profd_graph {
     struct profd_component **nodes;    /* exporters, then processors, then receivers */
     size_t n, cap;
     struct event_base *base;
+    struct profd_serve_loops *serve_loops;   /* servers' loops beside base's (the
+                                                daemon's); NULL: base's alone */
     size_t receivers_running;          /* one-shot receivers not yet done */
     void (*on_all_done)(void *arg);    /* when every receiver called done() */
     void *on_all_done_arg;

@@ -16,6 +16,7 @@
 #include "compression.h"
 #include "graph.h"
 #include "log.h"
+#include "serve_loops.h"
 
 /* Splits host:port, [v6]:port or :port; host "" means every address. */
 static int split_endpoint(const char *endpoint, char *host, size_t hostlen, int *port)
@@ -51,16 +52,81 @@ static int tls_setup(struct profd_server *s, char *err, size_t errlen)
     return s->tls ? 0 : -1;
 }
 
-static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
-                      int addrlen, void *arg)
+/* Takes over an accepted connection on s's own loop. */
+static void adopt(struct profd_server *s, evutil_socket_t fd, const struct sockaddr *addr)
 {
-    (void)l;
-    (void)addrlen;
-    struct profd_server *s = arg;
     if (s->o.protocol == PROFD_RPC_GRPC)
         profd_h2_adopt(s, fd, addr);
     else
         profd_http1_adopt(s, fd, addr);
+}
+
+/* A connection on its way to a part's loop. */
+struct handed {
+    struct profd_server *part;
+    evutil_socket_t fd;
+    struct sockaddr_storage addr;
+};
+
+static void adopt_handed(void *arg)
+{
+    struct handed *h = arg;
+    adopt(h->part, h->fd, (const struct sockaddr *)&h->addr);
+    free(h);
+}
+
+/* The main loop accepts; the connection goes to the server or its parts,
+ * in turn. */
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
+                      int addrlen, void *arg)
+{
+    (void)l;
+    struct profd_server *s = arg;
+    unsigned turn = s->turn++ % (s->nparts + 1);
+    if (turn == 0)
+        return adopt(s, fd, addr);
+    struct handed *h = profd_xcalloc(1, sizeof(*h));
+    h->part = s->parts[turn - 1];
+    h->fd = fd;
+    memcpy(&h->addr, addr, (size_t)addrlen < sizeof(h->addr) ? (size_t)addrlen : sizeof(h->addr));
+    profd_serve_loops_post(s->loops, turn - 1, adopt_handed, h);
+}
+
+/* s's parts, one on each of the daemon's other loops, when it has any
+ * and their threads run. */
+static void parts_start(struct profd_server *s)
+{
+    struct profd_serve_loops *loops = s->self->graph->serve_loops;
+    unsigned n = profd_serve_loops_count(loops);
+    if (!n || !profd_serve_loops_base(loops, 0))
+        return;
+    s->parts = profd_xcalloc(n, sizeof(*s->parts));
+    for (unsigned i = 0; i < n; i++) {
+        struct profd_server *p = profd_xcalloc(1, sizeof(*p));
+        p->self = s->self;
+        p->base = profd_serve_loops_base(loops, i);
+        p->o = s->o;
+        memcpy(p->address, s->address, sizeof(p->address));
+        p->fn = s->fn;
+        p->arg = s->arg;
+        p->tls = s->tls;
+        p->tls_ops = s->tls_ops;
+        p->root = s;
+        s->parts[i] = p;
+    }
+    s->loops = loops;
+    s->nparts = n;
+}
+
+/* Closes a part's connections, once its workers' requests are answered,
+ * and frees it (on its loop's thread). */
+static void part_stop(void *arg)
+{
+    struct profd_server *p = arg;
+    profd_work_pool_free(p->workers);
+    profd_http1_close_all(p);
+    profd_h2_close_all(p);
+    free(p);
 }
 
 struct profd_server *profd_server_start(struct profd_component *self,
@@ -105,6 +171,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
         goto fail;
     }
     profd_server_note_address(s, evconnlistener_get_fd(s->listener));
+    parts_start(s);
     return s;
 fail:
     profd_server_stop(s);
@@ -117,6 +184,9 @@ void profd_server_stop(struct profd_server *s)
         return;
     if (s->listener)
         evconnlistener_free(s->listener);
+    for (unsigned i = 0; i < s->nparts; i++)   /* after the connections handed to it */
+        profd_serve_loops_call(s->loops, i, part_stop, s->parts[i]);
+    free(s->parts);
     profd_work_pool_free(s->workers);   /* requests on workers answered first */
     s->workers = NULL;
     profd_http1_close_all(s);
@@ -239,7 +309,8 @@ void profd_server_refused(struct profd_server *s, const char *peer, const char *
                           const char *why)
 {
     atomic_fetch_add(&s->self->metrics->counters[PROFD_C_REFUSED_RECORDS], 1);
-    profd_log_limited(&s->refusals_log, PROFD_LOG_WARN, s->self->id, "refused",
+    struct profd_server *server = s->root ? s->root : s;   /* one log limit for its parts too */
+    profd_log_limited(&server->refusals_log, PROFD_LOG_WARN, s->self->id, "refused",
                       "refused %s from %s: %s", path ? path : "request", peer, why);
 }
 

@@ -7,7 +7,7 @@
  * are served too); TLS through profd-tls.so (tls_server.h). What they share lives here: the
  * listener, the TLS context, the size limit, the checks every HTTP request
  * gets whatever its version, and the log and counters of the owning
- * component.
+ * component. Each server serves on every loop of the daemon (serve_loops.h).
  */
 #ifndef PROFD_RPC_SERVER_H
 #define PROFD_RPC_SERVER_H
@@ -49,7 +49,16 @@ struct profd_server {
     char *h1_scratch;                /* one recv() of a connection, lent to its input */
     bool h1_scratch_lent;            /* still referenced by an input */
     struct profd_work_pool *workers; /* for large requests, started on the first */
-    struct profd_log_limit refusals_log;   /* REFUSALS_LOGGED a second, the rest counted */
+    struct profd_log_limit refusals_log;   /* REFUSALS_LOGGED a second (its parts' too), the rest counted */
+    /* The daemon's other loops (serve_loops.h): the server the module
+     * started, on the main loop, has a part on each, and hands the
+     * connections it accepts to itself and its parts in turn. A part is a
+     * server of its own, sharing its options, handler and TLS context,
+     * whose connections are served on its loop's thread alone. */
+    struct profd_serve_loops *loops;  /* NULL: no parts (and in a part) */
+    struct profd_server *root;        /* a part's server, whose refusals log it shares; NULL in it */
+    struct profd_server **parts;
+    unsigned nparts, turn;
 };
 
 /* See struct profd_host.server_start / server_stop. */

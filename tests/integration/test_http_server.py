@@ -173,12 +173,49 @@ class HttpServerTest(ProfdTestCase):
         wait_until(lambda: refused() == len(cases) + 1, "every refusal counted: %s" % refused())
         self.assertEqual(p.stop(), 0)
 
+    def test_connections_are_served_on_a_loop_for_each_cpu(self):
+        cpus = len(os.sched_getaffinity(0))
+        if cpus < 2:
+            self.skipTest("one CPU: the main loop serves alone")
+        p, addr = self.start_receiver()
+        pid = p.proc.pid
+
+        def serving_threads():
+            """{thread id: voluntary context switches} of the serving loops."""
+            out = {}
+            for tid in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                    if not f.read().startswith("profd-serve-"):
+                        continue
+                with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                    out[tid] = int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
+            return out
+        before = serving_threads()
+        self.assertEqual(len(before), min(cpus - 1, 7))   # beside the main loop, up to 8 in all
+        # Two connections for each loop: they are handed out in turn.
+        conns = [self.connect(addr) for _ in range(2 * (len(before) + 1))]
+        for _ in range(30):
+            for i, (s, r) in enumerate(conns):
+                s.sendall(ingest(b"conn%d" % i, b"main;work 1\n"))
+                self.assertEqual(r.next()[0], 200)
+        after = serving_threads()
+        for tid, switches in before.items():
+            # Each of its requests found the loop asleep in epoll_wait.
+            self.assertGreaterEqual(after[tid] - switches, 30, (tid, before, after))
+        for i in range(len(conns)):
+            wait_until(lambda: len(self.profiles("conn%d" % i)) == 30,
+                       "conn%d's 30 profiles written" % i)
+        self.assertEqual(p.stop(), 0)
+
     def test_a_flood_of_refusals_is_counted_whole_and_logged_ten_a_second(self):
         p, addr = self.start_receiver()
-        s, r = self.connect(addr)
-        for _ in range(40):   # 405s: the connection stays open, the loop is quick
-            s.sendall(b"GET /ingest HTTP/1.1\r\nHost: x\r\n\r\n")
-            self.assertEqual(r.next()[0], 405)
+        # Two connections, served on two loops when there are two CPUs:
+        # one limit for the server's log, whichever loop refuses.
+        (s, r), (s2, r2) = self.connect(addr), self.connect(addr)
+        for i in range(40):   # 405s: the connection stays open, the loop is quick
+            sock, resp = (s, r) if i % 2 else (s2, r2)
+            sock.sendall(b"GET /ingest HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertEqual(resp.next()[0], 405)
         refused = lambda: metric_value(p.metrics(), "profd_component_refused_records_total",
                                        kind="receiver", id="pyroscope")
         wait_until(lambda: refused() == 40, "every refusal counted: %s" % refused())

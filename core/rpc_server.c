@@ -92,6 +92,21 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     profd_serve_loops_post(s->loops, turn - 1, adopt_handed, h);
 }
 
+/* Where a part's requests on workers are answered: made on its loop's
+ * thread, which alone may add events to its base. */
+static void part_returns_new(void *arg)
+{
+    struct profd_server *p = arg;
+    p->returns = profd_work_returns_new(p->base);
+}
+
+/* The server's workers, one per CPU, at most 8; NULL when none can be. */
+static struct profd_work_pool *workers_new(struct profd_server *s)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return profd_work_pool_new(s->base, cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus);
+}
+
 /* s's parts, one on each of the daemon's other loops, when it has any
  * and their threads run. */
 static void parts_start(struct profd_server *s)
@@ -113,17 +128,19 @@ static void parts_start(struct profd_server *s)
         p->tls_ops = s->tls_ops;
         p->root = s;
         s->parts[i] = p;
+        profd_serve_loops_call(loops, i, part_returns_new, p);
     }
     s->loops = loops;
     s->nparts = n;
+    s->workers = workers_new(s);   /* the parts' threads may ask for it from now on */
 }
 
-/* Closes a part's connections, once its workers' requests are answered,
- * and frees it (on its loop's thread). */
+/* Closes a part's connections, once its requests on workers are
+ * answered, and frees it (on its loop's thread). */
 static void part_stop(void *arg)
 {
     struct profd_server *p = arg;
-    profd_work_pool_free(p->workers);
+    profd_work_returns_free(p->returns);
     profd_http1_close_all(p);
     profd_h2_close_all(p);
     free(p);
@@ -184,7 +201,9 @@ void profd_server_stop(struct profd_server *s)
         return;
     if (s->listener)
         evconnlistener_free(s->listener);
-    for (unsigned i = 0; i < s->nparts; i++)   /* after the connections handed to it */
+    /* Each part after the connections handed to it, and while the workers
+     * its requests may be on still run. */
+    for (unsigned i = 0; i < s->nparts; i++)
         profd_serve_loops_call(s->loops, i, part_stop, s->parts[i]);
     free(s->parts);
     profd_work_pool_free(s->workers);   /* requests on workers answered first */
@@ -268,17 +287,20 @@ bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path
         !profd_graph_congested(s->self, len) &&
         !(s->o.costly && s->o.costly(path, path_len, query)))   /* asked last: it reads the query */
         return false;
-    if (!s->workers) {   /* none made yet, or none can be: served here then */
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        s->workers = profd_work_pool_new(s->base, cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus);
-    }
+    if (s->root)   /* a part: its server's workers, answering on its loop */
+        return s->root->workers && s->returns;
+    if (!s->workers)   /* none made yet, or none can be: served here then */
+        s->workers = workers_new(s);
     return s->workers != NULL;
 }
 
 void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len)
 {
     profd_log(PROFD_LOG_DEBUG, s->self->id, "a request of %zu bytes on a worker", len);
-    profd_work_submit(s->workers, w);
+    if (s->root)
+        profd_work_submit_to(s->root->workers, w, s->returns);
+    else
+        profd_work_submit(s->workers, w);
 }
 
 void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,

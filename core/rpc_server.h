@@ -48,7 +48,9 @@ struct profd_server {
     struct profd_send_batch *h1_sends;   /* sends them together */
     char *h1_scratch;                /* one recv() of a connection, lent to its input */
     bool h1_scratch_lent;            /* still referenced by an input */
-    struct profd_work_pool *workers; /* for large requests, started on the first */
+    struct profd_work_pool *workers; /* for large requests, started on the first; its
+                                        parts' too (made at once when it has parts) */
+    struct profd_work_returns *returns;   /* a part's: its workers' answers come to its loop */
     struct profd_log_limit refusals_log;   /* REFUSALS_LOGGED a second (its parts' too), the rest counted */
     /* The daemon's other loops (serve_loops.h): the server the module
      * started, on the main loop, has a part on each, and hands the
@@ -125,8 +127,9 @@ void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced);
  * and at any size when the pipeline has a slow processor or syncs files
  * before it returns (profd_graph_slow: symbolize, whose lookups and fetches
  * take long; an exporter's sending_queue.storage_fsync).
- * The workers (one per CPU, at most 8) start as such requests come; false
- * when none can be had, and the request is served on the loop. */
+ * The workers (one per CPU, at most 8, for a server and its parts) start as
+ * such requests come; false when none can be had, and the request is
+ * served on the loop. */
 #define PROFD_SERVER_WORKER_FROM ((size_t)64 << 10)
 bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,
                             size_t path_len, const char *query);
@@ -143,7 +146,7 @@ void profd_server_handle(struct profd_server *s, struct profd_rpc_request *req,
                          int64_t deadline_ns);
 
 /* Runs w, a request of len bytes, on one of the server's workers
- * (profd_server_to_worker said yes), w->done back on the loop's thread. */
+ * (profd_server_to_worker said yes), w->done back on s's loop's thread. */
 void profd_server_work(struct profd_server *s, struct profd_work *w, size_t len);
 
 /* Logs a refused request (who and why) and counts it. */

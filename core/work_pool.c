@@ -2,6 +2,7 @@
 #include "work_pool.h"
 
 #include <event2/event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,31 +13,43 @@
 #include "alloc.h"
 #include "log.h"
 
-struct profd_work_pool {
+/* Completions due on one loop. */
+struct profd_work_returns {
     pthread_mutex_t mu;
-    pthread_cond_t work;                  /* a job queued, or stopping */
-    struct profd_work *queue, **queue_tail;
     struct profd_work *finished;          /* run, done not yet called (any order) */
-    size_t idle;                          /* threads waiting for a job */
-    bool stopping;
-    pthread_t *threads;
-    unsigned nthreads, max_threads;
+    size_t pending;                       /* given, done not yet called */
     int efd;                              /* written when a job finished */
     struct event *wake;                   /* the loop's watch on efd */
 };
 
-/* Takes every finished job and runs its completion (loop thread). */
-static void run_completions(struct profd_work_pool *p)
+struct profd_work_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work;                  /* a job queued, or stopping */
+    struct profd_work *queue, **queue_tail;
+    size_t idle;                          /* threads waiting for a job */
+    bool stopping;
+    pthread_t *threads;
+    unsigned nthreads, max_threads;
+    struct profd_work_returns *returns;   /* the pool's own loop */
+};
+
+/* Takes every finished job and runs its completion (r's loop thread). */
+static void run_completions(struct profd_work_returns *r)
 {
-    pthread_mutex_lock(&p->mu);
-    struct profd_work *w = p->finished;
-    p->finished = NULL;
-    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_lock(&r->mu);
+    struct profd_work *w = r->finished;
+    r->finished = NULL;
+    pthread_mutex_unlock(&r->mu);
+    size_t n = 0;
     while (w) {
         struct profd_work *next = w->next;
         w->done(w);
         w = next;
+        n++;
     }
+    pthread_mutex_lock(&r->mu);
+    r->pending -= n;
+    pthread_mutex_unlock(&r->mu);
 }
 
 static void on_wake(evutil_socket_t fd, short what, void *arg)
@@ -48,18 +61,19 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     run_completions(arg);
 }
 
-/* w has run: its completion is due on the loop's thread. Only the first
+/* w has run: its completion is due on its returns' loop. Only the first
  * of the jobs finished since the loop last took them wakes it: it takes
  * them all. */
-static void finished(struct profd_work_pool *p, struct profd_work *w)
+static void finished(struct profd_work *w)
 {
-    pthread_mutex_lock(&p->mu);
-    bool first = !p->finished;
-    w->next = p->finished;
-    p->finished = w;
-    pthread_mutex_unlock(&p->mu);
+    struct profd_work_returns *r = w->returns;
+    pthread_mutex_lock(&r->mu);
+    bool first = !r->finished;
+    w->next = r->finished;
+    r->finished = w;
+    pthread_mutex_unlock(&r->mu);
     uint64_t one = 1;
-    ssize_t put = first ? write(p->efd, &one, sizeof(one)) : 0;   /* a counter: never full */
+    ssize_t put = first ? write(r->efd, &one, sizeof(one)) : 0;   /* a counter: never full */
     (void)put;
 }
 
@@ -89,32 +103,74 @@ static void *worker_main(void *arg)
             p->queue_tail = &p->queue;
         pthread_mutex_unlock(&p->mu);
         w->run(w);
-        finished(p, w);
+        finished(w);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
+struct profd_work_returns *profd_work_returns_new(struct event_base *base)
+{
+    struct profd_work_returns *r = profd_xcalloc(1, sizeof(*r));
+    pthread_mutex_init(&r->mu, NULL);
+    r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    r->wake = r->efd >= 0 ? event_new(base, r->efd, EV_READ | EV_PERSIST, on_wake, r) : NULL;
+    if (!r->wake || event_add(r->wake, NULL) != 0) {
+        profd_work_returns_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void profd_work_returns_free(struct profd_work_returns *r)
+{
+    if (!r)
+        return;
+    for (;;) {
+        run_completions(r);
+        pthread_mutex_lock(&r->mu);
+        bool waiting = r->pending > 0;
+        pthread_mutex_unlock(&r->mu);
+        if (!waiting)
+            break;
+        struct pollfd pfd = {.fd = r->efd, .events = POLLIN};
+        if (poll(&pfd, 1, -1) > 0) {   /* a job finished: take it */
+            uint64_t n;
+            ssize_t got = read(r->efd, &n, sizeof(n));
+            (void)got;
+        }
+    }
+    if (r->wake)
+        event_free(r->wake);
+    if (r->efd >= 0)
+        close(r->efd);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
 struct profd_work_pool *profd_work_pool_new(struct event_base *base, unsigned threads)
 {
+    struct profd_work_returns *r = profd_work_returns_new(base);
+    if (!r)
+        return NULL;
     struct profd_work_pool *p = profd_xcalloc(1, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     p->queue_tail = &p->queue;
     p->max_threads = threads ? threads : 1;
     p->threads = profd_xcalloc(p->max_threads, sizeof(*p->threads));
-    p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    p->wake = p->efd >= 0 ? event_new(base, p->efd, EV_READ | EV_PERSIST, on_wake, p) : NULL;
-    if (!p->wake || event_add(p->wake, NULL) != 0) {
-        profd_work_pool_free(p);
-        return NULL;
-    }
+    p->returns = r;
     return p;
 }
 
-void profd_work_submit(struct profd_work_pool *p, struct profd_work *w)
+void profd_work_submit_to(struct profd_work_pool *p, struct profd_work *w,
+                          struct profd_work_returns *r)
 {
+    w->returns = r;
+    pthread_mutex_lock(&r->mu);
+    r->pending++;
+    pthread_mutex_unlock(&r->mu);
     pthread_mutex_lock(&p->mu);
     if (!p->idle && p->nthreads < p->max_threads &&   /* a thread more, up to the most */
         pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
@@ -134,8 +190,13 @@ void profd_work_submit(struct profd_work_pool *p, struct profd_work *w)
     if (!queued) {   /* no thread could start: run here, the completion as usual */
         profd_log(PROFD_LOG_WARN, "profd", "cannot start a worker thread: working inline");
         w->run(w);
-        finished(p, w);
+        finished(w);
     }
+}
+
+void profd_work_submit(struct profd_work_pool *p, struct profd_work *w)
+{
+    profd_work_submit_to(p, w, p->returns);
 }
 
 void profd_work_pool_free(struct profd_work_pool *p)
@@ -148,11 +209,7 @@ void profd_work_pool_free(struct profd_work_pool *p)
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->nthreads; i++)   /* they run what is queued first */
         pthread_join(p->threads[i], NULL);
-    run_completions(p);
-    if (p->wake)
-        event_free(p->wake);
-    if (p->efd >= 0)
-        close(p->efd);
+    profd_work_returns_free(p->returns);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->mu);
     free(p->threads);

@@ -3,6 +3,7 @@
  * and freeing the pool finishes everything submitted. */
 #include <event2/event.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "../../core/work_pool.h"
 #include "check.h"
@@ -39,7 +40,7 @@ TEST(jobs_run_on_pool_threads_and_complete_on_the_loop)
     struct job jobs[JOBS];
     int done = 0;
     for (int i = 0; i < JOBS; i++) {
-        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done, false, true};
+        jobs[i] = (struct job){{job_run, job_done, NULL, NULL}, 0, 0, &done, false, true};
         profd_work_submit(p, &jobs[i].work);
     }
     while (done < JOBS)   /* the loop wakes when jobs finish */
@@ -62,7 +63,7 @@ TEST(freeing_the_pool_finishes_what_was_submitted)
     struct job jobs[JOBS];
     int done = 0;
     for (int i = 0; i < JOBS; i++) {
-        jobs[i] = (struct job){{job_run, job_done, NULL}, 0, 0, &done, false, true};
+        jobs[i] = (struct job){{job_run, job_done, NULL, NULL}, 0, 0, &done, false, true};
         profd_work_submit(p, &jobs[i].work);
     }
     profd_work_pool_free(p);   /* no loop ran: free runs every completion */
@@ -70,6 +71,54 @@ TEST(freeing_the_pool_finishes_what_was_submitted)
     for (int i = 0; i < JOBS; i++)
         CHECK(pthread_equal(jobs[i].done_on, pthread_self()));
     event_base_free(base);
+}
+
+static void slow_run(struct profd_work *w)
+{
+    usleep(2000);
+    job_run(w);
+}
+
+TEST(jobs_given_for_another_loop_complete_there)
+{
+    struct event_base *pools = event_base_new(), *other = event_base_new();
+    struct profd_work_pool *p = profd_work_pool_new(pools, 2);
+    struct profd_work_returns *r = profd_work_returns_new(other);
+    CHECK(r != NULL);
+    struct job jobs[JOBS];
+    int done = 0;
+    for (int i = 0; i < JOBS; i++) {
+        jobs[i] = (struct job){{job_run, job_done, NULL, NULL}, 0, 0, &done, false, true};
+        profd_work_submit_to(p, &jobs[i].work, r);
+    }
+    while (done < JOBS)   /* only the other loop runs: it gets them all */
+        event_base_loop(other, EVLOOP_ONCE);
+    for (int i = 0; i < JOBS; i++)
+        CHECK(jobs[i].ran_on_pool && !jobs[i].done_on_pool);
+    profd_work_returns_free(r);
+    profd_work_pool_free(p);
+    event_base_free(other);
+    event_base_free(pools);
+}
+
+TEST(freeing_returns_waits_for_the_jobs_given_with_them)
+{
+    struct event_base *pools = event_base_new(), *other = event_base_new();
+    struct profd_work_pool *p = profd_work_pool_new(pools, 2);
+    struct profd_work_returns *r = profd_work_returns_new(other);
+    struct job jobs[8];
+    int done = 0;
+    for (int i = 0; i < 8; i++) {
+        jobs[i] = (struct job){{slow_run, job_done, NULL, NULL}, 0, 0, &done, false, true};
+        profd_work_submit_to(p, &jobs[i].work, r);
+    }
+    profd_work_returns_free(r);   /* 2 ms each on two threads: still running when called */
+    CHECK_INT(done, 8);
+    for (int i = 0; i < 8; i++)
+        CHECK(pthread_equal(jobs[i].done_on, pthread_self()));
+    profd_work_pool_free(p);
+    event_base_free(other);
+    event_base_free(pools);
 }
 
 RUN_TESTS()

@@ -289,7 +289,7 @@ bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path
         return false;
     if (s->root)   /* a part: its server's workers, answering on its loop */
         return s->root->workers && s->returns;
-    if (!s->workers)   /* none made yet, or none can be: served here then */
+    if (!s->workers && !s->nparts)   /* none made yet, or none can be: served here then */
         s->workers = workers_new(s);
     return s->workers != NULL;
 }

@@ -259,9 +259,8 @@ static void add_sample(struct merged *m, const struct profd_profile *p,
     struct sample_key key = {m->stack, n, src->nlabels, lb};
     uint32_t ref = find_or_add(&m->samples, h, &key, sample_equal, sample_add, m);
     int64_t *values = m->out->samples[ref - 1].values;
-    for (uint32_t t = 0; t < cut->ntypes; t++) {
+    for (uint32_t t = 0; t < cut->ntypes; t++)
         values[t] = add_saturating(values[t], src->values[cut->types[t]]);
-    }
     free(many);
 }
 

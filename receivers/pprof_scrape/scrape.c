@@ -20,6 +20,7 @@
 #include "../../lib/http_client.h"
 #include "../../lib/instant_timers.h"
 #include "../../lib/key_map.h"
+#include "../../lib/option_set.h"
 #include "config.h"
 #include "job_credentials.h"
 #include "k8s_discovery.h"
@@ -160,9 +161,9 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         }
         const struct client_tls *tls = &kc[k].tls_config;
         const struct client_auth *auth = &kc[k].auth;
-        if (kc[k].kubeconfig_file && *kc[k].kubeconfig_file &&
-            ((kc[k].api_server && *kc[k].api_server) || client_auth_credentials_set(auth) ||
-             (auth->proxy_url && *auth->proxy_url) || tls->ca_file || tls->cert_file ||
+        if (option_set(kc[k].kubeconfig_file) &&
+            (option_set(kc[k].api_server) || client_auth_credentials_set(auth) ||
+             option_set(auth->proxy_url) || tls->ca_file || tls->cert_file ||
              tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
             host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server, "
                        "the credentials and the proxy: api_server, credentials, proxy_url and "

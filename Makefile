@@ -31,7 +31,7 @@ ALLOC_LIBS := $(if $(SANITIZE),,-l:libjemalloc_pic.a -lm -lpthread -ldl \
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
 
 CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c \
-    lib/file_io.c
+    lib/file_io.c lib/cpus.c
 CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
 CORE_OBJ := $(CORE_LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libprofdcore.a
@@ -51,7 +51,8 @@ receiver_pprof_scrape_SRCS := lib/instant_timers.c lib/client_tls.c lib/file_io.
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c \
     lib/memory_release.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
-processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/key_map.c
+processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/key_map.c \
+    lib/cpus.c
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto

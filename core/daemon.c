@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/cpus.h"
 #include "alloc.h"
 #include "block_cache.h"
 #include "graph.h"
@@ -193,7 +194,8 @@ int profd_daemon_run(const struct profd_run_options *o)
         profd_graph_start(dm.graph) < 0) {
         profd_log(PROFD_LOG_ERROR, NULL, "start-up failed");
     } else {
-        profd_log(PROFD_LOG_INFO, NULL, "running with %zu component(s)", dm.graph->n);
+        profd_log(PROFD_LOG_INFO, NULL, "running with %zu component(s) on %u CPU(s)",
+                  dm.graph->n, cpus_usable());
         event_base_dispatch(dm.base);
         rc = 0;
     }

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../lib/cpus.h"
 #include "alloc.h"
 #include "gzip.h"
 #include "huge_arena.h"
@@ -101,10 +101,10 @@ static void *piece_thread(void *arg)
  * PROFD_GZIP_PIECES_THREADS in all, none for a small stream. */
 static size_t extra_threads(size_t stream_len, size_t npieces)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t cpus = cpus_usable();
     if (stream_len < PROFD_GZIP_PIECES_PARALLEL_FROM || cpus < 2 || npieces < 2)
         return 0;
-    size_t n = (size_t)cpus < PROFD_GZIP_PIECES_THREADS ? (size_t)cpus : PROFD_GZIP_PIECES_THREADS;
+    size_t n = cpus < PROFD_GZIP_PIECES_THREADS ? cpus : PROFD_GZIP_PIECES_THREADS;
     return (n < npieces ? n : npieces) - 1;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../lib/clock.h"
+#include "../lib/cpus.h"
 #include "alloc.h"
 #include "compression.h"
 #include "graph.h"
@@ -103,8 +104,8 @@ static void part_returns_new(void *arg)
 /* The server's workers, one per CPU, at most 8; NULL when none can be. */
 static struct profd_work_pool *workers_new(struct profd_server *s)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return profd_work_pool_new(s->base, cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus);
+    unsigned cpus = cpus_usable();
+    return profd_work_pool_new(s->base, cpus > 8 ? 8 : cpus);
 }
 
 /* s's parts, one on each of the daemon's other loops, when it has any

@@ -3,7 +3,6 @@
 
 #include <event2/event.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "../lib/cpus.h"
 #include "alloc.h"
 #include "exporter.h"
 #include "log.h"
@@ -38,11 +38,8 @@ struct profd_serve_loops {
 
 unsigned profd_serve_loops_wanted(void)
 {
-    cpu_set_t set;
-    int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    if (cpus <= 1)
-        return 0;
-    return cpus - 1 < PROFD_SERVE_LOOPS_MAX ? (unsigned)cpus - 1 : PROFD_SERVE_LOOPS_MAX;
+    unsigned cpus = cpus_usable();
+    return cpus - 1 < PROFD_SERVE_LOOPS_MAX ? cpus - 1 : PROFD_SERVE_LOOPS_MAX;
 }
 
 struct profd_serve_loops *profd_serve_loops_new(unsigned n)

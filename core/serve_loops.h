@@ -14,8 +14,9 @@
 struct event_base;
 struct profd_serve_loops;
 
-/* One loop a CPU the process may run on beside the main loop's, at most
- * PROFD_SERVE_LOOPS_MAX; 0 on a single CPU. */
+/* One loop a CPU the process may use (its affinity and CPU quota,
+ * lib/cpus.h) beside the main loop's, at most PROFD_SERVE_LOOPS_MAX; 0
+ * on a single CPU. */
 #define PROFD_SERVE_LOOPS_MAX 7
 unsigned profd_serve_loops_wanted(void);
 

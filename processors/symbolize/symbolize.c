@@ -35,9 +35,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "../../lib/clock.h"
+#include "../../lib/cpus.h"
 #include "debuginfod.h"
 #include "locations.h"
 #include "profd/plugin.h"
@@ -125,7 +125,8 @@ static const struct profd_option options[] = {
      "a kernel image (ELF) naming the frames of the kernel whose build-id it has, with files, "
      "lines and inline frames when it has DWARF; before kallsyms and system_map"},
     {"threads", PROFD_OPT_INT, offsetof(struct config, threads), "0",
-     "threads a profile with many locations is symbolized on, at most (0: one per CPU; a "
+     "threads a profile with many locations is symbolized on, at most (0: one per CPU profd "
+     "may use; a "
      "thread takes at least 16384 locations, and at most 8 are used)"},
     {0},
 };
@@ -175,8 +176,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     struct state *s = calloc(1, sizeof(*s));
     if (!s)
         abort();
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t threads = cfg->threads > 0 ? (size_t)cfg->threads : cpus > 0 ? (size_t)cpus : 1;
+    size_t threads = cfg->threads > 0 ? (size_t)cfg->threads : cpus_usable();
     *s = (struct state){.host = host, .self = self,
                         .settings = {host, cache, (enum demangle_mode)cfg->demangle,
                                      cfg->keep_addresses, threads}};

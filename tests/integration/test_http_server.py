@@ -45,6 +45,66 @@ def ingest(app, body, extra=b"", version=b"1.1", length=True):
     return head + extra + b"\r\n" + body
 
 
+def serving_threads(pid):
+    """{thread id: voluntary context switches} of process pid's serving loops."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if not f.read().startswith("profd-serve-"):
+                continue
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+            out[tid] = int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
+    return out
+
+
+def cpu_controller():
+    """(mount point, this process's path there, True for cgroup v1) of the
+    cpu controller, or None when it is not mounted."""
+    with open("/proc/self/cgroup") as f:
+        lines = [line.rstrip("\n").split(":", 2) for line in f]
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split() for line in f]
+    for v1 in (True, False):
+        path = next((p for _, ctl, p in lines
+                     if ("cpu" in ctl.split(",") if v1 else ctl == "")), None)
+        for m in mounts:
+            tail = m[m.index("-") + 1:]
+            if path and tail[0] == ("cgroup" if v1 else "cgroup2") and \
+                    (not v1 or "cpu" in tail[2].split(",")) and m[3] == "/":
+                return m[4], path, v1
+    return None
+
+
+def one_cpu_cgroup(test):
+    """The cgroup.procs file of a new cgroup beside this process's, its CPU
+    time limited to one CPU, removed when test ends; skips test when no
+    cgroup can be made here."""
+    found = cpu_controller()
+    if not found:
+        test.skipTest("no cpu controller mounted")
+    mount, path, v1 = found
+    parent = os.path.join(mount, path.lstrip("/"))
+    if not v1:
+        try:
+            with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                if "cpu" not in f.read().split():
+                    test.skipTest("the cpu controller is not enabled below this cgroup")
+        except OSError as e:
+            test.skipTest("cgroup v2 unreadable: %s" % e)
+    group = os.path.join(parent, "profd-test-%d" % os.getpid())
+    try:
+        os.mkdir(group)
+    except OSError as e:
+        test.skipTest("no cgroup can be made here: %s" % e)
+    test.addCleanup(os.rmdir, group)
+    limits = ({"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"} if v1
+              else {"cpu.max": "100000 100000"})
+    for name, value in limits.items():
+        with open(os.path.join(group, name), "w") as f:
+            f.write(value)
+    return os.path.join(group, "cgroup.procs")
+
+
 class Responses:
     """Reads HTTP/1.1 responses (status, headers, body) off a socket."""
 
@@ -174,23 +234,13 @@ class HttpServerTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_connections_are_served_on_a_loop_for_each_cpu(self):
-        cpus = len(os.sched_getaffinity(0))
+        p, addr = self.start_receiver()
+        started = p.wait_log(r"running with \d+ component\(s\) on \d+ CPU")[0]
+        cpus = int(re.search(r"on (\d+) CPU", started).group(1))
         if cpus < 2:
             self.skipTest("one CPU: the main loop serves alone")
-        p, addr = self.start_receiver()
-        pid = p.proc.pid
-
-        def serving_threads():
-            """{thread id: voluntary context switches} of the serving loops."""
-            out = {}
-            for tid in os.listdir("/proc/%d/task" % pid):
-                with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
-                    if not f.read().startswith("profd-serve-"):
-                        continue
-                with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-                    out[tid] = int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
-            return out
-        before = serving_threads()
+        self.assertLessEqual(cpus, len(os.sched_getaffinity(0)))
+        before = serving_threads(p.proc.pid)
         self.assertEqual(len(before), min(cpus - 1, 7))   # beside the main loop, up to 8 in all
         # Two connections for each loop: they are handed out in turn.
         conns = [self.connect(addr) for _ in range(2 * (len(before) + 1))]
@@ -198,13 +248,28 @@ class HttpServerTest(ProfdTestCase):
             for i, (s, r) in enumerate(conns):
                 s.sendall(ingest(b"conn%d" % i, b"main;work 1\n"))
                 self.assertEqual(r.next()[0], 200)
-        after = serving_threads()
+        after = serving_threads(p.proc.pid)
         for tid, switches in before.items():
             # Each of its requests found the loop asleep in epoll_wait.
             self.assertGreaterEqual(after[tid] - switches, 30, (tid, before, after))
         for i in range(len(conns)):
             wait_until(lambda: len(self.profiles("conn%d" % i)) == 30,
                        "conn%d's 30 profiles written" % i)
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_cgroup_cpu_quota_of_one_cpu_leaves_the_main_loop_serving_alone(self):
+        if len(os.sched_getaffinity(0)) < 2:
+            self.skipTest("one CPU: nothing for a quota to take away")
+        procs = one_cpu_cgroup(self)
+        # The shell puts itself in the cgroup, then becomes profd.
+        p, addr = self.start_receiver(wrapper=["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs])
+        p.wait_log(r"running with \d+ component\(s\) on 1 CPU\(s\)")
+        self.assertEqual(serving_threads(p.proc.pid), {})
+        s, r = self.connect(addr)
+        for _ in range(3):
+            s.sendall(ingest(b"limited", b"main;work 1\n"))
+            self.assertEqual(r.next()[0], 200)
+        wait_until(lambda: len(self.profiles("limited")) == 3, "the 3 profiles written")
         self.assertEqual(p.stop(), 0)
 
     def test_a_flood_of_refusals_is_counted_whole_and_logged_ten_a_second(self):

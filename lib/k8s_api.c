@@ -130,6 +130,8 @@ static char *use_options(CURL *h, const struct k8s_access *a)
     if (!a->auth)
         return NULL;
     client_auth_apply_proxy(a->auth, h);
+    if (a->oauth2)
+        return k8s_oauth2_line(a->oauth2);
     struct client_credentials *c = client_credentials_new(a->auth, NULL, 0);
     const char *unreadable;
     const char *line = client_credentials_line(c, &unreadable);
@@ -173,16 +175,24 @@ void k8s_request_end(struct k8s_request *req)
     *req = (struct k8s_request){0};
 }
 
-bool k8s_api_authorized(const struct k8s_access *a)
+/* Whether a's kubeconfig's exec plugin need not run. */
+static bool exec_fresh(const struct k8s_access *a)
 {
     return !a->kubeconfig || !a->kubeconfig->exec || k8s_exec_fresh(a->kubeconfig->exec);
 }
 
+bool k8s_api_authorized(const struct k8s_access *a)
+{
+    return exec_fresh(a) && (!a->oauth2 || k8s_oauth2_fresh(a->oauth2));
+}
+
 int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen)
 {
-    if (k8s_api_authorized(a))
-        return 0;
-    return k8s_exec_refresh(a->kubeconfig->exec, a->timeout, why, whylen);
+    if (!exec_fresh(a))
+        return k8s_exec_refresh(a->kubeconfig->exec, a->timeout, why, whylen);
+    if (a->oauth2 && !k8s_oauth2_fresh(a->oauth2))
+        return k8s_oauth2_refresh(a->oauth2, why, whylen);
+    return 0;
 }
 
 bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body,

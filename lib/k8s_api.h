@@ -17,6 +17,7 @@
 #include "client_auth.h"
 #include "client_tls.h"
 #include "k8s_kubeconfig.h"
+#include "k8s_oauth2.h"
 #include "option_set.h"
 
 /* Where a pod finds its service account's token, CA and namespace. */
@@ -27,15 +28,18 @@
 
 struct k8s_access {
     const char *api_server;          /* NULL or "": the kubeconfig's, else the cluster's own */
-    /* the credentials (a bearer token, authorization or basic auth; no
-     * oauth2) and proxy, or NULL: none, and the proxies the environment
-     * names */
+    /* the credentials (a bearer token, authorization or basic auth; an
+     * oauth2 token comes from oauth2 below) and proxy, or NULL: none, and
+     * the proxies the environment names */
     const struct client_auth *auth;
     struct client_tls tls;           /* the CA unset in the cluster: the service account's */
     int64_t timeout;                 /* nanoseconds a request may take */
     /* NULL, or a kubeconfig's context, whose server and credentials are
      * then used instead of auth and tls */
     const struct k8s_kubeconfig *kubeconfig;
+    /* NULL, or the token of auth's oauth2, which k8s_api_authorize fetches
+     * when due and requests send */
+    struct k8s_oauth2 *oauth2;
 };
 
 /* A response's body as it comes, NUL-terminated. */
@@ -64,11 +68,13 @@ char *k8s_api_list_url(const char *base, const char *resource, const char *ns,
                        const char *label_selector, const char *field_selector);
 
 /* Whether a's credentials are at hand: false when a kubeconfig's exec
- * plugin has to run first (k8s_api_authorize). */
+ * plugin has to run first, or an oauth2 token be fetched
+ * (k8s_api_authorize). */
 bool k8s_api_authorized(const struct k8s_access *a);
 
 /* Runs a's kubeconfig's exec plugin when its credential is missing or
- * expired: blocks (for at most a's timeout). 0, or -1 with why. */
+ * expired, or fetches its oauth2 token when due: blocks (for at most a's
+ * timeout). 0, or -1 with why. */
 int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen);
 
 /* The lists a request's transfer reads until it is over. */

@@ -176,6 +176,11 @@ bool oauth2_token_due(const struct oauth2_token *t)
     return !t->header || monotonic_ns() >= t->refresh_at;
 }
 
+int64_t oauth2_token_refresh_at(const struct oauth2_token *t)
+{
+    return t->header ? t->refresh_at : 0;
+}
+
 CURL *oauth2_token_fetch_start(struct oauth2_token *t, char *why, size_t whylen)
 {
     const struct client_oauth2 *o = t->o;

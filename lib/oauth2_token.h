@@ -61,6 +61,10 @@ struct oauth2_token *oauth2_token_new(const struct client_auth *a, const struct 
  * none, or it expires within 10 s. */
 bool oauth2_token_due(const struct oauth2_token *t);
 
+/* The monotonic ns from which a token must be fetched again: 0 while
+ * there is none, INT64_MAX when it never expires. */
+int64_t oauth2_token_refresh_at(const struct oauth2_token *t);
+
 /* Sets t's handle up for one fetch and returns it, for a caller that
  * performs it, blocking or on a multi handle of its own, and then calls
  * oauth2_token_fetch_finish; NULL with why set when the client's secret

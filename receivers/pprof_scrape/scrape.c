@@ -170,11 +170,6 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
                        "tls_config cannot be set with it", j->job_name);
             rc = PROFD_ERR;
         }
-        if (oauth2_set(&auth->oauth2)) {
-            host->diag(d, &auth->oauth2, "job '%s': kubernetes_sd_configs take no oauth2 yet: "
-                       "a bearer token, authorization or basic_auth", j->job_name);
-            rc = PROFD_ERR;
-        }
         char what[160];
         snprintf(what, sizeof(what), "job '%s': kubernetes_sd_configs: ", j->job_name);
         if (client_auth_validate(host, d, auth, what) != PROFD_OK)

@@ -175,6 +175,51 @@ class ScrapeKubernetesTest(ProfdTestCase):
                                       job="pods"), 2)   # what the API answered: web-1, web-2
         self.assertEqual(p.stop(), 0)
 
+    def test_an_oauth2_token_is_fetched_for_lists_and_watches_and_again_when_due(self):
+        """oauth2 in a kubernetes_sd_config: a token fetched from token_url
+        with the client's credentials before the first list, sent with
+        every list and watch of pods and nodes alike, fetched again once
+        near its end; a token URL that refuses is said in the log, and the
+        API is not asked without a token."""
+        import re
+        web = self.go_target()
+        node = {"metadata": {"name": "node-a", "uid": "n1", "labels": {}}}
+        api = self.api([pod("web-1", int(web.address.rsplit(":", 1)[1]))], nodes=[node])
+        api.watch_seconds = 1   # watches end and start again, each asking for the token
+        # The first token is due again a second after it comes (10 s before its end).
+        token_url, tokens = self.token_endpoint([
+            (200, {"access_token": "tok123", "expires_in": 11}),
+            (200, {"access_token": "tok123", "expires_in": 3600})])
+        oauth2 = ("            oauth2: {client_id: lister, client_secret: s3cret, "
+                  "token_url: '%s', scopes: [read]}\n")
+        config = (CONFIG % api.url).replace(
+            '            selectors: [{role: pod, label: "tier!=db"}]\n',
+            '            selectors: [{role: pod, label: "tier!=db"}]\n'
+            '            attach_metadata: {node: true}\n')
+        p = self.start(config.replace("            bearer_token_file: ./token\n",
+                                      oauth2 % token_url))
+        wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
+        wait_until(lambda: len(tokens) == 2, "the token fetched again when due")
+        wait_until(lambda: api.watching() >= 4, "watches ended and started again")
+        self.assertEqual(tokens[0], ("Basic " + base64.b64encode(b"lister:s3cret").decode(),
+                                     {"grant_type": ["client_credentials"], "scope": ["read"]}))
+        paths = {path for path, _, _ in api.got}
+        self.assertEqual(paths, {"/api/v1/namespaces/shop/pods", "/api/v1/nodes"})
+        self.assertEqual({auth for _, _, auth in api.got}, {"Bearer tok123"})
+        self.assertEqual(len(tokens), 2)   # the second kept
+        self.assertEqual(p.stop(), 0)
+        self.assertNotIn("s3cret", p.log_text())
+
+        refusing, refused = self.token_endpoint([(400, {"error": "invalid_client"})])
+        asked = len(api.got)
+        p = self.start(config.replace("            bearer_token_file: ./token\n",
+                                      oauth2 % refusing))
+        p.wait_log(r"job 'pods': .*token from %s: HTTP status 400: \{\"error\": "
+                   r"\"invalid_client\"\}" % re.escape(refusing))
+        wait_until(lambda: len(refused) >= 2, "the token asked for again after the retry interval")
+        self.assertEqual(len(api.got), asked)   # the API never asked without a token
+        self.assertEqual(p.stop(), 0)
+
     def test_the_watch_carries_changes_and_a_gone_version_lists_again(self):
         web = self.go_target()
         port = int(web.address.rsplit(":", 1)[1])
@@ -650,9 +695,9 @@ exporters:
                       "with it",
                       self.refusal("            bearer_token_file: ./token\n",
                                    "            kubeconfig_file: ./kubeconfig\n"))
-        self.assertIn("job 'pods': kubernetes_sd_configs take no oauth2 yet", self.refusal(
-            "            bearer_token_file: ./token\n",
-            "            oauth2: {client_id: c, token_url: 'http://127.0.0.1:1/'}\n"))
+        self.assertIn("job 'pods': kubernetes_sd_configs: oauth2 needs client_id and token_url",
+                      self.refusal("            bearer_token_file: ./token\n",
+                                   "            oauth2: {client_id: c}\n"))
         self.assertIn("job 'pods': kubernetes_sd_configs: at most one of bearer_token (or "
                       "bearer_token_file), authorization, basic_auth and oauth2 may be set",
                       self.refusal("            bearer_token_file: ./token\n",

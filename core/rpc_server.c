@@ -4,6 +4,7 @@
 #include <event2/buffer.h>
 #include <event2/listener.h>
 #include <arpa/inet.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "compression.h"
 #include "graph.h"
 #include "log.h"
+#include "metrics.h"
 #include "serve_loops.h"
 
 /* Splits host:port, [v6]:port or :port; host "" means every address. */
@@ -76,21 +78,95 @@ static void adopt_handed(void *arg)
     free(h);
 }
 
-/* The main loop accepts; the connection goes to the server or its parts,
- * in turn. */
+/* Loop i of s's: 0 the server's own, then its parts'. */
+static struct profd_server *loop_server(struct profd_server *s, unsigned i)
+{
+    return i ? s->parts[i - 1] : s;
+}
+
+/* The loop a new connection goes to: the one with the fewest open, the
+ * first of those from s's turn on (which moves on one each time), so
+ * that loops alike in load take connections in turn. */
+static unsigned least_busy(struct profd_server *s)
+{
+    unsigned n = s->nparts + 1, start = s->turn++ % n, best = start, least = UINT_MAX;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = (start + k) % n;
+        unsigned open = atomic_load_explicit(&loop_server(s, i)->connections,
+                                             memory_order_relaxed);
+        if (open < least) {
+            least = open;
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* The main loop accepts; the connection goes to the server's loop or a
+ * part's, the one with the fewest connections open. */
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *addr,
                       int addrlen, void *arg)
 {
     (void)l;
     struct profd_server *s = arg;
-    unsigned turn = s->turn++ % (s->nparts + 1);
-    if (turn == 0)
+    unsigned i = least_busy(s);
+    atomic_fetch_add_explicit(&loop_server(s, i)->connections, 1, memory_order_relaxed);
+    if (i == 0)
         return adopt(s, fd, addr);
     struct handed *h = profd_xcalloc(1, sizeof(*h));
-    h->part = s->parts[turn - 1];
+    h->part = s->parts[i - 1];
     h->fd = fd;
     memcpy(&h->addr, addr, (size_t)addrlen < sizeof(h->addr) ? (size_t)addrlen : sizeof(h->addr));
-    profd_serve_loops_post(s->loops, turn - 1, adopt_handed, h);
+    profd_serve_loops_post(s->loops, i - 1, adopt_handed, h);
+}
+
+void profd_server_connection_ended(struct profd_server *s)
+{
+    atomic_fetch_sub_explicit(&s->connections, 1, memory_order_relaxed);
+}
+
+#define CONNECTIONS_GAUGE "profd_server_connections"
+
+/* The gauge's labels for loop i of s's. */
+static void gauge_labels(const struct profd_server *s, unsigned i, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "address=\"%s\",loop=\"%u\"", s->address, i);
+}
+
+/* Each second: how many connections each of the server's loops has open. */
+static void publish_connections(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct profd_server *s = arg;
+    char labels[160];
+    for (unsigned i = 0; i <= s->nparts; i++) {
+        gauge_labels(s, i, labels, sizeof(labels));
+        profd_metrics_gauge_set(CONNECTIONS_GAUGE, "connections open on each of a server's "
+                                "event loops", s->self->id, labels,
+                                (double)atomic_load_explicit(&loop_server(s, i)->connections,
+                                                             memory_order_relaxed));
+    }
+}
+
+/* The gauges published from now on, each second, until stop_gauges. */
+static void start_gauges(struct profd_server *s)
+{
+    s->gauge_tick = event_new(s->base, -1, EV_PERSIST, publish_connections, s);
+    event_add(s->gauge_tick, &(struct timeval){1, 0});
+    publish_connections(-1, 0, s);
+}
+
+static void stop_gauges(struct profd_server *s)
+{
+    if (!s->gauge_tick)
+        return;
+    event_free(s->gauge_tick);
+    char labels[160];
+    for (unsigned i = 0; i <= s->nparts; i++) {
+        gauge_labels(s, i, labels, sizeof(labels));
+        profd_metrics_gauge_del(CONNECTIONS_GAUGE, s->self->id, labels);
+    }
 }
 
 /* Where a part's requests on workers are answered: made on its loop's
@@ -190,6 +266,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
     }
     profd_server_note_address(s, evconnlistener_get_fd(s->listener));
     parts_start(s);
+    start_gauges(s);
     return s;
 fail:
     profd_server_stop(s);
@@ -202,6 +279,7 @@ void profd_server_stop(struct profd_server *s)
         return;
     if (s->listener)
         evconnlistener_free(s->listener);
+    stop_gauges(s);
     /* Each part after the connections handed to it, and while the workers
      * its requests may be on still run. */
     for (unsigned i = 0; i < s->nparts; i++)

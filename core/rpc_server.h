@@ -14,6 +14,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/util.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/socket.h>
 
@@ -53,14 +54,19 @@ struct profd_server {
     struct profd_work_returns *returns;   /* a part's: its workers' answers come to its loop */
     struct profd_log_limit refusals_log;   /* REFUSALS_LOGGED a second (its parts' too), the rest counted */
     /* The daemon's other loops (serve_loops.h): the server the module
-     * started, on the main loop, has a part on each, and hands the
-     * connections it accepts to itself and its parts in turn. A part is a
+     * started, on the main loop, has a part on each, and hands each
+     * connection it accepts to whichever of itself and its parts has the
+     * fewest open. A part is a
      * server of its own, sharing its options, handler and TLS context,
      * whose connections are served on its loop's thread alone. */
     struct profd_serve_loops *loops;  /* NULL: no parts (and in a part) */
     struct profd_server *root;        /* a part's server, whose refusals log it shares; NULL in it */
     struct profd_server **parts;
     unsigned nparts, turn;
+    /* Connections open on its loop, counted from when the root hands one
+     * over (to the loop with the fewest) until it ends there. */
+    atomic_uint connections;
+    struct event *gauge_tick;         /* the root's: publishes its loops' counts */
 };
 
 /* See struct profd_host.server_start / server_stop. */
@@ -69,6 +75,9 @@ struct profd_server *profd_server_start(struct profd_component *self,
                                         profd_rpc_handler fn, void *arg, char *err,
                                         size_t errlen);
 void profd_server_stop(struct profd_server *s);
+/* One of s's connections ended (on s's loop); a connection handed from
+ * HTTP/1.1 to HTTP/2 goes on and has not. */
+void profd_server_connection_ended(struct profd_server *s);
 /* The address s listens on, "host:port" ("[v6]:port"), owned by s. */
 const char *profd_server_address(const struct profd_server *s);
 /* Records the address fd listens on in s->address. */

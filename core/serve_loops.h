@@ -2,7 +2,7 @@
 /*
  * Event loops on threads of their own that the daemon's servers share with
  * its main loop: a server accepts on the main loop and hands each new
- * connection to the next loop in turn (rpc_server.c), so that serving
+ * connection to the loop with the fewest open (rpc_server.c), so that serving
  * requests, which one thread alone cannot keep up with, uses every CPU.
  * What a loop owns (connections, their buffers) is touched on its thread
  * alone; other threads reach it through jobs posted to the loop, run there

@@ -257,6 +257,49 @@ class HttpServerTest(ProfdTestCase):
                        "conn%d's 30 profiles written" % i)
         self.assertEqual(p.stop(), 0)
 
+    def test_a_new_connection_goes_to_the_loop_with_the_fewest_open(self):
+        """Each loop's open connections are a gauge; connections that end
+        leave their loop the first to take new ones, so that loops whose
+        clients went away are not left idle beside busy ones."""
+        p, addr = self.start_receiver()
+        started = p.wait_log(r"running with \d+ component\(s\) on \d+ CPU")[0]
+        loops = min(int(re.search(r"on (\d+) CPU", started).group(1)), 8)
+        if loops < 2:
+            self.skipTest("one CPU: the main loop serves alone")
+
+        def open_by_loop():
+            m = p.metrics()
+            return [metric_value(m, "profd_server_connections", component="pyroscope",
+                                 address="%s:%d" % addr, loop=str(i)) for i in range(loops)]
+
+        def settled(total):
+            """The gauges once they add up to total (they are published each second)."""
+            got = []
+            wait_until(lambda: got.append(open_by_loop()) or sum(got[-1]) == total,
+                       "%d connections in the gauges: %s" % (total, got[-1:]))
+            return got[-1]
+        self.assertEqual(settled(0), [0] * loops)
+        conns, loop_of = [], []
+        for i in range(2 * loops):
+            before = settled(len(conns))
+            s, r = self.connect(addr)
+            s.sendall(ingest(b"conn%d" % i, b"main;work 1\n"))
+            self.assertEqual(r.next()[0], 200)
+            conns.append(s)
+            after = settled(len(conns))
+            loop_of.append([a - b for a, b in zip(after, before)].index(1))
+        self.assertEqual(settled(len(conns)), [2] * loops)   # taken in turn while alike
+        for s, loop in zip(conns, loop_of):
+            if loop == 0:
+                s.close()
+        self.assertEqual(settled(2 * loops - 2), [0] + [2] * (loops - 1))
+        for i in range(2):
+            s, r = self.connect(addr)
+            s.sendall(ingest(b"again%d" % i, b"main;work 1\n"))
+            self.assertEqual(r.next()[0], 200)
+        self.assertEqual(settled(2 * loops), [2] * loops)   # both to the loop left empty
+        self.assertEqual(p.stop(), 0)
+
     def test_a_cgroup_cpu_quota_of_one_cpu_leaves_the_main_loop_serving_alone(self):
         if len(os.sched_getaffinity(0)) < 2:
             self.skipTest("one CPU: nothing for a quota to take away")

@@ -11,6 +11,8 @@
 #include "file_io.h"
 
 #define PROC_FILE_MAX (1u << 20)
+/* More CPUs than any machine has: a quota past it limits nothing. */
+#define CPUS_MAX 65536.0
 
 /* The cgroup directory whose quota files count, and how to read them. */
 struct quota_dir {
@@ -161,9 +163,9 @@ static unsigned dir_quota(const struct quota_dir *q, const char *dir)
             quota = -1;
         free(text);
     }
-    if (quota <= 0 || period <= 0)
-        return 0;
     double cpus = quota / period;
+    if (!(quota > 0 && period > 0 && cpus < CPUS_MAX))   /* NaN too: no limit profd can use */
+        return 0;
     unsigned whole = (unsigned)cpus;
     return whole < cpus || whole == 0 ? whole + 1 : whole;
 }

@@ -132,6 +132,10 @@ TEST(no_cgroup_information_leaves_the_affinity_and_never_less_than_one)
     CHECK_INT(cpus_under_quota(r.path, 6), 6);   /* no cpu.max: no cpu controller there */
     put(&r, "/sys/fs/cgroup/cpu.max", "garbage\n");
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
+    put(&r, "/sys/fs/cgroup/cpu.max", "nan 100000\n");
+    CHECK_INT(cpus_under_quota(r.path, 6), 6);
+    put(&r, "/sys/fs/cgroup/cpu.max", "1e300 1e-300\n");   /* past what an unsigned holds */
+    CHECK_INT(cpus_under_quota(r.path, 6), 6);
     put(&r, "/proc/self/mountinfo", "31 22 0:28 / /sys/fs/cgroup rw - cgroup2\n");   /* cut short */
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
     fake_root_free(&r);

@@ -45,7 +45,7 @@ receiver_pprof_scrape_LIBS := -lcurl -levent -ljansson -lyaml
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
 receiver_pprof_scrape_SRCS := lib/instant_timers.c lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
-    lib/k8s_oauth2.c \
+    lib/oauth2_shared.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
     lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c \
     lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c
@@ -73,7 +73,7 @@ processor_downsample_LIBS := -levent
 processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
 processor_k8s_metadata_LIBS := -lcurl -levent -ljansson -lyaml
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
-    lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/k8s_oauth2.c lib/k8s_kubeconfig.c \
+    lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/oauth2_shared.c lib/k8s_kubeconfig.c \
     lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c \
     lib/json_pull.c lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c
 exporter_pyroscope_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/profile_family.c \
@@ -152,6 +152,7 @@ $(BUILD)/tests/test_client_tls: LDLIBS += -lcurl
 $(BUILD)/tests/test_oauth2_token: LDLIBS += -lcurl
 $(BUILD)/tests/test_client_credentials: LDLIBS += -lcurl
 $(BUILD)/tests/test_job_credentials: LDLIBS += -lcurl -levent
+$(BUILD)/tests/test_http_discovery: LDLIBS += -lcurl -levent
 $(BUILD)/tests/test_memory_release: LDLIBS += $(ALLOC_LIBS)
 $(BUILD)/tests/test_huge_arena: LDLIBS += $(ALLOC_LIBS)
 

@@ -164,6 +164,7 @@ const struct profd_host profd_host_services = {
     .gauge_set = host_gauge_set,
     .gauge_del = host_gauge_del,
     .sd_file_read = profd_sd_file_read,
+    .sd_parse = profd_sd_parse,
     .sd_groups_free = profd_sd_groups_free,
     .hash_mod = host_hash_mod,
     .profile_delta = host_profile_delta,

@@ -49,19 +49,19 @@ static int read_group(const struct cfg_node *g, struct profd_target_group *out, 
     return 0;
 }
 
-int profd_sd_file_read(const char *path, struct profd_target_group **groups, size_t *n, char *err,
-                       size_t errlen)
+/* The groups of a loaded tree (NULL when it could not be: d says why,
+ * else name); then frees root and d. */
+static int read_groups(struct cfg_node *root, struct profd_diag *d, const char *name,
+                       struct profd_target_group **groups, size_t *n, char *err, size_t errlen)
 {
-    struct profd_diag d = {0};
-    struct cfg_node *root = cfg_load_file(path, &d);
     *groups = NULL;
     *n = 0;
     int rc = 0;
     if (!root) {
-        snprintf(err, errlen, "%s", d.n ? d.msgs[0] : path);
+        snprintf(err, errlen, "%s", d->n ? d->msgs[0] : name);
         rc = -1;
     } else if (root->kind != CFG_SEQ && root->kind != CFG_NULL) {
-        rc = bad(root, "a file_sd file is a list of target groups", err, errlen);
+        rc = bad(root, "want a list of target groups", err, errlen);
     } else if (root->kind == CFG_SEQ) {
         *groups = profd_xcalloc(root->n ? root->n : 1, sizeof(**groups));
         for (size_t i = 0; i < root->n && rc == 0; i++, (*n)++)
@@ -73,8 +73,22 @@ int profd_sd_file_read(const char *path, struct profd_target_group **groups, siz
         *n = 0;
     }
     cfg_free(root);
-    profd_diag_free(&d);
+    profd_diag_free(d);
     return rc;
+}
+
+int profd_sd_file_read(const char *path, struct profd_target_group **groups, size_t *n, char *err,
+                       size_t errlen)
+{
+    struct profd_diag d = {0};
+    return read_groups(cfg_load_file(path, &d), &d, path, groups, n, err, errlen);
+}
+
+int profd_sd_parse(const char *name, const char *text, struct profd_target_group **groups,
+                   size_t *n, char *err, size_t errlen)
+{
+    struct profd_diag d = {0};
+    return read_groups(cfg_load_string(name, text, &d), &d, name, groups, n, err, errlen);
 }
 
 void profd_sd_groups_free(struct profd_target_group *groups, size_t n)

@@ -11,7 +11,11 @@
  * naming the file, line and column of the problem. */
 int profd_sd_file_read(const char *path, struct profd_target_group **groups, size_t *n, char *err,
                        size_t errlen);
-/* Frees what profd_sd_file_read returned. */
+/* The same from text (NUL-terminated), as an http_sd endpoint answers
+ * it; name (its URL) stands for the file in err. */
+int profd_sd_parse(const char *name, const char *text, struct profd_target_group **groups,
+                   size_t *n, char *err, size_t errlen);
+/* Frees what profd_sd_file_read or profd_sd_parse returned. */
 void profd_sd_groups_free(struct profd_target_group *groups, size_t n);
 
 #endif

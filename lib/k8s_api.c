@@ -131,7 +131,7 @@ static char *use_options(CURL *h, const struct k8s_access *a)
         return NULL;
     client_auth_apply_proxy(a->auth, h);
     if (a->oauth2)
-        return k8s_oauth2_line(a->oauth2);
+        return oauth2_shared_line(a->oauth2);
     struct client_credentials *c = client_credentials_new(a->auth, NULL, 0);
     const char *unreadable;
     const char *line = client_credentials_line(c, &unreadable);
@@ -183,15 +183,15 @@ static bool exec_fresh(const struct k8s_access *a)
 
 bool k8s_api_authorized(const struct k8s_access *a)
 {
-    return exec_fresh(a) && (!a->oauth2 || k8s_oauth2_fresh(a->oauth2));
+    return exec_fresh(a) && (!a->oauth2 || oauth2_shared_fresh(a->oauth2));
 }
 
 int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen)
 {
     if (!exec_fresh(a))
         return k8s_exec_refresh(a->kubeconfig->exec, a->timeout, why, whylen);
-    if (a->oauth2 && !k8s_oauth2_fresh(a->oauth2))
-        return k8s_oauth2_refresh(a->oauth2, why, whylen);
+    if (a->oauth2 && !oauth2_shared_fresh(a->oauth2))
+        return oauth2_shared_refresh(a->oauth2, why, whylen);
     return 0;
 }
 

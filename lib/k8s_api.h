@@ -17,7 +17,7 @@
 #include "client_auth.h"
 #include "client_tls.h"
 #include "k8s_kubeconfig.h"
-#include "k8s_oauth2.h"
+#include "oauth2_shared.h"
 #include "option_set.h"
 
 /* Where a pod finds its service account's token, CA and namespace. */
@@ -39,7 +39,7 @@ struct k8s_access {
     const struct k8s_kubeconfig *kubeconfig;
     /* NULL, or the token of auth's oauth2, which k8s_api_authorize fetches
      * when due and requests send */
-    struct k8s_oauth2 *oauth2;
+    struct oauth2_shared *oauth2;
 };
 
 /* A response's body as it comes, NUL-terminated. */

@@ -20,6 +20,15 @@ struct file_sd_config {
     int64_t refresh_interval;
 };
 
+/* Prometheus's http_sd_configs: target groups an HTTP endpoint answers
+ * as JSON, asked again every refresh_interval. */
+struct http_sd_config {
+    char *url;
+    int64_t refresh_interval;
+    struct client_auth auth;
+    struct client_tls tls_config;
+};
+
 struct k8s_selector {
     char *role, *label, *field;
 };
@@ -43,7 +52,7 @@ struct kubernetes_sd_config {
     char *role;
     char *api_server;
     char *kubeconfig_file;
-    struct client_auth auth;   /* no oauth2 */
+    struct client_auth auth;
     struct client_tls tls_config;
     struct k8s_namespaces namespaces;
     struct profd_obj_list selectors;   /* struct k8s_selector */
@@ -76,6 +85,7 @@ struct job {
     struct profd_str_map params;
     struct profd_obj_list static_configs;    /* struct static_config */
     struct profd_obj_list file_sd_configs;   /* struct file_sd_config */
+    struct profd_obj_list http_sd_configs;   /* struct http_sd_config */
     struct profd_obj_list kubernetes_sd_configs;   /* struct kubernetes_sd_config */
     struct profd_relabel *relabel_configs;
     struct client_auth auth;   /* its proxy_url: none when NULL or "" */

@@ -309,7 +309,7 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
         return NULL;
     }
     if (oauth2_set(&cfg->auth.oauth2))
-        d->access.oauth2 = k8s_oauth2_new(&d->auth, &cfg->tls_config, cfg->timeout);
+        d->access.oauth2 = oauth2_shared_new(&d->auth, &cfg->tls_config, cfg->timeout);
     d->h = h;
     d->self = self;
     d->job_name = job_name;
@@ -365,6 +365,6 @@ void k8s_discovery_free(struct k8s_discovery *d)
     k8s_groups_clear(d->h, &d->groups);
     free(d->gauge_labels);
     k8s_kubeconfig_clear(&d->kubeconfig);
-    k8s_oauth2_free(d->access.oauth2);
+    oauth2_shared_free(d->access.oauth2);
     free(d);
 }

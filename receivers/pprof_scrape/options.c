@@ -21,6 +21,17 @@ static const struct profd_option file_sd_options[] = {
     {0},
 };
 
+static const struct profd_option http_sd_options[] = {
+    {"url", PROFD_OPT_STRING, SUB(struct http_sd_config, url), NULL,
+     "http:// or https:// URL answering a JSON list of target groups", .required = 1},
+    {"refresh_interval", PROFD_OPT_DURATION, SUB(struct http_sd_config, refresh_interval), "60s",
+     "how often the URL is asked again (and the longest one answer may take)"},
+    CLIENT_AUTH_OPTIONS(struct http_sd_config, auth, "false"),
+    {"tls_config", PROFD_OPT_OBJECT, SUB(struct http_sd_config, tls_config), NULL,
+     "TLS to the URL", client_tls_options},
+    {0},
+};
+
 static const struct profd_option k8s_selector_options[] = {
     {"role", PROFD_OPT_STRING, SUB(struct k8s_selector, role), "pod",
      "the role selected: pod (the pods listed), node (the nodes listed: role node's, or "
@@ -130,6 +141,10 @@ static const struct profd_option job_options[] = {
     {"file_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, file_sd_configs), NULL,
      "targets listed in files, re-read when they change", file_sd_options,
      sizeof(struct file_sd_config)},
+    {"http_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, http_sd_configs), NULL,
+     "targets an HTTP endpoint lists (a JSON list of target groups, as Prometheus's "
+     "http_sd_configs take it), asked again every refresh_interval; each target gets "
+     "__meta_url", http_sd_options, sizeof(struct http_sd_config)},
     {"kubernetes_sd_configs", PROFD_OPT_OBJECT_LIST, SUB(struct job, kubernetes_sd_configs), NULL,
      "targets from the Kubernetes API: roles pod, node, endpointslice, endpoints, service and "
      "ingress, with __meta_kubernetes_* labels as Prometheus makes them",

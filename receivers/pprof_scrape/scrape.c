@@ -21,6 +21,7 @@
 #include "../../lib/key_map.h"
 #include "config.h"
 #include "job_credentials.h"
+#include "http_discovery.h"
 #include "k8s_discovery.h"
 #include "presets.h"
 #include "targets.h"
@@ -65,6 +66,13 @@ struct scrape {
     struct http_client *http;      /* the multi handle of this target */
 };
 
+/* A discovery of a job's at work: one of a kubernetes_sd_config's or an
+ * http_sd_config's, or neither when it could not start. */
+struct discovery {
+    struct k8s_discovery *k8s;
+    struct http_discovery *http;
+};
+
 struct state {
     const struct profd_host *host;
     struct profd_component *self;
@@ -80,8 +88,9 @@ struct state {
     struct job_credentials **credentials;    /* per job, while started */
     struct instant_timers *timers;  /* the pairs' */
     struct event *refresh_ev;
-    struct k8s_discovery **k8s;    /* per job, its kubernetes_sd_configs' in order */
-    size_t *k8s_first, *nk8s;      /* per job: where its discoveries are, how many */
+    struct discovery *discoveries;   /* per job, its kubernetes_sd_configs' then its
+                                        http_sd_configs', in order */
+    size_t *disc_first, *ndisc;      /* per job: where its discoveries are, how many */
     bool started;
 };
 
@@ -598,12 +607,14 @@ struct job_build {
 static void build_job(struct state *s, size_t j, struct job_build *b)
 {
     const struct job *jobs = s->cfg->scrape_configs.items;
-    struct found_groups found[s->nk8s ? s->nk8s[j] + 1 : 1];
+    struct found_groups found[s->ndisc ? s->ndisc[j] + 1 : 1];
     size_t nfound = 0;
-    for (size_t k = 0; s->nk8s && k < s->nk8s[j]; k++) {
-        const struct k8s_discovery *d = s->k8s[s->k8s_first[j] + k];
-        if (d)
-            found[nfound++] = k8s_discovery_found(d);
+    for (size_t k = 0; s->ndisc && k < s->ndisc[j]; k++) {
+        const struct discovery *d = &s->discoveries[s->disc_first[j] + k];
+        if (d->k8s)
+            found[nfound++] = k8s_discovery_found(d->k8s);
+        else if (d->http)
+            found[nfound++] = http_discovery_found(d->http);
     }
     char err[512];
     for (int whole = 0; whole < 2; whole++) {
@@ -727,55 +738,86 @@ static void on_refresh(evutil_socket_t fd, short what, void *arg)
         refresh(s);
 }
 
-static void on_k8s_change(void *arg)
+static void on_discovery_change(void *arg)
 {
     refresh(arg);
 }
 
-/* Starts a discovery for each entry of each job's kubernetes_sd_configs;
- * one that has no API to ask is logged and left out. */
-static int start_k8s(struct state *s)
+/* Starts job j's kubernetes_sd_configs' discoveries into d (one for
+ * each; one that has no API to ask is logged and left out). 0, or -1
+ * when the loop cannot take one. */
+static int start_k8s(struct state *s, size_t j, struct discovery *d)
 {
-    const struct job *jobs = s->cfg->scrape_configs.items;
-    size_t njobs = s->cfg->scrape_configs.n, total = 0;
-    for (size_t j = 0; j < njobs; j++)
-        total += jobs[j].kubernetes_sd_configs.n;
-    if (total == 0)
-        return 0;
-    s->k8s = calloc(total, sizeof(*s->k8s));
-    s->k8s_first = calloc(njobs, sizeof(*s->k8s_first));
-    s->nk8s = calloc(njobs, sizeof(*s->nk8s));
-    if (!s->k8s || !s->k8s_first || !s->nk8s)
-        abort();
-    for (size_t j = 0, at = 0; j < njobs; j++) {
-        const struct kubernetes_sd_config *kc = jobs[j].kubernetes_sd_configs.items;
-        s->k8s_first[j] = at;
-        s->nk8s[j] = jobs[j].kubernetes_sd_configs.n;
-        for (size_t k = 0; k < s->nk8s[j]; k++, at++) {
-            char why[256];
-            s->k8s[at] = k8s_discovery_new(s->host, s->self, jobs[j].job_name, &kc[k],
-                                           on_k8s_change, s, why, sizeof(why));
-            if (!s->k8s[at])
-                s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': kubernetes_sd_configs: %s; "
-                             "no targets from it", jobs[j].job_name, why);
-            else if (k8s_discovery_start(s->k8s[at]) < 0)
-                return -1;
-        }
+    const struct job *job = &((const struct job *)s->cfg->scrape_configs.items)[j];
+    const struct kubernetes_sd_config *kc = job->kubernetes_sd_configs.items;
+    for (size_t k = 0; k < job->kubernetes_sd_configs.n; k++) {
+        char why[256];
+        d[k].k8s = k8s_discovery_new(s->host, s->self, job->job_name, &kc[k],
+                                     on_discovery_change, s, why, sizeof(why));
+        if (!d[k].k8s)
+            s->host->log(s->self, PROFD_LOG_ERROR, "job '%s': kubernetes_sd_configs: %s; "
+                         "no targets from it", job->job_name, why);
+        else if (k8s_discovery_start(d[k].k8s) < 0)
+            return -1;
     }
     return 0;
 }
 
-static void stop_k8s(struct state *s)
+/* Starts job j's http_sd_configs' discoveries into d, one for each. 0,
+ * or -1 when the loop cannot take one. */
+static int start_http(struct state *s, size_t j, struct discovery *d)
+{
+    const struct job *job = &((const struct job *)s->cfg->scrape_configs.items)[j];
+    const struct http_sd_config *hc = job->http_sd_configs.items;
+    for (size_t k = 0; k < job->http_sd_configs.n; k++) {
+        d[k].http = http_discovery_new(s->host, s->self, job->job_name, &hc[k],
+                                       on_discovery_change, s);
+        if (http_discovery_start(d[k].http) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Starts the discoveries of every job. 0, or -1 when the loop cannot
+ * take one. */
+static int start_discoveries(struct state *s)
+{
+    const struct job *jobs = s->cfg->scrape_configs.items;
+    size_t njobs = s->cfg->scrape_configs.n, total = 0;
+    for (size_t j = 0; j < njobs; j++)
+        total += jobs[j].kubernetes_sd_configs.n + jobs[j].http_sd_configs.n;
+    if (total == 0)
+        return 0;
+    s->discoveries = calloc(total, sizeof(*s->discoveries));
+    s->disc_first = calloc(njobs, sizeof(*s->disc_first));
+    s->ndisc = calloc(njobs, sizeof(*s->ndisc));
+    if (!s->discoveries || !s->disc_first || !s->ndisc)
+        abort();
+    for (size_t j = 0, at = 0; j < njobs; j++) {
+        s->disc_first[j] = at;
+        s->ndisc[j] = jobs[j].kubernetes_sd_configs.n + jobs[j].http_sd_configs.n;
+        struct discovery *d = &s->discoveries[at];
+        at += s->ndisc[j];
+        if (start_k8s(s, j, d) < 0 ||
+            start_http(s, j, d + jobs[j].kubernetes_sd_configs.n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void stop_discoveries(struct state *s)
 {
     size_t njobs = s->cfg->scrape_configs.n;
-    for (size_t j = 0; s->k8s && j < njobs; j++)
-        for (size_t k = 0; k < s->nk8s[j]; k++)
-            k8s_discovery_free(s->k8s[s->k8s_first[j] + k]);
-    free(s->k8s);
-    free(s->k8s_first);
-    free(s->nk8s);
-    s->k8s = NULL;
-    s->k8s_first = s->nk8s = NULL;
+    for (size_t j = 0; s->discoveries && j < njobs; j++)
+        for (size_t k = 0; k < s->ndisc[j]; k++) {
+            k8s_discovery_free(s->discoveries[s->disc_first[j] + k].k8s);
+            http_discovery_free(s->discoveries[s->disc_first[j] + k].http);
+        }
+    free(s->discoveries);
+    free(s->disc_first);
+    free(s->ndisc);
+    s->discoveries = NULL;
+    s->disc_first = s->ndisc = NULL;
 }
 
 static int start(void *st)
@@ -799,7 +841,7 @@ static int start(void *st)
     s->started = true;
     for (size_t i = 0; i < s->nscrapes; i++)
         arm(s->scrapes[i]);
-    if (start_k8s(s) < 0)
+    if (start_discoveries(s) < 0)
         return PROFD_ERR;
     int64_t every = 0;
     for (size_t j = 0; j < s->cfg->scrape_configs.n; j++) {
@@ -822,7 +864,7 @@ static int shutdown_(void *st)
     if (s->refresh_ev)
         event_free(s->refresh_ev);
     s->refresh_ev = NULL;
-    stop_k8s(s);
+    stop_discoveries(s);
     for (size_t i = 0; i < s->nscrapes; i++)
         scrape_free(s->scrapes[i]);
     free(s->scrapes);

@@ -34,6 +34,33 @@ static bool among(const char *list, const char *word)
 
 /* kubernetes_sd_configs: the roles pod, node, endpointslice, endpoints,
  * service and ingress. */
+/* http_sd_configs: an http or https URL, a refresh interval, the
+ * client's credentials and TLS. */
+static int validate_http_sd(const struct profd_host *host, struct profd_diag *d,
+                            const struct job *j)
+{
+    const struct http_sd_config *hc = j->http_sd_configs.items;
+    int rc = PROFD_OK;
+    char what[160];
+    snprintf(what, sizeof(what), "job '%s': http_sd_configs: ", j->job_name);
+    for (size_t k = 0; k < j->http_sd_configs.n; k++) {
+        if (!hc[k].url || (strncmp(hc[k].url, "http://", 7) && strncmp(hc[k].url, "https://", 8))) {
+            host->diag(d, &hc[k].url, "%surl '%s' is not http:// or https://", what,
+                       hc[k].url ? hc[k].url : "");
+            rc = PROFD_ERR;
+        }
+        if (hc[k].refresh_interval < 1000000) {
+            host->diag(d, &hc[k].refresh_interval, "%srefresh_interval must be at least 1ms",
+                       what);
+            rc = PROFD_ERR;
+        }
+        if (client_auth_validate(host, d, &hc[k].auth, what) != PROFD_OK ||
+            client_tls_validate(host, d, &hc[k].tls_config, what) != PROFD_OK)
+            rc = PROFD_ERR;
+    }
+    return rc;
+}
+
 static int validate_k8s(const struct profd_host *host, struct profd_diag *d, const struct job *j)
 {
     const struct kubernetes_sd_config *kc = j->kubernetes_sd_configs.items;
@@ -118,7 +145,7 @@ int scrape_config_validate(const struct profd_host *host, struct profd_diag *d, 
         }
         char what[160];
         snprintf(what, sizeof(what), "job '%s': ", j->job_name);
-        if (validate_k8s(host, d, j) != PROFD_OK ||
+        if (validate_k8s(host, d, j) != PROFD_OK || validate_http_sd(host, d, j) != PROFD_OK ||
             client_auth_validate(host, d, &j->auth, what) != PROFD_OK)
             rc = PROFD_ERR;
         if (client_tls_validate(host, d, &j->tls_config, what) != PROFD_OK)

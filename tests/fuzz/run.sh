@@ -93,7 +93,7 @@ build_half_two() {
         lib/k8s_pods.c lib/k8s_network.c lib/label_valid.c lib/utf8_valid.c processors/k8s_metadata/cgroup.c \
         processors/k8s_metadata/pods.c receivers/pprof_scrape/k8s_sd.c \
         receivers/pprof_scrape/k8s_sd_endpoints.c receivers/pprof_scrape/k8s_sd_service.c \
-        receivers/pprof_scrape/k8s_sd_ingress.c lib/k8s_api.c lib/k8s_oauth2.c lib/file_io.c \
+        receivers/pprof_scrape/k8s_sd_ingress.c lib/k8s_api.c lib/oauth2_shared.c lib/file_io.c \
         lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
         lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c \
         -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)

@@ -16,7 +16,7 @@
 #include "../../lib/k8s_api.c"
 #include "../../lib/k8s_exec.c"
 #include "../../lib/k8s_kubeconfig.c"
-#include "../../lib/k8s_oauth2.c"
+#include "../../lib/oauth2_shared.c"
 #include "../../lib/json_pull.c"
 #include "../../lib/k8s_pods.c"
 #include "../../lib/oauth2_token.c"

@@ -28,8 +28,8 @@
 #include "profd/options.h"
 
 /* Raised when a struct modules share changes layout (2: profd_type_names.cut;
- * 3: profd_server_options.costly). */
-#define PROFD_ABI_VERSION 3
+ * 3: profd_server_options.costly; 4: profd_host.sd_parse). */
+#define PROFD_ABI_VERSION 4
 #define PROFD_PLUGIN_ENTRY profd_plugin_entry
 #define PROFD_PLUGIN_ENTRY_NAME "profd_plugin_entry"
 
@@ -249,6 +249,10 @@ struct profd_host {
     /* Reads a Prometheus file_sd file (YAML or JSON). 0, or -1 with err. */
     int (*sd_file_read)(const char *path, struct profd_target_group **groups, size_t *n,
                         char *err, size_t errlen);
+    /* The same from text (NUL-terminated) an http_sd endpoint answered;
+     * name (its URL) stands for the file in err. */
+    int (*sd_parse)(const char *name, const char *text, struct profd_target_group **groups,
+                    size_t *n, char *err, size_t errlen);
     void (*sd_groups_free)(struct profd_target_group *groups, size_t n);
     /* Prometheus's hashmod: md5(s), last 8 bytes big-endian, mod modulus. */
     uint64_t (*hash_mod)(const char *s, uint64_t modulus);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "k8s_oauth2.h"
+#include "oauth2_shared.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "grow.h"
 #include "oauth2_token.h"
 
-struct k8s_oauth2 {
+struct oauth2_shared {
     pthread_mutex_t fetch;     /* one fetch at a time; token touched under it alone */
     pthread_mutex_t mu;        /* line and refresh_at, held only to read or set them */
     struct oauth2_token *token;
@@ -17,18 +17,18 @@ struct k8s_oauth2 {
     int64_t refresh_at;        /* monotonic ns when line is due again */
 };
 
-struct k8s_oauth2 *k8s_oauth2_new(const struct client_auth *a, const struct client_tls *tls,
+struct oauth2_shared *oauth2_shared_new(const struct client_auth *a, const struct client_tls *tls,
                                   int64_t timeout)
 {
-    struct k8s_oauth2 *o = must_malloc(sizeof(*o));
-    *o = (struct k8s_oauth2){0};
+    struct oauth2_shared *o = must_malloc(sizeof(*o));
+    *o = (struct oauth2_shared){0};
     pthread_mutex_init(&o->fetch, NULL);
     pthread_mutex_init(&o->mu, NULL);
     o->token = oauth2_token_new(a, tls, timeout);
     return o;
 }
 
-void k8s_oauth2_free(struct k8s_oauth2 *o)
+void oauth2_shared_free(struct oauth2_shared *o)
 {
     if (!o)
         return;
@@ -39,7 +39,7 @@ void k8s_oauth2_free(struct k8s_oauth2 *o)
     free(o);
 }
 
-bool k8s_oauth2_fresh(struct k8s_oauth2 *o)
+bool oauth2_shared_fresh(struct oauth2_shared *o)
 {
     pthread_mutex_lock(&o->mu);
     bool fresh = o->line && monotonic_ns() < o->refresh_at;
@@ -47,7 +47,7 @@ bool k8s_oauth2_fresh(struct k8s_oauth2 *o)
     return fresh;
 }
 
-int k8s_oauth2_refresh(struct k8s_oauth2 *o, char *why, size_t whylen)
+int oauth2_shared_refresh(struct oauth2_shared *o, char *why, size_t whylen)
 {
     pthread_mutex_lock(&o->fetch);   /* the line stays readable meanwhile */
     const char *line = oauth2_token_header(o->token, why, whylen);
@@ -64,7 +64,7 @@ int k8s_oauth2_refresh(struct k8s_oauth2 *o, char *why, size_t whylen)
     return 0;
 }
 
-char *k8s_oauth2_line(struct k8s_oauth2 *o)
+char *oauth2_shared_line(struct oauth2_shared *o)
 {
     pthread_mutex_lock(&o->mu);
     char *copy = must_strdup_or_null(o->line);

@@ -130,6 +130,14 @@ static void take(struct http_discovery *d, struct profd_target_group *groups, si
     d->changed(d->arg);
 }
 
+/* Whether text starts as a JSON list does (after white space): an empty
+ * answer, or any other value, is no list of target groups, however the
+ * YAML reader behind sd_parse would take it. */
+static bool starts_a_list(const char *text)
+{
+    return text[strspn(text, " \t\r\n")] == '[';
+}
+
 /* A request ended: its answer read, or its failure said. */
 static void on_done(void *arg, CURL *easy, CURLcode result)
 {
@@ -151,8 +159,10 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     else if (!http_sd_content_type_ok(type))
         snprintf(why, sizeof(why), "the answer's Content-Type is \"%s\", not application/json",
                  type ? type : "");
-    else if (d->h->sd_parse("the answer", d->listing.data ? d->listing.data : "", &groups, &n,
-                            why, sizeof(why)) == 0)
+    else if (!starts_a_list(d->listing.data ? d->listing.data : ""))
+        snprintf(why, sizeof(why), "the answer is not a JSON list of target groups: \"%.60s\"",
+                 d->listing.data ? d->listing.data : "");
+    else if (d->h->sd_parse("the answer", d->listing.data, &groups, &n, why, sizeof(why)) == 0)
         why[0] = '\0';
     if (why[0])
         failed(d, why);

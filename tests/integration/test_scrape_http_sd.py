@@ -100,6 +100,7 @@ class ScrapeHttpSdTest(ProfdTestCase):
         bad = [(500, b"overloaded\n", 0, {"Content-Type": "text/plain"}),
                (200, b"[]", 0, {"Content-Type": "text/plain"}),
                (200, b'{"targets": ["a:1"]}', 0, JSON),
+               (200, b"", 0, JSON),
                (200, b'[{"targets": "a:1"}]', 0, JSON),
                (200, b"[{", 0, JSON)]
         sd.set("/targets", good, *bad, good)
@@ -107,7 +108,8 @@ class ScrapeHttpSdTest(ProfdTestCase):
         p = self.start(CONFIG % {"url": url, "auth": ""})
         says = [r"HTTP status 500: overloaded",
                 r"the answer's Content-Type is \"text/plain\", not application/json",
-                r"the answer:1:1: want a list of target groups",
+                r"the answer is not a JSON list of target groups: \"\{\"targets\": \[\"a:1\"\]\}\"",
+                r"the answer is not a JSON list of target groups: \"\"",
                 r"the answer:1:14: targets must be a list",
                 r"the answer:2:1: "]
         for why in says:

@@ -7,6 +7,7 @@ ports those of real Go targets on loopback, chosen and relabeled the way
 Grafana Alloy's documented annotations (profiles.grafana.com/*) do."""
 import base64
 import os
+import re
 import shutil
 import unittest
 
@@ -181,7 +182,6 @@ class ScrapeKubernetesTest(ProfdTestCase):
         every list and watch of pods and nodes alike, fetched again once
         near its end; a token URL that refuses is said in the log, and the
         API is not asked without a token."""
-        import re
         web = self.go_target()
         node = {"metadata": {"name": "node-a", "uid": "n1", "labels": {}}}
         api = self.api([pod("web-1", int(web.address.rsplit(":", 1)[1]))], nodes=[node])

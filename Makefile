@@ -64,7 +64,8 @@ exporter_otlp_SRCS := $(RPC_CLIENT_SRCS) lib/running_total.c lib/tenant_id.c
 exporter_parca_LIBS := -lcurl -lcrypto
 exporter_parca_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/label_valid.c lib/running_total.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c lib/tenant_id.c
-receiver_parca_SRCS := lib/raw_series.c lib/label_valid.c lib/utf8_valid.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c
+receiver_parca_SRCS := lib/raw_series.c lib/label_valid.c lib/utf8_valid.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c \
+    lib/tenant_id.c
 receiver_pyroscope_SRCS := lib/raw_series.c lib/label_valid.c lib/grow.c lib/serve.c lib/server_auth.c \
     lib/tenant_id.c lib/json_escape.c lib/profile_family.c lib/key_map.c lib/json_pull.c lib/utf8_valid.c
 exporter_pyroscope_LIBS := -lcurl -lcrypto

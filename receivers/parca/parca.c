@@ -9,7 +9,10 @@
  * for a series without __name__, a bad label name, or a sample that is not
  * pprof). A request marked normalized has its addresses made runtime
  * addresses again (address + mapping start - file offset), which is what
- * pprof and the symbolize processor expect.
+ * pprof and the symbolize processor expect. A tenant, named by the
+ * X-Scope-OrgID header or else by the request's deprecated tenant field,
+ * is kept on every record as __tenant_id__, as the pyroscope and otlp
+ * receivers keep theirs (Parca itself has none to keep it for).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include "../../lib/raw_series.h"
 #include "../../lib/serve.h"
 #include "../../lib/server_auth.h"
+#include "../../lib/tenant_id.h"
 #include "profd/plugin.h"
 
 #define WRITE_RAW "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
@@ -76,10 +80,40 @@ static void denormalize(const struct profd_host *host, struct profd_batch *b, si
     }
 }
 
-/* A WriteRawRequest into b, no profile inflating past max_decoded: 0, or
- * the gRPC status with why in message. */
+/* The tenant of a request: its header's, else its tenant field's (len
+ * bytes at field, NULL for none), malloc'd, NULL when there is none. 0,
+ * or INVALID_ARGUMENT with why in message when it is no tenant ID. */
+static int request_tenant(const char *header, const uint8_t *field, size_t len, char **tenant,
+                          char *message, size_t message_len)
+{
+    *tenant = NULL;
+    if (header && *header) {
+        *tenant = must_strdup(header);
+    } else if (field && len) {
+        if (memchr(field, 0, len)) {
+            snprintf(message, message_len, "tenant: tenant ID contains unsupported byte 0x00");
+            return S_INVALID_ARGUMENT;
+        }
+        *tenant = must_malloc(len + 1);
+        memcpy(*tenant, field, len);
+        (*tenant)[len] = '\0';
+    }
+    char why[128];
+    if (*tenant && !tenant_id_valid(*tenant, why, sizeof(why))) {
+        snprintf(message, message_len, "tenant: %s", why);
+        free(*tenant);
+        *tenant = NULL;
+        return S_INVALID_ARGUMENT;
+    }
+    return 0;
+}
+
+/* A WriteRawRequest into b, no profile inflating past max_decoded, each
+ * record given the tenant the header (NULL: none) or else the request
+ * names: 0, or the gRPC status with why in message. */
 static int write_raw(const struct profd_host *host, const uint8_t *body, size_t len,
-                     size_t max_decoded, struct profd_batch *b, char *message, size_t message_len)
+                     const char *tenant_header, size_t max_decoded, struct profd_batch *b,
+                     char *message, size_t message_len)
 {
     struct pb_reader rd;
     struct pb_field f = {0};
@@ -87,8 +121,14 @@ static int write_raw(const struct profd_host *host, const uint8_t *body, size_t 
     int rc;
     size_t series = 0;
     bool normalized = false;
+    const uint8_t *tenant_field = NULL;
+    size_t tenant_len = 0;
     pb_reader_init(&rd, body, body, len);
     while ((rc = pb_next(&rd, &f, &err)) > 0) {
+        if (f.number == 1 && f.wire == PB_LEN) {
+            tenant_field = f.data;
+            tenant_len = f.len;
+        }
         if (f.number == 3 && f.wire == PB_VARINT)
             normalized = f.value != 0;
         if (f.number == 2 && f.wire == PB_LEN &&
@@ -100,6 +140,14 @@ static int write_raw(const struct profd_host *host, const uint8_t *body, size_t 
         snprintf(message, message_len, "WriteRawRequest: %s at byte %zu", err, f.offset);
         return S_INVALID_ARGUMENT;
     }
+    char *tenant;
+    int code = request_tenant(tenant_header, tenant_field, tenant_len, &tenant, message,
+                              message_len);
+    if (code)
+        return code;
+    for (size_t i = 0; tenant && i < b->nrecords; i++)
+        host->record_set_label(b->records[i], TENANT_LABEL, tenant);
+    free(tenant);
     if (normalized)
         denormalize(host, b, 0);
     return 0;
@@ -162,8 +210,8 @@ static void handle(void *arg, const struct profd_rpc_request *req, struct profd_
     if (proto)
         body = proto;
     struct profd_batch *b = host->batch_new();
-    int code = write_raw(host, body, len, cfg_of(r)->max_message_size, b, res->message,
-                         sizeof(res->message));
+    int code = write_raw(host, body, len, req->header(req, "x-scope-orgid"),
+                         cfg_of(r)->max_message_size, b, res->message, sizeof(res->message));
     if (!code && b->nrecords && host->emit(r->self, b) != PROFD_OK) {
         snprintf(res->message, sizeof(res->message), "the pipeline is full; retry later");
         code = S_UNAVAILABLE;

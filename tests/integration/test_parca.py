@@ -60,10 +60,11 @@ def address(p):
     return p.listening("Parca WriteRaw (gRPC, and the gateway's JSON)")
 
 
-def write_raw(addr, series, timeout=20):
-    """Sends a WriteRawRequest of [(labels dict, [raw profile bytes])]."""
+def write_raw(addr, series, timeout=20, tenant="", org_id=None):
+    """Sends a WriteRawRequest of [(labels dict, [raw profile bytes])],
+    with tenant in its deprecated field and org_id as X-Scope-OrgID."""
     store, _ = pb()
-    req = store.WriteRawRequest(series=[
+    req = store.WriteRawRequest(tenant=tenant, series=[
         store.RawProfileSeries(
             labels=store.LabelSet(labels=[store.Label(name=k, value=v) for k, v in labels.items()]),
             samples=[store.RawSample(raw_profile=raw) for raw in raws])
@@ -72,7 +73,8 @@ def write_raw(addr, series, timeout=20):
         call = ch.unary_unary(WRITE_RAW, request_serializer=lambda m: m.SerializeToString(),
                               response_deserializer=lambda b: b)
         try:
-            call(req, timeout=timeout)
+            call(req, timeout=timeout,
+                 metadata=[("x-scope-orgid", org_id)] if org_id is not None else None)
             return grpc.StatusCode.OK, ""
         except grpc.RpcError as e:
             return e.code(), e.details()
@@ -121,6 +123,29 @@ class ParcaTest(ProfdTestCase):
         wait_until(lambda: os.path.exists(self.path("profiles", "ok.pb.gz")), "the good one")
         self.assertEqual(raw_pprof(self.path("profiles", "ok.pb.gz")),
                          raw_pprof(os.path.join(GO_CORPUS, "heap.pb.gz")))
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_tenant_from_the_header_or_else_the_deprecated_field_is_kept(self):
+        p = self.start(RECEIVER.replace('"{__file__}"', '"{__tenant_id__}/{__file__}"'))
+        addr = address(p)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        for name, tenant, org_id in (("field.pb.gz", "acme", None),
+                                     ("header.pb.gz", "acme", "team-b")):
+            code, details = write_raw(addr, [({"__name__": "memory", "__file__": name}, [heap])],
+                                      tenant=tenant, org_id=org_id)
+            self.assertEqual(code, grpc.StatusCode.OK, details)
+        wait_until(lambda: os.path.exists(self.path("profiles", "acme", "field.pb.gz")),
+                   "the field's tenant on its profile")
+        wait_until(lambda: os.path.exists(self.path("profiles", "team-b", "header.pb.gz")),
+                   "the header's tenant, before the field's")
+        for tenant, says in (("..", "tenant ID is '.' or '..'"), ("a b", "unsupported byte 0x20"),
+                             ("a/b", "unsupported character '/'"),
+                             ("a\x00b", "unsupported byte 0x00")):
+            code, details = write_raw(addr, [({"__name__": "memory"}, [heap])], tenant=tenant)
+            self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, tenant)
+            self.assertIn("tenant: ", details)
+            self.assertIn(says, details)
+        self.assertEqual(sorted(os.listdir(self.path("profiles"))), ["acme", "team-b"])
         self.assertEqual(p.stop(), 0)
 
     def test_http_gateway_json_normalized_and_basic_auth(self):

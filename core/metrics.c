@@ -19,6 +19,7 @@ static struct profd_metrics *registry;
 struct gauge {
     const char *name, *help, *component, *labels;   /* in text */
     double value;
+    const atomic_uint *source;   /* NULL, or where the value is read when rendered */
     uint64_t hash;
     struct gauge *next;
     char text[];   /* the four strings, one after another: a lookup reads one block */
@@ -79,11 +80,12 @@ static struct gauge *gauge_new(const char *name, const char *help, const char *c
     return g;
 }
 
-void profd_metrics_gauge_set(const char *name, const char *help, const char *component,
-                             const char *labels, double v)
+/* The gauge of these strings, made when there is none; registry_lock
+ * held. */
+static struct gauge *gauge_get(const char *name, const char *help, const char *component,
+                               const char *labels)
 {
     uint64_t h = gauge_hash(name, component, labels);
-    pthread_mutex_lock(&registry_lock);
     if (ngauges + 1 > nbuckets)
         gauges_grow();
     struct gauge **at = gauge_slot(name, component, labels, h);
@@ -93,7 +95,22 @@ void profd_metrics_gauge_set(const char *name, const char *help, const char *com
         *at = g;
         ngauges++;
     }
-    (*at)->value = v;
+    return *at;
+}
+
+void profd_metrics_gauge_set(const char *name, const char *help, const char *component,
+                             const char *labels, double v)
+{
+    pthread_mutex_lock(&registry_lock);
+    gauge_get(name, help, component, labels)->value = v;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void profd_metrics_gauge_watch(const char *name, const char *help, const char *component,
+                               const char *labels, const atomic_uint *source)
+{
+    pthread_mutex_lock(&registry_lock);
+    gauge_get(name, help, component, labels)->source = source;
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -211,7 +228,8 @@ char *profd_metrics_render(void)
         if (!i || strcmp(sorted[i - 1]->name, g->name) != 0)   /* first of its name */
             profd_text_printf(&t, "# HELP %s %s\n# TYPE %s gauge\n", g->name, g->help, g->name);
         profd_text_printf(&t, "%s{component=\"%s\"%s%s} %.17g\n", g->name, g->component,
-                          *g->labels ? "," : "", g->labels, g->value);
+                          *g->labels ? "," : "", g->labels,
+                          g->source ? (double)atomic_load(g->source) : g->value);
     }
     free(sorted);
     pthread_mutex_unlock(&registry_lock);

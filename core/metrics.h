@@ -40,6 +40,11 @@ void profd_metrics_count_in(struct profd_metrics *m, size_t records, size_t byte
  * first use; allocates only then. Thread-safe. */
 void profd_metrics_gauge_set(const char *name, const char *help, const char *component,
                              const char *labels, double v);
+/* The same gauge, its value read from source each time /metrics is
+ * rendered (source must outlive it: profd_metrics_gauge_del it first).
+ * Thread-safe. */
+void profd_metrics_gauge_watch(const char *name, const char *help, const char *component,
+                               const char *labels, const atomic_uint *source);
 /* Removes one gauge series; no-op when absent. Thread-safe. */
 void profd_metrics_gauge_del(const char *name, const char *component, const char *labels);
 /* Appends the whole registry in Prometheus text exposition format to a new

@@ -133,35 +133,23 @@ static void gauge_labels(const struct profd_server *s, unsigned i, char *out, si
     snprintf(out, outlen, "address=\"%s\",loop=\"%u\"", s->address, i);
 }
 
-/* Each second: how many connections each of the server's loops has open. */
-static void publish_connections(evutil_socket_t fd, short what, void *arg)
+/* Each loop's count of open connections on /metrics, read when it is
+ * rendered, until stop_gauges. */
+static void start_gauges(struct profd_server *s)
 {
-    (void)fd;
-    (void)what;
-    struct profd_server *s = arg;
     char labels[160];
     for (unsigned i = 0; i <= s->nparts; i++) {
         gauge_labels(s, i, labels, sizeof(labels));
-        profd_metrics_gauge_set(CONNECTIONS_GAUGE, "connections open on each of a server's "
-                                "event loops", s->self->id, labels,
-                                (double)atomic_load_explicit(&loop_server(s, i)->connections,
-                                                             memory_order_relaxed));
+        profd_metrics_gauge_watch(CONNECTIONS_GAUGE, "connections open on each of a server's "
+                                  "event loops", s->self->id, labels,
+                                  &loop_server(s, i)->connections);
     }
 }
 
-/* The gauges published from now on, each second, until stop_gauges. */
-static void start_gauges(struct profd_server *s)
-{
-    s->gauge_tick = event_new(s->base, -1, EV_PERSIST, publish_connections, s);
-    event_add(s->gauge_tick, &(struct timeval){1, 0});
-    publish_connections(-1, 0, s);
-}
-
+/* The gauges gone, before the counts they read are (none, for a server
+ * that did not start: removing them is then a no-op). */
 static void stop_gauges(struct profd_server *s)
 {
-    if (!s->gauge_tick)
-        return;
-    event_free(s->gauge_tick);
     char labels[160];
     for (unsigned i = 0; i <= s->nparts; i++) {
         gauge_labels(s, i, labels, sizeof(labels));

@@ -66,7 +66,6 @@ struct profd_server {
     /* Connections open on its loop, counted from when the root hands one
      * over (to the loop with the fewest) until it ends there. */
     atomic_uint connections;
-    struct event *gauge_tick;         /* the root's: publishes its loops' counts */
 };
 
 /* See struct profd_host.server_start / server_stop. */

@@ -96,10 +96,11 @@ static void request_end(struct http_discovery *d)
 /* Logs and counts a failed request (why says how), the targets kept. */
 static void failed(struct http_discovery *d, const char *why)
 {
-    d->h->log(d->self, PROFD_LOG_WARN, "job '%s': http_sd_configs %s: %s%s%s%s; keeping its "
-              "%zu target group(s)", d->job_name, d->cfg->url, why,
-              d->unreadable ? " (" : "", d->unreadable ? d->unreadable : "",
-              d->unreadable ? " could not be read)" : "", d->n);
+    char unreadable[300] = "";
+    if (d->unreadable)
+        snprintf(unreadable, sizeof(unreadable), " (%s could not be read)", d->unreadable);
+    d->h->log(d->self, PROFD_LOG_WARN, "job '%s': http_sd_configs %s: %s%s; keeping its "
+              "%zu target group(s)", d->job_name, d->cfg->url, why, unreadable, d->n);
     d->h->gauge_set(d->self, "profd_scrape_http_sd_failures",
                     "Requests of a job's http_sd_configs that failed (no answer, not a 200, "
                     "not JSON, not target groups).",

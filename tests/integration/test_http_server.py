@@ -273,7 +273,8 @@ class HttpServerTest(ProfdTestCase):
                                  address="%s:%d" % addr, loop=str(i)) for i in range(loops)]
 
         def settled(total):
-            """The gauges once they add up to total (they are published each second)."""
+            """The gauges once they add up to total (a connection is counted when
+            it is handed to its loop, so the last may take a moment)."""
             got = []
             wait_until(lambda: got.append(open_by_loop()) or sum(got[-1]) == total,
                        "%d connections in the gauges: %s" % (total, got[-1:]))

@@ -62,7 +62,8 @@ RPC_CLIENT_SRCS := lib/rpc_client.c lib/client_auth.c lib/client_credentials.c c
     lib/client_tls.c lib/oauth2_token.c lib/json_pull.c lib/utf8_valid.c lib/file_io.c lib/grpc_frame.c lib/grow.c
 exporter_otlp_SRCS := $(RPC_CLIENT_SRCS) lib/running_total.c lib/tenant_id.c
 exporter_parca_LIBS := -lcurl -lcrypto
-exporter_parca_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/label_valid.c lib/running_total.c
+exporter_parca_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/label_valid.c lib/running_total.c \
+    lib/tenant_id.c
 receiver_otlp_SRCS := lib/serve.c lib/server_auth.c lib/tenant_id.c
 receiver_parca_SRCS := lib/raw_series.c lib/label_valid.c lib/utf8_valid.c lib/grow.c lib/serve.c lib/server_auth.c lib/json_escape.c \
     lib/tenant_id.c

@@ -11,8 +11,9 @@ import shutil
 import threading
 import unittest
 
-from harness import (GO_CORPUS, Profd, ProfdTestCase, corpus_files, h2c_post, http_post,
-                     metric_value, protoc_modules, raw_pprof, wait_until)
+from harness import (GO_CORPUS, TENANT_RULES, Profd, ProfdTestCase, corpus_files,
+                     exported_counts, h2c_post, http_post, metric_value, protoc_modules,
+                     push_series, raw_pprof, wait_until)
 
 WRITE_RAW = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
 
@@ -270,6 +271,43 @@ class ParcaTest(ProfdTestCase):
         self.push_three_until_counted(
             'parca: {endpoint: "%s", max_message_size: 1}' % address, [2, 1])
         self.assertEqual(got, [["a"], ["b"], ["c"]])
+
+    def tenants_sent(self, exporter_options, counts):
+        """Pushes six series as one batch (f=t:team-a, none, t:team-b,
+        t:bad/one, t:team-a2, t:team-a), relabeled by TENANT_RULES, into a
+        parca exporter with exporter_options until it counts [sent, failed]
+        records as counts: [(a request's tenant field, the f of its
+        series)], in the order sent."""
+        store, _ = pb()
+        got = []
+        address = self.serve_grpc("parca.profilestore.v1alpha1.ProfileStoreService", "WriteRaw",
+                                  lambda request, context: got.append(
+                                      store.WriteRawRequest.FromString(request)) or b"")
+        p, ingest = self.start_pushes_into('parca: {endpoint: "%s"%s}' % (address,
+                                                                        exporter_options),
+                                           relabel=TENANT_RULES)
+        push_series(ingest, "f", ["t:team-a", "none", "t:team-b", "t:bad/one", "t:team-a2",
+                                  "t:team-a"])
+        wait_until(lambda: [n or 0 for n in exported_counts(p, "parca")] == counts,
+                   "[sent, failed] records to be %s" % counts)
+        self.assertEqual(p.stop(), 0)
+        return [(r.tenant, [l.value for s in r.series for l in s.labels.labels if l.name == "f"])
+                for r in got]
+
+    def test_each_records_tenant_goes_in_its_requests_tenant_field(self):
+        """With no tenant of its own, a record's __tenant_id__ goes as the
+        request's tenant, one request a tenant in the order their first
+        records come; a record whose tenant is no tenant ID is left out,
+        said and counted failed."""
+        self.assertEqual(self.tenants_sent("", [5, 1]),
+                         [("team-a", ["t:team-a", "t:team-a"]), ("", ["none"]),
+                          ("team-b", ["t:team-b"]), ("team-a2", ["t:team-a2"])])
+        self.procs[-1].wait_log("left out tenant ID contains unsupported character")
+
+    def test_a_tenant_of_its_own_goes_for_every_record(self):
+        self.assertEqual(self.tenants_sent(", tenant: fixed", [6, 0]),
+                         [("fixed", ["t:team-a", "none", "t:team-b", "t:bad/one", "t:team-a2",
+                                     "t:team-a"])])
 
     def test_exporter_makes_labels_what_parca_takes(self):
         store, _ = pb()

@@ -196,13 +196,13 @@ class PyroscopeTest(ProfdTestCase):
     def test_a_gateway_carries_each_tenant_through(self):
         """profd as a gateway between agents and a store (another profd):
         what each agent pushed with its X-Scope-OrgID arrives under that
-        tenant, over push.v1 and over OTLP, with no tenant of the
-        gateway's own."""
+        tenant, over push.v1, over OTLP and over Parca's WriteRaw, with no
+        tenant of the gateway's own."""
         store = self.start(RECEIVER.replace(
             'pyroscope: {endpoint: "127.0.0.1:0"}',
             'pyroscope: {endpoint: "127.0.0.1:0"}\n  otlp: {protocols: {grpc: {endpoint: '
-            '"127.0.0.1:0"}, http: {endpoint: ""}}}').replace(
-            "receivers: [pyroscope]", "receivers: [pyroscope, otlp]") %
+            '"127.0.0.1:0"}, http: {endpoint: ""}}}\n  parca: {endpoint: "127.0.0.1:0"}').replace(
+            "receivers: [pyroscope]", "receivers: [pyroscope, otlp, parca]") %
             "{route}/{__tenant_id__}/{f}")
         gateway_yaml = """
 receivers:
@@ -210,21 +210,25 @@ receivers:
 processors:
   relabel/push: {rules: [{target_label: route, replacement: push}]}
   relabel/otlp: {rules: [{target_label: route, replacement: otlp}]}
+  relabel/parca: {rules: [{target_label: route, replacement: parca}]}
 exporters:
   pyroscope: {endpoint: "http://%s"}
   otlp: {endpoint: "%s"}
+  parca: {endpoint: "%s"}
 service:
   telemetry: {metrics: {address: ""}}
   pipelines:
     profiles/push: {receivers: [pyroscope], processors: [relabel/push], exporters: [pyroscope]}
     profiles/otlp: {receivers: [pyroscope], processors: [relabel/otlp], exporters: [otlp]}
-""" % (address(store), store.listening("OTLP/gRPC"))
+    profiles/parca: {receivers: [pyroscope], processors: [relabel/parca], exporters: [parca]}
+""" % (address(store), store.listening("OTLP/gRPC"),
+       store.listening("Parca WriteRaw (gRPC, and the gateway's JSON)"))
         os.makedirs(self.path("gateway"))
         gateway = Profd(self.path("gateway"), gateway_yaml)
         self.procs.append(gateway)
         for tenant, f in (("team-x", "a"), ("team-y", "b")):
             push_series(address(gateway), "f", [f], {"X-Scope-OrgID": tenant})
-        want = [route + "/" + t for route in ("otlp", "push") for t in ("team-x/a", "team-y/b")]
+        want = [route + "/" + t for route in ("otlp", "parca", "push") for t in ("team-x/a", "team-y/b")]
         for path in want:
             wait_until(lambda: os.path.exists(self.path("profiles", path)), path)
         self.assertEqual(gateway.stop(), 0)

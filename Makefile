@@ -45,7 +45,7 @@ receiver_pprof_scrape_LIBS := -lcurl -levent -ljansson -lyaml
 receiver_perf_data_LIBS := -lzstd -ldw -lelf -levent
 # Sources from lib/ a module compiles in: <kind>_<type>_SRCS.
 receiver_pprof_scrape_SRCS := lib/instant_timers.c lib/client_tls.c lib/file_io.c lib/grow.c lib/http_client.c lib/k8s_api.c \
-    lib/oauth2_shared.c \
+    lib/oauth2_shared.c lib/http_headers.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
     lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c \
     lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c
@@ -151,6 +151,7 @@ $(BUILD)/tests/test_k8s_sd: LDLIBS += -ljansson -lcurl
 $(BUILD)/tests/test_k8s_kubeconfig: LDLIBS += -ljansson
 $(BUILD)/tests/test_rpc_client: LDLIBS += -lcurl
 $(BUILD)/tests/test_client_tls: LDLIBS += -lcurl
+$(BUILD)/tests/test_http_headers: LDLIBS += -lcurl
 $(BUILD)/tests/test_oauth2_token: LDLIBS += -lcurl
 $(BUILD)/tests/test_client_credentials: LDLIBS += -lcurl
 $(BUILD)/tests/test_job_credentials: LDLIBS += -lcurl -levent

@@ -13,9 +13,9 @@ const char *profd_opt_type_name(enum profd_opt_type t)
 {
     static const char *const names[] = {
         "", "string", "int", "bool", "duration", "size", "enum", "list of strings",
-        "map of strings", "object", "list of objects", "relabel rules",
+        "map of strings", "object", "list of objects", "relabel rules", "map",
     };
-    return t <= PROFD_OPT_RELABEL ? names[t] : "?";
+    return t <= PROFD_OPT_MAP ? names[t] : "?";
 }
 
 static bool expect_kind(const struct cfg_node *n, enum cfg_kind k, const char *ctx,
@@ -165,6 +165,46 @@ static bool bind_relabel(const struct profd_option *o, struct profd_relabel **fi
 }
 
 static bool bind_value(const struct profd_option *o, void *field, const struct cfg_node *n,
+                       const char *ctx, struct profd_diag *d);
+
+/* Frees what m holds, o's map, and empties it. */
+static void unbind_value_map(const struct profd_option *o, struct profd_map *m)
+{
+    struct profd_option value[2] = {o->children[0]};
+    value[0].offset = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        profd_unbind(value, (char *)m->values + i * o->elem_size);
+        free(m->keys[i]);
+    }
+    free(m->keys);
+    free(m->values);
+    *m = (struct profd_map){0};
+}
+
+/* Binds each entry of the map n with o's value option, which reports a
+ * problem under the entry's name (ctx.option.name). */
+static bool bind_value_map(const struct profd_option *o, struct profd_map *m,
+                           const struct cfg_node *n, const char *ctx, struct profd_diag *d)
+{
+    unbind_value_map(o, m);
+    if (!expect_kind(n, CFG_MAP, ctx, o->name, d))
+        return false;
+    char *sub = profd_xasprintf("%s.%s", ctx, o->name);
+    m->keys = profd_xcalloc(n->n, sizeof(*m->keys));
+    m->values = profd_xcalloc(n->n, o->elem_size);
+    bool ok = true;
+    for (size_t i = 0; i < n->n; i++) {
+        struct profd_option value = o->children[0];
+        value.name = n->keys[i]->value;
+        void *slot = (char *)m->values + m->n * o->elem_size;
+        ok &= bind_value(&value, slot, n->items[i], sub, d);
+        m->keys[m->n++] = profd_xstrdup(value.name);
+    }
+    free(sub);
+    return ok;
+}
+
+static bool bind_value(const struct profd_option *o, void *field, const struct cfg_node *n,
                        const char *ctx, struct profd_diag *d)
 {
     profd_diag_track(d, field, n);
@@ -185,6 +225,9 @@ static bool bind_value(const struct profd_option *o, void *field, const struct c
         ok = profd_bind(&s, 1, n, sub, d) == 0;
         break;
     }
+    case PROFD_OPT_MAP:
+        ok = bind_value_map(o, field, n, ctx, d);
+        break;
     case PROFD_OPT_OBJECT_LIST: {
         struct profd_obj_list *l = field;
         ok = expect_kind(n, CFG_SEQ, ctx, o->name, d);
@@ -318,6 +361,9 @@ void profd_unbind(const struct profd_option *opts, void *base)
             *l = (struct profd_obj_list){0};
             break;
         }
+        case PROFD_OPT_MAP:
+            unbind_value_map(o, field);
+            break;
         default:
             break;
         }

@@ -8,6 +8,7 @@
 
 #include "../../lib/client_auth.h"
 #include "../../lib/client_tls.h"
+#include "../../lib/http_headers.h"
 #include "profd/plugin.h"
 
 struct static_config {
@@ -89,6 +90,7 @@ struct job {
     struct profd_obj_list kubernetes_sd_configs;   /* struct kubernetes_sd_config */
     struct profd_relabel *relabel_configs;
     struct client_auth auth;   /* its proxy_url: none when NULL or "" */
+    struct profd_map http_headers;   /* struct http_header */
     struct client_tls tls_config;
     bool follow_redirects;
     bool enable_http2;   /* HTTP/2 with https targets that offer it (ALPN) */

@@ -153,6 +153,7 @@ static const struct profd_option job_options[] = {
      "relabel rules on targets (__address__, __scheme__, __profile_path__, __param_*, __name__, "
      "__delta__, __tenant_id__)"},
     CLIENT_AUTH_OPTIONS(struct job, auth, "false"),
+    HTTP_HEADERS_OPTION(struct job, http_headers),
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct job, tls_config), NULL, "TLS settings",
      client_tls_options},
     {"follow_redirects", PROFD_OPT_BOOL, SUB(struct job, follow_redirects), "true",

@@ -47,7 +47,6 @@ struct scrape {
     CURL *easy;
     struct curl_slist *headers;
     struct client_tls_route route;   /* for tls_config.server_name */
-    bool headers_set;              /* headers are set, the credentials' line first if any */
     const char *unreadable;        /* a secret file the last scrape could not read (the
                                     * job's option), or NULL */
     uint8_t *body;
@@ -386,23 +385,21 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 
 /* ---- scheduling ---- */
 
-/* Sets the request headers: the job's Authorization line, its files read
- * again whenever they changed since the last scrape, so rotated
- * credentials are picked up; and tls_config.server_name's Host. */
-static void apply_credentials(struct scrape *sc)
+/* Sets the request headers anew: the job's Authorization line, its files
+ * read again whenever they changed since the last scrape, so rotated
+ * credentials are picked up; its http_headers, their files read now; and
+ * tls_config.server_name's Host. False, with err set, when a header file
+ * gave no value. */
+static bool apply_headers(struct scrape *sc, char *err, size_t errlen)
 {
     const char *line = job_credentials_line(sc->s->credentials[sc->u.job], &sc->unreadable);
-    const char *sent = sc->headers && !strncmp(sc->headers->data, "Authorization:", 14)
-                           ? sc->headers->data
-                           : NULL;
-    if (sc->headers_set && (line && sent ? !strcmp(line, sent) : line == sent))
-        return;
-    sc->headers_set = true;
     curl_slist_free_all(sc->headers);
     sc->headers = line ? curl_slist_append(NULL, line) : NULL;
+    bool ok = http_headers_append(&job_of(sc->s, sc)->http_headers, &sc->headers, err, errlen);
     if (sc->route.host_header)
         sc->headers = curl_slist_append(sc->headers, sc->route.host_header);
     curl_easy_setopt(sc->easy, CURLOPT_HTTPHEADER, sc->headers);
+    return ok;
 }
 
 static void configure_easy(struct scrape *sc)
@@ -432,11 +429,16 @@ static void configure_easy(struct scrape *sc)
     client_tls_apply(e, &j->tls_config);
 }
 
-/* Starts sc's transfer, with its job's credentials as they are now. */
+/* Starts sc's transfer, with its job's credentials and headers as they
+ * are now; fails the scrape, unsent, when a header file gave no value. */
 static void send_request(struct scrape *sc)
 {
+    char err[512];
     sc->awaiting_token = false;
-    apply_credentials(sc);
+    if (!apply_headers(sc, err, sizeof(err))) {
+        report(sc, false, err, 0);
+        return;
+    }
     sc->in_flight = true;   /* before: a transfer failing at once is done inside */
     if (http_client_add(sc->http, sc->easy) != 0)
         sc->in_flight = false;

@@ -148,6 +148,8 @@ int scrape_config_validate(const struct profd_host *host, struct profd_diag *d, 
         if (validate_k8s(host, d, j) != PROFD_OK || validate_http_sd(host, d, j) != PROFD_OK ||
             client_auth_validate(host, d, &j->auth, what) != PROFD_OK)
             rc = PROFD_ERR;
+        if (http_headers_validate(host, d, &j->http_headers, what) != PROFD_OK)
+            rc = PROFD_ERR;
         if (client_tls_validate(host, d, &j->tls_config, what) != PROFD_OK)
             rc = PROFD_ERR;
         for (size_t k = 0; k < j->kubernetes_sd_configs.n; k++) {

@@ -411,6 +411,15 @@ class ProfdTestCase(unittest.TestCase):
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
+    def assert_config_refused(self, config_text, says):
+        """`profd validate` refuses config_text (written to bad.yaml),
+        exiting 2 with an error that holds says."""
+        with open(self.path("bad.yaml"), "w") as f:
+            f.write(config_text)
+        r = run(["validate", "--config", self.path("bad.yaml")])
+        self.assertEqual(r.returncode, 2, says)
+        self.assertIn(says, r.stderr)
+
     def start(self, config_text=None, **kw):
         p = Profd(self.dir, config_text, **kw)
         self.procs.append(p)
@@ -599,7 +608,7 @@ class FakeTarget:
         import http.server
         routes = self.routes = {}
         hits = self.hits = {}
-        requests = self.requests = []   # (path with query, headers) of every request
+        requests = self.requests = []   # (path with query, HTTPMessage headers) of each request
         lock = self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -609,7 +618,7 @@ class FakeTarget:
                     answers = routes.get(path, [(404, b"no such path\n")])
                     answer = answers.pop(0) if len(answers) > 1 else answers[0]
                     hits[path] = hits.get(path, 0) + 1
-                    requests.append((self.path, dict(self.headers)))
+                    requests.append((self.path, self.headers))
                 if len(answer) > 2:
                     time.sleep(answer[2])   # a slow target, as the test asked for
                 try:

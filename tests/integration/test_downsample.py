@@ -9,7 +9,7 @@ import subprocess
 import unittest
 
 from harness import (GO_CORPUS, ProfdTestCase, exported_counts, metric_value, pprof_samples,
-                     raw_pprof, run, valgrind, wait_until)
+                     raw_pprof, valgrind, wait_until)
 
 CONFIG = """
 receivers:
@@ -157,11 +157,9 @@ class DownsampleTest(ProfdTestCase):
         self.assertEqual(os.listdir(self.path("spool")), [])
 
     def test_bad_options_are_refused_where_they_are(self):
-        with open(self.path("bad.yaml"), "w") as f:
-            f.write(CONFIG % ("window: 1m, max_stack_depth: -2", FILES, "pprof_file"))
-        r = run(["validate", "--config", self.path("bad.yaml")])
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("bad.yaml:5:45: max_stack_depth must be 0 or a frame count", r.stderr)
+        self.assert_config_refused(
+            CONFIG % ("window: 1m, max_stack_depth: -2", FILES, "pprof_file"),
+            "bad.yaml:5:45: max_stack_depth must be 0 or a frame count")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import os
 import re
 
 from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, Target, make_test_certs, metric_value,
-                     pprof_samples, run, sign_test_cert, subtract, wait_until)
+                     pprof_samples, sign_test_cert, subtract, wait_until)
 
 SCRAPE = """
 receivers:
@@ -235,7 +235,7 @@ class ScrapeTest(ProfdTestCase):
         those of a job with proxy_from_environment, through the proxy
         http_proxy names. A scheme no scrape can go through, or no_proxy
         without proxy_url, is a config error."""
-        from harness import ForwardProxy, run
+        from harness import ForwardProxy
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
         fake, from_env, bypassed = (self.target(fake=True) for _ in range(3))
@@ -264,11 +264,7 @@ class ScrapeTest(ProfdTestCase):
                 ("proxy_from_environment: true\n",
                  "proxy_from_environment: true\n        no_proxy: 127.0.0.1\n",
                  "job 'from_env': no_proxy needs proxy_url")]:
-            with open(self.path("bad.yaml"), "w") as f:
-                f.write(config.replace(old, new, 1))
-            r = run(["validate", "--config", self.path("bad.yaml")])
-            self.assertEqual(r.returncode, 2, new)
-            self.assertIn(says, r.stderr)
+            self.assert_config_refused(config.replace(old, new, 1), says)
 
     def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
         bad = self.target(fake=True)
@@ -480,7 +476,6 @@ service:
         gone named with the target's refusal; two ways
         of credentials in one job, a Basic type, or credentials given twice
         are config errors that say so."""
-        from harness import run
         fake = self.target(fake=True)
         fake.set("/debug/pprof/goroutine",
                  (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
@@ -513,11 +508,51 @@ service:
                  "authorization type cannot be Basic: use basic_auth"),
                 (authz.replace("}", ", credentials: x}"),
                  "authorization's credentials and credentials_file cannot both be set")]:
-            with open(self.path("bad.yaml"), "w") as f:
-                f.write(config.replace(authz, new))
-            r = run(["validate", "--config", self.path("bad.yaml")])
-            self.assertEqual(r.returncode, 2, new)
-            self.assertIn("job 'authz': " + says, r.stderr)
+            self.assert_config_refused(config.replace(authz, new), "job 'authz': " + says)
+
+    def test_http_headers_as_prometheus_gives_them(self):
+        """http_headers: each value, secret and file (read at every scrape,
+        white space around it trimmed) goes as a line of its header, in
+        that order; a file gone fails the scrape, saying which. A name
+        profd sets itself, one given twice, no header name, or a value
+        with a line break are config errors that say so."""
+        fake = self.target(fake=True)
+        fake.set("/debug/pprof/goroutine",
+                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        tenant = self.path("tenant")
+        with open(tenant, "w") as f:
+            f.write("  team-a \n")
+        headers = ("        http_headers:\n"
+                   "          X-Scope-OrgID: {files: [%s]}\n"
+                   "          X-Multi: {values: [a, ''], secrets: [s3cret]}\n" % tenant)
+        config = SCRAPE % job("hdr", [fake.address], ["goroutine"], extra=headers)
+        p = self.start(config)
+        wait_until(lambda: fake.requests, "a scrape")
+        sent = fake.requests[0][1]
+        self.assertEqual(sent.get_all("X-Multi"), ["a", "", "s3cret"])
+        self.assertEqual(sent.get_all("X-Scope-OrgID"), ["team-a"])
+        with open(tenant + ".new", "w") as f:
+            f.write("team-b")
+        os.rename(tenant + ".new", tenant)
+        wait_until(lambda: any(h.get("X-Scope-OrgID") == "team-b"
+                               for _, h in list(fake.requests)), "the file read again")
+        os.unlink(tenant)
+        p.wait_log(r"scrape of http://%s/debug/pprof/goroutine failed: http_headers: "
+                   r"'X-Scope-OrgID': cannot read %s" % (re.escape(fake.address),
+                                                          re.escape(tenant)))
+        self.assertEqual(p.stop(), 0)
+        self.assertNotIn("s3cret", p.log_text())   # secrets never logged
+        for new, says in [
+                ("authorization: {values: [x]}",
+                 "'authorization': one profd sets itself, or that changes the connection"),
+                ("Host: {values: [x]}", "'Host': one profd sets itself"),
+                ("x-multi: {values: [b]}", "'X-Multi': given twice"),
+                ("'Bad Name': {values: [x]}", "'Bad Name': not a header name"),
+                ('X-Two: {values: ["a\\r\\nX-Evil: b"]}', "'X-Two': a value holds a line break")]:
+            self.assert_config_refused(
+                config.replace("          X-Scope-OrgID:",
+                               "          %s\n          X-Scope-OrgID:" % new),
+                "job 'hdr': http_headers: " + says)
 
     def test_oauth2_tokens_are_fetched_on_the_loop_without_stopping_it(self):
         """oauth2: the token fetched from token_url with the client's
@@ -654,12 +689,9 @@ service:
                            "min_version TLS13 is above max_version TLS12"),
                           ("server_name: 'pprof.example:443'",
                            "server_name 'pprof.example:443' is not a host name")]:
-            with open(self.path("bad.yaml"), "w") as f:
-                f.write(SCRAPE % job("bad", ["127.0.0.1:1"], ["goroutine"],
-                                     extra="        tls_config: {%s}\n" % tls))
-            r = run(["validate", "--config", self.path("bad.yaml")])
-            self.assertEqual(r.returncode, 2, tls)
-            self.assertIn("job 'bad': " + says, r.stderr)
+            self.assert_config_refused(
+                SCRAPE % job("bad", ["127.0.0.1:1"], ["goroutine"],
+                             extra="        tls_config: {%s}\n" % tls), "job 'bad': " + says)
 
     def test_https_with_a_private_ca_and_insecure_skip_verify(self):
         ca, cert, key = make_test_certs(self.dir)

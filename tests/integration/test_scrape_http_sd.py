@@ -12,8 +12,7 @@ import re
 import shutil
 import unittest
 
-from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, metric_value, run, valgrind,
-                     wait_until)
+from harness import (GO_CORPUS, FakeTarget, ProfdTestCase, metric_value, valgrind, wait_until)
 
 CONFIG = """
 receivers:
@@ -146,11 +145,9 @@ class ScrapeHttpSdTest(ProfdTestCase):
         for url, interval, says in (
                 ("ftp://127.0.0.1/x", "1s", "url 'ftp://127.0.0.1/x' is not http:// or https://"),
                 ("http://127.0.0.1/x", "0s", "refresh_interval must be at least 1ms")):
-            with open(self.path("bad.yaml"), "w") as f:
-                f.write((CONFIG % {"url": url, "auth": ""}).replace("200ms", interval))
-            r = run(["validate", "--config", self.path("bad.yaml")])
-            self.assertEqual(r.returncode, 2, url)
-            self.assertIn("job 'fleet': http_sd_configs: " + says, r.stderr)
+            self.assert_config_refused(
+                (CONFIG % {"url": url, "auth": ""}).replace("200ms", interval),
+                "job 'fleet': http_sd_configs: " + says)
 
     @unittest.skipUnless(shutil.which("valgrind") and not os.environ.get("PROFD_SANITIZED"),
                          "valgrind not installed, or a sanitizer build")

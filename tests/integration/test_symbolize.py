@@ -1186,7 +1186,7 @@ class SymbolizeTest(ProfdTestCase):
                                                   (alt_id, "debuginfo"): alt})
         gates[(bid, "executable")].set()
         gates[(bid, "debuginfo")].set()
-        p = self.start(DEBUGINFOD_ONLY % (url, self.path("cache")))
+        self.start(DEBUGINFOD_ONLY % (url, self.path("cache")))
         mapping, base = mapping_of(stripped, "/nonexistent/inl")
         addrs = function_addresses(plain, ["walk", "outer", "main"])
         symbolize_one = self.spooled_symbolizer()

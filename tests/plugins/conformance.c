@@ -67,10 +67,14 @@ static void check_options(const struct profd_option *opts, const char *type)
         if (!o->help || !*o->help)
             fprintf(stderr, "  %s.%s has no help text\n", type, o->name);
         CHECK(o->help && *o->help);
-        CHECK(o->type > PROFD_OPT_END && o->type <= PROFD_OPT_RELABEL);
+        CHECK(o->type > PROFD_OPT_END && o->type <= PROFD_OPT_MAP);
+        if (o->type == PROFD_OPT_MAP)   /* one value option, at the value's start */
+            CHECK(o->children && o->children[0].name && !o->children[1].name &&
+                  o->children[0].offset == 0 && o->elem_size > 0);
         if (o->type == PROFD_OPT_ENUM)
             CHECK(o->choices && o->choices[0]);
-        if (o->type == PROFD_OPT_OBJECT || o->type == PROFD_OPT_OBJECT_LIST)
+        if (o->type == PROFD_OPT_OBJECT || o->type == PROFD_OPT_OBJECT_LIST ||
+            o->type == PROFD_OPT_MAP)
             check_options(o->children, type);
     }
 }

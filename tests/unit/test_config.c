@@ -107,12 +107,22 @@ struct opts {
     struct profd_str_map map;
     struct inner in;
     struct profd_obj_list items;
+    struct profd_map objects;   /* of struct inner */
+    struct profd_map lists;     /* of struct profd_str_list */
     char *must;
 };
 
 static const char *const modes[] = {"a", "b", NULL};
 static const struct profd_option inner_opts[] = {
     {"n", PROFD_OPT_INT, offsetof(struct inner, n), "7", "n"},
+    {0},
+};
+static const struct profd_option inner_value[] = {
+    {"<name>", PROFD_OPT_OBJECT, 0, NULL, "an object", inner_opts},
+    {0},
+};
+static const struct profd_option list_value[] = {
+    {"<name>", PROFD_OPT_STRING_LIST, 0, NULL, "a list"},
     {0},
 };
 static const struct profd_option test_opts[] = {
@@ -127,6 +137,10 @@ static const struct profd_option test_opts[] = {
     {"in", PROFD_OPT_OBJECT, offsetof(struct opts, in), NULL, "in", inner_opts},
     {"items", PROFD_OPT_OBJECT_LIST, offsetof(struct opts, items), NULL, "items", inner_opts,
      sizeof(struct inner)},
+    {"objects", PROFD_OPT_MAP, offsetof(struct opts, objects), NULL, "objects", inner_value,
+     sizeof(struct inner)},
+    {"lists", PROFD_OPT_MAP, offsetof(struct opts, lists), NULL, "lists", list_value,
+     sizeof(struct profd_str_list)},
     {"must", PROFD_OPT_STRING, offsetof(struct opts, must), NULL, "must", .required = 1},
     {0},
 };
@@ -146,7 +160,8 @@ TEST(bind_values_and_defaults)
     struct profd_diag d = {0};
     struct opts o;
     CHECK_INT(bind_text("must: yes\nname: n\nflag: true\ninterval: 1m\nsize: 2MiB\nmode: b\n"
-                        "list: one\nmap: {k: v}\nin: {n: 9}\nitems: [{n: 1}, {}]\n",
+                        "list: one\nmap: {k: v}\nin: {n: 9}\nitems: [{n: 1}, {}]\n"
+                        "objects: {b: {n: 2}, a: {}}\nlists: {X-One: [p, q], x-two: r}\n",
                         &o, &d),
               0);
     CHECK_STR(o.name, "n");
@@ -163,7 +178,20 @@ TEST(bind_values_and_defaults)
     CHECK_INT(o.items.n, 2);
     CHECK_INT(((struct inner *)o.items.items)[0].n, 1);
     CHECK_INT(((struct inner *)o.items.items)[1].n, 7);
+    CHECK_INT(o.objects.n, 2);   /* in the order written, each bound with defaults */
+    CHECK_STR(o.objects.keys[0], "b");
+    CHECK_INT(((struct inner *)o.objects.values)[0].n, 2);
+    CHECK_STR(o.objects.keys[1], "a");
+    CHECK_INT(((struct inner *)o.objects.values)[1].n, 7);
+    CHECK_INT(o.lists.n, 2);
+    const struct profd_str_list *lists = o.lists.values;
+    CHECK_STR(o.lists.keys[0], "X-One");
+    CHECK_INT(lists[0].n, 2);
+    CHECK_STR(lists[0].items[1], "q");
+    CHECK_INT(lists[1].n, 1);
+    CHECK_STR(lists[1].items[0], "r");
     profd_unbind(test_opts, &o);
+    CHECK_INT(o.lists.n, 0);
 
     CHECK_INT(bind_text("must: m\n", &o, &d), 0);
     CHECK_STR(o.name, "dflt");
@@ -195,7 +223,7 @@ TEST(bind_reports_every_error_with_location)
     struct profd_diag d = {0};
     struct opts o;
     CHECK_INT(bind_text("count: many\nflag: perhaps\ninterval: 5x\nmode: c\nlist: {a: b}\n"
-                        "bogus: 1\nin: {n: q, extra: 2}\n",
+                        "bogus: 1\nin: {n: q, extra: 2}\nobjects: {k: {n: z}}\nlists: [a]\n",
                         &o, &d),
               -1);
     const char *want[] = {
@@ -207,6 +235,8 @@ TEST(bind_reports_every_error_with_location)
         "o.yaml:6:1: unknown key 'bogus' in x",
         "o.yaml:7:9: x.in.n: 'q' is not an integer",
         "o.yaml:7:12: unknown key 'extra' in x.in",
+        "o.yaml:8:18: x.objects.k.n: 'z' is not an integer",
+        "o.yaml:9:8: x.lists must be a map, not a list",
         "missing required option 'must'",
     };
     check_diags(&d, want, sizeof(want) / sizeof(*want));

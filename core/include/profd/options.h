@@ -25,6 +25,9 @@ enum profd_opt_type {
     PROFD_OPT_OBJECT_LIST,   /* struct profd_obj_list of elem_size structs */
     PROFD_OPT_RELABEL,       /* struct profd_relabel *: Prometheus relabel rules, compiled
                               * at config time; apply with host->relabel */
+    PROFD_OPT_MAP,           /* struct profd_map: names to values of elem_size bytes, each
+                              * bound by children[0] (its offset 0; its name, say
+                              * "<name>", stands for the key in documentation) */
 };
 
 struct profd_str_list {
@@ -35,6 +38,12 @@ struct profd_str_list {
 struct profd_str_map {
     size_t n;
     char **keys, **values;   /* in the order written */
+};
+
+struct profd_map {
+    size_t n;
+    char **keys;             /* in the order written */
+    void *values;            /* n values of the option's elem_size bytes */
 };
 
 struct profd_obj_list {
@@ -48,8 +57,8 @@ struct profd_option {
     size_t offset;                         /* where the value lands */
     const char *default_value;             /* as it would be written in YAML, or NULL */
     const char *help;                      /* one line */
-    const struct profd_option *children;   /* OBJECT, OBJECT_LIST */
-    size_t elem_size;                      /* OBJECT_LIST */
+    const struct profd_option *children;   /* OBJECT, OBJECT_LIST, MAP */
+    size_t elem_size;                      /* OBJECT_LIST, MAP */
     const char *const *choices;            /* ENUM, NULL-terminated */
     int required;
 };

@@ -50,6 +50,14 @@ class ScrapeTest(ProfdTestCase):
         self.targets.append(t)
         return t
 
+    def goroutine_target(self):
+        """A FakeTarget answering /debug/pprof/goroutine with the Go
+        corpus's goroutine profile."""
+        t = self.target(fake=True)
+        t.set("/debug/pprof/goroutine",
+              (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        return t
+
     def written(self, name):
         root = self.path("profiles", name)
         files = []
@@ -238,10 +246,7 @@ class ScrapeTest(ProfdTestCase):
         from harness import ForwardProxy
         proxy = ForwardProxy(self.path("proxy"))
         self.addCleanup(proxy.stop)
-        fake, from_env, bypassed = (self.target(fake=True) for _ in range(3))
-        for t in (fake, from_env, bypassed):
-            t.set("/debug/pprof/goroutine",
-                  (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        fake, from_env, bypassed = (self.goroutine_target() for _ in range(3))
         config = SCRAPE % (job("proxied", [fake.address], ["goroutine"],
                                extra="        proxy_url: %s\n" % proxy.url) +
                            job("from_env", [from_env.address], ["goroutine"],
@@ -458,9 +463,7 @@ service:
                          {k: v for k, v in samples.items() if v[0]})
 
     def test_basic_auth(self):
-        fake = self.target(fake=True)
-        fake.set("/debug/pprof/goroutine",
-                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        fake = self.goroutine_target()
         extra = "        basic_auth: {username: ops, password: pw}\n"
         p = self.start(SCRAPE % job("basic", [fake.address], ["goroutine"], extra=extra))
         p.wait_log(r"pprof_file: wrote ")
@@ -476,9 +479,7 @@ service:
         gone named with the target's refusal; two ways
         of credentials in one job, a Basic type, or credentials given twice
         are config errors that say so."""
-        fake = self.target(fake=True)
-        fake.set("/debug/pprof/goroutine",
-                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        fake = self.goroutine_target()
         creds = self.path("creds")
         with open(creds, "w") as f:
             f.write("k1\n")
@@ -516,9 +517,7 @@ service:
         that order; a file gone fails the scrape, saying which. A name
         profd sets itself, one given twice, no header name, or a value
         with a line break are config errors that say so."""
-        fake = self.target(fake=True)
-        fake.set("/debug/pprof/goroutine",
-                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        fake = self.goroutine_target()
         tenant = self.path("tenant")
         with open(tenant, "w") as f:
             f.write("  team-a \n")

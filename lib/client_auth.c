@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_auth.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "http_headers.h"
 #include "option_set.h"
 #include "proxy_url.h"
 
@@ -57,6 +59,30 @@ static const void *broken_line(const struct client_auth *a, const char **name)
             return given[i].value;
         }
     return NULL;
+}
+
+/* Checks a's proxy_connect_header: names HTTP tokens, given once, values
+ * without line breaks, and a proxy to send them to. */
+static int validate_proxy_headers(const struct profd_host *host, struct profd_diag *d,
+                                  const struct client_auth *a, const char *what)
+{
+    const struct profd_map *m = &a->proxy_connect_header;
+    const struct profd_str_list *values = m->values;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *why = http_header_name_problem(m, i);
+        if (!why && http_header_values_broken(&values[i]))
+            why = "a value holds a line break";
+        if (why) {
+            host->diag(d, &values[i], "%sproxy_connect_header: '%s': %s", what, m->keys[i], why);
+            return PROFD_ERR;
+        }
+    }
+    if (m->n && !option_set(a->proxy_url) && !a->proxy_from_environment) {
+        host->diag(d, m, "%sproxy_connect_header needs proxy_url or proxy_from_environment",
+                   what);
+        return PROFD_ERR;
+    }
+    return PROFD_OK;
 }
 
 int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
@@ -112,10 +138,21 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
                    what, a->proxy_url);
         return PROFD_ERR;
     }
-    return PROFD_OK;
+    return validate_proxy_headers(host, d, a, what);
 }
 
-void client_auth_apply_proxy(const struct client_auth *a, CURL *h)
+const char *client_auth_failure(CURL *h, CURLcode rc, char *buf, size_t len)
+{
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_HTTP_CONNECTCODE, &status);
+    if (status >= 300)
+        snprintf(buf, len, "the proxy refused the tunnel: HTTP %ld", status);
+    else
+        snprintf(buf, len, "%s", curl_easy_strerror(rc));
+    return buf;
+}
+
+struct curl_slist *client_auth_apply_proxy(const struct client_auth *a, CURL *h)
 {
     char *proxy = option_set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
     if (proxy || !a->proxy_from_environment)
@@ -123,4 +160,12 @@ void client_auth_apply_proxy(const struct client_auth *a, CURL *h)
     if (proxy)
         curl_easy_setopt(h, CURLOPT_NOPROXY, a->no_proxy ? a->no_proxy : "");
     free(proxy);
+    const struct profd_str_list *values = a->proxy_connect_header.values;
+    struct curl_slist *lines = NULL;
+    for (size_t i = 0; i < a->proxy_connect_header.n; i++)
+        for (size_t k = 0; k < values[i].n; k++)
+            http_header_append(&lines, a->proxy_connect_header.keys[i], values[i].items[k],
+                               strlen(values[i].items[k]));
+    curl_easy_setopt(h, CURLOPT_PROXYHEADER, lines);
+    return lines;
 }

@@ -41,7 +41,7 @@ static bool is_reserved(const char *name)
     return false;
 }
 
-static bool has_line_break(const struct profd_str_list *l)
+bool http_header_values_broken(const struct profd_str_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
         if (strpbrk(l->items[i], "\r\n"))
@@ -49,20 +49,26 @@ static bool has_line_break(const struct profd_str_list *l)
     return false;
 }
 
+const char *http_header_name_problem(const struct profd_map *m, size_t i)
+{
+    if (!is_token(m->keys[i]))
+        return "not a header name";
+    for (size_t j = 0; j < i; j++)
+        if (strcasecmp(m->keys[i], m->keys[j]) == 0)
+            return "given twice";
+    return NULL;
+}
+
 int http_headers_validate(const struct profd_host *host, struct profd_diag *d,
                           const struct profd_map *headers, const char *prefix)
 {
     const struct http_header *h = headers->values;
     for (size_t i = 0; i < headers->n; i++) {
-        const char *name = headers->keys[i], *why = NULL;
-        for (size_t j = 0; j < i && !why; j++)
-            if (strcasecmp(name, headers->keys[j]) == 0)
-                why = "given twice";
-        if (!is_token(name))
-            why = "not a header name";
-        else if (is_reserved(name))
+        const char *name = headers->keys[i], *why = http_header_name_problem(headers, i);
+        if (!why && is_reserved(name))
             why = "one profd sets itself, or that changes the connection: not allowed";
-        else if (has_line_break(&h[i].values) || has_line_break(&h[i].secrets))
+        else if (!why && (http_header_values_broken(&h[i].values) ||
+                          http_header_values_broken(&h[i].secrets)))
             why = "a value holds a line break";
         if (why) {
             host->diag(d, &h[i], "%shttp_headers: '%s': %s", prefix, name, why);
@@ -72,9 +78,10 @@ int http_headers_validate(const struct profd_host *host, struct profd_diag *d,
     return PROFD_OK;
 }
 
-/* Appends the line of name with value to *list: "Name;" for an empty
- * value, as curl would otherwise take "Name:" to mean "do not send". */
-static void append(struct curl_slist **list, const char *name, const char *value, size_t len)
+/* "Name;" for an empty value, as curl would otherwise take "Name:" to
+ * mean "do not send". */
+void http_header_append(struct curl_slist **list, const char *name, const char *value,
+                        size_t len)
 {
     char *line = len == 0 ? must_asprintf("%s;", name)
                           : must_asprintf("%s: %.*s", name, (int)len, value);
@@ -102,7 +109,7 @@ static bool append_file(struct curl_slist **list, const char *name, const char *
                     !memchr(start, '\r', (size_t)(end - start)) &&
                     !memchr(start, '\0', (size_t)(end - start));
     if (one_line)
-        append(list, name, start, (size_t)(end - start));
+        http_header_append(list, name, start, (size_t)(end - start));
     else
         snprintf(err, errlen, "http_headers: '%s': %s holds more than one line", name, path);
     free(text);
@@ -116,9 +123,9 @@ bool http_headers_append(const struct profd_map *headers, struct curl_slist **li
     for (size_t i = 0; i < headers->n; i++) {
         const char *name = headers->keys[i];
         for (size_t k = 0; k < h[i].values.n; k++)
-            append(list, name, h[i].values.items[k], strlen(h[i].values.items[k]));
+            http_header_append(list, name, h[i].values.items[k], strlen(h[i].values.items[k]));
         for (size_t k = 0; k < h[i].secrets.n; k++)
-            append(list, name, h[i].secrets.items[k], strlen(h[i].secrets.items[k]));
+            http_header_append(list, name, h[i].secrets.items[k], strlen(h[i].secrets.items[k]));
         for (size_t k = 0; k < h[i].files.n; k++)
             if (!append_file(list, name, h[i].files.items[k], err, errlen))
                 return false;

@@ -52,6 +52,18 @@ static const struct profd_option http_header_value[] = {
 int http_headers_validate(const struct profd_host *host, struct profd_diag *d,
                           const struct profd_map *headers, const char *prefix);
 
+/* What is wrong with the name of header i of m, a map of headers of any
+ * value type: not an HTTP token, or given before whatever its case; NULL
+ * when nothing is. */
+const char *http_header_name_problem(const struct profd_map *m, size_t i);
+
+/* Whether a value of l holds a line break, which would end its header. */
+bool http_header_values_broken(const struct profd_str_list *l);
+
+/* Appends the line of header name with value (len bytes) to *list. */
+void http_header_append(struct curl_slist **list, const char *name, const char *value,
+                        size_t len);
+
 /* Appends a "Name: value" line to *list for every value of headers, in
  * the order written, each file read now. False, with err saying which
  * file could not be read or held a line break, when one did not make a

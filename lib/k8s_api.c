@@ -118,10 +118,10 @@ static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
 }
 
 /* Sets up h with a's TLS (the service account's CA for the cluster's own
- * server) and proxy. Returns the Authorization line to send, its secret
+ * server) and proxy, its headers for the proxy kept in req. Returns the Authorization line to send, its secret
  * files read now, malloc'd, or NULL: none, or a file that cannot be read
  * (outside a cluster, the service account's token). */
-static char *use_options(CURL *h, const struct k8s_access *a)
+static char *use_options(CURL *h, const struct k8s_access *a, struct k8s_request *req)
 {
     struct client_tls tls = a->tls;
     if (!option_set(a->api_server) && !option_set(tls.ca_file))
@@ -129,7 +129,7 @@ static char *use_options(CURL *h, const struct k8s_access *a)
     client_tls_apply(h, &tls);
     if (!a->auth)
         return NULL;
-    client_auth_apply_proxy(a->auth, h);
+    req->proxy_headers = client_auth_apply_proxy(a->auth, h);
     if (a->oauth2)
         return oauth2_shared_line(a->oauth2);
     struct client_credentials *c = client_credentials_new(a->auth, NULL, 0);
@@ -146,7 +146,7 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
     CURL *h = easy;
     const struct k8s_kubeconfig *kc = a->kubeconfig;
     *req = (struct k8s_request){.headers = curl_slist_append(NULL, "Accept: application/json")};
-    char *authorization = kc ? use_kubeconfig(h, kc) : use_options(h, a);
+    char *authorization = kc ? use_kubeconfig(h, kc) : use_options(h, a, req);
     if (authorization)
         req->headers = curl_slist_append(req->headers, authorization);
     free(authorization);
@@ -171,6 +171,7 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
 void k8s_request_end(struct k8s_request *req)
 {
     curl_slist_free_all(req->headers);
+    curl_slist_free_all(req->proxy_headers);
     client_tls_route_free(&req->route);
     *req = (struct k8s_request){0};
 }
@@ -202,10 +203,10 @@ bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body,
     curl_easy_getinfo((CURL *)easy, CURLINFO_RESPONSE_CODE, &status);
     if (status == 401 && a->kubeconfig && a->kubeconfig->exec)
         k8s_exec_forget(a->kubeconfig->exec);   /* refused: run the plugin again next time */
-    if (rc != CURLE_OK)
-        snprintf(why, whylen, "%s",
-                 rc == CURLE_WRITE_ERROR ? "the response is over 256 MiB"
-                                         : curl_easy_strerror((CURLcode)rc));
+    if (rc == CURLE_WRITE_ERROR)
+        snprintf(why, whylen, "the response is over 256 MiB");
+    else if (rc != CURLE_OK)
+        client_auth_failure((CURL *)easy, (CURLcode)rc, why, whylen);
     else if (status != 200)
         snprintf(why, whylen, "HTTP %ld: %.200s", status, body->data ? body->data : "");
     return rc == CURLE_OK && status == 200;

@@ -80,6 +80,7 @@ int k8s_api_authorize(const struct k8s_access *a, char *why, size_t whylen);
 /* The lists a request's transfer reads until it is over. */
 struct k8s_request {
     struct curl_slist *headers;
+    struct curl_slist *proxy_headers;   /* proxy_connect_header's */
     struct client_tls_route route;   /* for a tls-server-name (or tls_config.server_name) */
 };
 

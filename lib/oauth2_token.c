@@ -23,6 +23,7 @@ struct answer {
 struct oauth2_token {
     const struct client_oauth2 *o;
     CURL *curl;
+    struct curl_slist *proxy_headers;   /* proxy_connect_header's, which curl points at */
     char *header;          /* "Authorization: Bearer <token>", or NULL */
     int64_t refresh_at;    /* monotonic ns when to fetch again; INT64_MAX: never */
     /* the fetch under way: the request's escaped id, secret and body,
@@ -108,7 +109,7 @@ struct oauth2_token *oauth2_token_new(const struct client_auth *a, const struct 
     if (!t->curl)
         abort();
     client_tls_apply(t->curl, tls);
-    client_auth_apply_proxy(a, t->curl);
+    t->proxy_headers = client_auth_apply_proxy(a, t->curl);
     curl_easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(t->curl, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
     curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
@@ -217,8 +218,10 @@ bool oauth2_token_fetch_finish(struct oauth2_token *t, CURLcode rc, char *why, s
     int64_t expires_in = 0;
     char parse_why[128];
     bool ok = false;
+    char failure[160];
     if (rc != CURLE_OK)
-        snprintf(why, whylen, "token from %s: %s", o->token_url, curl_easy_strerror(rc));
+        snprintf(why, whylen, "token from %s: %s", o->token_url,
+                 client_auth_failure(t->curl, rc, failure, sizeof(failure)));
     else if (status != 200)
         snprintf(why, whylen, "token from %s: HTTP status %ld: %.160s", o->token_url, status,
                  a->p ? a->p : "");
@@ -258,6 +261,7 @@ void oauth2_token_free(struct oauth2_token *t)
         return;
     fetch_clear(t);
     curl_easy_cleanup(t->curl);
+    curl_slist_free_all(t->proxy_headers);
     free(t->header);
     free(t);
 }

@@ -29,6 +29,7 @@ struct rpc_client {
     pthread_mutex_t mu;
     CURL *curl;
     struct curl_slist *headers;
+    struct curl_slist *proxy_headers;   /* proxy_connect_header's */
     struct client_tls_route route;   /* for tls.server_name: the URL requested */
     char *url;                   /* without a trailing slash for gRPC */
     enum profd_rpc_protocol protocol;
@@ -122,7 +123,7 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->route.connect_to);
     if (o->auth) {
         c->credentials = client_credentials_new(o->auth, o->tls, o->timeout);
-        client_auth_apply_proxy(o->auth, h);
+        c->proxy_headers = client_auth_apply_proxy(o->auth, h);
     }
     return c;
 }
@@ -134,6 +135,7 @@ void rpc_client_free(struct rpc_client *c)
     if (c->curl)
         curl_easy_cleanup(c->curl);
     curl_slist_free_all(c->headers);
+    curl_slist_free_all(c->proxy_headers);
     client_tls_route_free(&c->route);
     pthread_mutex_destroy(&c->mu);
     free(c->url);
@@ -425,7 +427,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     res->http_status = (int)status;
     int out;
     if (rc != CURLE_OK) {
-        snprintf(res->message, sizeof(res->message), "%s", curl_easy_strerror(rc));
+        client_auth_failure(h, rc, res->message, sizeof(res->message));
         res->grpc_status = GRPC_UNAVAILABLE;
         out = rc == CURLE_WRITE_ERROR ? PROFD_ERR : PROFD_ERETRY;
     } else {

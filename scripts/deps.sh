@@ -5,7 +5,7 @@
 set -eu
 build="gcc make pkg-config libyaml-dev libprotobuf-c-dev protobuf-c-compiler libevent-dev
 libdeflate-dev libisal-dev libjansson-dev libpcre2-dev libssl-dev libcurl4-openssl-dev libzstd-dev libdw-dev libelf-dev libdebuginfod-dev libnghttp2-dev zlib1g-dev libiberty-dev liburing-dev libjemalloc-dev"
-test="clang llvm rustc libclang-rt-14-dev libtsan2 golang-go golang-github-felixge-fgprof-dev python3 valgrind time procps nginx-light curl openssl linux-perf libc6-dbg debuginfod dwz python3-grpcio python3-protobuf protobuf-compiler wrk"
+test="clang llvm rustc libclang-rt-14-dev libtsan2 golang-go golang-github-felixge-fgprof-dev python3 valgrind time procps nginx-light curl openssl linux-perf libc6-dbg debuginfod dwz python3-grpcio python3-protobuf protobuf-compiler wrk tinyproxy"
 # One at a time: make -j may start "deps" and "test-deps" together, and
 # apt-get cannot run twice at once.
 exec 9>"${TMPDIR:-/tmp}/profd-deps.lock"

@@ -39,6 +39,7 @@ struct http_discovery {
     /* the request under way (easy NULL when none) */
     CURL *easy;
     struct curl_slist *headers;
+    struct curl_slist *proxy_headers;   /* proxy_connect_header's */
     struct client_tls_route route;
     struct listing listing;
     char *unreadable;                 /* a secret file it could not read, or NULL */
@@ -85,7 +86,8 @@ static void request_end(struct http_discovery *d)
         curl_easy_cleanup(d->easy);
     d->easy = NULL;
     curl_slist_free_all(d->headers);
-    d->headers = NULL;
+    curl_slist_free_all(d->proxy_headers);
+    d->headers = d->proxy_headers = NULL;
     client_tls_route_free(&d->route);
     free(d->listing.data);
     d->listing = (struct listing){0};
@@ -150,10 +152,10 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     char why[512];
     struct profd_target_group *groups = NULL;
     size_t n = 0;
-    if (result != CURLE_OK)
-        snprintf(why, sizeof(why), "%s", result == CURLE_WRITE_ERROR
-                                             ? "the answer is over 64 MiB"
-                                             : curl_easy_strerror(result));
+    if (result == CURLE_WRITE_ERROR)
+        snprintf(why, sizeof(why), "the answer is over 64 MiB");
+    else if (result != CURLE_OK)
+        client_auth_failure(easy, result, why, sizeof(why));
     else if (status != 200)
         snprintf(why, sizeof(why), "HTTP status %ld: %.160s", status,
                  d->listing.data ? d->listing.data : "");
@@ -209,7 +211,7 @@ static void send_request(struct http_discovery *d)
         d->headers = curl_slist_append(d->headers, d->route.host_header);
     client_tls_route_apply(e, cfg->url, &d->route);
     client_tls_apply(e, &cfg->tls_config);
-    client_auth_apply_proxy(&cfg->auth, e);
+    d->proxy_headers = client_auth_apply_proxy(&cfg->auth, e);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_listing);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &d->listing);

@@ -46,6 +46,7 @@ struct scrape {
     int64_t next_due_ns;
     CURL *easy;
     struct curl_slist *headers;
+    struct curl_slist *proxy_headers;   /* proxy_connect_header's */
     struct client_tls_route route;   /* for tls_config.server_name */
     const char *unreadable;        /* a secret file the last scrape could not read (the
                                     * job's option), or NULL */
@@ -340,9 +341,10 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
     char err[512];
     if (result != CURLE_OK) {
-        snprintf(err, sizeof(err), "%s", result == CURLE_WRITE_ERROR
-                                             ? "body larger than max_body_size"
-                                             : curl_easy_strerror(result));
+        if (result == CURLE_WRITE_ERROR)
+            snprintf(err, sizeof(err), "body larger than max_body_size");
+        else
+            client_auth_failure(easy, result, err, sizeof(err));
         report(sc, false, err, sc->len);
         return;
     }
@@ -418,7 +420,7 @@ static void configure_easy(struct scrape *sc)
     /* through proxy_url, else straight to the target whatever http_proxy
      * and the like say (unless proxy_from_environment), as Prometheus
      * scrapes */
-    client_auth_apply_proxy(&j->auth, e);
+    sc->proxy_headers = client_auth_apply_proxy(&j->auth, e);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, (long)j->follow_redirects);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);   /* Go's http.Client's limit */
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -538,6 +540,7 @@ static void scrape_free(struct scrape *sc)
     instant_timer_disarm(&sc->due);
     curl_easy_cleanup(sc->easy);
     curl_slist_free_all(sc->headers);
+    curl_slist_free_all(sc->proxy_headers);
     client_tls_route_free(&sc->route);
     if (sc->gauge_labels) {
         s->host->gauge_del(s->self, "profd_scrape_up", sc->gauge_labels);

@@ -244,7 +244,17 @@ def serve_on_free_port(start, attempts=5):
     raise AssertionError("the server did not start: " + why)
 
 
-class ForwardProxy:
+class LoopbackProxy:
+    """A proxy process listening on a loopback port: `url` is its
+    address, `proc` its Popen (stderr a pipe); stop() ends it."""
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.proc.stderr.close()
+
+
+class ForwardProxy(LoopbackProxy):
     """nginx as a plain HTTP forward proxy on a free loopback port, in
     directory: a request in the absolute form clients send a proxy goes on
     to the host it names with "Via: 1.1 nginx" added, the response
@@ -259,13 +269,36 @@ class ForwardProxy:
                 f.write(FORWARD_PROXY % {"dir": directory, "port": port})
             return subprocess.Popen(["nginx", "-c", conf, "-p", directory, "-g", "daemon off;"],
                                     stderr=subprocess.PIPE)
-        self.nginx, port = serve_on_free_port(start)
+        self.proc, port = serve_on_free_port(start)
         self.url = "http://127.0.0.1:%d" % port
 
-    def stop(self):
-        self.nginx.terminate()
-        self.nginx.wait(timeout=30)
-        self.nginx.stderr.close()
+
+TUNNEL_PROXY = """Port %(port)d
+Listen 127.0.0.1
+Timeout 60
+MaxClients 64
+BasicAuth %(user)s %(password)s
+LogLevel Connect
+"""
+
+
+class TunnelProxy(LoopbackProxy):
+    """tinyproxy on a free loopback port, in directory, asking every
+    request for basic auth as user with password: a CONNECT without the
+    Proxy-Authorization they make is answered 407. `url` is its
+    address."""
+
+    def __init__(self, directory, user, password):
+        os.makedirs(directory, exist_ok=True)
+        conf = os.path.join(directory, "tinyproxy.conf")
+
+        def start(port):
+            with open(conf, "w") as f:
+                f.write(TUNNEL_PROXY % {"port": port, "user": user, "password": password})
+            return subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE)
+        self.proc, port = serve_on_free_port(start)
+        self.url = "http://127.0.0.1:%d" % port
 
 
 def valgrind(log):

@@ -266,6 +266,33 @@ class OtlpReceiverTest(ProfdTestCase):
         wait_until(lambda: os.path.exists(self.path("profiles", "heap.pb.gz")), "profd over TLS")
         self.assertEqual(sender.stop(), 0)
 
+    def test_exporter_tunnels_through_a_proxy_that_asks_for_credentials(self):
+        """An exporter whose proxy (tinyproxy) asks for basic auth: with
+        proxy_connect_header's Proxy-Authorization its CONNECT opens the
+        tunnel and the profile arrives over gRPC+TLS; without it the export
+        fails saying the proxy refused the tunnel with 407."""
+        import base64
+        from harness import TunnelProxy
+        ca, cert, key = make_test_certs(self.dir)
+        p = self.start(receiver_config(tls=", tls: {cert_file: %s, key_file: %s}" % (cert, key)))
+        proxy = TunnelProxy(self.path("proxy"), "agent", "s3cret")
+        self.addCleanup(proxy.stop)
+        self.spool_heap()
+        through = 'endpoint: "https://%s", tls: {ca_file: %s}, proxy_url: "%s", ' \
+                  'shutdown_timeout: 100ms' % (addresses(p)[0], ca, proxy.url)
+        header = ", proxy_connect_header: {Proxy-Authorization: ['Basic %s']}" % (
+            base64.b64encode(b"agent:s3cret").decode())
+        for sender, options in (("refused", through), ("let", through + header)):
+            os.makedirs(self.path(sender))
+            self.procs.append(Profd(self.path(sender),
+                                    sender_config(self.path("spool"), options)))
+        self.procs[1].wait_log(r"export to https://.* failed.*: the proxy refused the tunnel: "
+                               r"HTTP 407")
+        wait_until(lambda: os.path.exists(self.path("profiles", "heap.pb.gz")),
+                   "the profile through the tunnel")
+        for sender in self.procs[1:]:
+            self.assertEqual(sender.stop(), 0)
+
     def test_exporter_asks_for_its_tls_server_name(self):
         """A receiver whose certificate names otlp.example alone: a sender
         given its address takes it with tls.server_name, over gRPC and

@@ -50,10 +50,11 @@ class ScrapeTest(ProfdTestCase):
         self.targets.append(t)
         return t
 
-    def goroutine_target(self):
-        """A FakeTarget answering /debug/pprof/goroutine with the Go
-        corpus's goroutine profile."""
-        t = self.target(fake=True)
+    def goroutine_target(self, tls=None):
+        """A FakeTarget (tls as FakeTarget takes it) answering
+        /debug/pprof/goroutine with the Go corpus's goroutine profile."""
+        t = FakeTarget(tls=tls)
+        self.targets.append(t)
         t.set("/debug/pprof/goroutine",
               (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
         return t
@@ -270,6 +271,41 @@ class ScrapeTest(ProfdTestCase):
                  "proxy_from_environment: true\n        no_proxy: 127.0.0.1\n",
                  "job 'from_env': no_proxy needs proxy_url")]:
             self.assert_config_refused(config.replace(old, new, 1), says)
+
+    def test_proxy_connect_header_goes_to_the_proxy_with_its_connect(self):
+        """proxy_connect_header goes to the proxy with the CONNECT that
+        opens a tunnel to an https target: tinyproxy, asking for basic
+        auth, lets the scrape through with it (its Proxy-Authorization)
+        and refuses the job without it (407), which fails saying so. Not
+        to the target. A header with no proxy to go to is a config
+        error."""
+        import base64
+        from harness import TunnelProxy
+        ca, cert, key = make_test_certs(self.dir)
+        fake = self.goroutine_target(tls=(cert, key))
+        proxy = TunnelProxy(self.path("proxy"), "agent", "s3cret")
+        self.addCleanup(proxy.stop)
+        through = "        scheme: https\n        tls_config: {ca_file: %s}\n" \
+                  "        proxy_url: %s\n" % (ca, proxy.url)
+        header = ("        proxy_connect_header: {Proxy-Authorization: ['Basic %s']}\n"
+                  % base64.b64encode(b"agent:s3cret").decode())
+        config = (SCRAPE % (job("let", [fake.address], ["goroutine"], extra=through + header) +
+                            job("refused", [fake.address], ["goroutine"], extra=through))
+                  ).replace("{__name__}/{instance}", "{job}/{instance}")
+        p = self.start(config)
+        p.wait_log(r"pprof_file: wrote \./profiles/let/")
+        p.wait_log(r"scrape of https://%s/debug/pprof/goroutine failed: the proxy refused the tunnel: HTTP 407" %
+                   re.escape(fake.address))
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(self.written("refused"), [])
+        self.assertEqual({h.get("Proxy-Authorization") for _, h in list(fake.requests)}, {None})
+        self.assertNotIn("s3cret", p.log_text())
+        self.assert_config_refused(
+            config.replace("        proxy_url: %s\n" % proxy.url, ""),
+            "job 'let': proxy_connect_header needs proxy_url or proxy_from_environment")
+        self.assert_config_refused(
+            config.replace("{Proxy-Authorization:", "{'Proxy Authorization':"),
+            "job 'let': proxy_connect_header: 'Proxy Authorization': not a header name")
 
     def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
         bad = self.target(fake=True)
@@ -694,10 +730,7 @@ service:
 
     def test_https_with_a_private_ca_and_insecure_skip_verify(self):
         ca, cert, key = make_test_certs(self.dir)
-        fake = FakeTarget(tls=(cert, key))
-        self.targets.append(fake)
-        fake.set("/debug/pprof/goroutine",
-                 (200, open(os.path.join(GO_CORPUS, "goroutine.pb.gz"), "rb").read()))
+        fake = self.goroutine_target(tls=(cert, key))
         jobs = (job("trusted", [fake.address], ["goroutine"],
                     extra="        scheme: https\n        tls_config: {ca_file: %s}\n" % ca) +
                 job("untrusted", [fake.address], ["goroutine"],

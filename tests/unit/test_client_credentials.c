@@ -11,6 +11,7 @@
 #include "../../config/diag.h"
 #include "../../core/graph.h"
 #include "../../lib/client_auth.c"
+#include "../../lib/http_headers.c"
 #include "../../lib/client_credentials.c"
 #include "../../lib/client_tls.c"
 #include "../../lib/grow.c"

@@ -27,6 +27,7 @@ struct http_sd_config {
     char *url;
     int64_t refresh_interval;
     struct client_auth auth;
+    struct profd_map http_headers;   /* struct http_header */
     struct client_tls tls_config;
 };
 

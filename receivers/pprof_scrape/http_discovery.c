@@ -186,7 +186,8 @@ static void refresh_header(int64_t every_ns, char *out, size_t outlen)
         out[--n] = '\0';
 }
 
-/* Sets up and starts a request of the URL. */
+/* Sets up and starts a request of the URL; fails it, unsent, when a
+ * header file gives no value. */
 static void send_request(struct http_discovery *d)
 {
     const struct http_sd_config *cfg = d->cfg;
@@ -206,6 +207,12 @@ static void send_request(struct http_discovery *d)
         d->headers = curl_slist_append(d->headers, secret);
     free(line);
     d->unreadable = must_strdup_or_null(unreadable);
+    char why[300];
+    if (!http_headers_append(&cfg->http_headers, &d->headers, why, sizeof(why))) {
+        failed(d, why);
+        request_end(d);
+        return;
+    }
     client_tls_route(cfg->tls_config.server_name, cfg->url, &d->route);
     if (d->route.host_header)
         d->headers = curl_slist_append(d->headers, d->route.host_header);

@@ -27,6 +27,7 @@ static const struct profd_option http_sd_options[] = {
     {"refresh_interval", PROFD_OPT_DURATION, SUB(struct http_sd_config, refresh_interval), "60s",
      "how often the URL is asked again (and the longest one answer may take)"},
     CLIENT_AUTH_OPTIONS(struct http_sd_config, auth, "false"),
+    HTTP_HEADERS_OPTION(struct http_sd_config, http_headers),
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct http_sd_config, tls_config), NULL,
      "TLS to the URL", client_tls_options},
     {0},

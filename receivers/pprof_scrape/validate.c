@@ -55,6 +55,7 @@ static int validate_http_sd(const struct profd_host *host, struct profd_diag *d,
             rc = PROFD_ERR;
         }
         if (client_auth_validate(host, d, &hc[k].auth, what) != PROFD_OK ||
+            http_headers_validate(host, d, &hc[k].http_headers, what) != PROFD_OK ||
             client_tls_validate(host, d, &hc[k].tls_config, what) != PROFD_OK)
             rc = PROFD_ERR;
     }

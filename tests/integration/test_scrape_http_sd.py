@@ -125,6 +125,31 @@ class ScrapeHttpSdTest(ProfdTestCase):
                                     p.log_text()), [("0", "0"), ("1", "0")])
         self.assertEqual(p.stop(), 0)
 
+    def test_http_headers_go_with_each_request_of_the_list(self):
+        """http_headers: values and files (read for each request) go with
+        every request of the list; a file gone fails the request, said and
+        counted, the targets kept."""
+        web = self.goroutine_target()
+        sd = self.server()
+        sd.set("/targets", (200, groups((web, "web")), 0, JSON))
+        key = self.path("key")
+        with open(key, "w") as f:
+            f.write("k1\n")
+        url = "http://%s/targets" % sd.address
+        p = self.start(CONFIG % {"url": url, "auth": ", http_headers: {X-Fleet: {values: [a, b]}, "
+                                 "X-Key: {files: [%s]}}" % key})
+        wait_until(lambda: self.files("web", web), "web's goroutines")
+        first = self.sd_requests(sd)[0]
+        self.assertEqual((first.get_all("X-Fleet"), first.get_all("X-Key")), (["a", "b"], ["k1"]))
+        os.unlink(key)
+        p.wait_log(r"job 'fleet': http_sd_configs %s: http_headers: 'X-Key': cannot read %s; "
+                   r"keeping its 1 target group\(s\)" % (re.escape(url), re.escape(key)))
+        self.assertGreaterEqual(metric_value(p.metrics(), "profd_scrape_http_sd_failures",
+                                             component="pprof_scrape", job="fleet"), 1)
+        before = len(self.files("web", web))
+        wait_until(lambda: len(self.files("web", web)) > before, "web scraped still")
+        self.assertEqual(p.stop(), 0)
+
     def test_an_oauth2_token_is_fetched_for_the_list(self):
         web = self.goroutine_target()
         sd = self.server()

@@ -9,6 +9,7 @@
 #include "client_credentials.h"
 #include "file_io.h"
 #include "grow.h"
+#include "http_headers.h"
 
 char *k8s_api_base(const struct k8s_access *a)
 {
@@ -140,8 +141,9 @@ static char *use_options(CURL *h, const struct k8s_access *a, struct k8s_request
     return copy;
 }
 
-void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
-                     struct k8s_response *body, struct k8s_request *req)
+bool k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
+                     struct k8s_response *body, struct k8s_request *req, char *why,
+                     size_t whylen)
 {
     CURL *h = easy;
     const struct k8s_kubeconfig *kc = a->kubeconfig;
@@ -152,6 +154,8 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
     free(authorization);
     for (size_t i = 0; kc && kc->impersonation && kc->impersonation[i]; i++)
         req->headers = curl_slist_append(req->headers, kc->impersonation[i]);
+    bool headers_made = kc || !a->http_headers ||
+                        http_headers_append(a->http_headers, &req->headers, why, whylen);
     client_tls_route(kc ? kc->tls_server_name : a->tls.server_name, url, &req->route);
     if (req->route.host_header)
         req->headers = curl_slist_append(req->headers, req->route.host_header);
@@ -166,6 +170,7 @@ void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(a->timeout / 1000000));
+    return headers_made;
 }
 
 void k8s_request_end(struct k8s_request *req)

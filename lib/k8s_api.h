@@ -40,6 +40,9 @@ struct k8s_access {
     /* NULL, or the token of auth's oauth2, which k8s_api_authorize fetches
      * when due and requests send */
     struct oauth2_shared *oauth2;
+    /* NULL, or the headers (a map of struct http_header, lib/http_headers.h)
+     * every request sends besides its own; not with a kubeconfig */
+    const struct profd_map *http_headers;
 };
 
 /* A response's body as it comes, NUL-terminated. */
@@ -92,10 +95,13 @@ struct k8s_request {
  * url's host becomes that name,
  * libcurl connecting to the url's host still: the name is the one the
  * certificate is checked against and SNI says, the Host header keeps the
- * url's, as kubectl has them.
+ * url's, as kubectl has them. False, with why set, when a header file of
+ * a's http_headers gives no value: the request is not to be sent (*req
+ * still to be ended).
  */
-void k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
-                     struct k8s_response *body, struct k8s_request *req);
+bool k8s_api_prepare(void *easy, const char *url, const struct k8s_access *a,
+                     struct k8s_response *body, struct k8s_request *req, char *why,
+                     size_t whylen);
 
 /* Frees what k8s_api_prepare made for a request, and empties *req. */
 void k8s_request_end(struct k8s_request *req);

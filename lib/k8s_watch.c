@@ -152,16 +152,16 @@ static size_t on_watch_data(char *p, size_t size, size_t n, void *arg)
 }
 
 /* Sets up a transfer of url on w->easy; false (w->why set) when libcurl
- * cannot. */
+ * cannot, or a header file gives no value. */
 static bool begin_transfer(struct k8s_watch *w, const char *url)
 {
     if (!(w->easy = curl_easy_init())) {
         snprintf(w->why, sizeof(w->why), "libcurl cannot be set up");
         return false;
     }
-    k8s_api_prepare(w->easy, url, w->access, &w->body, &w->request);
     curl_easy_setopt(w->easy, CURLOPT_PRIVATE, w);
-    return true;
+    return k8s_api_prepare(w->easy, url, w->access, &w->body, &w->request, w->why,
+                           sizeof(w->why));
 }
 
 /* On the component's own thread: the kubeconfig's exec plugin run. */

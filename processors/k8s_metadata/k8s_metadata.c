@@ -310,8 +310,8 @@ static char *get_now(struct state *s, const char *url, size_t *len)
         return NULL;
     }
     struct k8s_request request;
-    k8s_api_prepare(h, url, &s->access, &b, &request);
-    bool ok = k8s_api_succeeded(h, curl_easy_perform(h), &b, &s->access, why, sizeof(why));
+    bool ok = k8s_api_prepare(h, url, &s->access, &b, &request, why, sizeof(why)) &&
+              k8s_api_succeeded(h, curl_easy_perform(h), &b, &s->access, why, sizeof(why));
     k8s_request_end(&request);
     curl_easy_cleanup(h);
     if (!ok) {

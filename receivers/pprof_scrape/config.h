@@ -55,6 +55,7 @@ struct kubernetes_sd_config {
     char *api_server;
     char *kubeconfig_file;
     struct client_auth auth;
+    struct profd_map http_headers;   /* struct http_header */
     struct client_tls tls_config;
     struct k8s_namespaces namespaces;
     struct profd_obj_list selectors;   /* struct k8s_selector */

@@ -293,7 +293,8 @@ struct k8s_discovery *k8s_discovery_new(const struct profd_host *h, struct profd
     if (in_cluster && !client_auth_credentials_set(&cfg->auth))
         d->auth.bearer_token_file = K8S_SERVICE_ACCOUNT "/token";
     d->access = (struct k8s_access){cfg->api_server, &d->auth, cfg->tls_config, cfg->timeout,
-                                    from_kubeconfig ? &d->kubeconfig : NULL};
+                                    from_kubeconfig ? &d->kubeconfig : NULL,
+                                    .http_headers = &cfg->http_headers};
     char *base = k8s_api_base(&d->access), *own = NULL;
     if (!base)
         snprintf(why, whylen, "no api_server or kubeconfig_file, and not in a Kubernetes pod "

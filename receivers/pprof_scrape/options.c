@@ -74,8 +74,9 @@ static const struct profd_option kubernetes_sd_options[] = {
     {"kubeconfig_file", PROFD_OPT_STRING, SUB(struct kubernetes_sd_config, kubeconfig_file), NULL,
      "a kubeconfig whose current context gives the server, the credentials (an exec plugin's "
      "too) and own_namespace (profd outside the cluster); not with api_server, "
-     "credentials, a proxy or tls_config"},
+     "credentials, a proxy, http_headers or tls_config"},
     CLIENT_AUTH_OPTIONS(struct kubernetes_sd_config, auth, "false"),
+    HTTP_HEADERS_OPTION(struct kubernetes_sd_config, http_headers),
     {"tls_config", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, tls_config), NULL,
      "TLS to the API", client_tls_options},
     {"namespaces", PROFD_OPT_OBJECT, SUB(struct kubernetes_sd_config, namespaces), NULL,

@@ -95,16 +95,17 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         const struct client_auth *auth = &kc[k].auth;
         if (option_set(kc[k].kubeconfig_file) &&
             (option_set(kc[k].api_server) || client_auth_credentials_set(auth) ||
-             option_set(auth->proxy_url) || tls->ca_file || tls->cert_file ||
-             tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
+             option_set(auth->proxy_url) || kc[k].http_headers.n || tls->ca_file ||
+             tls->cert_file || tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
             host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server, "
-                       "the credentials and the proxy: api_server, credentials, proxy_url and "
-                       "tls_config cannot be set with it", j->job_name);
+                       "the credentials and the proxy: api_server, credentials, proxy_url, "
+                       "http_headers and tls_config cannot be set with it", j->job_name);
             rc = PROFD_ERR;
         }
         char what[160];
         snprintf(what, sizeof(what), "job '%s': kubernetes_sd_configs: ", j->job_name);
-        if (client_auth_validate(host, d, auth, what) != PROFD_OK)
+        if (client_auth_validate(host, d, auth, what) != PROFD_OK ||
+            http_headers_validate(host, d, &kc[k].http_headers, what) != PROFD_OK)
             rc = PROFD_ERR;
         if (kc[k].retry_interval <= 0 || kc[k].timeout <= 0) {
             host->diag(d, &kc[k].retry_interval, "job '%s': kubernetes_sd_configs "

@@ -617,10 +617,10 @@ exporters:
         self.assertEqual(p.stop(), 0)
 
     def test_authorization_and_a_proxy_url_of_its_own_go_to_the_api(self):
-        """authorization (a credentials_file) and proxy_url, as Prometheus's
-        kubernetes_sd_config takes them: the lists and watches carry the
-        credentials through nginx as a forward proxy (its Via header); the
-        scrapes go straight to the pods."""
+        """authorization (a credentials_file), proxy_url and http_headers, as
+        Prometheus's kubernetes_sd_config takes them: the lists and watches
+        carry the credentials and headers through nginx as a forward proxy
+        (its Via header); the scrapes go straight to the pods."""
         web = self.go_target()
         port = int(web.address.rsplit(":", 1)[1])
         proxy = ForwardProxy(self.path("proxy"))
@@ -629,11 +629,13 @@ exporters:
         p = self.start((CONFIG % api.url).replace(
             "            bearer_token_file: ./token\n",
             "            authorization: {type: Bearer, credentials_file: ./token}\n"
+            "            http_headers: {X-Cluster: {values: [c1]}}\n"
             "            proxy_url: %s\n" % proxy.url))
         wait_until(lambda: self.files("shop", "web-1", "app", "web"), "web-1's goroutines")
         self.assertEqual(p.stop(), 0)
         self.assertEqual(api.got[0][2], "Bearer tok123")
         self.assertEqual({h["Via"] for h in list(api.headers)}, {"1.1 nginx"})
+        self.assertEqual({tuple(h.get_all("X-Cluster")) for h in list(api.headers)}, {("c1",)})
 
     def test_a_kubeconfig_that_cannot_be_used_is_an_error_and_the_rest_goes_on(self):
         target = self.goroutine_target()
@@ -690,11 +692,14 @@ exporters:
                       "role 'endpointslice' (endpointslice, service, pod, node)", self.refusal(
                           "- role: pod\n", "- role: endpointslice\n",
                           '[{role: pod, label: "tier!=db"}]', "[{role: ingress}]"))
-        self.assertIn("job 'pods': kubeconfig_file gives the server, the credentials and the "
-                      "proxy: api_server, credentials, proxy_url and tls_config cannot be set "
-                      "with it",
-                      self.refusal("            bearer_token_file: ./token\n",
-                                   "            kubeconfig_file: ./kubeconfig\n"))
+        for given in ('            api_server: "http://127.0.0.1:1"\n',
+                      "            http_headers: {X-Cluster: {values: [c1]}}\n"):
+            self.assertIn("job 'pods': kubeconfig_file gives the server, the credentials and "
+                          "the proxy: api_server, credentials, proxy_url, http_headers and "
+                          "tls_config cannot be set with it",
+                          self.refusal("            bearer_token_file: ./token\n",
+                                       "            kubeconfig_file: ./kubeconfig\n",
+                                       '            api_server: "http://127.0.0.1:1"\n', given))
         self.assertIn("job 'pods': kubernetes_sd_configs: oauth2 needs client_id and token_url",
                       self.refusal("            bearer_token_file: ./token\n",
                                    "            oauth2: {client_id: c}\n"))

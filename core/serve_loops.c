@@ -4,30 +4,26 @@
 #include <event2/event.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "../lib/cpus.h"
 #include "alloc.h"
 #include "exporter.h"
 #include "log.h"
+#include "loop_inbox.h"
 
 struct job {
     void (*fn)(void *arg);
     void *arg;
-    struct job *next;
+    struct profd_inbox_link link;
 };
 
 struct loop {
     struct event_base *base;
     pthread_t thread;
-    pthread_mutex_t mu;
-    struct job *jobs, **jobs_tail;    /* posted, not yet taken */
-    int efd;                          /* written when the first job is posted */
-    struct event *wake;               /* the loop's watch on efd */
+    struct profd_loop_inbox *jobs;    /* posted to run on the loop */
 };
 
 struct profd_serve_loops {
@@ -56,24 +52,16 @@ unsigned profd_serve_loops_count(const struct profd_serve_loops *l)
     return l ? l->n : 0;
 }
 
-/* Runs every job posted so far, in order (loop i's thread). */
-static void on_wake(evutil_socket_t fd, short what, void *arg)
+/* Runs the jobs posted, in order (the loop's thread). */
+static void run_jobs(void *arg, struct profd_inbox_link *first)
 {
-    (void)what;
-    struct loop *lp = arg;
-    uint64_t count;
-    ssize_t got = read(fd, &count, sizeof(count));   /* EAGAIN: woken already */
-    (void)got;
-    pthread_mutex_lock(&lp->mu);
-    struct job *j = lp->jobs;
-    lp->jobs = NULL;
-    lp->jobs_tail = &lp->jobs;
-    pthread_mutex_unlock(&lp->mu);
-    while (j) {
-        struct job *next = j->next;
+    (void)arg;
+    while (first) {
+        struct profd_inbox_link *next = first->next;
+        struct job *j = (struct job *)((char *)first - offsetof(struct job, link));
         j->fn(j->arg);
         free(j);
-        j = next;
+        first = next;
     }
 }
 
@@ -86,28 +74,20 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-/* Makes loop lp (not its thread); -1 when its base or eventfd cannot be. */
+/* Makes loop lp (not its thread); -1 when its base or inbox cannot be. */
 static int loop_init(struct loop *lp)
 {
-    pthread_mutex_init(&lp->mu, NULL);
-    lp->jobs_tail = &lp->jobs;
     lp->base = profd_event_base_new();
-    lp->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    lp->wake = lp->base && lp->efd >= 0
-                   ? event_new(lp->base, lp->efd, EV_READ | EV_PERSIST, on_wake, lp) : NULL;
-    return lp->wake && event_add(lp->wake, NULL) == 0 ? 0 : -1;
+    lp->jobs = lp->base ? profd_loop_inbox_new(lp->base, run_jobs, NULL) : NULL;
+    return lp->jobs ? 0 : -1;
 }
 
 /* Frees what loop_init made (its thread ended or never started). */
 static void loop_fini(struct loop *lp)
 {
-    if (lp->wake)
-        event_free(lp->wake);
-    if (lp->efd >= 0)
-        close(lp->efd);
+    profd_loop_inbox_free(lp->jobs);
     if (lp->base)
         event_base_free(lp->base);
-    pthread_mutex_destroy(&lp->mu);
 }
 
 static void break_loop(void *arg)
@@ -133,8 +113,6 @@ static void loops_start(struct profd_serve_loops *l)
 {
     l->started = true;
     l->loops = profd_xcalloc(l->n, sizeof(*l->loops));
-    for (unsigned i = 0; i < l->n; i++)
-        l->loops[i].efd = -1;
     unsigned running = 0;
     for (; running < l->n; running++) {
         struct loop *lp = &l->loops[running];
@@ -162,17 +140,9 @@ struct event_base *profd_serve_loops_base(struct profd_serve_loops *l, unsigned 
 void profd_serve_loops_post(struct profd_serve_loops *l, unsigned i, void (*fn)(void *arg),
                             void *arg)
 {
-    struct loop *lp = &l->loops[i];
     struct job *j = profd_xmalloc(sizeof(*j));
-    *j = (struct job){fn, arg, NULL};
-    pthread_mutex_lock(&lp->mu);
-    bool first = !lp->jobs;
-    *lp->jobs_tail = j;
-    lp->jobs_tail = &j->next;
-    pthread_mutex_unlock(&lp->mu);
-    uint64_t one = 1;
-    ssize_t put = first ? write(lp->efd, &one, sizeof(one)) : 0;   /* a counter: never full */
-    (void)put;
+    *j = (struct job){fn, arg, {NULL}};
+    profd_loop_inbox_post(l->loops[i].jobs, &j->link);
 }
 
 struct call {

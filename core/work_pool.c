@@ -1,25 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "work_pool.h"
 
-#include <event2/event.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "log.h"
+#include "loop_inbox.h"
 
-/* Completions due on one loop. */
+/* Completions due on one loop: the jobs that ran, posted to its inbox. */
 struct profd_work_returns {
-    pthread_mutex_t mu;
-    struct profd_work *finished;          /* run, done not yet called (any order) */
-    size_t pending;                       /* given, done not yet called */
-    int efd;                              /* written when a job finished */
-    struct event *wake;                   /* the loop's watch on efd */
+    struct profd_loop_inbox *inbox;
+    _Atomic size_t pending;               /* given, done not yet called */
 };
 
 struct profd_work_pool {
@@ -33,48 +27,24 @@ struct profd_work_pool {
     struct profd_work_returns *returns;   /* the pool's own loop */
 };
 
-/* Takes every finished job and runs its completion (r's loop thread). */
-static void run_completions(struct profd_work_returns *r)
+/* Runs the completions of the jobs that finished (r's loop thread). */
+static void run_completions(void *arg, struct profd_inbox_link *first)
 {
-    pthread_mutex_lock(&r->mu);
-    struct profd_work *w = r->finished;
-    r->finished = NULL;
-    pthread_mutex_unlock(&r->mu);
-    size_t n = 0;
-    while (w) {
-        struct profd_work *next = w->next;
+    struct profd_work_returns *r = arg;
+    while (first) {
+        struct profd_inbox_link *next = first->next;
+        struct profd_work *w = (struct profd_work *)((char *)first -
+                                                     offsetof(struct profd_work, finished));
         w->done(w);
-        w = next;
-        n++;
+        r->pending--;
+        first = next;
     }
-    pthread_mutex_lock(&r->mu);
-    r->pending -= n;
-    pthread_mutex_unlock(&r->mu);
 }
 
-static void on_wake(evutil_socket_t fd, short what, void *arg)
-{
-    (void)what;
-    uint64_t n;
-    ssize_t got = read(fd, &n, sizeof(n));   /* EAGAIN: woken already */
-    (void)got;
-    run_completions(arg);
-}
-
-/* w has run: its completion is due on its returns' loop. Only the first
- * of the jobs finished since the loop last took them wakes it: it takes
- * them all. */
+/* w has run: its completion is due on its returns' loop. */
 static void finished(struct profd_work *w)
 {
-    struct profd_work_returns *r = w->returns;
-    pthread_mutex_lock(&r->mu);
-    bool first = !r->finished;
-    w->next = r->finished;
-    r->finished = w;
-    pthread_mutex_unlock(&r->mu);
-    uint64_t one = 1;
-    ssize_t put = first ? write(r->efd, &one, sizeof(one)) : 0;   /* a counter: never full */
-    (void)put;
+    profd_loop_inbox_post(w->returns->inbox, &w->finished);
 }
 
 static _Thread_local bool on_pool_thread;
@@ -113,11 +83,9 @@ static void *worker_main(void *arg)
 struct profd_work_returns *profd_work_returns_new(struct event_base *base)
 {
     struct profd_work_returns *r = profd_xcalloc(1, sizeof(*r));
-    pthread_mutex_init(&r->mu, NULL);
-    r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    r->wake = r->efd >= 0 ? event_new(base, r->efd, EV_READ | EV_PERSIST, on_wake, r) : NULL;
-    if (!r->wake || event_add(r->wake, NULL) != 0) {
-        profd_work_returns_free(r);
+    r->inbox = profd_loop_inbox_new(base, run_completions, r);
+    if (!r->inbox) {
+        free(r);
         return NULL;
     }
     return r;
@@ -128,24 +96,12 @@ void profd_work_returns_free(struct profd_work_returns *r)
     if (!r)
         return;
     for (;;) {
-        run_completions(r);
-        pthread_mutex_lock(&r->mu);
-        bool waiting = r->pending > 0;
-        pthread_mutex_unlock(&r->mu);
-        if (!waiting)
+        profd_loop_inbox_take(r->inbox);
+        if (r->pending == 0)
             break;
-        struct pollfd pfd = {.fd = r->efd, .events = POLLIN};
-        if (poll(&pfd, 1, -1) > 0) {   /* a job finished: take it */
-            uint64_t n;
-            ssize_t got = read(r->efd, &n, sizeof(n));
-            (void)got;
-        }
+        profd_loop_inbox_wait(r->inbox);
     }
-    if (r->wake)
-        event_free(r->wake);
-    if (r->efd >= 0)
-        close(r->efd);
-    pthread_mutex_destroy(&r->mu);
+    profd_loop_inbox_free(r->inbox);
     free(r);
 }
 
@@ -168,9 +124,7 @@ void profd_work_submit_to(struct profd_work_pool *p, struct profd_work *w,
                           struct profd_work_returns *r)
 {
     w->returns = r;
-    pthread_mutex_lock(&r->mu);
     r->pending++;
-    pthread_mutex_unlock(&r->mu);
     pthread_mutex_lock(&p->mu);
     if (!p->idle && p->nthreads < p->max_threads &&   /* a thread more, up to the most */
         pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "loop_inbox.h"
+
 struct event_base;
 
 struct profd_work_returns;
@@ -20,8 +22,9 @@ struct profd_work_returns;
 struct profd_work {
     void (*run)(struct profd_work *w);    /* on a pool thread */
     void (*done)(struct profd_work *w);   /* then on the loop's thread; may free w */
-    struct profd_work *next;              /* the pool's */
+    struct profd_work *next;              /* the pool's queue's */
     struct profd_work_returns *returns;   /* the pool's: where done runs */
+    struct profd_inbox_link finished;     /* the pool's: in the returns' inbox once run */
 };
 
 struct profd_work_pool;

@@ -96,6 +96,8 @@ struct job {
     struct client_tls tls_config;
     bool follow_redirects;
     bool enable_http2;   /* HTTP/2 with https targets that offer it (ALPN) */
+    bool enable_compression;   /* ask for compressed responses */
+    uint64_t body_size_limit;  /* 0: the receiver's max_body_size */
     struct profiling_config profiling_config;
     struct shard shard;
     bool honor_labels;

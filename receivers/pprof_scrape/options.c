@@ -162,6 +162,11 @@ static const struct profd_option job_options[] = {
      "follow a target's redirects (at most 10, http and https), as Prometheus does"},
     {"enable_http2", PROFD_OPT_BOOL, SUB(struct job, enable_http2), "true",
      "HTTP/2 with https targets that offer it; false: HTTP/1.1 always"},
+    {"enable_compression", PROFD_OPT_BOOL, SUB(struct job, enable_compression), "true",
+     "ask for compressed responses (gzip, zstd, ...); false: Accept-Encoding: identity"},
+    {"body_size_limit", PROFD_OPT_SIZE, SUB(struct job, body_size_limit), "0",
+     "largest response body (after HTTP's own decompression) a scrape takes, at most "
+     "max_body_size; 0: max_body_size"},
     {"profiling_config", PROFD_OPT_OBJECT, SUB(struct job, profiling_config), NULL,
      "which profiles to scrape", profiling_options},
     {"honor_labels", PROFD_OPT_BOOL, SUB(struct job, honor_labels), "false",

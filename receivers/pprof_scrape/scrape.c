@@ -106,6 +106,14 @@ static const struct job *job_of(const struct state *s, const struct scrape *sc)
     return &((const struct job *)s->cfg->scrape_configs.items)[sc->u.job];
 }
 
+/* The largest body sc's scrapes take: its job's body_size_limit, within
+ * the receiver's max_body_size. */
+static uint64_t body_limit(const struct scrape *sc)
+{
+    uint64_t job = job_of(sc->s, sc)->body_size_limit, all = sc->s->cfg->max_body_size;
+    return job && job < all ? job : all;
+}
+
 static const struct profile_def *def_of(const struct state *s, const struct scrape *sc)
 {
     return &s->defs[sc->u.job][sc->u.def];
@@ -342,7 +350,8 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     char err[512];
     if (result != CURLE_OK) {
         if (result == CURLE_WRITE_ERROR)
-            snprintf(err, sizeof(err), "body larger than max_body_size");
+            snprintf(err, sizeof(err), "body larger than %llu bytes (body_size_limit, "
+                     "max_body_size)", (unsigned long long)body_limit(sc));
         else
             client_auth_failure(easy, result, err, sizeof(err));
         report(sc, false, err, sc->len);
@@ -363,13 +372,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     struct scrape *sc = arg;
     size_t n = size * nmemb;
-    if (sc->len + n > sc->s->cfg->max_body_size)
+    if (sc->len + n > body_limit(sc))
         return 0;   /* curl fails the transfer with CURLE_WRITE_ERROR */
     if (sc->len + n > sc->cap) {
         curl_off_t expected = -1;
         curl_easy_getinfo(sc->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
         size_t cap = sc->cap ? sc->cap * 2
-                             : expected > 0 && (uint64_t)expected <= sc->s->cfg->max_body_size
+                             : expected > 0 && (uint64_t)expected <= body_limit(sc)
                                    ? (size_t)expected
                                    : 16 * 1024;
         while (cap < sc->len + n)
@@ -414,7 +423,7 @@ static void configure_easy(struct scrape *sc)
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, sc);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, j->enable_compression ? "" : "identity");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "profd");
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
     /* through proxy_url, else straight to the target whatever http_proxy

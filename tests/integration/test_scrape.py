@@ -294,8 +294,8 @@ class ScrapeTest(ProfdTestCase):
                   ).replace("{__name__}/{instance}", "{job}/{instance}")
         p = self.start(config)
         p.wait_log(r"pprof_file: wrote \./profiles/let/")
-        p.wait_log(r"scrape of https://%s/debug/pprof/goroutine failed: the proxy refused the tunnel: HTTP 407" %
-                   re.escape(fake.address))
+        p.wait_log(r"scrape of https://%s/debug/pprof/goroutine failed: the proxy refused the "
+                   r"tunnel: HTTP 407" % re.escape(fake.address))
         self.assertEqual(p.stop(), 0)
         self.assertEqual(self.written("refused"), [])
         self.assertEqual({h.get("Proxy-Authorization") for _, h in list(fake.requests)}, {None})
@@ -306,6 +306,24 @@ class ScrapeTest(ProfdTestCase):
         self.assert_config_refused(
             config.replace("{Proxy-Authorization:", "{'Proxy Authorization':"),
             "job 'let': proxy_connect_header: 'Proxy Authorization': not a header name")
+
+    def test_compression_asked_for_and_a_jobs_own_body_size_limit(self):
+        """enable_compression: false asks for identity, else libcurl's
+        encodings are offered; a body over a job's body_size_limit fails
+        that job's scrape saying so, the other job's goes on."""
+        fake = self.goroutine_target()   # 1474 bytes
+        config = SCRAPE % (
+            job("plain", [fake.address], ["goroutine"], extra="        enable_compression: false\n")
+            + job("small", [fake.address], ["goroutine"], extra="        body_size_limit: 1KiB\n"))
+        p = self.start(config.replace("{__name__}/{instance}", "{job}/{instance}"))
+        p.wait_log(r"pprof_file: wrote \./profiles/plain/")
+        p.wait_log(r"scrape of http://%s/debug/pprof/goroutine failed: body larger than 1024 "
+                   r"bytes \(body_size_limit, max_body_size\)" % re.escape(fake.address))
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(self.written("small"), [])
+        offered = {h.get("Accept-Encoding") for _, h in list(fake.requests)}
+        self.assertIn("identity", offered)
+        self.assertTrue(any(e and "gzip" in e for e in offered), offered)
 
     def test_bad_targets_are_down_with_a_reason_and_others_unaffected(self):
         bad = self.target(fake=True)

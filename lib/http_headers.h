@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Headers a client sends with every request besides its own, as
  * Prometheus's http_headers give them: by name, values written in the
- * config, secrets (the same, said apart only to keep them out of sight),
+ * config, secrets (the same; Prometheus hides them on its config page),
  * and files read at every request, their content's surrounding white
  * space trimmed. Names the client sets itself, or that change the
  * connection, are refused, as Prometheus refuses them. */
@@ -24,7 +24,7 @@ static const struct profd_option http_header_fields[] = {
     {"values", PROFD_OPT_STRING_LIST, offsetof(struct http_header, values), NULL,
      "values as written"},
     {"secrets", PROFD_OPT_STRING_LIST, offsetof(struct http_header, secrets), NULL,
-     "values as written, kept out of sight"},
+     "values as written, as values are (Prometheus hides these on its config page)"},
     {"files", PROFD_OPT_STRING_LIST, offsetof(struct http_header, files), NULL,
      "files each holding a value, read at every request (white space around it trimmed)"},
     {0},

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../lib/cpus.h"
 #include "alloc.h"
@@ -13,6 +14,7 @@
 #include "graph.h"
 #include "log.h"
 #include "serve_loops.h"
+#include "status.h"
 #include "telemetry.h"
 
 struct daemon {
@@ -22,6 +24,8 @@ struct daemon {
     struct profd_config *config;
     struct profd_graph *graph;
     struct profd_telemetry *telemetry;
+    struct profd_telemetry_pages pages;
+    int64_t started_unix;
     unsigned long reloads_ok, reloads_failed;
 };
 
@@ -148,6 +152,14 @@ static char *extra_metrics(void *arg)
                            dm->reloads_ok, dm->reloads_failed);
 }
 
+static char *status_page(void *arg, bool html)
+{
+    struct daemon *dm = arg;
+    struct profd_status_source s = {dm->config, dm->graph, dm->o->config_path, dm->started_unix,
+                                    dm->reloads_ok, dm->reloads_failed};
+    return html ? profd_status_html(&s) : profd_status_json(&s);
+}
+
 /* Every second: the large blocks kept for profiles given back to the
  * system once none was asked for in a while (block_cache.h). */
 static void trim_blocks(evutil_socket_t fd, short what, void *arg)
@@ -160,7 +172,8 @@ static void trim_blocks(evutil_socket_t fd, short what, void *arg)
 
 int profd_daemon_run(const struct profd_run_options *o)
 {
-    struct daemon dm = {.o = o};
+    struct daemon dm = {.o = o, .started_unix = (int64_t)time(NULL)};
+    dm.pages = (struct profd_telemetry_pages){extra_metrics, status_page, &dm};
     struct profd_diag d = {0};
     struct profd_graph *prepared;
     dm.config = load_and_check(o, &prepared, &d);
@@ -186,7 +199,7 @@ int profd_daemon_run(const struct profd_run_options *o)
     struct event *trim = event_new(dm.base, -1, EV_PERSIST, trim_blocks, NULL);
     event_add(trim, &(struct timeval){1, 0});
     if (dm.config->telemetry_address && !o->oneshot)
-        dm.telemetry = profd_telemetry_start(dm.base, dm.config->telemetry_address, extra_metrics, &dm);
+        dm.telemetry = profd_telemetry_start(dm.base, dm.config->telemetry_address, &dm.pages);
     /* This thread runs the loop every receiver shares: it never waits for
      * room in a queue (receivers that may wait do it on their own thread). */
     profd_queue_wait_until(PROFD_QUEUE_NO_WAIT);

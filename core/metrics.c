@@ -194,6 +194,16 @@ static const struct {
                                 "files (sending_queue.storage), with those an earlier run left."},
 };
 
+const char *profd_metrics_counter_name(enum profd_counter c)
+{
+    return counter_info[c].name;
+}
+
+const char *profd_metrics_gauge_name(enum profd_exporter_gauge g)
+{
+    return exporter_gauges[g].name;
+}
+
 char *profd_metrics_render(void)
 {
     struct profd_text t = {0};

@@ -47,6 +47,12 @@ void profd_metrics_gauge_watch(const char *name, const char *help, const char *c
                                const char *labels, const atomic_uint *source);
 /* Removes one gauge series; no-op when absent. Thread-safe. */
 void profd_metrics_gauge_del(const char *name, const char *component, const char *labels);
+/* The name counter c goes by in /metrics, between
+ * profd_component_ and _total: "accepted_records" and the like. */
+const char *profd_metrics_counter_name(enum profd_counter c);
+/* The name exporter gauge g goes by in
+ * /metrics after profd_exporter_: "queue_records" and the like. */
+const char *profd_metrics_gauge_name(enum profd_exporter_gauge g);
 /* Appends the whole registry in Prometheus text exposition format to a new
  * malloc'd string. */
 char *profd_metrics_render(void);

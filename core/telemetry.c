@@ -15,8 +15,7 @@
 
 struct profd_telemetry {
     struct evhttp *http;
-    profd_extra_metrics_fn extra;
-    void *arg;
+    const struct profd_telemetry_pages *pages;
 };
 
 static void reply(struct evhttp_request *req, int code, const char *type, const char *body)
@@ -32,7 +31,7 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 {
     struct profd_telemetry *t = arg;
     char *body = profd_metrics_render();
-    char *extra = t->extra ? t->extra(t->arg) : NULL;
+    char *extra = t->pages->extra_metrics(t->pages->arg);
     char *all = profd_xasprintf("%s%s", body, extra ? extra : "");
     reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", all);
     free(all);
@@ -46,14 +45,30 @@ static void on_healthz(struct evhttp_request *req, void *arg)
     reply(req, 200, "text/plain", "ok\n");
 }
 
+static void on_status(struct evhttp_request *req, void *arg)
+{
+    struct profd_telemetry *t = arg;
+    char *page = t->pages->status(t->pages->arg, true);
+    reply(req, 200, "text/html; charset=utf-8", page);
+    free(page);
+}
+
+static void on_status_json(struct evhttp_request *req, void *arg)
+{
+    struct profd_telemetry *t = arg;
+    char *page = t->pages->status(t->pages->arg, false);
+    reply(req, 200, "application/json", page);
+    free(page);
+}
+
 static void on_other(struct evhttp_request *req, void *arg)
 {
     (void)arg;
-    reply(req, 404, "text/plain", "not found: try /metrics or /healthz\n");
+    reply(req, 404, "text/plain", "not found: try /metrics, /healthz, /status or /status.json\n");
 }
 
 struct profd_telemetry *profd_telemetry_start(struct event_base *base, const char *address,
-                                              profd_extra_metrics_fn extra, void *arg)
+                                              const struct profd_telemetry_pages *pages)
 {
     const char *colon = strrchr(address, ':');
     char *end = NULL;
@@ -68,11 +83,12 @@ struct profd_telemetry *profd_telemetry_start(struct event_base *base, const cha
         host[strcspn(host, "]")] = '\0';
     }
     struct profd_telemetry *t = profd_xcalloc(1, sizeof(*t));
-    t->extra = extra;
-    t->arg = arg;
+    t->pages = pages;
     t->http = evhttp_new(base);
     evhttp_set_cb(t->http, "/metrics", on_metrics, t);
     evhttp_set_cb(t->http, "/healthz", on_healthz, t);
+    evhttp_set_cb(t->http, "/status", on_status, t);
+    evhttp_set_cb(t->http, "/status.json", on_status_json, t);
     evhttp_set_gencb(t->http, on_other, t);
     struct evhttp_bound_socket *sock =
         evhttp_bind_socket_with_handle(t->http, host[0] ? host : "0.0.0.0", (uint16_t)port);
@@ -98,7 +114,8 @@ struct profd_telemetry *profd_telemetry_start(struct event_base *base, const cha
             bound = ntohs(a4->sin_port);
         }
     }
-    profd_log(PROFD_LOG_INFO, "telemetry", "serving /metrics and /healthz on %s:%d", name, bound);
+    profd_log(PROFD_LOG_INFO, "telemetry", "serving /metrics, /healthz and /status on %s:%d", name,
+              bound);
     return t;
 }
 

@@ -379,7 +379,7 @@ class Profd:
         return "\n".join(l for l in self.lines if l is not None)
 
     def telemetry_url(self):
-        line = self.wait_log(r"serving /metrics and /healthz on ")[0]
+        line = self.wait_log(r"serving /metrics, /healthz and /status on ")[0]
         return "http://" + line.rsplit(" ", 1)[1]
 
     def metrics(self):

@@ -58,6 +58,56 @@ class LifecycleTest(ProfdTestCase):
                                         kind="exporter", id="pprof_file") == 3, "three sent")
         self.assertEqual(p.stop(), 0)
 
+    def test_status_shows_the_pipelines_and_each_component_and_follows_a_reload(self):
+        """/status.json: the pipelines as the config draws them, each
+        component with its state, the components it hands records to and its
+        counters, an exporter's queue; /status the same as a page. A reload
+        that adds a processor shows in both, with the reload counted."""
+        import json
+        p = self.start(CONFIG % "./out")
+        self.spool("a.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"wrote \./out/")
+        url = p.telemetry_url()
+
+        def status():
+            with urllib.request.urlopen(url + "/status.json", timeout=10) as r:
+                self.assertEqual(r.headers["Content-Type"], "application/json")
+                return json.loads(r.read())
+        wait_until(lambda: status()["components"][1]["counters"]["sent_records"] == 1,
+                   "the file counted sent")
+        s = status()
+        self.assertEqual(s["pipelines"], [{"name": "profiles", "receivers": ["pprof_file"],
+                                           "processors": [], "exporters": ["pprof_file"]}])
+        exporter = {"kind": "exporter", "id": "pprof_file"}
+        self.assertEqual([(c["kind"], c["id"], c["state"], c["downstream"])
+                          for c in s["components"]],
+                         [("receiver", "pprof_file", "running", [exporter]),
+                          ("exporter", "pprof_file", "running", [])])
+        self.assertEqual(s["components"][0]["counters"]["accepted_records"], 1)
+        self.assertEqual(s["components"][1]["queue"]["queue_records"], 0)
+        self.assertEqual(s["config_file"], p.config)
+        with open(p.config, "w") as f:
+            f.write((CONFIG % "./out").replace(
+                "exporters:", "processors:\n  relabel: {rules: []}\nexporters:", 1).replace(
+                "exporters: [pprof_file]}", "processors: [relabel], exporters: [pprof_file]}"))
+        mark = p.mark()
+        p.send(signal.SIGHUP)
+        p.wait_log(r"reload done", start=mark)
+        s = status()
+        self.assertEqual(s["reloads"], {"succeeded": 1, "failed": 0})
+        self.assertEqual([(c["id"], c["downstream"]) for c in s["components"]],
+                         [("pprof_file", [{"kind": "processor", "id": "relabel"}]),
+                          ("relabel", [exporter]), ("pprof_file", [])])
+        with urllib.request.urlopen(url + "/status", timeout=10) as r:
+            self.assertEqual(r.headers["Content-Type"], "text/html; charset=utf-8")
+            page = r.read().decode()
+        self.assertIn('<li><b>profiles</b>: <a href="#c-receiver-pprof_file">pprof_file</a> '
+                      '&rarr; <a href="#c-processor-relabel">relabel</a> &rarr; '
+                      '<a href="#c-exporter-pprof_file">pprof_file</a></li>', page)
+        self.assertIn('<tr id="c-exporter-pprof_file">', page)
+        self.assertIn("reloads: 1 succeeded, 0 failed", page)
+        self.assertEqual(p.stop(), 0)
+
     def test_sigterm_loses_no_file(self):
         # A slow exporter (fsync on every file) and many files: SIGTERM arrives
         # mid-stream. Every file must be either still in the spool or written.

@@ -16,6 +16,8 @@
 #include "loader.h"
 #include "metrics.h"
 
+struct profd_server;
+
 struct profd_component {
     char *id;
     enum profd_kind kind;
@@ -33,6 +35,7 @@ struct profd_component {
     pthread_mutex_t consume_lock;
     bool created, started, done;
     struct profd_work_pool *aside;     /* receivers: their own thread (aside.h) */
+    struct profd_server *servers;      /* receivers: those listening for them (rpc_server.c) */
     bool slow_downstream;              /* a PROFD_PLUGIN_SLOW processor is downstream */
     bool fans_out;                     /* exporters are downstream along two or more paths */
     bool aside_stopped;

@@ -255,6 +255,8 @@ struct profd_server *profd_server_start(struct profd_component *self,
     profd_server_note_address(s, evconnlistener_get_fd(s->listener));
     parts_start(s);
     start_gauges(s);
+    s->next_of_self = self->servers;
+    self->servers = s;
     return s;
 fail:
     profd_server_stop(s);
@@ -265,6 +267,11 @@ void profd_server_stop(struct profd_server *s)
 {
     if (!s)
         return;
+    for (struct profd_server **at = &s->self->servers; *at; at = &(*at)->next_of_self)
+        if (*at == s) {
+            *at = s->next_of_self;
+            break;
+        }
     if (s->listener)
         evconnlistener_free(s->listener);
     stop_gauges(s);

@@ -33,6 +33,7 @@ struct h1_conn;
 
 struct profd_server {
     struct profd_component *self;
+    struct profd_server *next_of_self;   /* self's servers, a list (main thread) */
     struct event_base *base;
     struct profd_server_options o;
     char *endpoint;                  /* owned copies of the option strings */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "rpc_server.h"
 #include "text.h"
 
 /* What a component is doing now. */
@@ -67,6 +68,15 @@ static json_t *numbers_of(const struct profd_metrics *m, bool gauges)
     return j;
 }
 
+/* The addresses c's servers listen on, ports resolved. */
+static json_t *listening_of(const struct profd_component *c)
+{
+    json_t *addresses = json_array();
+    for (const struct profd_server *s = c->servers; s; s = s->next_of_self)
+        json_array_insert_new(addresses, 0, json_string(profd_server_address(s)));
+    return addresses;
+}
+
 /* One entry per component, receivers first, then processors, then
  * exporters (a processor in several pipelines is one instance in each,
  * sharing its id and counters: their downstream ones are put together). */
@@ -93,6 +103,8 @@ static json_t *components_json(const struct profd_status_source *s)
         add_downstream(json_object_get(j, "downstream"), c);
         if (c->kind == PROFD_EXPORTER)
             json_object_set_new(j, "queue", numbers_of(c->metrics, true));
+        if (c->kind == PROFD_RECEIVER)
+            json_object_set_new(j, "listening", listening_of(c));
         json_object_set(by_id, key, j);
         free(key);
         json_array_append_new(all, j);
@@ -211,46 +223,57 @@ static void add_pipelines(struct profd_text *t, json_t *pipelines)
 static const char *const shown[] = {"accepted_records", "refused_records", "sent_records",
                                     "failed_records", "dropped_records", "retry_later_records"};
 
+/* Appends component c's row of the table. */
+static void add_row(struct profd_text *t, json_t *c)
+{
+    profd_text_add(t, "<tr id=\"");
+    add_anchor(t, json_string_value(json_object_get(c, "kind")),
+               json_string_value(json_object_get(c, "id")));
+    profd_text_add(t, "\">");
+    static const char *const fields[] = {"id", "kind", "type", "state"};
+    for (size_t k = 0; k < sizeof(fields) / sizeof(*fields); k++) {
+        profd_text_add(t, "<td>");
+        add_escaped(t, json_string_value(json_object_get(c, fields[k])));
+        profd_text_add(t, "</td>");
+    }
+    profd_text_add(t, "<td>");
+    size_t n;
+    json_t *address;
+    json_array_foreach(json_object_get(c, "listening"), n, address) {
+        profd_text_add(t, n ? ", " : "");
+        add_escaped(t, json_string_value(address));
+    }
+    profd_text_add(t, "</td>");
+    json_t *counters = json_object_get(c, "counters"), *queue = json_object_get(c, "queue");
+    for (size_t k = 0; k < sizeof(shown) / sizeof(*shown); k++)
+        profd_text_printf(t, "<td class=n>%lld</td>",
+                          (long long)json_integer_value(json_object_get(counters, shown[k])));
+    if (queue)
+        profd_text_printf(t, "<td class=n>%lld</td>",
+                          (long long)json_integer_value(json_object_get(queue, "queue_records")));
+    else
+        profd_text_add(t, "<td></td>");
+    profd_text_add(t, "<td>");
+    json_t *to;
+    json_array_foreach(json_object_get(c, "downstream"), n, to) {
+        profd_text_add(t, n ? ", " : "");
+        add_link(t, json_string_value(json_object_get(to, "kind")),
+                 json_string_value(json_object_get(to, "id")));
+    }
+    profd_text_add(t, "</td></tr>\n");
+}
+
 static void add_components(struct profd_text *t, json_t *components)
 {
     profd_text_add(t, "<h2>Components</h2>\n<table>\n<tr><th>id</th><th>kind</th><th>type</th>"
-                      "<th>state</th>");
+                      "<th>state</th><th>listening on</th>");
     for (size_t k = 0; k < sizeof(shown) / sizeof(*shown); k++)
         profd_text_printf(t, "<th>%.*s</th>", (int)strcspn(shown[k], "_"), shown[k]);
     profd_text_add(t, "<th>queued</th><th>to</th></tr>\n");
     size_t i;
     json_t *c;
-    json_array_foreach(components, i, c) {
-        profd_text_add(t, "<tr id=\"");
-        add_anchor(t, json_string_value(json_object_get(c, "kind")),
-                   json_string_value(json_object_get(c, "id")));
-        profd_text_add(t, "\">");
-        static const char *const fields[] = {"id", "kind", "type", "state"};
-        for (size_t k = 0; k < sizeof(fields) / sizeof(*fields); k++) {
-            profd_text_add(t, "<td>");
-            add_escaped(t, json_string_value(json_object_get(c, fields[k])));
-            profd_text_add(t, "</td>");
-        }
-        json_t *counters = json_object_get(c, "counters"), *queue = json_object_get(c, "queue");
-        for (size_t k = 0; k < sizeof(shown) / sizeof(*shown); k++)
-            profd_text_printf(t, "<td class=n>%lld</td>",
-                              (long long)json_integer_value(json_object_get(counters, shown[k])));
-        if (queue)
-            profd_text_printf(
-                t, "<td class=n>%lld</td>",
-                (long long)json_integer_value(json_object_get(queue, "queue_records")));
-        else
-            profd_text_add(t, "<td></td>");
-        profd_text_add(t, "<td>");
-        size_t n;
-        json_t *to;
-        json_array_foreach(json_object_get(c, "downstream"), n, to) {
-            profd_text_add(t, n ? ", " : "");
-            add_link(t, json_string_value(json_object_get(to, "kind")),
-                     json_string_value(json_object_get(to, "id")));
-        }
-        profd_text_add(t, "</td></tr>\n");
-    }
+    json_array_foreach(components, i, c)
+        add_row(t, c);
     profd_text_add(t, "</table>\n");
 }
 

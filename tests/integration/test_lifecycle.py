@@ -84,6 +84,7 @@ class LifecycleTest(ProfdTestCase):
                          [("receiver", "pprof_file", "running", [exporter]),
                           ("exporter", "pprof_file", "running", [])])
         self.assertEqual(s["components"][0]["counters"]["accepted_records"], 1)
+        self.assertEqual(s["components"][0]["listening"], [])   # a spool, no server
         self.assertEqual(s["components"][1]["queue"]["queue_records"], 0)
         self.assertEqual(s["config_file"], p.config)
         with open(p.config, "w") as f:

@@ -237,6 +237,20 @@ service:
                                 for d, _, fs in os.walk(self.path("profiles")) for f in fs),
                          want)
 
+    def test_status_says_where_the_receiver_listens(self):
+        """/status.json gives the receiver's address, its port resolved
+        (127.0.0.1:0 in the config); /status shows it in its row."""
+        import json
+        import urllib.request
+        p = self.start(RECEIVER.replace('address: ""', 'address: "127.0.0.1:0"') % "{__file__}")
+        url = p.telemetry_url()
+        with urllib.request.urlopen(url + "/status.json", timeout=10) as r:
+            receiver = json.loads(r.read())["components"][0]
+        self.assertEqual((receiver["kind"], receiver["listening"]), ("receiver", [address(p)]))
+        with urllib.request.urlopen(url + "/status", timeout=10) as r:
+            self.assertIn("<td>running</td><td>%s</td>" % address(p), r.read().decode())
+        self.assertEqual(p.stop(), 0)
+
     def test_tenant_ids_are_held_to_pyroscopes_rules(self):
         """X-Scope-OrgID becomes __tenant_id__ when it is a tenant ID as
         Pyroscope's multi-tenant mode takes one; else the request is

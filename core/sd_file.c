@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sd_file.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../config/json_text.h"
 #include "../config/tree.h"
 #include "alloc.h"
 #include "labels.h"
@@ -81,14 +83,17 @@ int profd_sd_file_read(const char *path, struct profd_target_group **groups, siz
                        size_t errlen)
 {
     struct profd_diag d = {0};
-    return read_groups(cfg_load_file(path, &d), &d, path, groups, n, err, errlen);
+    size_t len = strlen(path);
+    bool json = len >= 5 && strcmp(path + len - 5, ".json") == 0;
+    return read_groups(json ? cfg_load_json_file(path, &d) : cfg_load_file(path, &d), &d, path,
+                       groups, n, err, errlen);
 }
 
 int profd_sd_parse(const char *name, const char *text, struct profd_target_group **groups,
                    size_t *n, char *err, size_t errlen)
 {
     struct profd_diag d = {0};
-    return read_groups(cfg_load_string(name, text, &d), &d, name, groups, n, err, errlen);
+    return read_groups(cfg_load_json_string(name, text, &d), &d, name, groups, n, err, errlen);
 }
 
 void profd_sd_groups_free(struct profd_target_group *groups, size_t n)

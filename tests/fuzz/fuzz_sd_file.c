@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer driver: Prometheus file_sd files (YAML or JSON) as the scrape
+/* libFuzzer driver: Prometheus file_sd files named .json (JSON, read as
+ * YAML once its surrogate pair escapes are made YAML's) as the scrape
  * receiver reads them, and the same text as an http_sd endpoint's answer
  * (which stops at a NUL byte): read both ways, a text without one gives
  * the same groups. */
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
     if (!path[0]) {
         const char *dir = getenv("TMPDIR");
-        snprintf(path, sizeof(path), "%s/profd-fuzz-sd-%d.yaml", dir && *dir ? dir : "/tmp",
+        snprintf(path, sizeof(path), "%s/profd-fuzz-sd-%d.json", dir && *dir ? dir : "/tmp",
                  (int)getpid());
         atexit(remove_input_file);
     }

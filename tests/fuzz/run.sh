@@ -102,7 +102,7 @@ build_half_two() {
         lib/file_io.c lib/oauth2_token.c lib/json_pull.c lib/utf8_valid.c core/compression.c \
         core/gzip.c core/huge_arena.c core/alloc.c core/thread_slot.c \
         -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd
-    clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/diag.c \
+    clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/json_text.c config/diag.c \
         core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
     clang $FLAGS tests/fuzz/fuzz_cpus.c lib/cpus.c lib/file_io.c -o $FUZZ_BUILD/fuzz_cpus $LIBS
 }

@@ -92,6 +92,22 @@ class ScrapeHttpSdTest(ProfdTestCase):
                                       job="fleet", instance=db.address, profile="goroutine"), 1)
         self.assertEqual(p.stop(), 0)
 
+    def test_an_answer_escaping_characters_beyond_the_bmp_as_python_does(self):
+        """Python's json writes an emoji as a surrogate pair escape
+        (\\ud83d\\ude00), which YAML has no such escape for: read as JSON
+        reads it, the label holds the emoji."""
+        web = self.goroutine_target()
+        sd = self.server()
+        answer = groups((web, "web\U0001F600"))
+        self.assertIn(b"\\ud83d\\ude00", answer)
+        sd.set("/targets", (200, answer, 0, JSON))
+        # the path's label is made ASCII: a rule names the exact value
+        p = self.start((CONFIG % {"url": "http://%s/targets" % sd.address, "auth": ""}).replace(
+            "relabel_configs:\n", "relabel_configs:\n          - {source_labels: [team], regex: "
+            "'web\U0001F600', target_label: team, replacement: emoji}\n"))
+        wait_until(lambda: self.files("emoji", web), "web's goroutines, labeled")
+        self.assertEqual(p.stop(), 0)
+
     def test_a_bad_answer_is_said_and_counted_and_the_targets_stay(self):
         web = self.goroutine_target()
         sd = self.server()

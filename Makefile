@@ -48,7 +48,7 @@ receiver_pprof_scrape_SRCS := lib/instant_timers.c lib/client_tls.c lib/file_io.
     lib/oauth2_shared.c \
     lib/k8s_kubeconfig.c lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c \
     lib/k8s_watch.c lib/label_valid.c lib/utf8_valid.c lib/key_map.c lib/json_pull.c \
-    lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c lib/http_headers.c
+    lib/client_auth.c lib/client_proxy.c lib/client_credentials.c lib/oauth2_token.c lib/http_headers.c
 receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/aside_scan.c \
     lib/memory_release.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
@@ -58,7 +58,8 @@ exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
 exporter_otlp_LIBS := -lcurl -lcrypto
 # What the exporters that send through lib/rpc_client.c compile in.
-RPC_CLIENT_SRCS := lib/rpc_client.c lib/client_auth.c lib/client_credentials.c core/base64.c lib/http_headers.c \
+RPC_CLIENT_SRCS := lib/rpc_client.c lib/client_auth.c lib/client_proxy.c lib/client_credentials.c core/base64.c \
+    lib/http_headers.c \
     lib/client_tls.c lib/oauth2_token.c lib/json_pull.c lib/utf8_valid.c lib/file_io.c lib/grpc_frame.c lib/grow.c
 exporter_otlp_SRCS := $(RPC_CLIENT_SRCS) lib/running_total.c lib/tenant_id.c
 exporter_parca_LIBS := -lcurl -lcrypto
@@ -77,7 +78,7 @@ processor_k8s_metadata_LIBS := -lcurl -levent -ljansson -lyaml
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/oauth2_shared.c lib/k8s_kubeconfig.c \
     lib/k8s_exec.c core/base64.c lib/k8s_pods.c lib/k8s_network.c lib/k8s_watch.c lib/http_client.c \
-    lib/json_pull.c lib/client_auth.c lib/client_credentials.c lib/oauth2_token.c lib/http_headers.c
+    lib/json_pull.c lib/client_auth.c lib/client_proxy.c lib/client_credentials.c lib/oauth2_token.c lib/http_headers.c
 exporter_pyroscope_SRCS := $(RPC_CLIENT_SRCS) lib/raw_series.c lib/profile_family.c \
     lib/label_valid.c lib/running_total.c lib/tenant_id.c
 

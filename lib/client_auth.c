@@ -6,9 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http_headers.h"
 #include "option_set.h"
-#include "proxy_url.h"
 
 bool client_authorization_set(const struct client_auth *a)
 {
@@ -61,30 +59,6 @@ static const void *broken_line(const struct client_auth *a, const char **name)
     return NULL;
 }
 
-/* Checks a's proxy_connect_header: names HTTP tokens, given once, values
- * without line breaks, and a proxy to send them to. */
-static int validate_proxy_headers(const struct profd_host *host, struct profd_diag *d,
-                                  const struct client_auth *a, const char *what)
-{
-    const struct profd_map *m = &a->proxy_connect_header;
-    const struct profd_str_list *values = m->values;
-    for (size_t i = 0; i < m->n; i++) {
-        const char *why = http_header_name_problem(m, i);
-        if (!why && http_header_values_broken(&values[i]))
-            why = "a value holds a line break";
-        if (why) {
-            host->diag(d, &values[i], "%sproxy_connect_header: '%s': %s", what, m->keys[i], why);
-            return PROFD_ERR;
-        }
-    }
-    if (m->n && !option_set(a->proxy_url) && !a->proxy_from_environment) {
-        host->diag(d, m, "%sproxy_connect_header needs proxy_url or proxy_from_environment",
-                   what);
-        return PROFD_ERR;
-    }
-    return PROFD_OK;
-}
-
 int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
                          const struct client_auth *a, const char *what)
 {
@@ -129,43 +103,10 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
         host->diag(d, where, "%s%s", what, why);
         return PROFD_ERR;
     }
-    if (option_set(a->no_proxy) && !option_set(a->proxy_url)) {
-        host->diag(d, &a->no_proxy, "%sno_proxy needs proxy_url", what);
+    char oauth2_what[200];
+    snprintf(oauth2_what, sizeof(oauth2_what), "%soauth2: ", what);
+    if (client_proxy_validate(host, d, &a->proxy, what) != PROFD_OK ||
+        client_proxy_validate(host, d, &o->proxy, oauth2_what) != PROFD_OK)
         return PROFD_ERR;
-    }
-    if (!proxy_url_valid(a->proxy_url)) {
-        host->diag(d, &a->proxy_url, "%sproxy_url '%s' is not http://, https:// or socks5://",
-                   what, a->proxy_url);
-        return PROFD_ERR;
-    }
-    return validate_proxy_headers(host, d, a, what);
-}
-
-const char *client_auth_failure(CURL *h, CURLcode rc, char *buf, size_t len)
-{
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_HTTP_CONNECTCODE, &status);
-    if (status >= 300)
-        snprintf(buf, len, "the proxy refused the tunnel: HTTP %ld", status);
-    else
-        snprintf(buf, len, "%s", curl_easy_strerror(rc));
-    return buf;
-}
-
-struct curl_slist *client_auth_apply_proxy(const struct client_auth *a, CURL *h)
-{
-    char *proxy = option_set(a->proxy_url) ? proxy_url_for_curl(a->proxy_url) : NULL;
-    if (proxy || !a->proxy_from_environment)
-        curl_easy_setopt(h, CURLOPT_PROXY, proxy ? proxy : "");
-    if (proxy)
-        curl_easy_setopt(h, CURLOPT_NOPROXY, a->no_proxy ? a->no_proxy : "");
-    free(proxy);
-    const struct profd_str_list *values = a->proxy_connect_header.values;
-    struct curl_slist *lines = NULL;
-    for (size_t i = 0; i < a->proxy_connect_header.n; i++)
-        for (size_t k = 0; k < values[i].n; k++)
-            http_header_append(&lines, a->proxy_connect_header.keys[i], values[i].items[k],
-                               strlen(values[i].items[k]));
-    curl_easy_setopt(h, CURLOPT_PROXYHEADER, lines);
-    return lines;
+    return client_tls_validate(host, d, &o->tls_config, oauth2_what);
 }

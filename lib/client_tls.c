@@ -25,6 +25,12 @@ static int version_index(const char *name, int fallback)
 #define MIN_DEFAULT 2   /* TLS12, Go's (and so Prometheus's) */
 #define MAX_DEFAULT ((int)NVERSIONS - 1)
 
+bool client_tls_given(const struct client_tls *t)
+{
+    return t->ca_file || t->cert_file || t->key_file || t->insecure_skip_verify ||
+           t->server_name || t->max_version || (t->min_version && strcmp(t->min_version, "TLS12"));
+}
+
 int client_tls_validate(const struct profd_host *host, struct profd_diag *d,
                         const struct client_tls *t, const char *what)
 {

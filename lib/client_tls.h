@@ -41,6 +41,10 @@ static const struct profd_option client_tls_options[] = {
 int client_tls_validate(const struct profd_host *host, struct profd_diag *d,
                         const struct client_tls *t, const char *what);
 
+/* Whether t gives anything its defaults do not (a file, verification
+ * off, a name, a version other than TLS12 at least). */
+bool client_tls_given(const struct client_tls *t);
+
 /* Sets t's CA, client certificate and key, whether to verify, and the TLS
  * versions on the libcurl handle easy (a CURL *); t NULL or empty fields
  * set nothing. server_name is client_tls_route's. */

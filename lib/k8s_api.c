@@ -130,7 +130,7 @@ static char *use_options(CURL *h, const struct k8s_access *a, struct k8s_request
     client_tls_apply(h, &tls);
     if (!a->auth)
         return NULL;
-    req->proxy_headers = client_auth_apply_proxy(a->auth, h);
+    req->proxy_headers = client_proxy_apply(&a->auth->proxy, h);
     if (a->oauth2)
         return oauth2_shared_line(a->oauth2);
     struct client_credentials *c = client_credentials_new(a->auth, NULL, 0);
@@ -211,7 +211,7 @@ bool k8s_api_succeeded(void *easy, int rc, const struct k8s_response *body,
     if (rc == CURLE_WRITE_ERROR)
         snprintf(why, whylen, "the response is over 256 MiB");
     else if (rc != CURLE_OK)
-        client_auth_failure((CURL *)easy, (CURLcode)rc, why, whylen);
+        client_proxy_failure((CURL *)easy, (CURLcode)rc, why, whylen);
     else if (status != 200)
         snprintf(why, whylen, "HTTP %ld: %.200s", status, body->data ? body->data : "");
     return rc == CURLE_OK && status == 200;

@@ -108,8 +108,10 @@ struct oauth2_token *oauth2_token_new(const struct client_auth *a, const struct 
     *t = (struct oauth2_token){.o = &a->oauth2, .curl = curl_easy_init()};
     if (!t->curl)
         abort();
-    client_tls_apply(t->curl, tls);
-    t->proxy_headers = client_auth_apply_proxy(a, t->curl);
+    const struct client_oauth2 *o = &a->oauth2;
+    client_tls_apply(t->curl, client_tls_given(&o->tls_config) ? &o->tls_config : tls);
+    t->proxy_headers =
+        client_proxy_apply(client_proxy_given(&o->proxy) ? &o->proxy : &a->proxy, t->curl);
     curl_easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(t->curl, CURLOPT_USERAGENT, "profd/" PROFD_VERSION);
     curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
@@ -221,7 +223,7 @@ bool oauth2_token_fetch_finish(struct oauth2_token *t, CURLcode rc, char *why, s
     char failure[160];
     if (rc != CURLE_OK)
         snprintf(why, whylen, "token from %s: %s", o->token_url,
-                 client_auth_failure(t->curl, rc, failure, sizeof(failure)));
+                 client_proxy_failure(t->curl, rc, failure, sizeof(failure)));
     else if (status != 200)
         snprintf(why, whylen, "token from %s: HTTP status %ld: %.160s", o->token_url, status,
                  a->p ? a->p : "");

@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "client_proxy.h"
 #include "client_tls.h"
 #include "profd/options.h"
 
@@ -21,6 +22,8 @@ struct client_oauth2 {
     char *client_id, *client_secret, *client_secret_file, *token_url;
     struct profd_str_list scopes;
     struct profd_str_map endpoint_params;
+    struct client_tls tls_config;   /* the token requests' own; none given: the client's */
+    struct client_proxy proxy;      /* the same */
 };
 
 static const struct profd_option client_oauth2_options[] = {
@@ -36,6 +39,9 @@ static const struct profd_option client_oauth2_options[] = {
      "scopes asked for"},
     {"endpoint_params", PROFD_OPT_STRING_MAP, offsetof(struct client_oauth2, endpoint_params),
      NULL, "more parameters of the token request"},
+    {"tls_config", PROFD_OPT_OBJECT, offsetof(struct client_oauth2, tls_config), NULL,
+     "TLS to token_url (server_name aside); none of it given: the client's", client_tls_options},
+    CLIENT_PROXY_OPTIONS(struct client_oauth2, proxy, "false"),
     {0},
 };
 
@@ -53,7 +59,8 @@ struct oauth2_token;
 struct client_auth;
 
 /* A token source for a's oauth2 (a outliving it), its requests going with
- * tls and a's proxy and timing out after timeout ns (0: never). */
+ * the oauth2 block's own TLS and proxy, or where it gives none tls and
+ * a's proxy, and timing out after timeout ns (0: never). */
 struct oauth2_token *oauth2_token_new(const struct client_auth *a, const struct client_tls *tls,
                                       int64_t timeout);
 

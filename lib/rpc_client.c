@@ -123,7 +123,7 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->route.connect_to);
     if (o->auth) {
         c->credentials = client_credentials_new(o->auth, o->tls, o->timeout);
-        c->proxy_headers = client_auth_apply_proxy(o->auth, h);
+        c->proxy_headers = client_proxy_apply(&o->auth->proxy, h);
     }
     return c;
 }
@@ -427,7 +427,7 @@ int rpc_client_call(struct rpc_client *c, const char *path, const char *header,
     res->http_status = (int)status;
     int out;
     if (rc != CURLE_OK) {
-        client_auth_failure(h, rc, res->message, sizeof(res->message));
+        client_proxy_failure(h, rc, res->message, sizeof(res->message));
         res->grpc_status = GRPC_UNAVAILABLE;
         out = rc == CURLE_WRITE_ERROR ? PROFD_ERR : PROFD_ERETRY;
     } else {

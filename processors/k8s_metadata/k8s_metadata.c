@@ -470,7 +470,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         return PROFD_ERR;
     *s = (struct state){.host = host, .self = self, .cfg = cfg,
                         .auth = {.bearer_token_file = c->bearer_token_file,
-                                 .proxy_from_environment = true}};
+                                 .proxy = {.proxy_from_environment = true}}};
     s->access = (struct k8s_access){c->api_server, &s->auth, c->tls, c->timeout, NULL};
     if (option_set(c->kubeconfig_file)) {
         char why[1024];

@@ -155,7 +155,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
     if (result == CURLE_WRITE_ERROR)
         snprintf(why, sizeof(why), "the answer is over 64 MiB");
     else if (result != CURLE_OK)
-        client_auth_failure(easy, result, why, sizeof(why));
+        client_proxy_failure(easy, result, why, sizeof(why));
     else if (status != 200)
         snprintf(why, sizeof(why), "HTTP status %ld: %.160s", status,
                  d->listing.data ? d->listing.data : "");
@@ -218,7 +218,7 @@ static void send_request(struct http_discovery *d)
         d->headers = curl_slist_append(d->headers, d->route.host_header);
     client_tls_route_apply(e, cfg->url, &d->route);
     client_tls_apply(e, &cfg->tls_config);
-    d->proxy_headers = client_auth_apply_proxy(&cfg->auth, e);
+    d->proxy_headers = client_proxy_apply(&cfg->auth.proxy, e);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_listing);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &d->listing);

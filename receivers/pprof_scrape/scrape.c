@@ -353,7 +353,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
             snprintf(err, sizeof(err), "body larger than %llu bytes (body_size_limit, "
                      "max_body_size)", (unsigned long long)body_limit(sc));
         else
-            client_auth_failure(easy, result, err, sizeof(err));
+            client_proxy_failure(easy, result, err, sizeof(err));
         report(sc, false, err, sc->len);
         return;
     }
@@ -429,7 +429,7 @@ static void configure_easy(struct scrape *sc)
     /* through proxy_url, else straight to the target whatever http_proxy
      * and the like say (unless proxy_from_environment), as Prometheus
      * scrapes */
-    sc->proxy_headers = client_auth_apply_proxy(&j->auth, e);
+    sc->proxy_headers = client_proxy_apply(&j->auth.proxy, e);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, (long)j->follow_redirects);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);   /* Go's http.Client's limit */
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");

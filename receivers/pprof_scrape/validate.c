@@ -95,7 +95,7 @@ static int validate_k8s(const struct profd_host *host, struct profd_diag *d, con
         const struct client_auth *auth = &kc[k].auth;
         if (option_set(kc[k].kubeconfig_file) &&
             (option_set(kc[k].api_server) || client_auth_credentials_set(auth) ||
-             option_set(auth->proxy_url) || kc[k].http_headers.n || tls->ca_file ||
+             option_set(auth->proxy.proxy_url) || kc[k].http_headers.n || tls->ca_file ||
              tls->cert_file || tls->key_file || tls->insecure_skip_verify || tls->server_name)) {
             host->diag(d, &kc[k].kubeconfig_file, "job '%s': kubeconfig_file gives the server, "
                        "the credentials and the proxy: api_server, credentials, proxy_url, "

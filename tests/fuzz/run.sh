@@ -95,10 +95,10 @@ build_half_two() {
         receivers/pprof_scrape/k8s_sd_endpoints.c receivers/pprof_scrape/k8s_sd_service.c \
         receivers/pprof_scrape/k8s_sd_ingress.c lib/k8s_api.c lib/oauth2_shared.c lib/file_io.c \
         lib/client_tls.c lib/k8s_kubeconfig.c core/base64.c core/labels.c core/alloc.c \
-        lib/client_auth.c lib/http_headers.c lib/client_credentials.c lib/oauth2_token.c \
+        lib/client_auth.c lib/client_proxy.c lib/http_headers.c lib/client_credentials.c lib/oauth2_token.c \
         -o $FUZZ_BUILD/fuzz_k8s $LIBS $(pkg-config --libs jansson libcurl)
     clang $FLAGS tests/fuzz/fuzz_rpc_response.c lib/grpc_frame.c lib/grow.c lib/client_tls.c \
-        lib/client_auth.c lib/http_headers.c lib/client_credentials.c core/base64.c \
+        lib/client_auth.c lib/client_proxy.c lib/http_headers.c lib/client_credentials.c core/base64.c \
         lib/file_io.c lib/oauth2_token.c lib/json_pull.c lib/utf8_valid.c core/compression.c \
         core/gzip.c core/huge_arena.c core/alloc.c core/thread_slot.c \
         -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd

@@ -278,6 +278,7 @@ Listen 127.0.0.1
 Timeout 60
 MaxClients 64
 BasicAuth %(user)s %(password)s
+LogFile "%(log)s"
 LogLevel Connect
 """
 
@@ -286,19 +287,25 @@ class TunnelProxy(LoopbackProxy):
     """tinyproxy on a free loopback port, in directory, asking every
     request for basic auth as user with password: a CONNECT without the
     Proxy-Authorization they make is answered 407. `url` is its
-    address."""
+    address; connects() the host:port of each CONNECT it logged."""
 
     def __init__(self, directory, user, password):
         os.makedirs(directory, exist_ok=True)
         conf = os.path.join(directory, "tinyproxy.conf")
+        self.log = os.path.join(directory, "tinyproxy.log")
 
         def start(port):
             with open(conf, "w") as f:
-                f.write(TUNNEL_PROXY % {"port": port, "user": user, "password": password})
+                f.write(TUNNEL_PROXY % {"port": port, "user": user, "password": password,
+                                        "log": self.log})
             return subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
         self.proc, port = serve_on_free_port(start)
         self.url = "http://127.0.0.1:%d" % port
+
+    def connects(self):
+        with open(self.log) as f:
+            return re.findall(r"Request \(file descriptor \d+\): CONNECT (\S+)", f.read())
 
 
 def valgrind(log):
@@ -485,20 +492,24 @@ class ProfdTestCase(unittest.TestCase):
         self.addCleanup(server.stop, None)
         return "127.0.0.1:%d" % port
 
-    def serve_http(self, handler_class):
+    def serve_http(self, handler_class, tls=None):
         """An HTTP server on a free loopback port with handler_class (a
-        BaseHTTPRequestHandler); its port. Stopped after the test."""
+        BaseHTTPRequestHandler), HTTPS with tls, a (cert, key) pair; its
+        port. Stopped after the test."""
         import http.server
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+        if tls:
+            serve_tls(server, *tls)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         self.addCleanup(server.shutdown)
         return server.server_address[1]
 
-    def token_endpoint(self, answers, hold=None):
+    def token_endpoint(self, answers, hold=None, tls=None):
         """An OAuth 2.0 token endpoint answering answers in turn (status,
         JSON), the last repeating: (its URL, the (Authorization, form) of
         each request). With hold (a threading.Event) each answer waits
-        until it is set, the request already counted."""
+        until it is set, the request already counted; with tls (a cert
+        and key) over HTTPS."""
         import http.server
         import urllib.parse
         got = []
@@ -520,7 +531,8 @@ class ProfdTestCase(unittest.TestCase):
 
             def log_message(self, *args):
                 pass
-        return "http://127.0.0.1:%d/token" % self.serve_http(Handler), got
+        return "%s://127.0.0.1:%d/token" % ("https" if tls else "http",
+                                            self.serve_http(Handler, tls)), got
 
     def serve_posts(self, answer):
         """An HTTP server on a free loopback port calling answer(path,

@@ -607,6 +607,33 @@ service:
                                "          %s\n          X-Scope-OrgID:" % new),
                 "job 'hdr': http_headers: " + says)
 
+    def test_an_oauth2_blocks_own_tls_and_proxy_go_to_its_token_url(self):
+        """oauth2's own tls_config (a private CA the job's target does not
+        need) and proxy, as Prometheus takes them: the token comes over
+        HTTPS through the proxy the oauth2 block names (tinyproxy, which
+        asks the CONNECT for the block's proxy_connect_header), and the
+        scrapes go with it straight to the target."""
+        import base64
+        from harness import TunnelProxy
+        ca, cert, key = make_test_certs(self.dir)
+        token_url, tokens = self.token_endpoint([(200, {"access_token": "tok7",
+                                                        "expires_in": 3600})], tls=(cert, key))
+        proxy = TunnelProxy(self.path("proxy"), "agent", "s3cret")
+        self.addCleanup(proxy.stop)
+        fake = self.goroutine_target()
+        auth = base64.b64encode(b"agent:s3cret").decode()
+        p = self.start(SCRAPE % job("tok", [fake.address], ["goroutine"], extra=(
+            "        oauth2: {client_id: c, client_secret: s, token_url: '%s',\n"
+            "                 tls_config: {ca_file: %s}, proxy_url: '%s',\n"
+            "                 proxy_connect_header: {Proxy-Authorization: ['Basic %s']}}\n"
+            % (token_url, ca, proxy.url, auth))))
+        wait_until(lambda: fake.requests, "a scrape")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(fake.requests[0][1].get("Authorization"), "Bearer tok7")
+        self.assertEqual(fake.requests[0][1].get("Proxy-Authorization"), None)
+        self.assertEqual(len(tokens), 1)
+        self.assertEqual(proxy.connects(), [token_url.split("/")[2]])
+
     def test_oauth2_tokens_are_fetched_on_the_loop_without_stopping_it(self):
         """oauth2: the token fetched from token_url with the client's
         credentials, scopes and endpoint_params, sent as "Bearer <token>",

@@ -11,6 +11,7 @@
 #include "../../config/diag.h"
 #include "../../core/graph.h"
 #include "../../lib/client_auth.c"
+#include "../../lib/client_proxy.c"
 #include "../../lib/http_headers.c"
 #include "../../lib/client_credentials.c"
 #include "../../lib/client_tls.c"
@@ -140,17 +141,25 @@ TEST(credentials_are_given_one_way_once)
                 "basic_auth needs a username");
     check_valid((struct client_auth){.oauth2 = {.client_id = "id"}},
                 "oauth2 needs client_id and token_url");
-    check_valid((struct client_auth){.proxy_url = "ftp://p"}, "proxy_url 'ftp://p' is not");
-    check_valid((struct client_auth){.proxy_url = "http://p:3128"}, "");
+    check_valid((struct client_auth){.proxy.proxy_url = "ftp://p"}, "proxy_url 'ftp://p' is not");
+    check_valid((struct client_auth){.proxy.proxy_url = "http://p:3128"}, "");
     check_valid((struct client_auth){.bearer_token = "t\r\nX-Other: 1"},
                 "bearer_token holds a line break, which no header can carry");
     check_valid((struct client_auth){.basic_auth = {"u", "p\n", NULL}},
                 "basic_auth's password holds a line break");
-    check_valid((struct client_auth){.no_proxy = "10.0.0.0/8"}, "no_proxy needs proxy_url");
-    check_valid((struct client_auth){.proxy_url = "http://p:3128", .no_proxy = "10.0.0.0/8"}, "");
+    check_valid((struct client_auth){.proxy.no_proxy = "10.0.0.0/8"}, "no_proxy needs proxy_url");
+    check_valid((struct client_auth){.proxy = {"http://p:3128", "10.0.0.0/8"}}, "");
     /* proxy_url wins: proxy_from_environment is on by default for some */
-    check_valid((struct client_auth){.proxy_url = "http://p:3128", .proxy_from_environment = true},
+    check_valid((struct client_auth){.proxy = {.proxy_url = "http://p:3128",
+                                               .proxy_from_environment = true}},
                 "");
+    /* the oauth2 block's own proxy and TLS, said as its */
+    check_valid((struct client_auth){.oauth2 = {.client_id = "id", .token_url = "http://t",
+                                                .proxy.no_proxy = "10.0.0.0/8"}},
+                "oauth2: no_proxy needs proxy_url");
+    check_valid((struct client_auth){.oauth2 = {.client_id = "id", .token_url = "http://t",
+                                                .tls_config.min_version = "TLS9"}},
+                "oauth2: ");
 }
 
 RUN_TESTS()

@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include "../../lib/client_auth.c"
+#include "../../lib/client_proxy.c"
 #include "../../lib/http_headers.c"
 #include "../../lib/client_credentials.c"
 #include "../../lib/client_tls.c"

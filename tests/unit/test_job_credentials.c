@@ -7,6 +7,7 @@
 #include <event2/event.h>
 
 #include "../../lib/client_auth.c"
+#include "../../lib/client_proxy.c"
 #include "../../lib/http_headers.c"
 #include "../../lib/client_credentials.c"
 #include "../../lib/client_tls.c"

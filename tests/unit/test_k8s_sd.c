@@ -9,6 +9,7 @@
 #include "../../core/labels.h"
 #include "../../core/sd_file.h"
 #include "../../lib/client_auth.c"
+#include "../../lib/client_proxy.c"
 #include "../../lib/http_headers.c"
 #include "../../lib/client_credentials.c"
 #include "../../lib/client_tls.c"

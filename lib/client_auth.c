@@ -105,6 +105,11 @@ int client_auth_validate(const struct profd_host *host, struct profd_diag *d,
     }
     char oauth2_what[200];
     snprintf(oauth2_what, sizeof(oauth2_what), "%soauth2: ", what);
+    if (o->tls_config.server_name) {
+        host->diag(d, &o->tls_config.server_name, "%stls_config.server_name is not taken: the "
+                   "token URL's host is the name asked for", oauth2_what);
+        return PROFD_ERR;
+    }
     if (client_proxy_validate(host, d, &a->proxy, what) != PROFD_OK ||
         client_proxy_validate(host, d, &o->proxy, oauth2_what) != PROFD_OK)
         return PROFD_ERR;

@@ -119,9 +119,10 @@ static char *use_kubeconfig(CURL *h, const struct k8s_kubeconfig *kc)
 }
 
 /* Sets up h with a's TLS (the service account's CA for the cluster's own
- * server) and proxy, its headers for the proxy kept in req. Returns the Authorization line to send, its secret
- * files read now, malloc'd, or NULL: none, or a file that cannot be read
- * (outside a cluster, the service account's token). */
+ * server) and proxy, its headers for the proxy kept in req. Returns the
+ * Authorization line to send, its secret files read now, malloc'd, or
+ * NULL: none, or a file that cannot be read (outside a cluster, the
+ * service account's token). */
 static char *use_options(CURL *h, const struct k8s_access *a, struct k8s_request *req)
 {
     struct client_tls tls = a->tls;

@@ -40,7 +40,7 @@ static const struct profd_option client_oauth2_options[] = {
     {"endpoint_params", PROFD_OPT_STRING_MAP, offsetof(struct client_oauth2, endpoint_params),
      NULL, "more parameters of the token request"},
     {"tls_config", PROFD_OPT_OBJECT, offsetof(struct client_oauth2, tls_config), NULL,
-     "TLS to token_url (server_name aside); none of it given: the client's", client_tls_options},
+     "TLS to token_url (no server_name); none of it given: the client's", client_tls_options},
     CLIENT_PROXY_OPTIONS(struct client_oauth2, proxy, "false"),
     {0},
 };

@@ -160,6 +160,9 @@ TEST(credentials_are_given_one_way_once)
     check_valid((struct client_auth){.oauth2 = {.client_id = "id", .token_url = "http://t",
                                                 .tls_config.min_version = "TLS9"}},
                 "oauth2: ");
+    check_valid((struct client_auth){.oauth2 = {.client_id = "id", .token_url = "http://t",
+                                                .tls_config.server_name = "t.example"}},
+                "oauth2: tls_config.server_name is not taken");
 }
 
 RUN_TESTS()

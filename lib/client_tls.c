@@ -28,7 +28,8 @@ static int version_index(const char *name, int fallback)
 bool client_tls_given(const struct client_tls *t)
 {
     return t->ca_file || t->cert_file || t->key_file || t->insecure_skip_verify ||
-           t->server_name || t->max_version || (t->min_version && strcmp(t->min_version, "TLS12"));
+           t->server_name || t->max_version ||
+           version_index(t->min_version, MIN_DEFAULT) != MIN_DEFAULT;
 }
 
 int client_tls_validate(const struct profd_host *host, struct profd_diag *d,

@@ -315,9 +315,12 @@ static int consume_at(struct profd_component *c, struct profd_batch *b)
     if (c->kind == PROFD_EXPORTER)
         return profd_queue_push(c->queue, b);
     size_t records = b->nrecords, bytes = profd_batch_bytes(b);
-    pthread_mutex_lock(&c->consume_lock);
+    bool alone = !(c->plugin->flags & PROFD_PLUGIN_CONCURRENT);
+    if (alone)
+        pthread_mutex_lock(&c->consume_lock);
     int rc = c->plugin->consume(c->state, b);
-    pthread_mutex_unlock(&c->consume_lock);
+    if (alone)
+        pthread_mutex_unlock(&c->consume_lock);
     if (rc != PROFD_ERETRY)
         count_in(c, records, bytes);
     return rc;

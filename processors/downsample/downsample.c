@@ -469,7 +469,7 @@ static const struct profd_plugin plugin = {
                    "cuts deep stacks",
     .options = options,
     .config_size = sizeof(struct config),
-    .flags = PROFD_PLUGIN_MUTATES,
+    .flags = PROFD_PLUGIN_MUTATES | PROFD_PLUGIN_CONCURRENT,
     .validate = validate,
     .create = create,
     .start = start,

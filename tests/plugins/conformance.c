@@ -2,9 +2,10 @@
 /*
  * The one suite every module passes: run with the module directory as its
  * argument, in a scratch working directory. For each .so: the descriptor is
- * well formed, the default config binds and validates, and the lifecycle
- * holds in every order a daemon may use (create->destroy; shutdown without
- * start; create->start->shutdown->shutdown->destroy; an empty batch).
+ * well formed (its flags known and for its kind), the default config binds
+ * and validates, and the lifecycle holds in every order a daemon may use
+ * (create->destroy; shutdown without start;
+ * create->start->shutdown->shutdown->destroy; an empty batch).
  */
 #include "check.h"
 
@@ -79,6 +80,18 @@ static void check_options(const struct profd_option *opts, const char *type)
     }
 }
 
+/* Flags the ABI knows, each on the kind it is for. */
+static void check_flags(const struct profd_plugin *p)
+{
+    const uint32_t known = PROFD_PLUGIN_MUTATES | PROFD_PLUGIN_MERGES_BATCHES |
+                           PROFD_PLUGIN_SLOW | PROFD_PLUGIN_CONCURRENT;
+    CHECK((p->flags & ~known) == 0);
+    if (p->flags & PROFD_PLUGIN_MERGES_BATCHES)
+        CHECK_INT(p->kind, PROFD_EXPORTER);
+    if (p->flags & (PROFD_PLUGIN_SLOW | PROFD_PLUGIN_CONCURRENT))
+        CHECK_INT(p->kind, PROFD_PROCESSOR);
+}
+
 static void load_failed(const char *msg)
 {
     fprintf(stderr, "  %s\n", msg);
@@ -97,6 +110,7 @@ TEST(every_module)
         fprintf(stderr, "module %s %s\n", profd_kind_name(p->kind), p->type);
         CHECK(p->description && *p->description);
         check_options(p->options, p->type);
+        check_flags(p);
 
         struct fixture f;
         CHECK(fixture_init(&f, p));

@@ -107,6 +107,29 @@ static int mutate_consume(void *st, struct profd_batch *b)
     return s->host->emit(s->self, b);
 }
 
+static int inside, most_inside;   /* threads in meet_consume now, and at most */
+
+/* Waits up to 300 ms, inside the call, for a second thread to be inside
+ * too; notes how many were at most. */
+static int meet_consume(void *st, struct profd_batch *b)
+{
+    struct node_state *s = st;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 300000000;
+    until.tv_sec += until.tv_nsec / 1000000000;
+    until.tv_nsec %= 1000000000;
+    pthread_mutex_lock(&mu);
+    if (++inside > most_inside)
+        most_inside = inside;
+    pthread_cond_broadcast(&changed);
+    while (most_inside < 2 && pthread_cond_timedwait(&changed, &mu, &until) == 0)
+        ;
+    inside--;
+    pthread_mutex_unlock(&mu);
+    return s->host->emit(s->self, b);
+}
+
 /* Counter c of the component id of kind. */
 static uint64_t counter(const char *id, const char *kind, enum profd_counter c)
 {
@@ -190,6 +213,8 @@ static const struct profd_plugin test_modules[] = {
     MODULE(PROFD_PROCESSOR, "mut", mutate_consume, PROFD_PLUGIN_MUTATES, NULL, 0),
     MODULE(PROFD_PROCESSOR, "slow", mutate_consume, PROFD_PLUGIN_MUTATES | PROFD_PLUGIN_SLOW,
            NULL, 0),
+    MODULE(PROFD_PROCESSOR, "meet", meet_consume, 0, NULL, 0),
+    MODULE(PROFD_PROCESSOR, "cmeet", meet_consume, PROFD_PLUGIN_CONCURRENT, NULL, 0),
     MODULE(PROFD_EXPORTER, "sink", sink_consume, 0, sink_options, sizeof(struct sink_cfg)),
     MODULE(PROFD_EXPORTER, "msink", sink_consume, PROFD_PLUGIN_MERGES_BATCHES, sink_options,
            sizeof(struct sink_cfg)),
@@ -516,6 +541,44 @@ TEST(concurrent_fan_out_emits_lose_and_duplicate_nothing)
     CHECK_INT(counter("sink/c1", "exporter", PROFD_C_SENT_RECORDS), EMITTERS * EMITS_EACH);
     CHECK_INT(counter("sink/c2", "exporter", PROFD_C_SENT_RECORDS), 2 * EMITTERS * EMITS_EACH);
     CHECK_INT(counter("src/cc", "receiver", PROFD_C_ACCEPTED_RECORDS), EMITTERS * EMITS_EACH);
+}
+
+static void *emit_one_record(void *arg)
+{
+    (void)arg;
+    emit_one(false);
+    return NULL;
+}
+
+/* The most threads inside processor type at once while two emit a record
+ * each through it. */
+static int most_inside_of(const char *type)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof(yaml),
+             "receivers: {src/m: {}}\nprocessors: {%s: {}}\nexporters: {sink/m: {}}\n"
+             "service: {pipelines: {profiles: {receivers: [src/m], processors: [%s], "
+             "exporters: [sink/m]}}}\n",
+             type, type);
+    struct profd_loader *l;
+    struct profd_graph *g = begin_case(yaml, &l);
+    if (!g)
+        return -1;
+    inside = most_inside = 0;
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&threads[i], NULL, emit_one_record, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(threads[i], NULL);
+    CHECK(wait_delivered(2));
+    stop_graph(g, l);
+    return most_inside;
+}
+
+TEST(a_processor_runs_on_one_thread_at_a_time_unless_it_is_concurrent)
+{
+    CHECK_INT(most_inside_of("meet"), 1);
+    CHECK_INT(most_inside_of("cmeet"), 2);
 }
 
 static int64_t mono_ms(void)

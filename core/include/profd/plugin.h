@@ -55,6 +55,10 @@ enum profd_kind {
  * network), so servers that answer many clients from one event loop hand
  * every request of a pipeline through it to a worker thread. */
 #define PROFD_PLUGIN_SLOW 0x4u
+/* Processors: consume() may run on several threads at once (what it keeps
+ * across calls never changes, or it guards that itself), so the servers'
+ * loops call it side by side rather than one after another. */
+#define PROFD_PLUGIN_CONCURRENT 0x8u
 
 enum profd_log_level { PROFD_LOG_ERROR, PROFD_LOG_WARN, PROFD_LOG_INFO, PROFD_LOG_DEBUG };
 
@@ -417,7 +421,8 @@ struct profd_plugin {
     int (*start)(void *state);
     /* Processors: may forward with host->emit; called on the thread that
      * emitted (the event loop, a server's worker, a receiver's own), never
-     * twice at once for one instance. Exporters: runs on the exporter's
+     * twice at once for one instance unless it declares
+     * PROFD_PLUGIN_CONCURRENT. Exporters: runs on the exporter's
      * sender thread; returns PROFD_ERETRY to have it retried with backoff.
      * The batch is borrowed for the call. */
     int (*consume)(void *state, struct profd_batch *b);

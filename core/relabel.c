@@ -486,9 +486,3 @@ bool profd_relabel_apply(const struct profd_relabel *rs, struct profd_labels *l)
         keep = apply_rule(&rs->rules[i], l, sc);
     return keep;
 }
-
-
-size_t profd_relabel_count(const struct profd_relabel *rs)
-{
-    return rs ? rs->n : 0;
-}

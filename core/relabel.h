@@ -42,7 +42,5 @@ void profd_relabel_free(struct profd_relabel *rs);
 bool profd_relabel_apply(const struct profd_relabel *rs, struct profd_labels *l);
 /* Prometheus's hashmod: md5 of s, bytes 8..15 as a big-endian integer, mod modulus. */
 uint64_t profd_hash_mod(const char *s, size_t len, uint64_t modulus);
-/* How many rules rs has (0 for NULL). */
-size_t profd_relabel_count(const struct profd_relabel *rs);
 
 #endif

@@ -9,14 +9,14 @@
 #include "../../lib/grow.h"
 #include "../../lib/search.h"
 
-struct entry {
+struct jit_symbol {
     uint64_t start, size;
     uint32_t name;      /* offset in names */
     uint32_t order;     /* line number: later lines win */
 };
 
 struct perf_map {
-    struct entry *entries;   /* sorted by start */
+    struct jit_symbol *entries;   /* sorted by start */
     size_t n;
     char *names;
     size_t names_len;
@@ -26,7 +26,7 @@ struct perf_map {
 
 static int by_start(const void *a, const void *b)
 {
-    const struct entry *x = a, *y = b;
+    const struct jit_symbol *x = a, *y = b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
@@ -63,7 +63,7 @@ struct perf_map *perf_map_load(const char *path)
         m->names = grow_array(m->names, &names_cap, m->names_len + len, 1);
         memcpy(m->names + m->names_len, name, len);
         m->entries = grow_array(m->entries, &cap, m->n + 1, sizeof(*m->entries));
-        m->entries[m->n] = (struct entry){start, size, (uint32_t)m->names_len, (uint32_t)m->n};
+        m->entries[m->n] = (struct jit_symbol){start, size, (uint32_t)m->names_len, (uint32_t)m->n};
         m->n++;
         m->names_len += len;
     }
@@ -79,13 +79,13 @@ struct perf_map *perf_map_load(const char *path)
 
 const char *perf_map_find(const struct perf_map *m, uint64_t addr)
 {
-    size_t lo = first_above(m->entries, m->n, sizeof(*m->entries), offsetof(struct entry, start),
+    size_t lo = first_above(m->entries, m->n, sizeof(*m->entries), offsetof(struct jit_symbol, start),
                             addr);
     /* Entries starting at or below addr, nearest first: the latest-written
      * one that covers addr. Bounded look-back keeps this cheap. */
-    const struct entry *best = NULL;
+    const struct jit_symbol *best = NULL;
     for (size_t i = lo, looked = 0; i-- > 0 && looked < 64; looked++) {
-        const struct entry *e = &m->entries[i];
+        const struct jit_symbol *e = &m->entries[i];
         if (addr - e->start < e->size && (!best || e->order > best->order))
             best = e;
     }
@@ -100,7 +100,7 @@ void perf_map_stamp(const struct perf_map *m, off_t *size, struct timespec *mtim
 
 size_t perf_map_footprint(const struct perf_map *m)
 {
-    return m->n * sizeof(*m->entries) + m->names_len;
+    return sizeof(*m) + m->n * sizeof(*m->entries) + m->names_len;
 }
 
 void perf_map_free(struct perf_map *m)

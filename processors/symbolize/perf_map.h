@@ -22,6 +22,7 @@ const char *perf_map_find(const struct perf_map *m, uint64_t addr);
 /* The file's size and modification time when read: a changed file is
  * read again. */
 void perf_map_stamp(const struct perf_map *m, off_t *size, struct timespec *mtime);
+/* The memory m holds: itself, its entries and their names. */
 size_t perf_map_footprint(const struct perf_map *m);
 void perf_map_free(struct perf_map *m);
 

@@ -20,10 +20,13 @@
  * share of max_memory (a 256 MiB budget: 4 MiB, 16,384 addresses). */
 #define RESULTS_SHARE 64
 
-/* A JIT's perf-<pid>.map, read again when the file changes. */
+/* A JIT's perf-<pid>.map, read again when the file changes; kept within
+ * max_memory with the binaries. */
 struct jit_map {
     int32_t pid;
-    struct perf_map *map;         /* NULL: none */
+    struct perf_map *map;         /* NULL: none (the entry goes at the profile's end) */
+    size_t charged;               /* its footprint counted in open_bytes */
+    uint64_t last_used;
     uint64_t serial;              /* of the last profile that checked the file */
 };
 
@@ -81,7 +84,7 @@ struct symbol_cache {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct symbol_cache *registry;
 
-static char *copy(const char *s)
+static char *copy_setting(const char *s)
 {
     char *c = s && *s ? strdup(s) : NULL;
     if (s && *s && !c)
@@ -153,7 +156,7 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     if (!c)
         abort();
     pthread_mutex_init(&c->lock, NULL);
-    c->id = copy(id);
+    c->id = copy_setting(id);
     binary_lookup_init(&c->lookup, s->debug_directories, s->ndebug_directories, s->remap_from,
                        s->remap_to, s->nremaps, s->use_local_path);
     c->debug_path = debuginfo_path(&c->lookup);
@@ -161,11 +164,11 @@ static struct symbol_cache *cache_new(const char *id, const struct symbol_cache_
     c->max_memory = s->max_memory;
     c->negative_ttl = s->negative_ttl;
     c->debuginfod_wait = s->debuginfod_wait;
-    c->kallsyms = copy(s->kallsyms);
-    c->kernel_notes = copy(s->kernel_notes);
-    c->system_map = copy(s->system_map);
-    c->vmlinux = copy(s->vmlinux);
-    c->perf_map_dir = copy(s->perf_map_dir);
+    c->kallsyms = copy_setting(s->kallsyms);
+    c->kernel_notes = copy_setting(s->kernel_notes);
+    c->system_map = copy_setting(s->system_map);
+    c->vmlinux = copy_setting(s->vmlinux);
+    c->perf_map_dir = copy_setting(s->perf_map_dir);
     if (s->ndebuginfod_urls &&
         !(c->remote = remote_debuginfo_new(s->debuginfod_urls, s->ndebuginfod_urls,
                                            s->debuginfod_fetches, s->debuginfod_timeout_s,
@@ -243,8 +246,17 @@ static void close_binary(struct symbol_cache *c, struct binary *b)
     b->retry_at = 0;   /* evicted, not missing: may open again at once */
 }
 
-/* Closes the least recently used binaries until `need` more bytes fit;
- * those the profile being symbolized uses stay, even past max_memory. */
+static void drop_jit_map(struct symbol_cache *c, struct jit_map *j)
+{
+    c->open_bytes -= j->charged;
+    perf_map_free(j->map);
+    j->map = NULL;
+    j->charged = 0;
+}
+
+/* Closes the least recently used binaries and drops the least recently
+ * used JIT maps until `need` more bytes fit; what the profile being
+ * symbolized uses stays, even past max_memory. */
 static void make_room(struct symbol_cache *c, size_t need)
 {
     while (c->open_bytes + need > c->max_memory) {
@@ -253,10 +265,29 @@ static void make_room(struct symbol_cache *c, size_t need)
             if (c->binaries[i].elf && c->binaries[i].serial != c->serial &&
                 (!lru || c->binaries[i].last_used < lru->last_used))
                 lru = &c->binaries[i];
-        if (!lru)
+        struct jit_map *lru_map = NULL;
+        for (size_t i = 0; i < c->njit_maps; i++)
+            if (c->jit_maps[i].map && c->jit_maps[i].serial != c->serial &&
+                (!lru_map || c->jit_maps[i].last_used < lru_map->last_used))
+                lru_map = &c->jit_maps[i];
+        if (lru_map && (!lru || lru_map->last_used < lru->last_used))
+            drop_jit_map(c, lru_map);
+        else if (lru)
+            close_binary(c, lru);
+        else
             return;
-        close_binary(c, lru);
     }
+}
+
+/* Forgets the processes whose JIT map is not kept (none, or dropped), so
+ * that the processes a long run sees come and go leave nothing behind. */
+static void forget_jit_maps_not_kept(struct symbol_cache *c)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < c->njit_maps; i++)
+        if (c->jit_maps[i].map)
+            c->jit_maps[kept++] = c->jit_maps[i];
+    c->njit_maps = kept;
 }
 
 /* Logs what of b's binary, and then what follows from it (or ""), named
@@ -286,6 +317,7 @@ void symbol_cache_end(struct symbol_cache *c)
     }
     c->serial++;      /* nothing is in use any more: back within max_memory */
     make_room(c, 0);
+    forget_jit_maps_not_kept(c);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -395,7 +427,7 @@ struct elf_binary *symbol_cache_vmlinux(struct symbol_cache *c, const char *buil
     if (!c->vmlinux || !binary_wanted(c, c->vmlinux, build_id, &b))
         return c->vmlinux ? b->elf : NULL;
     char err[512] = "not the recorded kernel's build";
-    return open_binary(c, b, binary_lookup_is_elf(c->vmlinux, build_id) ? copy(c->vmlinux) : NULL,
+    return open_binary(c, b, binary_lookup_is_elf(c->vmlinux, build_id) ? copy_setting(c->vmlinux) : NULL,
                        err);
 }
 
@@ -464,12 +496,12 @@ const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid)
         return j->map;   /* checked for this profile already, maybe in use */
     }
     j->serial = c->serial;
+    j->last_used = ++c->clock;
     char path[4096];
     snprintf(path, sizeof(path), "%s/perf-%d.map", c->perf_map_dir, pid);
     struct stat st;
     if (stat(path, &st) != 0) {
-        perf_map_free(j->map);
-        j->map = NULL;
+        drop_jit_map(c, j);
         return NULL;
     }
     if (j->map) {
@@ -479,9 +511,15 @@ const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid)
         if (size == st.st_size && mtime.tv_sec == st.st_mtim.tv_sec &&
             mtime.tv_nsec == st.st_mtim.tv_nsec)
             return j->map;
-        perf_map_free(j->map);
+        drop_jit_map(c, j);
     }
-    j->map = perf_map_load(path);
+    struct perf_map *map = perf_map_load(path);
+    if (map) {
+        size_t charge = perf_map_footprint(map);
+        make_room(c, charge);
+        c->open_bytes += charge;
+        *j = (struct jit_map){pid, map, charge, j->last_used, j->serial};
+    }
     return j->map;
 }
 

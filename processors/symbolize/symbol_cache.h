@@ -80,10 +80,12 @@ struct elf_binary *symbol_cache_vmlinux(struct symbol_cache *c, const char *buil
 /* The symbol table of the kernel with that build-id, or NULL. */
 struct kernel_symbols *symbol_cache_kernel(struct symbol_cache *c, const char *build_id);
 /* The JIT perf map of pid (perf_map_dir/perf-<pid>.map, read again when it
- * changed since the last profile), or NULL. */
+ * changed since the last profile), or NULL. Kept, and counted, with the
+ * open binaries within max_memory. */
 const struct perf_map *symbol_cache_jit(struct symbol_cache *c, int32_t pid);
-/* The memory the open binaries hold, as counted against max_memory: their
- * files, lanes, indexes and results (as of the end of the last profile). */
+/* The memory the open binaries and JIT maps hold, as counted against
+ * max_memory: the binaries' files, lanes, indexes and results, the maps'
+ * entries and names (as of the end of the last profile). */
 uint64_t symbol_cache_open_bytes(struct symbol_cache *c);
 /* How inflated copies of debug files were found or made (all 0 when
  * off), and why the last one that failed did ("" when none did). */

@@ -27,7 +27,8 @@
  * the recorded one (the same boot's layout).
  *
  * Code in anonymous mappings of a record with a pid label is named from
- * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes.
+ * the JIT's perf_map_dir/perf-<pid>.map, read again when it changes and
+ * kept with the binaries within max_memory.
  *
  * A profile's locations are symbolized by locations.c, on up to `threads`
  * threads when there are many.
@@ -83,7 +84,7 @@ static const struct profd_option options[] = {
     {"keep_addresses", PROFD_OPT_BOOL, offsetof(struct config, keep_addresses), "true",
      "keep each symbolized location's address (false: set it to 0)"},
     {"max_memory", PROFD_OPT_SIZE, offsetof(struct config, max_memory), "256MiB",
-     "binaries kept open at once, by file size; least recently used closed first"},
+     "binaries kept open and JIT maps kept at once, by size; least recently used go first"},
     {"negative_ttl", PROFD_OPT_DURATION, offsetof(struct config, negative_ttl), "5m",
      "a binary not found is not looked for again for this long"},
     {"kallsyms", PROFD_OPT_STRING, offsetof(struct config, kallsyms), "/proc/kallsyms",
@@ -197,8 +198,8 @@ static void publish_results(struct state *s)
                        "time spent symbolizing profiles since start", "",
                        (double)s->busy_ns / 1e9);
     s->host->gauge_set(s->self, "profd_symbolize_open_bytes",
-                       "memory the open binaries hold (files, indexes, results), kept within "
-                       "max_memory", "", (double)symbol_cache_open_bytes(s->settings.cache));
+                       "memory the open binaries (files, indexes, results) and JIT maps hold, "
+                       "kept within max_memory", "", (double)symbol_cache_open_bytes(s->settings.cache));
     char why[256];
     struct inflated_cache_stats in = symbol_cache_inflated(s->settings.cache, why, sizeof(why));
     const struct {

@@ -44,7 +44,6 @@ struct unwinder {
     uint64_t sp;
     uint64_t *pcs;
     uint32_t npcs, max;
-    uint64_t unwound, stopped;
 };
 
 struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs)
@@ -226,15 +225,7 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const st
         dwfl_getthread_frames(pd->dwfl, c->tid, on_frame, u);
     if (!u->npcs)   /* no binary or no CFI: the sampled IP alone */
         pcs[u->npcs++] = reg(u, perf_reg_of_dwarf[16]);
-    u->unwound++;
-    u->stopped += u->npcs == 1;
     return u->npcs;
-}
-
-void unwinder_stats(const struct unwinder *u, uint64_t *unwound, uint64_t *stopped)
-{
-    *unwound = u->unwound;
-    *stopped = u->stopped;
 }
 
 void unwinder_free(struct unwinder *u)

@@ -38,9 +38,6 @@ struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs);
  */
 uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const struct process *p,
                          const struct user_context *c, uint64_t *pcs, uint32_t max);
-/* Counts since creation: samples unwound, and those that stopped at the
- * first frame (no binary or no CFI). */
-void unwinder_stats(const struct unwinder *u, uint64_t *unwound, uint64_t *stopped);
 void unwinder_free(struct unwinder *u);
 
 #endif

@@ -279,11 +279,25 @@ static void make_room(struct symbol_cache *c, size_t need)
     }
 }
 
-/* Forgets the processes whose JIT map is not kept (none, or dropped), so
- * that the processes a long run sees come and go leave nothing behind. */
-static void forget_jit_maps_not_kept(struct symbol_cache *c)
+/* Forgets the binaries that are neither open, nor on their way from
+ * debuginfod, nor a miss still remembered, and the processes whose JIT map
+ * is not kept (none, or dropped): the binaries and processes a long run
+ * sees come and go leave nothing behind, and lookups stay short. */
+static void forget_what_is_not_kept(struct symbol_cache *c)
 {
+    int64_t now = monotonic_ns();
     size_t kept = 0;
+    for (size_t i = 0; i < c->nbinaries; i++) {
+        struct binary *b = &c->binaries[i];
+        if (b->elf || b->fetching || (b->retry_at && now < b->retry_at)) {
+            c->binaries[kept++] = *b;
+        } else {
+            free(b->filename);
+            free(b->build_id);
+        }
+    }
+    c->nbinaries = kept;
+    kept = 0;
     for (size_t i = 0; i < c->njit_maps; i++)
         if (c->jit_maps[i].map)
             c->jit_maps[kept++] = c->jit_maps[i];
@@ -317,7 +331,7 @@ void symbol_cache_end(struct symbol_cache *c)
     }
     c->serial++;      /* nothing is in use any more: back within max_memory */
     make_room(c, 0);
-    forget_jit_maps_not_kept(c);
+    forget_what_is_not_kept(c);
     pthread_mutex_unlock(&c->lock);
 }
 

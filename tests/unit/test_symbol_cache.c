@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /* What the symbolize module keeps between profiles (symbol_cache.c): JIT
  * maps counted with the open binaries within max_memory, the least
- * recently used dropped first, those a profile uses kept while it runs,
- * and processes whose map is gone forgotten. Compiled in from the module
- * sources. */
+ * recently used dropped first, those a profile uses kept while it runs;
+ * processes whose map is gone, and binaries neither open nor a recent
+ * miss, forgotten. Compiled in from the module sources. */
 #include "check.h"
 
 #include <unistd.h>
+
+#include "../../core/graph.h"
 
 #include "../../lib/binary_lookup.c"
 #include "../../lib/file_io.c"
@@ -103,6 +105,53 @@ TEST(jit_maps_are_kept_within_max_memory_least_recently_used_first)
         unlink(path);
     }
     rmdir(dir);
+}
+
+/* One profile that looks up the binaries filenames (NULL ends the list),
+ * by path with no build-id; how many were found. */
+static int binaries_of(struct symbol_cache *c, const char *const *filenames)
+{
+    symbol_cache_begin(c, &profd_host_services, NULL);
+    int found = 0;
+    for (size_t i = 0; filenames[i]; i++)
+        found += symbol_cache_binary(c, filenames[i], "", &(struct process_mapping){0}) != NULL;
+    symbol_cache_end(c);
+    return found;
+}
+
+TEST(binaries_neither_open_nor_a_recent_miss_are_forgotten)
+{
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    CHECK(len > 0);
+    self[len > 0 ? len : 0] = 0;
+    const char *missing = "/nonexistent/profd-test-binary";
+    char err[256];
+
+    /* Misses remembered for a minute; nothing stays open (no room). */
+    struct symbol_cache_settings s = {.max_memory = 1, .use_local_path = true,
+                                      .negative_ttl = 60000000000LL};
+    struct symbol_cache *c = symbol_cache_acquire("remembers", &s, err, sizeof(err));
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    CHECK_INT(binaries_of(c, (const char *const[]){self, missing, NULL}), 1);
+    CHECK_INT(c->nbinaries, 1);   /* the miss; the binary was closed, and forgotten */
+    CHECK_STR(c->nbinaries ? c->binaries[0].filename : "", missing);
+    CHECK_INT(symbol_cache_open_bytes(c), 0);
+    symbol_cache_release(c);
+
+    /* Misses not remembered, room for the binary: it alone is kept. */
+    s = (struct symbol_cache_settings){.max_memory = 1ULL << 40, .use_local_path = true};
+    c = symbol_cache_acquire("forgets", &s, err, sizeof(err));
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    CHECK_INT(binaries_of(c, (const char *const[]){self, missing, NULL}), 1);
+    CHECK_INT(c->nbinaries, 1);
+    CHECK_STR(c->nbinaries ? c->binaries[0].filename : "", self);
+    CHECK(symbol_cache_open_bytes(c) > 0);
+    symbol_cache_release(c);
 }
 
 RUN_TESTS()

@@ -144,6 +144,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/smaps.h $(CORE_LI
 
 # Unit tests that compile a module's sources in also link that module's libraries.
 $(BUILD)/tests/test_perf_data_parts: LDLIBS += -lzstd
+$(BUILD)/tests/test_perf_process: LDLIBS += -ldw -lelf
 $(BUILD)/tests/test_symbolize_parts: LDLIBS += -ldw -lelf -lz -lzstd -liberty
 $(BUILD)/tests/test_symbol_cache: LDLIBS += -ldw -lelf -lz -lzstd -liberty
 $(BUILD)/tests/test_dwp: LDLIBS += -ldw -lelf

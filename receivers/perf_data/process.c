@@ -56,12 +56,33 @@ static bool same_id(void *arg, uint32_t pos)
     return v == k->id;
 }
 
+/* The position of process pid in ps->procs, or -1. */
+static int64_t process_at(const struct processes *ps, int32_t pid)
+{
+    struct id_key k = {ps->procs, sizeof(*ps->procs), pid};
+    return index_find(&ps->proc_index, (uint64_t)pid, same_id, &k);
+}
+
+/* The position of thread tid in ps->threads, or -1. */
+static int64_t thread_at(const struct processes *ps, int32_t tid)
+{
+    struct id_key k = {ps->threads, sizeof(*ps->threads), tid};
+    return index_find(&ps->thread_index, (uint64_t)tid, same_id, &k);
+}
+
+const struct process *processes_find(const struct processes *ps, int32_t pid)
+{
+    if (pid == -1)
+        return &ps->kernel;
+    int64_t at = process_at(ps, pid);
+    return at >= 0 ? &ps->procs[at] : NULL;
+}
+
 struct process *processes_get(struct processes *ps, int32_t pid)
 {
     if (pid == -1)
         return &ps->kernel;
-    struct id_key k = {ps->procs, sizeof(*ps->procs), pid};
-    int64_t at = index_find(&ps->proc_index, (uint64_t)pid, same_id, &k);
+    int64_t at = process_at(ps, pid);
     if (at >= 0)
         return &ps->procs[at];
     ps->procs = grow_array(ps->procs, &ps->procs_cap, ps->nprocs + 1, sizeof(*ps->procs));
@@ -75,10 +96,10 @@ struct process *processes_get(struct processes *ps, int32_t pid)
 
 static struct thread *thread_get(struct processes *ps, int32_t pid, int32_t tid)
 {
-    struct id_key k = {ps->threads, sizeof(*ps->threads), tid};
-    int64_t at = index_find(&ps->thread_index, (uint64_t)tid, same_id, &k);
+    int64_t at = thread_at(ps, tid);
     if (at >= 0) {
         ps->threads[at].pid = pid;
+        ps->threads[at].ended = false;
         return &ps->threads[at];
     }
     const char *comm = intern(ps, processes_get(ps, pid)->comm);
@@ -215,6 +236,7 @@ void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, c
     if (copy.limit <= copy.start)
         return;
     struct process *p = processes_get(ps, pid);
+    p->ended = false;
     struct map *map = new_map(ps, &copy);
     insert_map(ps, p, map);
     if (processes_names_a_program(map->filename))
@@ -227,6 +249,7 @@ void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *
      * execve still hold the old image's return addresses, and the new
      * image's mmaps replace what they overlap. */
     struct process *p = processes_get(ps, pid);
+    p->ended = false;
     if (pid == tid || exec)
         snprintf(p->comm, sizeof(p->comm), "%s", comm);
     thread_get(ps, pid, tid)->comm = intern(ps, comm);
@@ -252,9 +275,101 @@ void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid
         p->nmaps = p->cap = n;
         p->maps_version = ++ps->versions;
         p->program = program;
+        p->ended = false;
         memcpy(p->comm, comm, sizeof(comm));
     }
     thread_get(ps, pid, tid)->comm = parent_comm;
+}
+
+void processes_exit(struct processes *ps, int32_t pid, int32_t tid)
+{
+    int64_t at = thread_at(ps, tid);
+    if (at >= 0)
+        ps->threads[at].ended = true;
+    if (pid == tid && (at = process_at(ps, pid)) >= 0)
+        ps->procs[at].ended = true;
+}
+
+/* Keeps the processes that have not ended (or have a thread left), indexed
+ * anew; frees the others' map lists. */
+static void keep_live_processes(struct processes *ps)
+{
+    for (size_t i = 0; i < ps->nthreads; i++) {
+        int64_t at = ps->threads[i].ended ? -1 : process_at(ps, ps->threads[i].pid);
+        if (at >= 0)
+            ps->procs[at].ended = false;
+    }
+    index_clear(&ps->proc_index);
+    size_t kept = 0;
+    for (size_t i = 0; i < ps->nprocs; i++) {
+        if (ps->procs[i].ended) {
+            free(ps->procs[i].maps);
+            continue;
+        }
+        ps->procs[kept] = ps->procs[i];
+        index_add(&ps->proc_index, (uint64_t)ps->procs[kept].pid, (uint32_t)kept);
+        kept++;
+    }
+    ps->nprocs = kept;
+}
+
+/* Keeps the threads that have not ended, of the processes kept, indexed anew. */
+static void keep_live_threads(struct processes *ps)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < ps->nthreads; i++)
+        if (!ps->threads[i].ended && process_at(ps, ps->threads[i].pid) >= 0)
+            ps->threads[kept++] = ps->threads[i];
+    ps->nthreads = kept;
+    index_clear(&ps->thread_index);
+    for (size_t i = 0; i < kept; i++)
+        index_add(&ps->thread_index, (uint64_t)ps->threads[i].tid, (uint32_t)i);
+}
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(struct map *const *)a, y = (uintptr_t)*(struct map *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Appends the maps p holds (its list and its program) to live. */
+static void hold_maps(const struct process *p, struct map ***live, size_t *n, size_t *cap)
+{
+    *live = grow_array(*live, cap, *n + p->nmaps + 1, sizeof(**live));
+    if (p->nmaps)
+        memcpy(*live + *n, p->maps, p->nmaps * sizeof(**live));
+    *n += p->nmaps;
+    if (p->program)
+        (*live)[(*n)++] = (struct map *)p->program;
+}
+
+/* Frees the maps that no process (nor the kernel) holds. */
+static void free_unheld_maps(struct processes *ps)
+{
+    struct map **live = NULL;
+    size_t nlive = 0, cap = 0;
+    hold_maps(&ps->kernel, &live, &nlive, &cap);
+    for (size_t i = 0; i < ps->nprocs; i++)
+        hold_maps(&ps->procs[i], &live, &nlive, &cap);
+    if (nlive)
+        qsort(live, nlive, sizeof(*live), by_address);
+    size_t kept = 0;
+    for (size_t i = 0; i < ps->nall; i++) {
+        struct map *m = ps->all_maps[i];
+        if (nlive && bsearch(&m, live, nlive, sizeof(*live), by_address))
+            ps->all_maps[kept++] = m;
+        else
+            free(m);
+    }
+    ps->nall = kept;
+    free(live);
+}
+
+void processes_forget_ended(struct processes *ps)
+{
+    keep_live_processes(ps);
+    keep_live_threads(ps);
+    free_unheld_maps(ps);
 }
 
 void processes_free(struct processes *ps)

@@ -3,8 +3,9 @@
  * Processes and threads of a recording as COMM, FORK, EXIT and MMAP records
  * describe them: each process's mappings (sorted, non-overlapping: a new
  * mmap replaces what it covers), each thread's comm. The kernel's mappings
- * live apart and serve every process. Maps are never freed before the
- * session ends, so frames may point at them.
+ * live apart and serve every process. Maps are freed only by
+ * processes_forget_ended (between a session's outputs), so frames built
+ * before it may point at them.
  */
 #ifndef PROFD_PERF_PROCESS_H
 #define PROFD_PERF_PROCESS_H
@@ -26,6 +27,7 @@ struct map {
 struct thread {
     int32_t tid, pid;
     const char *comm;       /* interned: equal comms are the same pointer */
+    bool ended;             /* an EXIT record said so, and nothing of it came since */
 };
 
 struct process {
@@ -35,6 +37,7 @@ struct process {
     size_t nmaps, cap;
     const struct map *program;   /* the last program it mapped (after an exec, the new one) */
     uint64_t maps_version;  /* changes whenever maps change; never reused */
+    bool ended;             /* its main thread's EXIT came, and no FORK, COMM or MMAP since */
 };
 
 struct processes {
@@ -77,6 +80,17 @@ void processes_add_map(struct processes *ps, int32_t pid, const struct map *m, c
                        const struct perf_file *f);
 /* A COMM record; with exec it renames the process (mappings stay). */
 void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *comm, bool exec);
+/* An EXIT record: thread tid of pid ended (with tid == pid, the main
+ * thread: the process ends once no thread of it is left). */
+void processes_exit(struct processes *ps, int32_t pid, int32_t tid);
+/* Forgets the processes and threads that ended, and the maps no process
+ * holds any more (trimmed by later mmaps, or an ended process's), so that
+ * a long stream keeps only what its live processes map. Pointers to
+ * processes, threads and maps taken before do not hold after it. */
+void processes_forget_ended(struct processes *ps);
+/* The process pid, or NULL when there is none (it never came, or was
+ * forgotten). */
+const struct process *processes_find(const struct processes *ps, int32_t pid);
 /* A FORK record: a new process copies its parent's mappings and comm. */
 void processes_fork(struct processes *ps, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid);
 void processes_free(struct processes *ps);

@@ -310,7 +310,10 @@ static inline uint32_t frame_location(const struct frame_scope *fs, uint64_t a, 
 /* Turns a callchain (or the lone IP) into location refs, leaf first:
  * kernel entries map through the kernel's mappings, user ones through p's.
  * With a user context (dwarf mode) the user part comes from unwinding its
- * stack copy instead. */
+ * stack copy instead. The user part under kernel frames starts where the
+ * program entered the kernel (the interrupted instruction, or the one
+ * after a syscall), taken as it is, as perf takes it: moved back it could
+ * name the function before (a fault at a function's first instruction). */
 static uint32_t stack_locations(struct perf_session *s, struct out *o, const struct process *p,
                                 uint16_t misc, uint64_t ip, const uint8_t *chain, uint64_t nr,
                                 const struct user_context *uc, uint32_t *locs)
@@ -320,20 +323,22 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
     uint32_t n = 0;
     if (!chain && (!uc || kernel))
         locs[n++] = frame_location(kernel ? &kern : &user, ip, true);
+    bool exact = true;   /* the next address is where execution stopped, not a return address */
     for (uint64_t i = 0; chain && i < nr && n < MAX_FRAMES; i++) {
         uint64_t a = perf_u64(s->f, chain + 8 * i);
         if (a >= CONTEXT_MAX) {
             if (a == CONTEXT_KERNEL)
                 kernel = true;
             else if (a == CONTEXT_USER)
-                kernel = false;
+                kernel = false, exact = true;
             else
                 kernel = a == CONTEXT_HV;   /* guest contexts: treated as unknown below */
             continue;
         }
         if (uc && !kernel)
             continue;   /* the unwinder gives the user part */
-        locs[n] = frame_location(kernel ? &kern : &user, a, n == 0);
+        locs[n] = frame_location(kernel ? &kern : &user, a, exact);
+        exact = false;
         n++;
     }
     if (uc && n < MAX_FRAMES) {
@@ -342,7 +347,7 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
         uint64_t pcs[MAX_FRAMES];
         uint32_t got = unwinder_unwind(s->unwinder, s->f, p, uc, pcs, MAX_FRAMES - n);
         for (uint32_t i = 0; i < got; i++, n++)
-            locs[n] = frame_location(&user, pcs[i], n == 0);
+            locs[n] = frame_location(&user, pcs[i], i == 0);
     }
     return n;
 }
@@ -515,6 +520,9 @@ int perf_session_add(struct perf_session *s, const struct perf_record *r, char *
             processes_fork(&s->procs, (int32_t)perf_u32(f, r->body),
                            (int32_t)perf_u32(f, r->body + 4), (int32_t)perf_u32(f, r->body + 8),
                            (int32_t)perf_u32(f, r->body + 12));
+        else
+            processes_exit(&s->procs, (int32_t)perf_u32(f, r->body),
+                           (int32_t)perf_u32(f, r->body + 8));
         return 0;
     case PERF_RECORD_KSYMBOL: {   /* kernel code loaded later: BPF programs, JITs */
         const char *name = r->len > 16 ? c_string(r->body + 16, r->body + r->len) : NULL;
@@ -575,7 +583,11 @@ struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
     s->nouts = s->outs_cap = 0;
     index_clear(&s->out_index);
     s->lost_in_window = 0;
-    s->gen++;
+    s->gen++;   /* the memo's frames go with the outputs */
+    /* Nothing points at processes or maps now: what ended goes. */
+    processes_forget_ended(&s->procs);
+    if (s->unwinder)
+        unwinder_forget_gone(s->unwinder, &s->procs);
     return res;
 }
 

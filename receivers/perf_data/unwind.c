@@ -228,6 +228,18 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const st
     return u->npcs;
 }
 
+void unwinder_forget_gone(struct unwinder *u, const struct processes *ps)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < u->nprocs; i++) {
+        if (processes_find(ps, u->procs[i].pid))
+            u->procs[kept++] = u->procs[i];
+        else if (u->procs[i].dwfl)
+            dwfl_end(u->procs[i].dwfl);
+    }
+    u->nprocs = kept;
+}
+
 void unwinder_free(struct unwinder *u)
 {
     if (!u)

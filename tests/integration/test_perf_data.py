@@ -26,10 +26,11 @@ def expected_stacks(name, unwound=False):
 
 def script_stacks(text, unwound=False):
     """{(pid, tid, comm, stack)} from perf script output, a stack being
-    (dso-relative address, dso) leaf first, with return addresses (all but
-    the leaf) moved back by 1 as profd does; 0 stays. With unwound (dwarf
-    mode), perf has moved the user frames back already, all but the first
-    (the interrupted instruction)."""
+    (dso-relative address, dso) leaf first, with return addresses moved
+    back by 1 as profd does (all but the leaf and the first user frame
+    under kernel frames, where the program entered the kernel); 0 stays.
+    With unwound (dwarf mode), perf has moved the user frames back
+    already."""
     out = collections.Counter()
     for block in text.split("\n\n"):
         head = HEADER.search(block)
@@ -43,7 +44,7 @@ def script_stacks(text, unwound=False):
         kernel = [d == "[kernel.kallsyms]" for _, d in frames]
         first_user = kernel.index(False) if False in kernel else len(frames)
         addrs = [int(a, 16) for a, _ in frames]
-        addrs = addrs[:1] + [a - 1 if a and (not unwound or kernel[i] or i == first_user) else a
+        addrs = addrs[:1] + [a - 1 if a and i != first_user and (not unwound or kernel[i]) else a
                              for i, a in enumerate(addrs[1:], 1)]
         addrs = [0 if a == 2**64 - 1 else a for a in addrs]   # an unwound 0, moved back
         stack = tuple(zip(addrs, (d for _, d in frames)))

@@ -79,8 +79,8 @@ struct perf_map *perf_map_load(const char *path)
 
 const char *perf_map_find(const struct perf_map *m, uint64_t addr)
 {
-    size_t lo = first_above(m->entries, m->n, sizeof(*m->entries), offsetof(struct jit_symbol, start),
-                            addr);
+    size_t lo = first_above(m->entries, m->n, sizeof(*m->entries),
+                            offsetof(struct jit_symbol, start), addr);
     /* Entries starting at or below addr, nearest first: the latest-written
      * one that covers addr. Bounded look-back keeps this cheap. */
     const struct jit_symbol *best = NULL;

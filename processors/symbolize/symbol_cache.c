@@ -441,8 +441,8 @@ struct elf_binary *symbol_cache_vmlinux(struct symbol_cache *c, const char *buil
     if (!c->vmlinux || !binary_wanted(c, c->vmlinux, build_id, &b))
         return c->vmlinux ? b->elf : NULL;
     char err[512] = "not the recorded kernel's build";
-    return open_binary(c, b, binary_lookup_is_elf(c->vmlinux, build_id) ? copy_setting(c->vmlinux) : NULL,
-                       err);
+    char *path = binary_lookup_is_elf(c->vmlinux, build_id) ? copy_setting(c->vmlinux) : NULL;
+    return open_binary(c, b, path, err);
 }
 
 /* ---- kernels ---- */

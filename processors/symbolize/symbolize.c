@@ -199,7 +199,8 @@ static void publish_results(struct state *s)
                        (double)s->busy_ns / 1e9);
     s->host->gauge_set(s->self, "profd_symbolize_open_bytes",
                        "memory the open binaries (files, indexes, results) and JIT maps hold, "
-                       "kept within max_memory", "", (double)symbol_cache_open_bytes(s->settings.cache));
+                       "kept within max_memory",
+                       "", (double)symbol_cache_open_bytes(s->settings.cache));
     char why[256];
     struct inflated_cache_stats in = symbol_cache_inflated(s->settings.cache, why, sizeof(why));
     const struct {

@@ -327,12 +327,14 @@ static uint32_t stack_locations(struct perf_session *s, struct out *o, const str
     for (uint64_t i = 0; chain && i < nr && n < MAX_FRAMES; i++) {
         uint64_t a = perf_u64(s->f, chain + 8 * i);
         if (a >= CONTEXT_MAX) {
-            if (a == CONTEXT_KERNEL)
+            if (a == CONTEXT_KERNEL) {
                 kernel = true;
-            else if (a == CONTEXT_USER)
-                kernel = false, exact = true;
-            else
+            } else if (a == CONTEXT_USER) {
+                kernel = false;
+                exact = true;   /* the user part starts where the program entered the kernel */
+            } else {
                 kernel = a == CONTEXT_HV;   /* guest contexts: treated as unknown below */
+            }
             continue;
         }
         if (uc && !kernel)

@@ -114,6 +114,8 @@ size_t perf_reader_flush(struct perf_reader *rd, bool final, bool discard)
         h->labels_clear(&outs[i].labels);
     }
     free(outs);
+    if (!final)   /* a stream goes on: what ended is not needed again */
+        perf_session_forget_ended(rd->session);
     memory_release();   /* the aggregation's freed tables go back before the pipeline works */
     if (!discard && n && h->emit(rd->self, b) == PROFD_ERETRY)
         h->log(rd->self, PROFD_LOG_WARN, "%s: pipeline full, profiles dropped", rd->path);

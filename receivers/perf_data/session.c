@@ -586,11 +586,14 @@ struct perf_output *perf_session_flush(struct perf_session *s, size_t *n)
     index_clear(&s->out_index);
     s->lost_in_window = 0;
     s->gen++;   /* the memo's frames go with the outputs */
-    /* Nothing points at processes or maps now: what ended goes. */
+    return res;
+}
+
+void perf_session_forget_ended(struct perf_session *s)
+{
     processes_forget_ended(&s->procs);
     if (s->unwinder)
         unwinder_forget_gone(s->unwinder, &s->procs);
-    return res;
 }
 
 void perf_session_free(struct perf_session *s)

@@ -49,6 +49,11 @@ uint64_t perf_session_lost(const struct perf_session *s);
  * returned array and its profiles and label sets; *n is set to its length.
  */
 struct perf_output *perf_session_flush(struct perf_session *s, size_t *n);
+/* Forgets the processes and threads that ended, the mappings no process
+ * holds and the unwinder's state for them (processes_forget_ended): a
+ * stream's, between two flushes, so that it keeps what is live. Nothing
+ * may point at processes or mappings then: call it after a flush. */
+void perf_session_forget_ended(struct perf_session *s);
 void perf_session_free(struct perf_session *s);
 
 #endif

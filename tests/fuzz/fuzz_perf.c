@@ -62,8 +62,10 @@ static void run(struct perf_file *f, const uint8_t *data, size_t len, size_t chu
             perf_feed(f, data + at, len - at < chunk ? len - at : chunk);
             if (pump(f, q) < 0)
                 break;
-            if (at % (4 * chunk) == 0)
+            if (at % (4 * chunk) == 0) {
                 flush(s);
+                perf_session_forget_ended(s);
+            }
         }
         perf_end_stream(f);
         pump(f, q);

@@ -53,8 +53,12 @@
    the time from start, and from a pod added, to its scrape pairs made,
    and the CPU a change costs).
 
-BENCH="codec passthrough scrape perf symbolize otlp push downsample k8s" selects sections (all
-by default).
+10. Retention: see bench/retention_bench.py (the oldest 1% of a tree of
+    RETENTION_FILES profile files removed by pprof_file's retention, next to
+    find | sort | xargs rm doing the same).
+
+BENCH="codec passthrough scrape perf symbolize otlp push downsample retention k8s" selects
+sections (all by default).
 """
 import os
 import resource
@@ -74,7 +78,8 @@ CORPUS = os.environ.get("PROFD_CORPUS", os.path.join(os.path.dirname(ROOT), "sha
 RUNS = int(os.environ.get("RUNS", "5"))
 PASS_FILES = int(os.environ.get("PASS_FILES", "5000"))
 SECTIONS = os.environ.get("BENCH",
-                          "codec passthrough scrape perf symbolize otlp push downsample k8s").split()
+                          "codec passthrough scrape perf symbolize otlp push downsample retention "
+                          "k8s").split()
 DS_FILES = int(os.environ.get("DS_FILES", "50"))
 SYM_ADDRESSES = int(os.environ.get("SYM_ADDRESSES", "1000000"))
 PERF_MB = int(os.environ.get("PERF_MB", "100"))
@@ -602,6 +607,10 @@ def main():
                   "speed-up | same samples |")
             print("|---|---|---|---|---|")
             downsample_bench(work)
+            print()
+        if "retention" in SECTIONS:
+            from retention_bench import retention_bench
+            retention_bench(BUILD, work, min(RUNS, 3))
             print()
         if "k8s" in SECTIONS:
             from k8s_bench import k8s_bench

@@ -102,12 +102,8 @@ struct profd_queue *profd_queue_create(struct profd_component *c,
     q->c = c;
     q->s = *s;
     pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->work, &attr);
-    pthread_cond_init(&q->room, &attr);
-    pthread_condattr_destroy(&attr);
+    monotonic_cond_init(&q->work);
+    monotonic_cond_init(&q->room);
     return q;
 }
 

@@ -3,6 +3,7 @@
 #ifndef PROFD_LIB_CLOCK_H
 #define PROFD_LIB_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -27,6 +28,17 @@ static inline struct timespec monotonic_after(int64_t ns)
         t.tv_nsec -= 1000000000;
     }
     return t;
+}
+
+/* Initializes c so that its timed waits keep CLOCK_MONOTONIC (deadlines
+ * from monotonic_after), not the wall clock that may be set back. */
+static inline void monotonic_cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &attr);
+    pthread_condattr_destroy(&attr);
 }
 
 #endif

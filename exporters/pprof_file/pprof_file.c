@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@
 #include "../../lib/hash.h"
 #include "dir_cache.h"
 #include "profd/plugin.h"
-#include "retention.h"
+#include "retention_runner.h"
 #include "template.h"
 
 enum { COMPRESS_AUTO, COMPRESS_GZIP, COMPRESS_NONE };
@@ -47,7 +46,9 @@ static const struct profd_option retention_options[] = {
     {"max_bytes", PROFD_OPT_SIZE, offsetof(struct config, retention.limits.max_bytes) -
      offsetof(struct config, retention), "0", "keep at most this many bytes; 0 = no limit"},
     {"check_interval", PROFD_OPT_DURATION, offsetof(struct config, retention.check_interval) -
-     offsetof(struct config, retention), "1m", "how often the limits are enforced"},
+     offsetof(struct config, retention), "1m",
+     "how often the limits are enforced (on a thread of its own, and sooner when what was "
+     "written since may break max_files or max_bytes); 0 checks after every file"},
     {0},
 };
 
@@ -88,8 +89,8 @@ struct state {
     atomic_bool unnamed_works;   /* O_TMPFILE and /proc/self/fd are there */
     atomic_bool empty_path_works;   /* linkat(fd, "", AT_EMPTY_PATH) is allowed */
     struct dir_cache *dirs;         /* the directories written into, kept open */
-    pthread_mutex_t retention_lock;
-    int64_t next_retention_ns;
+    struct retention_runner *retention;   /* NULL: no limits, or not started */
+    int retention_err;              /* the errno the last check failed with, or 0 */
 };
 
 static int64_t now_ns(void)
@@ -136,7 +137,6 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     s->host = host;
     s->self = self;
     s->cfg = cfg;
-    pthread_mutex_init(&s->retention_lock, NULL);
     atomic_init(&s->unnamed_works, true);
     atomic_init(&s->empty_path_works, true);
     *out = s;
@@ -353,26 +353,48 @@ static int write_file(struct state *s, const char *path, const uint8_t *data, si
     }
     if (s->cfg->fsync)
         fsync_dir_of(written);
+    if (s->retention)
+        retention_runner_wrote(s->retention, len);
     s->host->log(s->self, PROFD_LOG_DEBUG, "wrote %s (%zu bytes)", written, len);
     return PROFD_OK;
 }
 
-static void maybe_enforce_retention(struct state *s)
+/* What a retention check did, on the retention thread: removals and
+ * failures logged (a failure once until it changes), what is kept on
+ * /metrics. */
+static void retention_report(void *arg, int rc, int err, const struct retention_result *r,
+                             int64_t took_ns)
+{
+    struct state *s = arg;
+    const struct profd_host *h = s->host;
+    if (r->removed)
+        h->log(s->self, PROFD_LOG_INFO, "retention removed %llu file(s), kept %llu (%llu bytes), "
+               "in %.3f s", (unsigned long long)r->removed, (unsigned long long)r->files,
+               (unsigned long long)r->bytes, (double)took_ns / 1e9);
+    if (rc < 0 && err != s->retention_err)
+        h->log(s->self, PROFD_LOG_WARN, "retention cannot read %s: %s", s->cfg->directory,
+               strerror(err));
+    s->retention_err = rc < 0 ? err : 0;
+    if (rc < 0)
+        return;
+    h->gauge_set(s->self, "profd_pprof_file_files", "Profile files under directory at the last "
+                 "retention check.", "", (double)r->files);
+    h->gauge_set(s->self, "profd_pprof_file_bytes", "Their bytes.", "", (double)r->bytes);
+    h->gauge_set(s->self, "profd_pprof_file_retention_check_seconds", "How long the last "
+                 "retention check took.", "", (double)took_ns / 1e9);
+}
+
+/* Starts retention when a limit is set: 0, or -1 when its thread cannot
+ * be made. */
+static int start_retention(struct state *s)
 {
     const struct config *cfg = s->cfg;
     const struct retention_limits *lim = &cfg->retention.limits;
-    if (cfg->to_stdout || (!lim->max_age && !lim->max_files && !lim->max_bytes))
-        return;
-    int64_t now = now_ns();
-    if (pthread_mutex_trylock(&s->retention_lock) != 0)
-        return;
-    if (now >= s->next_retention_ns) {
-        s->next_retention_ns = now + cfg->retention.check_interval;
-        long n = retention_enforce(cfg->directory, lim, now);
-        if (n > 0)
-            s->host->log(s->self, PROFD_LOG_INFO, "retention removed %ld file(s)", n);
-    }
-    pthread_mutex_unlock(&s->retention_lock);
+    if (!lim->max_age && !lim->max_files && !lim->max_bytes)
+        return 0;
+    s->retention = retention_runner_start(cfg->directory, lim, cfg->retention.check_interval,
+                                          retention_report, s);
+    return s->retention ? 0 : -1;
 }
 
 /* Writes into path the directory, a slash and r's name from the template:
@@ -435,7 +457,6 @@ static int consume(void *st, struct profd_batch *b)
         else
             s->host->export_settle(s->self, i, r == PROFD_OK);
     }
-    maybe_enforce_retention(s);
     return rc;
 }
 
@@ -456,7 +477,19 @@ static int start(void *st)
     }
     s->host->log(s->self, PROFD_LOG_INFO, "writing %s/%s", s->cfg->directory,
                  s->cfg->path_template);
-    maybe_enforce_retention(s);
+    if (start_retention(s) < 0) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "cannot start the retention thread");
+        return PROFD_ERR;
+    }
+    return PROFD_OK;
+}
+
+/* After the queue drained: no check runs once the exporter stopped. */
+static int shutdown(void *st)
+{
+    struct state *s = st;
+    retention_runner_stop(s->retention);
+    s->retention = NULL;
     return PROFD_OK;
 }
 
@@ -465,7 +498,7 @@ static void destroy(void *st)
     struct state *s = st;
     if (!s)
         return;
-    pthread_mutex_destroy(&s->retention_lock);
+    retention_runner_stop(s->retention);
     dir_cache_free(s->dirs);
     free(s);
 }
@@ -481,6 +514,7 @@ static const struct profd_plugin plugin = {
     .create = create,
     .start = start,
     .consume = consume,
+    .shutdown = shutdown,
     .destroy = destroy,
 };
 

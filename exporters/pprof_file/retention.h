@@ -3,6 +3,8 @@
 #ifndef PPROF_FILE_RETENTION_H
 #define PPROF_FILE_RETENTION_H
 
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct retention_limits {
@@ -11,11 +13,29 @@ struct retention_limits {
     uint64_t max_bytes;     /* 0 = no limit */
 };
 
+/* What a check found and did. */
+struct retention_result {
+    uint64_t files, bytes;   /* the profile files kept, and their bytes */
+    uint64_t removed;        /* files it removed */
+    int64_t removing_ns;     /* of its time, what removing them took */
+};
+
 /*
- * Deletes the oldest profile files (*.pb, *.pb.gz) under dir until every
- * limit holds. Returns how many files were removed, or -1 when dir cannot be
- * walked. Not thread-safe for one dir.
+ * One check of dir at now_ns: deletes the profile files (*.pb, *.pb.gz;
+ * not names that start with '.', files being written) under it, oldest
+ * first, until every limit holds. Files modified at now_ns or later are
+ * neither counted nor removed, and a directory is left once such files
+ * come many in a row (one filled faster than it is read would never be
+ * done). Files past max_age go as the walk meets them; for max_files and
+ * max_bytes the walk keeps the max_candidates oldest it saw (their paths),
+ * so its memory stays bounded however many files there are, and walks
+ * again when more than that many must go. Symbolic links are not
+ * followed; trees deeper than 64 directories are not walked below that.
+ * stop (may be NULL) is read as it walks: once set, the check ends early.
+ * Returns 0, or -1 with errno when dir cannot be read (what was removed
+ * before is still counted in *out).
  */
-long retention_enforce(const char *dir, const struct retention_limits *lim, int64_t now_ns);
+int retention_check(const char *dir, const struct retention_limits *lim, int64_t now_ns,
+                    size_t max_candidates, const atomic_bool *stop, struct retention_result *out);
 
 #endif

@@ -168,11 +168,7 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
         abort();
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->queued, NULL);
-    pthread_condattr_t attr;   /* waits for a fetch end on the monotonic clock */
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->done, &attr);
-    pthread_condattr_destroy(&attr);
+    monotonic_cond_init(&r->done);   /* waits for a fetch's end */
     r->retry_ns = retry_ns;
     if (!load(r, err, errlen)) {
         remote_debuginfo_free(r);

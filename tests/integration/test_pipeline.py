@@ -286,6 +286,26 @@ class PipelineTest(ProfdTestCase):
         wait_until(lambda: len(self.outputs()) == 2, "retention to keep two files")
         self.assertEqual(p.stop(), 0)
 
+    def test_retention_removes_what_ages_out_while_nothing_is_written(self):
+        """Checks run on their own timer, not on the exporter's writes."""
+        p = self.start(config([("pprof_file", "directory: ./profiles, "
+                                 "retention: {max_age: 1h, check_interval: 100ms}")]))
+        os.makedirs(self.path("profiles", "app"), exist_ok=True)
+        old, young = self.path("profiles", "app", "old.pb.gz"), self.path("profiles", "app",
+                                                                          "young.pb.gz")
+        for path in (old, young):
+            shutil.copy(os.path.join(GO_CORPUS, "cpu.pb.gz"), path)
+        two_hours_ago = os.path.getmtime(young) - 7200
+        os.utime(old, (two_hours_ago, two_hours_ago))
+        wait_until(lambda: not os.path.exists(old), "the file past max_age to be removed")
+        self.assertTrue(os.path.exists(young))
+        wait_until(lambda: metric_value(p.metrics(), "profd_pprof_file_files",
+                                        component="pprof_file") == 1,
+                   "the gauge to count the file kept")
+        self.assertEqual(metric_value(p.metrics(), "profd_pprof_file_bytes", component="pprof_file"),
+                         os.path.getsize(young))
+        self.assertEqual(p.stop(), 0)
+
     def test_a_queue_counts_what_its_records_hold(self):
         """A decoded profile is many times its gzipped bytes: a queue that
         counted it by those would hold many times its queue_size."""

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The pprof_file modules' inner parts: path templates, open directories,
- * and retention. Compiled in from the module sources. */
+/* The pprof_file modules' inner parts: path templates and open
+ * directories (retention: test_pprof_file_retention.c). Compiled in from
+ * the module sources. */
 #include "check.h"
 
 #include <fcntl.h>
@@ -9,7 +10,6 @@
 
 #include "../../core/record.h"
 #include "../../exporters/pprof_file/dir_cache.c"
-#include "../../exporters/pprof_file/retention.c"
 #include "../../exporters/pprof_file/template.c"
 
 TEST(template_expands_labels_and_time)
@@ -76,56 +76,6 @@ TEST(template_check_refuses_escapes_and_bad_braces)
     CHECK(!pprof_file_template_check("{open.pb", &err));
     CHECK(!pprof_file_template_check("close}.pb", &err));
     CHECK(!pprof_file_template_check("{}.pb", &err));
-}
-
-static void touch(const char *dir, const char *name, size_t size, time_t mtime)
-{
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    for (size_t i = 0; i < size; i++)
-        fputc('x', f);
-    fclose(f);
-    struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
-    utimensat(AT_FDCWD, path, ts, 0);
-}
-
-static bool exists(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-TEST(retention_removes_oldest_first)
-{
-    char dir[] = "/tmp/profd-retention-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char sub[600];
-    snprintf(sub, sizeof(sub), "%s/sub", dir);
-    mkdir(sub, 0755);
-    touch(dir, "a.pb.gz", 100, 1000);
-    touch(sub, "b.pb.gz", 100, 2000);
-    touch(dir, "c.pb", 100, 3000);
-    touch(dir, "notes.txt", 100, 1);      /* not a profile: never removed */
-    touch(dir, ".d.pb.gz.tmp", 100, 1);   /* being written: never removed */
-    struct retention_limits lim = {.max_files = 2};
-    CHECK_INT(retention_enforce(dir, &lim, 4000LL * 1000000000), 1);
-    CHECK(!exists(dir, "a.pb.gz"));
-    CHECK(exists(sub, "b.pb.gz"));
-    lim = (struct retention_limits){.max_bytes = 150};
-    CHECK_INT(retention_enforce(dir, &lim, 4000LL * 1000000000), 1);
-    CHECK(!exists(sub, "b.pb.gz"));
-    CHECK(exists(dir, "c.pb"));
-    lim = (struct retention_limits){.max_age = 500LL * 1000000000};
-    CHECK_INT(retention_enforce(dir, &lim, 4000LL * 1000000000), 1);
-    CHECK(!exists(dir, "c.pb"));
-    CHECK(exists(dir, "notes.txt"));
-    CHECK(exists(dir, ".d.pb.gz.tmp"));
-    CHECK_INT(retention_enforce("/nonexistent-profd-dir", &lim, 0), -1);
-    char cmd[700];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK_INT(system(cmd), 0);
 }
 
 static bool descriptor_open(int fd)

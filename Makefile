@@ -55,7 +55,7 @@ processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/key_map.c \
     lib/cpus.c
 exporter_pprof_file_SRCS := lib/file_io.c
-receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c
+receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c lib/key_map.c lib/grow.c
 exporter_otlp_LIBS := -lcurl -lcrypto
 # What the exporters that send through lib/rpc_client.c compile in.
 RPC_CLIENT_SRCS := lib/rpc_client.c lib/client_auth.c lib/client_proxy.c lib/client_credentials.c core/base64.c \

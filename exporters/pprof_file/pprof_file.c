@@ -377,9 +377,9 @@ static void retention_report(void *arg, int rc, int err, const struct retention_
     s->retention_err = rc < 0 ? err : 0;
     if (rc < 0)
         return;
-    h->gauge_set(s->self, "profd_pprof_file_files", "Profile files under directory at the last "
-                 "retention check.", "", (double)r->files);
-    h->gauge_set(s->self, "profd_pprof_file_bytes", "Their bytes.", "", (double)r->bytes);
+    h->gauge_set(s->self, "profd_pprof_file_kept_files", "Profile files retention kept under "
+                 "directory at its last check.", "", (double)r->files);
+    h->gauge_set(s->self, "profd_pprof_file_kept_bytes", "Their bytes.", "", (double)r->bytes);
     h->gauge_set(s->self, "profd_pprof_file_retention_check_seconds", "How long the last "
                  "retention check took.", "", (double)took_ns / 1e9);
 }

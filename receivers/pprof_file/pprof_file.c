@@ -32,6 +32,7 @@
 #include "../../lib/huge_pages.h"
 #include "../../lib/profile_family.h"
 #include "profd/plugin.h"
+#include "seen_files.h"
 
 enum { AFTER_DELETE, AFTER_MOVE, AFTER_KEEP };
 static const char *const after_actions[] = {"delete", "move", "keep", NULL};
@@ -83,10 +84,10 @@ struct state {
     struct event *scan_ev, *poll_ev, *inotify_ev;
     int inotify_fd;
     struct aside_scan scan;    /* on the receiver's own thread */
-    pthread_mutex_t lock;      /* guards the two sets: acks run on sender threads */
-    /* Sets of file keys, kept as label sets (name = key, value unused). */
-    struct profd_labels in_flight;  /* paths emitted, not yet acknowledged */
-    struct profd_labels seen;       /* identities of files kept or left in place */
+    pthread_mutex_t lock;      /* guards the sets: acks run on sender threads */
+    /* Paths emitted, not yet acknowledged, as a label set (value unused). */
+    struct profd_labels in_flight;
+    struct seen_files *seen;   /* files kept or left in place */
     /* identities of files not every exporter took: "<not before, ns> <tries>" */
     struct profd_labels backoff;
 };
@@ -187,6 +188,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     s->self = self;
     s->cfg = cfg;
     s->inotify_fd = -1;
+    s->seen = seen_files_new();
     pthread_mutex_init(&s->lock, NULL);
     *out = s;
     if (cfg->filename_pattern) {
@@ -254,7 +256,7 @@ static void on_ack(void *arg, bool ok)
     } else if (cfg->after_ingest == AFTER_MOVE) {
         move_into(s, in->path, cfg->move_to, NULL);
     } else {
-        s->host->labels_set(&s->seen, in->identity, "");
+        seen_files_add(s->seen, in->identity);
     }
     s->host->labels_del(&s->in_flight, in->path);
     pthread_mutex_unlock(&s->lock);
@@ -283,7 +285,7 @@ static void reject(struct state *s, const char *path, const char *identity, cons
         return;
     }
     pthread_mutex_lock(&s->lock);
-    s->host->labels_set(&s->seen, identity, "");   /* not again until the file changes */
+    seen_files_add(s->seen, identity);   /* not again until the file changes */
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -432,15 +434,21 @@ static bool excluded(const struct config *cfg, const char *path)
     return false;
 }
 
+/* Reads the files the globs match that are new or changed, until the
+ * pipeline has no room; a scan that went through everything there is
+ * forgets the files left in place that it did not meet. */
 static void scan(void *arg)
 {
     struct state *s = arg;
     const struct config *cfg = s->cfg;
-    bool go_on = true;
+    bool go_on = true, read_all = true;
     for (size_t g = 0; g < cfg->include.n && go_on; g++) {
         glob_t gl;
-        if (glob(cfg->include.items[g], 0, NULL, &gl) != 0)
+        int rc = glob(cfg->include.items[g], 0, NULL, &gl);
+        if (rc != 0) {
+            read_all &= rc == GLOB_NOMATCH;
             continue;
+        }
         for (size_t i = 0; i < gl.gl_pathc && go_on; i++) {
             const char *path = gl.gl_pathv[i];
             struct stat st;
@@ -451,12 +459,21 @@ static void scan(void *arg)
                      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
             pthread_mutex_lock(&s->lock);
             bool skip = s->host->labels_get(&s->in_flight, path) ||
-                        s->host->labels_get(&s->seen, identity) || backing_off(s, identity);
+                        seen_files_meet(s->seen, identity) || backing_off(s, identity);
             pthread_mutex_unlock(&s->lock);
             if (!skip)
                 go_on = ingest(s, path, identity);
         }
         globfree(&gl);
+    }
+    if (go_on && read_all) {
+        pthread_mutex_lock(&s->lock);
+        seen_files_sweep(s->seen);
+        unsigned long remembered = seen_files_count(s->seen);
+        pthread_mutex_unlock(&s->lock);
+        s->host->gauge_set(s->self, "profd_pprof_file_seen_files", "Files read and left in place "
+                           "(kept, or rejected where they lie), passed over until they change.",
+                           "", (double)remembered);
     }
 }
 
@@ -605,7 +622,7 @@ static void destroy(void *st)
     shutdown_(s);
     pcre2_code_free(s->pattern);
     s->host->labels_clear(&s->in_flight);
-    s->host->labels_clear(&s->seen);
+    seen_files_free(s->seen);
     s->host->labels_clear(&s->backoff);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -286,6 +286,34 @@ class PipelineTest(ProfdTestCase):
         wait_until(lambda: len(self.outputs()) == 2, "retention to keep two files")
         self.assertEqual(p.stop(), 0)
 
+    def test_a_kept_file_is_forgotten_once_gone(self):
+        """Files left in place are remembered while they are there, not for
+        the daemon's life: one put back as it was is read again."""
+        cfg = config([("pprof_file", 'path_template: "{unix_nanos}.pb.gz"')]).replace(
+            "include: [./spool/*.pb.gz, ./spool/*.pb]",
+            "include: [./spool/*.pb.gz]\n    after_ingest: keep\n    poll_interval: 100ms")
+        os.makedirs(self.path("spool"), exist_ok=True)
+        p = self.start(cfg)
+        spooled = self.path("spool", "a.pb.gz")
+
+        def put_back():   # the same path, time and size each time
+            tmp = self.path("spool", ".a.tmp")
+            shutil.copyfile(os.path.join(GO_CORPUS, "cpu.pb.gz"), tmp)
+            os.utime(tmp, (1700000000, 1700000000))
+            os.rename(tmp, spooled)
+
+        def remembered():
+            return metric_value(p.metrics(), "profd_pprof_file_seen_files", component="pprof_file")
+
+        put_back()
+        p.wait_log(r"pprof_file: wrote ")
+        wait_until(lambda: remembered() == 1, "the kept file to be remembered")
+        os.unlink(spooled)
+        wait_until(lambda: remembered() == 0, "the file gone to be forgotten")
+        put_back()
+        p.wait_log(r"pprof_file: wrote ", count=2)
+        self.assertEqual(p.stop(), 0)
+
     def test_retention_removes_what_ages_out_while_nothing_is_written(self):
         """Checks run on their own timer, not on the exporter's writes."""
         p = self.start(config([("pprof_file", "directory: ./profiles, "
@@ -299,10 +327,10 @@ class PipelineTest(ProfdTestCase):
         os.utime(old, (two_hours_ago, two_hours_ago))
         wait_until(lambda: not os.path.exists(old), "the file past max_age to be removed")
         self.assertTrue(os.path.exists(young))
-        wait_until(lambda: metric_value(p.metrics(), "profd_pprof_file_files",
+        wait_until(lambda: metric_value(p.metrics(), "profd_pprof_file_kept_files",
                                         component="pprof_file") == 1,
                    "the gauge to count the file kept")
-        self.assertEqual(metric_value(p.metrics(), "profd_pprof_file_bytes", component="pprof_file"),
+        self.assertEqual(metric_value(p.metrics(), "profd_pprof_file_kept_bytes", component="pprof_file"),
                          os.path.getsize(young))
         self.assertEqual(p.stop(), 0)
 

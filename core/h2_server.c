@@ -101,7 +101,7 @@ static void conn_free(struct h2_conn *c)
     nghttp2_session_del(c->session);
     while (c->streams)   /* those the session did not close: unanswered when it ended */
         stream_free(c->streams);
-    bufferevent_free(c->bev);
+    profd_server_bufferevent_free(c->s, c->bev);
     profd_server_connection_ended(c->s);
     free(c);
 }

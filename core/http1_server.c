@@ -154,7 +154,7 @@ static void conn_free(struct h1_conn *c, bool free_bev)
     if (c->reader)
         event_free(c->reader);
     if (free_bev) {   /* else it goes on as HTTP/2 */
-        bufferevent_free(c->bev);
+        profd_server_bufferevent_free(c->s, c->bev);
         profd_server_connection_ended(c->s);
     }
     free(c->head);

@@ -298,7 +298,17 @@ const char *profd_server_address(const struct profd_server *s)
 struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_socket_t fd)
 {
     return s->tls ? s->tls_ops->bufferevent_new(s->tls, s->base, fd)
-                  : bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+                  : bufferevent_socket_new(s->base, fd, 0);
+}
+
+void profd_server_bufferevent_free(struct profd_server *s, struct bufferevent *bev)
+{
+    evutil_socket_t fd = s->tls ? -1 : bufferevent_getfd(bev);
+    if (fd >= 0)
+        bufferevent_setfd(bev, -1);   /* its events off the loop before the socket closes */
+    bufferevent_free(bev);
+    if (fd >= 0)
+        close(fd);
 }
 
 void profd_server_write_out(struct bufferevent *bev)

@@ -84,8 +84,14 @@ const char *profd_server_address(const struct profd_server *s);
 void profd_server_note_address(struct profd_server *s, int fd);
 
 /* A bufferevent for an accepted connection: TLS (handshake to come) when
- * the server has it. */
+ * the server has it. Freed with profd_server_bufferevent_free. */
 struct bufferevent *profd_server_bufferevent(struct profd_server *s, evutil_socket_t fd);
+/* Frees a bufferevent from profd_server_bufferevent and closes its socket:
+ * a plaintext one by profd itself, its events taken off the loop first, so
+ * that ThreadSanitizer sees the descriptor closed (a close inside libevent
+ * is not seen, and another thread's file given the number next made
+ * profd's own reads of the socket look like races with that file). */
+void profd_server_bufferevent_free(struct profd_server *s, struct bufferevent *bev);
 
 /* Writes what a plaintext connection's output holds straight to its
  * socket, as much as it takes now: for a connection about to be closed

@@ -20,6 +20,14 @@ static uint64_t bucket_floor(unsigned b)
     return e >= AGE_SUB_BITS ? top << (e - AGE_SUB_BITS) : top >> (AGE_SUB_BITS - e);
 }
 
+/* The largest age in bucket b: an age below 2^AGE_SUB_BITS has a bucket
+ * of its own. */
+static uint64_t bucket_last(unsigned b)
+{
+    unsigned e = b >> AGE_SUB_BITS;
+    return bucket_floor(b) + (e > AGE_SUB_BITS ? (1ull << (e - AGE_SUB_BITS)) - 1 : 0);
+}
+
 void age_histogram_add(struct age_histogram *h, uint64_t age_ns, uint64_t bytes)
 {
     unsigned b = bucket_of(age_ns ? age_ns : 1);
@@ -34,7 +42,7 @@ uint64_t age_histogram_cutoff(const struct age_histogram *h, uint64_t files, uin
         files -= h->files[b];
         bytes -= h->bytes[b];
         if ((!max_files || files <= max_files) && (!max_bytes || bytes <= max_bytes))
-            return b + 1 < AGE_BUCKETS ? bucket_floor(b + 1) : UINT64_MAX;
+            return bucket_last(b) < UINT64_MAX ? bucket_last(b) + 1 : UINT64_MAX;
     }
     return UINT64_MAX;
 }

@@ -24,9 +24,9 @@ void age_histogram_add(struct age_histogram *h, uint64_t age_ns, uint64_t bytes)
 /*
  * Of files and bytes counted in h, the smallest age from which all must go
  * (the oldest first) before at most max_files files and max_bytes bytes
- * are left (0: no such limit): the lower edge of the bucket older than the
- * one where the limits come to hold, whose files are told apart file by
- * file. UINT64_MAX when no whole bucket must go.
+ * are left (0: no such limit): the age just past the bucket where the
+ * limits come to hold, whose files are told apart file by file.
+ * UINT64_MAX when no whole bucket must go.
  */
 uint64_t age_histogram_cutoff(const struct age_histogram *h, uint64_t files, uint64_t bytes,
                               uint64_t max_files, uint64_t max_bytes);

@@ -434,19 +434,31 @@ static bool excluded(const struct config *cfg, const char *path)
     return false;
 }
 
+/* A directory a glob of this thread's scan could not read, other than
+ * one that is not there (glob's error callback takes no argument). */
+static _Thread_local bool unreadable_directory;
+
+static int note_unreadable(const char *path, int err)
+{
+    (void)path;
+    unreadable_directory |= err != ENOENT && err != ENOTDIR;
+    return 0;   /* the rest is read */
+}
+
 /* Reads the files the globs match that are new or changed, until the
- * pipeline has no room; a scan that went through everything there is
+ * pipeline has no room; a scan that read every directory the globs name
  * forgets the files left in place that it did not meet. */
 static void scan(void *arg)
 {
     struct state *s = arg;
     const struct config *cfg = s->cfg;
-    bool go_on = true, read_all = true;
+    bool go_on = true;
+    unreadable_directory = false;
     for (size_t g = 0; g < cfg->include.n && go_on; g++) {
         glob_t gl;
-        int rc = glob(cfg->include.items[g], 0, NULL, &gl);
+        int rc = glob(cfg->include.items[g], 0, note_unreadable, &gl);
         if (rc != 0) {
-            read_all &= rc == GLOB_NOMATCH;
+            unreadable_directory |= rc != GLOB_NOMATCH;
             continue;
         }
         for (size_t i = 0; i < gl.gl_pathc && go_on; i++) {
@@ -466,7 +478,7 @@ static void scan(void *arg)
         }
         globfree(&gl);
     }
-    if (go_on && read_all) {
+    if (go_on && !unreadable_directory) {
         pthread_mutex_lock(&s->lock);
         seen_files_sweep(s->seen);
         unsigned long remembered = seen_files_count(s->seen);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The monotonic clock in nanoseconds, for timeouts and timings. */
+/* The clocks in nanoseconds: monotonic for timeouts and timings, real
+ * time for timestamps. */
 #ifndef PROFD_LIB_CLOCK_H
 #define PROFD_LIB_CLOCK_H
 
@@ -12,6 +13,14 @@ static inline int64_t monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Nanoseconds on CLOCK_REALTIME: since the Unix epoch, for timestamps. */
+static inline int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "grow.h"
 #include "key_map.h"
 
@@ -28,13 +29,6 @@ struct instant_timers {
     size_t nall, cap;
     struct instant *spare;          /* instants with no timer, for reuse */
 };
-
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void on_wake(evutil_socket_t fd, short what, void *arg);
 

@@ -113,17 +113,10 @@ void k8s_exec_free(struct k8s_exec *e)
     free(e);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 bool k8s_exec_fresh(struct k8s_exec *e)
 {
     pthread_mutex_lock(&e->mu);
-    bool fresh = e->have && (!e->expires_ns || now_ns() < e->expires_ns);
+    bool fresh = e->have && (!e->expires_ns || realtime_ns() < e->expires_ns);
     pthread_mutex_unlock(&e->mu);
     return fresh;
 }

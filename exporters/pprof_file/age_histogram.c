@@ -36,12 +36,12 @@ void age_histogram_add(struct age_histogram *h, uint64_t age_ns, uint64_t bytes)
 }
 
 uint64_t age_histogram_cutoff(const struct age_histogram *h, uint64_t files, uint64_t bytes,
-                              uint64_t max_files, uint64_t max_bytes)
+                              const struct retention_limits *lim)
 {
     for (unsigned b = AGE_BUCKETS; b-- > 0;) {   /* the oldest first */
         files -= h->files[b];
         bytes -= h->bytes[b];
-        if ((!max_files || files <= max_files) && (!max_bytes || bytes <= max_bytes))
+        if (!retention_over(lim, files, bytes))
             return bucket_last(b) < UINT64_MAX ? bucket_last(b) + 1 : UINT64_MAX;
     }
     return UINT64_MAX;

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "retention.h"
+
 #define AGE_SUB_BITS 8
 #define AGE_BUCKETS (64 << AGE_SUB_BITS)
 
@@ -23,12 +25,12 @@ void age_histogram_add(struct age_histogram *h, uint64_t age_ns, uint64_t bytes)
 
 /*
  * Of files and bytes counted in h, the smallest age from which all must go
- * (the oldest first) before at most max_files files and max_bytes bytes
- * are left (0: no such limit): the age just past the bucket where the
+ * (the oldest first) before lim's max_files and max_bytes hold (its
+ * max_age aside): the age just past the bucket where the
  * limits come to hold, whose files are told apart file by file.
  * UINT64_MAX when no whole bucket must go.
  */
 uint64_t age_histogram_cutoff(const struct age_histogram *h, uint64_t files, uint64_t bytes,
-                              uint64_t max_files, uint64_t max_bytes);
+                              const struct retention_limits *lim);
 
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../lib/clock.h"
 #include "../../lib/file_io.h"
 #include "../../lib/hash.h"
 #include "dir_cache.h"
@@ -92,13 +93,6 @@ struct state {
     struct retention_runner *retention;   /* NULL: no limits, or not started */
     int retention_err;              /* the errno the last check failed with, or 0 */
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static bool has_suffix(const char *s, const char *suffix)
 {
@@ -409,7 +403,7 @@ static bool path_of(const struct config *cfg, const struct profd_record *r, path
         memcpy(path, cfg->directory, prefix - 1);
         path[prefix - 1] = '/';
     }
-    return pprof_file_template_expand(cfg->path_template, r, now_ns(), path + prefix,
+    return pprof_file_template_expand(cfg->path_template, r, realtime_ns(), path + prefix,
                                       PATH_MAX - prefix) != SIZE_MAX;
 }
 

@@ -195,8 +195,7 @@ static int oldest_first(const void *a, const void *b)
 
 static bool limit_broken(const struct pass *p, const struct retention_limits *lim)
 {
-    return (lim->max_files > 0 && p->files > (uint64_t)lim->max_files) ||
-           (lim->max_bytes > 0 && p->bytes > lim->max_bytes);
+    return retention_over(lim, p->files, p->bytes);
 }
 
 /* Removes the candidates, oldest first, while a limit is broken: how many
@@ -255,8 +254,7 @@ static bool remove_and_go_on(struct pass *p, const struct retention_limits *lim)
 {
     if (stopped(p) || !limit_broken(p, lim))
         return false;
-    uint64_t from_age = age_histogram_cutoff(p->ages, p->files, p->bytes, (uint64_t)lim->max_files,
-                                             lim->max_bytes);
+    uint64_t from_age = age_histogram_cutoff(p->ages, p->files, p->bytes, lim);
     bool held_all = p->n < p->cap;
     size_t gone = remove_oldest(p, lim);
     free_candidates(p);

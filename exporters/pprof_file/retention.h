@@ -4,6 +4,7 @@
 #define PPROF_FILE_RETENTION_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,14 @@ struct retention_limits {
     int64_t max_files;      /* 0 = no limit */
     uint64_t max_bytes;     /* 0 = no limit */
 };
+
+/* Whether files files of bytes bytes in all break max_files or max_bytes. */
+static inline bool retention_over(const struct retention_limits *lim, uint64_t files,
+                                  uint64_t bytes)
+{
+    return (lim->max_files > 0 && files > (uint64_t)lim->max_files) ||
+           (lim->max_bytes > 0 && bytes > lim->max_bytes);
+}
 
 /* What a check found and did. */
 struct retention_result {

@@ -37,17 +37,13 @@ struct retention_runner {
     uint64_t written;        /* files written since the last check started */
 };
 
-static int64_t realtime_ns(void)
+/* Whether what was written since the last check started calls for one
+ * now (r->mu held): after every file with interval 0, else when a limit
+ * may be broken. */
+static bool writes_call_for_a_check(const struct retention_runner *r)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static bool may_be_over(const struct retention_runner *r)
-{
-    return (r->lim.max_files > 0 && r->files > (uint64_t)r->lim.max_files) ||
-           (r->lim.max_bytes > 0 && r->bytes > r->lim.max_bytes);
+    return r->written &&
+           (r->interval == 0 || (r->known && retention_over(&r->lim, r->files, r->bytes)));
 }
 
 /* How long after a check that took took_ns an early one may start:
@@ -58,8 +54,8 @@ static bool may_be_over(const struct retention_runner *r)
 static int64_t quiet_after(const struct retention_result *res, int64_t took_ns)
 {
     double walking = (double)(took_ns - res->removing_ns);
-    double kept = res->files + res->removed ? (double)res->files / (double)(res->files + res->removed)
-                                            : 1;
+    uint64_t seen = res->files + res->removed;
+    double kept = seen ? (double)res->files / (double)seen : 1;
     return (int64_t)(QUIET_FACTOR * walking * kept);
 }
 
@@ -85,7 +81,7 @@ static void *run(void *arg)
             continue;
         }
         r->due = false;
-        r->files = r->bytes = r->written = 0;   /* counted from here on; the walk may see them too */
+        r->files = r->bytes = r->written = 0;   /* from here on; the walk may count them too */
         pthread_mutex_unlock(&r->mu);
         struct retention_result res;
         int rc = retention_check(r->dir, &r->lim, realtime_ns(), CANDIDATES, &r->stop, &res);
@@ -97,7 +93,7 @@ static void *run(void *arg)
         r->bytes += res.bytes;
         /* Writes while it walked that break a limit (seen as they came,
          * or not, as known was) are due now. */
-        r->due = r->written && (r->interval == 0 || (r->known && may_be_over(r)));
+        r->due = writes_call_for_a_check(r);
         next = r->interval > 0 ? end + r->interval : INT64_MAX;
         earliest = end + quiet_after(&res, end - now);
         pthread_mutex_unlock(&r->mu);
@@ -141,7 +137,7 @@ void retention_runner_wrote(struct retention_runner *r, uint64_t bytes)
     r->files++;
     r->bytes += bytes;
     r->written++;
-    if (!r->due && (r->interval == 0 || (r->known && may_be_over(r)))) {
+    if (!r->due && writes_call_for_a_check(r)) {
         r->due = true;
         pthread_cond_signal(&r->wake);
     }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../lib/clock.h"
 #include "../../lib/grow.h"
 #include "../../lib/hash.h"
 #include "../../lib/key_map.h"
@@ -93,13 +94,6 @@ struct state {
     bool stopped;           /* shut down: nothing more is merged */
     struct event *tick;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
@@ -342,7 +336,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct state *s = arg;
     pthread_mutex_lock(&s->mu);
-    close_window_if_ended(s, now_ns());
+    close_window_if_ended(s, realtime_ns());
     bool go = s->nready && !s->flushing;
     s->flushing |= go;
     pthread_mutex_unlock(&s->mu);
@@ -355,7 +349,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 static void merge_record(struct state *s, struct profd_record *r, const struct profd_profile *p,
                          const struct merge_cut *cut)
 {
-    int64_t now = now_ns();
+    int64_t now = realtime_ns();
     close_window_if_ended(s, now);
     if (!s->open.end)
         s->open.end = (now / s->cfg->window + 1) * s->cfg->window;

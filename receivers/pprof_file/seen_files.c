@@ -34,7 +34,8 @@ struct seen_files *seen_files_new(void)
 static size_t find(const struct seen_files *s, const char *identity)
 {
     uint32_t i;
-    if (!key_map_get(&s->by_hash, hash_string(identity), &i) || strcmp(s->items[i].identity, identity))
+    if (!key_map_get(&s->by_hash, hash_string(identity), &i) ||
+        strcmp(s->items[i].identity, identity))
         return SIZE_MAX;
     return i;
 }
@@ -60,8 +61,21 @@ bool seen_files_meet(struct seen_files *s, const char *identity)
     return true;
 }
 
+/* Whether every identity was met by the scan under way. */
+static bool all_met(const struct seen_files *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].scan != s->scan)
+            return false;
+    return true;
+}
+
 void seen_files_sweep(struct seen_files *s)
 {
+    if (all_met(s)) {   /* the usual scan: nothing to forget, the table as it is */
+        s->scan++;
+        return;
+    }
     size_t kept = 0;
     key_map_free(&s->by_hash);
     for (size_t i = 0; i < s->n; i++) {

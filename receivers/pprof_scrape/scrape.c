@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../lib/clock.h"
 #include "../../lib/grow.h"
 #include "../../lib/http_client.h"
 #include "../../lib/instant_timers.h"
@@ -94,13 +95,6 @@ struct state {
     bool started;
 };
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static const struct job *job_of(const struct state *s, const struct scrape *sc)
 {
     return &((const struct job *)s->cfg->scrape_configs.items)[sc->u.job];
@@ -168,7 +162,7 @@ static void set_gauges(struct scrape *sc, double duration, double size)
 static void report(struct scrape *sc, bool ok, const char *why, size_t size)
 {
     struct state *s = sc->s;
-    double duration = (double)(now_ns() - sc->started_ns) / 1e9;
+    double duration = (double)(realtime_ns() - sc->started_ns) / 1e9;
     int was = sc->up;
     sc->up = ok;
     set_gauges(sc, duration, (double)size);
@@ -481,7 +475,7 @@ static void on_due(struct instant_timer *due, void *arg)
     struct state *s = sc->s;
     int64_t interval = job_of(s, sc)->scrape_interval;
     sc->next_due_ns += interval;
-    while (sc->next_due_ns < now_ns())   /* the loop was busy: skip, don't burst */
+    while (sc->next_due_ns < realtime_ns())   /* the loop was busy: skip, don't burst */
         sc->next_due_ns += interval;
     arm(sc);
     if (sc->in_flight || sc->handling || sc->awaiting_token) {
@@ -489,7 +483,7 @@ static void on_due(struct instant_timer *due, void *arg)
         return;
     }
     sc->len = 0;
-    sc->started_ns = now_ns();
+    sc->started_ns = realtime_ns();
     sc->awaiting_token = true;   /* before: a fetch that cannot start ends inside */
     if (!job_credentials_wait(s->credentials[sc->u.job], sc))
         send_request(sc);
@@ -528,7 +522,7 @@ static struct scrape *scrape_new(struct state *s, struct scrape_unit *u)
     sc->http = s->http[slots >= HTTP_CLIENTS ? target_slot * HTTP_CLIENTS / slots
                                              : h->hash_mod(sc->u.address, HTTP_CLIENTS)];
     const int64_t slot_ns = SPREAD_SLOT_MS * 1000000LL;
-    sc->next_due_ns = (now_ns() / slot_ns + 1) * slot_ns + (int64_t)offset_ms * 1000000;
+    sc->next_due_ns = (realtime_ns() / slot_ns + 1) * slot_ns + (int64_t)offset_ms * 1000000;
     return sc;
 }
 

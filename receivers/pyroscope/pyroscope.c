@@ -32,6 +32,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "../../lib/clock.h"
 #include "../../lib/grow.h"
 #include "../../lib/json_escape.h"
 #include "../../lib/label_valid.h"
@@ -433,9 +434,7 @@ static void ingest(struct served_receiver *r, const struct profd_rpc_request *re
     if (!utf8_is_valid(spy, strlen(spy)))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "spyName: not valid UTF-8");
     ingest_units(req->query, units, sizeof(units));
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, from, until;
+    int64_t now = realtime_ns(), from, until;
     if (!ingest_time(req->query, "from", now, &from))
         return fail(req, res, C_INVALID_ARGUMENT, "", 400, "from is out of range");
     if (!ingest_time(req->query, "until", now, &until))

@@ -330,8 +330,8 @@ class PipelineTest(ProfdTestCase):
         wait_until(lambda: metric_value(p.metrics(), "profd_pprof_file_kept_files",
                                         component="pprof_file") == 1,
                    "the gauge to count the file kept")
-        self.assertEqual(metric_value(p.metrics(), "profd_pprof_file_kept_bytes", component="pprof_file"),
-                         os.path.getsize(young))
+        self.assertEqual(metric_value(p.metrics(), "profd_pprof_file_kept_bytes",
+                                      component="pprof_file"), os.path.getsize(young))
         self.assertEqual(p.stop(), 0)
 
     def test_a_queue_counts_what_its_records_hold(self):

@@ -33,18 +33,21 @@ TEST(the_cutoff_takes_whole_buckets_of_the_oldest_until_the_limits_hold)
         age_histogram_add(h, s * second, 100);
     /* Keep 100 files: those 900 s old and more go whole, but for the
      * bucket where the count comes to 100. */
-    uint64_t from = age_histogram_cutoff(h, 1000, 100000, 100, 0);
+    const struct retention_limits files_100 = {.max_files = 100}, bytes_10k = {.max_bytes = 10000},
+                                  both = {.max_files = 500, .max_bytes = 10000},
+                                  files_1000 = {.max_files = 1000};
+    uint64_t from = age_histogram_cutoff(h, 1000, 100000, &files_100);
     CHECK(from > 100 * second && from <= 101 * second + second);
     uint64_t older = 0;
     for (uint64_t s = 1; s <= 1000; s++)
         older += s * second >= from;
     CHECK(older >= 890 && older <= 900);
     /* Bytes decide alike; the stricter of the two wins. */
-    CHECK_INT(age_histogram_cutoff(h, 1000, 100000, 0, 10000), from);
-    CHECK(age_histogram_cutoff(h, 1000, 100000, 500, 10000) == from);
+    CHECK_INT(age_histogram_cutoff(h, 1000, 100000, &bytes_10k), from);
+    CHECK(age_histogram_cutoff(h, 1000, 100000, &both) == from);
     /* Within the limits already: no whole bucket goes. */
-    CHECK(age_histogram_cutoff(h, 1000, 100000, 1000, 0) == UINT64_MAX ||
-          age_histogram_cutoff(h, 1000, 100000, 1000, 0) > 1000 * second);
+    CHECK(age_histogram_cutoff(h, 1000, 100000, &files_1000) == UINT64_MAX ||
+          age_histogram_cutoff(h, 1000, 100000, &files_1000) > 1000 * second);
     free(h);
 }
 

@@ -361,10 +361,12 @@ static void retention_report(void *arg, int rc, int err, const struct retention_
 {
     struct state *s = arg;
     const struct profd_host *h = s->host;
-    if (r->removed)
-        h->log(s->self, PROFD_LOG_INFO, "retention removed %llu file(s), kept %llu (%llu bytes), "
-               "in %.3f s", (unsigned long long)r->removed, (unsigned long long)r->files,
-               (unsigned long long)r->bytes, (double)took_ns / 1e9);
+    if (r->removed || r->removed_dirs)
+        h->log(s->self, PROFD_LOG_INFO, "retention removed %llu file(s) and %llu empty "
+               "director%s, kept %llu (%llu bytes), in %.3f s", (unsigned long long)r->removed,
+               (unsigned long long)r->removed_dirs, r->removed_dirs == 1 ? "y" : "ies",
+               (unsigned long long)r->files, (unsigned long long)r->bytes,
+               (double)took_ns / 1e9);
     if (rc < 0 && err != s->retention_err)
         h->log(s->self, PROFD_LOG_WARN, "retention cannot read %s: %s", s->cfg->directory,
                strerror(err));

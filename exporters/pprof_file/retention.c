@@ -17,6 +17,10 @@
 /* Directories below this many levels are not walked: a descriptor is
  * open for each level. */
 #define MAX_DEPTH 64
+/* An empty directory is removed once it is unchanged for this long before
+ * a check: a writer between making one and putting its file in is not
+ * raced, and one a check emptied goes at a later check. */
+#define EMPTY_DIR_QUIET_NS 10000000000LL
 
 /* A file that may have to go for max_files or max_bytes. */
 struct candidate {
@@ -34,7 +38,7 @@ struct pass {
     struct candidate *oldest; /* a max-heap by age: [0] is the youngest of them */
     size_t n, cap;
     struct age_histogram *ages;   /* of the files counted; NULL without cap */
-    uint64_t files, bytes, removed;
+    uint64_t files, bytes, removed, removed_dirs;
     int64_t removing_ns;      /* spent in unlinkat */
     char path[PATH_MAX];      /* the directory being walked, relative to root_fd */
 };
@@ -47,11 +51,11 @@ static bool is_profile(const char *name)
     return (n > 3 && !strcmp(name + n - 3, ".pb")) || (n > 6 && !strcmp(name + n - 6, ".pb.gz"));
 }
 
-/* unlinkat(dir_fd, path), its time counted: 0, or -1 with errno. */
-static int remove_file(struct pass *p, int dir_fd, const char *path)
+/* unlinkat(dir_fd, path, flags), its time counted: 0, or -1 with errno. */
+static int remove_entry(struct pass *p, int dir_fd, const char *path, int flags)
 {
     int64_t start = monotonic_ns();
-    int rc = unlinkat(dir_fd, path, 0);
+    int rc = unlinkat(dir_fd, path, flags);
     int e = errno;
     p->removing_ns += monotonic_ns() - start;
     errno = e;
@@ -115,49 +119,92 @@ static void offer(struct pass *p, int64_t mtime_ns, uint64_t size)
     }
 }
 
+static int64_t mtime_ns_of(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 /* A profile file, name in dir_fd (p->path its path): removed when past
  * max_age, else counted and offered, unless it is newer than the check
- * (whoever wrote it counts it: see retention_runner.c). */
-static void visit_file(struct pass *p, int dir_fd, const char *name, const struct stat *st)
+ * (whoever wrote it counts it: see retention_runner.c). Returns whether
+ * it is gone. */
+static bool visit_file(struct pass *p, int dir_fd, const char *name, const struct stat *st)
 {
-    int64_t mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    int64_t mtime_ns = mtime_ns_of(st);
     if (mtime_ns >= p->started)
-        return;
+        return false;
     if (mtime_ns < p->cutoff) {
-        if (remove_file(p, dir_fd, name) == 0) {
+        if (remove_entry(p, dir_fd, name, 0) == 0) {
             p->removed++;
-            return;
+            return true;
         }
         if (errno == ENOENT)
-            return;
+            return true;
     }
     p->files++;
     p->bytes += (uint64_t)st->st_size;
     if (p->ages)
         age_histogram_add(p->ages, (uint64_t)(p->started - mtime_ns), (uint64_t)st->st_size);
     offer(p, mtime_ns, (uint64_t)st->st_size);
+    return false;
 }
 
-static void walk(struct pass *p, int fd, size_t len, int depth);
+/* Removes the directory name in dir_fd, which its walk left empty, when
+ * it has been unchanged long enough and is not one to keep: its name not
+ * hidden, nor the file system's lost+found. Returns whether it is gone. */
+static bool remove_empty_dir(struct pass *p, int dir_fd, const char *name)
+{
+    struct stat st;
+    if (name[0] == '.' || !strcmp(name, "lost+found") ||
+        fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        mtime_ns_of(&st) >= p->started - EMPTY_DIR_QUIET_NS)
+        return false;
+    if (remove_entry(p, dir_fd, name, AT_REMOVEDIR) != 0)
+        return errno == ENOENT;   /* not empty after all (written into since), or kept */
+    p->removed_dirs++;
+    return true;
+}
 
-/* Walks the directory name in dir_fd, whose path p->path now is. */
-static void descend(struct pass *p, int dir_fd, const char *name, size_t len, int depth)
+static bool walk(struct pass *p, int fd, size_t len, int depth);
+
+/* Walks the directory name in dir_fd, whose path p->path now is, and
+ * removes it when that left it empty. Returns whether it is gone. */
+static bool descend(struct pass *p, int dir_fd, const char *name, size_t len, int depth)
 {
     if (depth + 1 >= MAX_DEPTH)
-        return;
+        return false;
     int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0)
-        walk(p, fd, len, depth + 1);
+    if (fd < 0)
+        return errno == ENOENT;
+    return walk(p, fd, len, depth + 1) && remove_empty_dir(p, dir_fd, name);
 }
 
-/* Walks the directory open as fd (taken), whose path is p->path[0, len). */
-static void walk(struct pass *p, int fd, size_t len, int depth)
+/* The entry name in the directory d, whose path p->path now is: walked
+ * when a directory, visited when a profile file. Returns whether it is
+ * gone. */
+static bool visit_entry(struct pass *p, DIR *d, const struct dirent *e, bool profile, size_t len,
+                        int depth)
+{
+    struct stat st;
+    if (e->d_type == DT_DIR)
+        return descend(p, dirfd(d), e->d_name, len, depth);
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT;
+    if (S_ISDIR(st.st_mode))
+        return descend(p, dirfd(d), e->d_name, len, depth);
+    return S_ISREG(st.st_mode) && profile && visit_file(p, dirfd(d), e->d_name, &st);
+}
+
+/* Walks the directory open as fd (taken), whose path is p->path[0, len).
+ * Returns whether it was read to the end and nothing is left in it. */
+static bool walk(struct pass *p, int fd, size_t len, int depth)
 {
     DIR *d = fdopendir(fd);
     if (!d) {
         close(fd);
-        return;
+        return false;
     }
+    bool empty = true;
     struct dirent *e;
     while (!stopped(p) && (e = readdir(d))) {
         const char *name = e->d_name;
@@ -165,26 +212,21 @@ static void walk(struct pass *p, int fd, size_t len, int depth)
             continue;
         bool profile = is_profile(name);
         unsigned char type = e->d_type;
-        if (type != DT_DIR && type != DT_UNKNOWN && !(type == DT_REG && profile))
-            continue;   /* symbolic links included: not followed */
         size_t nlen = strlen(name), child = len ? len + 1 + nlen : nlen;
-        if (child >= sizeof(p->path))
-            continue;   /* too long to name: left alone */
+        if ((type != DT_DIR && type != DT_UNKNOWN && !(type == DT_REG && profile)) ||
+            child >= sizeof(p->path)) {
+            empty = false;   /* not walked (symbolic links included), or too long to name */
+            continue;
+        }
         if (len)
             p->path[len] = '/';
         memcpy(p->path + (len ? len + 1 : 0), name, nlen + 1);
-        struct stat st;
-        if (type == DT_DIR)
-            descend(p, dirfd(d), name, child, depth);
-        else if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (S_ISDIR(st.st_mode))
-                descend(p, dirfd(d), name, child, depth);
-            else if (S_ISREG(st.st_mode) && profile)
-                visit_file(p, dirfd(d), name, &st);
-        }
+        empty &= visit_entry(p, d, e, profile, child, depth);
         p->path[len] = '\0';
     }
+    empty &= !stopped(p);
     closedir(d);
+    return empty;
 }
 
 static int oldest_first(const void *a, const void *b)
@@ -206,7 +248,7 @@ static size_t remove_oldest(struct pass *p, const struct retention_limits *lim)
     size_t gone = 0;
     for (size_t i = 0; i < p->n && limit_broken(p, lim); i++) {
         const struct candidate *c = &p->oldest[i];
-        bool removed = remove_file(p, p->root_fd, c->path) == 0;
+        bool removed = remove_entry(p, p->root_fd, c->path, 0) == 0;
         if (!removed && errno != ENOENT)
             continue;   /* kept: counted still */
         p->removed += removed;
@@ -296,7 +338,8 @@ int retention_check(const char *dir, const struct retention_limits *lim, int64_t
         } while (remove_and_go_on(p, lim));
         free_candidates(p);
     }
-    *out = (struct retention_result){p->files, p->bytes, p->removed, p->removing_ns};
+    *out = (struct retention_result){p->files, p->bytes, p->removed, p->removed_dirs,
+                                     p->removing_ns};
     if (p->root_fd >= 0)
         close(p->root_fd);
     free(p->ages);

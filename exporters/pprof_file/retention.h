@@ -26,6 +26,7 @@ static inline bool retention_over(const struct retention_limits *lim, uint64_t f
 struct retention_result {
     uint64_t files, bytes;   /* the profile files kept, and their bytes */
     uint64_t removed;        /* files it removed */
+    uint64_t removed_dirs;   /* empty directories it removed */
     int64_t removing_ns;     /* of its time, what removing them took */
 };
 
@@ -33,13 +34,15 @@ struct retention_result {
  * One check of dir at now_ns: deletes the profile files (*.pb, *.pb.gz;
  * not names that start with '.', files being written) under it, oldest
  * first, until every limit holds. Files modified at now_ns or later are
- * neither counted nor removed, and a directory is left once such files
- * come many in a row (one filled faster than it is read would never be
- * done). Files past max_age go as the walk meets them; for max_files and
- * max_bytes the walk keeps the max_candidates oldest it saw (their paths),
- * so its memory stays bounded however many files there are, and walks
- * again when more than that many must go. Symbolic links are not
- * followed; trees deeper than 64 directories are not walked below that.
+ * neither counted nor removed. Files past max_age go as the walk meets
+ * them; for max_files and max_bytes the walk keeps the max_candidates
+ * oldest it saw (their paths), so its memory stays bounded however many
+ * files there are, and walks again when more than that many must go. A
+ * directory below dir that the walk finds empty and that was last changed
+ * 10 s or more before now_ns is removed too (not dir itself, hidden names,
+ * nor lost+found); one a check empties goes at a later check. Symbolic
+ * links are not followed; trees deeper than 64 directories are not walked
+ * below that.
  * stop (may be NULL) is read as it walks: once set, the check ends early.
  * Returns 0, or -1 with errno when dir cannot be read (what was removed
  * before is still counted in *out).

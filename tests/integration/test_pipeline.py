@@ -334,6 +334,28 @@ class PipelineTest(ProfdTestCase):
                                       component="pprof_file"), os.path.getsize(young))
         self.assertEqual(p.stop(), 0)
 
+    def test_retention_removes_the_directories_it_empties(self):
+        """A directory emptied and then left alone goes; a profile for it
+        afterwards makes it again."""
+        p = self.start(config([("pprof_file", 'directory: ./profiles, '
+                                 'path_template: "day/{unix_nanos}.pb.gz", '
+                                 "retention: {max_age: 1h, check_interval: 100ms}")]))
+        self.spool("cpu.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"pprof_file: wrote ")
+        day = self.path("profiles", "day")
+        [written] = self.outputs()
+        two_hours_ago = os.path.getmtime(written) - 7200
+        os.utime(written, (two_hours_ago, two_hours_ago))
+        wait_until(lambda: not os.path.exists(written), "the file past max_age to be removed")
+        os.utime(day, (two_hours_ago, two_hours_ago))   # as though left alone since
+        p.wait_log(r"retention removed 0 file\(s\) and 1 empty directory")
+        self.assertFalse(os.path.exists(day))
+        self.spool("heap.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        p.wait_log(r"pprof_file: wrote .*/day/", count=2)
+        self.assertEqual(len(self.outputs()), 1)
+        self.assertNotIn("cannot write", p.log_text())
+        self.assertEqual(p.stop(), 0)
+
     def test_a_queue_counts_what_its_records_hold(self):
         """A decoded profile is many times its gzipped bytes: a queue that
         counted it by those would hold many times its queue_size."""

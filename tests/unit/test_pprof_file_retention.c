@@ -158,6 +158,54 @@ TEST(a_check_follows_no_symbolic_link)
     remove_tree(outside);
 }
 
+/* Makes the directory dir/name (when missing), modified at mtime (seconds). */
+static void dir_at(const char *dir, const char *name, time_t mtime)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    mkdir(path, 0755);
+    struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
+    CHECK_INT(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+TEST(a_check_removes_directories_left_empty_for_a_while)
+{
+    char dir[] = "/tmp/profd-retention-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char day[700];
+    snprintf(day, sizeof(day), "%s/2026-01-01", dir);
+    dir_at(dir, "2026-01-01", 1000);
+    touch(day, "old.pb.gz", 10, 1000);
+    dir_at(dir, "2026-01-01", 1000);
+    dir_at(dir, "empty", 1000);
+    dir_at(dir, "nested", 1000);
+    dir_at(dir, "nested/inner", 1000);
+    dir_at(dir, "nested", 1000);
+    dir_at(dir, "fresh", 99995);           /* changed 5 s before the check */
+    dir_at(dir, ".hidden", 1000);
+    dir_at(dir, "lost+found", 1000);
+    dir_at(dir, "notes", 1000);
+    touch(dir, "notes/read-me.txt", 1, 1000);   /* not a profile: kept, and its directory */
+    dir_at(dir, "notes", 1000);
+    struct retention_result r;
+    struct retention_limits lim = {.max_age = 500 * SECOND};
+    CHECK_INT(retention_check(dir, &lim, 100000 * SECOND, 16, NULL, &r), 0);
+    CHECK_INT(r.removed, 1);
+    CHECK_INT(r.removed_dirs, 2);   /* empty and nested/inner */
+    CHECK(!exists(dir, "empty") && !exists(dir, "nested/inner"));
+    CHECK(exists(dir, "2026-01-01"));   /* emptied by this check, so changed just now */
+    CHECK(exists(dir, "nested") && exists(dir, "fresh") && exists(dir, ".hidden"));
+    CHECK(exists(dir, "lost+found") && exists(dir, "notes/read-me.txt"));
+    dir_at(dir, "2026-01-01", 1000);   /* as though a while went by */
+    dir_at(dir, "nested", 1000);
+    CHECK_INT(retention_check(dir, &lim, 100000 * SECOND, 16, NULL, &r), 0);
+    CHECK_INT(r.removed_dirs, 2);
+    CHECK(!exists(dir, "2026-01-01") && !exists(dir, "nested"));
+    CHECK(exists(dir, "fresh") && exists(dir, "notes"));
+    CHECK_INT(access(dir, F_OK), 0);   /* the checked directory itself stays */
+    remove_tree(dir);
+}
+
 TEST(a_stopped_check_removes_nothing)
 {
     char dir[] = "/tmp/profd-retention-XXXXXX";

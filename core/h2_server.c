@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "alloc.h"
+#include "../lib/clock.h"
 #include "../lib/grpc_frame.h"
 #include "compression.h"
 #include "rpc_server.h"
@@ -276,13 +276,6 @@ static uint64_t grpc_timeout_ns(const char *v)
     return 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static bool is_grpc(const struct h2_stream *st)
 {
     const char *ctype = stream_header(st, "content-type");
@@ -298,7 +291,7 @@ static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answ
     uint64_t timeout = grpc_timeout_ns(stream_header(st, "grpc-timeout"));
     const char *ctype = stream_header(st, "content-type");
     *a = (struct h2_answer){.how = A_STATUS, .http_status = 200};
-    if (timeout && now_ns() - st->started > timeout) {   /* the client gave up meanwhile */
+    if (timeout && (uint64_t)monotonic_ns() - st->started > timeout) {   /* the client gave up meanwhile */
         a->grpc_status = GRPC_DEADLINE_EXCEEDED;
         snprintf(a->message, sizeof(a->message),
                  "the request took longer to arrive than its grpc-timeout");
@@ -424,7 +417,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
     st->prevp = &c->streams;
     c->streams = st;
     st->id = frame->hd.stream_id;
-    st->started = now_ns();
+    st->started = (uint64_t)monotonic_ns();
     nghttp2_session_set_stream_user_data(session, st->id, st);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/clock.h"
 #include "../lib/utf8_valid.h"
 
 static enum profd_log_level min_level = PROFD_LOG_INFO;
@@ -84,9 +85,7 @@ bool profd_log_limit_pass_at(struct profd_log_limit *l, int64_t now_ns, unsigned
 
 bool profd_log_limit_pass(struct profd_log_limit *l, unsigned *held)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return profd_log_limit_pass_at(l, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, held);
+    return profd_log_limit_pass_at(l, monotonic_ns(), held);
 }
 
 void profd_log_limited(struct profd_log_limit *l, enum profd_log_level level,

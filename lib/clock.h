@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The clocks in nanoseconds: monotonic for timeouts and timings, real
- * time for timestamps. */
+ * time for timestamps, a thread's CPU time for what its work costs. */
 #ifndef PROFD_LIB_CLOCK_H
 #define PROFD_LIB_CLOCK_H
 
@@ -21,6 +21,14 @@ static inline int64_t realtime_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Nanoseconds of CPU the calling thread has taken. */
+static inline int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 

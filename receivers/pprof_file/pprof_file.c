@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * receiver pprof_file: ingests pprof files (gzip'd or raw) matching globs.
- * Directories are watched with inotify where possible and polled as well.
- * Each file is validated, labeled, and emitted as one record; once every
+ * Directories are watched with inotify where possible, and then a scan
+ * reads the files inotify named alone; every poll_interval a scan lists
+ * every file the patterns match (for files inotify cannot see, and files
+ * waiting to be tried again), though never so often that such listings
+ * take more than a twentieth of a CPU. Each file is validated, labeled,
+ * and emitted as one record; once every
  * exporter accepted it, the file is deleted, moved or kept (remembered). A
  * file some exporter did not take stays and is tried again after a wait
  * that doubles each time (1 s to 5 min). A malformed file goes to a
@@ -17,20 +21,21 @@
 #include <glob.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
 #include "../../lib/aside_scan.h"
+#include "../../lib/clock.h"
 #include "../../lib/huge_pages.h"
 #include "../../lib/profile_family.h"
+#include "file_events.h"
 #include "profd/plugin.h"
 #include "seen_files.h"
 
@@ -56,7 +61,8 @@ static const struct profd_option options[] = {
     {"exclude", PROFD_OPT_STRING_LIST, offsetof(struct config, exclude), NULL,
      "glob patterns (fnmatch on the path) of files to skip"},
     {"poll_interval", PROFD_OPT_DURATION, offsetof(struct config, poll_interval), "1s",
-     "how often the globs are rescanned besides inotify; 0 disables polling"},
+     "how often every file the globs match is listed besides inotify (at least 20 times as "
+     "long as a listing takes); 0 disables polling"},
     {"oneshot", PROFD_OPT_BOOL, offsetof(struct config, oneshot), "false",
      "scan once, then report done (profd convert)"},
     {"after_ingest", PROFD_OPT_ENUM, offsetof(struct config, after_ingest), "delete",
@@ -82,8 +88,13 @@ struct state {
     const struct config *cfg;
     pcre2_code *pattern;
     struct event *scan_ev, *poll_ev, *inotify_ev;
-    int inotify_fd;
+    struct file_events *events;   /* NULL: no directory watched */
     struct aside_scan scan;    /* on the receiver's own thread */
+    /* A scan lists every file when set (at start, at a poll, after one
+     * stopped for want of room); otherwise it reads what inotify named. */
+    atomic_bool list_all;
+    _Atomic int64_t next_poll_ns;   /* polls before it are passed over */
+    int64_t ingest_cpu_ns;     /* of the scan under way, what ingesting took */
     pthread_mutex_t lock;      /* guards the sets: acks run on sender threads */
     /* Paths emitted, not yet acknowledged, as a label set (value unused). */
     struct profd_labels in_flight;
@@ -95,12 +106,10 @@ struct state {
 #define RETRY_FIRST_NS 1000000000LL
 #define RETRY_MAX_NS (300 * RETRY_FIRST_NS)
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+/* A listing of every file is followed by a wait of at least this many
+ * times the CPU it took (besides ingesting), so that listing many files
+ * left in place takes at most a twentieth of a CPU. */
+#define LISTING_CPU_SHARE 20
 
 /* Records one more failed try of the file with that identity (s->lock
  * held); returns the wait before the next, in ns. */
@@ -117,7 +126,7 @@ static int64_t back_off(struct state *s, const char *identity)
     if (wait > RETRY_MAX_NS)
         wait = RETRY_MAX_NS;
     char value[64];
-    snprintf(value, sizeof(value), "%lld %u", (long long)(now_ns() + wait), tries + 1);
+    snprintf(value, sizeof(value), "%lld %u", (long long)(monotonic_ns() + wait), tries + 1);
     s->host->labels_set(&s->backoff, identity, value);
     return wait;
 }
@@ -128,7 +137,7 @@ static bool backing_off(struct state *s, const char *identity)
 {
     const char *v = s->host->labels_get(&s->backoff, identity);
     long long not_before = 0;
-    return v && sscanf(v, "%lld", &not_before) == 1 && now_ns() < not_before;
+    return v && sscanf(v, "%lld", &not_before) == 1 && monotonic_ns() < not_before;
 }
 
 struct ingest {
@@ -187,8 +196,8 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     s->host = host;
     s->self = self;
     s->cfg = cfg;
-    s->inotify_fd = -1;
     s->seen = seen_files_new();
+    atomic_init(&s->list_all, true);
     pthread_mutex_init(&s->lock, NULL);
     *out = s;
     if (cfg->filename_pattern) {
@@ -445,12 +454,35 @@ static int note_unreadable(const char *path, int err)
     return 0;   /* the rest is read */
 }
 
-/* Reads the files the globs match that are new or changed, until the
- * pipeline has no room; a scan that read every directory the globs name
- * forgets the files left in place that it did not meet. */
-static void scan(void *arg)
+/* Reads the file at path when it is a regular file that no exclude
+ * pattern names, new or changed since it was read; the CPU ingesting takes
+ * is counted. Returns false when the pipeline has no room. */
+static bool consider(struct state *s, const char *path)
 {
-    struct state *s = arg;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || excluded(s->cfg, path))
+        return true;
+    char identity[4200];
+    snprintf(identity, sizeof(identity), "%s\n%lld.%09ld\n%lld", path,
+             (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
+    pthread_mutex_lock(&s->lock);
+    bool skip = s->host->labels_get(&s->in_flight, path) ||
+                seen_files_meet(s->seen, identity) || backing_off(s, identity);
+    pthread_mutex_unlock(&s->lock);
+    if (skip)
+        return true;
+    int64_t cpu = thread_cpu_ns();
+    bool go_on = ingest(s, path, identity);
+    s->ingest_cpu_ns += thread_cpu_ns() - cpu;
+    return go_on;
+}
+
+/* Lists every file the globs match and reads those new or changed, until
+ * the pipeline has no room; a listing that read every directory the globs
+ * name forgets the files left in place that it did not meet. Returns
+ * false when it stopped for want of room. */
+static bool read_all(struct state *s)
+{
     const struct config *cfg = s->cfg;
     bool go_on = true;
     unreadable_directory = false;
@@ -461,21 +493,8 @@ static void scan(void *arg)
             unreadable_directory |= rc != GLOB_NOMATCH;
             continue;
         }
-        for (size_t i = 0; i < gl.gl_pathc && go_on; i++) {
-            const char *path = gl.gl_pathv[i];
-            struct stat st;
-            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || excluded(cfg, path))
-                continue;
-            char identity[4200];
-            snprintf(identity, sizeof(identity), "%s\n%lld.%09ld\n%lld", path,
-                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
-            pthread_mutex_lock(&s->lock);
-            bool skip = s->host->labels_get(&s->in_flight, path) ||
-                        seen_files_meet(s->seen, identity) || backing_off(s, identity);
-            pthread_mutex_unlock(&s->lock);
-            if (!skip)
-                go_on = ingest(s, path, identity);
-        }
+        for (size_t i = 0; i < gl.gl_pathc && go_on; i++)
+            go_on = consider(s, gl.gl_pathv[i]);
         globfree(&gl);
     }
     if (go_on && !unreadable_directory) {
@@ -486,6 +505,37 @@ static void scan(void *arg)
         s->host->gauge_set(s->self, "profd_pprof_file_seen_files", "Files read and left in place "
                            "(kept, or rejected where they lie), passed over until they change.",
                            "", (double)remembered);
+    }
+    return go_on;
+}
+
+/* One scan: every file listed when due (or when inotify lost some, or
+ * watches nothing, or polls are off, since those depend on listings for
+ * files to try again), else the files inotify named since the last. A
+ * listing puts off the next poll by LISTING_CPU_SHARE times its CPU. */
+static void scan(void *arg)
+{
+    struct state *s = arg;
+    bool all = atomic_exchange(&s->list_all, false) || !s->events || s->cfg->poll_interval <= 0;
+    struct path_list named = {0};
+    if (s->events)
+        all |= file_events_take(s->events, &named);
+    int64_t cpu = thread_cpu_ns();
+    s->ingest_cpu_ns = 0;
+    bool go_on = true;
+    if (all)
+        go_on = read_all(s);
+    for (size_t i = 0; i < named.n && go_on && !all; i++)
+        go_on = consider(s, named.paths[i]);
+    path_list_free(&named);
+    if (!go_on)   /* the rest are read by a listing, once there is room */
+        atomic_store(&s->list_all, true);
+    if (all) {
+        int64_t listing = thread_cpu_ns() - cpu - s->ingest_cpu_ns;
+        atomic_store(&s->next_poll_ns, monotonic_ns() + LISTING_CPU_SHARE * listing);
+        s->host->gauge_set(s->self, "profd_pprof_file_listing_seconds", "CPU the last listing of "
+                           "every file the patterns match took, besides reading new ones.", "",
+                           (double)listing / 1e9);
     }
 }
 
@@ -506,14 +556,26 @@ static void on_scan(evutil_socket_t fd, short what, void *arg)
     aside_scan_request(&s->scan);
 }
 
-static void on_inotify(evutil_socket_t fd, short what, void *arg)
+/* Every poll_interval: a listing of every file, unless the last one's
+ * cost puts it off. */
+static void on_poll(evutil_socket_t fd, short what, void *arg)
 {
+    (void)fd;
     (void)what;
     struct state *s = arg;
-    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    while (read(fd, buf, sizeof(buf)) > 0)
-        ;
-    event_active(s->scan_ev, EV_TIMEOUT, 0);
+    if (monotonic_ns() < atomic_load(&s->next_poll_ns))
+        return;
+    atomic_store(&s->list_all, true);
+    aside_scan_request(&s->scan);
+}
+
+static void on_inotify(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct state *s = arg;
+    if (file_events_read(s->events))
+        aside_scan_request(&s->scan);
 }
 
 /* Says that dir, which a pattern names, is missing: its files are read
@@ -528,16 +590,16 @@ static void say_missing(const struct state *s, const char *dir)
                      "nothing will be read from it", dir);
 }
 
-/* Watches the directory dir, or says why it cannot be: missing (said once
- * for patterns of one directory in a row, *missing being the last said).
- * Returns whether a watch was added. */
-static bool watch_directory(const struct state *s, const char *dir, char **missing)
+/* Watches the directory dir of pattern, or says why it cannot be: missing
+ * (said once for patterns of one directory in a row, *missing being the
+ * last said). Returns whether a watch was added. */
+static bool watch_directory(const struct state *s, const char *pattern, const char *dir,
+                            char **missing)
 {
-    if (s->inotify_fd >= 0 &&
-        inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0)
+    if (s->events && file_events_watch(s->events, pattern) == 0)
         return true;
     struct stat st;
-    if (s->inotify_fd < 0 && stat(dir, &st) == 0)
+    if (!s->events && stat(dir, &st) == 0)
         return false;
     if (errno == ENOENT && (!*missing || strcmp(*missing, dir) != 0)) {
         say_missing(s, dir);
@@ -553,29 +615,28 @@ static bool watch_directory(const struct state *s, const char *dir, char **missi
 static void watch_directories(struct state *s)
 {
     const struct config *cfg = s->cfg;
-    s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (s->inotify_fd < 0)
+    s->events = file_events_new();
+    if (!s->events)
         s->host->log(s->self, cfg->poll_interval > 0 ? PROFD_LOG_INFO : PROFD_LOG_WARN,
                      "inotify: %s: new files are found by polling alone%s", strerror(errno),
                      cfg->poll_interval > 0 ? "" : ", and with poll_interval 0 not at all");
-    int watches = 0;
     char *missing = NULL;
     for (size_t i = 0; i < cfg->include.n; i++) {
         char *copy = strdup(cfg->include.items[i]);
         const char *dir = copy ? dirname(copy) : NULL;
-        if (dir && !strpbrk(dir, "*?[") && watch_directory(s, dir, &missing))
-            watches++;
+        if (dir && !strpbrk(dir, "*?["))
+            watch_directory(s, cfg->include.items[i], dir, &missing);
         free(copy);
     }
     free(missing);
-    if (!watches) {
-        if (s->inotify_fd >= 0)
-            close(s->inotify_fd);
-        s->inotify_fd = -1;
-        return;
+    if (s->events && !file_events_watched(s->events)) {
+        file_events_free(s->events);
+        s->events = NULL;
     }
-    s->inotify_ev = event_new(s->host->event_base(s->self), s->inotify_fd, EV_READ | EV_PERSIST,
-                              on_inotify, s);
+    if (!s->events)
+        return;
+    s->inotify_ev = event_new(s->host->event_base(s->self), file_events_fd(s->events),
+                              EV_READ | EV_PERSIST, on_inotify, s);
     event_add(s->inotify_ev, NULL);
 }
 
@@ -603,7 +664,7 @@ static int start(void *st)
         if (s->cfg->poll_interval > 0) {
             struct timeval tv = {s->cfg->poll_interval / 1000000000,
                                  (s->cfg->poll_interval % 1000000000) / 1000};
-            s->poll_ev = event_new(base, -1, EV_PERSIST, on_scan, s);
+            s->poll_ev = event_new(base, -1, EV_PERSIST, on_poll, s);
             event_add(s->poll_ev, &tv);
         }
     }
@@ -620,9 +681,8 @@ static int shutdown_(void *st)
             event_free(*evs[i]);
         *evs[i] = NULL;
     }
-    if (s->inotify_fd >= 0)
-        close(s->inotify_fd);
-    s->inotify_fd = -1;
+    file_events_free(s->events);
+    s->events = NULL;
     return PROFD_OK;
 }
 

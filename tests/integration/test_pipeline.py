@@ -314,6 +314,27 @@ class PipelineTest(ProfdTestCase):
         p.wait_log(r"pprof_file: wrote ", count=2)
         self.assertEqual(p.stop(), 0)
 
+    def test_a_new_file_is_read_without_listing_those_left_in_place(self):
+        """With inotify, a scan reads the files it named; only a poll lists
+        every file (here once, at start): a file that came with no event it
+        watches waits for one."""
+        cfg = config([("pprof_file", 'path_template: "{unix_nanos}.pb.gz"')]).replace(
+            "include: [./spool/*.pb.gz, ./spool/*.pb]",
+            "include: [./spool/*.pb.gz]\n    after_ingest: keep\n    poll_interval: 1h")
+        os.makedirs(self.path("spool"), exist_ok=True)
+        p = self.start(cfg)
+        self.spool("first.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"ingested .*first\.pb\.gz")
+        shutil.copyfile(os.path.join(GO_CORPUS, "heap.pb.gz"), self.path("linked-from"))
+        os.link(self.path("linked-from"), self.path("spool", "linked.pb.gz"))   # no close, no move
+        self.spool("second.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        p.wait_log(r"ingested .*second\.pb\.gz")
+        p.wait_log(r"pprof_file: wrote ", count=2)
+        self.assertNotIn("linked.pb.gz", p.log_text())
+        self.assertIsNotNone(metric_value(p.metrics(), "profd_pprof_file_listing_seconds",
+                                          component="pprof_file"))
+        self.assertEqual(p.stop(), 0)
+
     def test_retention_removes_what_ages_out_while_nothing_is_written(self):
         """Checks run on their own timer, not on the exporter's writes."""
         p = self.start(config([("pprof_file", "directory: ./profiles, "

@@ -98,11 +98,13 @@ struct state {
     pthread_mutex_t lock;      /* guards the sets: acks run on sender threads */
     /* Paths emitted, not yet acknowledged, as a label set (value unused). */
     struct profd_labels in_flight;
-    struct seen_files *seen;   /* files kept or left in place */
-    /* identities of files not every exporter took: "<not before, ns> <tries>" */
-    struct profd_labels backoff;
+    /* files kept or left in place, and those not every exporter took
+     * until their next try */
+    struct seen_files *seen;
 };
 
+/* A file not every exporter took is tried again after a wait that starts
+ * at the first and doubles with each try, up to the most. */
 #define RETRY_FIRST_NS 1000000000LL
 #define RETRY_MAX_NS (300 * RETRY_FIRST_NS)
 
@@ -110,35 +112,6 @@ struct state {
  * times the CPU it took (besides ingesting), so that listing many files
  * left in place takes at most a twentieth of a CPU. */
 #define LISTING_CPU_SHARE 20
-
-/* Records one more failed try of the file with that identity (s->lock
- * held); returns the wait before the next, in ns. */
-static int64_t back_off(struct state *s, const char *identity)
-{
-    const char *v = s->host->labels_get(&s->backoff, identity);
-    long long not_before = 0;
-    unsigned tries = 0;
-    if (v)
-        sscanf(v, "%lld %u", &not_before, &tries);
-    int64_t wait = RETRY_FIRST_NS;
-    for (unsigned i = 0; i < tries && wait < RETRY_MAX_NS; i++)
-        wait *= 2;
-    if (wait > RETRY_MAX_NS)
-        wait = RETRY_MAX_NS;
-    char value[64];
-    snprintf(value, sizeof(value), "%lld %u", (long long)(monotonic_ns() + wait), tries + 1);
-    s->host->labels_set(&s->backoff, identity, value);
-    return wait;
-}
-
-/* Whether the file with that identity waits before its next try (s->lock
- * held). */
-static bool backing_off(struct state *s, const char *identity)
-{
-    const char *v = s->host->labels_get(&s->backoff, identity);
-    long long not_before = 0;
-    return v && sscanf(v, "%lld", &not_before) == 1 && monotonic_ns() < not_before;
-}
 
 struct ingest {
     struct state *s;
@@ -254,11 +227,13 @@ static void on_ack(void *arg, bool ok)
     const struct config *cfg = s->cfg;
     pthread_mutex_lock(&s->lock);
     if (ok)
-        s->host->labels_del(&s->backoff, in->identity);
+        seen_files_let_go(s->seen, in->identity);
     if (!ok) {
+        int64_t wait = seen_files_hold(s->seen, in->identity, monotonic_ns(), RETRY_FIRST_NS,
+                                       RETRY_MAX_NS);
         s->host->log(s->self, PROFD_LOG_WARN,
                      "not every exporter accepted %s; it stays, tried again in %lld s", in->path,
-                     (long long)(back_off(s, in->identity) / 1000000000));
+                     (long long)(wait / 1000000000));
     } else if (cfg->after_ingest == AFTER_DELETE) {
         if (unlink(in->path) != 0 && errno != ENOENT)
             s->host->log(s->self, PROFD_LOG_ERROR, "cannot delete %s: %s", in->path, strerror(errno));
@@ -466,8 +441,9 @@ static bool consider(struct state *s, const char *path)
     snprintf(identity, sizeof(identity), "%s\n%lld.%09ld\n%lld", path,
              (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
     pthread_mutex_lock(&s->lock);
-    bool skip = s->host->labels_get(&s->in_flight, path) ||
-                seen_files_meet(s->seen, identity) || backing_off(s, identity);
+    /* Met first, so that a file in flight keeps what is remembered of it. */
+    bool passed_over = seen_files_meet(s->seen, identity, monotonic_ns());
+    bool skip = passed_over || s->host->labels_get(&s->in_flight, path);
     pthread_mutex_unlock(&s->lock);
     if (skip)
         return true;
@@ -502,8 +478,9 @@ static bool read_all(struct state *s)
         seen_files_sweep(s->seen);
         unsigned long remembered = seen_files_count(s->seen);
         pthread_mutex_unlock(&s->lock);
-        s->host->gauge_set(s->self, "profd_pprof_file_seen_files", "Files read and left in place "
-                           "(kept, or rejected where they lie), passed over until they change.",
+        s->host->gauge_set(s->self, "profd_pprof_file_seen_files", "Files remembered: read and left "
+                           "in place (kept, or rejected where they lie), passed over until they "
+                           "change, and those waiting to be tried again.",
                            "", (double)remembered);
     }
     return go_on;
@@ -695,7 +672,6 @@ static void destroy(void *st)
     pcre2_code_free(s->pattern);
     s->host->labels_clear(&s->in_flight);
     seen_files_free(s->seen);
-    s->host->labels_clear(&s->backoff);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

@@ -11,6 +11,8 @@
 
 struct seen {
     char *identity;
+    int64_t until;   /* passed over before it (ns); INT64_MAX: until it changes */
+    uint32_t holds;  /* since it was last added or let go */
     uint32_t scan;   /* the last scan that met it */
 };
 
@@ -40,25 +42,56 @@ static size_t find(const struct seen_files *s, const char *identity)
     return i;
 }
 
-void seen_files_add(struct seen_files *s, const char *identity)
+/* The entry of identity, made (not passed over) when there is none, and
+ * met by the scan under way. */
+static struct seen *entry(struct seen_files *s, const char *identity)
 {
     size_t i = find(s, identity);
     if (i == SIZE_MAX) {
         s->items = grow_array(s->items, &s->cap, s->n + 1, sizeof(*s->items));
         i = s->n++;
-        s->items[i].identity = must_strdup(identity);
+        s->items[i] = (struct seen){.identity = must_strdup(identity)};
         key_map_put(&s->by_hash, hash_string(identity), (uint32_t)i);
     }
     s->items[i].scan = s->scan;
+    return &s->items[i];
 }
 
-bool seen_files_meet(struct seen_files *s, const char *identity)
+void seen_files_add(struct seen_files *s, const char *identity)
+{
+    struct seen *e = entry(s, identity);
+    e->until = INT64_MAX;
+    e->holds = 0;
+}
+
+int64_t seen_files_hold(struct seen_files *s, const char *identity, int64_t now_ns,
+                        int64_t first_ns, int64_t max_ns)
+{
+    struct seen *e = entry(s, identity);
+    int64_t wait = first_ns;
+    for (uint32_t i = 0; i < e->holds && wait < max_ns; i++)
+        wait *= 2;
+    if (wait > max_ns)
+        wait = max_ns;
+    e->until = now_ns + wait;
+    e->holds++;
+    return wait;
+}
+
+void seen_files_let_go(struct seen_files *s, const char *identity)
+{
+    size_t i = find(s, identity);
+    if (i != SIZE_MAX)
+        s->items[i] = (struct seen){s->items[i].identity, 0, 0, s->items[i].scan};
+}
+
+bool seen_files_meet(struct seen_files *s, const char *identity, int64_t now_ns)
 {
     size_t i = find(s, identity);
     if (i == SIZE_MAX)
         return false;
     s->items[i].scan = s->scan;
-    return true;
+    return now_ns < s->items[i].until;
 }
 
 /* Whether every identity was met by the scan under way. */

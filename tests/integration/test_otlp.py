@@ -792,11 +792,19 @@ class OtlpExporterTest(ProfdTestCase):
         address, got = self.serve([grpc.StatusCode.INVALID_ARGUMENT])
         config = sender_config(self.path("spool"), 'endpoint: "%s"' % address)
         p = self.start(config.replace("after_ingest: keep", "after_ingest: keep, "
-                                                            "poll_interval: 50ms"))
+                                                            "poll_interval: 50ms")
+                       .replace('address: ""', 'address: "127.0.0.1:0"'))
         p.wait_log(r"accepted .*heap.pb.gz; it stays, tried again in 1 s")
         p.wait_log(r"accepted .*heap.pb.gz; it stays, tried again in 2 s")
         # scanned every 50 ms, but sent twice: once, and once a second later
         self.assertEqual(len(got), 2, p.log_text())
         self.assertGreaterEqual(got[1][2] - got[0][2], 0.9)
+        # remembered while it waits; forgotten once removed
+        self.assertEqual(metric_value(p.metrics(), "profd_pprof_file_seen_files",
+                                      component="pprof_file"), 1)
+        os.unlink(self.path("spool", "heap.pb.gz"))
+        wait_until(lambda: metric_value(p.metrics(), "profd_pprof_file_seen_files",
+                                        component="pprof_file") == 0,
+                   "the file removed while it waited to be forgotten")
         self.assertEqual(p.stop(), 0)
 

@@ -18,7 +18,7 @@ static uint64_t hash_str(const char *s)
 }
 
 struct str_key {
-    struct processes *ps;
+    const struct processes *ps;
     const char *s;
 };
 
@@ -28,17 +28,22 @@ static bool same_str(void *arg, uint32_t pos)
     return !strcmp(k->ps->strings[pos], k->s);
 }
 
-static const char *intern(struct processes *ps, const char *s)
+/* The position of the interned string s, or -1. */
+static int64_t string_at(const struct processes *ps, const char *s)
 {
     struct str_key k = {ps, s};
-    uint64_t h = hash_str(s);
-    int64_t at = index_find(&ps->string_index, h, same_str, &k);
+    return index_find(&ps->string_index, hash_str(s), same_str, &k);
+}
+
+static const char *intern(struct processes *ps, const char *s)
+{
+    int64_t at = string_at(ps, s);
     if (at >= 0)
         return ps->strings[at];
     ps->strings = grow_array(ps->strings, &ps->strings_cap, ps->nstrings + 1, sizeof(*ps->strings));
     if (!(ps->strings[ps->nstrings] = strdup(s)))
         abort();
-    index_add(&ps->string_index, h, (uint32_t)ps->nstrings);
+    index_add(&ps->string_index, hash_str(s), (uint32_t)ps->nstrings);
     return ps->strings[ps->nstrings++];
 }
 
@@ -365,11 +370,52 @@ static void free_unheld_maps(struct processes *ps)
     free(live);
 }
 
+/* Marks the interned string s as held. */
+static void hold_string(const struct processes *ps, const char *s, bool *held)
+{
+    int64_t at = s ? string_at(ps, s) : -1;
+    if (at >= 0)
+        held[at] = true;
+}
+
+/* Frees the interned strings that no map or thread left holds, and
+ * indexes the others anew (a stream's processes each name their own JIT
+ * map, /tmp/perf-<pid>.map: kept, they would grow with every process). */
+static void free_unheld_strings(struct processes *ps)
+{
+    bool *held = calloc(ps->nstrings + 1, sizeof(*held));
+    if (!held)
+        abort();
+    for (size_t i = 0; i < ps->nall; i++)
+        hold_string(ps, ps->all_maps[i]->filename, held);
+    for (size_t i = 0; i < ps->nthreads; i++)
+        hold_string(ps, ps->threads[i].comm, held);
+    index_clear(&ps->string_index);
+    size_t kept = 0;
+    for (size_t i = 0; i < ps->nstrings; i++) {
+        if (!held[i]) {
+            free(ps->strings[i]);
+            continue;
+        }
+        ps->strings[kept] = ps->strings[i];
+        index_add(&ps->string_index, hash_str(ps->strings[kept]), (uint32_t)kept);
+        kept++;
+    }
+    ps->nstrings = kept;
+    free(held);
+}
+
 void processes_forget_ended(struct processes *ps)
 {
     keep_live_processes(ps);
     keep_live_threads(ps);
     free_unheld_maps(ps);
+    free_unheld_strings(ps);
+}
+
+bool processes_names(const struct processes *ps, const char *name)
+{
+    return string_at(ps, name) >= 0;
 }
 
 void processes_free(struct processes *ps)

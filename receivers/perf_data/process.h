@@ -3,9 +3,9 @@
  * Processes and threads of a recording as COMM, FORK, EXIT and MMAP records
  * describe them: each process's mappings (sorted, non-overlapping: a new
  * mmap replaces what it covers), each thread's comm. The kernel's mappings
- * live apart and serve every process. Maps are freed only by
- * processes_forget_ended (between a session's outputs), so frames built
- * before it may point at them.
+ * live apart and serve every process. Maps and the strings they name are
+ * freed only by processes_forget_ended (between a session's outputs), so
+ * frames built before it may point at them.
  */
 #ifndef PROFD_PERF_PROCESS_H
 #define PROFD_PERF_PROCESS_H
@@ -83,11 +83,15 @@ void processes_comm(struct processes *ps, int32_t pid, int32_t tid, const char *
 /* An EXIT record: thread tid of pid ended (with tid == pid, the main
  * thread: the process ends once no thread of it is left). */
 void processes_exit(struct processes *ps, int32_t pid, int32_t tid);
-/* Forgets the processes and threads that ended, and the maps no process
- * holds any more (trimmed by later mmaps, or an ended process's), so that
- * a long stream keeps only what its live processes map. Pointers to
- * processes, threads and maps taken before do not hold after it. */
+/* Forgets the processes and threads that ended, the maps no process
+ * holds any more (trimmed by later mmaps, or an ended process's), and the
+ * file names and comms no map or thread left holds, so that a long stream
+ * keeps only what its live processes map. Pointers to processes, threads,
+ * maps and their strings taken before do not hold after it. */
 void processes_forget_ended(struct processes *ps);
+/* Whether name is the file name of a map, or the comm of a thread, that
+ * the table holds or held since the last processes_forget_ended. */
+bool processes_names(const struct processes *ps, const char *name);
 /* The process pid, or NULL when there is none (it never came, or was
  * forgotten). */
 const struct process *processes_find(const struct processes *ps, int32_t pid);

@@ -18,7 +18,7 @@ static const int perf_reg_of_dwarf[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19
 
 /* Where a recorded binary was found here (path NULL: nowhere). */
 struct binary {
-    const char *filename;   /* interned by the processes table */
+    char *filename;         /* as recorded */
     char build_id[41];
     char *path;
 };
@@ -61,11 +61,12 @@ struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs)
 static const char *binary_for(struct unwinder *u, const struct map *m)
 {
     for (size_t i = 0; i < u->nbinaries; i++)
-        if (u->binaries[i].filename == m->filename && !strcmp(u->binaries[i].build_id, m->build_id))
+        if (!strcmp(u->binaries[i].filename, m->filename) &&
+            !strcmp(u->binaries[i].build_id, m->build_id))
             return u->binaries[i].path;
     u->binaries = grow_array(u->binaries, &u->binaries_cap, u->nbinaries + 1, sizeof(*u->binaries));
     struct binary *b = &u->binaries[u->nbinaries++];
-    b->filename = m->filename;
+    b->filename = must_strdup(m->filename);
     memcpy(b->build_id, m->build_id, sizeof(b->build_id));
     b->path = m->filename[0] == '/' || !strcmp(m->filename, "[vdso]")
                   ? binary_lookup_find(&u->lookup, m->filename, m->build_id)
@@ -228,6 +229,12 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const st
     return u->npcs;
 }
 
+static void binary_clear(struct binary *b)
+{
+    free(b->filename);
+    free(b->path);
+}
+
 void unwinder_forget_gone(struct unwinder *u, const struct processes *ps)
 {
     size_t kept = 0;
@@ -238,6 +245,14 @@ void unwinder_forget_gone(struct unwinder *u, const struct processes *ps)
             dwfl_end(u->procs[i].dwfl);
     }
     u->nprocs = kept;
+    kept = 0;
+    for (size_t i = 0; i < u->nbinaries; i++) {
+        if (processes_names(ps, u->binaries[i].filename))
+            u->binaries[kept++] = u->binaries[i];
+        else
+            binary_clear(&u->binaries[i]);
+    }
+    u->nbinaries = kept;
 }
 
 void unwinder_free(struct unwinder *u)
@@ -249,7 +264,7 @@ void unwinder_free(struct unwinder *u)
             dwfl_end(u->procs[i].dwfl);
     free(u->procs);
     for (size_t i = 0; i < u->nbinaries; i++)
-        free(u->binaries[i].path);
+        binary_clear(&u->binaries[i]);
     free(u->binaries);
     binary_lookup_free(&u->lookup);
     free(u);

@@ -38,7 +38,8 @@ struct unwinder *unwinder_new(const char *const *dirs, size_t ndirs);
  */
 uint32_t unwinder_unwind(struct unwinder *u, const struct perf_file *f, const struct process *p,
                          const struct user_context *c, uint64_t *pcs, uint32_t max);
-/* Drops what was made for the processes ps no longer has. */
+/* Drops what was made for the processes ps no longer has, and where the
+ * files no map of it names were found; after processes_forget_ended. */
 void unwinder_forget_gone(struct unwinder *u, const struct processes *ps);
 void unwinder_free(struct unwinder *u);
 

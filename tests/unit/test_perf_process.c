@@ -65,6 +65,12 @@ TEST(ended_processes_threads_and_maps_no_one_holds_are_forgotten)
               "/usr/bin/server");
     CHECK_STR(server && server->program ? server->program->filename : "", "/usr/bin/server.new");
     CHECK(processes_find_map(&ps, NULL, 0xffffffff81000010) != NULL);
+    /* The names kept are those of the maps and threads kept. */
+    CHECK(processes_names(&ps, "/usr/bin/server") && processes_names(&ps, "/usr/bin/leader"));
+    CHECK(processes_names(&ps, "server") && processes_names(&ps, "runner"));
+    CHECK(!processes_names(&ps, "/usr/bin/child") && !processes_names(&ps, "worker"));
+    CHECK(!processes_names(&ps, "/usr/lib/libchild.so"));
+    CHECK_INT(ps.nstrings, 6);   /* 4 map names (the kernel's too), the 2 threads' comms */
 
     /* A pid seen again after it was forgotten starts anew. */
     CHECK_STR(processes_get(&ps, 20)->comm, "[20]");
@@ -83,6 +89,27 @@ TEST(a_process_heard_from_after_its_exit_is_kept)
     CHECK(processes_find(&ps, 40) != NULL);
     CHECK_INT(ps.nthreads, 1);
     CHECK_INT(ps.nall, 1);
+    processes_free(&ps);
+}
+
+TEST(a_stream_of_short_lived_processes_keeps_what_the_live_ones_name)
+{
+    struct processes ps = {0};
+    char name[64];
+    for (int32_t pid = 100; pid < 10100; pid++) {   /* each its own JIT map, then gone */
+        snprintf(name, sizeof(name), "/tmp/perf-%d.map", pid);
+        map_at(&ps, pid, 0x7f0000000000, name);
+        processes_comm(&ps, pid, pid, "job", false);
+        processes_exit(&ps, pid, pid);
+        if (pid % 1000 == 0)
+            processes_forget_ended(&ps);
+    }
+    processes_forget_ended(&ps);
+    CHECK_INT(ps.nprocs, 0);
+    CHECK_INT(ps.nstrings, 0);
+    CHECK(!processes_names(&ps, "/tmp/perf-10099.map"));
+    map_at(&ps, 7, 0x400000, "/usr/bin/next");   /* interned anew */
+    CHECK(processes_names(&ps, "/usr/bin/next"));
     processes_free(&ps);
 }
 

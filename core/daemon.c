@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "../lib/cpus.h"
@@ -170,6 +171,22 @@ static void trim_blocks(evutil_socket_t fd, short what, void *arg)
     profd_block_trim(BLOCK_CACHE_IDLE_NS);
 }
 
+/* Raises the soft limit on open files to the hard one, as servers do: a
+ * gateway holds a connection for each agent, and the soft limit (1024
+ * where systemd and most shells leave it) is the old select()'s, which
+ * profd does not use. */
+static void raise_open_files_limit(void)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max)
+        return;
+    rlim_t was = lim.rlim_cur;
+    lim.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &lim) == 0)
+        profd_log(PROFD_LOG_DEBUG, NULL, "open files: at most %llu (the soft limit was %llu)",
+                  (unsigned long long)lim.rlim_max, (unsigned long long)was);
+}
+
 int profd_daemon_run(const struct profd_run_options *o)
 {
     struct daemon dm = {.o = o, .started_unix = (int64_t)time(NULL)};
@@ -184,6 +201,7 @@ int profd_daemon_run(const struct profd_run_options *o)
     profd_log_set_level((enum profd_log_level)(o->log_level >= 0 ? o->log_level
                                                                  : dm.config->log_level));
     signal(SIGPIPE, SIG_IGN);
+    raise_open_files_limit();
     dm.base = profd_event_base_new();
     dm.serve_loops = o->oneshot ? NULL : profd_serve_loops_new(profd_serve_loops_wanted());
     dm.graph = create_graph(&dm, prepared);

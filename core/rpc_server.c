@@ -14,6 +14,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/cpus.h"
+#include "accept_guard.h"
 #include "alloc.h"
 #include "compression.h"
 #include "graph.h"
@@ -253,6 +254,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
         goto fail;
     }
     profd_server_note_address(s, evconnlistener_get_fd(s->listener));
+    s->accept_guard = profd_accept_guard_new(s->listener, s->base, self->id, s->address);
     parts_start(s);
     start_gauges(s);
     s->next_of_self = self->servers;
@@ -272,6 +274,7 @@ void profd_server_stop(struct profd_server *s)
             *at = s->next_of_self;
             break;
         }
+    profd_accept_guard_free(s->accept_guard);
     if (s->listener)
         evconnlistener_free(s->listener);
     stop_gauges(s);

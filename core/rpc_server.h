@@ -43,6 +43,7 @@ struct profd_server {
     void *tls;                       /* the TLS context; NULL: plaintext */
     const struct profd_tls_server_ops *tls_ops;
     struct evconnlistener *listener;
+    struct profd_accept_guard *accept_guard;   /* of listener */
     struct h2_conn *conns;           /* HTTP/2 connections, a list */
     struct h1_conn *h1_conns;        /* HTTP/1.1 (and not yet told apart), a list */
     struct h1_conn *h1_unsent;       /* those with responses waiting for the round's end */

@@ -5,16 +5,19 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "accept_guard.h"
 #include "alloc.h"
 #include "log.h"
 #include "metrics.h"
 
 struct profd_telemetry {
     struct evhttp *http;
+    struct profd_accept_guard *accept_guard;
     const struct profd_telemetry_pages *pages;
 };
 
@@ -116,6 +119,10 @@ struct profd_telemetry *profd_telemetry_start(struct event_base *base, const cha
     }
     profd_log(PROFD_LOG_INFO, "telemetry", "serving /metrics, /healthz and /status on %s:%d", name,
               bound);
+    char at[INET6_ADDRSTRLEN + 16];
+    snprintf(at, sizeof(at), "%s:%d", name, bound);
+    t->accept_guard = profd_accept_guard_new(evhttp_bound_socket_get_listener(sock), base,
+                                             "telemetry", at);
     return t;
 }
 
@@ -123,6 +130,7 @@ void profd_telemetry_stop(struct profd_telemetry *t)
 {
     if (!t)
         return;
+    profd_accept_guard_free(t->accept_guard);
     evhttp_free(t->http);
     free(t);
 }

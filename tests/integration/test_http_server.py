@@ -352,6 +352,28 @@ class HttpServerTest(ProfdTestCase):
         self.assertTrue(0 <= refused() - (logged + held) <= 2, (refused(), logged, held))
         self.assertEqual(p.stop(), 0)
 
+    def test_out_of_descriptors_it_stops_accepting_for_a_while_and_serves_again(self):
+        """accept() failing with EMFILE leaves the connection queued: the
+        listener pauses instead of waking for it again and again."""
+        p, addr = self.start_receiver(wrapper=("prlimit", "--nofile=40:40", "--"))
+        flood = [socket.create_connection(addr, timeout=20) for _ in range(60)]
+        try:
+            p.wait_log(r"pyroscope: cannot accept connections on 127\.0\.0\.1:\d+: Too many "
+                       r"open files; not accepting for 10 ms")
+            p.wait_log(r"not accepting for 1000 ms")   # doubling while it keeps failing
+            # Said once a second at most; tried ~10 times in its first 1.3 s.
+            lines = len(re.findall(r"cannot accept connections", p.log_text()))
+            self.assertLessEqual(lines, 4, p.log_text())
+        finally:
+            for c in flood:
+                c.close()
+        s, r = self.connect(addr)
+        s.sendall(ingest(b"after", b"a;b 1\n"))
+        self.assertEqual(r.next()[0], 200)
+        self.assertGreater(metric_value(p.metrics(), "profd_server_accept_pauses",
+                                        component="pyroscope", address="%s:%d" % addr), 0)
+        self.assertEqual(p.stop(), 0)
+
     def test_http1_http2_and_grpc_share_the_port_in_plaintext_and_tls(self):
         ca, cert, key = make_test_certs(self.path())
         for tls in (False, True):

@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "../lib/clock.h"
 #include "alloc.h"
 #include "http1_parse.h"
 #include "rpc_server.h"
@@ -67,6 +68,7 @@ struct h1_conn {
     uint8_t *body;
     size_t len, cap;
     uint64_t remaining;        /* of the body, or of the current chunk */
+    int64_t head_since;        /* when a head seen waiting for its rest began; 0: none */
     bool gone;                 /* closed while its request was on a worker */
     /* Responses waiting for the round's end; on the server's list while
      * there are any. */
@@ -170,6 +172,7 @@ static const char *reason(int status)
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
@@ -395,6 +398,26 @@ static bool take_body(struct h1_conn *c, struct evbuffer *in)
 }
 
 /* Reads the head when it is all here; false to wait for more. */
+/* Whether the request head begun in in (waiting for the rest) has taken
+ * longer than the server allows; its start is when it was first seen
+ * waiting. Answers 408 when it has. */
+static bool head_overdue(struct h1_conn *c, const struct evbuffer *in)
+{
+    int64_t limit = c->s->o.read_header_timeout;
+    if (!limit || !evbuffer_get_length(in))
+        return false;
+    int64_t now = monotonic_ns();
+    if (!c->head_since)
+        c->head_since = now;
+    if (now - c->head_since <= limit)
+        return false;
+    char why[96];
+    snprintf(why, sizeof(why), "request head not whole %g s after it began",
+             (double)limit / 1e9);
+    fail(c, 408, why);
+    return true;
+}
+
 static bool read_head(struct h1_conn *c, struct evbuffer *in)
 {
     const unsigned char *first;
@@ -405,8 +428,11 @@ static bool read_head(struct h1_conn *c, struct evbuffer *in)
     if (end.pos < 0) {
         if (evbuffer_get_length(in) > MAX_HEAD)
             fail(c, 431, "request head over 64 KiB");
+        else
+            head_overdue(c, in);
         return false;
     }
+    c->head_since = 0;
     size_t len = (size_t)end.pos + 4;
     if (len > MAX_HEAD) {
         fail(c, 431, "request head over 64 KiB");
@@ -509,8 +535,10 @@ static bool detect(struct h1_conn *c, struct evbuffer *in)
     } else {
         size_t have = evbuffer_get_length(in), n = have < PREFACE_LEN ? have : PREFACE_LEN;
         h2 = !memcmp(evbuffer_pullup(in, (ev_ssize_t)n), PREFACE, n);
-        if (h2 && n < PREFACE_LEN)
+        if (h2 && n < PREFACE_LEN) {
+            head_overdue(c, in);
             return false;
+        }
     }
     if (!h2) {
         c->state = H1_HEAD;

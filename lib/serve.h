@@ -8,6 +8,15 @@
 #include "profd/plugin.h"
 #include "server_tls.h"
 
+/* The option read_header_timeout (a PROFD_OPT_DURATION at offset at), as
+ * every receiver that listens has it: a client trickling a request's head
+ * byte by byte would otherwise hold its connection (and a descriptor) for
+ * as long as it likes, each byte putting the idle timeout off again. */
+#define SERVE_READ_HEADER_TIMEOUT_OPTION(at)                                                   \
+    {"read_header_timeout", PROFD_OPT_DURATION, (at), "60s",                                    \
+     "how long an HTTP/1.1 request's head may take to come in once begun (then 408, and the "   \
+     "connection closed); 0 for no limit"}
+
 /* Starts a server as o says (its TLS files taken from tls) and logs
  * "<what> on <address>" (with " (TLS)" when so), or the reason it could
  * not; NULL then. fn(arg, ...) handles each request. Main thread. */

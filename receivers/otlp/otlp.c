@@ -33,6 +33,7 @@ struct config {
         struct endpoint_config grpc, http;
     } protocols;
     uint64_t max_request_body_size;
+    int64_t read_header_timeout;
     struct server_auth auth;
 };
 
@@ -69,6 +70,7 @@ static const struct profd_option options[] = {
      "the servers to run", protocol_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
+    SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
@@ -236,7 +238,8 @@ static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint
                                   enum profd_rpc_protocol protocol)
 {
     struct profd_server_options o = {.endpoint = ep->endpoint, .protocol = protocol,
-                                     .max_body = r->cfg->max_request_body_size};
+                                     .max_body = r->cfg->max_request_body_size,
+                                     .read_header_timeout = r->cfg->read_header_timeout};
     return serve_endpoint(r->host, r->self, o, &ep->tls, handle, r,
                           protocol == PROFD_RPC_GRPC ? "OTLP/gRPC" : "OTLP/HTTP");
 }

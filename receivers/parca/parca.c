@@ -36,6 +36,7 @@ struct config {
     char *endpoint;
     struct server_tls tls;
     uint64_t max_message_size;
+    int64_t read_header_timeout;
     struct server_auth auth;
 };
 
@@ -47,6 +48,7 @@ static const struct profd_option options[] = {
      server_tls_options},
     {"max_message_size", PROFD_OPT_SIZE, offsetof(struct config, max_message_size), "64MiB",
      "largest request accepted, counted after decompression (Parca's own limit)"},
+    SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
@@ -226,7 +228,8 @@ static int start(void *st)
     struct served_receiver *r = st;
     const struct config *cfg = cfg_of(r);
     struct profd_server_options o = {.endpoint = cfg->endpoint, .protocol = PROFD_RPC_HTTP,
-                                     .max_body = cfg->max_message_size};
+                                     .max_body = cfg->max_message_size,
+                                     .read_header_timeout = cfg->read_header_timeout};
     r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, handle, r,
                                "Parca WriteRaw (gRPC, and the gateway's JSON)");
     return r->server ? PROFD_OK : PROFD_ERR;

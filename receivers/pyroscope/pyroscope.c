@@ -57,6 +57,7 @@ struct config {
     char *endpoint;
     struct server_tls tls;
     uint64_t max_request_body_size;
+    int64_t read_header_timeout;
     struct server_auth auth;
 };
 
@@ -67,6 +68,7 @@ static const struct profd_option options[] = {
      server_tls_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
+    SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
@@ -560,6 +562,7 @@ static int start(void *st)
     const struct config *cfg = cfg_of(r);
     struct profd_server_options o = {.endpoint = cfg->endpoint, .protocol = PROFD_RPC_HTTP,
                                      .max_body = cfg->max_request_body_size,
+                                     .read_header_timeout = cfg->read_header_timeout,
                                      .costly = costly_request};
     r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, handle, r,
                                "Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)");

@@ -12,6 +12,7 @@ import select
 import shutil
 import socket
 import subprocess
+import time
 import unittest
 
 from harness import (BUILD, PROFD, ProfdTestCase, make_test_certs, metric_value, pprof_samples,
@@ -350,6 +351,27 @@ class HttpServerTest(ProfdTestCase):
         # Each refusal is a line or in a later line's count, but for the
         # last few when the line that counts them has not come yet.
         self.assertTrue(0 <= refused() - (logged + held) <= 2, (refused(), logged, held))
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_head_trickled_past_read_header_timeout_is_answered_408(self):
+        p, addr = self.start_receiver(", read_header_timeout: 300ms")
+        idle, idle_r = self.connect(addr)
+        s, r = self.connect(addr)
+        head = b"POST /ingest?name=slow.cpu&format=folded HTTP/1.1\r\nHost: x\r\n"
+        started = time.monotonic()
+        for byte in head:   # each byte well within the idle timeout, the whole not
+            try:
+                s.sendall(bytes([byte]))
+            except OSError:
+                break   # closed after the 408
+            time.sleep(0.02)
+        self.assertEqual(r.next()[0], 408)
+        self.assertLess(time.monotonic() - started, 5)
+        p.wait_log(r"refused request from .*: request head not whole 0.3 s after it began")
+        # A connection that waited between requests is not a slow head.
+        time.sleep(0.4)
+        idle.sendall(ingest(b"quick", b"a;b 1\n"))
+        self.assertEqual(idle_r.next()[0], 200)
         self.assertEqual(p.stop(), 0)
 
     def test_out_of_descriptors_it_stops_accepting_for_a_while_and_serves_again(self):

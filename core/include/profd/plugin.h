@@ -145,6 +145,9 @@ struct profd_server_options {
     const char *tls_key_file;
     const char *tls_client_ca_file;   /* set: clients must present a certificate */
     size_t max_body;                  /* decompressed bytes; larger: 413 / RESOURCE_EXHAUSTED */
+    /* ns an HTTP/1.1 request's head may take to come in once it began
+     * (then 408, and the connection closed); 0: no limit. */
+    int64_t read_header_timeout;
     /* Optional: true for a request that costs much work for its size (a
      * JFR recording to convert), which then runs on a worker thread as a
      * large one does rather than on the event loop. Gets the request's

@@ -17,9 +17,9 @@
 /* Directories below this many levels are not walked: a descriptor is
  * open for each level. */
 #define MAX_DEPTH 64
-/* An empty directory is removed once it is unchanged for this long before
- * a check: a writer between making one and putting its file in is not
- * raced, and one a check emptied goes at a later check. */
+/* An empty directory is removed when it was unchanged for this long when
+ * the check came to it: a writer between making one and putting its file
+ * in is not raced. */
 #define EMPTY_DIR_QUIET_NS 10000000000LL
 
 /* A file that may have to go for max_files or max_bytes. */
@@ -150,14 +150,13 @@ static bool visit_file(struct pass *p, int dir_fd, const char *name, const struc
 }
 
 /* Removes the directory name in dir_fd, which its walk left empty, when
- * it has been unchanged long enough and is not one to keep: its name not
- * hidden, nor the file system's lost+found. Returns whether it is gone. */
-static bool remove_empty_dir(struct pass *p, int dir_fd, const char *name)
+ * it had been unchanged long enough before (until changed_ns) and is not
+ * one to keep: its name not hidden, nor the file system's lost+found.
+ * Returns whether it is gone. */
+static bool remove_empty_dir(struct pass *p, int dir_fd, const char *name, int64_t changed_ns)
 {
-    struct stat st;
     if (name[0] == '.' || !strcmp(name, "lost+found") ||
-        fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        mtime_ns_of(&st) >= p->started - EMPTY_DIR_QUIET_NS)
+        changed_ns >= p->started - EMPTY_DIR_QUIET_NS)
         return false;
     if (remove_entry(p, dir_fd, name, AT_REMOVEDIR) != 0)
         return errno == ENOENT;   /* not empty after all (written into since), or kept */
@@ -176,7 +175,9 @@ static bool descend(struct pass *p, int dir_fd, const char *name, size_t len, in
     int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT;
-    return walk(p, fd, len, depth + 1) && remove_empty_dir(p, dir_fd, name);
+    struct stat st;   /* as it was before the walk removed anything */
+    int64_t changed_ns = fstat(fd, &st) == 0 ? mtime_ns_of(&st) : INT64_MAX;
+    return walk(p, fd, len, depth + 1) && remove_empty_dir(p, dir_fd, name, changed_ns);
 }
 
 /* The entry name in the directory d, whose path p->path now is: walked

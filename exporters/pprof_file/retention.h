@@ -38,11 +38,11 @@ struct retention_result {
  * them; for max_files and max_bytes the walk keeps the max_candidates
  * oldest it saw (their paths), so its memory stays bounded however many
  * files there are, and walks again when more than that many must go. A
- * directory below dir that the walk finds empty and that was last changed
- * 10 s or more before now_ns is removed too (not dir itself, hidden names,
- * nor lost+found); one a check empties goes at a later check. Symbolic
- * links are not followed; trees deeper than 64 directories are not walked
- * below that.
+ * directory below dir that the walk leaves empty, and that was last
+ * changed 10 s or more before now_ns when the walk came to it, is removed
+ * too (not dir itself, hidden names, nor lost+found), and so its parent
+ * may be. Symbolic links are not followed; trees deeper than 64
+ * directories are not walked below that.
  * stop (may be NULL) is read as it walks: once set, the check ends early.
  * Returns 0, or -1 with errno when dir cannot be read (what was removed
  * before is still counted in *out).

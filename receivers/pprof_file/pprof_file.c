@@ -582,6 +582,10 @@ static bool watch_directory(const struct state *s, const char *pattern, const ch
         say_missing(s, dir);
         free(*missing);
         *missing = strdup(dir);
+    } else if (errno != ENOENT) {   /* ENOSPC: the user's inotify watches are all taken */
+        s->host->log(s->self, PROFD_LOG_WARN, "cannot watch %s: %s; its files are found by "
+                     "polling%s", dir, strerror(errno),
+                     s->cfg->poll_interval > 0 ? "" : ", and with poll_interval 0 not at all");
     }
     return false;
 }

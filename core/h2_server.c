@@ -291,7 +291,8 @@ static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answ
     uint64_t timeout = grpc_timeout_ns(stream_header(st, "grpc-timeout"));
     const char *ctype = stream_header(st, "content-type");
     *a = (struct h2_answer){.how = A_STATUS, .http_status = 200};
-    if (timeout && (uint64_t)monotonic_ns() - st->started > timeout) {   /* the client gave up meanwhile */
+    /* The client gave up meanwhile: */
+    if (timeout && (uint64_t)monotonic_ns() - st->started > timeout) {
         a->grpc_status = GRPC_DEADLINE_EXCEEDED;
         snprintf(a->message, sizeof(a->message),
                  "the request took longer to arrive than its grpc-timeout");

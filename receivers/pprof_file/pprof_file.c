@@ -478,9 +478,9 @@ static bool read_all(struct state *s)
         seen_files_sweep(s->seen);
         unsigned long remembered = seen_files_count(s->seen);
         pthread_mutex_unlock(&s->lock);
-        s->host->gauge_set(s->self, "profd_pprof_file_seen_files", "Files remembered: read and left "
-                           "in place (kept, or rejected where they lie), passed over until they "
-                           "change, and those waiting to be tried again.",
+        s->host->gauge_set(s->self, "profd_pprof_file_seen_files", "Files remembered: read and "
+                           "left in place (kept, or rejected where they lie), passed over until "
+                           "they change, and those waiting to be tried again.",
                            "", (double)remembered);
     }
     return go_on;

@@ -35,7 +35,8 @@ static int lowest_free_fd(void)
 static int pauses(void)
 {
     char *text = profd_metrics_render();
-    const char *at = strstr(text, "profd_server_accept_pauses{component=\"test\",address=\"here\"} ");
+    const char *at =
+        strstr(text, "profd_server_accept_pauses{component=\"test\",address=\"here\"} ");
     int n = at ? atoi(strchr(at, '}') + 2) : -1;
     free(text);
     return n;

@@ -430,9 +430,10 @@ static int note_unreadable(const char *path, int err)
 }
 
 /* Reads the file at path when it is a regular file that no exclude
- * pattern names, new or changed since it was read; the CPU ingesting takes
- * is counted. Returns false when the pipeline has no room. */
-static bool consider(struct state *s, const char *path)
+ * pattern names, new or changed since it was read, and not waiting at
+ * now_ns (the scan's start) to be tried again; the CPU ingesting takes is
+ * counted. Returns false when the pipeline has no room. */
+static bool consider(struct state *s, const char *path, int64_t now_ns)
 {
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || excluded(s->cfg, path))
@@ -442,7 +443,7 @@ static bool consider(struct state *s, const char *path)
              (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_size);
     pthread_mutex_lock(&s->lock);
     /* Met first, so that a file in flight keeps what is remembered of it. */
-    bool passed_over = seen_files_meet(s->seen, identity, monotonic_ns());
+    bool passed_over = seen_files_meet(s->seen, identity, now_ns);
     bool skip = passed_over || s->host->labels_get(&s->in_flight, path);
     pthread_mutex_unlock(&s->lock);
     if (skip)
@@ -456,8 +457,8 @@ static bool consider(struct state *s, const char *path)
 /* Lists every file the globs match and reads those new or changed, until
  * the pipeline has no room; a listing that read every directory the globs
  * name forgets the files left in place that it did not meet. Returns
- * false when it stopped for want of room. */
-static bool read_all(struct state *s)
+ * false when it stopped for want of room. now_ns: the scan's start. */
+static bool read_all(struct state *s, int64_t now_ns)
 {
     const struct config *cfg = s->cfg;
     bool go_on = true;
@@ -470,7 +471,7 @@ static bool read_all(struct state *s)
             continue;
         }
         for (size_t i = 0; i < gl.gl_pathc && go_on; i++)
-            go_on = consider(s, gl.gl_pathv[i]);
+            go_on = consider(s, gl.gl_pathv[i], now_ns);
         globfree(&gl);
     }
     if (go_on && !unreadable_directory) {
@@ -500,10 +501,11 @@ static void scan(void *arg)
     int64_t cpu = thread_cpu_ns();
     s->ingest_cpu_ns = 0;
     bool go_on = true;
+    int64_t now = monotonic_ns();
     if (all)
-        go_on = read_all(s);
+        go_on = read_all(s, now);
     for (size_t i = 0; i < named.n && go_on && !all; i++)
-        go_on = consider(s, named.paths[i]);
+        go_on = consider(s, named.paths[i], now);
     path_list_free(&named);
     if (!go_on)   /* the rest are read by a listing, once there is room */
         atomic_store(&s->list_all, true);

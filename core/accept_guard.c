@@ -24,7 +24,7 @@ struct profd_accept_guard {
     char *component, *address, *labels;
     int pause_ms;             /* the last pause */
     int64_t resumed_ns;       /* when accepting last began again */
-    atomic_uint pauses;
+    atomic_size_t pauses;
     struct profd_log_limit log;
     struct profd_accept_guard *next;
 };

@@ -38,6 +38,7 @@ struct h2_stream {
     size_t nheaders, headers_cap;
     uint8_t *body;
     size_t len, cap;
+    size_t counted;            /* of the body, against the server's bytes in flight */
     bool answered;
     bool working;              /* its request is on a worker */
     bool closed;               /* closed meanwhile: freed when the worker is done */
@@ -71,8 +72,9 @@ static const char *request_header(const struct profd_rpc_request *req, const cha
     return stream_header(req->impl, name);
 }
 
-static void stream_free(struct h2_stream *st)
+static void stream_free(struct profd_server *s, struct h2_stream *st)
 {
+    profd_server_release_body(s, &st->counted);
     *st->prevp = st->next;
     if (st->next)
         st->next->prevp = st->prevp;
@@ -100,7 +102,7 @@ static void conn_free(struct h2_conn *c)
         c->next->prevp = c->prevp;
     nghttp2_session_del(c->session);
     while (c->streams)   /* those the session did not close: unanswered when it ended */
-        stream_free(c->streams);
+        stream_free(c->s, c->streams);
     profd_server_bufferevent_free(c->s, c->bev);
     profd_server_connection_ended(c->s);
     free(c);
@@ -156,9 +158,10 @@ static void answer_status(struct h2_conn *c, struct h2_stream *st, int http_stat
     percent_encode(message, encoded, sizeof(encoded));
     nghttp2_nv nva[] = {NV(":status", status), NV("content-type", "application/grpc"),
                         NV("grpc-status", code), NV("grpc-message", encoded)};
-    nghttp2_nv plain[] = {NV(":status", status), NV("content-type", "text/plain")};
-    if (http_status != 200)
-        nghttp2_submit_response(c->session, st->id, plain, 2, NULL);
+    nghttp2_nv plain[] = {NV(":status", status), NV("content-type", "text/plain"),
+                          NV("retry-after", "1")};
+    if (http_status != 200)   /* retry-after on 503: the server's own limits */
+        nghttp2_submit_response(c->session, st->id, plain, http_status == 503 ? 3 : 2, NULL);
     else
         nghttp2_submit_response(c->session, st->id, nva, message[0] ? 4 : 3, NULL);
     st->answered = true;
@@ -196,10 +199,13 @@ static void answer_http(struct h2_conn *c, struct h2_stream *st,
     st->resp = res->body;
     st->resp_len = res->len;
     nghttp2_nv nva[] = {NV(":status", status),
-                        NV("content-type", res->content_type ? res->content_type : "")};
+                        NV("content-type", res->content_type ? res->content_type : ""),
+                        NV("retry-after", "1")};
+    if (!res->content_type)   /* :status alone, or with retry-after */
+        nva[1] = nva[2];
+    size_t n = (res->content_type ? 2 : 1) + (res->http_status == 503);
     nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_response};
-    nghttp2_submit_response(c->session, st->id, nva, res->content_type ? 2 : 1,
-                            res->len ? &prd : NULL);
+    nghttp2_submit_response(c->session, st->id, nva, n, res->len ? &prd : NULL);
     st->answered = true;
 }
 
@@ -336,6 +342,7 @@ static void serve_stream(struct h2_conn *c, struct h2_stream *st, struct h2_answ
 /* Submits st's answer to the session (the loop's thread). */
 static void send_answer(struct h2_conn *c, struct h2_stream *st, struct h2_answer *a)
 {
+    profd_server_release_body(c->s, &st->counted);
     switch (a->how) {
     case A_STATUS:
         answer_status(c, st, a->http_status, a->grpc_status, a->message);
@@ -376,7 +383,7 @@ static void work_done(struct profd_work *pw)
     if (st->closed || c->gone) {
         free(w->a.res.body);
         if (st->closed)
-            stream_free(st);
+            stream_free(c->s, st);
         if (c->gone && !c->working)
             conn_free(c);
     } else {
@@ -451,6 +458,29 @@ static uint64_t announced_length(const struct h2_stream *st, const uint8_t *data
     return 0;
 }
 
+/* Refuses st for its body (http_status, or grpc_status for a gRPC call)
+ * and lets go of what it held. Answered now; the rest of the body is read
+ * and dropped (a RST_STREAM after the trailers makes grpc-core clients
+ * report INTERNAL instead). */
+static void refuse_body(struct h2_conn *c, struct h2_stream *st, int http_status,
+                        int grpc_status, const char *why)
+{
+    if (is_grpc(st)) {
+        answer_status(c, st, 200, grpc_status, why);
+    } else {
+        profd_server_refused(c->s, c->peer, stream_header(st, ":path"), why);
+        struct profd_rpc_response res = {.http_status = http_status,
+                                         .content_type = "text/plain"};
+        res.body = (uint8_t *)profd_xstrdup(why);
+        res.len = strlen(why);
+        answer_http(c, st, &res);
+    }
+    profd_server_release_body(c->s, &st->counted);
+    free(st->body);
+    st->body = NULL;
+    st->len = st->cap = 0;
+}
+
 static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
                    const uint8_t *data, size_t len, void *user_data)
 {
@@ -459,27 +489,24 @@ static int on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     struct h2_stream *st = nghttp2_session_get_stream_user_data(session, stream_id);
     if (!st || st->answered)
         return 0;
-    if (st->len + len > c->s->o.max_body + 5) {
-        char why[128];
+    size_t max = c->s->o.max_body + 5;
+    char why[192];
+    if (st->len + len > max) {
         snprintf(why, sizeof(why), "message over the limit of %zu bytes", c->s->o.max_body);
-        /* answered now; the rest of the body is read and dropped (a RST_STREAM
-         * after the trailers makes grpc-core clients report INTERNAL instead) */
-        if (is_grpc(st)) {
-            answer_status(c, st, 200, GRPC_RESOURCE_EXHAUSTED, why);
-        } else {
-            profd_server_refused(c->s, c->peer, stream_header(st, ":path"), why);
-            struct profd_rpc_response res = {.http_status = 413, .content_type = "text/plain"};
-            res.body = (uint8_t *)profd_xstrdup(why);
-            res.len = strlen(why);
-            answer_http(c, st, &res);
-        }
-        free(st->body);
-        st->body = NULL;
-        st->len = st->cap = 0;
+        refuse_body(c, st, 413, GRPC_RESOURCE_EXHAUSTED, why);
+        return 0;
+    }
+    /* counted from its first bytes for what it announces, else as it comes */
+    uint64_t announced = st->cap ? 0 : announced_length(st, data, len);
+    size_t count = st->len + len;
+    if (announced > count)
+        count = announced < max ? (size_t)announced : max;
+    if (!profd_server_count_body(c->s, &st->counted, count, why, sizeof(why))) {
+        refuse_body(c, st, 503, GRPC_UNAVAILABLE, why);
         return 0;
     }
     if (!st->cap)
-        profd_server_body_reserve(&st->body, &st->cap, announced_length(st, data, len));
+        profd_server_body_reserve(&st->body, &st->cap, announced);
     profd_grow(&st->body, &st->cap, st->len + len, 1);
     memcpy(st->body + st->len, data, len);
     st->len += len;
@@ -502,14 +529,14 @@ static int on_close(nghttp2_session *session, int32_t stream_id, uint32_t error_
                     void *user_data)
 {
     (void)error_code;
-    (void)user_data;
+    struct h2_conn *c = user_data;
     struct h2_stream *st = nghttp2_session_get_stream_user_data(session, stream_id);
     if (st) {
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);
         if (st->working)
             st->closed = true;   /* its worker frees it */
         else
-            stream_free(st);
+            stream_free(c->s, st);
     }
     return 0;
 }

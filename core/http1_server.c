@@ -68,6 +68,7 @@ struct h1_conn {
     uint8_t *body;
     size_t len, cap;
     uint64_t remaining;        /* of the body, or of the current chunk */
+    size_t counted;            /* of the body, against the server's bytes in flight */
     int64_t head_since;        /* when a head seen waiting for its rest began; 0: none */
     bool gone;                 /* closed while its request was on a worker */
     /* Responses waiting for the round's end; on the server's list while
@@ -153,6 +154,7 @@ static void conn_free(struct h1_conn *c, bool free_bev)
     if (c->next)
         c->next->prevp = c->prevp;
     unsent_unlink(c);
+    profd_server_release_body(c->s, &c->counted);
     if (c->reader)
         event_free(c->reader);
     if (free_bev) {   /* else it goes on as HTTP/2 */
@@ -242,6 +244,8 @@ static void respond(struct h1_conn *c, int status, const char *content_type, con
     }
     if (status == 405)
         head_add(&h, "Allow: POST\r\n");
+    if (status == 503)   /* the server's own limits, its pipeline's full queues */
+        head_add(&h, "Retry-After: 1\r\n");
     if (close)
         head_add(&h, "Connection: close\r\n");
     head_add(&h, "\r\n");
@@ -263,6 +267,7 @@ static void respond(struct h1_conn *c, int status, const char *content_type, con
 /* Refuses what could not be read (logged, counted) and ends the connection. */
 static void fail(struct h1_conn *c, int status, const char *why)
 {
+    profd_server_release_body(c->s, &c->counted);
     profd_server_refused(c->s, c->peer, c->h.target, why);
     char text[320];
     int n = snprintf(text, sizeof(text), "%s\n", why);
@@ -303,6 +308,7 @@ static void serve(struct h1_conn *c, struct profd_rpc_request *req, struct profd
 static void finish(struct h1_conn *c, struct profd_rpc_response *res, char *path)
 {
     respond(c, res->http_status, res->content_type, res->body, res->len, !c->h.keep_alive);
+    profd_server_release_body(c->s, &c->counted);
     free(res->body);
     free(path);
     if (c->head_cap > KEPT_MAX) {   /* a small buffer stays for the next request */
@@ -454,6 +460,11 @@ static bool read_head(struct h1_conn *c, struct evbuffer *in)
         fail(c, 413, why);
         return false;
     }
+    if (c->h.has_length &&
+        !profd_server_count_body(c->s, &c->counted, c->h.content_length, why, sizeof(why))) {
+        fail(c, 503, why);
+        return false;
+    }
     bool has_body = c->h.chunked || c->h.content_length > 0;
     if (c->h.expect_continue && has_body) {
         unsent_to_output(c);
@@ -496,6 +507,11 @@ static bool read_chunked(struct h1_conn *c, struct evbuffer *in)
         free(line);
         if (size > c->s->o.max_body - c->len) {
             fail(c, 413, "chunked body over the limit");
+            return false;
+        }
+        char why[160];
+        if (!profd_server_count_body(c->s, &c->counted, c->len + size, why, sizeof(why))) {
+            fail(c, 503, why);
             return false;
         }
         c->remaining = size;

@@ -19,7 +19,7 @@ static struct profd_metrics *registry;
 struct gauge {
     const char *name, *help, *component, *labels;   /* in text */
     double value;
-    const atomic_uint *source;   /* NULL, or where the value is read when rendered */
+    const atomic_size_t *source;   /* NULL, or where the value is read when rendered */
     uint64_t hash;
     struct gauge *next;
     char text[];   /* the four strings, one after another: a lookup reads one block */
@@ -107,7 +107,7 @@ void profd_metrics_gauge_set(const char *name, const char *help, const char *com
 }
 
 void profd_metrics_gauge_watch(const char *name, const char *help, const char *component,
-                               const char *labels, const atomic_uint *source)
+                               const char *labels, const atomic_size_t *source)
 {
     pthread_mutex_lock(&registry_lock);
     gauge_get(name, help, component, labels)->source = source;

@@ -44,7 +44,7 @@ void profd_metrics_gauge_set(const char *name, const char *help, const char *com
  * rendered (source must outlive it: profd_metrics_gauge_del it first).
  * Thread-safe. */
 void profd_metrics_gauge_watch(const char *name, const char *help, const char *component,
-                               const char *labels, const atomic_uint *source);
+                               const char *labels, const atomic_size_t *source);
 /* Removes one gauge series; no-op when absent. Thread-safe. */
 void profd_metrics_gauge_del(const char *name, const char *component, const char *labels);
 /* The name counter c goes by in /metrics, between

@@ -5,6 +5,7 @@
 #include <event2/listener.h>
 #include <arpa/inet.h>
 #include <limits.h>
+#include <stdint.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,10 +91,11 @@ static struct profd_server *loop_server(struct profd_server *s, unsigned i)
  * that loops alike in load take connections in turn. */
 static unsigned least_busy(struct profd_server *s)
 {
-    unsigned n = s->nparts + 1, start = s->turn++ % n, best = start, least = UINT_MAX;
+    unsigned n = s->nparts + 1, start = s->turn++ % n, best = start;
+    size_t least = SIZE_MAX;
     for (unsigned k = 0; k < n; k++) {
         unsigned i = (start + k) % n;
-        unsigned open = atomic_load_explicit(&loop_server(s, i)->connections,
+        size_t open = atomic_load_explicit(&loop_server(s, i)->connections,
                                              memory_order_relaxed);
         if (open < least) {
             least = open;
@@ -127,6 +129,7 @@ void profd_server_connection_ended(struct profd_server *s)
 }
 
 #define CONNECTIONS_GAUGE "profd_server_connections"
+#define BODIES_GAUGE "profd_server_request_bytes_in_flight"
 
 /* The gauge's labels for loop i of s's. */
 static void gauge_labels(const struct profd_server *s, unsigned i, char *out, size_t outlen)
@@ -134,11 +137,15 @@ static void gauge_labels(const struct profd_server *s, unsigned i, char *out, si
     snprintf(out, outlen, "address=\"%s\",loop=\"%u\"", s->address, i);
 }
 
-/* Each loop's count of open connections on /metrics, read when it is
- * rendered, until stop_gauges. */
+/* Each loop's count of open connections, and the bytes of bodies the
+ * server holds, on /metrics, read when it is rendered, until stop_gauges. */
 static void start_gauges(struct profd_server *s)
 {
     char labels[160];
+    snprintf(labels, sizeof(labels), "address=\"%s\"", s->address);
+    profd_metrics_gauge_watch(BODIES_GAUGE, "bytes of request bodies a server holds, those "
+                              "counted against its max_request_bytes_in_flight", s->self->id,
+                              labels, &s->bodies.held);
     for (unsigned i = 0; i <= s->nparts; i++) {
         gauge_labels(s, i, labels, sizeof(labels));
         profd_metrics_gauge_watch(CONNECTIONS_GAUGE, "connections open on each of a server's "
@@ -152,6 +159,8 @@ static void start_gauges(struct profd_server *s)
 static void stop_gauges(struct profd_server *s)
 {
     char labels[160];
+    snprintf(labels, sizeof(labels), "address=\"%s\"", s->address);
+    profd_metrics_gauge_del(BODIES_GAUGE, s->self->id, labels);
     for (unsigned i = 0; i <= s->nparts; i++) {
         gauge_labels(s, i, labels, sizeof(labels));
         profd_metrics_gauge_del(CONNECTIONS_GAUGE, s->self->id, labels);
@@ -226,6 +235,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
     s->fn = fn;
     s->arg = arg;
     s->refusals_log.burst = REFUSALS_LOGGED;
+    s->bodies.limit = o->max_in_flight;
     char host[256];
     int port;
     if (split_endpoint(s->endpoint, host, sizeof(host), &port) < 0) {
@@ -365,6 +375,23 @@ void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced)
     free(*body);
     *body = profd_xmalloc(want);
     *cap = want;
+}
+
+bool profd_server_count_body(struct profd_server *s, size_t *counted, size_t len, char *why,
+                             size_t whylen)
+{
+    struct profd_body_budget *bodies = &(s->root ? s->root : s)->bodies;
+    if (profd_body_budget_count(bodies, counted, len))
+        return true;
+    snprintf(why, whylen, "a body of %zu bytes has no room under max_request_bytes_in_flight "
+             "(%zu bytes, %zu of them held): try again later", len, bodies->limit,
+             atomic_load_explicit(&bodies->held, memory_order_relaxed));
+    return false;
+}
+
+void profd_server_release_body(struct profd_server *s, size_t *counted)
+{
+    profd_body_budget_release(&(s->root ? s->root : s)->bodies, counted);
 }
 
 bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
+#include "body_budget.h"
 #include "body_lend.h"
 #include "log.h"
 #include "profd/plugin.h"
@@ -67,7 +68,10 @@ struct profd_server {
     unsigned nparts, turn;
     /* Connections open on its loop, counted from when the root hands one
      * over (to the loop with the fewest) until it ends there. */
-    atomic_uint connections;
+    atomic_size_t connections;
+    /* The bodies its requests hold, and those of its parts (a part's own
+     * is unused: see profd_server_count_body). */
+    struct profd_body_budget bodies;
 };
 
 /* See struct profd_host.server_start / server_stop. */
@@ -131,6 +135,16 @@ void profd_server_http(struct profd_server *s, const char *peer, bool is_post,
  * client that announces much and sends little gets no more), so that a
  * large body is not copied from buffer to buffer as it comes. */
 void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced);
+
+/* Has a request body of s's count len bytes (what its head announced, or
+ * what came) against the bytes the server holds at once (*counted: what it
+ * counts already, 0 at first; see body_budget.h). False, with why filled,
+ * when there is no room for it: the request is then refused with 503 /
+ * UNAVAILABLE, which clients take as "try again later". Loop's thread. */
+bool profd_server_count_body(struct profd_server *s, size_t *counted, size_t len, char *why,
+                             size_t whylen);
+/* Gives back what a request body counted (none after). Loop's thread. */
+void profd_server_release_body(struct profd_server *s, size_t *counted);
 
 /* Whether a request to path (path_len bytes) with query, whose body has
  * len bytes, is handled on a worker thread: when the module says it is

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serve.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_component *self,
@@ -18,6 +19,29 @@ struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_
         host->log(self, PROFD_LOG_INFO, "%s on %s%s", what, host->server_address(s),
                   server_tls_on(tls) ? " (TLS)" : "");
     return s;
+}
+
+int serve_in_flight_validate(const struct profd_host *host, struct profd_diag *d,
+                             const uint64_t *in_flight, uint64_t max_body,
+                             const char *body_option)
+{
+    if (*in_flight == 0 || *in_flight >= max_body)
+        return PROFD_OK;
+    host->diag(d, in_flight,
+               "max_request_bytes_in_flight (%" PRIu64 " bytes) is below %s (%" PRIu64
+               " bytes): requests that large would always be refused",
+               *in_flight, body_option, max_body);
+    return PROFD_ERR;
+}
+
+int serve_validate(const struct profd_host *host, struct profd_diag *d,
+                   const struct server_tls *tls, const uint64_t *in_flight, uint64_t max_body,
+                   const char *body_option)
+{
+    int rc = server_tls_validate(host, d, tls);
+    if (serve_in_flight_validate(host, d, in_flight, max_body, body_option) != PROFD_OK)
+        rc = PROFD_ERR;
+    return rc;
 }
 
 int served_receiver_create(const struct profd_host *host, struct profd_component *self,

@@ -17,6 +17,28 @@
      "how long an HTTP/1.1 request's head may take to come in once begun (then 408, and the "   \
      "connection closed); 0 for no limit"}
 
+/* The option max_request_bytes_in_flight (a PROFD_OPT_SIZE at offset at),
+ * as every receiver that listens has it (see core/body_budget.h). */
+#define SERVE_MAX_BYTES_IN_FLIGHT_OPTION(at)                                                   \
+    {"max_request_bytes_in_flight", PROFD_OPT_SIZE, (at), "256MiB",                             \
+     "the most bytes of request bodies held at once, over all connections (a body counts from " \
+     "64 KiB, for what its head announces); a request with no room is refused with 503 or "     \
+     "gRPC UNAVAILABLE, which clients retry; 0 for no limit"}
+
+/* Checks that *in_flight (max_request_bytes_in_flight) has room for the
+ * largest request the receiver takes, max_body bytes (its option
+ * body_option): a limit below it refuses such requests however idle the
+ * server is. PROFD_OK, or PROFD_ERR said at in_flight. */
+int serve_in_flight_validate(const struct profd_host *host, struct profd_diag *d,
+                             const uint64_t *in_flight, uint64_t max_body,
+                             const char *body_option);
+
+/* Checks what a receiver serving one endpoint sets for its server: its TLS
+ * settings, and its limit on bodies in flight as above. */
+int serve_validate(const struct profd_host *host, struct profd_diag *d,
+                   const struct server_tls *tls, const uint64_t *in_flight, uint64_t max_body,
+                   const char *body_option);
+
 /* Starts a server as o says (its TLS files taken from tls) and logs
  * "<what> on <address>" (with " (TLS)" when so), or the reason it could
  * not; NULL then. fn(arg, ...) handles each request. Main thread. */

@@ -33,6 +33,7 @@ struct config {
         struct endpoint_config grpc, http;
     } protocols;
     uint64_t max_request_body_size;
+    uint64_t max_request_bytes_in_flight;
     int64_t read_header_timeout;
     struct server_auth auth;
 };
@@ -70,6 +71,7 @@ static const struct profd_option options[] = {
      "the servers to run", protocol_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
+    SERVE_MAX_BYTES_IN_FLIGHT_OPTION(offsetof(struct config, max_request_bytes_in_flight)),
     SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
@@ -100,6 +102,9 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->max_request_body_size, "max_request_body_size must be above 0");
         rc = PROFD_ERR;
     }
+    if (serve_in_flight_validate(host, d, &cfg->max_request_bytes_in_flight,
+                                 cfg->max_request_body_size, "max_request_body_size") != PROFD_OK)
+        rc = PROFD_ERR;
     if (!serving(cfg->protocols.grpc.endpoint) && !serving(cfg->protocols.http.endpoint)) {
         host->diag(d, &cfg->protocols, "both protocols are off: nothing would be received");
         rc = PROFD_ERR;
@@ -239,6 +244,7 @@ static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint
 {
     struct profd_server_options o = {.endpoint = ep->endpoint, .protocol = protocol,
                                      .max_body = r->cfg->max_request_body_size,
+                                     .max_in_flight = r->cfg->max_request_bytes_in_flight,
                                      .read_header_timeout = r->cfg->read_header_timeout};
     return serve_endpoint(r->host, r->self, o, &ep->tls, handle, r,
                           protocol == PROFD_RPC_GRPC ? "OTLP/gRPC" : "OTLP/HTTP");

@@ -82,6 +82,22 @@ class CliTest(ProfdTestCase):
         self.assertEqual(ok.returncode, 0, ok.stderr)
         self.assertIn("configuration is valid", ok.stdout)
 
+    def test_a_limit_on_bodies_in_flight_below_the_largest_request_is_an_error(self):
+        with open(self.path("f.yaml"), "w") as f:
+            f.write("""receivers:
+  pyroscope: {max_request_body_size: 64MiB, max_request_bytes_in_flight: 16MiB}
+  parca: {max_request_bytes_in_flight: 0}
+  otlp: {max_request_body_size: 8MiB, max_request_bytes_in_flight: 8MiB}
+exporters: {nop: {}}
+service: {pipelines: {profiles: {receivers: [pyroscope, parca, otlp], exporters: [nop]}}}
+""")
+        r = run(["validate", "--config", self.path("f.yaml")])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.strip().splitlines(), [
+            "error: %s:2:74: max_request_bytes_in_flight (16777216 bytes) is below "
+            "max_request_body_size (67108864 bytes): requests that large would always be "
+            "refused" % self.path("f.yaml")])   # no limit (parca) and a limit at the size: fine
+
     def test_every_whole_config_of_the_readme_validates(self):
         with open(os.path.join(ROOT, "README.md")) as f:
             blocks = re.findall(r"```yaml\n(.*?)```", f.read(), re.S)

@@ -15,8 +15,13 @@ import subprocess
 import time
 import unittest
 
-from harness import (BUILD, PROFD, ProfdTestCase, make_test_certs, metric_value, pprof_samples,
-                     valgrind, wait_until)
+from harness import (BUILD, PROFD, ProfdTestCase, h2c_post, make_test_certs, metric_value,
+                     pprof_samples, valgrind, wait_until)
+
+try:
+    import grpc
+except ImportError:   # the suite installs python3-grpcio; say so rather than fail obscurely
+    grpc = None
 
 CONFIG = """
 receivers:
@@ -373,6 +378,82 @@ class HttpServerTest(ProfdTestCase):
         idle.sendall(ingest(b"quick", b"a;b 1\n"))
         self.assertEqual(idle_r.next()[0], 200)
         self.assertEqual(p.stop(), 0)
+
+    @unittest.skipIf(grpc is None, "python3-grpcio is not installed")
+    def test_bodies_past_max_request_bytes_in_flight_are_refused_until_room_comes_back(self):
+        """Large bodies held at once, over HTTP/1.1 and HTTP/2, stay under the
+        limit: one with no room is refused at its head (503, Retry-After;
+        gRPC UNAVAILABLE), small ones are not counted, and the room comes
+        back when a held request is answered or its connection goes."""
+        p, addr = self.start_receiver(", max_request_bytes_in_flight: 1MiB", max_body="1MiB")
+
+        def in_flight():
+            return metric_value(p.metrics(), "profd_server_request_bytes_in_flight",
+                                component="pyroscope", address="%s:%d" % addr)
+
+        self.assertEqual(in_flight(), 0)
+        held_body = b"".join(b"main;held%d 1\n" % i for i in range(60000))   # ~860 KB
+        body = b"".join(b"main;f%d 1\n" % i for i in range(20000))          # ~250 KB
+        # One request announces most of the room and sends part of its body.
+        held, held_r = self.connect(addr)
+        held.sendall(ingest(b"held", held_body)[:-len(held_body) // 2])
+        wait_until(lambda: in_flight() == len(held_body), "the held body counted")
+
+        refused_before = self.refused(p)
+        b, b_r = self.connect(addr)
+        b.sendall(ingest(b"other", body))
+        status, headers, text = b_r.next()
+        self.assertEqual((status, headers.get("Retry-After")), (503, "1"), text)
+        self.assertIn(b"no room under max_request_bytes_in_flight (1048576 bytes, %d of them "
+                      b"held)" % len(held_body), text)
+        url = "http://%s:%d/ingest?name=other2.cpu&format=folded" % addr
+        self.assertEqual(h2c_post(url, body)[0], 503)
+        with grpc.insecure_channel("%s:%d" % addr) as ch:
+            push = ch.unary_unary("/push.v1.PusherService/Push",
+                                  request_serializer=lambda m: m,
+                                  response_deserializer=lambda m: m)
+            with self.assertRaises(grpc.RpcError) as e:
+                push(b"\0" * (100 << 10), timeout=20)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(self.refused(p) - refused_before, 3)
+        # Small bodies do not count.
+        s, r = self.connect(addr)
+        s.sendall(ingest(b"small", b"a;b 1\n"))
+        self.assertEqual(r.next()[0], 200)
+        self.assertEqual(in_flight(), len(held_body))
+
+        # Answered: its room comes back.
+        held.sendall(held_body[len(held_body) - len(held_body) // 2:])
+        self.assertEqual(held_r.next()[0], 200)
+        wait_until(lambda: in_flight() == 0, "the held body's room back")
+        self.assertEqual(h2c_post(url, body)[0], 200)
+
+        # An HTTP/2 stream that holds room gives it back when its connection
+        # goes, unanswered.
+        upload = self.path("upload")
+        with open(upload, "wb") as f:
+            f.write(held_body)
+        slow = subprocess.Popen(["curl", "-sS", "--http2-prior-knowledge", "--limit-rate", "20K",
+                                 "--data-binary", "@" + upload, "-o", "/dev/null",
+                                 url.replace("other2", "slow")])
+        self.addCleanup(slow.kill)
+        wait_until(lambda: in_flight() == len(held_body), "the slow stream's body counted")
+        b, b_r = self.connect(addr)
+        b.sendall(ingest(b"other3", body))
+        self.assertEqual(b_r.next()[0], 503)
+        slow.kill()
+        slow.wait()
+        wait_until(lambda: in_flight() == 0, "the slow stream's room back")
+        wait_until(lambda: self.profiles("held") and self.profiles("other2"),
+                   "the profiles of the requests taken")
+        self.assertEqual(p.stop(), 0)
+        self.assertEqual(self.profiles("slow") + self.profiles("other") + self.profiles("other3"),
+                         [])
+
+    def refused(self, p):
+        """The pyroscope receiver's refused requests so far."""
+        return metric_value(p.metrics(), "profd_component_refused_records_total",
+                            kind="receiver", id="pyroscope") or 0
 
     def test_out_of_descriptors_it_stops_accepting_for_a_while_and_serves_again(self):
         """accept() failing with EMFILE leaves the connection queued: the

@@ -7,7 +7,7 @@
 
 TEST(a_watched_gauge_reads_its_source_at_each_render_until_removed)
 {
-    atomic_uint open = 3;
+    atomic_size_t open = 3;
     profd_metrics_gauge_set("profd_t_set", "a set gauge", "c", "k=\"v\"", 1.5);
     profd_metrics_gauge_watch("profd_t_watched", "a watched gauge", "c", "loop=\"0\"", &open);
     char *text = profd_metrics_render();

@@ -148,6 +148,10 @@ struct profd_server_options {
     /* ns an HTTP/1.1 request's head may take to come in once it began
      * (then 408, and the connection closed); 0: no limit. */
     int64_t read_header_timeout;
+    /* The most bytes of request bodies held at once, on all of the
+     * server's loops (see core/body_budget.h): a request past it is
+     * refused with 503 / UNAVAILABLE. 0: no limit. */
+    size_t max_in_flight;
     /* Optional: true for a request that costs much work for its size (a
      * JFR recording to convert), which then runs on a worker thread as a
      * large one does rather than on the event loop. Gets the request's

@@ -15,10 +15,15 @@
 
 #include "../../lib/clock.h"
 #include "../../lib/grow.h"
+#include "../../lib/hash.h"
 #include "../../lib/hex.h"
+#include "../../lib/key_map.h"
 
 /* The longest build-id asked for, in bytes (GNU's are 20). */
 #define MAX_BUILD_ID 64
+
+/* No fetch: the end of the queue. */
+#define NO_FETCH SIZE_MAX
 
 /* One file of one build-id, asked for once and kept with its outcome. */
 struct fetch {
@@ -30,6 +35,7 @@ struct fetch {
     char *path;                   /* done: the file in the client's cache; NULL: failed */
     int error;                    /* done and failed: a negative errno */
     int64_t done_ns;              /* a failure is asked for again retry_ns after */
+    size_t next_queued;           /* queued: the fetch queued after it, or NO_FETCH */
 };
 
 /* libdebuginfod, loaded only when servers are configured (it brings
@@ -48,6 +54,8 @@ struct remote_debuginfo {
     pthread_cond_t queued, done;
     struct fetch *fetches;        /* never removed: a file fetched stays known */
     size_t nfetches, fetches_cap;
+    struct key_map by_file;       /* file_key -> its index in fetches */
+    size_t queue_head, queue_tail;   /* the queued fetches, oldest first (NO_FETCH: none) */
     atomic_bool stopping;
     pthread_t threads[REMOTE_DEBUGINFO_MAX_FETCHES];   /* a fetch each */
     size_t nthreads;
@@ -89,13 +97,17 @@ static int stop_when_stopping(debuginfod_client *client, long done, long total)
     return atomic_load(&r->stopping) ? 1 : 0;
 }
 
-/* The first fetch waiting for a thread, or NULL (r->lock held). */
+/* Takes the oldest fetch waiting for a thread off the queue, or NULL
+ * (r->lock held). */
 static struct fetch *next_queued(struct remote_debuginfo *r)
 {
-    for (size_t i = 0; i < r->nfetches; i++)
-        if (r->fetches[i].state == FETCH_QUEUED)
-            return &r->fetches[i];
-    return NULL;
+    if (r->queue_head == NO_FETCH)
+        return NULL;
+    struct fetch *f = &r->fetches[r->queue_head];
+    r->queue_head = f->next_queued;
+    if (r->queue_head == NO_FETCH)
+        r->queue_tail = NO_FETCH;
+    return f;
 }
 
 /* A fetching thread: takes queued fetches one at a time, with a client of
@@ -166,6 +178,7 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
     struct remote_debuginfo *r = calloc(1, sizeof(*r));
     if (!r)
         abort();
+    r->queue_head = r->queue_tail = NO_FETCH;
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->queued, NULL);
     monotonic_cond_init(&r->done);   /* waits for a fetch's end */
@@ -186,22 +199,38 @@ struct remote_debuginfo *remote_debuginfo_new(const char *const *urls, size_t nu
     return r;
 }
 
-/* The fetch of that file (r->lock held), or NULL when it was never asked for. */
+/* What a file is found by in r->by_file. */
+static uint64_t file_key(bool debuginfo, const unsigned char *id, size_t len)
+{
+    return hash_mix(hash_bytes(id, len), debuginfo);
+}
+
+/* The fetch of that file (r->lock held), or NULL when it was never asked
+ * for (or, should two files' keys ever agree, when the other was asked
+ * for last: this one is then fetched again, which costs a fetch, no
+ * more). */
 static struct fetch *known_fetch(struct remote_debuginfo *r, bool debuginfo,
                                  const unsigned char *id, size_t len)
 {
-    for (size_t i = 0; i < r->nfetches; i++)
-        if (r->fetches[i].debuginfo == debuginfo && r->fetches[i].len == len &&
-            !memcmp(r->fetches[i].id, id, len))
-            return &r->fetches[i];
-    return NULL;
+    uint32_t at;
+    if (!key_map_get(&r->by_file, file_key(debuginfo, id, len), &at))
+        return NULL;
+    struct fetch *f = &r->fetches[at];
+    return f->debuginfo == debuginfo && f->len == len && !memcmp(f->id, id, len) ? f : NULL;
 }
 
-/* Has f fetched (again) by a fetching thread (r->lock held). */
+/* Has f, new or done, fetched (again) by a fetching thread (r->lock held). */
 static void queue(struct remote_debuginfo *r, struct fetch *f)
 {
     f->state = FETCH_QUEUED;
     f->waited = false;
+    f->next_queued = NO_FETCH;
+    size_t at = (size_t)(f - r->fetches);
+    if (r->queue_tail == NO_FETCH)
+        r->queue_head = at;
+    else
+        r->fetches[r->queue_tail].next_queued = at;
+    r->queue_tail = at;
     pthread_cond_signal(&r->queued);
 }
 
@@ -213,6 +242,7 @@ static struct fetch *fetch_of(struct remote_debuginfo *r, bool debuginfo,
     struct fetch *f = known_fetch(r, debuginfo, id, len);
     if (!f) {
         r->fetches = grow_array(r->fetches, &r->fetches_cap, r->nfetches + 1, sizeof(*f));
+        key_map_put(&r->by_file, file_key(debuginfo, id, len), (uint32_t)r->nfetches);
         f = &r->fetches[r->nfetches++];
         *f = (struct fetch){.debuginfo = debuginfo, .len = len};
         memcpy(f->id, id, len);
@@ -253,9 +283,11 @@ static int find(struct remote_debuginfo *r, bool debuginfo, const unsigned char 
         fd = copy ? -errno : fd;
         free(copy);
         pthread_mutex_lock(&r->lock);
-        free(r->fetches[at].path);
-        r->fetches[at].path = NULL;
-        queue(r, &r->fetches[at]);
+        if (r->fetches[at].state == FETCH_DONE) {   /* else another caller queued it again */
+            free(r->fetches[at].path);
+            r->fetches[at].path = NULL;
+            queue(r, &r->fetches[at]);
+        }
         pthread_mutex_unlock(&r->lock);
         return fd;
     }
@@ -322,6 +354,7 @@ void remote_debuginfo_free(struct remote_debuginfo *r)
     for (size_t i = 0; i < r->nfetches; i++)
         free(r->fetches[i].path);
     free(r->fetches);
+    key_map_free(&r->by_file);
     /* The library stays loaded: what it and libcurl keep for the process
      * (per-thread state of the fetching threads among it) is theirs to
      * keep, and reachable only through them (dlopen of it again is the

@@ -28,8 +28,9 @@
 #include "profd/options.h"
 
 /* Raised when a struct modules share changes layout (2: profd_type_names.cut;
- * 3: profd_server_options.costly; 4: profd_host.sd_parse). */
-#define PROFD_ABI_VERSION 4
+ * 3: profd_server_options.costly; 4: profd_host.sd_parse; 5:
+ * profd_server_options.read_header_timeout and max_in_flight). */
+#define PROFD_ABI_VERSION 5
 #define PROFD_PLUGIN_ENTRY profd_plugin_entry
 #define PROFD_PLUGIN_ENTRY_NAME "profd_plugin_entry"
 

@@ -31,7 +31,7 @@ ALLOC_LIBS := $(if $(SANITIZE),,-l:libjemalloc_pic.a -lm -lpthread -ldl \
 MODFLAGS := -fPIC -fvisibility=hidden -shared $(if $(SANITIZE),,-Wl,-z,defs)
 
 CORE_SRC := $(wildcard core/*.c config/*.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c \
-    lib/file_io.c lib/cpus.c
+    lib/file_io.c lib/cpus.c lib/cgroup_dir.c
 CORE_LIB_SRC := $(filter-out core/main.c,$(CORE_SRC))
 CORE_OBJ := $(CORE_LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libprofdcore.a
@@ -53,7 +53,7 @@ receiver_perf_data_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/
     lib/memory_release.c
 processor_symbolize_LIBS := -ldw -lelf -lz -lzstd -liberty
 processor_symbolize_SRCS := lib/binary_lookup.c lib/own_vdso.c lib/file_io.c lib/grow.c lib/key_map.c \
-    lib/cpus.c
+    lib/cpus.c lib/cgroup_dir.c
 exporter_pprof_file_SRCS := lib/file_io.c
 receiver_pprof_file_SRCS := lib/aside_scan.c lib/profile_family.c lib/key_map.c lib/grow.c
 exporter_otlp_LIBS := -lcurl -lcrypto
@@ -74,6 +74,9 @@ exporter_pyroscope_LIBS := -lcurl -lcrypto
 receiver_pyroscope_LIBS := -ljansson
 processor_downsample_LIBS := -levent
 processor_downsample_SRCS := lib/grow.c lib/key_map.c lib/tick.c
+processor_memory_limiter_LIBS := -levent
+processor_memory_limiter_SRCS := lib/memory_usage.c lib/cgroup_dir.c lib/file_io.c \
+    lib/memory_release.c lib/tick.c
 processor_k8s_metadata_LIBS := -lcurl -levent -ljansson -lyaml
 processor_k8s_metadata_SRCS := lib/grow.c lib/key_map.c lib/client_tls.c lib/file_io.c \
     lib/label_valid.c lib/utf8_valid.c lib/running_total.c lib/k8s_api.c lib/oauth2_shared.c lib/k8s_kubeconfig.c \
@@ -137,7 +140,7 @@ $(BUILD)/obj/proto/%.o: $(BUILD)/proto/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/smaps.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/smaps.h tests/unit/fake_root.h $(CORE_LIB) $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/obj/proto/%.o)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(filter %.o %.a,$^) -o $@ $(LDLIBS)

@@ -38,11 +38,11 @@ LIBS="$(pkg-config --libs yaml-0.1 libdeflate libisal libpcre2-8) -lpthread"
 mkdir -p $FUZZ_BUILD
 core="core/pb.c core/pprof_decode.c core/pprof_decode_ids.c core/pprof_decode_message.c
 core/pprof_types.c core/pprof_valid.c core/pprof_encode.c core/profile.c core/arena.c core/block_cache.c core/alloc.c core/gzip.c
-core/gzip_pieces.c core/huge_arena.c core/thread_slot.c lib/cpus.c lib/file_io.c"
+core/gzip_pieces.c core/huge_arena.c core/thread_slot.c lib/cpus.c lib/cgroup_dir.c lib/file_io.c"
 conf="config/tree.c config/service.c config/bind.c config/units.c config/diag.c core/alloc.c core/log.c
 core/relabel.c core/md5.c core/labels.c core/thread_slot.c core/utf8.c lib/utf8_valid.c core/go_regex.c core/text.c"
 all_core="$(ls core/*.c config/*.c | grep -v core/main.c) lib/grpc_frame.c lib/utf8_valid.c lib/json_pull.c
-lib/file_io.c lib/cpus.c"
+lib/file_io.c lib/cpus.c lib/cgroup_dir.c"
 PKGS="yaml-0.1 libevent libevent_openssl libdeflate jansson libprotobuf-c libpcre2-8 libssl libcrypto
 libnghttp2 libzstd liburing"
 perf="receivers/perf_data/perf_file.c receivers/perf_data/order.c receivers/perf_data/session.c
@@ -104,7 +104,7 @@ build_half_two() {
         -o $FUZZ_BUILD/fuzz_rpc_response $LIBS $(pkg-config --libs libcurl libcrypto) -lzstd
     clang $FLAGS tests/fuzz/fuzz_sd_file.c core/sd_file.c core/labels.c config/tree.c config/json_text.c config/diag.c \
         core/alloc.c -o $FUZZ_BUILD/fuzz_sd_file $LIBS
-    clang $FLAGS tests/fuzz/fuzz_cpus.c lib/cpus.c lib/file_io.c -o $FUZZ_BUILD/fuzz_cpus $LIBS
+    clang $FLAGS tests/fuzz/fuzz_cpus.c lib/cpus.c lib/cgroup_dir.c lib/memory_usage.c lib/file_io.c -o $FUZZ_BUILD/fuzz_cpus $LIBS
 }
 build_half_one > $FUZZ_BUILD/build-1.log 2>&1 &
 one=$!

@@ -1,49 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <ftw.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include "../../lib/cpus.h"
-#include "../../lib/file_io.h"
 #include "check.h"
-
-/* A directory laid out as / is for the parts cpus_under_quota reads. */
-struct fake_root {
-    char path[64];
-};
-
-static void fake_root_make(struct fake_root *r)
-{
-    snprintf(r->path, sizeof(r->path), "/tmp/profd-cpus-XXXXXX");
-    CHECK(mkdtemp(r->path) != NULL);
-}
-
-/* Writes text to rel (starting with '/') under r, making its directories. */
-static void put(const struct fake_root *r, const char *rel, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s%s", r->path, rel);
-    CHECK_INT(make_parents(path), 0);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void fake_root_free(struct fake_root *r)
-{
-    CHECK_INT(nftw(r->path, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
+#include "fake_root.h"
 
 static const char v2_mounts[] =
     "22 1 0:21 / / rw,relatime - ext4 /dev/vda1 rw\n"
@@ -53,14 +14,14 @@ TEST(a_v2_quota_rounds_up_to_whole_cpus_and_never_raises_the_affinity)
 {
     struct fake_root r;
     fake_root_make(&r);
-    put(&r, "/proc/self/mountinfo", v2_mounts);
-    put(&r, "/proc/self/cgroup", "0::/\n");
-    put(&r, "/sys/fs/cgroup/cpu.max", "150000 100000\n");
+    fake_root_put(&r, "/proc/self/mountinfo", v2_mounts);
+    fake_root_put(&r, "/proc/self/cgroup", "0::/\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu.max", "150000 100000\n");
     CHECK_INT(cpus_under_quota(r.path, 8), 2);
     CHECK_INT(cpus_under_quota(r.path, 1), 1);
-    put(&r, "/sys/fs/cgroup/cpu.max", "20000 100000\n");   /* a fifth of a CPU is one */
+    fake_root_put(&r, "/sys/fs/cgroup/cpu.max", "20000 100000\n");   /* a fifth of a CPU is one */
     CHECK_INT(cpus_under_quota(r.path, 8), 1);
-    put(&r, "/sys/fs/cgroup/cpu.max", "max 100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu.max", "max 100000\n");
     CHECK_INT(cpus_under_quota(r.path, 8), 8);
     fake_root_free(&r);
 }
@@ -69,15 +30,15 @@ TEST(the_smallest_quota_from_the_process_cgroup_up_to_the_hierarchy_root_counts)
 {
     struct fake_root r;
     fake_root_make(&r);
-    put(&r, "/proc/self/mountinfo", v2_mounts);
-    put(&r, "/proc/self/cgroup", "0::/kubepods/pod1/c1\n");
-    put(&r, "/sys/fs/cgroup/kubepods/cpu.max", "400000 100000\n");
-    put(&r, "/sys/fs/cgroup/kubepods/pod1/cpu.max", "300000 100000\n");
-    put(&r, "/sys/fs/cgroup/kubepods/pod1/c1/cpu.max", "max 100000\n");
+    fake_root_put(&r, "/proc/self/mountinfo", v2_mounts);
+    fake_root_put(&r, "/proc/self/cgroup", "0::/kubepods/pod1/c1\n");
+    fake_root_put(&r, "/sys/fs/cgroup/kubepods/cpu.max", "400000 100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/kubepods/pod1/cpu.max", "300000 100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/kubepods/pod1/c1/cpu.max", "max 100000\n");
     CHECK_INT(cpus_under_quota(r.path, 16), 3);
-    put(&r, "/sys/fs/cgroup/kubepods/cpu.max", "100000 50000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/kubepods/cpu.max", "100000 50000\n");
     CHECK_INT(cpus_under_quota(r.path, 16), 2);
-    put(&r, "/sys/fs/cgroup/kubepods/pod1/c1/cpu.max", "50000 100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/kubepods/pod1/c1/cpu.max", "50000 100000\n");
     CHECK_INT(cpus_under_quota(r.path, 16), 1);
     fake_root_free(&r);
 }
@@ -86,19 +47,19 @@ TEST(v1s_cpu_controller_counts_on_a_host_with_both_hierarchies)
 {
     struct fake_root r;
     fake_root_make(&r);
-    put(&r, "/proc/self/mountinfo",
+    fake_root_put(&r, "/proc/self/mountinfo",
         "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
         "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
         "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
         "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n");
-    put(&r, "/proc/self/cgroup",
+    fake_root_put(&r, "/proc/self/cgroup",
         "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/docker/abc\n");
-    put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "250000\n");
-    put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
-    put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.cfs_quota_us", "-1\n");
-    put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "250000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.cfs_quota_us", "-1\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
     CHECK_INT(cpus_under_quota(r.path, 8), 3);
-    put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
     CHECK_INT(cpus_under_quota(r.path, 8), 8);
     fake_root_free(&r);
 }
@@ -107,16 +68,16 @@ TEST(a_containers_own_cgroup_mounted_as_its_root_is_read_at_the_mount_point)
 {
     struct fake_root r;
     fake_root_make(&r);
-    put(&r, "/proc/self/mountinfo",
+    fake_root_put(&r, "/proc/self/mountinfo",
         "600 590 0:29 /docker/abc /sys/fs/cgroup/my\\040cpu ro - cgroup cgroup rw,cpu\n");
-    put(&r, "/proc/self/cgroup", "4:cpu:/docker/abc\n");
-    put(&r, "/sys/fs/cgroup/my cpu/cpu.cfs_quota_us", "100000\n");
-    put(&r, "/sys/fs/cgroup/my cpu/cpu.cfs_period_us", "100000\n");
+    fake_root_put(&r, "/proc/self/cgroup", "4:cpu:/docker/abc\n");
+    fake_root_put(&r, "/sys/fs/cgroup/my cpu/cpu.cfs_quota_us", "100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/my cpu/cpu.cfs_period_us", "100000\n");
     CHECK_INT(cpus_under_quota(r.path, 4), 1);
     /* a cgroup outside what is mounted: nothing to read, no limit */
-    put(&r, "/proc/self/cgroup", "4:cpu:/other\n");
+    fake_root_put(&r, "/proc/self/cgroup", "4:cpu:/other\n");
     CHECK_INT(cpus_under_quota(r.path, 4), 4);
-    put(&r, "/proc/self/cgroup", "4:cpu:/docker/abcd\n");
+    fake_root_put(&r, "/proc/self/cgroup", "4:cpu:/docker/abcd\n");
     CHECK_INT(cpus_under_quota(r.path, 4), 4);
     fake_root_free(&r);
 }
@@ -127,16 +88,16 @@ TEST(no_cgroup_information_leaves_the_affinity_and_never_less_than_one)
     fake_root_make(&r);
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
     CHECK_INT(cpus_under_quota(r.path, 0), 1);
-    put(&r, "/proc/self/mountinfo", v2_mounts);
-    put(&r, "/proc/self/cgroup", "0::/\n");
+    fake_root_put(&r, "/proc/self/mountinfo", v2_mounts);
+    fake_root_put(&r, "/proc/self/cgroup", "0::/\n");
     CHECK_INT(cpus_under_quota(r.path, 6), 6);   /* no cpu.max: no cpu controller there */
-    put(&r, "/sys/fs/cgroup/cpu.max", "garbage\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu.max", "garbage\n");
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
-    put(&r, "/sys/fs/cgroup/cpu.max", "nan 100000\n");
+    fake_root_put(&r, "/sys/fs/cgroup/cpu.max", "nan 100000\n");
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
-    put(&r, "/sys/fs/cgroup/cpu.max", "1e300 1e-300\n");   /* past what an unsigned holds */
+    fake_root_put(&r, "/sys/fs/cgroup/cpu.max", "1e300 1e-300\n");   /* past what an unsigned holds */
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
-    put(&r, "/proc/self/mountinfo", "31 22 0:28 / /sys/fs/cgroup rw - cgroup2\n");   /* cut short */
+    fake_root_put(&r, "/proc/self/mountinfo", "31 22 0:28 / /sys/fs/cgroup rw - cgroup2\n");   /* cut short */
     CHECK_INT(cpus_under_quota(r.path, 6), 6);
     fake_root_free(&r);
 }

@@ -447,7 +447,7 @@ static bool read_head(struct h1_conn *c, struct evbuffer *in)
     profd_grow(&c->head, &c->head_cap, len + 1, 1);
     evbuffer_remove(in, c->head, len);
     c->head[len] = '\0';
-    char why[160];
+    char why[192];
     int status = http1_parse_head(c->head, len, &c->h, why, sizeof(why));
     if (status) {
         fail(c, status, why);
@@ -509,7 +509,7 @@ static bool read_chunked(struct h1_conn *c, struct evbuffer *in)
             fail(c, 413, "chunked body over the limit");
             return false;
         }
-        char why[160];
+        char why[192];
         if (!profd_server_count_body(c->s, &c->counted, c->len + size, why, sizeof(why))) {
             fail(c, 503, why);
             return false;

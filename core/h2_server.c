@@ -160,8 +160,9 @@ static void answer_status(struct h2_conn *c, struct h2_stream *st, int http_stat
                         NV("grpc-status", code), NV("grpc-message", encoded)};
     nghttp2_nv plain[] = {NV(":status", status), NV("content-type", "text/plain"),
                           NV("retry-after", "1")};
-    if (http_status != 200)   /* retry-after on 503: the server's own limits */
-        nghttp2_submit_response(c->session, st->id, plain, http_status == 503 ? 3 : 2, NULL);
+    if (http_status != 200)
+        nghttp2_submit_response(c->session, st->id, plain,
+                                profd_http_retry_later(http_status) ? 3 : 2, NULL);
     else
         nghttp2_submit_response(c->session, st->id, nva, message[0] ? 4 : 3, NULL);
     st->answered = true;
@@ -203,7 +204,7 @@ static void answer_http(struct h2_conn *c, struct h2_stream *st,
                         NV("retry-after", "1")};
     if (!res->content_type)   /* :status alone, or with retry-after */
         nva[1] = nva[2];
-    size_t n = (res->content_type ? 2 : 1) + (res->http_status == 503);
+    size_t n = (res->content_type ? 2 : 1) + profd_http_retry_later(res->http_status);
     nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_response};
     nghttp2_submit_response(c->session, st->id, nva, n, res->len ? &prd : NULL);
     st->answered = true;

@@ -244,7 +244,7 @@ static void respond(struct h1_conn *c, int status, const char *content_type, con
     }
     if (status == 405)
         head_add(&h, "Allow: POST\r\n");
-    if (status == 503)   /* the server's own limits, its pipeline's full queues */
+    if (profd_http_retry_later(status))
         head_add(&h, "Retry-After: 1\r\n");
     if (close)
         head_add(&h, "Connection: close\r\n");

@@ -74,6 +74,14 @@ struct profd_server {
     struct profd_body_budget bodies;
 };
 
+/* Whether an HTTP answer of this status asks the client to come back
+ * later (429, 503: full queues, the server's own limits): such answers
+ * carry Retry-After: 1, which OTLP and Pyroscope clients wait for. */
+static inline bool profd_http_retry_later(int status)
+{
+    return status == 429 || status == 503;
+}
+
 /* See struct profd_host.server_start / server_stop. */
 struct profd_server *profd_server_start(struct profd_component *self,
                                         const struct profd_server_options *o,

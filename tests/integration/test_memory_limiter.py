@@ -5,6 +5,8 @@ under it again, pushes are taken; and the configs it refuses."""
 import os
 import socket
 import unittest
+import urllib.error
+import urllib.request
 
 from harness import GO_CORPUS, ProfdTestCase, http_post, metric_value, wait_until
 
@@ -59,7 +61,12 @@ class MemoryLimiterTest(ProfdTestCase):
         self.hold_body(address, 8 << 20, 4 << 20)   # profd idles in less than the limit
         p.wait_log(r"memory_limiter: [\d.]+ MiB in use, over the soft limit of 0\.8 MiB: "
                    r"refusing data until it is under")
-        self.assertEqual(self.push(address, "refused"), 429)
+        heap = open(os.path.join(GO_CORPUS, "heap.pb.gz"), "rb").read()
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(urllib.request.Request(
+                "http://%s/ingest?name=refused.inuse_space&format=pprof" % address, data=heap),
+                timeout=20)
+        self.assertEqual((e.exception.code, e.exception.headers["Retry-After"]), (429, "1"))
         self.assertEqual(self.gauge(p, "profd_memory_limiter_refusing"), 1)
         self.assertGreater(self.gauge(p, "profd_memory_limiter_in_use_bytes"), 4 << 20)
         self.assertEqual(metric_value(p.metrics(), "profd_component_retry_later_records_total",

@@ -25,6 +25,7 @@
 #include "profd/plugin.h"
 
 #define MIB ((uint64_t)1 << 20)
+#define MAX_MIB ((int64_t)1 << 30)   /* 1 PiB: in bytes, far from overflowing */
 #define IN_USE_GAUGE "profd_memory_limiter_in_use_bytes"
 #define REFUSING_GAUGE "profd_memory_limiter_refusing"
 
@@ -72,9 +73,9 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     const int64_t *fields[] = {&c->limit_mib, &c->spike_limit_mib, &c->limit_percentage,
                                &c->spike_limit_percentage};
     for (size_t i = 0; i < 4; i++)
-        if (*fields[i] < 0 || (i >= 2 && *fields[i] > 100)) {
+        if (*fields[i] < 0 || *fields[i] > (i >= 2 ? 100 : MAX_MIB)) {
             host->diag(d, fields[i], i >= 2 ? "a percentage is from 0 to 100" :
-                                              "a size in MiB cannot be negative");
+                                              "a size in MiB is from 0 to 2^30 (1 PiB)");
             rc = PROFD_ERR;
         }
     if (rc != PROFD_OK)

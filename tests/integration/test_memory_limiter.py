@@ -102,7 +102,8 @@ class MemoryLimiterTest(ProfdTestCase):
             ("limit_percentage: 50, spike_limit_percentage: 60",
              "spike_limit_percentage must be below limit_percentage"),
             ("limit_percentage: 101", "a percentage is from 0 to 100"),
-            ("limit_mib: -1", "a size in MiB cannot be negative"),
+            ("limit_mib: -1", "a size in MiB is from 0 to 2^30 (1 PiB)"),
+            ("limit_mib: 2000000000", "a size in MiB is from 0 to 2^30 (1 PiB)"),
             ("check_interval: 0s", "check_interval must be above 0"),
         ]:
             self.assert_config_refused(CONFIG % options, says)

@@ -94,17 +94,6 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
     return rc;
 }
 
-static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
-                  void **out)
-{
-    struct state *s = calloc(1, sizeof(*s));
-    if (!s)
-        return PROFD_ERR;
-    *s = (struct state){.host = host, .self = self, .cfg = cfg};
-    *out = s;
-    return PROFD_OK;
-}
-
 static double in_mib(uint64_t bytes)
 {
     return (double)bytes / (double)MIB;
@@ -140,10 +129,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     check(arg);
 }
 
-static int start(void *st)
+/* The limits of config c in bytes into s (said in the log); false when
+ * limit_percentage cannot be worked out. */
+static bool set_limits(struct state *s, const struct config *c)
 {
-    struct state *s = st;
-    const struct config *c = s->cfg;
     uint64_t spike;
     if (c->limit_mib) {
         s->hard = (uint64_t)c->limit_mib * MIB;
@@ -155,7 +144,7 @@ static int start(void *st)
         if (!available) {
             s->host->log(s->self, PROFD_LOG_ERROR, "limit_percentage: the memory there is "
                          "cannot be read (/proc/meminfo)");
-            return PROFD_ERR;
+            return false;
         }
         s->hard = available / 100 * (uint64_t)c->limit_percentage;
         spike = c->spike_limit_percentage ? available / 100 * (uint64_t)c->spike_limit_percentage
@@ -165,8 +154,29 @@ static int start(void *st)
                      in_mib(available), in_mib(s->hard - spike));
     }
     s->soft = s->hard - spike;
+    return true;
+}
+
+static int create(const struct profd_host *host, struct profd_component *self, const void *cfg,
+                  void **out)
+{
+    struct state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return PROFD_ERR;
+    *s = (struct state){.host = host, .self = self, .cfg = cfg};
+    if (!set_limits(s, cfg)) {
+        free(s);
+        return PROFD_ERR;
+    }
+    *out = s;
+    return PROFD_OK;
+}
+
+static int start(void *st)
+{
+    struct state *s = st;
     check(s);
-    s->tick = tick_start(s->host, s->self, c->check_interval, on_tick, s);
+    s->tick = tick_start(s->host, s->self, s->cfg->check_interval, on_tick, s);
     return s->tick ? PROFD_OK : PROFD_ERR;
 }
 

@@ -542,6 +542,22 @@ static int on_close(nghttp2_session *session, int32_t stream_id, uint32_t error_
     return 0;
 }
 
+/* With read_timeout: refuses c's requests still coming in that began
+ * longer ago than that (408, or gRPC DEADLINE_EXCEEDED), checked whenever
+ * the connection reads. */
+static void refuse_overdue(struct h2_conn *c)
+{
+    int64_t limit = c->s->o.read_timeout;
+    if (!limit)
+        return;
+    uint64_t now = (uint64_t)monotonic_ns();
+    char why[96];
+    snprintf(why, sizeof(why), "request not whole %g s after it began", (double)limit / 1e9);
+    for (struct h2_stream *st = c->streams; st; st = st->next)
+        if (!st->answered && !st->working && now - st->started > (uint64_t)limit)
+            refuse_body(c, st, 408, GRPC_DEADLINE_EXCEEDED, why);
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
     struct h2_conn *c = arg;
@@ -554,6 +570,7 @@ static void on_read(struct bufferevent *bev, void *arg)
         return;
     }
     evbuffer_drain(in, (size_t)n);
+    refuse_overdue(c);
     flush(c);
 }
 

@@ -70,6 +70,7 @@ struct h1_conn {
     uint64_t remaining;        /* of the body, or of the current chunk */
     size_t counted;            /* of the body, against the server's bytes in flight */
     int64_t head_since;        /* when a head seen waiting for its rest began; 0: none */
+    int64_t request_since;     /* with read_timeout: when the request under way was seen */
     bool gone;                 /* closed while its request was on a worker */
     /* Responses waiting for the round's end; on the server's list while
      * there are any. */
@@ -322,6 +323,7 @@ static void finish(struct h1_conn *c, struct profd_rpc_response *res, char *path
         c->cap = 0;
     }
     c->len = 0;
+    c->request_since = 0;
     memset(&c->h, 0, sizeof(c->h));
     if (c->state != H1_CLOSING)
         c->state = H1_HEAD;
@@ -403,27 +405,45 @@ static bool take_body(struct h1_conn *c, struct evbuffer *in)
     return c->remaining == 0;
 }
 
-/* Reads the head when it is all here; false to wait for more. */
-/* Whether the request head begun in in (waiting for the rest) has taken
- * longer than the server allows; its start is when it was first seen
- * waiting. Answers 408 when it has. */
-static bool head_overdue(struct h1_conn *c, const struct evbuffer *in)
+/* Whether what of c's request began at *since (set to now when 0) has
+ * taken longer than limit ns: answers 408 saying so (what: "request",
+ * "request head") when it has. */
+static bool past_limit(struct h1_conn *c, int64_t limit, int64_t *since, const char *what)
 {
-    int64_t limit = c->s->o.read_header_timeout;
-    if (!limit || !evbuffer_get_length(in))
-        return false;
     int64_t now = monotonic_ns();
-    if (!c->head_since)
-        c->head_since = now;
-    if (now - c->head_since <= limit)
+    if (!*since)
+        *since = now;
+    if (now - *since <= limit)
         return false;
     char why[96];
-    snprintf(why, sizeof(why), "request head not whole %g s after it began",
-             (double)limit / 1e9);
+    snprintf(why, sizeof(why), "%s not whole %g s after it began", what, (double)limit / 1e9);
     fail(c, 408, why);
     return true;
 }
 
+/* Whether the request head begun in in (waiting for the rest) has taken
+ * longer than read_header_timeout; its start is when it was first seen
+ * waiting. Answers 408 when it has. */
+static bool head_overdue(struct h1_conn *c, const struct evbuffer *in)
+{
+    int64_t limit = c->s->o.read_header_timeout;
+    return limit && evbuffer_get_length(in) &&
+           past_limit(c, limit, &c->head_since, "request head");
+}
+
+/* With read_timeout: whether the request under way in c (in holds what
+ * came of it and was not read yet) began longer ago than that, checked as
+ * its bytes come; answers 408 when it has. Its start is the first read
+ * that saw it. */
+static bool request_overdue(struct h1_conn *c, const struct evbuffer *in)
+{
+    int64_t limit = c->s->o.read_timeout;
+    bool under_way = c->state != H1_HEAD || evbuffer_get_length(in);
+    return limit && under_way && c->state != H1_DETECT &&
+           past_limit(c, limit, &c->request_since, "request");
+}
+
+/* Reads the head when it is all here; false to wait for more. */
 static bool read_head(struct h1_conn *c, struct evbuffer *in)
 {
     const unsigned char *first;
@@ -577,6 +597,8 @@ static void on_read(struct bufferevent *bev, void *arg)
         evbuffer_drain(in, evbuffer_get_length(in));
         return;
     }
+    if (c->state != H1_CLOSING && c->state != H1_WORKING && request_overdue(c, in))
+        return;
     for (bool more = true; more && c->state != H1_CLOSING && c->state != H1_WORKING;) {
         switch (c->state) {
         case H1_DETECT:

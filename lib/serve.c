@@ -6,8 +6,12 @@
 
 struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_component *self,
                                     struct profd_server_options o, const struct server_tls *tls,
-                                    profd_rpc_handler fn, void *arg, const char *what)
+                                    const struct serve_limits *limits, profd_rpc_handler fn,
+                                    void *arg, const char *what)
 {
+    o.max_in_flight = limits->max_request_bytes_in_flight;
+    o.read_header_timeout = limits->read_header_timeout;
+    o.read_timeout = limits->read_timeout;
     o.tls_cert_file = tls->cert_file;
     o.tls_key_file = tls->key_file;
     o.tls_client_ca_file = tls->client_ca_file;
@@ -21,10 +25,11 @@ struct profd_server *serve_endpoint(const struct profd_host *host, struct profd_
     return s;
 }
 
-int serve_in_flight_validate(const struct profd_host *host, struct profd_diag *d,
-                             const uint64_t *in_flight, uint64_t max_body,
-                             const char *body_option)
+int serve_limits_validate(const struct profd_host *host, struct profd_diag *d,
+                          const struct serve_limits *l, uint64_t max_body,
+                          const char *body_option)
 {
+    const uint64_t *in_flight = &l->max_request_bytes_in_flight;
     if (*in_flight == 0 || *in_flight >= max_body)
         return PROFD_OK;
     host->diag(d, in_flight,
@@ -35,11 +40,11 @@ int serve_in_flight_validate(const struct profd_host *host, struct profd_diag *d
 }
 
 int serve_validate(const struct profd_host *host, struct profd_diag *d,
-                   const struct server_tls *tls, const uint64_t *in_flight, uint64_t max_body,
-                   const char *body_option)
+                   const struct server_tls *tls, const struct serve_limits *l,
+                   uint64_t max_body, const char *body_option)
 {
     int rc = server_tls_validate(host, d, tls);
-    if (serve_in_flight_validate(host, d, in_flight, max_body, body_option) != PROFD_OK)
+    if (serve_limits_validate(host, d, l, max_body, body_option) != PROFD_OK)
         rc = PROFD_ERR;
     return rc;
 }

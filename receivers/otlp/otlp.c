@@ -33,8 +33,7 @@ struct config {
         struct endpoint_config grpc, http;
     } protocols;
     uint64_t max_request_body_size;
-    uint64_t max_request_bytes_in_flight;
-    int64_t read_header_timeout;
+    struct serve_limits limits;
     struct server_auth auth;
 };
 
@@ -71,8 +70,7 @@ static const struct profd_option options[] = {
      "the servers to run", protocol_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
-    SERVE_MAX_BYTES_IN_FLIGHT_OPTION(offsetof(struct config, max_request_bytes_in_flight)),
-    SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
+    SERVE_LIMITS_OPTIONS(offsetof(struct config, limits)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
@@ -102,8 +100,8 @@ static int validate(const struct profd_host *host, struct profd_diag *d, const v
         host->diag(d, &cfg->max_request_body_size, "max_request_body_size must be above 0");
         rc = PROFD_ERR;
     }
-    if (serve_in_flight_validate(host, d, &cfg->max_request_bytes_in_flight,
-                                 cfg->max_request_body_size, "max_request_body_size") != PROFD_OK)
+    if (serve_limits_validate(host, d, &cfg->limits, cfg->max_request_body_size,
+                              "max_request_body_size") != PROFD_OK)
         rc = PROFD_ERR;
     if (!serving(cfg->protocols.grpc.endpoint) && !serving(cfg->protocols.http.endpoint)) {
         host->diag(d, &cfg->protocols, "both protocols are off: nothing would be received");
@@ -243,10 +241,8 @@ static struct profd_server *serve(struct otlp_receiver *r, const struct endpoint
                                   enum profd_rpc_protocol protocol)
 {
     struct profd_server_options o = {.endpoint = ep->endpoint, .protocol = protocol,
-                                     .max_body = r->cfg->max_request_body_size,
-                                     .max_in_flight = r->cfg->max_request_bytes_in_flight,
-                                     .read_header_timeout = r->cfg->read_header_timeout};
-    return serve_endpoint(r->host, r->self, o, &ep->tls, handle, r,
+                                     .max_body = r->cfg->max_request_body_size};
+    return serve_endpoint(r->host, r->self, o, &ep->tls, &r->cfg->limits, handle, r,
                           protocol == PROFD_RPC_GRPC ? "OTLP/gRPC" : "OTLP/HTTP");
 }
 

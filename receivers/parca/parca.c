@@ -36,8 +36,7 @@ struct config {
     char *endpoint;
     struct server_tls tls;
     uint64_t max_message_size;
-    uint64_t max_request_bytes_in_flight;
-    int64_t read_header_timeout;
+    struct serve_limits limits;
     struct server_auth auth;
 };
 
@@ -49,8 +48,7 @@ static const struct profd_option options[] = {
      server_tls_options},
     {"max_message_size", PROFD_OPT_SIZE, offsetof(struct config, max_message_size), "64MiB",
      "largest request accepted, counted after decompression (Parca's own limit)"},
-    SERVE_MAX_BYTES_IN_FLIGHT_OPTION(offsetof(struct config, max_request_bytes_in_flight)),
-    SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
+    SERVE_LIMITS_OPTIONS(offsetof(struct config, limits)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
@@ -63,8 +61,8 @@ static const struct config *cfg_of(const struct served_receiver *r)
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
-    return serve_validate(host, d, &cfg->tls, &cfg->max_request_bytes_in_flight,
-                          cfg->max_message_size, "max_message_size");
+    return serve_validate(host, d, &cfg->tls, &cfg->limits, cfg->max_message_size,
+                          "max_message_size");
 }
 
 /* Addresses that came normalized (relative to their object file) made
@@ -232,10 +230,8 @@ static int start(void *st)
     struct served_receiver *r = st;
     const struct config *cfg = cfg_of(r);
     struct profd_server_options o = {.endpoint = cfg->endpoint, .protocol = PROFD_RPC_HTTP,
-                                     .max_body = cfg->max_message_size,
-                                     .max_in_flight = cfg->max_request_bytes_in_flight,
-                                     .read_header_timeout = cfg->read_header_timeout};
-    r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, handle, r,
+                                     .max_body = cfg->max_message_size};
+    r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, &cfg->limits, handle, r,
                                "Parca WriteRaw (gRPC, and the gateway's JSON)");
     return r->server ? PROFD_OK : PROFD_ERR;
 }

@@ -57,8 +57,7 @@ struct config {
     char *endpoint;
     struct server_tls tls;
     uint64_t max_request_body_size;
-    uint64_t max_request_bytes_in_flight;
-    int64_t read_header_timeout;
+    struct serve_limits limits;
     struct server_auth auth;
 };
 
@@ -69,8 +68,7 @@ static const struct profd_option options[] = {
      server_tls_options},
     {"max_request_body_size", PROFD_OPT_SIZE, offsetof(struct config, max_request_body_size),
      "64MiB", "largest request accepted, counted after decompression"},
-    SERVE_MAX_BYTES_IN_FLIGHT_OPTION(offsetof(struct config, max_request_bytes_in_flight)),
-    SERVE_READ_HEADER_TIMEOUT_OPTION(offsetof(struct config, read_header_timeout)),
+    SERVE_LIMITS_OPTIONS(offsetof(struct config, limits)),
     SERVER_AUTH_OPTIONS(offsetof(struct config, auth)),
     {0},
 };
@@ -86,8 +84,8 @@ static const struct config *cfg_of(const struct served_receiver *r)
 static int validate(const struct profd_host *host, struct profd_diag *d, const void *cfgp)
 {
     const struct config *cfg = cfgp;
-    return serve_validate(host, d, &cfg->tls, &cfg->max_request_bytes_in_flight,
-                          cfg->max_request_body_size, "max_request_body_size");
+    return serve_validate(host, d, &cfg->tls, &cfg->limits, cfg->max_request_body_size,
+                          "max_request_body_size");
 }
 
 /* An error: a gRPC status, or an HTTP status with a Connect error body
@@ -566,10 +564,8 @@ static int start(void *st)
     const struct config *cfg = cfg_of(r);
     struct profd_server_options o = {.endpoint = cfg->endpoint, .protocol = PROFD_RPC_HTTP,
                                      .max_body = cfg->max_request_body_size,
-                                     .max_in_flight = cfg->max_request_bytes_in_flight,
-                                     .read_header_timeout = cfg->read_header_timeout,
                                      .costly = costly_request};
-    r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, handle, r,
+    r->server = serve_endpoint(r->host, r->self, o, &cfg->tls, &cfg->limits, handle, r,
                                "Pyroscope ingest and push.v1 (HTTP/1.1, HTTP/2, gRPC)");
     return r->server ? PROFD_OK : PROFD_ERR;
 }

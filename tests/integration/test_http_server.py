@@ -358,25 +358,53 @@ class HttpServerTest(ProfdTestCase):
         self.assertTrue(0 <= refused() - (logged + held) <= 2, (refused(), logged, held))
         self.assertEqual(p.stop(), 0)
 
+    def assert_trickle_answered_408(self, s, r, data, piece, pause):
+        """Sends data on s a piece of that many bytes every pause seconds
+        (each well within the idle timeout, the whole not) until the server
+        closes; its answer, read with r, is 408, within 5 s."""
+        started = time.monotonic()
+        for i in range(0, len(data), piece):
+            try:
+                s.sendall(data[i:i + piece])
+            except OSError:
+                break   # closed after the 408
+            time.sleep(pause)
+        self.assertEqual(r.next()[0], 408)
+        self.assertLess(time.monotonic() - started, 5)
+
     def test_a_head_trickled_past_read_header_timeout_is_answered_408(self):
         p, addr = self.start_receiver(", read_header_timeout: 300ms")
         idle, idle_r = self.connect(addr)
         s, r = self.connect(addr)
         head = b"POST /ingest?name=slow.cpu&format=folded HTTP/1.1\r\nHost: x\r\n"
-        started = time.monotonic()
-        for byte in head:   # each byte well within the idle timeout, the whole not
-            try:
-                s.sendall(bytes([byte]))
-            except OSError:
-                break   # closed after the 408
-            time.sleep(0.02)
-        self.assertEqual(r.next()[0], 408)
-        self.assertLess(time.monotonic() - started, 5)
+        self.assert_trickle_answered_408(s, r, head, 1, 0.02)
         p.wait_log(r"refused request from .*: request head not whole 0.3 s after it began")
         # A connection that waited between requests is not a slow head.
         time.sleep(0.4)
         idle.sendall(ingest(b"quick", b"a;b 1\n"))
         self.assertEqual(idle_r.next()[0], 200)
+        self.assertEqual(p.stop(), 0)
+
+    def test_a_request_trickled_past_read_timeout_is_answered_408(self):
+        p, addr = self.start_receiver(", read_timeout: 500ms", max_body="1MiB")
+        s, r = self.connect(addr)
+        body = b"a;b 1\n" * 100
+        s.sendall(ingest(b"slow", body)[:-len(body)])   # the head whole, then the body
+        self.assert_trickle_answered_408(s, r, body, 10, 0.05)
+        p.wait_log(r"refused .* request not whole 0.5 s after it began")
+        # Over HTTP/2 too, and a request that comes at once is served.
+        upload = self.path("upload")
+        with open(upload, "wb") as f:
+            f.write(body * 10)
+        url = "http://%s:%d/ingest?name=slow2.cpu&format=folded" % addr
+        slow = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "--limit-rate", "2K",
+                               "--data-binary", "@" + upload, "-o", "/dev/null", "-w",
+                               "%{http_code}", url], capture_output=True, text=True, timeout=60)
+        self.assertEqual(slow.stdout, "408", slow.stderr)
+        self.assertEqual(h2c_post(url.replace("slow2", "quick"), body)[0], 200)
+        s, r = self.connect(addr)
+        s.sendall(ingest(b"quick", body))
+        self.assertEqual(r.next()[0], 200)
         self.assertEqual(p.stop(), 0)
 
     @unittest.skipIf(grpc is None, "python3-grpcio is not installed")

@@ -29,7 +29,7 @@
 
 /* Raised when a struct modules share changes layout (2: profd_type_names.cut;
  * 3: profd_server_options.costly; 4: profd_host.sd_parse; 5:
- * profd_server_options.read_header_timeout and max_in_flight). */
+ * profd_server_options.read_header_timeout, read_timeout, max_in_flight). */
 #define PROFD_ABI_VERSION 5
 #define PROFD_PLUGIN_ENTRY profd_plugin_entry
 #define PROFD_PLUGIN_ENTRY_NAME "profd_plugin_entry"
@@ -149,6 +149,10 @@ struct profd_server_options {
     /* ns an HTTP/1.1 request's head may take to come in once it began
      * (then 408, and the connection closed); 0: no limit. */
     int64_t read_header_timeout;
+    /* ns a whole request, head and body, may take to come in once it
+     * began, checked as its bytes come (then 408 / DEADLINE_EXCEEDED); 0:
+     * no limit. */
+    int64_t read_timeout;
     /* The most bytes of request bodies held at once, on all of the
      * server's loops (see core/body_budget.h): a request past it is
      * refused with 503 / UNAVAILABLE. 0: no limit. */

@@ -56,6 +56,7 @@ struct h2_conn {
     char peer[64];
     struct h2_stream *streams; /* open, and closed ones still on a worker */
     unsigned working;          /* its streams' requests on workers */
+    struct event *overdue_timer; /* with read_timeout: at the next request's limit */
     bool gone;                 /* closed meanwhile: freed when the last worker is done */
 };
 
@@ -92,11 +93,15 @@ static void stream_free(struct profd_server *s, struct h2_stream *st)
  * its I/O (the last worker done frees it). */
 static void conn_free(struct h2_conn *c)
 {
+    if (c->overdue_timer)
+        event_del(c->overdue_timer);
     if (c->working) {
         c->gone = true;
         bufferevent_disable(c->bev, EV_READ | EV_WRITE);
         return;
     }
+    if (c->overdue_timer)
+        event_free(c->overdue_timer);
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
@@ -558,6 +563,44 @@ static void refuse_overdue(struct h2_conn *c)
             refuse_body(c, st, 408, GRPC_DEADLINE_EXCEEDED, why);
 }
 
+static void overdue_timer_ended(evutil_socket_t fd, short what, void *arg);
+
+/* With read_timeout: has c's timer end just past the limit of the
+ * earliest of its requests still coming in, so that one whose client went
+ * silent is refused then, not when the connection idles out. */
+static void watch_overdue(struct h2_conn *c)
+{
+    int64_t limit = c->s->o.read_timeout;
+    if (!limit)
+        return;
+    uint64_t first = UINT64_MAX;
+    for (struct h2_stream *st = c->streams; st; st = st->next)
+        if (!st->answered && !st->working && st->started < first)
+            first = st->started;
+    if (first == UINT64_MAX) {
+        if (c->overdue_timer)
+            event_del(c->overdue_timer);
+        return;
+    }
+    if (!c->overdue_timer)
+        c->overdue_timer = evtimer_new(c->s->base, overdue_timer_ended, c);
+    int64_t wait = (int64_t)(first - (uint64_t)monotonic_ns()) + limit + 1000000;
+    if (wait < 1000000)
+        wait = 1000000;   /* a millisecond past */
+    const struct timeval tv = {wait / 1000000000, wait % 1000000000 / 1000};
+    evtimer_add(c->overdue_timer, &tv);
+}
+
+static void overdue_timer_ended(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct h2_conn *c = arg;
+    refuse_overdue(c);
+    watch_overdue(c);
+    flush(c);
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
     struct h2_conn *c = arg;
@@ -571,6 +614,7 @@ static void on_read(struct bufferevent *bev, void *arg)
     }
     evbuffer_drain(in, (size_t)n);
     refuse_overdue(c);
+    watch_overdue(c);
     flush(c);
 }
 

@@ -71,6 +71,7 @@ struct h1_conn {
     size_t counted;            /* of the body, against the server's bytes in flight */
     int64_t head_since;        /* when a head seen waiting for its rest began; 0: none */
     int64_t request_since;     /* with read_timeout: when the request under way was seen */
+    int64_t watched_deadline;  /* what the read timeout is set to end at; 0: the idle one */
     bool gone;                 /* closed while its request was on a worker */
     /* Responses waiting for the round's end; on the server's list while
      * there are any. */
@@ -188,16 +189,27 @@ static const char *reason(int status)
     }
 }
 
+static const struct timeval idle_timeout = {IDLE_SECONDS, 0};
+
+/* Sets how long c waits for its next bytes (its idle timeout, or less). */
+static void read_timeout_set(struct h1_conn *c, const struct timeval *tv)
+{
+    if (c->reader)
+        event_add(c->reader, tv);
+    else
+        bufferevent_set_timeouts(c->bev, tv, &idle_timeout);
+}
+
 /* Turns reading requests on (the idle timeout with it) or off. */
 static void reading(struct h1_conn *c, bool on)
 {
-    static const struct timeval idle = {IDLE_SECONDS, 0};
+    c->watched_deadline = 0;
     if (!c->reader)
         (on ? bufferevent_enable : bufferevent_disable)(c->bev, EV_READ);
-    else if (on)
-        event_add(c->reader, &idle);
-    else
+    if (c->reader && !on)
         event_del(c->reader);
+    else if (on)
+        read_timeout_set(c, &idle_timeout);
 }
 
 /* A response head being written: text appended at end, cut at its size. */
@@ -443,6 +455,35 @@ static bool request_overdue(struct h1_conn *c, const struct evbuffer *in)
            past_limit(c, limit, &c->request_since, "request");
 }
 
+/* When the head or the request c is reading must be whole by, the earlier
+ * of the two; 0 when neither has a limit under way. */
+static int64_t read_deadline(const struct h1_conn *c)
+{
+    const struct profd_server_options *o = &c->s->o;
+    int64_t head = c->head_since && o->read_header_timeout ? c->head_since + o->read_header_timeout
+                                                           : 0;
+    int64_t whole = c->request_since && o->read_timeout ? c->request_since + o->read_timeout : 0;
+    return !head || (whole && whole < head) ? whole : head;
+}
+
+/* Has c's read timeout end just past its read deadline when it has one,
+ * so that a client gone silent mid-request is answered 408 then, not when
+ * it idles out; else (again) the idle timeout. */
+static void watch_read_deadline(struct h1_conn *c)
+{
+    int64_t deadline = read_deadline(c);
+    if (deadline == c->watched_deadline)
+        return;
+    c->watched_deadline = deadline;
+    int64_t wait = deadline - monotonic_ns() + 1000000;   /* a millisecond past */
+    if (!deadline || wait >= (int64_t)IDLE_SECONDS * 1000000000)
+        return read_timeout_set(c, &idle_timeout);
+    if (wait < 1000000)
+        wait = 1000000;
+    const struct timeval tv = {wait / 1000000000, wait % 1000000000 / 1000};
+    read_timeout_set(c, &tv);
+}
+
 /* Reads the head when it is all here; false to wait for more. */
 static bool read_head(struct h1_conn *c, struct evbuffer *in)
 {
@@ -620,6 +661,9 @@ static void on_read(struct bufferevent *bev, void *arg)
             break;
         }
     }
+    /* A request begun in this read (its first, say) is timed from it too. */
+    if (c->state != H1_CLOSING && c->state != H1_WORKING && !request_overdue(c, in))
+        watch_read_deadline(c);
 }
 
 /* Once the last response is out: in plaintext the sending side is shut
@@ -655,12 +699,31 @@ static void ended(struct h1_conn *c)
     bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 }
 
+/* c's read timeout ended: a head or request past its limit is answered
+ * 408, one not yet (the timer's clock runs a little ahead) watched again;
+ * with neither, c idled out and ends. */
+static void read_timed_out(struct h1_conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    if (!c->watched_deadline)
+        return ended(c);
+    if (head_overdue(c, in) || request_overdue(c, in))
+        return;
+    c->watched_deadline = 0;
+    if (!c->reader)   /* a bufferevent's timeout stops its reading */
+        bufferevent_enable(c->bev, EV_READ);
+    watch_read_deadline(c);
+}
+
 static void on_event(struct bufferevent *bev, short events, void *arg)
 {
     (void)bev;
     struct h1_conn *c = arg;
     if (events & BEV_EVENT_CONNECTED)   /* TLS handshake done: ALPN is known */
         return on_read(c->bev, c);
+    if ((events & BEV_EVENT_TIMEOUT) && (events & BEV_EVENT_READING) &&
+        !(events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+        return read_timed_out(c);
     if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
         ended(c);
 }
@@ -718,7 +781,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     struct h1_conn *c = arg;
     if (what & EV_TIMEOUT)
-        return ended(c);
+        return read_timed_out(c);
     struct profd_server *s = c->s;
     struct evbuffer *in = bufferevent_get_input(c->bev);
     bool empty = evbuffer_get_length(in) == 0;

@@ -36,8 +36,8 @@ struct serve_limits {
      "connection closed); 0 for no limit"},                                                     \
     {"read_timeout", PROFD_OPT_DURATION, (at) + offsetof(struct serve_limits, read_timeout),    \
      "0s", "how long a whole request, head and body, may take to come in once begun (then "    \
-     "408, or gRPC DEADLINE_EXCEEDED); checked as its bytes come, a connection that sends "     \
-     "nothing ending after 120 s; 0 for no limit"}
+     "408, or gRPC DEADLINE_EXCEEDED), whether its client keeps sending or went silent; 0 for " \
+     "no limit"}
 
 /* Checks that l's max_request_bytes_in_flight has room for the largest
  * request the receiver takes, max_body bytes (its option body_option): a

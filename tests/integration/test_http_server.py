@@ -407,6 +407,56 @@ class HttpServerTest(ProfdTestCase):
         self.assertEqual(r.next()[0], 200)
         self.assertEqual(p.stop(), 0)
 
+    def assert_answered_408_in_time(self, r, started, limit):
+        """The answer r reads is 408, at limit seconds after started or a
+        little later: far sooner than the idle timeout (120 s)."""
+        self.assertEqual(r.next()[0], 408)
+        self.assertGreaterEqual(time.monotonic() - started, limit)
+        self.assertLess(time.monotonic() - started, limit + 4)
+
+    def test_a_client_gone_silent_mid_request_is_answered_408_at_its_limit(self):
+        p, addr = self.start_receiver(", read_header_timeout: 400ms, read_timeout: 700ms",
+                                      max_body="1MiB")
+        body = b"a;b 1\n" * 100
+        # HTTP/1.1: half a head, then nothing.
+        s, r = self.connect(addr)
+        started = time.monotonic()
+        s.sendall(ingest(b"silent", body)[:20])
+        self.assert_answered_408_in_time(r, started, 0.4)
+        p.wait_log(r"refused request from .*: request head not whole 0.4 s after it began")
+        # The head whole and half the body, then nothing.
+        s, r = self.connect(addr)
+        started = time.monotonic()
+        s.sendall(ingest(b"silent", body)[:-len(body) // 2])
+        self.assert_answered_408_in_time(r, started, 0.7)
+        # HTTP/2: a stream's headers and part of its body, then nothing
+        # (curl uploading what its standard input gives, kept open: curl
+        # reads the answer only once its input ends, so the refusal is
+        # timed by the server's log).
+        url = "http://%s:%d/ingest?name=silent2.cpu&format=folded" % addr
+        started = time.monotonic()
+        curl = subprocess.Popen(["curl", "-sS", "--http2-prior-knowledge", "-X", "POST", "-T", "-",
+                                 "-o", "/dev/null", "-w", "%{http_code}", url],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(curl.kill)
+        curl.stdin.write(body.decode())
+        curl.stdin.flush()
+        p.wait_log(r"refused /ingest\?name=silent2\.cpu.*: request not whole 0.7 s after it began")
+        self.assertGreaterEqual(time.monotonic() - started, 0.7)
+        self.assertLess(time.monotonic() - started, 0.7 + 4)
+        curl.stdin.close()
+        self.assertEqual(curl.stdout.read(), "408")
+        curl.wait(timeout=20)
+        # A connection between requests is not a request under way, nor is
+        # one whose request came whole.
+        idle, idle_r = self.connect(addr)
+        idle.sendall(ingest(b"quick", body))
+        self.assertEqual(idle_r.next()[0], 200)
+        time.sleep(1)
+        idle.sendall(ingest(b"quick", body))
+        self.assertEqual(idle_r.next()[0], 200)
+        self.assertEqual(p.stop(), 0)
+
     @unittest.skipIf(grpc is None, "python3-grpcio is not installed")
     def test_bodies_past_max_request_bytes_in_flight_are_refused_until_room_comes_back(self):
         """Large bodies held at once, over HTTP/1.1 and HTTP/2, stay under the

@@ -80,6 +80,12 @@ static void adopt_handed(void *arg)
     free(h);
 }
 
+/* The server s is a part of (serving on another loop), or s itself. */
+static struct profd_server *root_of(struct profd_server *s)
+{
+    return s->root ? s->root : s;
+}
+
 /* Loop i of s's: 0 the server's own, then its parts'. */
 static struct profd_server *loop_server(struct profd_server *s, unsigned i)
 {
@@ -131,39 +137,38 @@ void profd_server_connection_ended(struct profd_server *s)
 #define CONNECTIONS_GAUGE "profd_server_connections"
 #define BODIES_GAUGE "profd_server_request_bytes_in_flight"
 
-/* The gauge's labels for loop i of s's. */
-static void gauge_labels(const struct profd_server *s, unsigned i, char *out, size_t outlen)
+/* The labels of s's gauges: its address, and its loop i's number when
+ * i >= 0. */
+static void gauge_labels(const struct profd_server *s, int i, char *out, size_t outlen)
 {
-    snprintf(out, outlen, "address=\"%s\",loop=\"%u\"", s->address, i);
+    if (i < 0)
+        snprintf(out, outlen, "address=\"%s\"", s->address);
+    else
+        snprintf(out, outlen, "address=\"%s\",loop=\"%d\"", s->address, i);
 }
 
-/* Each loop's count of open connections, and the bytes of bodies the
- * server holds, on /metrics, read when it is rendered, until stop_gauges. */
-static void start_gauges(struct profd_server *s)
+/* Puts on /metrics (watch), or takes off, each loop's count of open
+ * connections and the bytes of bodies the server holds, read when the
+ * page is rendered: taken off before the counts they read are gone (none,
+ * for a server that did not start: taking them off is then a no-op). */
+static void gauges(struct profd_server *s, bool watch)
 {
     char labels[160];
-    snprintf(labels, sizeof(labels), "address=\"%s\"", s->address);
-    profd_metrics_gauge_watch(BODIES_GAUGE, "bytes of request bodies a server holds, those "
-                              "counted against its max_request_bytes_in_flight", s->self->id,
-                              labels, &s->bodies.held);
+    gauge_labels(s, -1, labels, sizeof(labels));
+    if (watch)
+        profd_metrics_gauge_watch(BODIES_GAUGE, "bytes of request bodies a server holds, those "
+                                  "counted against its max_request_bytes_in_flight", s->self->id,
+                                  labels, &s->bodies.held);
+    else
+        profd_metrics_gauge_del(BODIES_GAUGE, s->self->id, labels);
     for (unsigned i = 0; i <= s->nparts; i++) {
-        gauge_labels(s, i, labels, sizeof(labels));
-        profd_metrics_gauge_watch(CONNECTIONS_GAUGE, "connections open on each of a server's "
-                                  "event loops", s->self->id, labels,
-                                  &loop_server(s, i)->connections);
-    }
-}
-
-/* The gauges gone, before the counts they read are (none, for a server
- * that did not start: removing them is then a no-op). */
-static void stop_gauges(struct profd_server *s)
-{
-    char labels[160];
-    snprintf(labels, sizeof(labels), "address=\"%s\"", s->address);
-    profd_metrics_gauge_del(BODIES_GAUGE, s->self->id, labels);
-    for (unsigned i = 0; i <= s->nparts; i++) {
-        gauge_labels(s, i, labels, sizeof(labels));
-        profd_metrics_gauge_del(CONNECTIONS_GAUGE, s->self->id, labels);
+        gauge_labels(s, (int)i, labels, sizeof(labels));
+        if (watch)
+            profd_metrics_gauge_watch(CONNECTIONS_GAUGE, "connections open on each of a "
+                                      "server's event loops", s->self->id, labels,
+                                      &loop_server(s, i)->connections);
+        else
+            profd_metrics_gauge_del(CONNECTIONS_GAUGE, s->self->id, labels);
     }
 }
 
@@ -266,7 +271,7 @@ struct profd_server *profd_server_start(struct profd_component *self,
     profd_server_note_address(s, evconnlistener_get_fd(s->listener));
     s->accept_guard = profd_accept_guard_new(s->listener, s->base, self->id, s->address);
     parts_start(s);
-    start_gauges(s);
+    gauges(s, true);
     s->next_of_self = self->servers;
     self->servers = s;
     return s;
@@ -287,7 +292,7 @@ void profd_server_stop(struct profd_server *s)
     profd_accept_guard_free(s->accept_guard);
     if (s->listener)
         evconnlistener_free(s->listener);
-    stop_gauges(s);
+    gauges(s, false);
     /* Each part after the connections handed to it, and while the workers
      * its requests may be on still run. */
     for (unsigned i = 0; i < s->nparts; i++)
@@ -380,7 +385,7 @@ void profd_server_body_reserve(uint8_t **body, size_t *cap, uint64_t announced)
 bool profd_server_count_body(struct profd_server *s, size_t *counted, size_t len, char *why,
                              size_t whylen)
 {
-    struct profd_body_budget *bodies = &(s->root ? s->root : s)->bodies;
+    struct profd_body_budget *bodies = &root_of(s)->bodies;
     if (profd_body_budget_count(bodies, counted, len))
         return true;
     snprintf(why, whylen, "a body of %zu bytes has no room under max_request_bytes_in_flight "
@@ -391,7 +396,7 @@ bool profd_server_count_body(struct profd_server *s, size_t *counted, size_t len
 
 void profd_server_release_body(struct profd_server *s, size_t *counted)
 {
-    profd_body_budget_release(&(s->root ? s->root : s)->bodies, counted);
+    profd_body_budget_release(&root_of(s)->bodies, counted);
 }
 
 bool profd_server_to_worker(struct profd_server *s, size_t len, const char *path,
@@ -445,8 +450,8 @@ void profd_server_refused(struct profd_server *s, const char *peer, const char *
                           const char *why)
 {
     atomic_fetch_add(&s->self->metrics->counters[PROFD_C_REFUSED_RECORDS], 1);
-    struct profd_server *server = s->root ? s->root : s;   /* one log limit for its parts too */
-    profd_log_limited(&server->refusals_log, PROFD_LOG_WARN, s->self->id, "refused",
+    /* one log limit for the server's parts too */
+    profd_log_limited(&root_of(s)->refusals_log, PROFD_LOG_WARN, s->self->id, "refused",
                       "refused %s from %s: %s", path ? path : "request", peer, why);
 }
 

@@ -11,9 +11,14 @@
 
 #include "../../lib/grow.h"
 
+/* What is watched in a directory: files written or moved in, and the
+ * directory itself moving away (deleted, its watch ends by itself). */
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVE_SELF)
+
 /* One pattern watched. */
 struct watched {
-    int wd;          /* the watch of its directory (shared by patterns of one) */
+    int wd;          /* the watch of its directory (shared by patterns of one); -1: missing */
+    char *dir;
     char *pattern;
     char *prefix;    /* the pattern up to its last '/', kept: what a glob puts before a name */
 };
@@ -50,14 +55,46 @@ int file_events_watch(struct file_events *fe, const char *pattern)
     size_t prefix_len = slash ? (size_t)(slash - pattern + 1) : 0;
     char *dir = slash == pattern ? must_strdup("/")
                 : slash ? must_asprintf("%.*s", (int)(slash - pattern), pattern) : must_strdup(".");
-    int wd = inotify_add_watch(fe->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO);
-    free(dir);
-    if (wd < 0)
+    int wd = inotify_add_watch(fe->fd, dir, WATCH_MASK);
+    if (wd < 0 && errno != ENOENT) {
+        free(dir);
         return -1;
+    }
     fe->watched = grow_array(fe->watched, &fe->watched_cap, fe->nwatched + 1, sizeof(*fe->watched));
-    fe->watched[fe->nwatched++] = (struct watched){wd, must_strdup(pattern),
-                                                   must_asprintf("%.*s", (int)prefix_len, pattern)};
-    return 0;
+    fe->watched[fe->nwatched++] = (struct watched){
+        wd, dir, must_strdup(pattern), must_asprintf("%.*s", (int)prefix_len, pattern)};
+    if (wd < 0)
+        errno = ENOENT;
+    return wd < 0 ? -1 : 0;
+}
+
+bool file_events_rewatch(struct file_events *fe)
+{
+    bool any = false;
+    for (size_t i = 0; i < fe->nwatched; i++) {
+        if (fe->watched[i].wd >= 0)
+            continue;
+        const char *dir = fe->watched[i].dir;
+        int wd = inotify_add_watch(fe->fd, dir, WATCH_MASK);
+        if (wd < 0)
+            continue;
+        for (size_t k = i; k < fe->nwatched; k++)   /* the patterns of one directory share it */
+            if (fe->watched[k].wd < 0 && strcmp(fe->watched[k].dir, dir) == 0)
+                fe->watched[k].wd = wd;
+        any = true;
+    }
+    return any;
+}
+
+/* The directory of watch wd is gone (deleted, or moved away: its watch
+ * is taken off then): its patterns wait for it to come back. */
+static void unwatch(struct file_events *fe, int wd, bool moved)
+{
+    if (moved)
+        inotify_rm_watch(fe->fd, wd);
+    for (size_t i = 0; i < fe->nwatched; i++)
+        if (fe->watched[i].wd == wd)
+            fe->watched[i].wd = -1;
 }
 
 size_t file_events_watched(const struct file_events *fe)
@@ -108,6 +145,8 @@ bool file_events_read(struct file_events *fe)
             const struct inotify_event *ev = (const struct inotify_event *)p;
             if (ev->mask & IN_Q_OVERFLOW)
                 fe->lost = true;
+            else if (ev->mask & (IN_IGNORED | IN_MOVE_SELF))
+                unwatch(fe, ev->wd, ev->mask & IN_MOVE_SELF);
             else if (ev->len && !(ev->mask & IN_ISDIR))
                 note_name(fe, ev->wd, ev->name);
             p += sizeof(*ev) + ev->len;
@@ -144,6 +183,7 @@ void file_events_free(struct file_events *fe)
         return;
     close(fe->fd);
     for (size_t i = 0; i < fe->nwatched; i++) {
+        free(fe->watched[i].dir);
         free(fe->watched[i].pattern);
         free(fe->watched[i].prefix);
     }

@@ -31,10 +31,16 @@ struct file_events *file_events_new(void);
 int file_events_fd(const struct file_events *fe);
 /* Watches the directory of the glob pattern (its part before the last
  * '/', "." when none; it must hold no wildcard) for files matching it.
- * 0, or -1 with errno (ENOENT: the directory does not exist). */
+ * 0, or -1 with errno: ENOENT when the directory does not exist, and the
+ * pattern then waits for it (see file_events_rewatch). */
 int file_events_watch(struct file_events *fe, const char *pattern);
-/* How many patterns are watched. */
+/* How many patterns are watched, or wait for their directory. */
 size_t file_events_watched(const struct file_events *fe);
+/* Watches the directories that patterns wait for, those missing at first
+ * and those deleted or moved away since, where they exist now. Returns
+ * whether one came to be watched: files made in it before are found only
+ * by a listing. Called on the thread that reads the events. */
+bool file_events_rewatch(struct file_events *fe);
 /* Reads the events waiting and notes the paths of matching files, in the
  * order they came. Returns whether anything was noted (a path, or events
  * lost). */

@@ -87,7 +87,7 @@ struct state {
     struct profd_component *self;
     const struct config *cfg;
     pcre2_code *pattern;
-    struct event *scan_ev, *poll_ev, *inotify_ev;
+    struct event *scan_ev, *poll_ev, *inotify_ev, *rewatch_ev;
     struct file_events *events;   /* NULL: no directory watched */
     struct aside_scan scan;    /* on the receiver's own thread */
     /* A scan lists every file when set (at start, at a poll, after one
@@ -112,6 +112,9 @@ struct state {
  * times the CPU it took (besides ingesting), so that listing many files
  * left in place takes at most a twentieth of a CPU. */
 #define LISTING_CPU_SHARE 20
+
+/* How often directories the patterns name that are missing are looked for. */
+#define REWATCH_SECONDS 1
 
 struct ingest {
     struct state *s;
@@ -557,16 +560,33 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
         aside_scan_request(&s->scan);
 }
 
+/* Every REWATCH_SECONDS: the directories patterns name that were missing
+ * (at start, or deleted or moved away since) are watched once they exist,
+ * and a listing finds what came in them before. */
+static void on_rewatch(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct state *s = arg;
+    if (!file_events_rewatch(s->events))
+        return;
+    s->host->log(s->self, PROFD_LOG_INFO, "a directory the patterns name is there (again): "
+                 "watched, and its files listed");
+    atomic_store(&s->list_all, true);
+    aside_scan_request(&s->scan);
+}
+
 /* Says that dir, which a pattern names, is missing: its files are read
- * once it is made, found by the next poll, or never without polling. */
+ * once it is made, with inotify or by the next poll, or never without
+ * either. */
 static void say_missing(const struct state *s, const char *dir)
 {
-    if (s->cfg->poll_interval > 0)
+    if (s->events || s->cfg->poll_interval > 0)
         s->host->log(s->self, PROFD_LOG_INFO, "%s does not exist yet: its files are read once "
                      "it does", dir);
     else
-        s->host->log(s->self, PROFD_LOG_WARN, "%s does not exist, and with poll_interval 0 "
-                     "nothing will be read from it", dir);
+        s->host->log(s->self, PROFD_LOG_WARN, "%s does not exist, and without inotify and "
+                     "with poll_interval 0 nothing will be read from it", dir);
 }
 
 /* Watches the directory dir of pattern, or says why it cannot be: missing
@@ -621,6 +641,9 @@ static void watch_directories(struct state *s)
     s->inotify_ev = event_new(s->host->event_base(s->self), file_events_fd(s->events),
                               EV_READ | EV_PERSIST, on_inotify, s);
     event_add(s->inotify_ev, NULL);
+    const struct timeval every = {REWATCH_SECONDS, 0};
+    s->rewatch_ev = event_new(s->host->event_base(s->self), -1, EV_PERSIST, on_rewatch, s);
+    event_add(s->rewatch_ev, &every);
 }
 
 /* Says at start-up which files the receiver reads (validate made sure
@@ -658,8 +681,8 @@ static int start(void *st)
 static int shutdown_(void *st)
 {
     struct state *s = st;
-    struct event **evs[3] = {&s->scan_ev, &s->poll_ev, &s->inotify_ev};
-    for (int i = 0; i < 3; i++) {
+    struct event **evs[4] = {&s->scan_ev, &s->poll_ev, &s->inotify_ev, &s->rewatch_ev};
+    for (int i = 0; i < 4; i++) {
         if (*evs[i])
             event_free(*evs[i]);
         *evs[i] = NULL;

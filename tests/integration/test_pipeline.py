@@ -335,6 +335,26 @@ class PipelineTest(ProfdTestCase):
                                           component="pprof_file"))
         self.assertEqual(p.stop(), 0)
 
+    def test_a_spool_made_after_start_or_made_anew_is_watched(self):
+        """A directory the patterns name that is missing at start, or
+        removed and made again, is watched once it is there: its files are
+        read without waiting for a poll (here an hour away)."""
+        cfg = config([("pprof_file", 'path_template: "{unix_nanos}.pb.gz"')]).replace(
+            "include: [./spool/*.pb.gz, ./spool/*.pb]",
+            "include: [./spool/*.pb.gz]\n    poll_interval: 1h")
+        p = self.start(cfg)
+        p.wait_log(r"spool does not exist yet")
+        self.spool("first.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
+        p.wait_log(r"ingested .*first\.pb\.gz")
+        shutil.rmtree(self.path("spool"))
+        self.spool("second.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
+        p.wait_log(r"ingested .*second\.pb\.gz")
+        self.spool("third.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))   # by its event
+        p.wait_log(r"ingested .*third\.pb\.gz")
+        p.wait_log(r"pprof_file: wrote ", count=3)
+        self.assertEqual(p.log_text().count("is there (again): watched"), 2)
+        self.assertEqual(p.stop(), 0)
+
     def test_retention_removes_what_ages_out_while_nothing_is_written(self):
         """Checks run on their own timer, not on the exporter's writes."""
         p = self.start(config([("pprof_file", "directory: ./profiles, "

@@ -83,14 +83,56 @@ TEST(a_pattern_without_a_directory_gives_bare_names)
     remove_tree(dir);
 }
 
-TEST(a_missing_directory_is_not_watched)
+/* Writes name in dir and checks that fe notes it, alone. */
+static void check_noted_alone(struct file_events *fe, const char *dir, const char *name)
 {
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    write_file(path);
+    CHECK(file_events_read(fe));
+    struct path_list got;
+    CHECK(!file_events_take(fe, &got));
+    CHECK_INT(got.n, 1);
+    CHECK_STR(got.paths[0], path);
+    path_list_free(&got);
+}
+
+TEST(a_missing_directory_is_watched_once_it_is_made_and_again_once_made_anew)
+{
+    char base[] = "/tmp/profd-events-XXXXXX", dir[600], pattern[700], away[700];
+    CHECK(mkdtemp(base) != NULL);
+    snprintf(dir, sizeof(dir), "%s/spool", base);
+    snprintf(pattern, sizeof(pattern), "%s/*.pb", dir);
     struct file_events *fe = file_events_new();
     errno = 0;
-    CHECK_INT(file_events_watch(fe, "/nonexistent-profd-dir/*.pb"), -1);
+    CHECK_INT(file_events_watch(fe, pattern), -1);
     CHECK_INT(errno, ENOENT);
-    CHECK_INT(file_events_watched(fe), 0);
+    CHECK_INT(file_events_watched(fe), 1);   /* waiting for it */
+    CHECK(!file_events_rewatch(fe));
+    CHECK_INT(mkdir(dir, 0755), 0);
+    CHECK(file_events_rewatch(fe));
+    CHECK(!file_events_rewatch(fe));          /* watched already */
+    check_noted_alone(fe, dir, "first.pb");
+
+    remove_tree(dir);                         /* deleted: its watch ends */
+    file_events_read(fe);
+    CHECK(!file_events_rewatch(fe));
+    CHECK_INT(mkdir(dir, 0755), 0);
+    CHECK(file_events_rewatch(fe));
+    check_noted_alone(fe, dir, "second.pb");
+
+    snprintf(away, sizeof(away), "%s/elsewhere", base);
+    CHECK_INT(rename(dir, away), 0);          /* moved away: no longer what the pattern names */
+    file_events_read(fe);
+    char path[800];
+    snprintf(path, sizeof(path), "%s/moved.pb", away);
+    write_file(path);
+    CHECK(!file_events_read(fe));
+    CHECK_INT(mkdir(dir, 0755), 0);
+    CHECK(file_events_rewatch(fe));
+    check_noted_alone(fe, dir, "third.pb");
     file_events_free(fe);
+    remove_tree(base);
 }
 
 TEST(events_lost_say_so)

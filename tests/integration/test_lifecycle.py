@@ -155,24 +155,27 @@ class LifecycleTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
 
     def test_a_spool_made_after_start_is_said_missing_and_then_read(self):
-        p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz, ./later/*.pb], "
-                                      "poll_interval: 0s") % "./out")
-        p.wait_log(r"warn  pprof_file: \./later does not exist, and with poll_interval 0 "
-                   r"nothing will be read from it")
-        self.assertEqual(p.stop(), 0)
-        p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz, ./later/*.pb], "
-                                      "poll_interval: 50ms") % "./out")
-        p.wait_log(r"info  pprof_file: \./later does not exist yet: its files are read once it "
-                   r"does")
-        self.spool("x.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"), spool_dir="later")
-        p.wait_log(r"wrote \./out/")
-        self.assertEqual(p.stop(), 0)
-        said = [l for l in p.log_text().splitlines() if "does not exist" in l]
-        self.assertEqual(len(said), 1, said)   # once for the directory of both patterns
+        # With inotify, even without polling: the directory is watched once made.
+        for poll in ("0s", "50ms"):
+            shutil.rmtree(self.path("later"), ignore_errors=True)
+            p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz, ./later/*.pb], "
+                                          "poll_interval: " + poll) % "./out")
+            p.wait_log(r"info  pprof_file: \./later does not exist yet: its files are read once "
+                       r"it does")
+            self.spool("x.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"), spool_dir="later")
+            p.wait_log(r"wrote \./out/")
+            self.assertEqual(p.stop(), 0)
+            said = [l for l in p.log_text().splitlines() if "does not exist" in l]
+            self.assertEqual(len(said), 1, said)   # once for the directory of both patterns
 
     @unittest.skipUnless(subprocess.run(NO_INOTIFY + ["true"]).returncode == 0,
                          "no user namespace to run profd without inotify in")
     def test_without_inotify_files_are_polled_for_and_missing_directories_said(self):
+        p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz], "
+                                      "poll_interval: 0s") % "./out", wrapper=NO_INOTIFY)
+        p.wait_log(r"warn  pprof_file: \./later does not exist, and without inotify and with "
+                   r"poll_interval 0 nothing will be read from it$")
+        self.assertEqual(p.stop(), 0)
         p = self.start(CONFIG.replace("./spool/*.pb.gz]", "./later/*.pb.gz], "
                                       "poll_interval: 50ms") % "./out", wrapper=NO_INOTIFY)
         p.wait_log(r"info  pprof_file: inotify: Too many open files: new files are found by "

@@ -346,6 +346,7 @@ class PipelineTest(ProfdTestCase):
         p.wait_log(r"spool does not exist yet")
         self.spool("first.pb.gz", src=os.path.join(GO_CORPUS, "cpu.pb.gz"))
         p.wait_log(r"ingested .*first\.pb\.gz")
+        p.wait_log(r"is there \(again\): watched")   # not just read by the listing at start
         shutil.rmtree(self.path("spool"))
         self.spool("second.pb.gz", src=os.path.join(GO_CORPUS, "heap.pb.gz"))
         p.wait_log(r"ingested .*second\.pb\.gz")

@@ -55,8 +55,8 @@ static void curl_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-struct rpc_client *rpc_client_new(const struct profd_host *host,
-                                  const struct rpc_client_options *o, char *err, size_t errlen)
+struct rpc_client *rpc_client_new(const struct profd_host *host, struct profd_component *self,
+                                  const struct rpc_client_options *o)
 {
     pthread_once(&curl_once, curl_init);
     struct rpc_client *c = must_malloc(sizeof(*c));
@@ -65,7 +65,7 @@ struct rpc_client *rpc_client_new(const struct profd_host *host,
     pthread_mutex_init(&c->mu, NULL);
     c->curl = curl_easy_init();
     if (!c->curl) {
-        snprintf(err, errlen, "libcurl: cannot create a handle");
+        host->log(self, PROFD_LOG_ERROR, "libcurl: cannot create a handle");
         rpc_client_free(c);
         return NULL;
     }

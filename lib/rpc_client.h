@@ -43,19 +43,19 @@ struct rpc_result {
 
 struct rpc_client;
 
-/* A client for o's endpoint; host supplies compression. NULL with err set
- * when libcurl cannot be set up. */
-struct rpc_client *rpc_client_new(const struct profd_host *host,
-                                  const struct rpc_client_options *o, char *err, size_t errlen);
+/* A client for o's endpoint; host supplies compression. NULL, logged as
+ * self's error, when libcurl cannot be set up. */
+struct rpc_client *rpc_client_new(const struct profd_host *host, struct profd_component *self,
+                                  const struct rpc_client_options *o);
 
 /*
  * Sends body to the URL with path (NULL: none) appended: for gRPC one
  * message to a method such as "/pkg.Service/Method"; for HTTP a POST, path
  * giving what the URL lacks (a path or "?query"). header, unless NULL or
- * "", is one more "Name: value" line for this call alone. Returns PROFD_OK, PROFD_ERETRY for what OTLP
- * says to retry (gRPC UNAVAILABLE and kin, RESOURCE_EXHAUSTED with a
- * RetryInfo, HTTP 429/502/503/504 and with retry_408_5xx 408 and every 5xx,
- * no connection), or PROFD_ERR; res says
+ * "", is one more "Name: value" line for this call alone. Returns
+ * PROFD_OK, PROFD_ERETRY for what OTLP says to retry (gRPC UNAVAILABLE and
+ * kin, RESOURCE_EXHAUSTED with a RetryInfo, HTTP 429/502/503/504 and with
+ * retry_408_5xx 408 and every 5xx, no connection), or PROFD_ERR; res says
  * more in every case. Any thread; calls on one client are serialized.
  */
 int rpc_client_call(struct rpc_client *c, const char *path, const char *header,

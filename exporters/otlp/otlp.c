@@ -107,18 +107,9 @@ static int create(const struct profd_host *host, struct profd_component *self, c
                   void **out)
 {
     const struct config *cfg = cfgp;
-    struct otlp_exporter *e = calloc(1, sizeof(*e));
-    if (!e)
-        return PROFD_ERR;
-    e->host = host;
-    e->self = self;
-    e->cfg = cfg;
-    e->record_tenants = true;
-    for (size_t i = 0; i < cfg->headers.n; i++)
-        e->record_tenants &= strcasecmp(cfg->headers.keys[i], TENANT_HEADER) != 0;
     char url[1024];
     snprintf(url, sizeof(url), "%s%s", cfg->endpoint, cfg->protocol == PROTO_HTTP ? cfg->path : "");
-    struct rpc_client_options o = {
+    struct rpc_client *client = rpc_client_new(host, self, &(struct rpc_client_options){
         .url = url,
         .protocol = cfg->protocol == PROTO_GRPC ? PROFD_RPC_GRPC : PROFD_RPC_HTTP,
         .content_type = cfg->encoding == ENCODING_JSON ? "application/json"
@@ -126,16 +117,16 @@ static int create(const struct profd_host *host, struct profd_component *self, c
         .compression = cfg->compression == COMPRESS_NONE ? "" : compressions[cfg->compression],
         .headers = &cfg->headers,
         .tls = &cfg->tls,
+        .auth = &cfg->auth,
         .timeout = cfg->timeout,
-    };
-    o.auth = &cfg->auth;
-    char err[256];
-    e->client = rpc_client_new(host, &o, err, sizeof(err));
-    if (!e->client) {
-        host->log(self, PROFD_LOG_ERROR, "%s", err);
-        free(e);
+    });
+    if (!client)
         return PROFD_ERR;
-    }
+    struct otlp_exporter *e = must_malloc(sizeof(*e));
+    *e = (struct otlp_exporter){.host = host, .self = self, .cfg = cfg, .client = client,
+                                .record_tenants = true};
+    for (size_t i = 0; i < cfg->headers.n; i++)
+        e->record_tenants &= strcasecmp(cfg->headers.keys[i], TENANT_HEADER) != 0;
     *out = e;
     return PROFD_OK;
 }

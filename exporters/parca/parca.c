@@ -228,25 +228,18 @@ static int create(const struct profd_host *host, struct profd_component *self, c
                   void **out)
 {
     const struct config *cfg = cfgp;
-    struct parca_exporter *e = calloc(1, sizeof(*e));
-    if (!e)
-        return PROFD_ERR;
-    *e = (struct parca_exporter){.host = host, .self = self, .cfg = cfg};
-    struct rpc_client_options o = {
+    struct rpc_client *client = rpc_client_new(host, self, &(struct rpc_client_options){
         .url = cfg->endpoint,
         .protocol = PROFD_RPC_GRPC,
         .headers = &cfg->headers,
         .tls = &cfg->tls,
+        .auth = &cfg->auth,
         .timeout = cfg->timeout,
-    };
-    o.auth = &cfg->auth;
-    char err[256];
-    e->client = rpc_client_new(host, &o, err, sizeof(err));
-    if (!e->client) {
-        host->log(self, PROFD_LOG_ERROR, "%s", err);
-        free(e);
+    });
+    if (!client)
         return PROFD_ERR;
-    }
+    struct parca_exporter *e = must_malloc(sizeof(*e));
+    *e = (struct parca_exporter){.host = host, .self = self, .cfg = cfg, .client = client};
     *out = e;
     return PROFD_OK;
 }

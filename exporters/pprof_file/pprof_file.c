@@ -181,7 +181,8 @@ static uint64_t name_hash(const char *name)
 static int link_new(struct state *s, int from_dir, const char *from, int flags, int to_dir,
                     const char *final, size_t base, path_buf written)
 {
-    const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz" : has_suffix(final, ".pb") ? ".pb" : "";
+    const char *ext = has_suffix(final, ".pb.gz") ? ".pb.gz"
+                      : has_suffix(final, ".pb") ? ".pb" : "";
     size_t final_len = strlen(final), stem = final_len - strlen(ext);
     uint64_t hash = name_hash(final);
     _Atomic uint64_t *taken = &s->taken[hash % TAKEN_SLOTS];

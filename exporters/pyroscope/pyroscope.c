@@ -432,24 +432,23 @@ static int consume(void *st, struct profd_batch *b)
 
 /* A client for one server: the protocol's headers, the auth and the
  * configured headers (the tenant goes with each call). */
-static struct rpc_client *client_for(const struct profd_host *host, const struct config *cfg,
-                                     const struct server *srv, char *err, size_t errlen)
+static struct rpc_client *client_for(const struct profd_host *host, struct profd_component *self,
+                                     const struct config *cfg, const struct server *srv)
 {
     const char *protocol[2] = {NULL};
     if (cfg->api == API_PUSH)
         protocol[0] = "Connect-Protocol-Version: 1";
-    struct rpc_client_options o = {
+    return rpc_client_new(host, self, &(struct rpc_client_options){   /* copies the headers */
         .url = srv->endpoint,
         .protocol = PROFD_RPC_HTTP,
         .content_type = cfg->api == API_PUSH ? "application/proto" : "application/octet-stream",
         .headers = &srv->headers,
         .protocol_headers = protocol,
         .tls = &srv->tls,
+        .auth = &srv->auth,
         .timeout = cfg->timeout,
         .retry_408_5xx = true,
-    };
-    o.auth = &srv->auth;
-    return rpc_client_new(host, &o, err, errlen);   /* copies the headers */
+    });
 }
 
 static void destroy(void *st)
@@ -474,13 +473,10 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     const struct server *srv = servers(cfg, &n);
     e->all_record_tenants = true;
     for (; e->nclients < n; e->nclients++) {
-        char err[256];
         bool own = server_tenant(e, e->nclients);
         e->record_tenants |= !own;
         e->all_record_tenants &= !own;
-        if (!(e->clients[e->nclients] = client_for(host, cfg, &srv[e->nclients], err,
-                                                   sizeof(err)))) {
-            host->log(self, PROFD_LOG_ERROR, "%s", err);
+        if (!(e->clients[e->nclients] = client_for(host, self, cfg, &srv[e->nclients]))) {
             destroy(e);
             return PROFD_ERR;
         }

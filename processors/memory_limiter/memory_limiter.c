@@ -11,7 +11,10 @@
  * Collector forces a garbage collection over its hard limit: here that
  * costs a few milliseconds, and without it memory freed under a burst
  * would keep data refused until the allocator returned it on its own
- * (seconds later). Below the soft limit again, what comes goes on. Put it
+ * (seconds later). Below the soft limit again, what comes goes on. With
+ * limit_percentage the limits follow the memory there is for profd, read
+ * again at each check: a container's memory limit changed in place (as
+ * Kubernetes resizes a pod) moves them. Put it
  * first among a pipeline's processors, so that what it refuses costs
  * nothing more.
  */
@@ -28,6 +31,7 @@
 #define MAX_MIB ((int64_t)1 << 30)   /* 1 PiB: in bytes, far from overflowing */
 #define IN_USE_GAUGE "profd_memory_limiter_in_use_bytes"
 #define REFUSING_GAUGE "profd_memory_limiter_refusing"
+#define SOFT_LIMIT_GAUGE "profd_memory_limiter_soft_limit_bytes"
 
 struct config {
     int64_t check_interval;
@@ -58,6 +62,7 @@ struct state {
     struct profd_component *self;
     const struct config *cfg;
     uint64_t hard, soft;     /* bytes; hard is what is said, soft what counts */
+    uint64_t available;      /* with limit_percentage: the memory there is, as last read */
     atomic_bool refusing;
     struct event *tick;
 };
@@ -99,10 +104,44 @@ static double in_mib(uint64_t bytes)
     return (double)bytes / (double)MIB;
 }
 
+/* The limits in bytes into s: from limit_mib, or from limit_percentage
+ * of available, the memory there is for profd. */
+static void set_limits(struct state *s, uint64_t available)
+{
+    const struct config *c = s->cfg;
+    uint64_t spike;
+    if (c->limit_mib) {
+        s->hard = (uint64_t)c->limit_mib * MIB;
+        spike = c->spike_limit_mib ? (uint64_t)c->spike_limit_mib * MIB : s->hard / 5;
+    } else {
+        s->hard = available / 100 * (uint64_t)c->limit_percentage;
+        spike = c->spike_limit_percentage ? available / 100 * (uint64_t)c->spike_limit_percentage
+                                          : s->hard / 5;
+    }
+    s->soft = s->hard - spike;
+    s->available = available;
+}
+
+/* With limit_percentage: the limits moved, and said, when the memory
+ * there is for profd is no longer what it was (unless it cannot be read
+ * now: then they stay). */
+static void follow_available(struct state *s)
+{
+    uint64_t was = s->available, available = memory_available("");
+    if (!available || available == was)
+        return;
+    set_limits(s, available);
+    s->host->log(s->self, PROFD_LOG_INFO, "the memory there is for profd is now %.1f MiB (was "
+                 "%.1f): limit %.1f MiB, data refused above %.1f MiB", in_mib(available),
+                 in_mib(was), in_mib(s->hard), in_mib(s->soft));
+}
+
 /* One measure: refusing or not from now on, said when that changes. Loop
  * thread. */
 static void check(struct state *s)
 {
+    if (!s->cfg->limit_mib)
+        follow_available(s);
     uint64_t used;
     if (!memory_in_use("", &used))
         return;   /* as it was */
@@ -120,6 +159,8 @@ static void check(struct state *s)
                        "last check", "", (double)used);
     s->host->gauge_set(s->self, REFUSING_GAUGE, "1 while data is refused for memory, else 0",
                        "", refuse);
+    s->host->gauge_set(s->self, SOFT_LIMIT_GAUGE, "memory in use above which data is refused",
+                       "", (double)s->soft);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -129,31 +170,26 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     check(arg);
 }
 
-/* The limits of config c in bytes into s (said in the log); false when
+/* The limits of config c at start, said in the log; false when
  * limit_percentage cannot be worked out. */
-static bool set_limits(struct state *s, const struct config *c)
+static bool first_limits(struct state *s, const struct config *c)
 {
-    uint64_t spike;
     if (c->limit_mib) {
-        s->hard = (uint64_t)c->limit_mib * MIB;
-        spike = c->spike_limit_mib ? (uint64_t)c->spike_limit_mib * MIB : s->hard / 5;
+        set_limits(s, 0);
         s->host->log(s->self, PROFD_LOG_INFO, "limit %.1f MiB, data refused above %.1f MiB",
-                     in_mib(s->hard), in_mib(s->hard - spike));
-    } else {
-        uint64_t available = memory_available("");
-        if (!available) {
-            s->host->log(s->self, PROFD_LOG_ERROR, "limit_percentage: the memory there is "
-                         "cannot be read (/proc/meminfo)");
-            return false;
-        }
-        s->hard = available / 100 * (uint64_t)c->limit_percentage;
-        spike = c->spike_limit_percentage ? available / 100 * (uint64_t)c->spike_limit_percentage
-                                          : s->hard / 5;
-        s->host->log(s->self, PROFD_LOG_INFO, "limit %.1f MiB (%" PRId64 "%% of %.1f MiB), data "
-                     "refused above %.1f MiB", in_mib(s->hard), c->limit_percentage,
-                     in_mib(available), in_mib(s->hard - spike));
+                     in_mib(s->hard), in_mib(s->soft));
+        return true;
     }
-    s->soft = s->hard - spike;
+    uint64_t available = memory_available("");
+    if (!available) {
+        s->host->log(s->self, PROFD_LOG_ERROR, "limit_percentage: the memory there is "
+                     "cannot be read (/proc/meminfo)");
+        return false;
+    }
+    set_limits(s, available);
+    s->host->log(s->self, PROFD_LOG_INFO, "limit %.1f MiB (%" PRId64 "%% of %.1f MiB), data "
+                 "refused above %.1f MiB", in_mib(s->hard), c->limit_percentage,
+                 in_mib(available), in_mib(s->soft));
     return true;
 }
 
@@ -164,7 +200,7 @@ static int create(const struct profd_host *host, struct profd_component *self, c
     if (!s)
         return PROFD_ERR;
     *s = (struct state){.host = host, .self = self, .cfg = cfg};
-    if (!set_limits(s, cfg)) {
+    if (!first_limits(s, cfg)) {
         free(s);
         return PROFD_ERR;
     }

@@ -95,6 +95,70 @@ class MemoryLimiterTest(ProfdTestCase):
         self.assertEqual(p.stop(), 0)
         self.assertEqual(self.profiles("during"), [])
 
+    def soft_limit_is(self, p, mib):
+        """Whether p's soft limit gauge is mib MiB, to the KiB (a percentage
+        of bytes is worked out in whole hundredths)."""
+        soft = self.gauge(p, "profd_memory_limiter_soft_limit_bytes")
+        return soft is not None and abs(soft - mib * (1 << 20)) < 1024
+
+    def limited_cgroup(self, limit):
+        """A new memory cgroup below this process's, limited to limit bytes
+        with nothing above it limiting more: the cgroup.procs and limit
+        files (cgroup v1 or v2). Skips the test where none can be made."""
+        v1 = v2 = None
+        for line in open("/proc/self/cgroup"):
+            _, controllers, rel = line.rstrip("\n").split(":", 2)
+            if "memory" in controllers.split(","):
+                v1 = rel
+            elif controllers == "":
+                v2 = rel
+        for mount, rel, name in [("/sys/fs/cgroup/memory", v1, "memory.limit_in_bytes"),
+                                 ("/sys/fs/cgroup", v2, "memory.max")]:
+            if rel is None:
+                continue
+            own = next((d for d in (mount + rel.rstrip("/"), mount)
+                        if os.path.isfile(os.path.join(d, name)) and str(os.getpid()) in
+                        open(os.path.join(d, "cgroup.procs")).read().split()), None)
+            if own is None:
+                continue
+            d = own
+            while d.startswith(mount):   # a limit above it would be what counts
+                f = os.path.join(d, name)
+                if os.path.isfile(f) and open(f).read().strip() not in ("max", "") and \
+                        int(open(f).read()) < 2 * limit:
+                    self.skipTest("a memory limit of this process's cgroups is below %d" %
+                                  (2 * limit))
+                d = os.path.dirname(d)
+            child = os.path.join(own, "profd-test-%d" % os.getpid())
+            try:
+                os.mkdir(child)
+                self.addCleanup(os.rmdir, child)
+                with open(os.path.join(child, name), "w") as f:
+                    f.write(str(limit))
+            except OSError as e:
+                self.skipTest("no memory cgroup can be made here: %s" % e)
+            return os.path.join(child, "cgroup.procs"), os.path.join(child, name)
+        self.skipTest("no memory cgroup of this process's is to be found")
+
+    def test_with_limit_percentage_the_limits_follow_a_cgroup_limit_changed_in_place(self):
+        """As Kubernetes resizes a pod's memory limit without a restart."""
+        meminfo = dict(l.split(":", 1) for l in open("/proc/meminfo"))
+        if int(meminfo["MemTotal"].split()[0]) * 1024 < (2 << 30):
+            self.skipTest("less than 2 GiB of memory")
+        procs, limit = self.limited_cgroup(1 << 30)
+        p = self.start(CONFIG % "limit_percentage: 50, check_interval: 50ms",
+                       wrapper=["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs])
+        p.wait_log(r"memory_limiter: limit 512\.0 MiB \(50% of 1024\.0 MiB\), data refused "
+                   r"above 409\.6 MiB$")
+        wait_until(lambda: self.soft_limit_is(p, 409.6), "the soft limit shown")
+        with open(limit, "w") as f:
+            f.write(str(768 << 20))
+        p.wait_log(r"memory_limiter: the memory there is for profd is now 768\.0 MiB \(was "
+                   r"1024\.0\): limit 384\.0 MiB, data refused above 307\.2 MiB$")
+        wait_until(lambda: self.soft_limit_is(p, 307.2), "the soft limit moved")
+        self.assertEqual(self.gauge(p, "profd_memory_limiter_refusing"), 0)
+        self.assertEqual(p.stop(), 0)
+
     def test_what_it_refuses_to_start_with(self):
         for options, says in [
             ("limit_percentage: 0", "limit_percentage 0 with no limit_mib limits nothing"),

@@ -105,9 +105,12 @@ class MemoryLimiterTest(ProfdTestCase):
         """A new memory cgroup below this process's, limited to limit bytes
         with nothing above it limiting more: the cgroup.procs and limit
         files (cgroup v1 or v2). Skips the test where none can be made."""
+        def text(path):
+            with open(path) as f:
+                return f.read().strip()
         v1 = v2 = None
-        for line in open("/proc/self/cgroup"):
-            _, controllers, rel = line.rstrip("\n").split(":", 2)
+        for line in text("/proc/self/cgroup").splitlines():
+            _, controllers, rel = line.split(":", 2)
             if "memory" in controllers.split(","):
                 v1 = rel
             elif controllers == "":
@@ -117,15 +120,15 @@ class MemoryLimiterTest(ProfdTestCase):
             if rel is None:
                 continue
             own = next((d for d in (mount + rel.rstrip("/"), mount)
-                        if os.path.isfile(os.path.join(d, name)) and str(os.getpid()) in
-                        open(os.path.join(d, "cgroup.procs")).read().split()), None)
+                        if os.path.isfile(os.path.join(d, name)) and
+                        str(os.getpid()) in text(os.path.join(d, "cgroup.procs")).split()), None)
             if own is None:
                 continue
             d = own
             while d.startswith(mount):   # a limit above it would be what counts
                 f = os.path.join(d, name)
-                if os.path.isfile(f) and open(f).read().strip() not in ("max", "") and \
-                        int(open(f).read()) < 2 * limit:
+                set_to = text(f) if os.path.isfile(f) else "max"
+                if set_to != "max" and int(set_to) < 2 * limit:
                     self.skipTest("a memory limit of this process's cgroups is below %d" %
                                   (2 * limit))
                 d = os.path.dirname(d)
@@ -142,7 +145,8 @@ class MemoryLimiterTest(ProfdTestCase):
 
     def test_with_limit_percentage_the_limits_follow_a_cgroup_limit_changed_in_place(self):
         """As Kubernetes resizes a pod's memory limit without a restart."""
-        meminfo = dict(l.split(":", 1) for l in open("/proc/meminfo"))
+        with open("/proc/meminfo") as f:
+            meminfo = dict(l.split(":", 1) for l in f)
         if int(meminfo["MemTotal"].split()[0]) * 1024 < (2 << 30):
             self.skipTest("less than 2 GiB of memory")
         procs, limit = self.limited_cgroup(1 << 30)

@@ -32,10 +32,11 @@ bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
 {
     if (q->s.sending_queue.full_policy != PROFD_QUEUE_BLOCK)
         return false;
-    pthread_mutex_lock(&q->mu);
-    bool full = !room_for(q, bytes) && !q->draining;
-    pthread_mutex_unlock(&q->mu);
-    return full;
+    /* the bytes the queue's gauge last showed (profd_queue_gauges, at every
+     * push and take), read without taking q->mu from its pushers and senders */
+    int64_t held = atomic_load_explicit(&q->c->metrics->gauges[PROFD_G_QUEUE_BYTES],
+                                        memory_order_relaxed);
+    return held > 0 && (uint64_t)held + bytes > q->s.sending_queue.queue_size;
 }
 
 /* When a push that began now must stop waiting for room in q: after

@@ -504,6 +504,7 @@ static const struct profd_plugin plugin = {
     PROFD_PLUGIN_HEADER,
     .kind = PROFD_EXPORTER,
     .type = "pprof_file",
+    .flags = PROFD_PLUGIN_MERGES_BATCHES,
     .description = "writes profiles as pprof files, named from labels and time, with retention",
     .options = options,
     .config_size = sizeof(struct config),

@@ -30,6 +30,22 @@ def cpu_seconds(pid):
     return ended_ticks / os.sysconf("SC_CLK_TCK") + live_ns / 1e9
 
 
+def thread_cpu_seconds(pid, name):
+    """CPU seconds the live threads of pid named name (their comm) have
+    used so far, to the nanosecond (their schedstat)."""
+    ns = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != name:
+                    continue
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                ns += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue   # the thread ended meanwhile
+    return ns / 1e9
+
+
 def memory_kib(pid, field="VmRSS"):
     """pid's resident memory in KiB: now (VmRSS) or at its peak (VmHWM)."""
     with open("/proc/%d/status" % pid) as f:

@@ -24,7 +24,9 @@ over the run, all threads or worker processes: steadier than the rates on
 a shared machine, and what decides the ratio when the load generator
 shares the CPUs), the share of the accepted profiles that were files when
 wrk stopped (the rest waited in the exporter's queue and were written while
-profd stopped), and the lost-profile check: every request profd answered
+profd stopped), the CPU the exporter's sender thread (named pprof_file)
+took a file of those, to hold against the floor below, and the
+lost-profile check: every request profd answered
 2xx must be a file once it has stopped (files beyond that were answered
 after wrk stopped counting).
 
@@ -46,7 +48,7 @@ import tempfile
 import threading
 import time
 
-from proc_stats import cpu_seconds
+from proc_stats import cpu_seconds, thread_cpu_seconds
 
 SECONDS = int(os.environ.get("PUSH_SECONDS", "10"))
 CONNECTIONS = int(os.environ.get("PUSH_CONNECTIONS", "64"))
@@ -200,7 +202,8 @@ def count_files(root):
 def profd_run(build, work, out, script, files=True):
     """One run against profd, its pipeline ending in pprof_file (files) or
     nop: (accepted, rate, p99, refused, lost, CPU us a request, the share of
-    the accepted that were files when wrk stopped); no files, no losses."""
+    the accepted that were files when wrk stopped, the CPU us the exporter's
+    sender thread took a file written while wrk ran); no files, no losses."""
     shutil.rmtree(out, ignore_errors=True)
     cfg = os.path.join(work, "push.yaml")
     with open(cfg, "w") as f:
@@ -219,8 +222,10 @@ def profd_run(build, work, out, script, files=True):
     drain.start()
     try:
         before = cpu_seconds(profd.pid)
+        writer_before = thread_cpu_seconds(profd.pid, "pprof_file")
         accepted, rate, p99, refused = wrk("http://" + address, script)
         cpu = cpu_seconds(profd.pid) - before
+        writer = thread_cpu_seconds(profd.pid, "pprof_file") - writer_before
         on_time = count_files(out)
     finally:
         profd.send_signal(signal.SIGTERM)
@@ -228,7 +233,7 @@ def profd_run(build, work, out, script, files=True):
         drain.join(timeout=10)
     lost = max(0, accepted - count_files(out)) if files else 0
     return (accepted, rate, p99, refused, lost, cpu * 1e6 / max(1, accepted + refused),
-            min(1.0, on_time / max(1, accepted)))
+            min(1.0, on_time / max(1, accepted)), writer * 1e6 / max(1, on_time))
 
 
 def nginx_run(work, script):
@@ -289,9 +294,9 @@ def push_bench(build, corpus, work, runs):
     mixes = [("%d runtime profiles" % len(small), small),
              ("+ compile-nethttp.cpu", small + ["compile-nethttp.cpu.pb.gz"])]
     print("| push, wrk %d connections, %d s | profd accepted/s | p99 | nginx 200s/s | p99 | "
-          "profd / nginx | CPU a request, profd / nginx | files by wrk's end | refused (429) "
-          "| lost |" % (CONNECTIONS, SECONDS))
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "profd / nginx | CPU a request, profd / nginx | files by wrk's end | CPU a file, "
+          "the writer | refused (429) | lost |" % (CONNECTIONS, SECONDS))
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     try:
         for what, names in mixes:
             requests = write_requests(corpus, work, names)
@@ -349,10 +354,11 @@ def print_row(what, ours, theirs, files):
     rate = statistics.median(r[1] for r in ours)
     ref = statistics.median(r[1] for r in theirs)
     print("| %s | %.0f (min %.0f, max %.0f) | %.1f ms | %.0f | %.1f ms | %.2f | "
-          "%.1f / %.1f us | %s | %d | %s |" % (
+          "%.1f / %.1f us | %s | %s | %d | %s |" % (
               what, rate, min(r[1] for r in ours), max(r[1] for r in ours),
               statistics.median(r[2] for r in ours), ref,
               statistics.median(r[2] for r in theirs), rate / ref,
               statistics.median(r[5] for r in ours), statistics.median(r[4] for r in theirs),
               "%.0f%%" % (100 * statistics.median(r[6] for r in ours)) if files else "-",
+              "%.1f us" % statistics.median(r[7] for r in ours) if files else "-",
               sum(r[3] for r in ours), sum(r[4] for r in ours) if files else "-"), flush=True)

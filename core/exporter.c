@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -508,11 +509,15 @@ int profd_queue_start(struct profd_queue *q)
         return -1;
     size_t n = q->s.sending_queue.num_consumers > 0 ? (size_t)q->s.sending_queue.num_consumers : 1;
     q->threads = profd_xcalloc(n, sizeof(*q->threads));
-    for (; q->nthreads < n; q->nthreads++)
+    for (; q->nthreads < n; q->nthreads++) {
         if (pthread_create(&q->threads[q->nthreads], NULL, sender_main, q) != 0) {
             profd_log(PROFD_LOG_ERROR, q->c->id, "cannot start sender thread");
             return -1;
         }
+        char name[16];   /* the exporter's id, as ps -L and top -H show it */
+        snprintf(name, sizeof(name), "%s", q->c->id);
+        pthread_setname_np(q->threads[q->nthreads], name);
+    }
     return 0;
 }
 

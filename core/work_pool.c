@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "alloc.h"
@@ -127,8 +128,11 @@ void profd_work_submit_to(struct profd_work_pool *p, struct profd_work *w,
     r->pending++;
     pthread_mutex_lock(&p->mu);
     if (!p->idle && p->nthreads < p->max_threads &&   /* a thread more, up to the most */
-        pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
-        p->nthreads++;
+        pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0) {
+        char name[16];   /* as ps -L and top -H show it */
+        snprintf(name, sizeof(name), "profd-work-%u", ++p->nthreads % 1000);
+        pthread_setname_np(p->threads[p->nthreads - 1], name);
+    }
     bool queued = p->nthreads > 0, waiting = p->idle > 0;
     if (queued) {
         w->next = NULL;

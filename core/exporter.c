@@ -497,6 +497,9 @@ static int open_store(struct profd_queue *q)
             rejected += queue_again(q, files[i]);
     free(files);
     atomic_fetch_add(&q->c->metrics->counters[PROFD_C_DROPPED_RECORDS], rejected);
+    pthread_mutex_lock(&q->mu);
+    profd_queue_gauges(q);   /* what is queued again, before a sender's first take */
+    pthread_mutex_unlock(&q->mu);
     if (q->records)
         profd_log(PROFD_LOG_INFO, q->c->id, "%zu record(s) queued again from %s", q->records,
                   queue_store_path(q->store));

@@ -110,9 +110,11 @@ struct profd_queue *profd_queue_create(struct profd_component *c,
 
 void profd_queue_gauges(struct profd_queue *q)
 {
-    atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_BYTES], (int64_t)q->bytes);
-    atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_RECORDS], (int64_t)q->records);
-    atomic_store(&q->c->metrics->gauges[PROFD_G_QUEUE_MEMORY_BYTES], (int64_t)q->memory_bytes);
+    atomic_int_fast64_t *g = q->c->metrics->gauges;   /* read alone, each: no order needed */
+    atomic_store_explicit(&g[PROFD_G_QUEUE_BYTES], (int64_t)q->bytes, memory_order_relaxed);
+    atomic_store_explicit(&g[PROFD_G_QUEUE_RECORDS], (int64_t)q->records, memory_order_relaxed);
+    atomic_store_explicit(&g[PROFD_G_QUEUE_MEMORY_BYTES], (int64_t)q->memory_bytes,
+                          memory_order_relaxed);
 }
 
 /* How an exporter settled a record of the batch it exports. */

@@ -11,6 +11,12 @@ def _ticks(path):
     return int(fields[11]) + int(fields[12])
 
 
+def _oncpu_ns(pid, tid):
+    """Nanoseconds thread tid of pid has run on a CPU (its schedstat)."""
+    with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+        return int(f.read().split()[0])
+
+
 def cpu_seconds(pid):
     """CPU seconds pid has used so far, all its threads: each live thread's
     time on a CPU to the nanosecond (its schedstat), and in clock ticks
@@ -20,8 +26,7 @@ def cpu_seconds(pid):
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
             ticks = _ticks("/proc/%d/task/%s/stat" % (pid, tid))
-            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                ns = int(f.read().split()[0])
+            ns = _oncpu_ns(pid, tid)
         except (OSError, ValueError, IndexError):
             continue   # the thread ended meanwhile: counted in the process's ticks
         live_ticks += ticks
@@ -39,8 +44,7 @@ def thread_cpu_seconds(pid, name):
             with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
                 if f.read().strip() != name:
                     continue
-            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                ns += int(f.read().split()[0])
+            ns += _oncpu_ns(pid, tid)
         except (OSError, ValueError, IndexError):
             continue   # the thread ended meanwhile
     return ns / 1e9

@@ -5,11 +5,11 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../lib/thread_name.h"
 #include "alloc.h"
 #include "graph.h"
 #include "log.h"
@@ -519,9 +519,7 @@ int profd_queue_start(struct profd_queue *q)
             profd_log(PROFD_LOG_ERROR, q->c->id, "cannot start sender thread");
             return -1;
         }
-        char name[16];   /* the exporter's id, as ps -L and top -H show it */
-        snprintf(name, sizeof(name), "%s", q->c->id);
-        pthread_setname_np(q->threads[q->nthreads], name);
+        thread_name(q->threads[q->nthreads], "%s", q->c->id);
     }
     return 0;
 }

@@ -21,11 +21,17 @@ int64_t profd_queue_wait_until(int64_t deadline_ns)
     return was;
 }
 
-/* Whether bytes more fit (q->mu held). A batch larger than the whole queue
- * is let in alone, never refused forever. */
+/* Whether bytes more fit in q beside held bytes. A batch larger than the
+ * whole queue is let in alone, never refused forever. */
+static bool fits_beside(const struct profd_queue *q, size_t held, size_t bytes)
+{
+    return held == 0 || held + bytes <= q->s.sending_queue.queue_size;
+}
+
+/* Whether bytes more fit (q->mu held). */
 static bool room_for(const struct profd_queue *q, size_t bytes)
 {
-    return q->bytes == 0 || q->bytes + bytes <= q->s.sending_queue.queue_size;
+    return fits_beside(q, q->bytes, bytes);
 }
 
 bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
@@ -36,7 +42,7 @@ bool profd_queue_would_wait(struct profd_queue *q, size_t bytes)
      * push and take), read without taking q->mu from its pushers and senders */
     int64_t held = atomic_load_explicit(&q->c->metrics->gauges[PROFD_G_QUEUE_BYTES],
                                         memory_order_relaxed);
-    return held > 0 && (uint64_t)held + bytes > q->s.sending_queue.queue_size;
+    return !fits_beside(q, held > 0 ? (size_t)held : 0, bytes);
 }
 
 /* When a push that began now must stop waiting for room in q: after

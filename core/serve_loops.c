@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../lib/cpus.h"
+#include "../lib/thread_name.h"
 #include "alloc.h"
 #include "exporter.h"
 #include "log.h"
@@ -118,9 +119,7 @@ static void loops_start(struct profd_serve_loops *l)
         struct loop *lp = &l->loops[running];
         if (loop_init(lp) < 0 || pthread_create(&lp->thread, NULL, loop_main, lp) != 0)
             break;
-        char name[16];   /* as ps -L and top -H show it */
-        snprintf(name, sizeof(name), "profd-serve-%u", (running + 1) % 1000);
-        pthread_setname_np(lp->thread, name);
+        thread_name(lp->thread, "profd-serve-%u", (running + 1) % 1000);
     }
     if (running == l->n)
         return;

@@ -4,9 +4,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "../lib/thread_name.h"
 #include "alloc.h"
 #include "log.h"
 #include "loop_inbox.h"
@@ -129,9 +129,8 @@ void profd_work_submit_to(struct profd_work_pool *p, struct profd_work *w,
     pthread_mutex_lock(&p->mu);
     if (!p->idle && p->nthreads < p->max_threads &&   /* a thread more, up to the most */
         pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0) {
-        char name[16];   /* as ps -L and top -H show it */
-        snprintf(name, sizeof(name), "profd-work-%u", ++p->nthreads % 1000);
-        pthread_setname_np(p->threads[p->nthreads - 1], name);
+        thread_name(p->threads[p->nthreads], "profd-work-%u", (p->nthreads + 1) % 1000);
+        p->nthreads++;
     }
     bool queued = p->nthreads > 0, waiting = p->idle > 0;
     if (queued) {

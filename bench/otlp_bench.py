@@ -2,7 +2,8 @@
 """OTLP benchmark (section "otlp" of make bench).
 
 1. Codec: bench/otlp_codec times, per Go corpus profile, the pprof decoder
-   (gzip'd and raw) next to the OTLP encoder and the OTLP decoder +
+   (gzip'd and raw) and the quick proof of validity the push receivers
+   make (raw), next to the OTLP encoder and the OTLP decoder +
    translation into the profile model (what the receiver does per profile).
 2. Export -> receive over loopback gRPC: OTLP_CLIENTS grpcio client
    processes (Python grpcio, the real peer), each on its own channel, send

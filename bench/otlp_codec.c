@@ -2,8 +2,10 @@
 /*
  * The OTLP codec's cost per profile, side by side with the pprof decoder on
  * the same profile: for each pprof file given, the time to decode it as
- * served (gzip'd) and raw, to encode it as one OTLP request, and to decode
- * and translate that request back into a record (the receiver's work).
+ * served (gzip'd) and raw, to prove it valid raw as the push receivers do
+ * (profd_pprof_quick_valid), to encode it as one OTLP request, and to
+ * decode and translate that request back into a record (the receiver's
+ * work).
  * With -w DIR, also writes each request to DIR/<n>.otlp, and as OTLP/JSON to
  * DIR/<n>.json, for load tests.
  * Prints one Markdown row per file.
@@ -92,8 +94,9 @@ int main(int argc, char **argv)
         first = 3;
     }
     printf("| profile | pprof gz / raw / OTLP bytes | pprof decode gz | pprof decode raw | "
-           "OTLP encode | OTLP decode + translate | OTLP decode / pprof decode raw |\n");
-    printf("|---|---|---|---|---|---|---|\n");
+           "pprof proof raw | OTLP encode | OTLP decode + translate | "
+           "OTLP decode / pprof decode raw |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
     for (int i = first; i < argc; i++) {
         size_t gz_len, raw_len;
         uint8_t *gz = read_file(argv[i], &gz_len), *raw;
@@ -110,11 +113,18 @@ int main(int argc, char **argv)
         uint8_t *otlp;
         size_t otlp_len, skipped;
         profd_otlp_encode(b->records, 1, &otlp, &otlp_len, &skipped, err, sizeof(err));
-        double dec_gz, dec_raw, enc, dec_otlp;
+        double dec_gz, dec_raw, proof, enc, dec_otlp;
         TIME_US(dec_gz, profd_profile_free(profd_pprof_decode(gz, gz_len, PROFD_PPROF_MAX_DECODED,
                                                               err, sizeof(err))));
         TIME_US(dec_raw, profd_profile_free(profd_pprof_decode(
                              raw, raw_len, PROFD_PPROF_MAX_DECODED, err, sizeof(err))));
+        TIME_US(proof, {
+            int64_t time_nanos, duration_nanos;
+            if (!profd_pprof_quick_valid(raw, raw_len, &time_nanos, &duration_nanos)) {
+                fprintf(stderr, "%s: not proven valid quickly\n", argv[i]);
+                return 1;
+            }
+        });
         TIME_US(enc, {
             uint8_t *o;
             size_t n, s;
@@ -131,8 +141,9 @@ int main(int argc, char **argv)
             profd_batch_unref(d);
         });
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-        printf("| %s | %zu / %zu / %zu | %.0f us | %.0f us | %.0f us | %.0f us | %.2f |\n", name,
-               gz_len, raw_len, otlp_len, dec_gz, dec_raw, enc, dec_otlp, dec_otlp / dec_raw);
+        printf("| %s | %zu / %zu / %zu | %.0f us | %.0f us | %.1f us | %.0f us | %.0f us | %.2f |\n",
+               name, gz_len, raw_len, otlp_len, dec_gz, dec_raw, proof, enc, dec_otlp,
+               dec_otlp / dec_raw);
         if (out_dir && (write_request(out_dir, i - first, "otlp", otlp, otlp_len) < 0 ||
                         write_json(out_dir, i - first, otlp, otlp_len) < 0))
             return 1;

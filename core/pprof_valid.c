@@ -357,6 +357,24 @@ static bool location_ids_within(const struct fld *f, const struct sample_limits 
     return true;
 }
 
+/* Reads the varint field whose one-byte tag is at m->p: false when it is
+ * malformed or above most. */
+static inline bool field_at_most(struct pb_reader *m, uint64_t most)
+{
+    m->p++;
+    return varint_at_most(m, most);
+}
+
+/* Reads the id field whose one-byte tag is at m->p: false when it is
+ * malformed or not id; *seen once it is. */
+static inline bool id_field(struct pb_reader *m, uint64_t id, bool *seen)
+{
+    uint64_t v;
+    m->p++;
+    *seen = true;
+    return pb_varint(m, &v) && v == id;
+}
+
 /* A sample: its location ids, its values (as many as the sample types),
  * its labels. Values not packed, the most common field of many profiles,
  * are passed in place. */
@@ -366,8 +384,7 @@ static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
     uint64_t nvalues = 0;
     while (m.p < m.end) {
         if (m.p[0] == (2 << 3 | PB_VARINT)) {   /* a value not packed, read here */
-            m.p++;
-            if (!varint_at_most(&m, ANY))
+            if (!field_at_most(&m, ANY))
                 return false;
             nvalues++;
             continue;
@@ -384,41 +401,66 @@ static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
     return nvalues == lim->nvalues;
 }
 
-/* A location: its id, which must be id; its mapping id, at most the
- * mappings' count; its lines. Fields with the one-byte tags every encoder
- * writes are read in place, any other through next(). */
-static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
+/*
+ * Locations, their lines and functions are read field by field in place
+ * where a field has the one-byte tag every encoder writes; any other field
+ * through next(), and then only one these messages do not define (a field
+ * they do, encoded otherwise, is left to the decoder).
+ */
+
+/* A line: its function id, at most the functions' count; its line and
+ * column. */
+static bool line_valid(struct pb_reader m, uint64_t nfunctions)
 {
-    const uint64_t line[4] = {ANY, n[F_FUNCTION] + 1, ANY, ANY};
-    bool id_seen = false;
-    uint64_t v;
     struct fld f;
-    while (m.p < m.end) {
+    bool ok = true;
+    while (ok && m.p < m.end) {
         switch (m.p[0]) {
-        case 1 << 3 | PB_VARINT:
-            m.p++;
-            if (!pb_varint(&m, &v) || v != id)
-                return false;
-            id_seen = true;
-            break;
+        case 1 << 3 | PB_VARINT: ok = field_at_most(&m, nfunctions); break;
         case 2 << 3 | PB_VARINT:
-            m.p++;
-            if (!varint_at_most(&m, n[F_MAPPING]))
-                return false;
-            break;
-        case 3 << 3 | PB_VARINT:
-        case 5 << 3 | PB_VARINT:
-            m.p++;
-            if (!varint_at_most(&m, ANY))
-                return false;
-            break;
-        default:   /* lines, and any other field */
-            if (next(&m, &f) <= 0 || (f.number <= 5 && f.number != 4) ||
-                (f.number == 4 && (f.wire != PB_LEN || !varints_within(f.sub, 3, line, 0))))
-                return false;
+        case 3 << 3 | PB_VARINT: ok = field_at_most(&m, ANY); break;
+        default: ok = next(&m, &f) > 0 && f.number > 3;
         }
     }
-    return id_seen;
+    return ok;
+}
+
+/* A location: its id, which must be id; its mapping id, at most the
+ * mappings' count; its address, folded flag and lines. */
+static bool location_valid(struct pb_reader m, const uint64_t *n, uint64_t id)
+{
+    struct fld f;
+    bool ok = true, id_seen = false;
+    while (ok && m.p < m.end) {
+        switch (m.p[0]) {
+        case 1 << 3 | PB_VARINT: ok = id_field(&m, id, &id_seen); break;
+        case 2 << 3 | PB_VARINT: ok = field_at_most(&m, n[F_MAPPING]); break;
+        case 3 << 3 | PB_VARINT:
+        case 5 << 3 | PB_VARINT: ok = field_at_most(&m, ANY); break;
+        case 4 << 3 | PB_LEN: ok = next(&m, &f) > 0 && line_valid(f.sub, n[F_FUNCTION]); break;
+        default: ok = next(&m, &f) > 0 && f.number > 5;
+        }
+    }
+    return ok && id_seen;
+}
+
+/* A function: its id, which must be id; its name, system name and file
+ * name, string indexes; its start line. */
+static bool function_valid(struct pb_reader m, uint64_t nstrings, uint64_t id)
+{
+    struct fld f;
+    bool ok = true, id_seen = false;
+    while (ok && m.p < m.end) {
+        switch (m.p[0]) {
+        case 1 << 3 | PB_VARINT: ok = id_field(&m, id, &id_seen); break;
+        case 2 << 3 | PB_VARINT:
+        case 3 << 3 | PB_VARINT:
+        case 4 << 3 | PB_VARINT: ok = field_at_most(&m, nstrings - 1); break;
+        case 5 << 3 | PB_VARINT: ok = field_at_most(&m, ANY); break;
+        default: ok = next(&m, &f) > 0 && f.number > 5;
+        }
+    }
+    return ok && id_seen;
 }
 
 /* Sweep 2: every entry and single value, against the sizes of sweep 1. */
@@ -428,7 +470,6 @@ static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time
     const uint64_t s = n[F_STRING];
     const uint64_t value_type[3] = {ANY, s, s};
     const uint64_t mapping[11] = {ANY, ID, ANY, ANY, ANY, s, s, ANY, ANY, ANY, ANY};
-    const uint64_t function[6] = {ANY, ID, s, s, s, ANY};
     const struct sample_limits samples = sample_limits_of(n);
     uint64_t at[F_LAST_] = {0}, comments = 0;
     struct fld f;
@@ -444,7 +485,7 @@ static bool entries_valid(struct pb_reader top, const uint64_t *n, int64_t *time
         case F_SAMPLE_TYPE:
         case F_PERIOD_TYPE: ok = varints_within(f.sub, 2, value_type, 0); break;
         case F_MAPPING: ok = varints_within(f.sub, 10, mapping, ++at[F_MAPPING]); break;
-        case F_FUNCTION: ok = varints_within(f.sub, 5, function, ++at[F_FUNCTION]); break;
+        case F_FUNCTION: ok = function_valid(f.sub, s, ++at[F_FUNCTION]); break;
         case F_LOCATION: ok = location_valid(f.sub, n, ++at[F_LOCATION]); break;
         case F_SAMPLE: ok = sample_valid(f.sub, &samples); break;
         case F_DROP_FRAMES:

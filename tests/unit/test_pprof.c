@@ -693,8 +693,19 @@ struct field_bytes {
     uint64_t value;
 };
 
-/* Puts ntypes sample types (no names), mapping 1 and functions 1 and 2. */
-static void put_types_mapping_functions(struct pb_writer *w, unsigned ntypes)
+/* Puts the fields f as they are, up to the one of tag 0. */
+static void put_field_bytes(struct pb_writer *w, const struct field_bytes *f)
+{
+    for (; f->tag; f++) {
+        pb_put_varint(w, f->tag);
+        pb_put_varint(w, f->value);
+    }
+}
+
+/* Puts ntypes sample types (no names), mapping 1 and functions 1 (of the
+ * fields fn1, or its id alone when NULL) and 2. */
+static void put_types_mapping_functions(struct pb_writer *w, unsigned ntypes,
+                                        const struct field_bytes *fn1)
 {
     for (unsigned i = 0; i < ntypes; i++) {
         size_t m = pb_begin(w, 1);
@@ -705,30 +716,31 @@ static void put_types_mapping_functions(struct pb_writer *w, unsigned ntypes)
     pb_end(w, m);
     for (uint64_t id = 1; id <= 2; id++) {
         m = pb_begin(w, 5);
-        pb_put_uint(w, 1, id);
+        if (id == 1 && fn1)
+            put_field_bytes(w, fn1);
+        else
+            pb_put_uint(w, 1, id);
         pb_end(w, m);
     }
 }
 
-/* A profile of one sample type, one mapping, two functions and one
- * location with the fields loc (lines: line's fields), and one sample of
- * that location with nvalues values not packed. */
+/* A profile of one sample type, one mapping, two functions (the first of
+ * the fields fn1, or its id alone when NULL) and one location with the
+ * fields loc (lines: line's fields), and one sample of that location with
+ * nvalues values not packed. */
 static void build_location_case(struct pb_writer *w, const struct field_bytes *loc,
-                                const struct field_bytes *line, unsigned nvalues)
+                                const struct field_bytes *line, unsigned nvalues,
+                                const struct field_bytes *fn1)
 {
-    put_types_mapping_functions(w, 1);
+    put_types_mapping_functions(w, 1, fn1);
     size_t m = pb_begin(w, 4);
     for (; loc->tag; loc++) {
         if (loc->tag != 0x22) {
-            pb_put_varint(w, loc->tag);
-            pb_put_varint(w, loc->value);
+            put_field_bytes(w, (const struct field_bytes[]){*loc, {0}});
             continue;
         }
         size_t l = pb_begin(w, 4);   /* tag 0x22 */
-        for (const struct field_bytes *f = line; f->tag; f++) {
-            pb_put_varint(w, f->tag);
-            pb_put_varint(w, f->value);
-        }
+        put_field_bytes(w, line);
         pb_end(w, l);
     }
     pb_end(w, m);
@@ -763,7 +775,45 @@ TEST(locations_and_lines_read_in_place)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         struct pb_writer w = {0};
-        build_location_case(&w, cases[i].loc, cases[i].line, cases[i].nvalues);
+        build_location_case(&w, cases[i].loc, cases[i].line, cases[i].nvalues, NULL);
+        expect_case(i, &w, cases[i].valid);
+    }
+}
+
+/* A profile of one sample type, one mapping, function 1 of the fields fn
+ * and function 2 of its id alone, the strings "", "a" and "b", and one
+ * sample of location 1, whose line names function 1. */
+static void build_function_case(struct pb_writer *w, const struct field_bytes *fn)
+{
+    build_location_case(w, (const struct field_bytes[]){{0x08, 1}, {0x22, 0}, {0}},
+                        (const struct field_bytes[]){{0x08, 1}, {0}}, 1, fn);
+    pb_put_bytes_always(w, 6, "a", 1);
+    pb_put_bytes_always(w, 6, "b", 1);
+}
+
+/* Functions read in place by the quick proof: it says yes exactly when
+ * the decoder accepts. */
+TEST(functions_read_in_place)
+{
+    static const struct {
+        struct field_bytes fn[7];
+        bool valid;
+    } cases[] = {
+        {{{0x08, 1}, {0x10, 1}, {0x18, 2}, {0x20, 1}, {0x28, 42}}, true},
+        {{{0x08, 1}, {0x10, 2}, {0x18, 2}, {0x20, 2}}, true},    /* the last string */
+        {{{0x08, 1}, {0x10, 3}}, false},                         /* name past the strings */
+        {{{0x08, 1}, {0x18, 3}}, false},                         /* system name past them */
+        {{{0x08, 1}, {0x20, 3}}, false},                         /* file name past them */
+        {{{0x08, 2}, {0x10, 1}}, false},                         /* id 2 first */
+        {{{0x10, 1}}, false},                                    /* no id */
+        {{{0x08, 1}, {0x30, 5}, {0x10, 1}}, true},               /* field 6 */
+        {{{0x08, 1}, {0x12, 0}}, false},                         /* name a message */
+        {{{0x08, 1}, {0x08, 1}, {0x28, 0}}, true},               /* the id twice */
+        {{{0x08, 1}, {0x28, 0x7fffffffffffffff}}, true},         /* start line of nine bytes */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        struct pb_writer w = {0};
+        build_function_case(&w, cases[i].fn);
         expect_case(i, &w, cases[i].valid);
     }
 }
@@ -775,7 +825,7 @@ static void build_raw_case(struct pb_writer *w, unsigned ntypes, unsigned nlocat
                            const uint8_t *loc, size_t loc_len, const uint8_t *sample,
                            size_t sample_len)
 {
-    put_types_mapping_functions(w, ntypes);
+    put_types_mapping_functions(w, ntypes, NULL);
     for (uint64_t id = 1; id <= nlocations; id++) {
         if (id == 1 && loc_len) {
             pb_put_bytes(w, 4, loc, loc_len);

@@ -68,7 +68,7 @@ static inline int next(struct pb_reader *c, struct fld *f)
  * is malformed or above most (ANY: any value goes). */
 static inline bool varint_at_most(struct pb_reader *m, uint64_t most)
 {
-    uint64_t v;
+    uint64_t v = 0;   /* set when read; 0 for compilers that cannot see it */
     return pb_varint(m, &v) && v <= most;
 }
 
@@ -165,11 +165,11 @@ static inline uint64_t bytes_nonzero(uint64_t x)
     return (x + 0x7f * BYTE_ONES) & BYTE_HIGHS;
 }
 
-/* What a sample is checked against, made once a profile: its labels'
- * string limits, its values' count, and its location ids' limits (the
+/* What a sample is checked against, made once a profile: the strings its
+ * labels may name, its values' count, and its location ids' limits (the
  * word-at-a-time reading's too, see ids_word_sure). */
 struct sample_limits {
-    uint64_t label[5];
+    uint64_t nstrings;
     uint64_t nvalues;
     uint64_t nlocations;
     uint64_t one_byte_limit;    /* a one-byte id is surely in range below this */
@@ -178,9 +178,9 @@ struct sample_limits {
 
 static struct sample_limits sample_limits_of(const uint64_t *n)
 {
-    uint64_t s = n[F_STRING], locs = n[F_LOCATION];
+    uint64_t locs = n[F_LOCATION];
     return (struct sample_limits){
-        .label = {ANY, s, s, ANY, s},
+        .nstrings = n[F_STRING],
         .nvalues = n[F_SAMPLE_TYPE],
         .nlocations = locs,
         .one_byte_limit = locs < 127 ? locs + 1 : 128,
@@ -369,10 +369,35 @@ static inline bool field_at_most(struct pb_reader *m, uint64_t most)
  * malformed or not id; *seen once it is. */
 static inline bool id_field(struct pb_reader *m, uint64_t id, bool *seen)
 {
-    uint64_t v;
+    uint64_t v = 0;   /* as in varint_at_most */
     m->p++;
     *seen = true;
     return pb_varint(m, &v) && v == id;
+}
+
+/*
+ * Labels, locations, their lines and functions are read field by field in
+ * place where a field has the one-byte tag every encoder writes; any other
+ * field through next(), and then only one these messages do not define (a
+ * field they do, encoded otherwise, is left to the decoder).
+ */
+
+/* A sample's label: its key, string value and unit, string indexes; its
+ * number. */
+static bool label_valid(struct pb_reader m, uint64_t nstrings)
+{
+    struct fld f;
+    bool ok = true;
+    while (ok && m.p < m.end) {
+        switch (m.p[0]) {
+        case 1 << 3 | PB_VARINT:
+        case 2 << 3 | PB_VARINT:
+        case 4 << 3 | PB_VARINT: ok = field_at_most(&m, nstrings - 1); break;
+        case 3 << 3 | PB_VARINT: ok = field_at_most(&m, ANY); break;
+        default: ok = next(&m, &f) > 0 && f.number > 4;
+        }
+    }
+    return ok;
 }
 
 /* A sample: its location ids, its values (as many as the sample types),
@@ -393,20 +418,13 @@ static bool sample_valid(struct pb_reader m, const struct sample_limits *lim)
             return false;
         bool ok = f.number == 1   ? location_ids_within(&f, lim)
                   : f.number == 2 ? repeated_within(&f, ANY, &nvalues)
-                  : f.number == 3 ? f.wire == PB_LEN && varints_within(f.sub, 4, lim->label, 0)
+                  : f.number == 3 ? f.wire == PB_LEN && label_valid(f.sub, lim->nstrings)
                                   : true;
         if (!ok)
             return false;
     }
     return nvalues == lim->nvalues;
 }
-
-/*
- * Locations, their lines and functions are read field by field in place
- * where a field has the one-byte tag every encoder writes; any other field
- * through next(), and then only one these messages do not define (a field
- * they do, encoded otherwise, is left to the decoder).
- */
 
 /* A line: its function id, at most the functions' count; its line and
  * column. */

@@ -839,6 +839,34 @@ static void build_raw_case(struct pb_writer *w, unsigned ntypes, unsigned nlocat
     pb_put_bytes_always(w, 6, "", 0);
 }
 
+/* Labels read in place by the quick proof (the profile has one string,
+ * ""): it says yes exactly when the decoder accepts. */
+TEST(labels_read_in_place)
+{
+    static const struct {
+        uint8_t label[12];
+        size_t len;
+        bool valid;
+    } cases[] = {
+        {{0x08, 0x00, 0x18, 0x05}, 4, true},                 /* key "", number 5 */
+        {{0x08, 0x00, 0x10, 0x00, 0x20, 0x00}, 6, true},     /* string value and unit "" */
+        {{0x08, 0x01}, 2, false},                            /* key past the strings */
+        {{0x10, 0x01}, 2, false},                            /* value past them */
+        {{0x20, 0x01}, 2, false},                            /* unit past them */
+        {{0x08, 0x00, 0x28, 0x09}, 4, true},                 /* field 5 */
+        {{0x0a, 0x00}, 2, false},                            /* key a message */
+        {{0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 11, true},
+        {{0x18, 0xff, 0xff}, 3, false},                      /* number cut */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        uint8_t sample[32] = {0x0a, 0x01, 0x01, 0x10, 0x07, 0x1a, (uint8_t)cases[i].len};
+        memcpy(sample + 7, cases[i].label, cases[i].len);
+        struct pb_writer w = {0};
+        build_raw_case(&w, 1, 1, NULL, 0, sample, 7 + cases[i].len);
+        expect_case(i, &w, cases[i].valid);
+    }
+}
+
 /* Fills sample with len bytes of packed location ids, each 1 but for the
  * n bytes at bytes put at byte at, and then the values at values: its
  * length. */
